@@ -1,0 +1,100 @@
+//! Command-line interface: what a designer types.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Odds for wargame combat rules: exact where the dice are few, seeded Monte Carlo
+/// where they are not.
+#[derive(Debug, Parser)]
+#[command(name = "battlelab", version, about, long_about = None, arg_required_else_help = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run an analysis file and write its report folder (data, charts, tables, manifest).
+    Run(RunArgs),
+    /// Check an analysis file without running it: every error, or what a run would do.
+    Check {
+        /// The analysis file (TOML), e.g. analyses/field_combat.toml.
+        file: PathBuf,
+    },
+    /// Print the distribution of one roll on a table, exactly (and simulated with --trials).
+    #[command(subcommand)]
+    Table(TableCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The analysis file (TOML), e.g. analyses/field_combat.toml.
+    pub file: PathBuf,
+    /// Battles per grid point and variant (overrides the file).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub trials: Option<u64>,
+    /// Seed (overrides the file). The same seed gives the same bytes on any thread count.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Worker threads [default: one per core].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub threads: Option<u64>,
+    /// Report folder [default: reports/<name from the file>].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// No progress bar and no summary.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TableCommand {
+    /// One resolution on the field-combat CRT (RULES.md B1): result pairs L=… S=….
+    Crt(CrtArgs),
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Format {
+    Text,
+    Csv,
+    Json,
+    Md,
+}
+
+impl Format {
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Text => "text",
+            Format::Csv => "csv",
+            Format::Json => "json",
+            Format::Md => "md",
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct CrtArgs {
+    /// Odds column, larger:smaller: 1:1, 3:2, 2:1 or 3:1.
+    #[arg(long)]
+    pub odds: String,
+    /// Net DRM to the larger force's 2d6 (e.g. +1, -2); capped at ±4 as printed.
+    #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
+    pub drm: i32,
+    /// Also show expected SP and morale lost per side through the Combat Loss Chart, for a
+    /// smaller force of this many SP.
+    #[arg(long)]
+    pub smaller_sp: Option<u32>,
+    /// Also simulate this many resolutions and print estimates with 95% Wilson intervals.
+    #[arg(long)]
+    pub trials: Option<u64>,
+    /// Seed for --trials.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Worker threads for --trials [default: one per core].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub threads: Option<u64>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}

@@ -1,0 +1,139 @@
+//! Exact distributions as integer counts, printed as reduced fractions.
+//!
+//! Why this module exists: a single table lookup with few dice has a distribution that
+//! can be counted exactly (every face of every die enumerated), and every Monte Carlo
+//! kernel is held against those counts. Probabilities are kept as integers over a common
+//! denominator until they are printed, so nothing is lost to rounding.
+
+use std::fmt;
+
+/// A non-negative rational number in lowest terms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Fraction {
+    numerator: u128,
+    denominator: u128,
+}
+
+fn gcd(mut a: u128, mut b: u128) -> u128 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+impl Fraction {
+    /// `numerator / denominator` reduced. Panics only on a zero denominator, which
+    /// callers never build (denominators are dice counts).
+    pub fn new(numerator: u128, denominator: u128) -> Self {
+        assert!(denominator != 0, "fraction with zero denominator");
+        let divisor = gcd(numerator, denominator).max(1);
+        Self {
+            numerator: numerator / divisor,
+            denominator: denominator / divisor,
+        }
+    }
+
+    pub const ZERO: Fraction = Fraction {
+        numerator: 0,
+        denominator: 1,
+    };
+
+    pub fn numerator(&self) -> u128 {
+        self.numerator
+    }
+
+    pub fn denominator(&self) -> u128 {
+        self.denominator
+    }
+
+    pub fn to_f64(&self) -> f64 {
+        self.numerator as f64 / self.denominator as f64
+    }
+
+    /// Sum of two fractions, reduced.
+    pub fn add(self, other: Fraction) -> Fraction {
+        let common = self.denominator / gcd(self.denominator, other.denominator) * other.denominator;
+        Fraction::new(
+            self.numerator * (common / self.denominator)
+                + other.numerator * (common / other.denominator),
+            common,
+        )
+    }
+
+    /// This fraction times a whole number, reduced.
+    pub fn times(self, factor: u128) -> Fraction {
+        Fraction::new(self.numerator * factor, self.denominator)
+    }
+}
+
+impl fmt::Display for Fraction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.denominator == 1 {
+            write!(f, "{}", self.numerator)
+        } else {
+            write!(f, "{}/{}", self.numerator, self.denominator)
+        }
+    }
+}
+
+/// An exact distribution over dense outcome indices: `counts[i] / total`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExactDistribution {
+    pub counts: Vec<u64>,
+    pub total: u64,
+}
+
+impl ExactDistribution {
+    /// Counts every face of one uniform `faces`-sided draw through `outcome_of`.
+    pub fn enumerate(faces: u32, outcomes: usize, outcome_of: impl Fn(u32) -> usize) -> Self {
+        let mut counts = vec![0u64; outcomes];
+        for face in 0..faces {
+            counts[outcome_of(face)] += 1;
+        }
+        Self {
+            counts,
+            total: u64::from(faces),
+        }
+    }
+
+    pub fn fraction(&self, outcome: usize) -> Fraction {
+        Fraction::new(u128::from(self.counts[outcome]), u128::from(self.total))
+    }
+
+    pub fn probability(&self, outcome: usize) -> f64 {
+        self.counts[outcome] as f64 / self.total as f64
+    }
+
+    /// The exact expectation of `value(outcome)`.
+    pub fn expectation(&self, value: impl Fn(usize) -> u64) -> Fraction {
+        let sum: u128 = self
+            .counts
+            .iter()
+            .enumerate()
+            .map(|(outcome, &count)| u128::from(count) * u128::from(value(outcome)))
+            .sum();
+        Fraction::new(sum, u128::from(self.total))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fractions_reduce_and_print() {
+        assert_eq!(Fraction::new(4, 36).to_string(), "1/9");
+        assert_eq!(Fraction::new(0, 36).to_string(), "0");
+        assert_eq!(Fraction::new(36, 36).to_string(), "1");
+        assert_eq!(Fraction::new(1, 6).add(Fraction::new(1, 4)).to_string(), "5/12");
+        assert_eq!(Fraction::new(5, 36).times(3).to_string(), "5/12");
+    }
+
+    #[test]
+    fn enumeration_counts_faces() {
+        let dist = ExactDistribution::enumerate(36, 2, |face| usize::from(face % 6 == 0));
+        assert_eq!(dist.counts, vec![30, 6]);
+        assert_eq!(dist.fraction(1).to_string(), "1/6");
+        assert_eq!(dist.expectation(|o| o as u64 * 6).to_string(), "1");
+    }
+}

@@ -1,0 +1,142 @@
+//! Counts → Polars DataFrames (long format) → CSV and Parquet.
+//!
+//! Why this module exists: every system reports in the same long schema
+//! (`system, variant, <one column per swept parameter>, outcome, …`), so a designer can
+//! load any report into Polars, pandas or a spreadsheet the same way. Frames are built
+//! from aggregated counts only, never from per-trial rows.
+
+use std::fs::File;
+use std::path::Path;
+
+use polars::prelude::*;
+
+use crate::analysis::AxisValue;
+
+enum ColumnData {
+    Text(Vec<String>),
+    Int(Vec<i64>),
+    Float(Vec<Option<f64>>),
+}
+
+/// A long-format frame under construction: fixed leading columns (`system`, `variant`,
+/// one per axis), then the columns each row adds, in the order rows add them.
+pub struct LongFrame {
+    axes: Vec<String>,
+    variant: Vec<String>,
+    coordinates: Vec<Vec<AxisValue>>,
+    columns: Vec<(String, ColumnData)>,
+    rows: usize,
+}
+
+/// One row being filled; [`RowBuilder::finish`] commits it.
+pub struct RowBuilder<'a> {
+    frame: &'a mut LongFrame,
+    next_column: usize,
+}
+
+impl LongFrame {
+    pub fn new(axes: &[&str]) -> Self {
+        Self {
+            axes: axes.iter().map(|a| a.to_string()).collect(),
+            variant: Vec::new(),
+            coordinates: Vec::new(),
+            columns: Vec::new(),
+            rows: 0,
+        }
+    }
+
+    /// Starts a row for one variant and grid point.
+    pub fn row(&mut self, variant: &str, coordinates: &[AxisValue]) -> RowBuilder<'_> {
+        self.variant.push(variant.to_string());
+        self.coordinates.push(coordinates.to_vec());
+        RowBuilder {
+            frame: self,
+            next_column: 0,
+        }
+    }
+
+    /// The finished frame, with `system` as its first column.
+    pub fn build(self, system: &str) -> PolarsResult<DataFrame> {
+        let mut columns = vec![
+            Column::new("system".into(), vec![system.to_string(); self.rows]),
+            Column::new("variant".into(), self.variant),
+        ];
+        for (i, axis) in self.axes.iter().enumerate() {
+            let values: Vec<&AxisValue> = self.coordinates.iter().map(|c| &c[i]).collect();
+            let column = if values.iter().all(|v| matches!(v, AxisValue::Int(_))) {
+                let ints: Vec<i64> = values
+                    .iter()
+                    .map(|v| match v {
+                        AxisValue::Int(x) => *x,
+                        AxisValue::Odds { .. } => 0,
+                    })
+                    .collect();
+                Column::new(axis.as_str().into(), ints)
+            } else {
+                Column::new(axis.as_str().into(), values.iter().map(|v| v.to_string()).collect::<Vec<_>>())
+            };
+            columns.push(column);
+        }
+        for (name, data) in self.columns {
+            columns.push(match data {
+                ColumnData::Text(v) => Column::new(name.into(), v),
+                ColumnData::Int(v) => Column::new(name.into(), v),
+                ColumnData::Float(v) => Column::new(name.into(), v),
+            });
+        }
+        DataFrame::new_infer_height(columns)
+    }
+}
+
+impl RowBuilder<'_> {
+    fn slot(&mut self, name: &str, make: impl FnOnce() -> ColumnData) -> &mut ColumnData {
+        let index = self.next_column;
+        self.next_column += 1;
+        if self.frame.columns.len() == index {
+            self.frame.columns.push((name.to_string(), make()));
+        }
+        let (existing, data) = &mut self.frame.columns[index];
+        debug_assert_eq!(existing, name, "rows must add columns in the same order");
+        data
+    }
+
+    pub fn text(mut self, name: &str, value: &str) -> Self {
+        if let ColumnData::Text(v) = self.slot(name, || ColumnData::Text(Vec::new())) {
+            v.push(value.to_string());
+        }
+        self
+    }
+
+    pub fn int(mut self, name: &str, value: i64) -> Self {
+        if let ColumnData::Int(v) = self.slot(name, || ColumnData::Int(Vec::new())) {
+            v.push(value);
+        }
+        self
+    }
+
+    pub fn float(mut self, name: &str, value: Option<f64>) -> Self {
+        if let ColumnData::Float(v) = self.slot(name, || ColumnData::Float(Vec::new())) {
+            v.push(value);
+        }
+        self
+    }
+
+    pub fn finish(self) {
+        self.frame.rows += 1;
+    }
+}
+
+/// Writes a frame as CSV (header, full float precision, nulls as empty fields).
+pub fn write_csv(df: &mut DataFrame, path: &Path) -> PolarsResult<()> {
+    let mut file = File::create(path)?;
+    CsvWriter::new(&mut file).include_header(true).finish(df)
+}
+
+/// Writes a frame as Parquet (zstd, statistics on): the same bytes for the same frame.
+pub fn write_parquet(df: &mut DataFrame, path: &Path) -> PolarsResult<()> {
+    let file = File::create(path)?;
+    ParquetWriter::new(file)
+        .with_compression(ParquetCompression::Zstd(None))
+        .finish(df)?;
+    Ok(())
+}

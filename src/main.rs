@@ -1,0 +1,162 @@
+//! The `battlelab` binary: parse, dispatch, print the error chain, return an exit code.
+
+mod cli;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use clap::Parser;
+
+use battlelab::analysis::Analysis;
+use battlelab::progress::ProgressWatcher;
+use battlelab::report::{self, ReportError};
+use battlelab::rules::crt::{FieldCombat, FieldRules};
+use battlelab::sim::{self, Interrupted, RunControl};
+use battlelab::table::{self, CrtRequest, TableError};
+
+use cli::{Cli, Command, CrtArgs, RunArgs, TableCommand};
+
+/// Exit code for input the user must fix (also clap's usage errors).
+const EXIT_BAD_INPUT: u8 = 2;
+/// Exit code after Ctrl-C, as shells expect.
+const EXIT_INTERRUPTED: u8 = 130;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match dispatch(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error}");
+            for cause in error.chain().skip(1) {
+                eprintln!("  caused by: {cause}");
+            }
+            ExitCode::from(exit_code(&error))
+        }
+    }
+}
+
+fn exit_code(error: &anyhow::Error) -> u8 {
+    let interrupted = error.chain().any(|e| {
+        e.downcast_ref::<Interrupted>().is_some()
+            || matches!(e.downcast_ref::<ReportError>(), Some(ReportError::Interrupted(_)))
+            || matches!(e.downcast_ref::<TableError>(), Some(TableError::Interrupted(_)))
+    });
+    if interrupted {
+        return EXIT_INTERRUPTED;
+    }
+    let bad_input = error.chain().any(|e| {
+        e.downcast_ref::<battlelab::analysis::AnalysisError>().is_some()
+            || matches!(
+                e.downcast_ref::<TableError>(),
+                Some(TableError::UnknownOdds { .. } | TableError::SmallerSp(_) | TableError::ZeroTrials)
+            )
+    });
+    if bad_input {
+        EXIT_BAD_INPUT
+    } else {
+        1
+    }
+}
+
+fn dispatch(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Run(args) => run(args),
+        Command::Check { file } => check(file),
+        Command::Table(TableCommand::Crt(args)) => table_crt(args),
+    }
+}
+
+/// A run control whose stop flag Ctrl-C sets.
+fn interruptible() -> Arc<RunControl> {
+    let control = Arc::new(RunControl::default());
+    let handler = Arc::clone(&control);
+    // A second handler cannot be installed in one process; a failure here only means
+    // Ctrl-C falls back to the default (kill), which also leaves no report behind.
+    let _ = ctrlc::set_handler(move || handler.stop.store(true, std::sync::atomic::Ordering::Relaxed));
+    control
+}
+
+fn pool(threads: Option<u64>) -> Result<(rayon::ThreadPool, usize)> {
+    let threads = threads.map_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()), |t| t as usize);
+    let pool = sim::thread_pool(threads).context("could not start worker threads")?;
+    Ok((pool, threads))
+}
+
+fn run(args: RunArgs) -> Result<()> {
+    let analysis = Analysis::load(&args.file)?;
+    let trials = args.trials.unwrap_or(analysis.trials);
+    let seed = args.seed.unwrap_or(analysis.seed);
+    let out = args.out.clone().unwrap_or_else(|| PathBuf::from("reports").join(&analysis.name));
+    let (pool, threads) = pool(args.threads)?;
+    let control = interruptible();
+    let total = trials.saturating_mul(analysis.runs.len() as u64);
+    if !args.quiet {
+        eprintln!(
+            "running {}: {} variant(s) × {} grid point(s), {} battles each, seed {seed}, {threads} thread(s)",
+            args.file.display(),
+            analysis.variants.len(),
+            analysis.runs.len() / analysis.variants.len(),
+            trials
+        );
+    }
+    let started = Instant::now();
+    let watcher = ProgressWatcher::start(Arc::clone(&control), total, args.quiet);
+    let results = pool.install(|| report::execute(&analysis, trials, seed, &control));
+    watcher.finish();
+    let results = results.context("stopped; no report was written")?;
+    let files = report::write_report(&analysis, &results, &out, threads, started.elapsed())
+        .with_context(|| format!("could not write the report folder {}", out.display()))?;
+    if !args.quiet {
+        println!("wrote {} ({} files) in {:.1} s", out.display(), files.len(), started.elapsed().as_secs_f64());
+        for file in files {
+            println!("  {}", file.display());
+        }
+    }
+    Ok(())
+}
+
+fn check(file: PathBuf) -> Result<()> {
+    let analysis = Analysis::load(&file)?;
+    println!(
+        "{}: ok — system {}, {} variant(s) ({}), {} grid point(s), {} runs of {} battles, seed {}",
+        file.display(),
+        analysis.system,
+        analysis.variants.len(),
+        analysis.variants.iter().map(|v| v.name.as_str()).collect::<Vec<_>>().join(", "),
+        analysis.runs.len() / analysis.variants.len(),
+        analysis.runs.len(),
+        analysis.trials,
+        analysis.seed
+    );
+    for axis in &analysis.axes {
+        println!(
+            "  sweep {}: {}",
+            axis.parameter,
+            axis.values.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+        );
+    }
+    Ok(())
+}
+
+fn table_crt(args: CrtArgs) -> Result<()> {
+    let field = FieldCombat::new(FieldRules::printed()).context("the printed rules failed validation")?;
+    let request = CrtRequest {
+        odds: args.odds,
+        drm: args.drm,
+        smaller_sp: args.smaller_sp,
+        trials: args.trials,
+        seed: args.seed,
+    };
+    let (pool, _) = pool(args.threads)?;
+    let control = interruptible();
+    let watcher = ProgressWatcher::start(Arc::clone(&control), args.trials.unwrap_or(0), args.trials.is_none());
+    let report = pool.install(|| table::crt_table(&field, &request, &control));
+    watcher.finish();
+    let report = report?;
+    let exporter = table::exporter(args.format.name()).expect("every Format has an exporter");
+    print!("{}", exporter.export(&report));
+    Ok(())
+}

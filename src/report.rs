@@ -1,0 +1,519 @@
+//! Running an analysis and writing its report folder.
+//!
+//! Why this module exists: it is the one place where results become files. It runs every
+//! grid point of every variant through the Monte Carlo driver (and the exact enumeration
+//! where it is small enough), turns the integer counts into Polars frames, charts and
+//! rulebook tables, and writes them into a temporary folder that is renamed into place
+//! only when everything is written — an interrupted or failed run leaves no report.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use polars::prelude::*;
+use serde_json::json;
+use sha2::{Digest, Sha256};
+
+use crate::analysis::{Analysis, AxisValue, Run};
+use crate::chart::{self, BarGroup};
+use crate::frame;
+use crate::rules::crt::{simulate_battles, BattleDistribution, BattleHistogram, BattleResult};
+use crate::sim::{Interrupted, RunControl, BLOCK_TRIALS};
+use crate::stats::{percentages_summing_to_100, wilson_interval, Z95};
+
+/// Largest live state count for which a battle is enumerated exactly.
+pub const MAX_EXACT_STATES: usize = 100_000;
+
+/// Why a report could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    #[error(transparent)]
+    Interrupted(#[from] Interrupted),
+    #[error("cannot write {path}: {source}")]
+    Io { path: String, source: std::io::Error },
+    #[error("cannot write {path}: {message}")]
+    Frame { path: String, message: String },
+    #[error(transparent)]
+    Chart(#[from] chart::ChartError),
+}
+
+fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> ReportError + '_ {
+    move |source| ReportError::Io {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
+/// One run's simulated counts and, where computed, its exact distribution.
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    pub histogram: BattleHistogram,
+    pub exact: Option<BattleDistribution>,
+}
+
+/// Every run of an analysis, in [`Analysis::runs`] order.
+#[derive(Debug, Clone)]
+pub struct AnalysisResults {
+    pub trials: u64,
+    pub seed: u64,
+    pub runs: Vec<RunResult>,
+}
+
+/// Runs every grid point of every variant. Every run uses the same seed, so variants and
+/// grid points are compared on common random numbers (their differences are sharper than
+/// independent runs would give); the result of one run never depends on the others.
+pub fn execute(analysis: &Analysis, trials: u64, seed: u64, control: &RunControl) -> Result<AnalysisResults, Interrupted> {
+    let mut runs = Vec::with_capacity(analysis.runs.len());
+    for run in &analysis.runs {
+        let histogram = simulate_battles(&run.field, &run.prepared, seed, trials, control)?;
+        let exact = if analysis.exact {
+            run.field.battle_distribution(&run.prepared, MAX_EXACT_STATES)
+        } else {
+            None
+        };
+        runs.push(RunResult { histogram, exact });
+    }
+    Ok(AnalysisResults { trials, seed, runs })
+}
+
+/// Index (0 = A, 1 = B) of the side that is smaller at the start (ties: B, since A is
+/// the larger force on ties).
+pub fn smaller_side(run: &Run) -> usize {
+    usize::from(run.battle.a.sp >= run.battle.b.sp)
+}
+
+/// P(side loses) from result probabilities.
+fn p_loses(result: &[f64; BattleResult::COUNT], side: usize) -> f64 {
+    BattleResult::ALL
+        .iter()
+        .filter(|r| r.loses(side))
+        .map(|r| result[r.index()])
+        .sum()
+}
+
+fn mean(distribution: &[f64]) -> f64 {
+    distribution.iter().enumerate().map(|(v, p)| v as f64 * p).sum()
+}
+
+fn probabilities(counts: &[u64], trials: u64) -> Vec<f64> {
+    counts.iter().map(|&c| c as f64 / trials as f64).collect()
+}
+
+/// Probabilities of the simulated histogram, per field of [`BattleDistribution`].
+pub fn estimated(histogram: &BattleHistogram) -> BattleDistribution {
+    let n = histogram.trials();
+    BattleDistribution {
+        result: std::array::from_fn(|i| histogram.result[i] as f64 / n as f64),
+        rounds: probabilities(&histogram.rounds, n),
+        sp_lost: [probabilities(&histogram.sp_lost[0], n), probabilities(&histogram.sp_lost[1], n)],
+        morale_lost: [probabilities(&histogram.morale_lost[0], n), probabilities(&histogram.morale_lost[1], n)],
+    }
+}
+
+/// The frames of a field analysis: long results, per-point expectations, distributions.
+pub fn frames(analysis: &Analysis, results: &AnalysisResults) -> PolarsResult<[DataFrame; 3]> {
+    let axes: Vec<&str> = analysis.axes.iter().map(|a| a.parameter.as_str()).collect();
+    let mut long = frame::LongFrame::new(&axes);
+    let mut expectations = frame::LongFrame::new(&axes);
+    let mut distributions = frame::LongFrame::new(&axes);
+    for (run, result) in analysis.runs.iter().zip(&results.runs) {
+        let variant = &analysis.variants[run.variant].name;
+        let h = &result.histogram;
+        let n = h.trials();
+        for outcome in BattleResult::ALL {
+            let count = h.result[outcome.index()];
+            let (lo, hi) = wilson_interval(count, n, Z95);
+            long.row(variant, &run.coordinates)
+                .text("outcome", outcome.label())
+                .int("trials", n as i64)
+                .int("count", count as i64)
+                .float("probability", Some(count as f64 / n as f64))
+                .float("ci_low", Some(lo))
+                .float("ci_high", Some(hi))
+                .float("exact", result.exact.as_ref().map(|e| e.result[outcome.index()]))
+                .finish();
+        }
+        let est = estimated(h);
+        let smaller = smaller_side(run);
+        let exact = result.exact.as_ref();
+        let ex = |f: &dyn Fn(&BattleDistribution) -> f64| exact.map(f);
+        expectations
+            .row(variant, &run.coordinates)
+            .int("a_sp", run.battle.a.sp.into())
+            .int("b_sp", run.battle.b.sp.into())
+            .text("smaller", ["A", "B"][smaller])
+            .int("trials", n as i64)
+            .float("p_a_loses", Some(p_loses(&est.result, 0)))
+            .float("p_b_loses", Some(p_loses(&est.result, 1)))
+            .float("p_smaller_loses", Some(p_loses(&est.result, smaller)))
+            .float("exact_p_smaller_loses", ex(&|e| p_loses(&e.result, smaller)))
+            .float("mean_rounds", Some(mean(&est.rounds)))
+            .float("mean_sp_lost_a", Some(mean(&est.sp_lost[0])))
+            .float("mean_sp_lost_b", Some(mean(&est.sp_lost[1])))
+            .float("exact_mean_sp_lost_a", ex(&|e| mean(&e.sp_lost[0])))
+            .float("exact_mean_sp_lost_b", ex(&|e| mean(&e.sp_lost[1])))
+            .float("mean_morale_lost_a", Some(mean(&est.morale_lost[0])))
+            .float("mean_morale_lost_b", Some(mean(&est.morale_lost[1])))
+            .finish();
+        let metrics: [(&str, &[u64], Option<&Vec<f64>>); 5] = [
+            ("rounds", &h.rounds, exact.map(|e| &e.rounds)),
+            ("sp_lost_a", &h.sp_lost[0], exact.map(|e| &e.sp_lost[0])),
+            ("sp_lost_b", &h.sp_lost[1], exact.map(|e| &e.sp_lost[1])),
+            ("morale_lost_a", &h.morale_lost[0], exact.map(|e| &e.morale_lost[0])),
+            ("morale_lost_b", &h.morale_lost[1], exact.map(|e| &e.morale_lost[1])),
+        ];
+        for (metric, counts, exact) in metrics {
+            // Rounds start at 1; every other metric at 0.
+            let first = usize::from(metric == "rounds");
+            for (value, &count) in counts.iter().enumerate().skip(first) {
+                distributions
+                    .row(variant, &run.coordinates)
+                    .text("metric", metric)
+                    .int("value", value as i64)
+                    .int("count", count as i64)
+                    .float("probability", Some(count as f64 / n as f64))
+                    .float("exact", exact.map(|e| e[value]))
+                    .finish();
+            }
+        }
+    }
+    Ok([long.build("field")?, expectations.build("field")?, distributions.build("field")?])
+}
+
+/// A hex SHA-256 of the effective rules of every variant, the base battle and the grid.
+pub fn rules_hash(analysis: &Analysis) -> String {
+    let rules: Vec<_> = analysis.variants.iter().map(|v| json!({"name": v.name, "rules": v.rules})).collect();
+    let axes: Vec<_> = analysis
+        .axes
+        .iter()
+        .map(|a| json!({"parameter": a.parameter, "values": a.values.iter().map(ToString::to_string).collect::<Vec<_>>()}))
+        .collect();
+    let canonical = json!({"system": analysis.system, "variants": rules, "battle": analysis.base_battle, "sweep": axes});
+    hex(&Sha256::digest(canonical.to_string().as_bytes()))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Writes the report folder for `analysis` at `out`, atomically.
+pub fn write_report(
+    analysis: &Analysis,
+    results: &AnalysisResults,
+    out: &Path,
+    threads: usize,
+    wall_time: Duration,
+) -> Result<Vec<PathBuf>, ReportError> {
+    let parent = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    fs::create_dir_all(parent).map_err(io_error(parent))?;
+    let folder_name = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "report".into());
+    let staging = parent.join(format!(".{folder_name}.partial-{}", std::process::id()));
+    if staging.exists() {
+        fs::remove_dir_all(&staging).map_err(io_error(&staging))?;
+    }
+    fs::create_dir_all(&staging).map_err(io_error(&staging))?;
+    let written = write_contents(analysis, results, &staging, threads, wall_time);
+    if let Err(error) = written {
+        let _ = fs::remove_dir_all(&staging);
+        return Err(error);
+    }
+    // Swap the finished folder into place; an older report is replaced whole.
+    let retired = parent.join(format!(".{folder_name}.old-{}", std::process::id()));
+    if out.exists() {
+        fs::rename(out, &retired).map_err(io_error(out))?;
+    }
+    fs::rename(&staging, out).map_err(io_error(out))?;
+    if retired.exists() {
+        fs::remove_dir_all(&retired).map_err(io_error(&retired))?;
+    }
+    let mut files: Vec<PathBuf> = fs::read_dir(out)
+        .map_err(io_error(out))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+fn write_contents(
+    analysis: &Analysis,
+    results: &AnalysisResults,
+    dir: &Path,
+    threads: usize,
+    wall_time: Duration,
+) -> Result<(), ReportError> {
+    let frame_error = |path: &Path| {
+        let path = path.display().to_string();
+        move |e: PolarsError| ReportError::Frame {
+            path,
+            message: e.to_string(),
+        }
+    };
+    let [mut long, mut expectations, mut distributions] = frames(analysis, results).map_err(frame_error(dir))?;
+    for (stem, df) in [
+        ("results", &mut long),
+        ("expectations", &mut expectations),
+        ("distributions", &mut distributions),
+    ] {
+        let csv = dir.join(format!("{stem}.csv"));
+        frame::write_csv(df, &csv).map_err(frame_error(&csv))?;
+        let parquet = dir.join(format!("{stem}.parquet"));
+        frame::write_parquet(df, &parquet).map_err(frame_error(&parquet))?;
+    }
+    draw_charts(analysis, results, dir)?;
+    let tables = dir.join("tables.md");
+    fs::write(&tables, rulebook_tables(analysis, results)).map_err(io_error(&tables))?;
+    let manifest = json!({
+        "tool": "battlelab",
+        "version": env!("CARGO_PKG_VERSION"),
+        "analysis": analysis.path.display().to_string(),
+        "name": analysis.name,
+        "system": analysis.system,
+        "seed": results.seed,
+        "trials": results.trials,
+        "block_trials": BLOCK_TRIALS,
+        "threads": threads,
+        "rules_hash": rules_hash(analysis),
+        "variants": analysis.variants.iter().map(|v| &v.name).collect::<Vec<_>>(),
+        "axes": analysis.axes.iter().map(|a| &a.parameter).collect::<Vec<_>>(),
+        "runs": analysis.runs.len(),
+        "exact_runs": results.runs.iter().filter(|r| r.exact.is_some()).count(),
+        "wall_time_seconds": (wall_time.as_secs_f64() * 1000.0).round() / 1000.0,
+    });
+    let path = dir.join("manifest.json");
+    let text = serde_json::to_string_pretty(&manifest).expect("JSON values serialise");
+    fs::write(&path, text + "\n").map_err(io_error(&path))?;
+    Ok(())
+}
+
+/// Runs of one variant whose coordinates match `fixed` on every axis except `free`.
+fn slice<'a>(analysis: &'a Analysis, variant: usize, free: &[usize]) -> Vec<usize> {
+    let fixed: Vec<Option<&AxisValue>> = analysis
+        .axes
+        .iter()
+        .enumerate()
+        .map(|(i, axis)| {
+            if free.contains(&i) {
+                None
+            } else {
+                // The value nearest zero for numbers (no modifier), else the first.
+                axis.values
+                    .iter()
+                    .min_by_key(|v| match v {
+                        AxisValue::Int(x) => x.unsigned_abs(),
+                        AxisValue::Odds { .. } => 0,
+                    })
+            }
+        })
+        .collect();
+    analysis
+        .runs
+        .iter()
+        .enumerate()
+        .filter(|(_, run)| {
+            run.variant == variant && run.coordinates.iter().zip(&fixed).all(|(c, f)| f.is_none_or(|f| f == c))
+        })
+        .map(|(i, _)| i)
+        .collect()
+}
+
+fn slug(name: &str) -> String {
+    name.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' })
+        .collect()
+}
+
+/// Result labels that are non-zero somewhere in the analysis.
+fn live_results(results: &AnalysisResults) -> Vec<BattleResult> {
+    BattleResult::ALL
+        .into_iter()
+        .filter(|r| results.runs.iter().any(|run| run.histogram.result[r.index()] > 0))
+        .collect()
+}
+
+fn fixed_note(analysis: &Analysis, free: &[usize]) -> String {
+    let parts: Vec<String> = analysis
+        .axes
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !free.contains(i))
+        .filter_map(|(i, axis)| {
+            let runs = slice(analysis, 0, &[]);
+            runs.first().map(|&r| format!("{} = {}", axis.parameter, analysis.runs[r].coordinates[i]))
+        })
+        .collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", parts.join(", "))
+    }
+}
+
+fn point_label(analysis: &Analysis, run: &Run, axes: &[usize]) -> String {
+    if axes.is_empty() {
+        return format!("A {} SP vs B {} SP", run.battle.a.sp, run.battle.b.sp);
+    }
+    axes.iter()
+        .map(|&i| {
+            let axis = &analysis.axes[i];
+            match axis.parameter.as_str() {
+                "odds" => run.coordinates[i].to_string(),
+                p => format!("{p} {}", run.coordinates[i]),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn draw_charts(analysis: &Analysis, results: &AnalysisResults, dir: &Path) -> Result<(), ReportError> {
+    let live = live_results(results);
+    let series: Vec<String> = live.iter().map(|r| r.label().to_string()).collect();
+    let x_axis: Vec<usize> = if analysis.axes.is_empty() { vec![] } else { vec![0] };
+    let x_label = analysis.axes.first().map_or("battle".to_string(), |a| a.parameter.clone());
+    for (variant_index, variant) in analysis.variants.iter().enumerate() {
+        let suffix = if analysis.variants.len() > 1 { format!("_{}", slug(&variant.name)) } else { String::new() };
+        let runs = slice(analysis, variant_index, &x_axis);
+        let note = fixed_note(analysis, &x_axis);
+        let groups: Vec<BarGroup> = runs
+            .iter()
+            .map(|&r| BarGroup {
+                label: point_label(analysis, &analysis.runs[r], &x_axis),
+                values: live.iter().map(|o| estimated(&results.runs[r].histogram).result[o.index()]).collect(),
+            })
+            .collect();
+        chart::grouped_bars(
+            &dir.join(format!("outcomes{suffix}")),
+            &format!("Battle outcomes — {}{note}", variant.name),
+            &x_label,
+            "probability",
+            &series,
+            &groups,
+        )?;
+        if analysis.axes.len() >= 2 {
+            let (x, y) = (&analysis.axes[0], &analysis.axes[1]);
+            let grid_runs = slice(analysis, variant_index, &[0, 1]);
+            let values: Vec<Vec<f64>> = (0..y.values.len())
+                .map(|yi| {
+                    (0..x.values.len())
+                        .map(|xi| {
+                            grid_runs
+                                .iter()
+                                .find(|&&r| analysis.runs[r].coordinates[0] == x.values[xi] && analysis.runs[r].coordinates[1] == y.values[yi])
+                                .map_or(0.0, |&r| p_loses(&estimated(&results.runs[r].histogram).result, smaller_side(&analysis.runs[r])))
+                        })
+                        .collect()
+                })
+                .collect();
+            chart::heatmap(
+                &dir.join(format!("heatmap_smaller_loses{suffix}")),
+                &format!("P(smaller force loses) — {}{}", variant.name, fixed_note(analysis, &[0, 1])),
+                &x.parameter,
+                &x.values.iter().map(ToString::to_string).collect::<Vec<_>>(),
+                &y.parameter,
+                &y.values.iter().map(ToString::to_string).collect::<Vec<_>>(),
+                &values,
+            )?;
+        }
+        let distribution_series = |metric: &dyn Fn(&BattleDistribution) -> &Vec<f64>, first: usize| -> Vec<(String, Vec<(f64, f64)>)> {
+            runs.iter()
+                .map(|&r| {
+                    let d = estimated(&results.runs[r].histogram);
+                    let points = metric(&d).iter().enumerate().skip(first).map(|(v, &p)| (v as f64, p)).collect();
+                    (point_label(analysis, &analysis.runs[r], &x_axis), points)
+                })
+                .collect()
+        };
+        chart::distributions(
+            &dir.join(format!("battle_length{suffix}")),
+            &format!("Battle length — {}{note}", variant.name),
+            "rounds fought",
+            "probability",
+            &distribution_series(&|d| &d.rounds, 1),
+        )?;
+        for (side, name) in [(0, "a"), (1, "b")] {
+            chart::distributions(
+                &dir.join(format!("sp_lost_{name}{suffix}")),
+                &format!("SP lost by side {} — {}{note}", name.to_ascii_uppercase(), variant.name),
+                "SP lost",
+                "probability",
+                &distribution_series(&|d| &d.sp_lost[side], 0),
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// Rulebook tables in Markdown: the effective CRT of each variant (odds × modified roll)
+/// and battle outcomes per grid point in percentages that add up to exactly 100.
+pub fn rulebook_tables(analysis: &Analysis, results: &AnalysisResults) -> String {
+    use std::fmt::Write;
+    let mut md = String::new();
+    let _ = writeln!(md, "# {} — rulebook tables\n", analysis.name);
+    if let Some(description) = &analysis.description {
+        let _ = writeln!(md, "{}\n", description.trim());
+    }
+    let a = &analysis.base_battle.a;
+    let b = &analysis.base_battle.b;
+    let _ = writeln!(
+        md,
+        "Side A: {} ({} SP, morale {}, leader {}, tactics: {}). Side B: {} ({} SP, morale {}, leader {}, tactics: {}). Seed {}, {} battles per grid point.\n",
+        a.name, a.sp, a.morale, a.leader, a.tactics.describe(), b.name, b.sp, b.morale, b.leader, b.tactics.describe(), results.seed, results.trials
+    );
+    for (variant_index, variant) in analysis.variants.iter().enumerate() {
+        let rules = &variant.rules;
+        let _ = writeln!(md, "## Combat Results Table — {}\n", variant.name);
+        let _ = writeln!(
+            md,
+            "Result for L / result for S, by odds column and modified 2d6 roll (net DRM capped at ±{}, roll clamped to {}–{}).\n",
+            rules.drm_cap, rules.roll_min, rules.roll_max
+        );
+        let rolls: Vec<i32> = (rules.roll_min..=rules.roll_max).collect();
+        let _ = writeln!(md, "| odds | {} |", rolls.iter().map(ToString::to_string).collect::<Vec<_>>().join(" | "));
+        let _ = writeln!(md, "|---|{}", "---|".repeat(rolls.len()));
+        for column in &rules.odds_columns {
+            let cells: Vec<String> = rolls
+                .iter()
+                .map(|roll| {
+                    let index = (roll - 1 + column.shift()).clamp(1, crate::rules::crt::CRT_COLUMNS as i32) as usize - 1;
+                    rules.crt.columns[index].to_string()
+                })
+                .collect();
+            let _ = writeln!(md, "| {} | {} |", column.label(), cells.join(" | "));
+        }
+        let _ = writeln!(md);
+
+        let live = live_results(results);
+        let axes: Vec<usize> = (0..analysis.axes.len()).collect();
+        let _ = writeln!(md, "## Battle outcomes — {}\n", variant.name);
+        let source = if results.runs.iter().all(|r| r.exact.is_some()) {
+            "exact enumeration"
+        } else {
+            "simulation (exact enumeration where the state space was small)"
+        };
+        let _ = writeln!(md, "Percent of battles, from {source}; each row adds up to exactly 100.0%.\n");
+        let header: Vec<String> = analysis
+            .axes
+            .iter()
+            .map(|a| a.parameter.clone())
+            .chain(live.iter().map(|r| r.label().to_string()))
+            .collect();
+        let _ = writeln!(md, "| {} |", header.join(" | "));
+        let _ = writeln!(md, "|{}", "---|".repeat(header.len()));
+        for (run, result) in analysis.runs.iter().zip(&results.runs).filter(|(run, _)| run.variant == variant_index) {
+            let p = result.exact.as_ref().map(|e| e.result).unwrap_or_else(|| estimated(&result.histogram).result);
+            let shown: Vec<f64> = live.iter().map(|r| p[r.index()]).collect();
+            let units = percentages_summing_to_100(&shown, 1);
+            let cells: Vec<String> = axes
+                .iter()
+                .map(|&i| run.coordinates[i].to_string())
+                .chain(units.iter().map(|u| format!("{}.{}", u / 10, u % 10)))
+                .collect();
+            let _ = writeln!(md, "| {} |", cells.join(" | "));
+        }
+        let _ = writeln!(md);
+    }
+    let _ = writeln!(
+        md,
+        "A loses when B breaks it (SP or morale 0) or when A withdraws alone; likewise B. \"round limit\": both sides still stand after the last round."
+    );
+    md
+}

@@ -1,0 +1,3 @@
+//! One module per rules system, each a pure kernel over plain, validated data.
+
+pub mod crt;

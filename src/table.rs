@@ -1,0 +1,302 @@
+//! Single-roll tables printed for a designer: exact fractions, optional Monte Carlo
+//! estimates with Wilson intervals, in text, CSV, JSON or Markdown.
+//!
+//! Why this module exists: `battlelab table …` answers "what does one roll on this table
+//! do?" exactly. The computation builds a [`TableReport`]; one [`Exporter`] per output
+//! format turns it into text, so every format shows the same numbers.
+
+use std::fmt::Write;
+
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use crate::exact::Fraction;
+use crate::rules::crt::{FieldCombat, OddsColumn};
+use crate::sim::{Interrupted, RunControl};
+use crate::stats::{wilson_interval, Z95};
+
+/// One outcome of a single-roll table.
+#[derive(Debug, Clone, Serialize)]
+pub struct OutcomeRow {
+    pub outcome: String,
+    /// The exact probability where known, else the estimate.
+    pub probability: f64,
+    /// The exact probability as a reduced fraction; `null` when not exact.
+    pub fraction: Option<String>,
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+    /// The Monte Carlo estimate and its count, when trials were run.
+    pub estimate: Option<f64>,
+    pub count: Option<u64>,
+}
+
+/// An expectation over one roll (e.g. SP lost by L), exact.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExpectationRow {
+    pub name: String,
+    pub value: f64,
+    pub fraction: String,
+}
+
+/// Everything a `table` command prints.
+#[derive(Debug, Clone, Serialize)]
+pub struct TableReport {
+    pub system: String,
+    pub title: String,
+    pub params: Value,
+    pub trials: Option<u64>,
+    pub outcomes: Vec<OutcomeRow>,
+    pub expectations: Vec<ExpectationRow>,
+}
+
+/// Why a table could not be computed.
+#[derive(Debug, thiserror::Error)]
+pub enum TableError {
+    #[error("--odds {given}: not an odds column of the CRT; allowed: {allowed} (write L:S, e.g. 3:2)")]
+    UnknownOdds { given: String, allowed: String },
+    #[error("--smaller-sp {0}: the smaller force's strength must be 1 to {max}", max = crate::rules::crt::MAX_SP)]
+    SmallerSp(u32),
+    #[error("--trials 0: give at least 1 trial, or leave --trials out for the exact table only")]
+    ZeroTrials,
+    #[error(transparent)]
+    Interrupted(#[from] Interrupted),
+}
+
+/// The request behind `battlelab table crt`.
+#[derive(Debug, Clone)]
+pub struct CrtRequest {
+    pub odds: String,
+    pub drm: i32,
+    pub smaller_sp: Option<u32>,
+    pub trials: Option<u64>,
+    pub seed: u64,
+}
+
+fn signed(v: i32) -> String {
+    if v > 0 {
+        format!("+{v}")
+    } else {
+        v.to_string()
+    }
+}
+
+/// One CRT resolution: exact distribution, optional simulation and CLC expectations.
+pub fn crt_table(field: &FieldCombat, request: &CrtRequest, control: &RunControl) -> Result<TableReport, TableError> {
+    let rules = field.rules();
+    let unknown = || TableError::UnknownOdds {
+        given: request.odds.clone(),
+        allowed: rules.odds_labels().join(", "),
+    };
+    let (larger, smaller) = OddsColumn::parse_ratio(&request.odds).ok_or_else(unknown)?;
+    let odds = rules.odds_column_index(larger, smaller).ok_or_else(unknown)?;
+    if let Some(sp) = request.smaller_sp {
+        if !(1..=crate::rules::crt::MAX_SP).contains(&sp) {
+            return Err(TableError::SmallerSp(sp));
+        }
+    }
+    if request.trials == Some(0) {
+        return Err(TableError::ZeroTrials);
+    }
+    let net_drm = request.drm.clamp(-rules.drm_cap, rules.drm_cap);
+    let exact = field.resolution_distribution(odds, request.drm);
+    let counts = match request.trials {
+        Some(trials) => Some(crate::rules::crt::simulate_resolutions(field, odds, request.drm, request.seed, trials, control)?),
+        None => None,
+    };
+    let outcomes = field
+        .pairs()
+        .iter()
+        .enumerate()
+        .map(|(i, pair)| {
+            let (estimate, count, ci) = match (&counts, request.trials) {
+                (Some(c), Some(n)) => (Some(c[i] as f64 / n as f64), Some(c[i]), Some(wilson_interval(c[i], n, Z95))),
+                _ => (None, None, None),
+            };
+            OutcomeRow {
+                outcome: pair.label(),
+                probability: exact.probability(i),
+                fraction: Some(exact.fraction(i).to_string()),
+                ci_low: ci.map(|c| c.0),
+                ci_high: ci.map(|c| c.1),
+                estimate,
+                count,
+            }
+        })
+        .collect();
+    let mut expectations = Vec::new();
+    if let Some(sp) = request.smaller_sp {
+        let pairs = field.pairs();
+        let mut add = |name: &str, value: Fraction| {
+            expectations.push(ExpectationRow {
+                name: name.to_string(),
+                value: value.to_f64(),
+                fraction: value.to_string(),
+            })
+        };
+        add("SP lost by L", exact.expectation(|i| u64::from(field.clc_loss(pairs[i].larger, sp))));
+        add("SP lost by S", exact.expectation(|i| u64::from(field.clc_loss(pairs[i].smaller, sp).min(sp))));
+        add("morale lost by L", exact.expectation(|i| u64::from(pairs[i].larger.morale_loss())));
+        add("morale lost by S", exact.expectation(|i| u64::from(pairs[i].smaller.morale_loss())));
+    }
+    let mut params = json!({
+        "odds": rules.odds_columns[odds].label(),
+        "drm": request.drm,
+        "net_drm": net_drm,
+    });
+    if let Some(sp) = request.smaller_sp {
+        params["smaller_sp"] = json!(sp);
+    }
+    if request.trials.is_some() {
+        params["seed"] = json!(request.seed);
+    }
+    let capped = if net_drm == request.drm {
+        String::new()
+    } else {
+        format!(" (net {} after the ±{} cap)", signed(net_drm), rules.drm_cap)
+    };
+    Ok(TableReport {
+        system: "crt".into(),
+        title: format!(
+            "CRT resolution — odds {}, DRM {}{capped}",
+            rules.odds_columns[odds].label(),
+            signed(request.drm)
+        ),
+        params,
+        trials: request.trials,
+        outcomes,
+        expectations,
+    })
+}
+
+/// Turns a [`TableReport`] into one output format.
+pub trait Exporter {
+    fn export(&self, report: &TableReport) -> String;
+}
+
+/// Aligned plain text for the terminal.
+pub struct TextExporter;
+/// Comma-separated values with a header row.
+pub struct CsvExporter;
+/// The stable JSON shape scripts read.
+pub struct JsonExporter;
+/// A Markdown table ready for a rulebook.
+pub struct MarkdownExporter;
+
+/// The exporter for a format name: `text`, `csv`, `json` or `md`.
+pub fn exporter(format: &str) -> Option<Box<dyn Exporter>> {
+    match format {
+        "text" => Some(Box::new(TextExporter)),
+        "csv" => Some(Box::new(CsvExporter)),
+        "json" => Some(Box::new(JsonExporter)),
+        "md" => Some(Box::new(MarkdownExporter)),
+        _ => None,
+    }
+}
+
+fn opt(value: Option<f64>, digits: usize) -> String {
+    value.map(|v| format!("{v:.digits$}")).unwrap_or_default()
+}
+
+impl Exporter for TextExporter {
+    fn export(&self, report: &TableReport) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "{}", report.title);
+        let simulated = report.trials.is_some();
+        let width = report.outcomes.iter().map(|o| o.outcome.len()).max().unwrap_or(7).max(7);
+        let _ = write!(out, "{:<width$}  {:>9}  {:>8}", "outcome", "exact", "decimal");
+        if let Some(n) = report.trials {
+            let _ = write!(out, "  {:>9}  {:<20}", "simulated", "95% interval");
+            let _ = writeln!(out, "  ({n} trials)");
+        } else {
+            let _ = writeln!(out);
+        }
+        for o in &report.outcomes {
+            let _ = write!(
+                out,
+                "{:<width$}  {:>9}  {:>8.6}",
+                o.outcome,
+                o.fraction.as_deref().unwrap_or("-"),
+                o.probability
+            );
+            if simulated {
+                let _ = write!(
+                    out,
+                    "  {:>9}  [{}, {}]",
+                    opt(o.estimate, 6),
+                    opt(o.ci_low, 6),
+                    opt(o.ci_high, 6)
+                );
+            }
+            let _ = writeln!(out);
+        }
+        if !report.expectations.is_empty() {
+            let _ = writeln!(out, "\nexpected per resolution (Combat Loss Chart, smaller force {} SP)", report.params["smaller_sp"]);
+            for e in &report.expectations {
+                let _ = writeln!(out, "{:<18} {:>9}  {:>8.6}", e.name, e.fraction, e.value);
+            }
+        }
+        out
+    }
+}
+
+impl Exporter for CsvExporter {
+    fn export(&self, report: &TableReport) -> String {
+        let mut out = String::from("outcome,probability,fraction,estimate,count,ci_low,ci_high\n");
+        for o in &report.outcomes {
+            let _ = writeln!(
+                out,
+                "{},{},{},{},{},{},{}",
+                o.outcome,
+                o.probability,
+                o.fraction.as_deref().unwrap_or(""),
+                o.estimate.map(|v| v.to_string()).unwrap_or_default(),
+                o.count.map(|v| v.to_string()).unwrap_or_default(),
+                o.ci_low.map(|v| v.to_string()).unwrap_or_default(),
+                o.ci_high.map(|v| v.to_string()).unwrap_or_default(),
+            );
+        }
+        for e in &report.expectations {
+            let _ = writeln!(out, "expected {},{},{},,,,", e.name, e.value, e.fraction);
+        }
+        out
+    }
+}
+
+impl Exporter for JsonExporter {
+    fn export(&self, report: &TableReport) -> String {
+        let mut value = json!({
+            "system": report.system,
+            "params": report.params,
+            "trials": report.trials,
+            "outcomes": report.outcomes,
+        });
+        if !report.expectations.is_empty() {
+            value["expectations"] = json!(report.expectations);
+        }
+        serde_json::to_string_pretty(&value).expect("JSON values serialise") + "\n"
+    }
+}
+
+impl Exporter for MarkdownExporter {
+    fn export(&self, report: &TableReport) -> String {
+        let mut out = format!("**{}**\n\n", report.title);
+        let percents: Vec<f64> = report.outcomes.iter().map(|o| o.probability).collect();
+        let units = crate::stats::percentages_summing_to_100(&percents, 1);
+        if report.trials.is_some() {
+            out.push_str("| outcome | exact | % | simulated | 95% interval |\n|---|---|---|---|---|\n");
+        } else {
+            out.push_str("| outcome | exact | % |\n|---|---|---|\n");
+        }
+        for (o, u) in report.outcomes.iter().zip(units) {
+            let _ = write!(out, "| {} | {} | {}.{} |", o.outcome, o.fraction.as_deref().unwrap_or("–"), u / 10, u % 10);
+            if report.trials.is_some() {
+                let _ = write!(out, " {} | {}–{} |", opt(o.estimate, 5), opt(o.ci_low, 5), opt(o.ci_high, 5));
+            }
+            out.push('\n');
+        }
+        for e in &report.expectations {
+            let _ = writeln!(out, "\nExpected {}: {} ({:.4})", e.name, e.fraction, e.value);
+        }
+        out
+    }
+}
