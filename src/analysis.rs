@@ -51,8 +51,8 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::rules::crt::{
-    self, ClcRow, FieldBattle, FieldCombat, FieldRules, Force, OddsColumn, OddsRounding, PreparedBattle, ResultPair,
-    RulesError, TacticCell, TacticMix, CRT_COLUMNS, TACTIC_NAMES,
+    self, ClcRow, FieldBattle, FieldCombat, FieldRules, Force, OddsColumn, OddsRounding,
+    PreparedBattle, ResultPair, RulesError, TacticCell, TacticMix, CRT_COLUMNS, TACTIC_NAMES,
 };
 
 /// Trials per grid point when the file gives none.
@@ -70,7 +70,10 @@ pub const SYSTEMS: [&str; 1] = ["field"];
 #[derive(Debug, thiserror::Error)]
 pub enum AnalysisError {
     #[error("cannot read analysis file {file}: {source}")]
-    Read { file: String, source: std::io::Error },
+    Read {
+        file: String,
+        source: std::io::Error,
+    },
     #[error("{file}: {message}")]
     Syntax { file: String, message: String },
     #[error("{file}{}: field `{field}`: {message}", line.map(|l| format!(", line {l}")).unwrap_or_default())]
@@ -242,10 +245,18 @@ struct Source<'a> {
 
 impl Source<'_> {
     fn line_of(&self, span: std::ops::Range<usize>) -> usize {
-        self.text[..span.start.min(self.text.len())].matches('\n').count() + 1
+        self.text[..span.start.min(self.text.len())]
+            .matches('\n')
+            .count()
+            + 1
     }
 
-    fn error<T>(&self, spanned: &Spanned<T>, field: impl Into<String>, message: impl Into<String>) -> AnalysisError {
+    fn error<T>(
+        &self,
+        spanned: &Spanned<T>,
+        field: impl Into<String>,
+        message: impl Into<String>,
+    ) -> AnalysisError {
         AnalysisError::Invalid {
             file: self.file.clone(),
             line: Some(self.line_of(spanned.span())),
@@ -254,7 +265,12 @@ impl Source<'_> {
         }
     }
 
-    fn error_at(&self, line: Option<usize>, field: impl Into<String>, message: impl Into<String>) -> AnalysisError {
+    fn error_at(
+        &self,
+        line: Option<usize>,
+        field: impl Into<String>,
+        message: impl Into<String>,
+    ) -> AnalysisError {
         AnalysisError::Invalid {
             file: self.file.clone(),
             line,
@@ -264,12 +280,23 @@ impl Source<'_> {
     }
 
     /// An integer held to `lo..=hi`.
-    fn int_in(&self, value: &Spanned<i64>, field: &str, lo: i64, hi: i64, what: &str) -> Result<i64, AnalysisError> {
+    fn int_in(
+        &self,
+        value: &Spanned<i64>,
+        field: &str,
+        lo: i64,
+        hi: i64,
+        what: &str,
+    ) -> Result<i64, AnalysisError> {
         let v = *value.get_ref();
         if (lo..=hi).contains(&v) {
             Ok(v)
         } else {
-            Err(self.error(value, field, format!("{what} must be {lo} to {hi}, got {v}")))
+            Err(self.error(
+                value,
+                field,
+                format!("{what} must be {lo} to {hi}, got {v}"),
+            ))
         }
     }
 }
@@ -300,7 +327,10 @@ impl Analysis {
             return Err(source.error_at(
                 None,
                 "system",
-                format!("missing; say which rules system to run, one of: {}", SYSTEMS.join(", ")),
+                format!(
+                    "missing; say which rules system to run, one of: {}",
+                    SYSTEMS.join(", ")
+                ),
             ));
         };
         match system.get_ref().as_str() {
@@ -309,7 +339,10 @@ impl Analysis {
                 return Err(source.error(
                     &system,
                     "system",
-                    format!("unknown system \"{other}\"; allowed: {}", SYSTEMS.join(", ")),
+                    format!(
+                        "unknown system \"{other}\"; allowed: {}",
+                        SYSTEMS.join(", ")
+                    ),
                 ))
             }
         }
@@ -344,12 +377,23 @@ impl Analysis {
             None => DEFAULT_SEED,
         };
         let trials = match &spec.trials {
-            Some(trials) => source.int_in(trials, "trials", 1, MAX_TRIALS as i64, "trials per grid point")? as u64,
+            Some(trials) => source.int_in(
+                trials,
+                "trials",
+                1,
+                MAX_TRIALS as i64,
+                "trials per grid point",
+            )? as u64,
             None => DEFAULT_TRIALS,
         };
         let terrain_drm = match &spec.battle.terrain_drm {
-            Some(v) => source.int_in(v, "battle.terrain_drm", crt::DRM_RANGE.0.into(), crt::DRM_RANGE.1.into(), "terrain DRM")?
-                as i32,
+            Some(v) => source.int_in(
+                v,
+                "battle.terrain_drm",
+                crt::DRM_RANGE.0.into(),
+                crt::DRM_RANGE.1.into(),
+                "terrain DRM",
+            )? as i32,
             None => 0,
         };
         let base_battle = FieldBattle {
@@ -378,11 +422,13 @@ impl Analysis {
                 apply_overrides(source, &format!("{field}.rules"), overrides, &mut rules)?;
             }
             let line = Some(source.line_of(variant.name.span()));
-            FieldCombat::new(rules.clone()).map_err(|e| source.error_at(line, format!("{field}.{}", e.field), e.message))?;
+            FieldCombat::new(rules.clone())
+                .map_err(|e| source.error_at(line, format!("{field}.{}", e.field), e.message))?;
             variants.push(Variant { name, rules });
         }
         if variants.is_empty() {
-            FieldCombat::new(base_rules.clone()).map_err(|e| source.error_at(None, e.field, e.message))?;
+            FieldCombat::new(base_rules.clone())
+                .map_err(|e| source.error_at(None, e.field, e.message))?;
             variants.push(Variant {
                 name: "base".into(),
                 rules: base_rules,
@@ -409,10 +455,17 @@ impl Analysis {
                 let mut rules = variant.rules.clone();
                 let mut extra_drm = 0;
                 // Odds go last: they set A's SP from B's SP, which another axis may set.
-                let mut ordered: Vec<(&SweepAxis, &AxisValue)> = axes.iter().zip(coordinates).collect();
+                let mut ordered: Vec<(&SweepAxis, &AxisValue)> =
+                    axes.iter().zip(coordinates).collect();
                 ordered.sort_by_key(|(axis, _)| axis.parameter == "odds");
                 for (axis, value) in ordered {
-                    apply_coordinate(&axis.parameter, value, &mut battle, &mut rules, &mut extra_drm);
+                    apply_coordinate(
+                        &axis.parameter,
+                        value,
+                        &mut battle,
+                        &mut rules,
+                        &mut extra_drm,
+                    );
                 }
                 battle.a.drm += extra_drm;
                 let describe = || {
@@ -432,12 +485,20 @@ impl Analysis {
                 let prepared = battle.prepare().map_err(|e| {
                     let line = axes
                         .iter()
-                        .position(|a| e.field.ends_with(a.parameter.as_str()) || (a.parameter == "odds" && e.field == "side.a.sp") || (a.parameter == "drm" && e.field == "side.a.drm"))
+                        .position(|a| {
+                            e.field.ends_with(a.parameter.as_str())
+                                || (a.parameter == "odds" && e.field == "side.a.sp")
+                                || (a.parameter == "drm" && e.field == "side.a.drm")
+                        })
                         .and_then(|i| axis_lines[i]);
                     source.error_at(
                         line,
                         e.field.clone(),
-                        if axes.is_empty() { e.message.clone() } else { format!("{} (at the grid point {})", e.message, describe()) },
+                        if axes.is_empty() {
+                            e.message.clone()
+                        } else {
+                            format!("{} (at the grid point {})", e.message, describe())
+                        },
                     )
                 })?;
                 runs.push(Run {
@@ -467,7 +528,13 @@ impl Analysis {
 
 fn side(source: &Source, key: &str, spec: &SideSpec) -> Result<Force, AnalysisError> {
     let field = |f: &str| format!("side.{key}.{f}");
-    let sp = source.int_in(&spec.sp, &field("sp"), 1, crt::MAX_SP.into(), "strength (SP)")? as u32;
+    let sp = source.int_in(
+        &spec.sp,
+        &field("sp"),
+        1,
+        crt::MAX_SP.into(),
+        "strength (SP)",
+    )? as u32;
     let morale = source.int_in(
         &spec.morale,
         &field("morale"),
@@ -476,11 +543,23 @@ fn side(source: &Source, key: &str, spec: &SideSpec) -> Result<Force, AnalysisEr
         "morale (Guards 3, Major 2, Minor 1)",
     )? as u32;
     let leader = match &spec.leader {
-        Some(v) => source.int_in(v, &field("leader"), crt::LEADER_RANGE.0.into(), crt::LEADER_RANGE.1.into(), "a leader rating")? as i32,
+        Some(v) => source.int_in(
+            v,
+            &field("leader"),
+            crt::LEADER_RANGE.0.into(),
+            crt::LEADER_RANGE.1.into(),
+            "a leader rating",
+        )? as i32,
         None => 0,
     };
     let drm = match &spec.drm {
-        Some(v) => source.int_in(v, &field("drm"), crt::DRM_RANGE.0.into(), crt::DRM_RANGE.1.into(), "a side's DRM")? as i32,
+        Some(v) => source.int_in(
+            v,
+            &field("drm"),
+            crt::DRM_RANGE.0.into(),
+            crt::DRM_RANGE.1.into(),
+            "a side's DRM",
+        )? as i32,
         None => 0,
     };
     let tactics = match &spec.tactic {
@@ -488,7 +567,10 @@ fn side(source: &Source, key: &str, spec: &SideSpec) -> Result<Force, AnalysisEr
         None => TacticMix::uniform(&[0, 1, 2, 3, 4, 5, 6]).expect("seven tactics"),
     };
     Ok(Force {
-        name: spec.name.clone().unwrap_or_else(|| key.to_ascii_uppercase()),
+        name: spec
+            .name
+            .clone()
+            .unwrap_or_else(|| key.to_ascii_uppercase()),
         sp,
         morale,
         leader,
@@ -498,17 +580,26 @@ fn side(source: &Source, key: &str, spec: &SideSpec) -> Result<Force, AnalysisEr
 }
 
 fn unknown_tactic(name: &str) -> String {
-    format!("unknown tactic \"{name}\"; the tactical matrix has: {}", TACTIC_NAMES.join(", "))
+    format!(
+        "unknown tactic \"{name}\"; the tactical matrix has: {}",
+        TACTIC_NAMES.join(", ")
+    )
 }
 
 /// `"charge"`, `"uniform"`, `{ uniform = ["charge", "envelop"] }` or
 /// `{ mix = { charge = 3, envelop = 1 } }`.
-fn tactic_policy(source: &Source, field: &str, value: &Spanned<toml::Value>) -> Result<TacticMix, AnalysisError> {
+fn tactic_policy(
+    source: &Source,
+    field: &str,
+    value: &Spanned<toml::Value>,
+) -> Result<TacticMix, AnalysisError> {
     let fail = |message: String| source.error(value, field, message);
     let lookup = |name: &str| crt::tactic_index(name).ok_or_else(|| fail(unknown_tactic(name)));
     let usage = "write a tactic name (\"charge\"), \"uniform\", { uniform = [\"charge\", \"envelop\"] } or { mix = { charge = 3, envelop = 1 } }";
     match value.get_ref() {
-        toml::Value::String(name) if name == "uniform" => Ok(TacticMix::uniform(&[0, 1, 2, 3, 4, 5, 6]).expect("seven tactics")),
+        toml::Value::String(name) if name == "uniform" => {
+            Ok(TacticMix::uniform(&[0, 1, 2, 3, 4, 5, 6]).expect("seven tactics"))
+        }
         toml::Value::String(name) => Ok(TacticMix::fixed(lookup(name)?)),
         toml::Value::Table(table) if table.len() == 1 => {
             let (kind, inner) = table.iter().next().expect("one entry");
@@ -516,7 +607,9 @@ fn tactic_policy(source: &Source, field: &str, value: &Spanned<toml::Value>) -> 
                 ("uniform", toml::Value::Array(names)) => {
                     let mut tactics = Vec::new();
                     for name in names {
-                        let name = name.as_str().ok_or_else(|| fail(format!("uniform lists tactic names; {usage}")))?;
+                        let name = name
+                            .as_str()
+                            .ok_or_else(|| fail(format!("uniform lists tactic names; {usage}")))?;
                         tactics.push(lookup(name)?);
                     }
                     TacticMix::uniform(&tactics).map_err(fail)
@@ -545,23 +638,48 @@ fn tactic_policy(source: &Source, field: &str, value: &Spanned<toml::Value>) -> 
     }
 }
 
-fn apply_overrides(source: &Source, prefix: &str, spec: &OverridesSpec, rules: &mut FieldRules) -> Result<(), AnalysisError> {
+fn apply_overrides(
+    source: &Source,
+    prefix: &str,
+    spec: &OverridesSpec,
+    rules: &mut FieldRules,
+) -> Result<(), AnalysisError> {
     if let Some(cap) = &spec.drm_cap {
-        rules.drm_cap = source.int_in(cap, &format!("{prefix}.drm_cap"), 0, 12, "the DRM cap")? as i32;
+        rules.drm_cap =
+            source.int_in(cap, &format!("{prefix}.drm_cap"), 0, 12, "the DRM cap")? as i32;
     }
     if let Some(roll) = &spec.roll {
         if let Some(min) = &roll.min {
-            rules.roll_min = source.int_in(min, &format!("{prefix}.roll.min"), 2, 12, "the lowest modified roll")? as i32;
+            rules.roll_min = source.int_in(
+                min,
+                &format!("{prefix}.roll.min"),
+                2,
+                12,
+                "the lowest modified roll",
+            )? as i32;
         }
         if let Some(max) = &roll.max {
-            rules.roll_max = source.int_in(max, &format!("{prefix}.roll.max"), 2, 12, "the highest modified roll")? as i32;
+            rules.roll_max = source.int_in(
+                max,
+                &format!("{prefix}.roll.max"),
+                2,
+                12,
+                "the highest modified roll",
+            )? as i32;
         }
         if rules.roll_min > rules.roll_max {
-            let at = roll.min.as_ref().or(roll.max.as_ref()).expect("one of them was given");
+            let at = roll
+                .min
+                .as_ref()
+                .or(roll.max.as_ref())
+                .expect("one of them was given");
             return Err(source.error(
                 at,
                 format!("{prefix}.roll"),
-                format!("min ({}) must not exceed max ({})", rules.roll_min, rules.roll_max),
+                format!(
+                    "min ({}) must not exceed max ({})",
+                    rules.roll_min, rules.roll_max
+                ),
             ));
         }
     }
@@ -570,7 +688,11 @@ fn apply_overrides(source: &Source, prefix: &str, spec: &OverridesSpec, rules: &
             source.error(
                 rounding,
                 format!("{prefix}.odds_rounding"),
-                format!("unknown rounding \"{}\"; allowed: {}", rounding.get_ref(), OddsRounding::NAMES.join(", ")),
+                format!(
+                    "unknown rounding \"{}\"; allowed: {}",
+                    rounding.get_ref(),
+                    OddsRounding::NAMES.join(", ")
+                ),
             )
         })?;
     }
@@ -590,7 +712,13 @@ fn apply_overrides(source: &Source, prefix: &str, spec: &OverridesSpec, rules: &
             .parse()
             .ok()
             .filter(|c| (1..=CRT_COLUMNS).contains(c))
-            .ok_or_else(|| source.error(cell, &field, format!("the CRT has result columns 1 to {CRT_COLUMNS}, not \"{column}\"")))?;
+            .ok_or_else(|| {
+                source.error(
+                    cell,
+                    &field,
+                    format!("the CRT has result columns 1 to {CRT_COLUMNS}, not \"{column}\""),
+                )
+            })?;
         rules.crt.columns[index - 1] = ResultPair::parse(cell.get_ref()).ok_or_else(|| {
             source.error(
                 cell,
@@ -607,15 +735,32 @@ fn apply_overrides(source: &Source, prefix: &str, spec: &OverridesSpec, rules: &
         let field = format!("{prefix}.odds.\"{odds}\"");
         let (larger, smaller) = OddsColumn::parse_ratio(odds)
             .filter(|(l, s)| l >= s)
-            .ok_or_else(|| source.error(column, &field, format!("odds are written L:S with L ≥ S, e.g. \"3:2\"; got \"{odds}\"")))?;
-        let roll_two_column = source.int_in(column, &field, 1, CRT_COLUMNS as i64, "the result column a modified roll of 2 reaches")? as u32;
+            .ok_or_else(|| {
+                source.error(
+                    column,
+                    &field,
+                    format!("odds are written L:S with L ≥ S, e.g. \"3:2\"; got \"{odds}\""),
+                )
+            })?;
+        let roll_two_column = source.int_in(
+            column,
+            &field,
+            1,
+            CRT_COLUMNS as i64,
+            "the result column a modified roll of 2 reaches",
+        )? as u32;
         match rules.odds_column_index(larger, smaller) {
             Some(i) => rules.odds_columns[i].roll_two_column = roll_two_column,
             None => {
-                rules.odds_columns.push(OddsColumn { larger, smaller, roll_two_column });
-                rules
-                    .odds_columns
-                    .sort_by(|a, b| (u64::from(a.larger) * u64::from(b.smaller)).cmp(&(u64::from(b.larger) * u64::from(a.smaller))));
+                rules.odds_columns.push(OddsColumn {
+                    larger,
+                    smaller,
+                    roll_two_column,
+                });
+                rules.odds_columns.sort_by(|a, b| {
+                    (u64::from(a.larger) * u64::from(b.smaller))
+                        .cmp(&(u64::from(b.larger) * u64::from(a.smaller)))
+                });
             }
         }
     }
@@ -625,11 +770,28 @@ fn apply_overrides(source: &Source, prefix: &str, spec: &OverridesSpec, rules: &
         for (band_name, value) in bands {
             let field = format!("{prefix}.clc.\"{row_name}\".\"{band_name}\"");
             let row = row.ok_or_else(|| {
-                source.error(value, &field, format!("the CLC has rows {}; got \"{row_name}\"", ClcRow::NAMES.join(", ")))
+                source.error(
+                    value,
+                    &field,
+                    format!(
+                        "the CLC has rows {}; got \"{row_name}\"",
+                        ClcRow::NAMES.join(", ")
+                    ),
+                )
             })?;
-            let band = labels.iter().position(|l| l == band_name.trim()).ok_or_else(|| {
-                source.error(value, &field, format!("the CLC has SP bands {}; got \"{band_name}\"", labels.join(", ")))
-            })?;
+            let band = labels
+                .iter()
+                .position(|l| l == band_name.trim())
+                .ok_or_else(|| {
+                    source.error(
+                        value,
+                        &field,
+                        format!(
+                            "the CLC has SP bands {}; got \"{band_name}\"",
+                            labels.join(", ")
+                        ),
+                    )
+                })?;
             rules.clc.values[row as usize][band] = source.int_in(
                 value,
                 &field,
@@ -642,8 +804,10 @@ fn apply_overrides(source: &Source, prefix: &str, spec: &OverridesSpec, rules: &
     for (row_name, columns) in spec.tactics.iter().flatten() {
         for (column_name, value) in columns {
             let field = format!("{prefix}.tactics.{row_name}.{column_name}");
-            let l = crt::tactic_index(row_name).ok_or_else(|| source.error(value, &field, unknown_tactic(row_name)))?;
-            let s = crt::tactic_index(column_name).ok_or_else(|| source.error(value, &field, unknown_tactic(column_name)))?;
+            let l = crt::tactic_index(row_name)
+                .ok_or_else(|| source.error(value, &field, unknown_tactic(row_name)))?;
+            let s = crt::tactic_index(column_name)
+                .ok_or_else(|| source.error(value, &field, unknown_tactic(column_name)))?;
             let text = match value.get_ref() {
                 toml::Value::Integer(i) => i.to_string(),
                 toml::Value::String(s) => s.clone(),
@@ -660,7 +824,12 @@ fn apply_overrides(source: &Source, prefix: &str, spec: &OverridesSpec, rules: &
                 return Err(source.error(
                     value,
                     &field,
-                    format!("a tactic DRM must be {} to +{}, got {}", crt::DRM_RANGE.0, crt::DRM_RANGE.1, cell.drm),
+                    format!(
+                        "a tactic DRM must be {} to +{}, got {}",
+                        crt::DRM_RANGE.0,
+                        crt::DRM_RANGE.1,
+                        cell.drm
+                    ),
                 ));
             }
             rules.tactics.cells[l][s] = cell;
@@ -693,7 +862,10 @@ fn sweep_axes(
         return Err(source.error_at(
             None,
             "sweep",
-            format!("an empty [sweep]; give at least one of {} or remove [sweep]", FIELD_PARAMETERS.join(", ")),
+            format!(
+                "an empty [sweep]; give at least one of {} or remove [sweep]",
+                FIELD_PARAMETERS.join(", ")
+            ),
         ));
     }
     let mut axes = Vec::new();
@@ -703,10 +875,14 @@ fn sweep_axes(
             return Err(source.error(
                 spanned,
                 &field,
-                format!("cannot sweep \"{parameter}\"; sweepable parameters: {}", FIELD_PARAMETERS.join(", ")),
+                format!(
+                    "cannot sweep \"{parameter}\"; sweepable parameters: {}",
+                    FIELD_PARAMETERS.join(", ")
+                ),
             ));
         }
-        let values = axis_values(&parameter, &value).map_err(|m| source.error(spanned, &field, m))?;
+        let values =
+            axis_values(&parameter, &value).map_err(|m| source.error(spanned, &field, m))?;
         if values.is_empty() {
             return Err(source.error(spanned, &field, "an empty sweep; give at least one value"));
         }
@@ -740,30 +916,45 @@ fn is_range(table: &toml::Table) -> bool {
 
 fn axis_values(parameter: &str, value: &toml::Value) -> Result<Vec<AxisValue>, String> {
     if parameter == "odds" {
-        let list = value
-            .as_array()
-            .ok_or("odds are swept as a list of ratios, e.g. [\"1:1\", \"3:2\", \"2:1\", \"3:1\"]")?;
+        let list = value.as_array().ok_or(
+            "odds are swept as a list of ratios, e.g. [\"1:1\", \"3:2\", \"2:1\", \"3:1\"]",
+        )?;
         return list
             .iter()
             .map(|v| {
-                let text = v.as_str().ok_or("odds are written as strings, e.g. \"3:2\"")?;
+                let text = v
+                    .as_str()
+                    .ok_or("odds are written as strings, e.g. \"3:2\"")?;
                 OddsColumn::parse_ratio(text)
                     .filter(|(l, s)| l >= s)
                     .map(|(larger, smaller)| AxisValue::Odds { larger, smaller })
-                    .ok_or(format!("odds are written L:S with L ≥ S, e.g. \"3:2\"; got \"{text}\""))
+                    .ok_or(format!(
+                        "odds are written L:S with L ≥ S, e.g. \"3:2\"; got \"{text}\""
+                    ))
             })
             .collect();
     }
     match value {
         toml::Value::Array(list) => list
             .iter()
-            .map(|v| v.as_integer().map(AxisValue::Int).ok_or(format!("{parameter} takes whole numbers, got {v}")))
+            .map(|v| {
+                v.as_integer()
+                    .map(AxisValue::Int)
+                    .ok_or(format!("{parameter} takes whole numbers, got {v}"))
+            })
             .collect(),
         toml::Value::Table(range) => {
-            let get = |key: &str| range.get(key).map(|v| v.as_integer().ok_or(format!("{key} must be a whole number")));
+            let get = |key: &str| {
+                range.get(key).map(|v| {
+                    v.as_integer()
+                        .ok_or(format!("{key} must be a whole number"))
+                })
+            };
             for key in range.keys() {
                 if !["from", "to", "step"].contains(&key.as_str()) {
-                    return Err(format!("a range has from, to and step; unknown key \"{key}\""));
+                    return Err(format!(
+                        "a range has from, to and step; unknown key \"{key}\""
+                    ));
                 }
             }
             let from = get("from").ok_or("a range needs from")??;
@@ -778,9 +969,13 @@ fn axis_values(parameter: &str, value: &toml::Value) -> Result<Vec<AxisValue>, S
             if (to - from) / step > 1000 {
                 return Err("a range may hold at most 1001 values".into());
             }
-            Ok((0..=(to - from) / step).map(|k| AxisValue::Int(from + k * step)).collect())
+            Ok((0..=(to - from) / step)
+                .map(|k| AxisValue::Int(from + k * step))
+                .collect())
         }
-        other => Err(format!("sweep a list ([1, 2, 3]) or a range ({{ from = -3, to = 3 }}), got {other}")),
+        other => Err(format!(
+            "sweep a list ([1, 2, 3]) or a range ({{ from = -3, to = 3 }}), got {other}"
+        )),
     }
 }
 
@@ -803,7 +998,13 @@ fn grid(axes: &[SweepAxis]) -> Vec<Vec<AxisValue>> {
 /// Sets one swept parameter. Values are range-checked afterwards by
 /// [`FieldBattle::prepare`] and [`FieldCombat::new`]; out-of-range integers saturate so
 /// that the check sees them.
-fn apply_coordinate(parameter: &str, value: &AxisValue, battle: &mut FieldBattle, rules: &mut FieldRules, extra_drm: &mut i32) {
+fn apply_coordinate(
+    parameter: &str,
+    value: &AxisValue,
+    battle: &mut FieldBattle,
+    rules: &mut FieldRules,
+    extra_drm: &mut i32,
+) {
     let int = match value {
         AxisValue::Int(v) => *v,
         AxisValue::Odds { larger, smaller } => {

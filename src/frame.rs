@@ -73,7 +73,10 @@ impl LongFrame {
                     .collect();
                 Column::new(axis.as_str().into(), ints)
             } else {
-                Column::new(axis.as_str().into(), values.iter().map(|v| v.to_string()).collect::<Vec<_>>())
+                Column::new(
+                    axis.as_str().into(),
+                    values.iter().map(|v| v.to_string()).collect::<Vec<_>>(),
+                )
             };
             columns.push(column);
         }

@@ -41,17 +41,28 @@ fn main() -> ExitCode {
 fn exit_code(error: &anyhow::Error) -> u8 {
     let interrupted = error.chain().any(|e| {
         e.downcast_ref::<Interrupted>().is_some()
-            || matches!(e.downcast_ref::<ReportError>(), Some(ReportError::Interrupted(_)))
-            || matches!(e.downcast_ref::<TableError>(), Some(TableError::Interrupted(_)))
+            || matches!(
+                e.downcast_ref::<ReportError>(),
+                Some(ReportError::Interrupted(_))
+            )
+            || matches!(
+                e.downcast_ref::<TableError>(),
+                Some(TableError::Interrupted(_))
+            )
     });
     if interrupted {
         return EXIT_INTERRUPTED;
     }
     let bad_input = error.chain().any(|e| {
-        e.downcast_ref::<battlelab::analysis::AnalysisError>().is_some()
+        e.downcast_ref::<battlelab::analysis::AnalysisError>()
+            .is_some()
             || matches!(
                 e.downcast_ref::<TableError>(),
-                Some(TableError::UnknownOdds { .. } | TableError::SmallerSp(_) | TableError::ZeroTrials)
+                Some(
+                    TableError::UnknownOdds { .. }
+                        | TableError::SmallerSp(_)
+                        | TableError::ZeroTrials
+                )
             )
     });
     if bad_input {
@@ -75,12 +86,19 @@ fn interruptible() -> Arc<RunControl> {
     let handler = Arc::clone(&control);
     // A second handler cannot be installed in one process; a failure here only means
     // Ctrl-C falls back to the default (kill), which also leaves no report behind.
-    let _ = ctrlc::set_handler(move || handler.stop.store(true, std::sync::atomic::Ordering::Relaxed));
+    let _ = ctrlc::set_handler(move || {
+        handler
+            .stop
+            .store(true, std::sync::atomic::Ordering::Relaxed)
+    });
     control
 }
 
 fn pool(threads: Option<u64>) -> Result<(rayon::ThreadPool, usize)> {
-    let threads = threads.map_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()), |t| t as usize);
+    let threads = threads.map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        |t| t as usize,
+    );
     let pool = sim::thread_pool(threads).context("could not start worker threads")?;
     Ok((pool, threads))
 }
@@ -89,7 +107,10 @@ fn run(args: RunArgs) -> Result<()> {
     let analysis = Analysis::load(&args.file)?;
     let trials = args.trials.unwrap_or(analysis.trials);
     let seed = args.seed.unwrap_or(analysis.seed);
-    let out = args.out.clone().unwrap_or_else(|| PathBuf::from("reports").join(&analysis.name));
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("reports").join(&analysis.name));
     let (pool, threads) = pool(args.threads)?;
     let control = interruptible();
     let total = trials.saturating_mul(analysis.runs.len() as u64);
@@ -110,7 +131,12 @@ fn run(args: RunArgs) -> Result<()> {
     let files = report::write_report(&analysis, &results, &out, threads, started.elapsed())
         .with_context(|| format!("could not write the report folder {}", out.display()))?;
     if !args.quiet {
-        println!("wrote {} ({} files) in {:.1} s", out.display(), files.len(), started.elapsed().as_secs_f64());
+        println!(
+            "wrote {} ({} files) in {:.1} s",
+            out.display(),
+            files.len(),
+            started.elapsed().as_secs_f64()
+        );
         for file in files {
             println!("  {}", file.display());
         }
@@ -125,7 +151,12 @@ fn check(file: PathBuf) -> Result<()> {
         file.display(),
         analysis.system,
         analysis.variants.len(),
-        analysis.variants.iter().map(|v| v.name.as_str()).collect::<Vec<_>>().join(", "),
+        analysis
+            .variants
+            .iter()
+            .map(|v| v.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
         analysis.runs.len() / analysis.variants.len(),
         analysis.runs.len(),
         analysis.trials,
@@ -135,14 +166,19 @@ fn check(file: PathBuf) -> Result<()> {
         println!(
             "  sweep {}: {}",
             axis.parameter,
-            axis.values.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+            axis.values
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
         );
     }
     Ok(())
 }
 
 fn table_crt(args: CrtArgs) -> Result<()> {
-    let field = FieldCombat::new(FieldRules::printed()).context("the printed rules failed validation")?;
+    let field =
+        FieldCombat::new(FieldRules::printed()).context("the printed rules failed validation")?;
     let request = CrtRequest {
         odds: args.odds,
         drm: args.drm,
@@ -152,7 +188,11 @@ fn table_crt(args: CrtArgs) -> Result<()> {
     };
     let (pool, _) = pool(args.threads)?;
     let control = interruptible();
-    let watcher = ProgressWatcher::start(Arc::clone(&control), args.trials.unwrap_or(0), args.trials.is_none());
+    let watcher = ProgressWatcher::start(
+        Arc::clone(&control),
+        args.trials.unwrap_or(0),
+        args.trials.is_none(),
+    );
     let report = pool.install(|| table::crt_table(&field, &request, &control));
     watcher.finish();
     let report = report?;

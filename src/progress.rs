@@ -31,8 +31,10 @@ impl ProgressWatcher {
                 let started = Instant::now();
                 let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
                 bar.set_style(
-                    ProgressStyle::with_template("{elapsed_precise} [{wide_bar}] {human_pos}/{human_len} battles, eta {eta}")
-                        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+                    ProgressStyle::with_template(
+                        "{elapsed_precise} [{wide_bar}] {human_pos}/{human_len} battles, eta {eta}",
+                    )
+                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
                 );
                 let mut visible = false;
                 while !flag.load(Ordering::Relaxed) {

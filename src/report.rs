@@ -30,7 +30,10 @@ pub enum ReportError {
     #[error(transparent)]
     Interrupted(#[from] Interrupted),
     #[error("cannot write {path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("cannot write {path}: {message}")]
     Frame { path: String, message: String },
     #[error(transparent)]
@@ -62,12 +65,18 @@ pub struct AnalysisResults {
 /// Runs every grid point of every variant. Every run uses the same seed, so variants and
 /// grid points are compared on common random numbers (their differences are sharper than
 /// independent runs would give); the result of one run never depends on the others.
-pub fn execute(analysis: &Analysis, trials: u64, seed: u64, control: &RunControl) -> Result<AnalysisResults, Interrupted> {
+pub fn execute(
+    analysis: &Analysis,
+    trials: u64,
+    seed: u64,
+    control: &RunControl,
+) -> Result<AnalysisResults, Interrupted> {
     let mut runs = Vec::with_capacity(analysis.runs.len());
     for run in &analysis.runs {
         let histogram = simulate_battles(&run.field, &run.prepared, seed, trials, control)?;
         let exact = if analysis.exact {
-            run.field.battle_distribution(&run.prepared, MAX_EXACT_STATES)
+            run.field
+                .battle_distribution(&run.prepared, MAX_EXACT_STATES)
         } else {
             None
         };
@@ -92,7 +101,11 @@ fn p_loses(result: &[f64; BattleResult::COUNT], side: usize) -> f64 {
 }
 
 fn mean(distribution: &[f64]) -> f64 {
-    distribution.iter().enumerate().map(|(v, p)| v as f64 * p).sum()
+    distribution
+        .iter()
+        .enumerate()
+        .map(|(v, p)| v as f64 * p)
+        .sum()
 }
 
 fn probabilities(counts: &[u64], trials: u64) -> Vec<f64> {
@@ -105,8 +118,14 @@ pub fn estimated(histogram: &BattleHistogram) -> BattleDistribution {
     BattleDistribution {
         result: std::array::from_fn(|i| histogram.result[i] as f64 / n as f64),
         rounds: probabilities(&histogram.rounds, n),
-        sp_lost: [probabilities(&histogram.sp_lost[0], n), probabilities(&histogram.sp_lost[1], n)],
-        morale_lost: [probabilities(&histogram.morale_lost[0], n), probabilities(&histogram.morale_lost[1], n)],
+        sp_lost: [
+            probabilities(&histogram.sp_lost[0], n),
+            probabilities(&histogram.sp_lost[1], n),
+        ],
+        morale_lost: [
+            probabilities(&histogram.morale_lost[0], n),
+            probabilities(&histogram.morale_lost[1], n),
+        ],
     }
 }
 
@@ -130,7 +149,10 @@ pub fn frames(analysis: &Analysis, results: &AnalysisResults) -> PolarsResult<[D
                 .float("probability", Some(count as f64 / n as f64))
                 .float("ci_low", Some(lo))
                 .float("ci_high", Some(hi))
-                .float("exact", result.exact.as_ref().map(|e| e.result[outcome.index()]))
+                .float(
+                    "exact",
+                    result.exact.as_ref().map(|e| e.result[outcome.index()]),
+                )
                 .finish();
         }
         let est = estimated(h);
@@ -146,7 +168,10 @@ pub fn frames(analysis: &Analysis, results: &AnalysisResults) -> PolarsResult<[D
             .float("p_a_loses", Some(p_loses(&est.result, 0)))
             .float("p_b_loses", Some(p_loses(&est.result, 1)))
             .float("p_smaller_loses", Some(p_loses(&est.result, smaller)))
-            .float("exact_p_smaller_loses", ex(&|e| p_loses(&e.result, smaller)))
+            .float(
+                "exact_p_smaller_loses",
+                ex(&|e| p_loses(&e.result, smaller)),
+            )
             .float("mean_rounds", Some(mean(&est.rounds)))
             .float("mean_sp_lost_a", Some(mean(&est.sp_lost[0])))
             .float("mean_sp_lost_b", Some(mean(&est.sp_lost[1])))
@@ -159,8 +184,16 @@ pub fn frames(analysis: &Analysis, results: &AnalysisResults) -> PolarsResult<[D
             ("rounds", &h.rounds, exact.map(|e| &e.rounds)),
             ("sp_lost_a", &h.sp_lost[0], exact.map(|e| &e.sp_lost[0])),
             ("sp_lost_b", &h.sp_lost[1], exact.map(|e| &e.sp_lost[1])),
-            ("morale_lost_a", &h.morale_lost[0], exact.map(|e| &e.morale_lost[0])),
-            ("morale_lost_b", &h.morale_lost[1], exact.map(|e| &e.morale_lost[1])),
+            (
+                "morale_lost_a",
+                &h.morale_lost[0],
+                exact.map(|e| &e.morale_lost[0]),
+            ),
+            (
+                "morale_lost_b",
+                &h.morale_lost[1],
+                exact.map(|e| &e.morale_lost[1]),
+            ),
         ];
         for (metric, counts, exact) in metrics {
             // Rounds start at 1; every other metric at 0.
@@ -177,12 +210,20 @@ pub fn frames(analysis: &Analysis, results: &AnalysisResults) -> PolarsResult<[D
             }
         }
     }
-    Ok([long.build("field")?, expectations.build("field")?, distributions.build("field")?])
+    Ok([
+        long.build("field")?,
+        expectations.build("field")?,
+        distributions.build("field")?,
+    ])
 }
 
 /// A hex SHA-256 of the effective rules of every variant, the base battle and the grid.
 pub fn rules_hash(analysis: &Analysis) -> String {
-    let rules: Vec<_> = analysis.variants.iter().map(|v| json!({"name": v.name, "rules": v.rules})).collect();
+    let rules: Vec<_> = analysis
+        .variants
+        .iter()
+        .map(|v| json!({"name": v.name, "rules": v.rules}))
+        .collect();
     let axes: Vec<_> = analysis
         .axes
         .iter()
@@ -204,9 +245,15 @@ pub fn write_report(
     threads: usize,
     wall_time: Duration,
 ) -> Result<Vec<PathBuf>, ReportError> {
-    let parent = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let parent = out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     fs::create_dir_all(parent).map_err(io_error(parent))?;
-    let folder_name = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "report".into());
+    let folder_name = out
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "report".into());
     let staging = parent.join(format!(".{folder_name}.partial-{}", std::process::id()));
     if staging.exists() {
         fs::remove_dir_all(&staging).map_err(io_error(&staging))?;
@@ -248,7 +295,8 @@ fn write_contents(
             message: e.to_string(),
         }
     };
-    let [mut long, mut expectations, mut distributions] = frames(analysis, results).map_err(frame_error(dir))?;
+    let [mut long, mut expectations, mut distributions] =
+        frames(analysis, results).map_err(frame_error(dir))?;
     for (stem, df) in [
         ("results", &mut long),
         ("expectations", &mut expectations),
@@ -296,12 +344,10 @@ fn slice<'a>(analysis: &'a Analysis, variant: usize, free: &[usize]) -> Vec<usiz
                 None
             } else {
                 // The value nearest zero for numbers (no modifier), else the first.
-                axis.values
-                    .iter()
-                    .min_by_key(|v| match v {
-                        AxisValue::Int(x) => x.unsigned_abs(),
-                        AxisValue::Odds { .. } => 0,
-                    })
+                axis.values.iter().min_by_key(|v| match v {
+                    AxisValue::Int(x) => x.unsigned_abs(),
+                    AxisValue::Odds { .. } => 0,
+                })
             }
         })
         .collect();
@@ -310,7 +356,12 @@ fn slice<'a>(analysis: &'a Analysis, variant: usize, free: &[usize]) -> Vec<usiz
         .iter()
         .enumerate()
         .filter(|(_, run)| {
-            run.variant == variant && run.coordinates.iter().zip(&fixed).all(|(c, f)| f.is_none_or(|f| f == c))
+            run.variant == variant
+                && run
+                    .coordinates
+                    .iter()
+                    .zip(&fixed)
+                    .all(|(c, f)| f.is_none_or(|f| f == c))
         })
         .map(|(i, _)| i)
         .collect()
@@ -318,7 +369,13 @@ fn slice<'a>(analysis: &'a Analysis, variant: usize, free: &[usize]) -> Vec<usiz
 
 fn slug(name: &str) -> String {
     name.chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
         .collect()
 }
 
@@ -326,7 +383,12 @@ fn slug(name: &str) -> String {
 fn live_results(results: &AnalysisResults) -> Vec<BattleResult> {
     BattleResult::ALL
         .into_iter()
-        .filter(|r| results.runs.iter().any(|run| run.histogram.result[r.index()] > 0))
+        .filter(|r| {
+            results
+                .runs
+                .iter()
+                .any(|run| run.histogram.result[r.index()] > 0)
+        })
         .collect()
 }
 
@@ -338,7 +400,8 @@ fn fixed_note(analysis: &Analysis, free: &[usize]) -> String {
         .filter(|(i, _)| !free.contains(i))
         .filter_map(|(i, axis)| {
             let runs = slice(analysis, 0, &[]);
-            runs.first().map(|&r| format!("{} = {}", axis.parameter, analysis.runs[r].coordinates[i]))
+            runs.first()
+                .map(|&r| format!("{} = {}", axis.parameter, analysis.runs[r].coordinates[i]))
         })
         .collect();
     if parts.is_empty() {
@@ -364,20 +427,38 @@ fn point_label(analysis: &Analysis, run: &Run, axes: &[usize]) -> String {
         .join(", ")
 }
 
-fn draw_charts(analysis: &Analysis, results: &AnalysisResults, dir: &Path) -> Result<(), ReportError> {
+fn draw_charts(
+    analysis: &Analysis,
+    results: &AnalysisResults,
+    dir: &Path,
+) -> Result<(), ReportError> {
     let live = live_results(results);
     let series: Vec<String> = live.iter().map(|r| r.label().to_string()).collect();
-    let x_axis: Vec<usize> = if analysis.axes.is_empty() { vec![] } else { vec![0] };
-    let x_label = analysis.axes.first().map_or("battle".to_string(), |a| a.parameter.clone());
+    let x_axis: Vec<usize> = if analysis.axes.is_empty() {
+        vec![]
+    } else {
+        vec![0]
+    };
+    let x_label = analysis
+        .axes
+        .first()
+        .map_or("battle".to_string(), |a| a.parameter.clone());
     for (variant_index, variant) in analysis.variants.iter().enumerate() {
-        let suffix = if analysis.variants.len() > 1 { format!("_{}", slug(&variant.name)) } else { String::new() };
+        let suffix = if analysis.variants.len() > 1 {
+            format!("_{}", slug(&variant.name))
+        } else {
+            String::new()
+        };
         let runs = slice(analysis, variant_index, &x_axis);
         let note = fixed_note(analysis, &x_axis);
         let groups: Vec<BarGroup> = runs
             .iter()
             .map(|&r| BarGroup {
                 label: point_label(analysis, &analysis.runs[r], &x_axis),
-                values: live.iter().map(|o| estimated(&results.runs[r].histogram).result[o.index()]).collect(),
+                values: live
+                    .iter()
+                    .map(|o| estimated(&results.runs[r].histogram).result[o.index()])
+                    .collect(),
             })
             .collect();
         chart::grouped_bars(
@@ -397,15 +478,27 @@ fn draw_charts(analysis: &Analysis, results: &AnalysisResults, dir: &Path) -> Re
                         .map(|xi| {
                             grid_runs
                                 .iter()
-                                .find(|&&r| analysis.runs[r].coordinates[0] == x.values[xi] && analysis.runs[r].coordinates[1] == y.values[yi])
-                                .map_or(0.0, |&r| p_loses(&estimated(&results.runs[r].histogram).result, smaller_side(&analysis.runs[r])))
+                                .find(|&&r| {
+                                    analysis.runs[r].coordinates[0] == x.values[xi]
+                                        && analysis.runs[r].coordinates[1] == y.values[yi]
+                                })
+                                .map_or(0.0, |&r| {
+                                    p_loses(
+                                        &estimated(&results.runs[r].histogram).result,
+                                        smaller_side(&analysis.runs[r]),
+                                    )
+                                })
                         })
                         .collect()
                 })
                 .collect();
             chart::heatmap(
                 &dir.join(format!("heatmap_smaller_loses{suffix}")),
-                &format!("P(smaller force loses) — {}{}", variant.name, fixed_note(analysis, &[0, 1])),
+                &format!(
+                    "P(smaller force loses) — {}{}",
+                    variant.name,
+                    fixed_note(analysis, &[0, 1])
+                ),
                 &x.parameter,
                 &x.values.iter().map(ToString::to_string).collect::<Vec<_>>(),
                 &y.parameter,
@@ -413,11 +506,18 @@ fn draw_charts(analysis: &Analysis, results: &AnalysisResults, dir: &Path) -> Re
                 &values,
             )?;
         }
-        let distribution_series = |metric: &dyn Fn(&BattleDistribution) -> &Vec<f64>, first: usize| -> Vec<(String, Vec<(f64, f64)>)> {
+        let distribution_series = |metric: &dyn Fn(&BattleDistribution) -> &Vec<f64>,
+                                   first: usize|
+         -> Vec<(String, Vec<(f64, f64)>)> {
             runs.iter()
                 .map(|&r| {
                     let d = estimated(&results.runs[r].histogram);
-                    let points = metric(&d).iter().enumerate().skip(first).map(|(v, &p)| (v as f64, p)).collect();
+                    let points = metric(&d)
+                        .iter()
+                        .enumerate()
+                        .skip(first)
+                        .map(|(v, &p)| (v as f64, p))
+                        .collect();
                     (point_label(analysis, &analysis.runs[r], &x_axis), points)
                 })
                 .collect()
@@ -432,7 +532,11 @@ fn draw_charts(analysis: &Analysis, results: &AnalysisResults, dir: &Path) -> Re
         for (side, name) in [(0, "a"), (1, "b")] {
             chart::distributions(
                 &dir.join(format!("sp_lost_{name}{suffix}")),
-                &format!("SP lost by side {} — {}{note}", name.to_ascii_uppercase(), variant.name),
+                &format!(
+                    "SP lost by side {} — {}{note}",
+                    name.to_ascii_uppercase(),
+                    variant.name
+                ),
                 "SP lost",
                 "probability",
                 &distribution_series(&|d| &d.sp_lost[side], 0),
@@ -467,13 +571,24 @@ pub fn rulebook_tables(analysis: &Analysis, results: &AnalysisResults) -> String
             rules.drm_cap, rules.roll_min, rules.roll_max
         );
         let rolls: Vec<i32> = (rules.roll_min..=rules.roll_max).collect();
-        let _ = writeln!(md, "| odds | {} |", rolls.iter().map(ToString::to_string).collect::<Vec<_>>().join(" | "));
+        let _ = writeln!(
+            md,
+            "| odds | {} |",
+            rolls
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(" | ")
+        );
         let _ = writeln!(md, "|---|{}", "---|".repeat(rolls.len()));
         for column in &rules.odds_columns {
             let cells: Vec<String> = rolls
                 .iter()
                 .map(|roll| {
-                    let index = (roll - 1 + column.shift()).clamp(1, crate::rules::crt::CRT_COLUMNS as i32) as usize - 1;
+                    let index = (roll - 1 + column.shift())
+                        .clamp(1, crate::rules::crt::CRT_COLUMNS as i32)
+                        as usize
+                        - 1;
                     rules.crt.columns[index].to_string()
                 })
                 .collect();
@@ -489,7 +604,10 @@ pub fn rulebook_tables(analysis: &Analysis, results: &AnalysisResults) -> String
         } else {
             "simulation (exact enumeration where the state space was small)"
         };
-        let _ = writeln!(md, "Percent of battles, from {source}; each row adds up to exactly 100.0%.\n");
+        let _ = writeln!(
+            md,
+            "Percent of battles, from {source}; each row adds up to exactly 100.0%.\n"
+        );
         let header: Vec<String> = analysis
             .axes
             .iter()
@@ -498,8 +616,17 @@ pub fn rulebook_tables(analysis: &Analysis, results: &AnalysisResults) -> String
             .collect();
         let _ = writeln!(md, "| {} |", header.join(" | "));
         let _ = writeln!(md, "|{}", "---|".repeat(header.len()));
-        for (run, result) in analysis.runs.iter().zip(&results.runs).filter(|(run, _)| run.variant == variant_index) {
-            let p = result.exact.as_ref().map(|e| e.result).unwrap_or_else(|| estimated(&result.histogram).result);
+        for (run, result) in analysis
+            .runs
+            .iter()
+            .zip(&results.runs)
+            .filter(|(run, _)| run.variant == variant_index)
+        {
+            let p = result
+                .exact
+                .as_ref()
+                .map(|e| e.result)
+                .unwrap_or_else(|| estimated(&result.histogram).result);
             let shown: Vec<f64> = live.iter().map(|r| p[r.index()]).collect();
             let units = percentages_summing_to_100(&shown, 1);
             let cells: Vec<String> = axes

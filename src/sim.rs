@@ -40,7 +40,13 @@ pub struct Interrupted;
 ///
 /// `empty` makes a zeroed histogram; `block(dice, n, histogram)` runs `n` trials drawing
 /// from `dice` and adds them into `histogram`.
-pub fn run_blocks<H, E, B>(seed: u64, trials: u64, empty: E, block: B, control: &RunControl) -> Result<H, Interrupted>
+pub fn run_blocks<H, E, B>(
+    seed: u64,
+    trials: u64,
+    empty: E,
+    block: B,
+    control: &RunControl,
+) -> Result<H, Interrupted>
 where
     H: Histogram,
     E: Fn() -> H + Sync + Send,

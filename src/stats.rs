@@ -18,7 +18,10 @@ pub fn wilson_interval(successes: u64, trials: u64, z: f64) -> (f64, f64) {
     let denominator = 1.0 + z2 / n;
     let centre = (p + z2 / (2.0 * n)) / denominator;
     let half_width = z * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / denominator;
-    ((centre - half_width).max(0.0), (centre + half_width).min(1.0))
+    (
+        (centre - half_width).max(0.0),
+        (centre + half_width).min(1.0),
+    )
 }
 
 /// Pearson's chi-square statistic of observed counts against expected probabilities,
@@ -62,11 +65,14 @@ pub fn percentages_summing_to_100(probabilities: &[f64], decimals: u32) -> Vec<u
     let mut units: Vec<u64> = raw.iter().map(|r| r.floor() as u64).collect();
     let assigned: u64 = units.iter().sum();
     let mut order: Vec<usize> = (0..raw.len()).collect();
-    order.sort_by(|&i, &j| {
-        let (ri, rj) = (raw[i] - raw[i].floor(), raw[j] - raw[j].floor());
-        rj.partial_cmp(&ri).unwrap_or(std::cmp::Ordering::Equal).then(i.cmp(&j))
-    });
-    for &index in order.iter().take(total_units.saturating_sub(assigned) as usize) {
+    // Remainders are compared on a 1e-9 grid so that exact ties (1/6 and 5/30 say) are
+    // not split by floating-point noise but go to the earlier entry.
+    let remainder = |i: usize| ((raw[i] - raw[i].floor()) * 1e9).round() as u64;
+    order.sort_by(|&i, &j| remainder(j).cmp(&remainder(i)).then(i.cmp(&j)));
+    for &index in order
+        .iter()
+        .take(total_units.saturating_sub(assigned) as usize)
+    {
         units[index] += 1;
     }
     units
@@ -100,9 +106,23 @@ mod tests {
     fn percentages_add_to_exactly_100() {
         let thirds = [1.0 / 3.0; 3];
         assert_eq!(percentages_summing_to_100(&thirds, 1), vec![334, 333, 333]);
-        let p = [1.0 / 36.0, 2.0 / 36.0, 12.0 / 36.0, 6.0 / 36.0, 5.0 / 36.0, 4.0 / 36.0, 6.0 / 36.0];
+        let p = [
+            1.0 / 36.0,
+            2.0 / 36.0,
+            12.0 / 36.0,
+            6.0 / 36.0,
+            5.0 / 36.0,
+            4.0 / 36.0,
+            6.0 / 36.0,
+        ];
         let units = percentages_summing_to_100(&p, 1);
         assert_eq!(units.iter().sum::<u64>(), 1000);
         assert_eq!(units, vec![28, 55, 333, 167, 139, 111, 167]);
+        // Exact ties go to the earlier entry: 15/36, 6/36, 5/36, 4/36, 6/36.
+        let p = [15.0 / 36.0, 6.0 / 36.0, 5.0 / 36.0, 4.0 / 36.0, 6.0 / 36.0];
+        assert_eq!(
+            percentages_summing_to_100(&p, 1),
+            vec![417, 167, 139, 111, 166]
+        );
     }
 }

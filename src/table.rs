@@ -52,7 +52,9 @@ pub struct TableReport {
 /// Why a table could not be computed.
 #[derive(Debug, thiserror::Error)]
 pub enum TableError {
-    #[error("--odds {given}: not an odds column of the CRT; allowed: {allowed} (write L:S, e.g. 3:2)")]
+    #[error(
+        "--odds {given}: not an odds column of the CRT; allowed: {allowed} (write L:S, e.g. 3:2)"
+    )]
     UnknownOdds { given: String, allowed: String },
     #[error("--smaller-sp {0}: the smaller force's strength must be 1 to {max}", max = crate::rules::crt::MAX_SP)]
     SmallerSp(u32),
@@ -81,14 +83,20 @@ fn signed(v: i32) -> String {
 }
 
 /// One CRT resolution: exact distribution, optional simulation and CLC expectations.
-pub fn crt_table(field: &FieldCombat, request: &CrtRequest, control: &RunControl) -> Result<TableReport, TableError> {
+pub fn crt_table(
+    field: &FieldCombat,
+    request: &CrtRequest,
+    control: &RunControl,
+) -> Result<TableReport, TableError> {
     let rules = field.rules();
     let unknown = || TableError::UnknownOdds {
         given: request.odds.clone(),
         allowed: rules.odds_labels().join(", "),
     };
     let (larger, smaller) = OddsColumn::parse_ratio(&request.odds).ok_or_else(unknown)?;
-    let odds = rules.odds_column_index(larger, smaller).ok_or_else(unknown)?;
+    let odds = rules
+        .odds_column_index(larger, smaller)
+        .ok_or_else(unknown)?;
     if let Some(sp) = request.smaller_sp {
         if !(1..=crate::rules::crt::MAX_SP).contains(&sp) {
             return Err(TableError::SmallerSp(sp));
@@ -100,7 +108,14 @@ pub fn crt_table(field: &FieldCombat, request: &CrtRequest, control: &RunControl
     let net_drm = request.drm.clamp(-rules.drm_cap, rules.drm_cap);
     let exact = field.resolution_distribution(odds, request.drm);
     let counts = match request.trials {
-        Some(trials) => Some(crate::rules::crt::simulate_resolutions(field, odds, request.drm, request.seed, trials, control)?),
+        Some(trials) => Some(crate::rules::crt::simulate_resolutions(
+            field,
+            odds,
+            request.drm,
+            request.seed,
+            trials,
+            control,
+        )?),
         None => None,
     };
     let outcomes = field
@@ -109,7 +124,11 @@ pub fn crt_table(field: &FieldCombat, request: &CrtRequest, control: &RunControl
         .enumerate()
         .map(|(i, pair)| {
             let (estimate, count, ci) = match (&counts, request.trials) {
-                (Some(c), Some(n)) => (Some(c[i] as f64 / n as f64), Some(c[i]), Some(wilson_interval(c[i], n, Z95))),
+                (Some(c), Some(n)) => (
+                    Some(c[i] as f64 / n as f64),
+                    Some(c[i]),
+                    Some(wilson_interval(c[i], n, Z95)),
+                ),
                 _ => (None, None, None),
             };
             OutcomeRow {
@@ -133,10 +152,22 @@ pub fn crt_table(field: &FieldCombat, request: &CrtRequest, control: &RunControl
                 fraction: value.to_string(),
             })
         };
-        add("SP lost by L", exact.expectation(|i| u64::from(field.clc_loss(pairs[i].larger, sp))));
-        add("SP lost by S", exact.expectation(|i| u64::from(field.clc_loss(pairs[i].smaller, sp).min(sp))));
-        add("morale lost by L", exact.expectation(|i| u64::from(pairs[i].larger.morale_loss())));
-        add("morale lost by S", exact.expectation(|i| u64::from(pairs[i].smaller.morale_loss())));
+        add(
+            "SP lost by L",
+            exact.expectation(|i| u64::from(field.clc_loss(pairs[i].larger, sp))),
+        );
+        add(
+            "SP lost by S",
+            exact.expectation(|i| u64::from(field.clc_loss(pairs[i].smaller, sp).min(sp))),
+        );
+        add(
+            "morale lost by L",
+            exact.expectation(|i| u64::from(pairs[i].larger.morale_loss())),
+        );
+        add(
+            "morale lost by S",
+            exact.expectation(|i| u64::from(pairs[i].smaller.morale_loss())),
+        );
     }
     let mut params = json!({
         "odds": rules.odds_columns[odds].label(),
@@ -152,7 +183,11 @@ pub fn crt_table(field: &FieldCombat, request: &CrtRequest, control: &RunControl
     let capped = if net_drm == request.drm {
         String::new()
     } else {
-        format!(" (net {} after the ±{} cap)", signed(net_drm), rules.drm_cap)
+        format!(
+            " (net {} after the ±{} cap)",
+            signed(net_drm),
+            rules.drm_cap
+        )
     };
     Ok(TableReport {
         system: "crt".into(),
@@ -202,8 +237,18 @@ impl Exporter for TextExporter {
         let mut out = String::new();
         let _ = writeln!(out, "{}", report.title);
         let simulated = report.trials.is_some();
-        let width = report.outcomes.iter().map(|o| o.outcome.len()).max().unwrap_or(7).max(7);
-        let _ = write!(out, "{:<width$}  {:>9}  {:>8}", "outcome", "exact", "decimal");
+        let width = report
+            .outcomes
+            .iter()
+            .map(|o| o.outcome.len())
+            .max()
+            .unwrap_or(7)
+            .max(7);
+        let _ = write!(
+            out,
+            "{:<width$}  {:>9}  {:>8}",
+            "outcome", "exact", "decimal"
+        );
         if let Some(n) = report.trials {
             let _ = write!(out, "  {:>9}  {:<20}", "simulated", "95% interval");
             let _ = writeln!(out, "  ({n} trials)");
@@ -230,7 +275,11 @@ impl Exporter for TextExporter {
             let _ = writeln!(out);
         }
         if !report.expectations.is_empty() {
-            let _ = writeln!(out, "\nexpected per resolution (Combat Loss Chart, smaller force {} SP)", report.params["smaller_sp"]);
+            let _ = writeln!(
+                out,
+                "\nexpected per resolution (Combat Loss Chart, smaller force {} SP)",
+                report.params["smaller_sp"]
+            );
             for e in &report.expectations {
                 let _ = writeln!(out, "{:<18} {:>9}  {:>8.6}", e.name, e.fraction, e.value);
             }
@@ -283,19 +332,38 @@ impl Exporter for MarkdownExporter {
         let percents: Vec<f64> = report.outcomes.iter().map(|o| o.probability).collect();
         let units = crate::stats::percentages_summing_to_100(&percents, 1);
         if report.trials.is_some() {
-            out.push_str("| outcome | exact | % | simulated | 95% interval |\n|---|---|---|---|---|\n");
+            out.push_str(
+                "| outcome | exact | % | simulated | 95% interval |\n|---|---|---|---|---|\n",
+            );
         } else {
             out.push_str("| outcome | exact | % |\n|---|---|---|\n");
         }
         for (o, u) in report.outcomes.iter().zip(units) {
-            let _ = write!(out, "| {} | {} | {}.{} |", o.outcome, o.fraction.as_deref().unwrap_or("–"), u / 10, u % 10);
+            let _ = write!(
+                out,
+                "| {} | {} | {}.{} |",
+                o.outcome,
+                o.fraction.as_deref().unwrap_or("–"),
+                u / 10,
+                u % 10
+            );
             if report.trials.is_some() {
-                let _ = write!(out, " {} | {}–{} |", opt(o.estimate, 5), opt(o.ci_low, 5), opt(o.ci_high, 5));
+                let _ = write!(
+                    out,
+                    " {} | {}–{} |",
+                    opt(o.estimate, 5),
+                    opt(o.ci_low, 5),
+                    opt(o.ci_high, 5)
+                );
             }
             out.push('\n');
         }
         for e in &report.expectations {
-            let _ = writeln!(out, "\nExpected {}: {} ({:.4})", e.name, e.fraction, e.value);
+            let _ = writeln!(
+                out,
+                "\nExpected {}: {} ({:.4})",
+                e.name, e.fraction, e.value
+            );
         }
         out
     }

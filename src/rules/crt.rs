@@ -412,10 +412,26 @@ impl FieldRules {
         Self {
             crt: CombatResultsTable::printed(),
             odds_columns: vec![
-                OddsColumn { larger: 1, smaller: 1, roll_two_column: 1 },
-                OddsColumn { larger: 3, smaller: 2, roll_two_column: 2 },
-                OddsColumn { larger: 2, smaller: 1, roll_two_column: 3 },
-                OddsColumn { larger: 3, smaller: 1, roll_two_column: 4 },
+                OddsColumn {
+                    larger: 1,
+                    smaller: 1,
+                    roll_two_column: 1,
+                },
+                OddsColumn {
+                    larger: 3,
+                    smaller: 2,
+                    roll_two_column: 2,
+                },
+                OddsColumn {
+                    larger: 2,
+                    smaller: 1,
+                    roll_two_column: 3,
+                },
+                OddsColumn {
+                    larger: 3,
+                    smaller: 1,
+                    roll_two_column: 4,
+                },
             ],
             odds_rounding: OddsRounding::Down,
             drm_cap: 4,
@@ -429,9 +445,9 @@ impl FieldRules {
 
     /// Index of the odds column with exactly this ratio.
     pub fn odds_column_index(&self, larger: u32, smaller: u32) -> Option<usize> {
-        self.odds_columns
-            .iter()
-            .position(|c| u64::from(c.larger) * u64::from(smaller) == u64::from(c.smaller) * u64::from(larger))
+        self.odds_columns.iter().position(|c| {
+            u64::from(c.larger) * u64::from(smaller) == u64::from(c.smaller) * u64::from(larger)
+        })
     }
 
     pub fn odds_labels(&self) -> Vec<String> {
@@ -440,7 +456,10 @@ impl FieldRules {
 
     fn validate(&self) -> Result<(), RulesError> {
         if self.odds_columns.is_empty() {
-            return Err(RulesError::new("rules.odds", "the CRT needs at least one odds column (1:1)"));
+            return Err(RulesError::new(
+                "rules.odds",
+                "the CRT needs at least one odds column (1:1)",
+            ));
         }
         let first = self.odds_columns[0];
         if first.larger != first.smaller {
@@ -454,10 +473,16 @@ impl FieldRules {
         }
         for pair in self.odds_columns.windows(2) {
             let (a, b) = (pair[0], pair[1]);
-            if u64::from(a.larger) * u64::from(b.smaller) >= u64::from(b.larger) * u64::from(a.smaller) {
+            if u64::from(a.larger) * u64::from(b.smaller)
+                >= u64::from(b.larger) * u64::from(a.smaller)
+            {
                 return Err(RulesError::new(
                     "rules.odds",
-                    format!("odds columns must be distinct and ascending, found {} before {}", a.label(), b.label()),
+                    format!(
+                        "odds columns must be distinct and ascending, found {} before {}",
+                        a.label(),
+                        b.label()
+                    ),
                 ));
             }
         }
@@ -478,7 +503,10 @@ impl FieldRules {
                 format!("the DRM cap must be 0 to 12, got {}", self.drm_cap),
             ));
         }
-        if !(2..=12).contains(&self.roll_min) || !(2..=12).contains(&self.roll_max) || self.roll_min > self.roll_max {
+        if !(2..=12).contains(&self.roll_min)
+            || !(2..=12).contains(&self.roll_max)
+            || self.roll_min > self.roll_max
+        {
             return Err(RulesError::new(
                 "rules.roll",
                 format!(
@@ -498,13 +526,20 @@ impl FieldRules {
             if values.len() != bands.len() {
                 return Err(RulesError::new(
                     format!("rules.clc.{}", ClcRow::NAMES[row]),
-                    format!("needs {} values, one per band, got {}", bands.len(), values.len()),
+                    format!(
+                        "needs {} values, one per band, got {}",
+                        bands.len(),
+                        values.len()
+                    ),
                 ));
             }
             if let Some(v) = values.iter().find(|v| **v > CLC_VALUE_RANGE.1) {
                 return Err(RulesError::new(
                     format!("rules.clc.{}", ClcRow::NAMES[row]),
-                    format!("SP lost must be {} to {}, got {v}", CLC_VALUE_RANGE.0, CLC_VALUE_RANGE.1),
+                    format!(
+                        "SP lost must be {} to {}, got {v}",
+                        CLC_VALUE_RANGE.0, CLC_VALUE_RANGE.1
+                    ),
                 ));
             }
         }
@@ -513,7 +548,10 @@ impl FieldRules {
                 if !(DRM_RANGE.0..=DRM_RANGE.1).contains(&cell.drm) {
                     return Err(RulesError::new(
                         format!("rules.tactics.{}.{}", TACTIC_NAMES[l], TACTIC_NAMES[s]),
-                        format!("a tactic DRM must be {} to +{}, got {}", DRM_RANGE.0, DRM_RANGE.1, cell.drm),
+                        format!(
+                            "a tactic DRM must be {} to +{}, got {}",
+                            DRM_RANGE.0, DRM_RANGE.1, cell.drm
+                        ),
                     ));
                 }
             }
@@ -609,14 +647,22 @@ impl FieldCombat {
                 let (ln, ld) = (u64::from(lower.larger), u64::from(lower.smaller));
                 let (un, ud) = (u64::from(upper.larger), u64::from(upper.smaller));
                 match rounding {
-                    OddsRounding::Down => OddsThreshold { numerator: un, denominator: ud, strict: 0 },
+                    OddsRounding::Down => OddsThreshold {
+                        numerator: un,
+                        denominator: ud,
+                        strict: 0,
+                    },
                     // Midpoint (ln/ld + un/ud)/2 = (ln·ud + un·ld) / (2·ld·ud).
                     OddsRounding::Nearest => OddsThreshold {
                         numerator: ln * ud + un * ld,
                         denominator: 2 * ld * ud,
                         strict: 0,
                     },
-                    OddsRounding::Up => OddsThreshold { numerator: ln, denominator: ld, strict: 1 },
+                    OddsRounding::Up => OddsThreshold {
+                        numerator: ln,
+                        denominator: ld,
+                        strict: 1,
+                    },
                 }
             })
             .collect()
@@ -659,7 +705,9 @@ impl FieldCombat {
     /// The exact distribution of one resolution over [`Self::pairs`].
     pub fn resolution_distribution(&self, odds: usize, net_drm: i32) -> ExactDistribution {
         let faces = self.faces(odds, net_drm);
-        ExactDistribution::enumerate(TWO_D6_FACES, self.pairs.len(), |face| usize::from(faces[face as usize]))
+        ExactDistribution::enumerate(TWO_D6_FACES, self.pairs.len(), |face| {
+            usize::from(faces[face as usize])
+        })
     }
 
     /// SP lost for one result when the smaller force has `smaller_sp` SP (before capping
@@ -682,7 +730,11 @@ impl FieldCombat {
             + (state.morale[larger] as i32 - state.morale[smaller] as i32)
             + (battle.drm[larger] - battle.drm[smaller])
             + sign * battle.terrain_drm;
-        RoundSetup { larger, odds, base_drm }
+        RoundSetup {
+            larger,
+            odds,
+            base_drm,
+        }
     }
 
     /// The tactic cell for A's and B's tactics, read with L's choice as the row.
@@ -694,7 +746,13 @@ impl FieldCombat {
     /// Applies one round's CRT result (`pair`, ignored when the cell is no combat) and
     /// returns the state after it.
     #[inline(always)]
-    pub fn apply_round(&self, state: &BattleState, setup: &RoundSetup, cell: TacticCell, pair: usize) -> BattleState {
+    pub fn apply_round(
+        &self,
+        state: &BattleState,
+        setup: &RoundSetup,
+        cell: TacticCell,
+        pair: usize,
+    ) -> BattleState {
         let pair = self.pairs[pair];
         let (larger, smaller) = (setup.larger, 1 - setup.larger);
         let combat = u32::from(!cell.no_combat);
@@ -713,8 +771,17 @@ impl FieldCombat {
 
     /// How a battle that stops after this round ends, or `None` if it goes on.
     #[inline(always)]
-    pub fn battle_end(&self, after: &BattleState, cell: TacticCell, tactic: [usize; 2], round: u32) -> Option<BattleResult> {
-        let broken = [after.sp[0] == 0 || after.morale[0] == 0, after.sp[1] == 0 || after.morale[1] == 0];
+    pub fn battle_end(
+        &self,
+        after: &BattleState,
+        cell: TacticCell,
+        tactic: [usize; 2],
+        round: u32,
+    ) -> Option<BattleResult> {
+        let broken = [
+            after.sp[0] == 0 || after.morale[0] == 0,
+            after.sp[1] == 0 || after.morale[1] == 0,
+        ];
         let result = match (broken, cell.ends_battle) {
             ([true, true], _) => BattleResult::BothBroken,
             ([false, true], _) => BattleResult::AWins,
@@ -758,7 +825,11 @@ impl FieldCombat {
     /// The exact distribution of a whole battle, enumerated round by round over every
     /// tactic pair and every face of the dice (probabilities in f64). Returns `None` when
     /// the reachable state space is larger than `max_states` in some round.
-    pub fn battle_distribution(&self, battle: &PreparedBattle, max_states: usize) -> Option<BattleDistribution> {
+    pub fn battle_distribution(
+        &self,
+        battle: &PreparedBattle,
+        max_states: usize,
+    ) -> Option<BattleDistribution> {
         use std::collections::HashMap;
         let mut distribution = BattleDistribution::new(battle, self.rules.round_limit);
         let mut live: HashMap<BattleState, f64> = HashMap::from([(battle.start, 1.0)]);
@@ -774,12 +845,20 @@ impl FieldCombat {
                     for (tb, &pb) in mix[1].iter().enumerate().filter(|(_, p)| **p > 0.0) {
                         let tactic = [ta, tb];
                         let cell = self.tactic_cell(&setup, tactic);
-                        let resolution = self.resolution_distribution(setup.odds, setup.base_drm + cell.drm);
-                        for (pair, &count) in resolution.counts.iter().enumerate().filter(|(_, c)| **c > 0) {
+                        let resolution =
+                            self.resolution_distribution(setup.odds, setup.base_drm + cell.drm);
+                        for (pair, &count) in resolution
+                            .counts
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, c)| **c > 0)
+                        {
                             let p = p_state * pa * pb * count as f64 / f64::from(TWO_D6_FACES);
                             let after = self.apply_round(&state, &setup, cell, pair);
                             match self.battle_end(&after, cell, tactic, round) {
-                                Some(result) => distribution.add(result, round, &battle.start, &after, p),
+                                Some(result) => {
+                                    distribution.add(result, round, &battle.start, &after, p)
+                                }
                                 None => *next_live.entry(after).or_insert(0.0) += p,
                             }
                         }
@@ -884,13 +963,19 @@ impl TacticMix {
         if used.len() == 1 {
             return TACTIC_NAMES[used[0]].to_string();
         }
-        if used.iter().all(|&t| self.weights[t] == self.weights[used[0]]) {
+        if used
+            .iter()
+            .all(|&t| self.weights[t] == self.weights[used[0]])
+        {
             if used.len() == 7 {
                 return "uniform".to_string();
             }
             return format!(
                 "uniform over {}",
-                used.iter().map(|&t| TACTIC_NAMES[t]).collect::<Vec<_>>().join(", ")
+                used.iter()
+                    .map(|&t| TACTIC_NAMES[t])
+                    .collect::<Vec<_>>()
+                    .join(", ")
             );
         }
         used.iter()
@@ -953,20 +1038,29 @@ impl FieldBattle {
             if !(LEADER_RANGE.0..=LEADER_RANGE.1).contains(&force.leader) {
                 return Err(RulesError::new(
                     format!("side.{side}.leader"),
-                    format!("a leader rating must be {} to {}, got {}", LEADER_RANGE.0, LEADER_RANGE.1, force.leader),
+                    format!(
+                        "a leader rating must be {} to {}, got {}",
+                        LEADER_RANGE.0, LEADER_RANGE.1, force.leader
+                    ),
                 ));
             }
             if !(DRM_RANGE.0..=DRM_RANGE.1).contains(&force.drm) {
                 return Err(RulesError::new(
                     format!("side.{side}.drm"),
-                    format!("a side's DRM must be {} to +{}, got {}", DRM_RANGE.0, DRM_RANGE.1, force.drm),
+                    format!(
+                        "a side's DRM must be {} to +{}, got {}",
+                        DRM_RANGE.0, DRM_RANGE.1, force.drm
+                    ),
                 ));
             }
         }
         if !(DRM_RANGE.0..=DRM_RANGE.1).contains(&self.terrain_drm) {
             return Err(RulesError::new(
                 "battle.terrain_drm",
-                format!("terrain DRM must be {} to +{}, got {}", DRM_RANGE.0, DRM_RANGE.1, self.terrain_drm),
+                format!(
+                    "terrain DRM must be {} to +{}, got {}",
+                    DRM_RANGE.0, DRM_RANGE.1, self.terrain_drm
+                ),
             ));
         }
         Ok(PreparedBattle {
@@ -1057,7 +1151,10 @@ impl BattleOutcome {
             result,
             rounds,
             sp_lost: [start.sp[0] - end.sp[0], start.sp[1] - end.sp[1]],
-            morale_lost: [start.morale[0] - end.morale[0], start.morale[1] - end.morale[1]],
+            morale_lost: [
+                start.morale[0] - end.morale[0],
+                start.morale[1] - end.morale[1],
+            ],
         }
     }
 }
@@ -1084,7 +1181,14 @@ impl BattleDistribution {
         }
     }
 
-    fn add(&mut self, result: BattleResult, round: u32, start: &BattleState, end: &BattleState, p: f64) {
+    fn add(
+        &mut self,
+        result: BattleResult,
+        round: u32,
+        start: &BattleState,
+        end: &BattleState,
+        p: f64,
+    ) {
         let outcome = BattleOutcome::new(result, round, start, end);
         self.result[result.index()] += p;
         self.rounds[outcome.rounds as usize] += p;
@@ -1132,7 +1236,9 @@ impl BattleHistogram {
 
 impl crate::sim::Histogram for BattleHistogram {
     fn merge(&mut self, other: Self) {
-        let add = |mine: &mut [u64], theirs: &[u64]| mine.iter_mut().zip(theirs).for_each(|(m, t)| *m += t);
+        let add = |mine: &mut [u64], theirs: &[u64]| {
+            mine.iter_mut().zip(theirs).for_each(|(m, t)| *m += t)
+        };
         add(&mut self.result, &other.result);
         add(&mut self.rounds, &other.rounds);
         for side in 0..2 {
@@ -1220,7 +1326,10 @@ mod tests {
         let labels: Vec<String> = printed().pairs().iter().map(ResultPair::label).collect();
         assert_eq!(
             labels,
-            ["L=D3 S=1", "L=D2 S=1", "L=D1 S=1", "L=1 S=0", "L=1 S=1", "L=0 S=1", "L=1 S=D1", "L=1 S=D2", "L=1 S=D3"]
+            [
+                "L=D3 S=1", "L=D2 S=1", "L=D1 S=1", "L=1 S=0", "L=1 S=1", "L=0 S=1", "L=1 S=D1",
+                "L=1 S=D2", "L=1 S=D3"
+            ]
         );
     }
 
@@ -1254,8 +1363,14 @@ mod tests {
     #[test]
     fn clc_bands_as_printed() {
         let chart = CombatLossChart::printed();
-        assert_eq!(chart.band_labels(), ["1-3", "4-5", "6-10", "11-15", "16-20", "21+"]);
-        let bands: Vec<usize> = [1, 3, 4, 5, 6, 10, 11, 15, 16, 20, 21, 400].iter().map(|&sp| chart.band_of(sp)).collect();
+        assert_eq!(
+            chart.band_labels(),
+            ["1-3", "4-5", "6-10", "11-15", "16-20", "21+"]
+        );
+        let bands: Vec<usize> = [1, 3, 4, 5, 6, 10, 11, 15, 16, 20, 21, 400]
+            .iter()
+            .map(|&sp| chart.band_of(sp))
+            .collect();
         assert_eq!(bands, [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5]);
     }
 
@@ -1287,7 +1402,13 @@ mod tests {
             drm: 0,
             tactics: TacticMix::fixed(tactic),
         };
-        let battle = FieldBattle { a: force(10, 0), b: force(5, 4), terrain_drm: 0 }.prepare().unwrap();
+        let battle = FieldBattle {
+            a: force(10, 0),
+            b: force(5, 4),
+            terrain_drm: 0,
+        }
+        .prepare()
+        .unwrap();
         let d = field.battle_distribution(&battle, 1000).unwrap();
         // P(2d6 ≥ 7) = 21/36 → B's morale hits 0: A wins. Otherwise the round limit.
         assert!((d.result[BattleResult::AWins.index()] - 21.0 / 36.0).abs() < 1e-12);
@@ -1304,9 +1425,25 @@ mod tests {
     #[test]
     fn withdraw_ends_the_battle_and_is_attributed() {
         let field = printed();
-        let a = Force { name: String::new(), sp: 8, morale: 2, leader: 0, drm: 0, tactics: TacticMix::fixed(WITHDRAW) };
-        let b = Force { tactics: TacticMix::fixed(3), ..a.clone() }; // bombard vs withdraw: (NC)
-        let battle = FieldBattle { a, b, terrain_drm: 0 }.prepare().unwrap();
+        let a = Force {
+            name: String::new(),
+            sp: 8,
+            morale: 2,
+            leader: 0,
+            drm: 0,
+            tactics: TacticMix::fixed(WITHDRAW),
+        };
+        let b = Force {
+            tactics: TacticMix::fixed(3),
+            ..a.clone()
+        }; // bombard vs withdraw: (NC)
+        let battle = FieldBattle {
+            a,
+            b,
+            terrain_drm: 0,
+        }
+        .prepare()
+        .unwrap();
         let d = field.battle_distribution(&battle, 1000).unwrap();
         assert_eq!(d.result[BattleResult::AWithdraws.index()], 1.0);
         assert_eq!(d.rounds[1], 1.0);
@@ -1320,7 +1457,9 @@ mod tests {
     #[test]
     fn mix_picks_by_weight() {
         let mix = TacticMix::new([3, 1, 0, 0, 0, 0, 0]).unwrap();
-        let picks: Vec<usize> = (0..4u64).map(|k| mix.pick(&mut DiceWord(k << 62))).collect();
+        let picks: Vec<usize> = (0..4u64)
+            .map(|k| mix.pick(&mut DiceWord(k << 62)))
+            .collect();
         assert_eq!(picks, [0, 0, 0, 1]);
         assert!(TacticMix::new([0; 7]).is_err());
         assert!(TacticMix::new([MAX_MIX_WEIGHT, 1, 0, 0, 0, 0, 0]).is_err());
@@ -1333,9 +1472,15 @@ mod tests {
         assert_eq!(FieldCombat::new(rules).unwrap_err().field, "rules.drm_cap");
         let mut rules = FieldRules::printed();
         rules.odds_columns[1].roll_two_column = 12;
-        assert_eq!(FieldCombat::new(rules).unwrap_err().field, "rules.odds.\"3:2\"");
+        assert_eq!(
+            FieldCombat::new(rules).unwrap_err().field,
+            "rules.odds.\"3:2\""
+        );
         let mut rules = FieldRules::printed();
         rules.tactics.cells[0][1].drm = 7;
-        assert_eq!(FieldCombat::new(rules).unwrap_err().field, "rules.tactics.charge.envelop");
+        assert_eq!(
+            FieldCombat::new(rules).unwrap_err().field,
+            "rules.tactics.charge.envelop"
+        );
     }
 }

@@ -1,0 +1,201 @@
+//! The binary as a designer runs it: the table command's formats and JSON shape, the
+//! report folder, and byte-for-byte determinism across thread counts.
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn battlelab() -> Command {
+    Command::cargo_bin("battlelab").unwrap()
+}
+
+fn stdout(args: &[&str]) -> String {
+    let output = battlelab().args(args).output().unwrap();
+    assert!(
+        output.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[test]
+fn table_crt_text_snapshot() {
+    insta::assert_snapshot!(stdout(&[
+        "table",
+        "crt",
+        "--odds",
+        "3:2",
+        "--drm",
+        "+1",
+        "--smaller-sp",
+        "8"
+    ]));
+}
+
+#[test]
+fn table_crt_markdown_snapshot() {
+    insta::assert_snapshot!(stdout(&[
+        "table", "crt", "--odds", "1:1", "--drm", "-6", "--format", "md"
+    ]));
+}
+
+#[test]
+fn table_crt_json_has_the_stable_shape() {
+    let json: Value = serde_json::from_str(&stdout(&[
+        "table", "crt", "--odds", "3:2", "--drm", "0", "--format", "json",
+    ]))
+    .unwrap();
+    assert_eq!(json["system"], "crt");
+    assert_eq!(json["params"]["odds"], "3:2");
+    assert!(json["trials"].is_null());
+    let outcomes = json["outcomes"].as_array().unwrap();
+    assert_eq!(outcomes.len(), 9);
+    let d1 = outcomes
+        .iter()
+        .find(|o| o["outcome"] == "L=1 S=D1")
+        .unwrap();
+    assert_eq!(d1["fraction"], "1/9");
+    assert!((d1["probability"].as_f64().unwrap() - 1.0 / 9.0).abs() < 1e-15);
+    assert!(d1["ci_low"].is_null() && d1["ci_high"].is_null());
+    let total: f64 = outcomes
+        .iter()
+        .map(|o| o["probability"].as_f64().unwrap())
+        .sum();
+    assert!((total - 1.0).abs() < 1e-12);
+}
+
+#[test]
+fn table_crt_with_trials_adds_estimates_and_intervals() {
+    let json: Value = serde_json::from_str(&stdout(&[
+        "table", "crt", "--odds", "2:1", "--drm", "-2", "--trials", "200000", "--format", "json",
+    ]))
+    .unwrap();
+    assert_eq!(json["trials"], 200000);
+    for o in json["outcomes"].as_array().unwrap() {
+        let (lo, hi, p) = (
+            o["ci_low"].as_f64().unwrap(),
+            o["ci_high"].as_f64().unwrap(),
+            o["probability"].as_f64().unwrap(),
+        );
+        assert!(lo <= hi && o["fraction"].is_string());
+        // Exact inside a 95% interval is not guaranteed per outcome, but a 4-SE miss is.
+        let se = (p * (1.0 - p) / 200000.0).sqrt();
+        assert!(
+            (o["estimate"].as_f64().unwrap() - p).abs() <= 4.0 * se + 1e-12,
+            "{o}"
+        );
+    }
+}
+
+#[test]
+fn table_crt_refuses_bad_input() {
+    for (args, needle) in [
+        (vec!["--odds", "4:1"], "allowed: 1:1, 3:2, 2:1, 3:1"),
+        (vec!["--odds", "one"], "not an odds column"),
+        (vec!["--odds", "1:1", "--smaller-sp", "0"], "--smaller-sp 0"),
+        (vec!["--odds", "1:1", "--trials", "0"], "--trials 0"),
+    ] {
+        let output = battlelab()
+            .args(["table", "crt"])
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&output.stderr).contains(needle),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(output.stdout.is_empty());
+    }
+}
+
+#[test]
+fn run_is_byte_identical_on_one_two_and_eight_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let analysis = concat!(env!("CARGO_MANIFEST_DIR"), "/analyses/field_combat.toml");
+    let mut outputs = Vec::new();
+    for threads in ["1", "2", "8"] {
+        let out = dir.path().join(format!("t{threads}"));
+        let output = battlelab()
+            .args([
+                "run",
+                analysis,
+                "--trials",
+                "150000",
+                "--threads",
+                threads,
+                "--quiet",
+                "--out",
+            ])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let read = |name: &str| std::fs::read(out.join(name)).unwrap();
+        outputs.push((
+            read("results.csv"),
+            read("results.parquet"),
+            read("expectations.csv"),
+            read("distributions.parquet"),
+        ));
+        for chart in [
+            "outcomes_printed.png",
+            "heatmap_smaller_loses_printed.svg",
+            "battle_length_printed.png",
+            "sp_lost_b_printed.svg",
+        ] {
+            assert!(out.join(chart).exists(), "missing {chart}");
+        }
+        let manifest: Value = serde_json::from_slice(&read("manifest.json")).unwrap();
+        assert_eq!(manifest["seed"], 1815);
+        assert_eq!(manifest["trials"], 150000);
+        assert_eq!(manifest["rules_hash"].as_str().unwrap().len(), 64);
+    }
+    assert!(outputs[0] == outputs[1], "1 vs 2 threads differ");
+    assert!(outputs[0] == outputs[2], "1 vs 8 threads differ");
+    let tables = std::fs::read_to_string(dir.path().join("t1/tables.md")).unwrap();
+    // Every outcome row of the rulebook table adds up to exactly 100.0.
+    let mut rows = 0;
+    for line in tables
+        .lines()
+        .filter(|l| l.starts_with("| 1:1") || l.starts_with("| 3:1"))
+    {
+        let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
+        if cells.len() > 3 && cells[1].parse::<i32>().is_ok() {
+            let tenths: i64 = cells[2..]
+                .iter()
+                .map(|c| (c.parse::<f64>().unwrap() * 10.0).round() as i64)
+                .sum();
+            assert_eq!(tenths, 1000, "{line}");
+            rows += 1;
+        }
+    }
+    assert!(
+        rows >= 14,
+        "expected odds × DRM rows in tables.md, found {rows}"
+    );
+}
+
+#[test]
+fn a_different_seed_gives_different_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let analysis = concat!(env!("CARGO_MANIFEST_DIR"), "/analyses/field_combat.toml");
+    let mut csvs = Vec::new();
+    for seed in ["1", "2"] {
+        let out = dir.path().join(seed);
+        battlelab()
+            .args([
+                "run", analysis, "--trials", "20000", "--quiet", "--seed", seed, "--out",
+            ])
+            .arg(&out)
+            .assert()
+            .success();
+        csvs.push(std::fs::read(out.join("results.csv")).unwrap());
+    }
+    assert_ne!(csvs[0], csvs[1]);
+}
