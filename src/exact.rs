@@ -51,7 +51,7 @@ impl Fraction {
     }
 
     /// Sum of two fractions, reduced.
-    pub fn add(self, other: Fraction) -> Fraction {
+    pub fn plus(self, other: Fraction) -> Fraction {
         let common =
             self.denominator / gcd(self.denominator, other.denominator) * other.denominator;
         Fraction::new(
@@ -127,7 +127,7 @@ mod tests {
         assert_eq!(Fraction::new(0, 36).to_string(), "0");
         assert_eq!(Fraction::new(36, 36).to_string(), "1");
         assert_eq!(
-            Fraction::new(1, 6).add(Fraction::new(1, 4)).to_string(),
+            Fraction::new(1, 6).plus(Fraction::new(1, 4)).to_string(),
             "5/12"
         );
         assert_eq!(Fraction::new(5, 36).times(3).to_string(), "5/12");

@@ -85,6 +85,9 @@ pub fn execute(
     Ok(AnalysisResults { trials, seed, runs })
 }
 
+/// A distribution column: name, simulated counts, exact probabilities if computed.
+type Metric<'a> = (&'a str, &'a [u64], Option<&'a Vec<f64>>);
+
 /// Index (0 = A, 1 = B) of the side that is smaller at the start (ties: B, since A is
 /// the larger force on ties).
 pub fn smaller_side(run: &Run) -> usize {
@@ -180,7 +183,7 @@ pub fn frames(analysis: &Analysis, results: &AnalysisResults) -> PolarsResult<[D
             .float("mean_morale_lost_a", Some(mean(&est.morale_lost[0])))
             .float("mean_morale_lost_b", Some(mean(&est.morale_lost[1])))
             .finish();
-        let metrics: [(&str, &[u64], Option<&Vec<f64>>); 5] = [
+        let metrics: [Metric; 5] = [
             ("rounds", &h.rounds, exact.map(|e| &e.rounds)),
             ("sp_lost_a", &h.sp_lost[0], exact.map(|e| &e.sp_lost[0])),
             ("sp_lost_b", &h.sp_lost[1], exact.map(|e| &e.sp_lost[1])),
@@ -334,7 +337,7 @@ fn write_contents(
 }
 
 /// Runs of one variant whose coordinates match `fixed` on every axis except `free`.
-fn slice<'a>(analysis: &'a Analysis, variant: usize, free: &[usize]) -> Vec<usize> {
+fn slice(analysis: &Analysis, variant: usize, free: &[usize]) -> Vec<usize> {
     let fixed: Vec<Option<&AxisValue>> = analysis
         .axes
         .iter()
