@@ -257,10 +257,18 @@ pub fn write_report(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "report".into());
-    let staging = parent.join(format!(".{folder_name}.partial-{}", std::process::id()));
-    if staging.exists() {
-        fs::remove_dir_all(&staging).map_err(io_error(&staging))?;
+    // Partial folders of this report left by a killed process are removed first.
+    let stale_prefix = format!(".{folder_name}.partial-");
+    for entry in fs::read_dir(parent).map_err(io_error(parent))?.flatten() {
+        if entry
+            .file_name()
+            .to_string_lossy()
+            .starts_with(&stale_prefix)
+        {
+            let _ = fs::remove_dir_all(entry.path());
+        }
     }
+    let staging = parent.join(format!(".{folder_name}.partial-{}", std::process::id()));
     fs::create_dir_all(&staging).map_err(io_error(&staging))?;
     let written = write_contents(analysis, results, &staging, threads, wall_time);
     if let Err(error) = written {

@@ -199,3 +199,36 @@ fn a_different_seed_gives_different_counts() {
     }
     assert_ne!(csvs[0], csvs[1]);
 }
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_leaves_no_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let analysis = concat!(env!("CARGO_MANIFEST_DIR"), "/analyses/field_combat.toml");
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("battlelab"))
+        .args(["run", analysis, "--trials", "1000000000", "--quiet"])
+        .current_dir(dir.path())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(String::from_utf8_lossy(&output.stderr).contains("no report was written"));
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    let reports = dir.path().join("reports");
+    let inside: Vec<_> = std::fs::read_dir(&reports)
+        .map(|r| r.collect())
+        .unwrap_or_default();
+    assert!(inside.is_empty(), "left behind: {left:?} {inside:?}");
+}
