@@ -69,7 +69,7 @@ pub const SYSTEMS: [&str; 1] = ["field"];
 /// Why an analysis file was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum AnalysisError {
-    #[error("cannot read analysis file {file}: {source}")]
+    #[error("cannot read analysis file {file}")]
     Read {
         file: String,
         source: std::io::Error,
