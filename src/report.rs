@@ -14,7 +14,7 @@ use polars::prelude::*;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
-use crate::analysis::{Analysis, AxisValue, Run};
+use crate::analysis::{Analysis, AxisValue, Run, SweepAxis};
 use crate::chart::{self, BarGroup};
 use crate::frame;
 use crate::rules::crt::{simulate_battles, BattleDistribution, BattleHistogram, BattleResult};
@@ -344,24 +344,20 @@ fn write_contents(
     Ok(())
 }
 
-/// Runs of one variant whose coordinates match `fixed` on every axis except `free`.
-fn slice(analysis: &Analysis, variant: usize, free: &[usize]) -> Vec<usize> {
-    let fixed: Vec<Option<&AxisValue>> = analysis
-        .axes
+/// The value a chart holds an axis at when it is not drawn: the value nearest zero for
+/// numbers (no modifier), else the first.
+fn fixed_value(axis: &SweepAxis) -> &AxisValue {
+    axis.values
         .iter()
-        .enumerate()
-        .map(|(i, axis)| {
-            if free.contains(&i) {
-                None
-            } else {
-                // The value nearest zero for numbers (no modifier), else the first.
-                axis.values.iter().min_by_key(|v| match v {
-                    AxisValue::Int(x) => x.unsigned_abs(),
-                    AxisValue::Odds { .. } => 0,
-                })
-            }
+        .min_by_key(|v| match v {
+            AxisValue::Int(x) => x.unsigned_abs(),
+            AxisValue::Odds { .. } => 0,
         })
-        .collect();
+        .expect("axes are never empty")
+}
+
+/// Runs of one variant on the axes `free`, every other axis at its [`fixed_value`].
+fn slice(analysis: &Analysis, variant: usize, free: &[usize]) -> Vec<usize> {
     analysis
         .runs
         .iter()
@@ -371,8 +367,9 @@ fn slice(analysis: &Analysis, variant: usize, free: &[usize]) -> Vec<usize> {
                 && run
                     .coordinates
                     .iter()
-                    .zip(&fixed)
-                    .all(|(c, f)| f.is_none_or(|f| f == c))
+                    .zip(&analysis.axes)
+                    .enumerate()
+                    .all(|(i, (value, axis))| free.contains(&i) || value == fixed_value(axis))
         })
         .map(|(i, _)| i)
         .collect()
@@ -390,15 +387,18 @@ fn slug(name: &str) -> String {
         .collect()
 }
 
-/// Result labels that are non-zero somewhere in the analysis.
+/// Result labels that occur somewhere in the analysis (simulated or exactly possible).
 fn live_results(results: &AnalysisResults) -> Vec<BattleResult> {
     BattleResult::ALL
         .into_iter()
         .filter(|r| {
-            results
-                .runs
-                .iter()
-                .any(|run| run.histogram.result[r.index()] > 0)
+            results.runs.iter().any(|run| {
+                run.histogram.result[r.index()] > 0
+                    || run
+                        .exact
+                        .as_ref()
+                        .is_some_and(|e| e.result[r.index()] > 0.0)
+            })
         })
         .collect()
 }
@@ -409,11 +409,7 @@ fn fixed_note(analysis: &Analysis, free: &[usize]) -> String {
         .iter()
         .enumerate()
         .filter(|(i, _)| !free.contains(i))
-        .filter_map(|(i, axis)| {
-            let runs = slice(analysis, 0, &[]);
-            runs.first()
-                .map(|&r| format!("{} = {}", axis.parameter, analysis.runs[r].coordinates[i]))
-        })
+        .map(|(_, axis)| format!("{} = {}", axis.parameter, fixed_value(axis)))
         .collect();
     if parts.is_empty() {
         String::new()

@@ -232,3 +232,18 @@ fn ctrl_c_leaves_no_report() {
         .unwrap_or_default();
     assert!(inside.is_empty(), "left behind: {left:?} {inside:?}");
 }
+
+/// The rulebook tables of the shipped analysis come from exact enumeration, so they are
+/// pinned whole: the effective CRT per variant and the odds × DRM outcome percentages.
+#[test]
+fn rulebook_tables_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    let analysis = concat!(env!("CARGO_MANIFEST_DIR"), "/analyses/field_combat.toml");
+    let out = dir.path().join("r");
+    battlelab()
+        .args(["run", analysis, "--trials", "1000", "--quiet", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    insta::assert_snapshot!(std::fs::read_to_string(out.join("tables.md")).unwrap());
+}
