@@ -17,7 +17,7 @@ pub struct Cli {
 pub enum Command {
     /// Run an analysis file and write its report folder (data, charts, tables, manifest).
     Run(RunArgs),
-    /// Check an analysis file without running it: every error, or what a run would do.
+    /// Check an analysis file without running it: the first error, or what a run would do.
     Check {
         /// The analysis file (TOML), e.g. analyses/field_combat.toml.
         file: PathBuf,

@@ -1,0 +1,172 @@
+//! Analysis files as test data. Every file in `tests/data/bad/` must be refused: exit code
+//! 2, the error its first line states (`# error: …`), the file named, and nothing written.
+//! Every file in `tests/data/good/` must check and run.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use battlelab::analysis::Analysis;
+use battlelab::rules::crt::{ClcRow, OddsRounding, ResultPair};
+
+fn data(kind: &str) -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(kind);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn expected_error(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap();
+    let first = text.lines().next().unwrap_or_default();
+    first
+        .strip_prefix("# error: ")
+        .unwrap_or_else(|| {
+            panic!(
+                "{}: the first line must be `# error: <message>`",
+                path.display()
+            )
+        })
+        .to_string()
+}
+
+#[test]
+fn bad_files_are_refused_with_their_stated_error_and_nothing_written() {
+    let files = data("bad");
+    assert!(files.len() >= 12, "only {} bad files", files.len());
+    for file in files {
+        let expected = expected_error(&file);
+        let dir = tempfile::tempdir().unwrap();
+        for command in [
+            vec!["run", "--trials", "1000", "--out", "report"],
+            vec!["check"],
+        ] {
+            let output = Command::cargo_bin("battlelab")
+                .unwrap()
+                .current_dir(dir.path())
+                .args(&command[..1])
+                .arg(&file)
+                .args(&command[1..])
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            let name = file.display();
+            assert_eq!(
+                output.status.code(),
+                Some(2),
+                "{name} ({}): {stderr}",
+                command[0]
+            );
+            assert!(
+                stderr.contains(&expected),
+                "{name}: expected `{expected}` in: {stderr}"
+            );
+            assert!(
+                stderr.contains(&file.display().to_string()),
+                "{name}: the message must name the file: {stderr}"
+            );
+            assert!(!stderr.contains("panicked"), "{name}: {stderr}");
+            assert!(
+                output.stdout.is_empty(),
+                "{name}: printed {:?}",
+                String::from_utf8_lossy(&output.stdout)
+            );
+            let left: Vec<_> = std::fs::read_dir(dir.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name())
+                .collect();
+            assert!(left.is_empty(), "{name}: left {left:?} behind");
+        }
+    }
+}
+
+#[test]
+fn bad_files_name_a_line_where_there_is_one() {
+    for file in data("bad") {
+        let error = Analysis::load(&file).unwrap_err().to_string();
+        let whole_file = ["missing_system", "empty_sweep_table"]
+            .iter()
+            .any(|n| file.file_stem().unwrap() == *n);
+        if !whole_file {
+            assert!(
+                error.contains("line "),
+                "{}: no line in `{error}`",
+                file.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn good_files_check_and_run() {
+    let files = data("good");
+    assert!(files.len() >= 3);
+    for file in files {
+        let name = file.display();
+        Command::cargo_bin("battlelab")
+            .unwrap()
+            .arg("check")
+            .arg(&file)
+            .assert()
+            .success();
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("r");
+        let output = Command::cargo_bin("battlelab")
+            .unwrap()
+            .args(["run", "--quiet", "--trials", "2000", "--out"])
+            .arg(&out)
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        for written in [
+            "results.csv",
+            "results.parquet",
+            "tables.md",
+            "manifest.json",
+        ] {
+            assert!(out.join(written).is_file(), "{name}: no {written}");
+        }
+    }
+}
+
+/// The overrides of `every_override.toml` reach the effective rules of each variant.
+#[test]
+fn overrides_reach_the_rules() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/good/every_override.toml");
+    let analysis = Analysis::load(&path).unwrap();
+    let base = &analysis.variants[0].rules;
+    assert_eq!(base.drm_cap, 3);
+    assert_eq!((base.roll_min, base.roll_max), (3, 11));
+    assert_eq!(base.odds_rounding, OddsRounding::Nearest);
+    assert_eq!(base.round_limit, 4);
+    assert_eq!(base.crt.columns[7], ResultPair::parse("1/1").unwrap());
+    assert_eq!(base.odds_labels(), ["1:1", "3:2", "2:1", "3:1", "4:1"]);
+    assert_eq!(base.odds_columns[4].roll_two_column, 5);
+    assert_eq!(base.clc.value(ClcRow::D1, 5), 5);
+    assert_eq!(base.clc.value(ClcRow::One, 2), 2);
+    assert!(base.tactics.cells[4][4].ends_battle && base.tactics.cells[4][4].no_combat);
+    assert_eq!(base.tactics.cells[4][0].drm, -3);
+    let harsher = &analysis.variants[1].rules;
+    assert_eq!(harsher.clc.value(ClcRow::D2OrD3, 2), 4);
+    assert_eq!(harsher.clc.value(ClcRow::D2OrD3, 3), 6);
+    assert_eq!(harsher.round_limit, 8);
+    assert_eq!(harsher.drm_cap, 3, "variants build on [rules]");
+    // The odds sweep sets A's SP from B's 9 SP: 9, 18, 36.
+    let a_sp: Vec<u32> = analysis
+        .runs
+        .iter()
+        .take(3)
+        .map(|r| r.battle.a.sp)
+        .collect();
+    assert_eq!(a_sp, [9, 18, 36]);
+}
