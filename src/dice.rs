@@ -25,6 +25,15 @@ pub const fn splitmix64(mut z: u64) -> u64 {
 }
 
 /// A fair, seeded source of dice for one block of trials.
+///
+/// ```
+/// use battlelab::dice::DiceStream;
+/// let mut dice = DiceStream::for_block(1815, 0);
+/// let roll = dice.two_d6();
+/// assert!((2..=12).contains(&roll));
+/// // The same seed and block give the same dice.
+/// assert_eq!(DiceStream::for_block(7, 3).next_u64(), DiceStream::for_block(7, 3).next_u64());
+/// ```
 #[derive(Clone, Debug)]
 pub struct DiceStream {
     rng: Xoshiro256PlusPlus,

@@ -8,6 +8,12 @@
 use std::fmt;
 
 /// A non-negative rational number in lowest terms.
+///
+/// ```
+/// use battlelab::exact::Fraction;
+/// assert_eq!(Fraction::new(4, 36).to_string(), "1/9");
+/// assert_eq!(Fraction::new(1, 6).plus(Fraction::new(1, 12)).to_string(), "1/4");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Fraction {
     numerator: u128,
