@@ -97,4 +97,11 @@ pub struct CrtArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// Read the tables (with their overrides) from this analysis file instead of the
+    /// printed rules.
+    #[arg(long, value_name = "FILE")]
+    pub rules: Option<PathBuf>,
+    /// With --rules: which variant's tables [default: the first].
+    #[arg(long, requires = "rules")]
+    pub variant: Option<String>,
 }

@@ -56,14 +56,8 @@ fn exit_code(error: &anyhow::Error) -> u8 {
     let bad_input = error.chain().any(|e| {
         e.downcast_ref::<battlelab::analysis::AnalysisError>()
             .is_some()
-            || matches!(
-                e.downcast_ref::<TableError>(),
-                Some(
-                    TableError::UnknownOdds { .. }
-                        | TableError::SmallerSp(_)
-                        | TableError::ZeroTrials
-                )
-            )
+            || e.downcast_ref::<TableError>()
+                .is_some_and(|t| !matches!(t, TableError::Interrupted(_)))
     });
     if bad_input {
         EXIT_BAD_INPUT
@@ -177,8 +171,30 @@ fn check(file: PathBuf) -> Result<()> {
 }
 
 fn table_crt(args: CrtArgs) -> Result<()> {
-    let field =
-        FieldCombat::new(FieldRules::printed()).context("the printed rules failed validation")?;
+    let rules = match &args.rules {
+        None => FieldRules::printed(),
+        Some(file) => {
+            let analysis = Analysis::load(file)?;
+            let variant = match &args.variant {
+                None => &analysis.variants[0],
+                Some(name) => analysis
+                    .variants
+                    .iter()
+                    .find(|v| &v.name == name)
+                    .ok_or_else(|| TableError::UnknownVariant {
+                        given: name.clone(),
+                        allowed: analysis
+                            .variants
+                            .iter()
+                            .map(|v| v.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                    })?,
+            };
+            variant.rules.clone()
+        }
+    };
+    let field = FieldCombat::new(rules).context("the rules failed validation")?;
     let request = CrtRequest {
         odds: args.odds,
         drm: args.drm,

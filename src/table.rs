@@ -60,6 +60,8 @@ pub enum TableError {
     SmallerSp(u32),
     #[error("--trials 0: give at least 1 trial, or leave --trials out for the exact table only")]
     ZeroTrials,
+    #[error("--variant {given}: no such variant in the analysis file; allowed: {allowed}")]
+    UnknownVariant { given: String, allowed: String },
     #[error(transparent)]
     Interrupted(#[from] Interrupted),
 }

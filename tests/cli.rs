@@ -247,3 +247,41 @@ fn rulebook_tables_snapshot() {
         .success();
     insta::assert_snapshot!(std::fs::read_to_string(out.join("tables.md")).unwrap());
 }
+
+#[test]
+fn table_crt_reads_overridden_rules_from_an_analysis_file() {
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/good/every_override.toml"
+    );
+    // every_override adds a 4:1 column (roll 2 → column 5) and caps the DRM at ±3.
+    let json: Value = serde_json::from_str(&stdout(&[
+        "table", "crt", "--rules", file, "--odds", "4:1", "--drm", "+5", "--format", "json",
+    ]))
+    .unwrap();
+    assert_eq!(json["params"]["net_drm"], 3);
+    let outcomes = json["outcomes"].as_array().unwrap();
+    // Roll clamped to 3–11: 2d6+3 ≥ 6, column = roll − 1 + 4 ≥ 9; column 11 ← roll ≥ 8 ← 2d6 ≥ 5: 30/36.
+    let d3 = outcomes
+        .iter()
+        .find(|o| o["outcome"] == "L=1 S=D3")
+        .unwrap();
+    assert_eq!(d3["fraction"], "5/6");
+    let output = battlelab()
+        .args([
+            "table",
+            "crt",
+            "--rules",
+            file,
+            "--variant",
+            "nope",
+            "--odds",
+            "1:1",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("allowed: as overridden, harsher losses")
+    );
+}
