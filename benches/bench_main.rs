@@ -9,5 +9,6 @@ mod benchmarks;
 criterion_main!(
     benchmarks::crt::benches,
     benchmarks::field::benches,
+    benchmarks::strategic::benches,
     benchmarks::driver::benches,
 );

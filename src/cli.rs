@@ -52,6 +52,123 @@ pub struct RunArgs {
 pub enum TableCommand {
     /// One resolution on the field-combat CRT (RULES.md B1): result pairs L=… S=….
     Crt(CrtArgs),
+    /// One attrition roll (RULES.md B4): SP eliminated, `*` = one of them cavalry.
+    Attrition(AttritionArgs),
+    /// One forced-march roll (RULES.md B5): extra MP gained, `*` = one SP eliminated.
+    March(MarchArgs),
+    /// One naval combat roll (RULES.md B6): 2LS, LC, LR, SR, SS, SC, 2SC …
+    Naval(NavalArgs),
+    /// One blockade roll (RULES.md B7): F* (blockader may attack), F (blockaded must attack or retreat), E (escape).
+    Blockade(Common),
+    /// One pursuit roll (RULES.md B7): F (fail), I (intercept).
+    Pursuit(PursuitArgs),
+    /// One naval transport roll (RULES.md B7): C (captured), S (sunk), E (escape).
+    Transport(Common),
+    /// One storm/ice roll (RULES.md B7): S (sunk), D (damaged), E (escape).
+    Storm(Common),
+}
+
+/// Options every d6 table shares.
+#[derive(Debug, Args)]
+pub struct Common {
+    /// Also simulate this many rolls and print estimates with 95% Wilson intervals.
+    #[arg(long)]
+    pub trials: Option<u64>,
+    /// Seed for --trials.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Worker threads for --trials [default: one per core].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub threads: Option<u64>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum SmallStack {
+    /// A hex with fewer than 3 SP takes no attrition.
+    None,
+    /// Such a hex rolls on the 3–5 column.
+    Column,
+}
+
+#[derive(Debug, Args)]
+pub struct AttritionArgs {
+    /// Total SP in the hex (picks the column: 3-5, 6-10, 11-15, 16-20, 21+).
+    #[arg(long)]
+    pub sp: u32,
+    /// Further DRM by number, added to the named ones (e.g. +1, -2).
+    #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
+    pub drm: i32,
+    /// −1: only Major-state units in the hex.
+    #[arg(long)]
+    pub major_only: bool,
+    /// −1: all units in their home country.
+    #[arg(long)]
+    pub home: bool,
+    /// +1: unsupplied.
+    #[arg(long)]
+    pub unsupplied: bool,
+    /// +1: winter turn.
+    #[arg(long)]
+    pub winter: bool,
+    /// +1: in a swamp hex.
+    #[arg(long)]
+    pub swamp: bool,
+    /// [option] a hex under 3 SP: no attrition, or the 3–5 column.
+    #[arg(long, value_enum, default_value_t = SmallStack::None)]
+    pub small_stack: SmallStack,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+#[derive(Debug, Args)]
+pub struct MarchArgs {
+    /// Extra MP asked for: 1, 2 or 3.
+    #[arg(long)]
+    pub extra: u32,
+    /// Further DRM by number, added to the named ones.
+    #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
+    pub drm: i32,
+    /// −1: all Guards.
+    #[arg(long)]
+    pub guards: bool,
+    /// −1: all Major state.
+    #[arg(long)]
+    pub major: bool,
+    /// +1: unsupplied units.
+    #[arg(long)]
+    pub unsupplied: bool,
+    /// +1: winter turn.
+    #[arg(long)]
+    pub winter: bool,
+    /// +1: any swamp hexes.
+    #[arg(long)]
+    pub swamp: bool,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+#[derive(Debug, Args)]
+pub struct NavalArgs {
+    /// Odds column, larger-smaller: 1-1, 3-2 or 2-1.
+    #[arg(long)]
+    pub odds: String,
+    /// Net DRM (morale difference, leaders, scenario); the roll is clamped to −1…8.
+    #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
+    pub drm: i32,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+#[derive(Debug, Args)]
+pub struct PursuitArgs {
+    /// −1: the pursuing units are in a coastal hex or port.
+    #[arg(long)]
+    pub coastal: bool,
+    #[command(flatten)]
+    pub common: Common,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

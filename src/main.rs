@@ -14,10 +14,12 @@ use battlelab::analysis::Analysis;
 use battlelab::progress::ProgressWatcher;
 use battlelab::report::{self, ReportError};
 use battlelab::rules::crt::{FieldCombat, FieldRules};
+use battlelab::rules::d6table::{self, CompiledD6Table, D6Table};
 use battlelab::sim::{self, Interrupted, RunControl};
-use battlelab::table::{self, CrtRequest, TableError};
+use battlelab::table::{self, signed, CrtRequest, D6Request, TableError};
+use serde_json::json;
 
-use cli::{Cli, Command, CrtArgs, RunArgs, TableCommand};
+use cli::{Cli, Command, Common, CrtArgs, RunArgs, SmallStack, TableCommand};
 
 /// Exit code for input the user must fix (also clap's usage errors).
 const EXIT_BAD_INPUT: u8 = 2;
@@ -71,6 +73,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Run(args) => run(args),
         Command::Check { file } => check(file),
         Command::Table(TableCommand::Crt(args)) => table_crt(args),
+        Command::Table(other) => table_d6(other),
     }
 }
 
@@ -213,6 +216,148 @@ fn table_crt(args: CrtArgs) -> Result<()> {
     watcher.finish();
     let report = report?;
     let exporter = table::exporter(args.format.name()).expect("every Format has an exporter");
+    print!("{}", exporter.export(&report));
+    Ok(())
+}
+
+/// The d6 tables of the strategic game: pick the table, the column and the DRM, then print.
+fn table_d6(command: TableCommand) -> Result<()> {
+    let invalid = |option: &str, message: String| TableError::Invalid {
+        option: option.to_string(),
+        message,
+    };
+    let flag = |on: bool, drm: i32| if on { drm } else { 0 };
+    let (name, column, drm, params, title, common): (
+        &str,
+        Option<usize>,
+        i32,
+        serde_json::Value,
+        String,
+        Common,
+    ) = match command {
+        TableCommand::Attrition(a) => {
+            if a.sp == 0 {
+                return Err(invalid("--sp 0", "a hex with units holds at least 1 SP (the table starts at 3; below 3 see --small-stack)".into()).into());
+            }
+            let drm = a.drm
+                + flag(a.major_only, -1)
+                + flag(a.home, -1)
+                + flag(a.unsupplied, 1)
+                + flag(a.winter, 1)
+                + flag(a.swamp, 1);
+            let column = d6table::attrition_column(a.sp).or(match a.small_stack {
+                SmallStack::None => None,
+                SmallStack::Column => Some(0),
+            });
+            let table = D6Table::attrition();
+            let column_label = column.map_or("none: no attrition under 3 SP".to_string(), |c| {
+                table.column_labels[c].clone()
+            });
+            let params = json!({"sp": a.sp, "column": column_label, "drm": drm, "small_stack": format!("{:?}", a.small_stack).to_lowercase()});
+            let title = format!(
+                "Attrition — {} SP (column {column_label}), DRM {}",
+                a.sp,
+                signed(drm)
+            );
+            ("attrition", column, drm, params, title, a.common)
+        }
+        TableCommand::March(m) => {
+            if !(1..=3).contains(&m.extra) {
+                return Err(invalid(
+                    &format!("--extra {}", m.extra),
+                    "extra MP asked for must be 1, 2 or 3".into(),
+                )
+                .into());
+            }
+            let drm = m.drm
+                + flag(m.guards, -1)
+                + flag(m.major, -1)
+                + flag(m.unsupplied, 1)
+                + flag(m.winter, 1)
+                + flag(m.swamp, 1);
+            let params = json!({"extra": m.extra, "drm": drm});
+            let title = format!(
+                "Forced march — {} extra MP asked, DRM {}",
+                m.extra,
+                signed(drm)
+            );
+            (
+                "march",
+                Some(m.extra as usize - 1),
+                drm,
+                params,
+                title,
+                m.common,
+            )
+        }
+        TableCommand::Naval(n) => {
+            let table = D6Table::naval();
+            let column = battlelab::rules::crt::OddsColumn::parse_ratio(&n.odds)
+                    .and_then(|(l, s)| table.column_index(&format!("{l}-{s}")))
+                    .ok_or_else(|| {
+                        invalid(
+                            &format!("--odds {}", n.odds),
+                            format!("not an odds column of the naval table; allowed: {} (odds above 2-1 use 2-1)", table.column_labels.join(", ")),
+                        )
+                    })?;
+            let params = json!({"odds": table.column_labels[column], "drm": n.drm});
+            let title = format!(
+                "Naval combat — odds {}, DRM {}",
+                table.column_labels[column],
+                signed(n.drm)
+            );
+            ("naval", Some(column), n.drm, params, title, n.common)
+        }
+        TableCommand::Pursuit(p) => {
+            let drm = flag(p.coastal, -1);
+            let params = json!({"coastal": p.coastal, "drm": drm});
+            let title = format!(
+                "Pursuit{}",
+                if p.coastal {
+                    " — pursuers in a coastal hex or port (−1)"
+                } else {
+                    ""
+                }
+            );
+            ("pursuit", Some(0), drm, params, title, p.common)
+        }
+        TableCommand::Blockade(c) => ("blockade", Some(0), 0, json!({}), "Blockade".into(), c),
+        TableCommand::Transport(c) => (
+            "transport",
+            Some(0),
+            0,
+            json!({}),
+            "Naval transport".into(),
+            c,
+        ),
+        TableCommand::Storm(c) => ("storm", Some(0), 0, json!({}), "Storm / ice".into(), c),
+        TableCommand::Crt(_) => unreachable!("dispatched to table_crt"),
+    };
+    let table = CompiledD6Table::new(D6Table::printed(name).expect("a printed table"))
+        .context("the printed table failed validation")?;
+    let mut params = params;
+    if common.trials.is_some() {
+        params["seed"] = json!(common.seed);
+    }
+    let request = D6Request {
+        column,
+        drm,
+        trials: common.trials,
+        seed: common.seed,
+        params,
+        title,
+    };
+    let (pool, _) = pool(common.threads)?;
+    let control = interruptible();
+    let watcher = ProgressWatcher::start(
+        Arc::clone(&control),
+        common.trials.unwrap_or(0),
+        common.trials.is_none(),
+    );
+    let report = pool.install(|| table::d6_table(&table, &request, &control));
+    watcher.finish();
+    let report = report?;
+    let exporter = table::exporter(common.format.name()).expect("every Format has an exporter");
     print!("{}", exporter.export(&report));
     Ok(())
 }

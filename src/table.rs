@@ -10,8 +10,9 @@ use std::fmt::Write;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::exact::Fraction;
+use crate::exact::{ExactDistribution, Fraction};
 use crate::rules::crt::{FieldCombat, OddsColumn};
+use crate::rules::d6table::{self, CompiledD6Table};
 use crate::sim::{Interrupted, RunControl};
 use crate::stats::{wilson_interval, Z95};
 
@@ -60,6 +61,8 @@ pub enum TableError {
     SmallerSp(u32),
     #[error("--trials 0: give at least 1 trial, or leave --trials out for the exact table only")]
     ZeroTrials,
+    #[error("{option}: {message}")]
+    Invalid { option: String, message: String },
     #[error("--variant {given}: no such variant in the analysis file; allowed: {allowed}")]
     UnknownVariant { given: String, allowed: String },
     #[error(transparent)]
@@ -76,7 +79,8 @@ pub struct CrtRequest {
     pub seed: u64,
 }
 
-fn signed(v: i32) -> String {
+/// A DRM as printed: `+1`, `0`, `-2`.
+pub fn signed(v: i32) -> String {
     if v > 0 {
         format!("+{v}")
     } else {
@@ -120,30 +124,8 @@ pub fn crt_table(
         )?),
         None => None,
     };
-    let outcomes = field
-        .pairs()
-        .iter()
-        .enumerate()
-        .map(|(i, pair)| {
-            let (estimate, count, ci) = match (&counts, request.trials) {
-                (Some(c), Some(n)) => (
-                    Some(c[i] as f64 / n as f64),
-                    Some(c[i]),
-                    Some(wilson_interval(c[i], n, Z95)),
-                ),
-                _ => (None, None, None),
-            };
-            OutcomeRow {
-                outcome: pair.label(),
-                probability: exact.probability(i),
-                fraction: Some(exact.fraction(i).to_string()),
-                ci_low: ci.map(|c| c.0),
-                ci_high: ci.map(|c| c.1),
-                estimate,
-                count,
-            }
-        })
-        .collect();
+    let labels: Vec<String> = field.pairs().iter().map(|p| p.label()).collect();
+    let outcomes = outcome_rows(&labels, &exact, counts.as_deref(), request.trials);
     let mut expectations = Vec::new();
     if let Some(sp) = request.smaller_sp {
         let pairs = field.pairs();
@@ -201,6 +183,145 @@ pub fn crt_table(
         params,
         trials: request.trials,
         outcomes,
+        expectations,
+    })
+}
+
+/// Outcome rows from an exact distribution and, when trials were run, simulated counts.
+fn outcome_rows(
+    labels: &[String],
+    exact: &ExactDistribution,
+    counts: Option<&[u64]>,
+    trials: Option<u64>,
+) -> Vec<OutcomeRow> {
+    labels
+        .iter()
+        .enumerate()
+        .map(|(i, label)| {
+            let (estimate, count, ci) = match (counts, trials) {
+                (Some(c), Some(n)) => (
+                    Some(c[i] as f64 / n as f64),
+                    Some(c[i]),
+                    Some(wilson_interval(c[i], n, Z95)),
+                ),
+                _ => (None, None, None),
+            };
+            OutcomeRow {
+                outcome: label.clone(),
+                probability: exact.probability(i),
+                fraction: Some(exact.fraction(i).to_string()),
+                ci_low: ci.map(|c| c.0),
+                ci_high: ci.map(|c| c.1),
+                estimate,
+                count,
+            }
+        })
+        .collect()
+}
+
+/// A request for one roll on a d6 table of the strategic game.
+#[derive(Debug, Clone)]
+pub struct D6Request {
+    /// The column; `None` means the roll cannot happen (a hex under 3 SP takes no
+    /// attrition) and the first outcome, no loss, is certain.
+    pub column: Option<usize>,
+    pub drm: i32,
+    pub trials: Option<u64>,
+    pub seed: u64,
+    /// What the designer asked for, echoed into the report.
+    pub params: Value,
+    pub title: String,
+}
+
+/// One roll on a d6 table: exact distribution, optional simulation, and expectations
+/// derived from the printed codes (SP eliminated and cavalry losses for attrition, MP
+/// gained and SP lost for forced march, NSP lost per side for naval combat).
+pub fn d6_table(
+    table: &CompiledD6Table,
+    request: &D6Request,
+    control: &RunControl,
+) -> Result<TableReport, TableError> {
+    if request.trials == Some(0) {
+        return Err(TableError::ZeroTrials);
+    }
+    let outcomes = table.outcomes().len();
+    let (exact, counts) = match request.column {
+        Some(column) => {
+            let counts = match request.trials {
+                Some(trials) => Some(d6table::simulate_rolls(
+                    table,
+                    column,
+                    request.drm,
+                    request.seed,
+                    trials,
+                    control,
+                )?),
+                None => None,
+            };
+            (table.distribution(column, request.drm), counts)
+        }
+        None => {
+            let mut certain = vec![0u64; outcomes];
+            certain[0] = 6;
+            let counts = request.trials.map(|n| {
+                let mut c = vec![0u64; outcomes];
+                c[0] = n;
+                c
+            });
+            (
+                ExactDistribution {
+                    counts: certain,
+                    total: 6,
+                },
+                counts,
+            )
+        }
+    };
+    let labels = table.outcomes();
+    let rows = outcome_rows(labels, &exact, counts.as_deref(), request.trials);
+    let mut expectations = Vec::new();
+    let mut add = |name: &str, value: Fraction| {
+        expectations.push(ExpectationRow {
+            name: name.to_string(),
+            value: value.to_f64(),
+            fraction: value.to_string(),
+        })
+    };
+    let number = |i: usize| u64::from(d6table::leading_number(&labels[i]).unwrap_or(0));
+    let starred = |i: usize| u64::from(labels[i].ends_with('*'));
+    match table.table().name.as_str() {
+        "attrition" => {
+            add("SP eliminated", exact.expectation(number));
+            add("P(cavalry loss)", exact.expectation(starred));
+        }
+        "march" => {
+            add("extra MP gained", exact.expectation(number));
+            add("SP eliminated", exact.expectation(starred));
+        }
+        "naval" => {
+            // `2LS` = two NSP of L sunk; `SC` = one NSP of S captured; R = retreat.
+            let lost = |side: char| {
+                move |i: usize| {
+                    let code = labels[i].trim_start_matches('2');
+                    let count = if labels[i].starts_with('2') { 2 } else { 1 };
+                    let mut chars = code.chars();
+                    match (chars.next(), chars.next()) {
+                        (Some(s), Some('S' | 'C')) if s == side => count,
+                        _ => 0,
+                    }
+                }
+            };
+            add("NSP lost by L", exact.expectation(lost('L')));
+            add("NSP lost by S", exact.expectation(lost('S')));
+        }
+        _ => {}
+    }
+    Ok(TableReport {
+        system: table.table().name.clone(),
+        title: request.title.clone(),
+        params: request.params.clone(),
+        trials: request.trials,
+        outcomes: rows,
         expectations,
     })
 }
@@ -277,11 +398,13 @@ impl Exporter for TextExporter {
             let _ = writeln!(out);
         }
         if !report.expectations.is_empty() {
-            let _ = writeln!(
-                out,
-                "\nexpected per resolution (Combat Loss Chart, smaller force {} SP)",
-                report.params["smaller_sp"]
-            );
+            let heading = match report.params.get("smaller_sp") {
+                Some(sp) => {
+                    format!("expected per resolution (Combat Loss Chart, smaller force {sp} SP)")
+                }
+                None => "expected per roll".to_string(),
+            };
+            let _ = writeln!(out, "\n{heading}");
             for e in &report.expectations {
                 let _ = writeln!(out, "{:<18} {:>9}  {:>8.6}", e.name, e.fraction, e.value);
             }

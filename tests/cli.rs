@@ -285,3 +285,76 @@ fn table_crt_reads_overridden_rules_from_an_analysis_file() {
         String::from_utf8_lossy(&output.stderr).contains("allowed: as overridden, harsher losses")
     );
 }
+
+#[test]
+fn strategic_d6_tables_snapshot() {
+    let mut all = String::new();
+    for args in [
+        vec!["table", "attrition", "--sp", "14", "--drm", "+1"],
+        vec![
+            "table",
+            "attrition",
+            "--sp",
+            "22",
+            "--major-only",
+            "--home",
+            "--winter",
+        ],
+        vec!["table", "attrition", "--sp", "2", "--small-stack", "column"],
+        vec!["table", "march", "--extra", "3", "--guards", "--unsupplied"],
+        vec!["table", "naval", "--odds", "3-2", "--drm", "-1"],
+        vec!["table", "blockade"],
+        vec!["table", "pursuit", "--coastal"],
+        vec!["table", "transport", "--format", "md"],
+        vec!["table", "storm", "--format", "csv"],
+    ] {
+        all.push_str(&format!("$ battlelab {}\n", args[1..].join(" ")));
+        all.push_str(&stdout(&args));
+        all.push('\n');
+    }
+    insta::assert_snapshot!(all);
+}
+
+#[test]
+fn strategic_tables_refuse_bad_input() {
+    for (args, needle) in [
+        (vec!["attrition", "--sp", "0"], "--sp 0"),
+        (vec!["attrition", "--sp", "-3"], "unexpected argument '-3'"),
+        (
+            vec!["attrition", "--sp", "9", "--frozen"],
+            "unexpected argument '--frozen'",
+        ),
+        (vec!["march", "--extra", "4"], "must be 1, 2 or 3"),
+        (vec!["naval", "--odds", "3-1"], "allowed: 1-1, 3-2, 2-1"),
+        (vec!["naval", "--odds", "2-3"], "not an odds column"),
+        (vec!["storm", "--trials", "0"], "--trials 0"),
+    ] {
+        let output = battlelab().arg("table").args(&args).output().unwrap();
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+        assert!(output.stdout.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn naval_json_with_trials() {
+    let json: Value = serde_json::from_str(&stdout(&[
+        "table", "naval", "--odds", "1:1", "--drm", "+2", "--trials", "600000", "--format", "json",
+    ]))
+    .unwrap();
+    assert_eq!(json["system"], "naval");
+    assert_eq!(json["params"]["odds"], "1-1");
+    // 1-1, DRM +2: rolls 3..8 → LR, SR, SR, SS, SC, 2SS, one sixth each.
+    for o in json["outcomes"].as_array().unwrap() {
+        let expected = if ["LR", "SS", "SC", "2SS"].contains(&o["outcome"].as_str().unwrap()) {
+            "1/6"
+        } else if o["outcome"] == "SR" {
+            "1/3"
+        } else {
+            "0"
+        };
+        assert_eq!(o["fraction"], expected, "{o}");
+        assert!(o["ci_low"].as_f64().unwrap() <= o["ci_high"].as_f64().unwrap());
+    }
+}

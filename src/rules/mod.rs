@@ -1,3 +1,4 @@
 //! One module per rules system, each a pure kernel over plain, validated data.
 
 pub mod crt;
+pub mod d6table;
