@@ -314,14 +314,6 @@ pub struct TacticCell {
 }
 
 impl TacticCell {
-    const fn drm(drm: i32) -> Self {
-        Self {
-            drm,
-            no_combat: false,
-            ends_battle: false,
-        }
-    }
-
     /// Parses a printed cell: `0`, `+1`, `-2` (or `−2`), `NC`, `(+2)`, `(NC)`.
     pub fn parse(text: &str) -> Option<Self> {
         let text = text.trim().replace('−', "-");
@@ -381,7 +373,7 @@ impl TacticalMatrix {
         ];
         Self {
             cells: std::array::from_fn(|l| {
-                std::array::from_fn(|s| TacticCell::parse(ROWS[l][s]).unwrap_or(TacticCell::drm(0)))
+                std::array::from_fn(|s| TacticCell::parse(ROWS[l][s]).expect("printed cells parse"))
             }),
         }
     }
