@@ -279,43 +279,17 @@ pub fn d6_table(
     };
     let labels = table.outcomes();
     let rows = outcome_rows(labels, &exact, counts.as_deref(), request.trials);
-    let mut expectations = Vec::new();
-    let mut add = |name: &str, value: Fraction| {
-        expectations.push(ExpectationRow {
-            name: name.to_string(),
-            value: value.to_f64(),
-            fraction: value.to_string(),
+    let expectations = d6table::outcome_values(&table.table().name, labels)
+        .into_iter()
+        .map(|(name, values)| {
+            let value = exact.expectation(|i| values[i]);
+            ExpectationRow {
+                name: name.to_string(),
+                value: value.to_f64(),
+                fraction: value.to_string(),
+            }
         })
-    };
-    let number = |i: usize| u64::from(d6table::leading_number(&labels[i]).unwrap_or(0));
-    let starred = |i: usize| u64::from(labels[i].ends_with('*'));
-    match table.table().name.as_str() {
-        "attrition" => {
-            add("SP eliminated", exact.expectation(number));
-            add("P(cavalry loss)", exact.expectation(starred));
-        }
-        "march" => {
-            add("extra MP gained", exact.expectation(number));
-            add("SP eliminated", exact.expectation(starred));
-        }
-        "naval" => {
-            // `2LS` = two NSP of L sunk; `SC` = one NSP of S captured; R = retreat.
-            let lost = |side: char| {
-                move |i: usize| {
-                    let code = labels[i].trim_start_matches('2');
-                    let count = if labels[i].starts_with('2') { 2 } else { 1 };
-                    let mut chars = code.chars();
-                    match (chars.next(), chars.next()) {
-                        (Some(s), Some('S' | 'C')) if s == side => count,
-                        _ => 0,
-                    }
-                }
-            };
-            add("NSP lost by L", exact.expectation(lost('L')));
-            add("NSP lost by S", exact.expectation(lost('S')));
-        }
-        _ => {}
-    }
+        .collect();
     Ok(TableReport {
         system: table.table().name.clone(),
         title: request.title.clone(),

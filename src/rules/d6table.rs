@@ -310,6 +310,43 @@ pub fn simulate_rolls(
     )
 }
 
+/// Values each outcome carries, by table: what expectations are taken over. Attrition:
+/// SP eliminated and cavalry losses; forced march: extra MP gained and SP eliminated;
+/// naval combat: NSP lost (sunk or captured) per side and retreats.
+pub fn outcome_values(table: &str, labels: &[String]) -> Vec<(&'static str, Vec<u64>)> {
+    let number = |label: &String| u64::from(leading_number(label).unwrap_or(0));
+    let starred = |label: &String| u64::from(label.ends_with('*'));
+    let per = |f: &dyn Fn(&String) -> u64| labels.iter().map(f).collect::<Vec<u64>>();
+    // `2LS` = two NSP of L sunk; `SC` = one NSP of S captured; `LR` = L retreats.
+    let naval = |side: char, kinds: &[char]| {
+        per(&|label: &String| {
+            let count = if label.starts_with('2') { 2 } else { 1 };
+            let mut code = label.trim_start_matches('2').chars();
+            match (code.next(), code.next()) {
+                (Some(s), Some(k)) if s == side && kinds.contains(&k) => count,
+                _ => 0,
+            }
+        })
+    };
+    match table {
+        "attrition" => vec![
+            ("SP eliminated", per(&number)),
+            ("P(cavalry loss)", per(&starred)),
+        ],
+        "march" => vec![
+            ("extra MP gained", per(&number)),
+            ("SP eliminated", per(&starred)),
+        ],
+        "naval" => vec![
+            ("NSP lost by L", naval('L', &['S', 'C'])),
+            ("NSP lost by S", naval('S', &['S', 'C'])),
+            ("P(L retreats)", naval('L', &['R'])),
+            ("P(S retreats)", naval('S', &['R'])),
+        ],
+        _ => Vec::new(),
+    }
+}
+
 /// The number at the start of a label (`2*` → 2, `0` → 0), for expectations.
 pub fn leading_number(label: &str) -> Option<u32> {
     let digits: String = label.chars().take_while(char::is_ascii_digit).collect();
