@@ -248,6 +248,17 @@ pub fn write_report(
     threads: usize,
     wall_time: Duration,
 ) -> Result<Vec<PathBuf>, ReportError> {
+    write_atomically(out, |dir| {
+        write_contents(analysis, results, dir, threads, wall_time)
+    })
+}
+
+/// Runs `write` on a fresh staging folder beside `out` and renames it to `out` only when
+/// `write` succeeds; an older report at `out` is replaced whole. Returns the files written.
+pub fn write_atomically(
+    out: &Path,
+    write: impl FnOnce(&Path) -> Result<(), ReportError>,
+) -> Result<Vec<PathBuf>, ReportError> {
     let parent = out
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -270,12 +281,10 @@ pub fn write_report(
     }
     let staging = parent.join(format!(".{folder_name}.partial-{}", std::process::id()));
     fs::create_dir_all(&staging).map_err(io_error(&staging))?;
-    let written = write_contents(analysis, results, &staging, threads, wall_time);
-    if let Err(error) = written {
+    if let Err(error) = write(&staging) {
         let _ = fs::remove_dir_all(&staging);
         return Err(error);
     }
-    // Swap the finished folder into place; an older report is replaced whole.
     let retired = parent.join(format!(".{folder_name}.old-{}", std::process::id()));
     if out.exists() {
         fs::rename(out, &retired).map_err(io_error(out))?;
@@ -292,13 +301,8 @@ pub fn write_report(
     Ok(files)
 }
 
-fn write_contents(
-    analysis: &Analysis,
-    results: &AnalysisResults,
-    dir: &Path,
-    threads: usize,
-    wall_time: Duration,
-) -> Result<(), ReportError> {
+/// Writes a frame as `<stem>.csv` and `<stem>.parquet` in `dir`.
+pub fn write_frame(dir: &Path, stem: &str, df: &mut DataFrame) -> Result<(), ReportError> {
     let frame_error = |path: &Path| {
         let path = path.display().to_string();
         move |e: PolarsError| ReportError::Frame {
@@ -306,21 +310,36 @@ fn write_contents(
             message: e.to_string(),
         }
     };
+    let csv = dir.join(format!("{stem}.csv"));
+    frame::write_csv(df, &csv).map_err(frame_error(&csv))?;
+    let parquet = dir.join(format!("{stem}.parquet"));
+    frame::write_parquet(df, &parquet).map_err(frame_error(&parquet))?;
+    Ok(())
+}
+
+/// Writes `text` to `dir/name`.
+pub fn write_text(dir: &Path, name: &str, text: &str) -> Result<(), ReportError> {
+    let path = dir.join(name);
+    fs::write(&path, text).map_err(io_error(&path))
+}
+
+fn write_contents(
+    analysis: &Analysis,
+    results: &AnalysisResults,
+    dir: &Path,
+    threads: usize,
+    wall_time: Duration,
+) -> Result<(), ReportError> {
     let [mut long, mut expectations, mut distributions] =
-        frames(analysis, results).map_err(frame_error(dir))?;
-    for (stem, df) in [
-        ("results", &mut long),
-        ("expectations", &mut expectations),
-        ("distributions", &mut distributions),
-    ] {
-        let csv = dir.join(format!("{stem}.csv"));
-        frame::write_csv(df, &csv).map_err(frame_error(&csv))?;
-        let parquet = dir.join(format!("{stem}.parquet"));
-        frame::write_parquet(df, &parquet).map_err(frame_error(&parquet))?;
-    }
+        frames(analysis, results).map_err(|e| ReportError::Frame {
+            path: dir.display().to_string(),
+            message: e.to_string(),
+        })?;
+    write_frame(dir, "results", &mut long)?;
+    write_frame(dir, "expectations", &mut expectations)?;
+    write_frame(dir, "distributions", &mut distributions)?;
     draw_charts(analysis, results, dir)?;
-    let tables = dir.join("tables.md");
-    fs::write(&tables, rulebook_tables(analysis, results)).map_err(io_error(&tables))?;
+    write_text(dir, "tables.md", &rulebook_tables(analysis, results))?;
     let manifest = json!({
         "tool": "battlelab",
         "version": env!("CARGO_PKG_VERSION"),
@@ -338,10 +357,13 @@ fn write_contents(
         "exact_runs": results.runs.iter().filter(|r| r.exact.is_some()).count(),
         "wall_time_seconds": (wall_time.as_secs_f64() * 1000.0).round() / 1000.0,
     });
-    let path = dir.join("manifest.json");
-    let text = serde_json::to_string_pretty(&manifest).expect("JSON values serialise");
-    fs::write(&path, text + "\n").map_err(io_error(&path))?;
-    Ok(())
+    write_manifest(dir, &manifest)
+}
+
+/// Writes `manifest.json`.
+pub fn write_manifest(dir: &Path, manifest: &serde_json::Value) -> Result<(), ReportError> {
+    let text = serde_json::to_string_pretty(manifest).expect("JSON values serialise");
+    write_text(dir, "manifest.json", &(text + "\n"))
 }
 
 /// The value a chart holds an axis at when it is not drawn: the value nearest zero for
