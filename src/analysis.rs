@@ -64,7 +64,16 @@ pub const MAX_TRIALS: u64 = 1_000_000_000_000;
 /// Most grid points × variants one analysis may hold.
 pub const MAX_RUNS: usize = 10_000;
 /// Systems an analysis file can name.
-pub const SYSTEMS: [&str; 1] = ["field"];
+pub const SYSTEMS: [&str; 8] = [
+    "field",
+    "attrition",
+    "march",
+    "naval",
+    "blockade",
+    "pursuit",
+    "transport",
+    "storm",
+];
 
 /// Why an analysis file was refused.
 #[derive(Debug, thiserror::Error)]
@@ -238,20 +247,20 @@ struct VariantSpec {
 }
 
 /// Turns byte spans into line numbers and builds errors for one file.
-struct Source<'a> {
-    file: String,
-    text: &'a str,
+pub(crate) struct Source<'a> {
+    pub(crate) file: String,
+    pub(crate) text: &'a str,
 }
 
 impl Source<'_> {
-    fn line_of(&self, span: std::ops::Range<usize>) -> usize {
+    pub(crate) fn line_of(&self, span: std::ops::Range<usize>) -> usize {
         self.text[..span.start.min(self.text.len())]
             .matches('\n')
             .count()
             + 1
     }
 
-    fn error<T>(
+    pub(crate) fn error<T>(
         &self,
         spanned: &Spanned<T>,
         field: impl Into<String>,
@@ -265,7 +274,7 @@ impl Source<'_> {
         }
     }
 
-    fn error_at(
+    pub(crate) fn error_at(
         &self,
         line: Option<usize>,
         field: impl Into<String>,
@@ -280,7 +289,7 @@ impl Source<'_> {
     }
 
     /// An integer held to `lo..=hi`.
-    fn int_in(
+    pub(crate) fn int_in(
         &self,
         value: &Spanned<i64>,
         field: &str,
@@ -335,6 +344,13 @@ impl Analysis {
         };
         match system.get_ref().as_str() {
             "field" => {}
+            other if SYSTEMS.contains(&other) => {
+                return Err(source.error(
+                    &system,
+                    "system",
+                    format!("\"{other}\" is a table study; load it with battlelab::study::load"),
+                ))
+            }
             other => {
                 return Err(source.error(
                     &system,
@@ -435,7 +451,7 @@ impl Analysis {
             });
         }
 
-        let (axes, axis_lines) = sweep_axes(source, spec.sweep.as_ref())?;
+        let (axes, axis_lines) = sweep_axes(source, spec.sweep.as_ref(), &FIELD_PARAMETERS)?;
         let points = grid(&axes);
         if points.len() * variants.len() > MAX_RUNS {
             return Err(source.error_at(
@@ -838,10 +854,11 @@ fn apply_overrides(
     Ok(())
 }
 
-/// Reads `[sweep]` into axes in [`FIELD_PARAMETERS`] order, with each axis's line.
-fn sweep_axes(
+/// Reads `[sweep]` into axes in the order of `parameters`, with each axis's line.
+pub(crate) fn sweep_axes(
     source: &Source,
     sweep: Option<&BTreeMap<String, Spanned<toml::Value>>>,
+    parameters: &[&str],
 ) -> Result<(Vec<SweepAxis>, Vec<Option<usize>>), AnalysisError> {
     let Some(sweep) = sweep else {
         return Ok((Vec::new(), Vec::new()));
@@ -864,20 +881,20 @@ fn sweep_axes(
             "sweep",
             format!(
                 "an empty [sweep]; give at least one of {} or remove [sweep]",
-                FIELD_PARAMETERS.join(", ")
+                parameters.join(", ")
             ),
         ));
     }
     let mut axes = Vec::new();
     for (parameter, value, spanned) in entries {
         let field = format!("sweep.{parameter}");
-        if !FIELD_PARAMETERS.contains(&parameter.as_str()) {
+        if !parameters.contains(&parameter.as_str()) {
             return Err(source.error(
                 spanned,
                 &field,
                 format!(
                     "cannot sweep \"{parameter}\"; sweepable parameters: {}",
-                    FIELD_PARAMETERS.join(", ")
+                    parameters.join(", ")
                 ),
             ));
         }
@@ -900,7 +917,7 @@ fn sweep_axes(
             "odds sets side A's SP from side B's; sweep either odds or a.sp, not both",
         ));
     }
-    axes.sort_by_key(|a| FIELD_PARAMETERS.iter().position(|p| *p == a.0));
+    axes.sort_by_key(|a| parameters.iter().position(|p| *p == a.0));
     let lines = axes.iter().map(|a| a.2).collect();
     Ok((
         axes.into_iter()
@@ -980,7 +997,7 @@ fn axis_values(parameter: &str, value: &toml::Value) -> Result<Vec<AxisValue>, S
 }
 
 /// Every combination of axis values, the last axis varying fastest.
-fn grid(axes: &[SweepAxis]) -> Vec<Vec<AxisValue>> {
+pub(crate) fn grid(axes: &[SweepAxis]) -> Vec<Vec<AxisValue>> {
     axes.iter().fold(vec![Vec::new()], |points, axis| {
         points
             .into_iter()

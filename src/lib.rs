@@ -27,4 +27,5 @@ pub mod report;
 pub mod rules;
 pub mod sim;
 pub mod stats;
+pub mod study;
 pub mod table;

@@ -16,6 +16,7 @@ use battlelab::report::{self, ReportError};
 use battlelab::rules::crt::{FieldCombat, FieldRules};
 use battlelab::rules::d6table::{self, CompiledD6Table, D6Table};
 use battlelab::sim::{self, Interrupted, RunControl};
+use battlelab::study::{self, Study};
 use battlelab::table::{self, signed, CrtRequest, D6Request, TableError};
 use serde_json::json;
 
@@ -100,33 +101,81 @@ fn pool(threads: Option<u64>) -> Result<(rayon::ThreadPool, usize)> {
     Ok((pool, threads))
 }
 
+/// What a run will do, for the banner, the progress bar and `check`.
+struct Plan {
+    trials: u64,
+    seed: u64,
+    variants: Vec<String>,
+    runs: usize,
+    unit: &'static str,
+    axes: Vec<battlelab::analysis::SweepAxis>,
+}
+
+fn plan(study: &Study) -> Plan {
+    match study {
+        Study::Field(a) => Plan {
+            trials: a.trials,
+            seed: a.seed,
+            variants: a.variants.iter().map(|v| v.name.clone()).collect(),
+            runs: a.runs.len(),
+            unit: "battles",
+            axes: a.axes.clone(),
+        },
+        Study::Table(t) => Plan {
+            trials: t.trials,
+            seed: t.seed,
+            variants: t.variants.iter().map(|v| v.0.clone()).collect(),
+            runs: t.points.len()
+                + if t.turns.is_some() {
+                    t.variants.len()
+                } else {
+                    0
+                },
+            unit: "rolls",
+            axes: t.axes.clone(),
+        },
+    }
+}
+
 fn run(args: RunArgs) -> Result<()> {
-    let analysis = Analysis::load(&args.file)?;
-    let trials = args.trials.unwrap_or(analysis.trials);
-    let seed = args.seed.unwrap_or(analysis.seed);
+    let study = study::load(&args.file)?;
+    let plan = plan(&study);
+    let trials = args.trials.unwrap_or(plan.trials);
+    let seed = args.seed.unwrap_or(plan.seed);
     let out = args
         .out
         .clone()
-        .unwrap_or_else(|| PathBuf::from("reports").join(&analysis.name));
+        .unwrap_or_else(|| PathBuf::from("reports").join(study.name()));
     let (pool, threads) = pool(args.threads)?;
     let control = interruptible();
-    let total = trials.saturating_mul(analysis.runs.len() as u64);
     if !args.quiet {
         eprintln!(
-            "running {}: {} variant(s) × {} grid point(s), {} battles each, seed {seed}, {threads} thread(s)",
+            "running {}: {} variant(s), {} run(s) of {trials} {} each, seed {seed}, {threads} thread(s)",
             args.file.display(),
-            analysis.variants.len(),
-            analysis.runs.len() / analysis.variants.len(),
-            trials
+            plan.variants.len(),
+            plan.runs,
+            plan.unit,
         );
     }
     let started = Instant::now();
+    let total = trials.saturating_mul(plan.runs as u64);
     let watcher = ProgressWatcher::start(Arc::clone(&control), total, args.quiet);
-    let results = pool.install(|| report::execute(&analysis, trials, seed, &control));
-    watcher.finish();
-    let results = results.context("stopped; no report was written")?;
-    let files = report::write_report(&analysis, &results, &out, threads, started.elapsed())
-        .with_context(|| format!("could not write the report folder {}", out.display()))?;
+    let written = match &study {
+        Study::Field(analysis) => {
+            let results = pool.install(|| report::execute(analysis, trials, seed, &control));
+            watcher.finish();
+            let results = results.context("stopped; no report was written")?;
+            report::write_report(analysis, &results, &out, threads, started.elapsed())
+        }
+        Study::Table(table_study) => {
+            let results = pool.install(|| study::execute(table_study, trials, seed, &control));
+            watcher.finish();
+            let results = results.context("stopped; no report was written")?;
+            study::write_report(table_study, &results, &out, threads, started.elapsed())
+        }
+    };
+    let files =
+        written.with_context(|| format!("could not write the report folder {}", out.display()))?;
     if !args.quiet {
         println!(
             "wrote {} ({} files) in {:.1} s",
@@ -142,24 +191,23 @@ fn run(args: RunArgs) -> Result<()> {
 }
 
 fn check(file: PathBuf) -> Result<()> {
-    let analysis = Analysis::load(&file)?;
+    let study = study::load(&file)?;
+    let plan = plan(&study);
+    let system = match &study {
+        Study::Field(a) => a.system.clone(),
+        Study::Table(t) => t.system.clone(),
+    };
     println!(
-        "{}: ok — system {}, {} variant(s) ({}), {} grid point(s), {} runs of {} battles, seed {}",
+        "{}: ok — system {system}, {} variant(s) ({}), {} runs of {} {}, seed {}",
         file.display(),
-        analysis.system,
-        analysis.variants.len(),
-        analysis
-            .variants
-            .iter()
-            .map(|v| v.name.as_str())
-            .collect::<Vec<_>>()
-            .join(", "),
-        analysis.runs.len() / analysis.variants.len(),
-        analysis.runs.len(),
-        analysis.trials,
-        analysis.seed
+        plan.variants.len(),
+        plan.variants.join(", "),
+        plan.runs,
+        plan.trials,
+        plan.unit,
+        plan.seed
     );
-    for axis in &analysis.axes {
+    for axis in &plan.axes {
         println!(
             "  sweep {}: {}",
             axis.parameter,

@@ -1,0 +1,1101 @@
+//! Table studies: analysis files for the single-d6 tables of the strategic game
+//! (attrition, forced march, naval combat, blockade, pursuit, transport, storm), and the
+//! dispatch between them and field battles.
+//!
+//! Why this module exists: a designer sweeps a d6 table over its column and DRM (and
+//! compares variants of its cells) the same way as a field battle, and gets the same kind
+//! of report: exact and simulated distributions, expectations, charts, rulebook tables and
+//! a manifest. Attrition adds a multi-turn study: a stack of N SP sitting K turns, with the
+//! exact distribution of what survives (a Markov chain over SP) held against simulation.
+//!
+//! ```toml
+//! system = "attrition"
+//! seed = 1812
+//! trials = 1_000_000
+//!
+//! [roll]               # values held fixed when not swept
+//! drm = 0
+//! small_stack = "none" # [option] a hex under 3 SP: "none" (no attrition) or "column" (3-5)
+//!
+//! [sweep]
+//! sp = { from = 1, to = 30 }
+//! drm = { from = -2, to = 3 }
+//!
+//! [rules.cells."11-15"] # overrides: column label → modified roll → printed code
+//! "6" = "4*"
+//!
+//! [turns]              # attrition only: N SP sitting K turns under one DRM
+//! sp = 12
+//! count = 6
+//! drm = 1
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::json;
+use sha2::{Digest, Sha256};
+use toml::Spanned;
+
+use crate::analysis::{self, Analysis, AnalysisError, AxisValue, Source, SweepAxis};
+use crate::chart::{self, BarGroup};
+use crate::dice::DiceStream;
+use crate::exact::ExactDistribution;
+use crate::frame::LongFrame;
+use crate::report::{self, ReportError};
+use crate::rules::crt::OddsColumn;
+use crate::rules::d6table::{self, CompiledD6Table, D6Table};
+use crate::sim::{self, Interrupted, RunControl, BLOCK_TRIALS};
+use crate::stats::{percentages_summing_to_100, wilson_interval, Z95};
+
+/// Allowed range of a swept or fixed DRM on a d6 table.
+pub const TABLE_DRM_RANGE: (i64, i64) = (-20, 20);
+/// Largest stack of the attrition turns study.
+pub const MAX_TURNS_SP: i64 = 200;
+/// Most turns of the attrition turns study.
+pub const MAX_TURNS: i64 = 100;
+
+/// Either kind of analysis file.
+#[derive(Debug, Clone)]
+pub enum Study {
+    Field(Box<Analysis>),
+    Table(Box<TableStudy>),
+}
+
+impl Study {
+    pub fn name(&self) -> &str {
+        match self {
+            Study::Field(a) => &a.name,
+            Study::Table(t) => &t.name,
+        }
+    }
+}
+
+/// Reads an analysis file of any system.
+pub fn load(path: &Path) -> Result<Study, AnalysisError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| AnalysisError::Read {
+        file: file.clone(),
+        source,
+    })?;
+    #[derive(Deserialize)]
+    struct SystemOnly {
+        system: Option<String>,
+    }
+    let system = toml::from_str::<SystemOnly>(&text)
+        .ok()
+        .and_then(|s| s.system);
+    match system.as_deref() {
+        Some(name) if D6Table::NAMES.contains(&name) => {
+            Ok(Study::Table(Box::new(TableStudy::parse(path, &text)?)))
+        }
+        _ => Ok(Study::Field(Box::new(Analysis::parse(path, &text)?))),
+    }
+}
+
+/// One grid point of one variant: which column and DRM to roll.
+#[derive(Debug, Clone)]
+pub struct TablePoint {
+    pub variant: usize,
+    pub coordinates: Vec<AxisValue>,
+    /// `None`: no roll happens (attrition under 3 SP with `small_stack = "none"`).
+    pub column: Option<usize>,
+    pub drm: i32,
+}
+
+/// The attrition turns study: a stack of `sp` SP sitting `turns` turns under `drm`.
+#[derive(Debug, Clone, Copy)]
+pub struct TurnsStudy {
+    pub sp: u32,
+    pub turns: u32,
+    pub drm: i32,
+}
+
+/// A validated table study.
+#[derive(Debug, Clone)]
+pub struct TableStudy {
+    pub path: PathBuf,
+    pub name: String,
+    pub description: Option<String>,
+    pub system: String,
+    pub seed: u64,
+    pub trials: u64,
+    pub small_stack_column: bool,
+    pub variants: Vec<(String, CompiledD6Table)>,
+    pub axes: Vec<SweepAxis>,
+    pub points: Vec<TablePoint>,
+    pub turns: Option<TurnsStudy>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TableFile {
+    name: Option<Spanned<String>>,
+    description: Option<String>,
+    #[allow(dead_code)]
+    system: String,
+    seed: Option<Spanned<i64>>,
+    trials: Option<Spanned<i64>>,
+    #[serde(default)]
+    roll: RollSpec,
+    sweep: Option<BTreeMap<String, Spanned<toml::Value>>>,
+    rules: Option<CellOverrides>,
+    variant: Option<Vec<VariantSpec>>,
+    turns: Option<TurnsSpec>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RollSpec {
+    sp: Option<Spanned<i64>>,
+    extra: Option<Spanned<i64>>,
+    odds: Option<Spanned<String>>,
+    drm: Option<Spanned<i64>>,
+    small_stack: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct CellOverrides {
+    cells: Option<BTreeMap<String, BTreeMap<String, Spanned<String>>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct VariantSpec {
+    name: Spanned<String>,
+    #[allow(dead_code)]
+    description: Option<String>,
+    rules: Option<CellOverrides>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TurnsSpec {
+    sp: Spanned<i64>,
+    count: Spanned<i64>,
+    drm: Option<Spanned<i64>>,
+}
+
+/// What each table sweeps: its column parameter (if any) and the DRM.
+fn parameters(system: &str) -> &'static [&'static str] {
+    match system {
+        "attrition" => &["sp", "drm"],
+        "march" => &["extra", "drm"],
+        "naval" => &["odds", "drm"],
+        _ => &["drm"],
+    }
+}
+
+impl TableStudy {
+    /// Validates a table-study file.
+    pub fn parse(path: &Path, text: &str) -> Result<Self, AnalysisError> {
+        let source = Source {
+            file: path.display().to_string(),
+            text,
+        };
+        let spec: TableFile = toml::from_str(text).map_err(|e| AnalysisError::Syntax {
+            file: source.file.clone(),
+            message: e.to_string().trim_end().to_string(),
+        })?;
+        let system = spec.system.clone();
+        let printed = D6Table::printed(&system).expect("load() dispatches table names only");
+        let name = match &spec.name {
+            Some(name) => {
+                let n = name.get_ref();
+                if n.is_empty()
+                    || !n
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+                {
+                    return Err(source.error(
+                        name,
+                        "name",
+                        "the report folder name may use letters, digits, '_' and '-' only",
+                    ));
+                }
+                n.clone()
+            }
+            None => path
+                .file_stem()
+                .map_or_else(|| system.clone(), |s| s.to_string_lossy().into_owned()),
+        };
+        let seed = match &spec.seed {
+            Some(v) => source.int_in(v, "seed", 0, i64::MAX, "the seed")? as u64,
+            None => analysis::DEFAULT_SEED,
+        };
+        let trials = match &spec.trials {
+            Some(v) => source.int_in(
+                v,
+                "trials",
+                1,
+                analysis::MAX_TRIALS as i64,
+                "trials per grid point",
+            )? as u64,
+            None => analysis::DEFAULT_TRIALS,
+        };
+        let small_stack_column = match &spec.roll.small_stack {
+            None => false,
+            Some(v) if system != "attrition" => {
+                return Err(source.error(
+                    v,
+                    "roll.small_stack",
+                    "small_stack is an attrition option",
+                ))
+            }
+            Some(v) => match v.get_ref().as_str() {
+                "none" => false,
+                "column" => true,
+                other => {
+                    return Err(source.error(
+                        v,
+                        "roll.small_stack",
+                        format!("unknown small-stack reading \"{other}\"; allowed: none, column"),
+                    ))
+                }
+            },
+        };
+
+        let mut variants = Vec::new();
+        let base = apply_cells(&source, "rules", spec.rules.as_ref(), printed)?;
+        for (index, variant) in spec.variant.iter().flatten().enumerate() {
+            let vname = variant.name.get_ref().trim().to_string();
+            if vname.is_empty()
+                || variants
+                    .iter()
+                    .any(|(n, _): &(String, CompiledD6Table)| *n == vname)
+            {
+                return Err(source.error(
+                    &variant.name,
+                    format!("variant[{index}].name"),
+                    "each variant needs a non-empty name of its own",
+                ));
+            }
+            let table = apply_cells(
+                &source,
+                &format!("variant[{index}].rules"),
+                variant.rules.as_ref(),
+                base.clone(),
+            )?;
+            variants.push((vname, compile(&source, table)?));
+        }
+        if variants.is_empty() {
+            variants.push(("base".to_string(), compile(&source, base)?));
+        }
+
+        let allowed = parameters(&system);
+        let (axes, axis_lines) = analysis::sweep_axes(&source, spec.sweep.as_ref(), allowed)?;
+        // The line where a parameter is given: its sweep, else its fixed value.
+        let line_of = |key: &str| -> Option<usize> {
+            if let Some(i) = axes.iter().position(|a| a.parameter == key) {
+                return axis_lines[i];
+            }
+            let span = match key {
+                "sp" => spec.roll.sp.as_ref().map(|v| v.span()),
+                "extra" => spec.roll.extra.as_ref().map(|v| v.span()),
+                "drm" => spec.roll.drm.as_ref().map(|v| v.span()),
+                _ => spec.roll.odds.as_ref().map(|v| v.span()),
+            };
+            span.map(|s| source.line_of(s))
+        };
+        // Fixed values for whatever is not swept, each checked like a swept one.
+        let fixed = |key: &str| -> Result<Option<AxisValue>, AnalysisError> {
+            let field = format!("roll.{key}");
+            let int = |v: &Spanned<i64>| Ok(Some(AxisValue::Int(*v.get_ref())));
+            match key {
+                "sp" => spec.roll.sp.as_ref().map_or(Ok(None), int),
+                "extra" => spec.roll.extra.as_ref().map_or(Ok(None), int),
+                "drm" => spec
+                    .roll
+                    .drm
+                    .as_ref()
+                    .map_or(Ok(Some(AxisValue::Int(0))), int),
+                "odds" => match &spec.roll.odds {
+                    None => Ok(None),
+                    Some(v) => OddsColumn::parse_ratio(v.get_ref())
+                        .map(|(larger, smaller)| Some(AxisValue::Odds { larger, smaller }))
+                        .ok_or_else(|| {
+                            source.error(
+                                v,
+                                &field,
+                                format!(
+                                    "odds are written L-S, e.g. \"3-2\"; got \"{}\"",
+                                    v.get_ref()
+                                ),
+                            )
+                        }),
+                },
+                _ => Ok(None),
+            }
+        };
+        for key in ["sp", "extra", "odds"] {
+            let given = match key {
+                "sp" => spec.roll.sp.as_ref().map(|v| v.span()),
+                "extra" => spec.roll.extra.as_ref().map(|v| v.span()),
+                _ => spec.roll.odds.as_ref().map(|v| v.span()),
+            };
+            if let Some(span) = given {
+                if !allowed.contains(&key) {
+                    return Err(source.error_at(
+                        Some(source.line_of(span)),
+                        format!("roll.{key}"),
+                        format!(
+                            "the {system} table has no {key}; it takes: {}",
+                            allowed.join(", ")
+                        ),
+                    ));
+                }
+            }
+        }
+        let mut points = Vec::new();
+        let grid = analysis::grid(&axes);
+        for (variant, (_, table)) in variants.iter().enumerate() {
+            for coordinates in &grid {
+                let value = |key: &str| -> Result<Option<AxisValue>, AnalysisError> {
+                    match axes.iter().position(|a| a.parameter == key) {
+                        Some(i) => Ok(Some(coordinates[i].clone())),
+                        None => fixed(key),
+                    }
+                };
+                let at = || {
+                    axes.iter()
+                        .zip(coordinates)
+                        .map(|(a, v)| format!("{} = {v}", a.parameter))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                let bad = |field: &str, message: String| {
+                    let suffix = if axes.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (at the grid point {})", at())
+                    };
+                    source.error_at(
+                        line_of(field),
+                        field.to_string(),
+                        format!("{message}{suffix}"),
+                    )
+                };
+                let drm = match value("drm")? {
+                    Some(AxisValue::Int(d))
+                        if (TABLE_DRM_RANGE.0..=TABLE_DRM_RANGE.1).contains(&d) =>
+                    {
+                        d as i32
+                    }
+                    other => {
+                        return Err(bad(
+                            "drm",
+                            format!(
+                                "a DRM must be {} to {}, got {}",
+                                TABLE_DRM_RANGE.0,
+                                TABLE_DRM_RANGE.1,
+                                other.map_or("nothing".into(), |v| v.to_string())
+                            ),
+                        ))
+                    }
+                };
+                let column = match system.as_str() {
+                    "attrition" => match value("sp")? {
+                        Some(AxisValue::Int(sp)) if sp >= 1 => d6table::attrition_column(sp.min(i64::from(u32::MAX)) as u32)
+                            .or(small_stack_column.then_some(0)),
+                        Some(other) => {
+                            return Err(bad("sp", format!("SP below the table: a hex holds at least 1 SP, got {other}")))
+                        }
+                        None => return Err(bad("sp", "the attrition table needs the SP in the hex: give roll.sp or sweep sp".into())),
+                    },
+                    "march" => match value("extra")? {
+                        Some(AxisValue::Int(extra)) if (1..=3).contains(&extra) => Some(extra as usize - 1),
+                        Some(other) => return Err(bad("extra", format!("extra MP asked for must be 1, 2 or 3, got {other}"))),
+                        None => return Err(bad("extra", "the forced-march table needs the extra MP asked for: give roll.extra or sweep extra".into())),
+                    },
+                    "naval" => match value("odds")? {
+                        Some(AxisValue::Odds { larger, smaller }) => {
+                            let label = format!("{larger}-{smaller}");
+                            Some(table.table().column_index(&label).ok_or_else(|| {
+                                bad(
+                                    "odds",
+                                    format!(
+                                        "odds {label} are not on the naval table; allowed: {} (odds above 2-1 use 2-1)",
+                                        table.table().column_labels.join(", ")
+                                    ),
+                                )
+                            })?)
+                        }
+                        _ => return Err(bad("odds", "the naval table needs odds: give roll.odds or sweep odds".into())),
+                    },
+                    _ => Some(0),
+                };
+                points.push(TablePoint {
+                    variant,
+                    coordinates: coordinates.clone(),
+                    column,
+                    drm,
+                });
+            }
+        }
+        let turns = match &spec.turns {
+            None => None,
+            Some(t) if system != "attrition" => {
+                return Err(source.error(
+                    &t.count,
+                    "turns",
+                    "the turns study is for attrition only",
+                ));
+            }
+            Some(t) => Some(TurnsStudy {
+                sp: source.int_in(&t.sp, "turns.sp", 1, MAX_TURNS_SP, "the stack's SP")? as u32,
+                turns: source.int_in(
+                    &t.count,
+                    "turns.count",
+                    1,
+                    MAX_TURNS,
+                    "the number of turns",
+                )? as u32,
+                drm: match &t.drm {
+                    Some(d) => source.int_in(
+                        d,
+                        "turns.drm",
+                        TABLE_DRM_RANGE.0,
+                        TABLE_DRM_RANGE.1,
+                        "a DRM",
+                    )? as i32,
+                    None => 0,
+                },
+            }),
+        };
+        Ok(Self {
+            path: path.to_path_buf(),
+            name,
+            description: spec.description,
+            system,
+            seed,
+            trials,
+            small_stack_column,
+            variants,
+            axes,
+            points,
+            turns,
+        })
+    }
+}
+
+fn compile(source: &Source, table: D6Table) -> Result<CompiledD6Table, AnalysisError> {
+    CompiledD6Table::new(table).map_err(|e| source.error_at(None, e.field, e.message))
+}
+
+/// Applies `[rules.cells."<column>"] "<roll>" = "<code>"` overrides.
+fn apply_cells(
+    source: &Source,
+    prefix: &str,
+    overrides: Option<&CellOverrides>,
+    mut table: D6Table,
+) -> Result<D6Table, AnalysisError> {
+    for (column, rolls) in overrides
+        .and_then(|o| o.cells.as_ref())
+        .into_iter()
+        .flatten()
+    {
+        for (roll, code) in rolls {
+            let field = format!("{prefix}.cells.\"{column}\".\"{roll}\"");
+            let c = table.column_index(column).ok_or_else(|| {
+                source.error(
+                    code,
+                    &field,
+                    format!(
+                        "the {} table has columns {}; got \"{column}\"",
+                        table.name,
+                        table.column_labels.join(", ")
+                    ),
+                )
+            })?;
+            let r: i32 = roll
+                .trim()
+                .parse()
+                .ok()
+                .filter(|r| (table.roll_min..=table.roll_max).contains(r))
+                .ok_or_else(|| {
+                    source.error(
+                        code,
+                        &field,
+                        format!(
+                            "the {} table has modified rolls {} to {}; got \"{roll}\"",
+                            table.name, table.roll_min, table.roll_max
+                        ),
+                    )
+                })?;
+            let text = code.get_ref().trim();
+            let valid = !text.is_empty()
+                && text.len() <= 8
+                && text
+                    .chars()
+                    .all(|ch| ch.is_ascii_alphanumeric() || ch == '*');
+            if !valid {
+                return Err(source.error(code, &field, format!("a cell is a printed code of letters, digits and '*' (e.g. \"2*\", \"LR\"), got \"{text}\"")));
+            }
+            table.cells[c][(r - table.roll_min) as usize] = text.to_string();
+        }
+    }
+    Ok(table)
+}
+
+/// Simulated counts and exact distribution of one point.
+#[derive(Debug, Clone)]
+pub struct PointResult {
+    pub counts: Vec<u64>,
+    pub exact: ExactDistribution,
+}
+
+/// Surviving SP after each turn of the turns study, per variant.
+#[derive(Debug, Clone)]
+pub struct TurnsResult {
+    /// `exact[turn][sp]`, turn 0 = the start.
+    pub exact: Vec<Vec<f64>>,
+    /// Simulated counts of SP left after the last turn.
+    pub counts: Vec<u64>,
+}
+
+/// Results of a table study.
+#[derive(Debug, Clone)]
+pub struct TableResults {
+    pub trials: u64,
+    pub seed: u64,
+    pub points: Vec<PointResult>,
+    pub turns: Vec<TurnsResult>,
+}
+
+fn certain(outcomes: usize) -> ExactDistribution {
+    let mut counts = vec![0u64; outcomes];
+    counts[0] = 6;
+    ExactDistribution { counts, total: 6 }
+}
+
+/// Runs every point (and the turns study) with the parallel driver.
+pub fn execute(
+    study: &TableStudy,
+    trials: u64,
+    seed: u64,
+    control: &RunControl,
+) -> Result<TableResults, Interrupted> {
+    let mut points = Vec::with_capacity(study.points.len());
+    for point in &study.points {
+        let table = &study.variants[point.variant].1;
+        let n = table.outcomes().len();
+        let result = match point.column {
+            Some(column) => PointResult {
+                counts: d6table::simulate_rolls(table, column, point.drm, seed, trials, control)?,
+                exact: table.distribution(column, point.drm),
+            },
+            None => {
+                let mut counts = vec![0u64; n];
+                counts[0] = trials;
+                PointResult {
+                    counts,
+                    exact: certain(n),
+                }
+            }
+        };
+        points.push(result);
+    }
+    let mut turns = Vec::new();
+    if let Some(study_turns) = study.turns {
+        for (_, table) in &study.variants {
+            turns.push(run_turns(
+                table,
+                study_turns,
+                study.small_stack_column,
+                seed,
+                trials,
+                control,
+            )?);
+        }
+    }
+    Ok(TableResults {
+        trials,
+        seed,
+        points,
+        turns,
+    })
+}
+
+/// SP eliminated by each outcome of the attrition table.
+fn losses(table: &CompiledD6Table) -> Vec<u32> {
+    table
+        .outcomes()
+        .iter()
+        .map(|o| d6table::leading_number(o).unwrap_or(0))
+        .collect()
+}
+
+fn column_of(sp: u32, small_stack_column: bool) -> Option<usize> {
+    if sp == 0 {
+        return None;
+    }
+    d6table::attrition_column(sp).or(small_stack_column.then_some(0))
+}
+
+/// The turns study: exact by a Markov chain over SP, simulated by the driver.
+fn run_turns(
+    table: &CompiledD6Table,
+    study: TurnsStudy,
+    small_stack_column: bool,
+    seed: u64,
+    trials: u64,
+    control: &RunControl,
+) -> Result<TurnsResult, Interrupted> {
+    let loss = losses(table);
+    let size = study.sp as usize + 1;
+    let mut exact = vec![vec![0.0; size]];
+    exact[0][study.sp as usize] = 1.0;
+    for _ in 0..study.turns {
+        let before = exact.last().expect("the start").clone();
+        let mut after = vec![0.0; size];
+        for (sp, &p) in before.iter().enumerate().filter(|(_, p)| **p > 0.0) {
+            match column_of(sp as u32, small_stack_column) {
+                None => after[sp] += p,
+                Some(column) => {
+                    for &face in table.faces(column, study.drm) {
+                        let left = sp.saturating_sub(loss[usize::from(face)] as usize);
+                        after[left] += p / 6.0;
+                    }
+                }
+            }
+        }
+        exact.push(after);
+    }
+    let counts = sim::run_blocks(
+        seed,
+        trials,
+        || vec![0u64; size],
+        |dice: &mut DiceStream, n, histogram: &mut Vec<u64>| {
+            for _ in 0..n {
+                let mut sp = study.sp;
+                for _ in 0..study.turns {
+                    if let Some(column) = column_of(sp, small_stack_column) {
+                        let face = table.faces(column, study.drm)[dice.below(6) as usize];
+                        sp = sp.saturating_sub(loss[usize::from(face)]);
+                    }
+                }
+                histogram[sp as usize] += 1;
+            }
+        },
+        control,
+    )?;
+    Ok(TurnsResult { exact, counts })
+}
+
+/// Writes the report folder of a table study, atomically.
+pub fn write_report(
+    study: &TableStudy,
+    results: &TableResults,
+    out: &Path,
+    threads: usize,
+    wall_time: Duration,
+) -> Result<Vec<PathBuf>, ReportError> {
+    report::write_atomically(out, |dir| {
+        write_contents(study, results, dir, threads, wall_time)
+    })
+}
+
+fn frame_error(dir: &Path) -> impl Fn(polars::prelude::PolarsError) -> ReportError + '_ {
+    move |e| ReportError::Frame {
+        path: dir.display().to_string(),
+        message: e.to_string(),
+    }
+}
+
+fn write_contents(
+    study: &TableStudy,
+    results: &TableResults,
+    dir: &Path,
+    threads: usize,
+    wall_time: Duration,
+) -> Result<(), ReportError> {
+    let axes: Vec<&str> = study.axes.iter().map(|a| a.parameter.as_str()).collect();
+    let mut long = LongFrame::new(&axes);
+    let mut expectations = LongFrame::new(&axes);
+    for (point, result) in study.points.iter().zip(&results.points) {
+        let (variant, table) = &study.variants[point.variant];
+        let n: u64 = result.counts.iter().sum();
+        for (i, outcome) in table.outcomes().iter().enumerate() {
+            let (lo, hi) = wilson_interval(result.counts[i], n, Z95);
+            long.row(variant, &point.coordinates)
+                .text("outcome", outcome)
+                .int("trials", n as i64)
+                .int("count", result.counts[i] as i64)
+                .float("probability", Some(result.counts[i] as f64 / n as f64))
+                .float("ci_low", Some(lo))
+                .float("ci_high", Some(hi))
+                .float("exact", Some(result.exact.probability(i)))
+                .text("fraction", &result.exact.fraction(i).to_string())
+                .finish();
+        }
+        let mut row = expectations
+            .row(variant, &point.coordinates)
+            .text(
+                "column",
+                &point.column.map_or("none".to_string(), |c| {
+                    table.table().column_labels[c].clone()
+                }),
+            )
+            .int("net_drm", point.drm.into())
+            .int("trials", n as i64);
+        for (name, values) in d6table::outcome_values(&study.system, table.outcomes()) {
+            let key = slug(name);
+            let simulated = result
+                .counts
+                .iter()
+                .zip(&values)
+                .map(|(c, v)| *c as f64 * *v as f64)
+                .sum::<f64>()
+                / n as f64;
+            let exact = result.exact.expectation(|i| values[i]);
+            row = row
+                .float(&key, Some(simulated))
+                .float(&format!("exact_{key}"), Some(exact.to_f64()))
+                .text(&format!("exact_{key}_fraction"), &exact.to_string());
+        }
+        row.finish();
+    }
+    let mut long = long.build(&study.system).map_err(frame_error(dir))?;
+    let mut expectations = expectations
+        .build(&study.system)
+        .map_err(frame_error(dir))?;
+    report::write_frame(dir, "results", &mut long)?;
+    report::write_frame(dir, "expectations", &mut expectations)?;
+    if let Some(turns) = study.turns {
+        let mut survival = LongFrame::new(&[]);
+        for ((variant, _), result) in study.variants.iter().zip(&results.turns) {
+            let n: u64 = result.counts.iter().sum();
+            for (turn, distribution) in result.exact.iter().enumerate() {
+                for (sp, &p) in distribution.iter().enumerate() {
+                    let last = turn == turns.turns as usize;
+                    survival
+                        .row(variant, &[])
+                        .int("turn", turn as i64)
+                        .int("sp_left", sp as i64)
+                        .float("exact", Some(p))
+                        .float(
+                            "probability",
+                            last.then(|| result.counts[sp] as f64 / n as f64),
+                        )
+                        .finish();
+                }
+            }
+        }
+        let mut survival = survival.build(&study.system).map_err(frame_error(dir))?;
+        report::write_frame(dir, "survival", &mut survival)?;
+    }
+    draw_charts(study, results, dir)?;
+    report::write_text(dir, "tables.md", &rulebook_tables(study, results))?;
+    let hash = {
+        let canonical = json!({
+            "system": study.system,
+            "variants": study.variants.iter().map(|(n, t)| json!({"name": n, "table": t.table()})).collect::<Vec<_>>(),
+            "small_stack_column": study.small_stack_column,
+        });
+        Sha256::digest(canonical.to_string().as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    };
+    report::write_manifest(
+        dir,
+        &json!({
+            "tool": "battlelab",
+            "version": env!("CARGO_PKG_VERSION"),
+            "analysis": study.path.display().to_string(),
+            "name": study.name,
+            "system": study.system,
+            "seed": results.seed,
+            "trials": results.trials,
+            "block_trials": BLOCK_TRIALS,
+            "threads": threads,
+            "rules_hash": hash,
+            "variants": study.variants.iter().map(|(n, _)| n).collect::<Vec<_>>(),
+            "axes": axes,
+            "runs": study.points.len(),
+            "wall_time_seconds": (wall_time.as_secs_f64() * 1000.0).round() / 1000.0,
+        }),
+    )
+}
+
+fn slug(name: &str) -> String {
+    let mut s: String = name
+        .to_ascii_lowercase()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    while s.contains("__") {
+        s = s.replace("__", "_");
+    }
+    s.trim_matches('_').to_string()
+}
+
+/// Points of one variant on axis `free`, every other axis at its first value.
+fn slice(
+    study: &TableStudy,
+    variant: usize,
+    free: Option<usize>,
+    other: Option<(usize, &AxisValue)>,
+) -> Vec<usize> {
+    study
+        .points
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| {
+            p.variant == variant
+                && p.coordinates.iter().enumerate().all(|(i, v)| {
+                    Some(i) == free
+                        || other.is_some_and(|(j, w)| j == i && w == v)
+                        || (other.is_none_or(|(j, _)| j != i) && *v == study.axes[i].values[0])
+                })
+        })
+        .map(|(i, _)| i)
+        .collect()
+}
+
+fn draw_charts(study: &TableStudy, results: &TableResults, dir: &Path) -> Result<(), ReportError> {
+    let x = if study.axes.is_empty() { None } else { Some(0) };
+    let x_label = study
+        .axes
+        .first()
+        .map_or("roll".to_string(), |a| a.parameter.clone());
+    for (variant, (name, table)) in study.variants.iter().enumerate() {
+        let suffix = if study.variants.len() > 1 {
+            format!("_{}", slug(name))
+        } else {
+            String::new()
+        };
+        let series: Vec<String> = table.outcomes().to_vec();
+        let groups: Vec<BarGroup> = slice(study, variant, x, None)
+            .into_iter()
+            .map(|p| BarGroup {
+                label: x.map_or("all".to_string(), |_| {
+                    study.points[p].coordinates[0].to_string()
+                }),
+                values: (0..series.len())
+                    .map(|i| results.points[p].exact.probability(i))
+                    .collect(),
+            })
+            .collect();
+        chart::grouped_bars(
+            &dir.join(format!("outcomes{suffix}")),
+            &format!("{} outcomes — {name}", study.system),
+            &x_label,
+            "probability",
+            &series,
+            &groups,
+        )?;
+        // Expectations as lines over the first axis, one line per value of the second.
+        for (expectation, values) in d6table::outcome_values(&study.system, table.outcomes()) {
+            let lines: Vec<(AxisValue, Vec<usize>)> = match study.axes.get(1) {
+                Some(second) => second
+                    .values
+                    .iter()
+                    .map(|v| (v.clone(), slice(study, variant, x, Some((1, v)))))
+                    .collect(),
+                None => vec![(AxisValue::Int(0), slice(study, variant, x, None))],
+            };
+            let series: Vec<(String, Vec<(f64, f64)>)> = lines
+                .into_iter()
+                .map(|(value, points)| {
+                    let label = study.axes.get(1).map_or(expectation.to_string(), |a| {
+                        format!("{} {value}", a.parameter)
+                    });
+                    let xy = points
+                        .iter()
+                        .enumerate()
+                        .map(|(k, &p)| {
+                            let xv = match &study.points[p].coordinates.first() {
+                                Some(AxisValue::Int(v)) => *v as f64,
+                                _ => k as f64,
+                            };
+                            (
+                                xv,
+                                results.points[p].exact.expectation(|i| values[i]).to_f64(),
+                            )
+                        })
+                        .collect();
+                    (label, xy)
+                })
+                .collect();
+            chart::distributions(
+                &dir.join(format!("expected_{}{suffix}", slug(expectation))),
+                &format!("{expectation} per roll — {name}"),
+                &x_label,
+                expectation,
+                &series,
+            )?;
+        }
+        if let (Some(turns), Some(result)) = (study.turns, results.turns.get(variant)) {
+            let series: Vec<(String, Vec<(f64, f64)>)> = result
+                .exact
+                .iter()
+                .enumerate()
+                .skip(1)
+                .map(|(turn, d)| {
+                    (
+                        format!("after turn {turn}"),
+                        d.iter()
+                            .enumerate()
+                            .map(|(sp, &p)| (sp as f64, p))
+                            .collect(),
+                    )
+                })
+                .collect();
+            chart::distributions(
+                &dir.join(format!("survival{suffix}")),
+                &format!(
+                    "SP left of a {}-SP stack, DRM {} — {name}",
+                    turns.sp,
+                    crate::table::signed(turns.drm)
+                ),
+                "SP left",
+                "probability",
+                &series,
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn rulebook_tables(study: &TableStudy, results: &TableResults) -> String {
+    use std::fmt::Write;
+    let mut md = format!("# {} — rulebook tables\n\n", study.name);
+    if let Some(d) = &study.description {
+        let _ = writeln!(md, "{}\n", d.trim());
+    }
+    let _ = writeln!(md, "Seed {}, {} rolls per grid point; percentages from exact enumeration, each row adding up to exactly 100.0%.\n", results.seed, results.trials);
+    for (variant, (name, table)) in study.variants.iter().enumerate() {
+        let t = table.table();
+        let _ = writeln!(md, "## The {} table — {name}\n", t.name);
+        let _ = writeln!(md, "| roll | {} |", t.column_labels.join(" | "));
+        let _ = writeln!(md, "|---|{}", "---|".repeat(t.column_labels.len()));
+        for roll in t.roll_min..=t.roll_max {
+            let cells: Vec<&str> = t
+                .cells
+                .iter()
+                .map(|c| c[(roll - t.roll_min) as usize].as_str())
+                .collect();
+            let _ = writeln!(md, "| {roll} | {} |", cells.join(" | "));
+        }
+        let _ = writeln!(md);
+        let _ = writeln!(md, "## Outcomes per grid point — {name}\n");
+        let values = d6table::outcome_values(&study.system, table.outcomes());
+        let header: Vec<String> = study
+            .axes
+            .iter()
+            .map(|a| a.parameter.clone())
+            .chain(table.outcomes().iter().map(|o| format!("{o} %")))
+            .chain(values.iter().map(|(n, _)| n.to_string()))
+            .collect();
+        let _ = writeln!(md, "| {} |", header.join(" | "));
+        let _ = writeln!(md, "|{}", "---|".repeat(header.len()));
+        for (point, result) in study
+            .points
+            .iter()
+            .zip(&results.points)
+            .filter(|(p, _)| p.variant == variant)
+        {
+            let p: Vec<f64> = (0..table.outcomes().len())
+                .map(|i| result.exact.probability(i))
+                .collect();
+            let units = percentages_summing_to_100(&p, 1);
+            let cells: Vec<String> = point
+                .coordinates
+                .iter()
+                .map(ToString::to_string)
+                .chain(units.iter().map(|u| format!("{}.{}", u / 10, u % 10)))
+                .chain(values.iter().map(|(_, v)| {
+                    let e = result.exact.expectation(|i| v[i]);
+                    format!("{e} ({:.3})", e.to_f64())
+                }))
+                .collect();
+            let _ = writeln!(md, "| {} |", cells.join(" | "));
+        }
+        let _ = writeln!(md);
+        if study.system == "march" {
+            let _ = writeln!(md, "### Best request per DRM — {name}\n\nExpected extra MP per SP eliminated (∞ when no SP is lost); the best request in bold.\n");
+            let drms: Vec<i32> = {
+                let mut d: Vec<i32> = study
+                    .points
+                    .iter()
+                    .filter(|p| p.variant == variant)
+                    .map(|p| p.drm)
+                    .collect();
+                d.sort();
+                d.dedup();
+                d
+            };
+            let _ = writeln!(
+                md,
+                "| DRM | extra 1 | extra 2 | extra 3 |\n|---|---|---|---|"
+            );
+            for drm in drms {
+                let ratio = |column: usize| {
+                    let dist = table.distribution(column, drm);
+                    let mp = dist.expectation(|i| values[0].1[i]).to_f64();
+                    let sp = dist.expectation(|i| values[1].1[i]).to_f64();
+                    if sp == 0.0 {
+                        f64::INFINITY
+                    } else {
+                        mp / sp
+                    }
+                };
+                let ratios: Vec<f64> = (0..3).map(ratio).collect();
+                let best = ratios.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+                let cells: Vec<String> = ratios
+                    .iter()
+                    .map(|r| {
+                        let text = if r.is_infinite() {
+                            "∞".to_string()
+                        } else {
+                            format!("{r:.2}")
+                        };
+                        if *r == best {
+                            format!("**{text}**")
+                        } else {
+                            text
+                        }
+                    })
+                    .collect();
+                let _ = writeln!(
+                    md,
+                    "| {} | {} |",
+                    crate::table::signed(drm),
+                    cells.join(" | ")
+                );
+            }
+            let _ = writeln!(md);
+        }
+        if let (Some(turns), Some(result)) = (study.turns, results.turns.get(variant)) {
+            let _ = writeln!(
+                md,
+                "## A {}-SP stack sitting {} turns, DRM {} — {name}\n",
+                turns.sp,
+                turns.turns,
+                crate::table::signed(turns.drm)
+            );
+            let _ = writeln!(md, "| turn | expected SP left | P(no loss) | P(half or less left) |\n|---|---|---|---|");
+            for (turn, d) in result.exact.iter().enumerate().skip(1) {
+                let mean: f64 = d.iter().enumerate().map(|(sp, p)| sp as f64 * p).sum();
+                let half: f64 = d
+                    .iter()
+                    .enumerate()
+                    .filter(|(sp, _)| 2 * sp <= turns.sp as usize)
+                    .map(|(_, p)| p)
+                    .sum();
+                let _ = writeln!(
+                    md,
+                    "| {turn} | {mean:.3} | {:.1}% | {:.1}% |",
+                    d[turns.sp as usize] * 100.0,
+                    half * 100.0
+                );
+            }
+            let _ = writeln!(md);
+        }
+    }
+    md
+}

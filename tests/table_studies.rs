@@ -1,0 +1,138 @@
+//! Table studies (attrition, forced march, naval …) end to end: the attrition turns
+//! study against a hand computation and against simulation, byte-identical reports on
+//! any thread count, and the rulebook tables pinned.
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use battlelab::sim::{thread_pool, RunControl};
+use battlelab::stats::{chi_square, chi_square_critical};
+use battlelab::study::{self, Study};
+
+fn shipped(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("analyses")
+        .join(name)
+}
+
+fn table_study(name: &str) -> study::TableStudy {
+    match study::load(&shipped(name)).unwrap() {
+        Study::Table(t) => *t,
+        Study::Field(_) => panic!("{name} is not a table study"),
+    }
+}
+
+/// 12 SP, DRM +2, column 11-15: d6+2 reads rows 3,4,5,6,6,6 → 1, 2*, 2*, 3*, 3*, 3*.
+/// After one turn: 11 SP (1/6), 10 SP (2/6), 9 SP (3/6).
+#[test]
+fn attrition_turns_first_turn_by_hand() {
+    let study = table_study("attrition.toml");
+    let results = study::execute(&study, 10_000, 1, &RunControl::default()).unwrap();
+    let first = &results.turns[0].exact[1];
+    let expected = [(11, 1.0 / 6.0), (10, 2.0 / 6.0), (9, 3.0 / 6.0)];
+    for (sp, p) in expected {
+        assert!((first[sp] - p).abs() < 1e-12, "SP {sp}: {}", first[sp]);
+    }
+    assert!((first.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+}
+
+/// The simulated SP left after the last turn passes a chi-square test (99.99%) against
+/// the exact Markov chain, for every variant.
+#[test]
+fn attrition_turns_simulation_agrees_with_the_markov_chain() {
+    let study = table_study("attrition.toml");
+    let results = study::execute(&study, 2_000_000, 9, &RunControl::default()).unwrap();
+    for (variant, turns) in results.turns.iter().enumerate() {
+        let last = turns.exact.last().unwrap();
+        let (statistic, df) = chi_square(&turns.counts, last);
+        assert!(
+            statistic < chi_square_critical(df, 3.719),
+            "variant {variant}: {statistic} (df {df})"
+        );
+    }
+}
+
+#[test]
+fn table_study_points_hold_to_exact_within_four_standard_errors() {
+    for name in ["attrition.toml", "march.toml", "naval.toml"] {
+        let study = table_study(name);
+        let n = 1_000_000u64;
+        let results = thread_pool(2)
+            .unwrap()
+            .install(|| study::execute(&study, n, 5, &RunControl::default()).unwrap());
+        for (point, result) in study.points.iter().zip(&results.points) {
+            for (i, &count) in result.counts.iter().enumerate() {
+                let p = result.exact.probability(i);
+                if p == 0.0 || p == 1.0 {
+                    assert_eq!(
+                        count,
+                        (p * n as f64) as u64,
+                        "{name} {:?}",
+                        point.coordinates
+                    );
+                    continue;
+                }
+                let z = (count as f64 / n as f64 - p).abs() / (p * (1.0 - p) / n as f64).sqrt();
+                assert!(
+                    z < 4.0,
+                    "{name} {:?} outcome {i}: {z:.2} SE",
+                    point.coordinates
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn table_study_reports_are_identical_on_one_and_eight_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    for threads in ["1", "8"] {
+        let out = dir.path().join(threads);
+        Command::cargo_bin("battlelab")
+            .unwrap()
+            .args([
+                "run",
+                "--quiet",
+                "--trials",
+                "200000",
+                "--threads",
+                threads,
+                "--out",
+            ])
+            .arg(&out)
+            .arg(shipped("attrition.toml"))
+            .assert()
+            .success();
+        let read = |f: &str| std::fs::read(out.join(f)).unwrap();
+        files.push((
+            read("results.csv"),
+            read("results.parquet"),
+            read("survival.parquet"),
+            read("expectations.csv"),
+        ));
+        for chart in [
+            "outcomes_printed.png",
+            "survival_printed.svg",
+            "expected_sp_eliminated_printed.png",
+        ] {
+            assert!(out.join(chart).is_file(), "missing {chart}");
+        }
+    }
+    assert!(files[0] == files[1], "1 and 8 threads differ");
+}
+
+/// The march study's rulebook tables (exact numbers only) are pinned whole.
+#[test]
+fn march_rulebook_tables_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("march");
+    Command::cargo_bin("battlelab")
+        .unwrap()
+        .args(["run", "--quiet", "--trials", "1000", "--out"])
+        .arg(&out)
+        .arg(shipped("march.toml"))
+        .assert()
+        .success();
+    insta::assert_snapshot!(std::fs::read_to_string(out.join("tables.md")).unwrap());
+}
