@@ -66,6 +66,26 @@ pub enum TableCommand {
     Transport(Common),
     /// One storm/ice roll (RULES.md B7): S (sunk), D (damaged), E (escape).
     Storm(Common),
+    /// One initial-forces roll for a state (RULES.md B8): every row, and expected forces.
+    Setup(SetupArgs),
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum StateKindArg {
+    Major,
+    Minor,
+}
+
+#[derive(Debug, Args)]
+pub struct SetupArgs {
+    /// Major or minor state.
+    #[arg(long)]
+    pub state: StateKindArg,
+    /// [option] a minor state without a port gets no NSP or transports.
+    #[arg(long)]
+    pub no_port: bool,
+    #[command(flatten)]
+    pub common: Common,
 }
 
 /// Options every d6 table shares.

@@ -20,7 +20,9 @@ use battlelab::study::{self, Study};
 use battlelab::table::{self, signed, CrtRequest, D6Request, TableError};
 use serde_json::json;
 
-use cli::{Cli, Command, Common, CrtArgs, RunArgs, SmallStack, TableCommand};
+use cli::{
+    Cli, Command, Common, CrtArgs, RunArgs, SetupArgs, SmallStack, StateKindArg, TableCommand,
+};
 
 /// Exit code for input the user must fix (also clap's usage errors).
 const EXIT_BAD_INPUT: u8 = 2;
@@ -74,6 +76,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Run(args) => run(args),
         Command::Check { file } => check(file),
         Command::Table(TableCommand::Crt(args)) => table_crt(args),
+        Command::Table(TableCommand::Setup(args)) => table_setup(args),
         Command::Table(other) => table_d6(other),
     }
 }
@@ -379,7 +382,9 @@ fn table_d6(command: TableCommand) -> Result<()> {
             c,
         ),
         TableCommand::Storm(c) => ("storm", Some(0), 0, json!({}), "Storm / ice".into(), c),
-        TableCommand::Crt(_) => unreachable!("dispatched to table_crt"),
+        TableCommand::Crt(_) | TableCommand::Setup(_) => {
+            unreachable!("dispatched to table_crt and table_setup")
+        }
     };
     let table = CompiledD6Table::new(D6Table::printed(name).expect("a printed table"))
         .context("the printed table failed validation")?;
@@ -405,6 +410,29 @@ fn table_d6(command: TableCommand) -> Result<()> {
     let report = pool.install(|| table::d6_table(&table, &request, &control));
     watcher.finish();
     let report = report?;
+    let exporter = table::exporter(common.format.name()).expect("every Format has an exporter");
+    print!("{}", exporter.export(&report));
+    Ok(())
+}
+
+fn table_setup(args: SetupArgs) -> Result<()> {
+    let kind = match args.state {
+        StateKindArg::Major => battlelab::rules::setup::StateKind::Major,
+        StateKindArg::Minor => battlelab::rules::setup::StateKind::Minor,
+    };
+    if args.no_port && kind == battlelab::rules::setup::StateKind::Major {
+        return Err(TableError::Invalid {
+            option: "--no-port".into(),
+            message: "only a minor state's naval forces depend on a port (the * entries)".into(),
+        }
+        .into());
+    }
+    let common = args.common;
+    let (pool, _) = pool(common.threads)?;
+    let control = interruptible();
+    let report = pool.install(|| {
+        table::setup_table(kind, !args.no_port, common.trials, common.seed, &control)
+    })?;
     let exporter = table::exporter(common.format.name()).expect("every Format has an exporter");
     print!("{}", exporter.export(&report));
     Ok(())

@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 use crate::exact::{ExactDistribution, Fraction};
 use crate::rules::crt::{FieldCombat, OddsColumn};
 use crate::rules::d6table::{self, CompiledD6Table};
+use crate::rules::setup;
 use crate::sim::{Interrupted, RunControl};
 use crate::stats::{wilson_interval, Z95};
 
@@ -296,6 +297,89 @@ pub fn d6_table(
         params: request.params.clone(),
         trials: request.trials,
         outcomes: rows,
+        expectations,
+    })
+}
+
+/// One setup roll for a state (RULES.md B8): each row with its exact probability 1/6, and
+/// the exact expectation of every quantity.
+pub fn setup_table(
+    kind: setup::StateKind,
+    port: bool,
+    trials: Option<u64>,
+    seed: u64,
+    control: &RunControl,
+) -> Result<TableReport, TableError> {
+    if trials == Some(0) {
+        return Err(TableError::ZeroTrials);
+    }
+    let rows = setup::rows(kind, port);
+    let labels: Vec<String> = rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            format!(
+                "row {}: leaders 3/2/1/0 {}/{}/{}/{}, Inf {}, Cav {}, Gds {}, NSP {}, T {}",
+                i + 1,
+                r.leaders[0],
+                r.leaders[1],
+                r.leaders[2],
+                r.leaders[3],
+                r.infantry,
+                r.cavalry,
+                r.guards,
+                r.nsp,
+                r.transports
+            )
+        })
+        .collect();
+    let exact = ExactDistribution::enumerate(6, 6, |face| face as usize);
+    let counts = match trials {
+        Some(n) => {
+            let faces: [u8; 6] = [0, 1, 2, 3, 4, 5];
+            Some(crate::sim::run_blocks(
+                seed,
+                n,
+                || vec![0u64; 6],
+                |dice, k, h| d6table::roll_many(&faces, dice, k, h),
+                control,
+            )?)
+        }
+        None => None,
+    };
+    let outcomes = outcome_rows(&labels, &exact, counts.as_deref(), trials);
+    let expectations = setup::Quantity::ALL
+        .iter()
+        .map(|&q| {
+            let value = exact.expectation(|i| u64::from(rows[i].quantity(q)));
+            ExpectationRow {
+                name: q.name().to_string(),
+                value: value.to_f64(),
+                fraction: value.to_string(),
+            }
+        })
+        .collect();
+    let state = match kind {
+        setup::StateKind::Major => "major",
+        setup::StateKind::Minor => "minor",
+    };
+    let mut params = json!({"state": state, "port": port});
+    if trials.is_some() {
+        params["seed"] = json!(seed);
+    }
+    Ok(TableReport {
+        system: "setup".into(),
+        title: format!(
+            "Initial forces — {state} state{}",
+            if kind == setup::StateKind::Minor && !port {
+                " without a port"
+            } else {
+                ""
+            }
+        ),
+        params,
+        trials,
+        outcomes,
         expectations,
     })
 }

@@ -2,3 +2,4 @@
 
 pub mod crt;
 pub mod d6table;
+pub mod setup;
