@@ -541,12 +541,11 @@ impl Exporter for MarkdownExporter {
             }
             out.push('\n');
         }
-        for e in &report.expectations {
-            let _ = writeln!(
-                out,
-                "\nExpected {}: {} ({:.4})",
-                e.name, e.fraction, e.value
-            );
+        if !report.expectations.is_empty() {
+            out.push_str("\n| expected | exact | decimal |\n|---|---|---|\n");
+            for e in &report.expectations {
+                let _ = writeln!(out, "| {} | {} | {:.4} |", e.name, e.fraction, e.value);
+            }
         }
         out
     }
