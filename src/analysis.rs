@@ -64,7 +64,7 @@ pub const MAX_TRIALS: u64 = 1_000_000_000_000;
 /// Most grid points × variants one analysis may hold.
 pub const MAX_RUNS: usize = 10_000;
 /// Systems an analysis file can name.
-pub const SYSTEMS: [&str; 8] = [
+pub const SYSTEMS: [&str; 9] = [
     "field",
     "attrition",
     "march",
@@ -73,6 +73,7 @@ pub const SYSTEMS: [&str; 8] = [
     "pursuit",
     "transport",
     "storm",
+    "setup",
 ];
 
 /// Why an analysis file was refused.

@@ -25,6 +25,7 @@ pub mod frame;
 pub mod progress;
 pub mod report;
 pub mod rules;
+pub mod setup_study;
 pub mod sim;
 pub mod stats;
 pub mod study;

@@ -124,6 +124,14 @@ fn plan(study: &Study) -> Plan {
             unit: "battles",
             axes: a.axes.clone(),
         },
+        Study::Setup(s) => Plan {
+            trials: s.trials,
+            seed: s.seed,
+            variants: vec!["base".to_string()],
+            runs: 1,
+            unit: "maps",
+            axes: Vec::new(),
+        },
         Study::Table(t) => Plan {
             trials: t.trials,
             seed: t.seed,
@@ -170,6 +178,13 @@ fn run(args: RunArgs) -> Result<()> {
             let results = results.context("stopped; no report was written")?;
             report::write_report(analysis, &results, &out, threads, started.elapsed())
         }
+        Study::Setup(setup) => {
+            let results =
+                pool.install(|| battlelab::setup_study::execute(setup, trials, seed, &control));
+            watcher.finish();
+            let results = results.context("stopped; no report was written")?;
+            battlelab::setup_study::write_report(setup, &results, &out, threads, started.elapsed())
+        }
         Study::Table(table_study) => {
             let results = pool.install(|| study::execute(table_study, trials, seed, &control));
             watcher.finish();
@@ -199,6 +214,7 @@ fn check(file: PathBuf) -> Result<()> {
     let system = match &study {
         Study::Field(a) => a.system.clone(),
         Study::Table(t) => t.system.clone(),
+        Study::Setup(_) => "setup".to_string(),
     };
     println!(
         "{}: ok — system {system}, {} variant(s) ({}), {} runs of {} {}, seed {}",

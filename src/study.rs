@@ -62,6 +62,7 @@ pub const MAX_TURNS: i64 = 100;
 pub enum Study {
     Field(Box<Analysis>),
     Table(Box<TableStudy>),
+    Setup(Box<crate::setup_study::SetupStudy>),
 }
 
 impl Study {
@@ -69,6 +70,7 @@ impl Study {
         match self {
             Study::Field(a) => &a.name,
             Study::Table(t) => &t.name,
+            Study::Setup(s) => &s.name,
         }
     }
 }
@@ -91,6 +93,9 @@ pub fn load(path: &Path) -> Result<Study, AnalysisError> {
         Some(name) if D6Table::NAMES.contains(&name) => {
             Ok(Study::Table(Box::new(TableStudy::parse(path, &text)?)))
         }
+        Some("setup") => Ok(Study::Setup(Box::new(
+            crate::setup_study::SetupStudy::parse(path, &text)?,
+        ))),
         _ => Ok(Study::Field(Box::new(Analysis::parse(path, &text)?))),
     }
 }

@@ -94,6 +94,7 @@ fn bad_files_name_a_line_where_there_is_one() {
             "missing_system",
             "empty_sweep_table",
             "attrition_without_sp",
+            "setup_no_states",
         ]
         .iter()
         .any(|n| file.file_stem().unwrap() == *n);

@@ -358,3 +358,23 @@ fn naval_json_with_trials() {
         assert!(o["ci_low"].as_f64().unwrap() <= o["ci_high"].as_f64().unwrap());
     }
 }
+
+#[test]
+fn table_setup_snapshot() {
+    let mut all = stdout(&["table", "setup", "--state", "major"]);
+    all.push_str(&stdout(&[
+        "table",
+        "setup",
+        "--state",
+        "minor",
+        "--no-port",
+        "--format",
+        "md",
+    ]));
+    insta::assert_snapshot!(all);
+    let output = battlelab()
+        .args(["table", "setup", "--state", "major", "--no-port"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+}

@@ -18,7 +18,7 @@ fn shipped(name: &str) -> std::path::PathBuf {
 fn table_study(name: &str) -> study::TableStudy {
     match study::load(&shipped(name)).unwrap() {
         Study::Table(t) => *t,
-        Study::Field(_) => panic!("{name} is not a table study"),
+        _ => panic!("{name} is not a table study"),
     }
 }
 
@@ -135,4 +135,35 @@ fn march_rulebook_tables_snapshot() {
         .assert()
         .success();
     insta::assert_snapshot!(std::fs::read_to_string(out.join("tables.md")).unwrap());
+}
+
+/// Whole maps: the simulated coalition totals pass a chi-square test (99.99%) against the
+/// exact convolution, for every coalition and quantity.
+#[test]
+fn setup_maps_agree_with_exact_convolution() {
+    let study = match study::load(&shipped("setup.toml")).unwrap() {
+        Study::Setup(s) => *s,
+        _ => panic!("setup.toml is a setup study"),
+    };
+    assert_eq!(study.states.len(), 13);
+    let results =
+        battlelab::setup_study::execute(&study, 1_000_000, 4, &RunControl::default()).unwrap();
+    for (c, coalition) in study.coalitions.iter().enumerate() {
+        for q in 0..7 {
+            let (statistic, df) = chi_square(&results.counts[c][q], &results.exact[c][q]);
+            assert!(
+                statistic < chi_square_critical(df, 3.719),
+                "{coalition} quantity {q}: {statistic} (df {df})"
+            );
+        }
+    }
+    // A major state's expected land SP by hand: (53 + 46 + 46 + 39 + 39 + 33) / 6 = 128/3;
+    // three majors: 128.
+    let north = study.coalitions.iter().position(|c| c == "North").unwrap();
+    let mean: f64 = results.exact[north][0]
+        .iter()
+        .enumerate()
+        .map(|(v, p)| v as f64 * p)
+        .sum();
+    assert!((mean - 128.0).abs() < 1e-9, "{mean}");
 }

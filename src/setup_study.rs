@@ -1,0 +1,555 @@
+//! The whole-map setup study (RULES.md B8): every state rolls its initial forces; what
+//! do the states and the coalitions start with?
+//!
+//! Why this module exists: a designer balancing a random setup needs the spread of each
+//! coalition's starting strength, not one roll. Each state's roll is exact (six rows), each
+//! coalition's totals are exact by convolution, and the simulation of whole maps is held
+//! against them.
+//!
+//! ```toml
+//! system = "setup"
+//! seed = 1792
+//!
+//! [[state]]
+//! name = "Blue"
+//! kind = "major"        # major | minor
+//! coalition = "Allies"
+//!
+//! [[state]]
+//! name = "a"
+//! kind = "minor"
+//! port = false          # [option] minor states only; default true
+//! coalition = "Neutral"
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::json;
+use sha2::{Digest, Sha256};
+use toml::Spanned;
+
+use crate::analysis::{self, AnalysisError, AxisValue, Source};
+use crate::chart::{self, BarGroup};
+use crate::frame::LongFrame;
+use crate::report::{self, ReportError};
+use crate::rules::setup::{exact_total, roll_map, rows, MapState, Quantity, StateKind};
+use crate::sim::{self, Interrupted, RunControl, BLOCK_TRIALS};
+use crate::stats::{wilson_interval, Z95};
+
+/// Most states on one map.
+pub const MAX_STATES: usize = 64;
+
+/// A validated setup study.
+#[derive(Debug, Clone)]
+pub struct SetupStudy {
+    pub path: PathBuf,
+    pub name: String,
+    pub description: Option<String>,
+    pub seed: u64,
+    pub trials: u64,
+    pub states: Vec<MapState>,
+    pub coalitions: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SetupFile {
+    name: Option<Spanned<String>>,
+    description: Option<String>,
+    #[allow(dead_code)]
+    system: String,
+    seed: Option<Spanned<i64>>,
+    trials: Option<Spanned<i64>>,
+    state: Option<Vec<StateSpec>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StateSpec {
+    name: Spanned<String>,
+    kind: Spanned<String>,
+    coalition: Option<Spanned<String>>,
+    port: Option<Spanned<bool>>,
+}
+
+impl SetupStudy {
+    pub fn parse(path: &Path, text: &str) -> Result<Self, AnalysisError> {
+        let source = Source {
+            file: path.display().to_string(),
+            text,
+        };
+        let spec: SetupFile = toml::from_str(text).map_err(|e| AnalysisError::Syntax {
+            file: source.file.clone(),
+            message: e.to_string().trim_end().to_string(),
+        })?;
+        let name = match &spec.name {
+            Some(n)
+                if !n.get_ref().is_empty()
+                    && n.get_ref()
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') =>
+            {
+                n.get_ref().clone()
+            }
+            Some(n) => {
+                return Err(source.error(
+                    n,
+                    "name",
+                    "the report folder name may use letters, digits, '_' and '-' only",
+                ))
+            }
+            None => path
+                .file_stem()
+                .map_or_else(|| "setup".to_string(), |s| s.to_string_lossy().into_owned()),
+        };
+        let seed = match &spec.seed {
+            Some(v) => source.int_in(v, "seed", 0, i64::MAX, "the seed")? as u64,
+            None => analysis::DEFAULT_SEED,
+        };
+        let trials = match &spec.trials {
+            Some(v) => source.int_in(v, "trials", 1, analysis::MAX_TRIALS as i64, "trials")? as u64,
+            None => analysis::DEFAULT_TRIALS,
+        };
+        let specs = spec.state.unwrap_or_default();
+        if specs.is_empty() || specs.len() > MAX_STATES {
+            return Err(source.error_at(
+                None,
+                "state",
+                format!(
+                    "a map needs 1 to {MAX_STATES} [[state]] entries, got {}",
+                    specs.len()
+                ),
+            ));
+        }
+        let mut coalitions: Vec<String> = Vec::new();
+        let mut states: Vec<MapState> = Vec::new();
+        for (i, s) in specs.iter().enumerate() {
+            let field = |f: &str| format!("state[{i}].{f}");
+            let state_name = s.name.get_ref().trim().to_string();
+            if state_name.is_empty() || states.iter().any(|st| st.name == state_name) {
+                return Err(source.error(
+                    &s.name,
+                    field("name"),
+                    "each state needs a non-empty name of its own",
+                ));
+            }
+            let kind = match s.kind.get_ref().as_str() {
+                "major" => StateKind::Major,
+                "minor" => StateKind::Minor,
+                other => {
+                    return Err(source.error(
+                        &s.kind,
+                        field("kind"),
+                        format!("unknown kind \"{other}\"; allowed: major, minor"),
+                    ))
+                }
+            };
+            let port = match (&s.port, kind) {
+                (Some(p), StateKind::Major) => {
+                    return Err(source.error(
+                        p,
+                        field("port"),
+                        "port applies to minor states only (their * entries)",
+                    ))
+                }
+                (Some(p), StateKind::Minor) => *p.get_ref(),
+                (None, _) => true,
+            };
+            let coalition_name = s
+                .coalition
+                .as_ref()
+                .map_or_else(|| state_name.clone(), |c| c.get_ref().trim().to_string());
+            if coalition_name.is_empty() {
+                let at = s
+                    .coalition
+                    .as_ref()
+                    .expect("only a given coalition can be empty");
+                return Err(source.error(at, field("coalition"), "a coalition needs a name"));
+            }
+            let coalition = match coalitions.iter().position(|c| *c == coalition_name) {
+                Some(c) => c,
+                None => {
+                    coalitions.push(coalition_name);
+                    coalitions.len() - 1
+                }
+            };
+            states.push(MapState {
+                name: state_name,
+                kind,
+                port,
+                coalition,
+                rows: rows(kind, port),
+            });
+        }
+        Ok(Self {
+            path: path.to_path_buf(),
+            name,
+            description: spec.description,
+            seed,
+            trials,
+            states,
+            coalitions,
+        })
+    }
+
+    fn members(&self, coalition: usize) -> Vec<&MapState> {
+        self.states
+            .iter()
+            .filter(|s| s.coalition == coalition)
+            .collect()
+    }
+
+    /// Histogram layout: for each coalition and quantity, the largest possible total.
+    fn maxima(&self) -> Vec<[usize; 7]> {
+        (0..self.coalitions.len())
+            .map(|c| {
+                Quantity::ALL.map(|q| {
+                    self.members(c)
+                        .iter()
+                        .map(|s| s.rows.iter().map(|r| r.quantity(q)).max().unwrap_or(0) as usize)
+                        .sum()
+                })
+            })
+            .collect()
+    }
+}
+
+/// Simulated counts and exact distributions of coalition totals:
+/// `[coalition][quantity][total]`.
+#[derive(Debug, Clone)]
+pub struct SetupResults {
+    pub trials: u64,
+    pub seed: u64,
+    pub counts: Vec<Vec<Vec<u64>>>,
+    pub exact: Vec<Vec<Vec<f64>>>,
+}
+
+pub fn execute(
+    study: &SetupStudy,
+    trials: u64,
+    seed: u64,
+    control: &RunControl,
+) -> Result<SetupResults, Interrupted> {
+    let maxima = study.maxima();
+    let offsets: Vec<[usize; 7]> = {
+        let mut next = 0;
+        maxima
+            .iter()
+            .map(|m| {
+                m.map(|max| {
+                    let at = next;
+                    next += max + 1;
+                    at
+                })
+            })
+            .collect()
+    };
+    let size = maxima.iter().flatten().map(|m| m + 1).sum::<usize>();
+    let coalitions = study.coalitions.len();
+    let flat = sim::run_blocks(
+        seed,
+        trials,
+        || vec![0u64; size],
+        |dice, n, histogram: &mut Vec<u64>| {
+            let mut totals = [[0u32; 7]; MAX_STATES];
+            let mut rolls = [0u8; MAX_STATES];
+            for _ in 0..n {
+                roll_map(&study.states, dice, &mut totals[..coalitions], &mut rolls);
+                for (c, coalition) in totals[..coalitions].iter().enumerate() {
+                    for (q, &total) in coalition.iter().enumerate() {
+                        histogram[offsets[c][q] + total as usize] += 1;
+                    }
+                }
+            }
+        },
+        control,
+    )?;
+    let counts = (0..coalitions)
+        .map(|c| {
+            (0..7)
+                .map(|q| flat[offsets[c][q]..offsets[c][q] + maxima[c][q] + 1].to_vec())
+                .collect()
+        })
+        .collect();
+    let exact = (0..coalitions)
+        .map(|c| {
+            Quantity::ALL
+                .iter()
+                .map(|&q| exact_total(&study.members(c), q))
+                .collect()
+        })
+        .collect();
+    Ok(SetupResults {
+        trials,
+        seed,
+        counts,
+        exact,
+    })
+}
+
+fn mean(d: &[f64]) -> f64 {
+    d.iter().enumerate().map(|(v, p)| v as f64 * p).sum()
+}
+
+/// The smallest total whose cumulative probability reaches `q`.
+fn quantile(d: &[f64], q: f64) -> usize {
+    let mut cumulative = 0.0;
+    for (v, p) in d.iter().enumerate() {
+        cumulative += p;
+        if cumulative >= q - 1e-12 {
+            return v;
+        }
+    }
+    d.len().saturating_sub(1)
+}
+
+pub fn write_report(
+    study: &SetupStudy,
+    results: &SetupResults,
+    out: &Path,
+    threads: usize,
+    wall_time: Duration,
+) -> Result<Vec<PathBuf>, ReportError> {
+    report::write_atomically(out, |dir| {
+        write_contents(study, results, dir, threads, wall_time)
+    })
+}
+
+fn write_contents(
+    study: &SetupStudy,
+    results: &SetupResults,
+    dir: &Path,
+    threads: usize,
+    wall_time: Duration,
+) -> Result<(), ReportError> {
+    let frame_error = |e: polars::prelude::PolarsError| ReportError::Frame {
+        path: dir.display().to_string(),
+        message: e.to_string(),
+    };
+    let none: [AxisValue; 0] = [];
+    let mut long = LongFrame::new(&[]);
+    let mut expectations = LongFrame::new(&[]);
+    for (c, coalition) in study.coalitions.iter().enumerate() {
+        for (q, quantity) in Quantity::ALL.iter().enumerate() {
+            let counts = &results.counts[c][q];
+            let exact = &results.exact[c][q];
+            let n: u64 = counts.iter().sum();
+            for (total, &count) in counts.iter().enumerate() {
+                let p = exact.get(total).copied().unwrap_or(0.0);
+                if count == 0 && p == 0.0 {
+                    continue;
+                }
+                let (lo, hi) = wilson_interval(count, n, Z95);
+                long.row("base", &none)
+                    .text("coalition", coalition)
+                    .text("quantity", quantity.name())
+                    .int("total", total as i64)
+                    .int("trials", n as i64)
+                    .int("count", count as i64)
+                    .float("probability", Some(count as f64 / n as f64))
+                    .float("ci_low", Some(lo))
+                    .float("ci_high", Some(hi))
+                    .float("exact", Some(p))
+                    .finish();
+            }
+            let simulated = counts
+                .iter()
+                .enumerate()
+                .map(|(v, &k)| v as f64 * k as f64)
+                .sum::<f64>()
+                / n as f64;
+            expectations
+                .row("base", &none)
+                .text("level", "coalition")
+                .text("group", coalition)
+                .text("quantity", quantity.name())
+                .float("mean", Some(simulated))
+                .float("exact_mean", Some(mean(exact)))
+                .finish();
+        }
+    }
+    for state in &study.states {
+        for quantity in Quantity::ALL {
+            let exact = state
+                .rows
+                .iter()
+                .map(|r| f64::from(r.quantity(quantity)))
+                .sum::<f64>()
+                / 6.0;
+            expectations
+                .row("base", &none)
+                .text("level", "state")
+                .text("group", &state.name)
+                .text("quantity", quantity.name())
+                .float("mean", None)
+                .float("exact_mean", Some(exact))
+                .finish();
+        }
+    }
+    report::write_frame(
+        dir,
+        "results",
+        &mut long.build("setup").map_err(frame_error)?,
+    )?;
+    report::write_frame(
+        dir,
+        "expectations",
+        &mut expectations.build("setup").map_err(frame_error)?,
+    )?;
+
+    for (q, quantity, label) in [
+        (0usize, Quantity::Sp, "land SP"),
+        (4, Quantity::Leaders, "leaders"),
+        (5, Quantity::Nsp, "NSP"),
+    ] {
+        let series: Vec<(String, Vec<(f64, f64)>)> = study
+            .coalitions
+            .iter()
+            .enumerate()
+            .map(|(c, name)| {
+                let d = &results.exact[c][q];
+                (
+                    name.clone(),
+                    d.iter()
+                        .enumerate()
+                        .filter(|(_, p)| **p > 0.0)
+                        .map(|(v, &p)| (v as f64, p))
+                        .collect(),
+                )
+            })
+            .collect();
+        chart::distributions(
+            &dir.join(format!("coalition_{}", quantity.name())),
+            &format!("Starting {label} per coalition"),
+            label,
+            "probability",
+            &series,
+        )?;
+    }
+    let groups: Vec<BarGroup> = study
+        .states
+        .iter()
+        .map(|s| BarGroup {
+            label: s.name.clone(),
+            values: [Quantity::Sp, Quantity::Leaders, Quantity::Nsp]
+                .iter()
+                .map(|&q| s.rows.iter().map(|r| f64::from(r.quantity(q))).sum::<f64>() / 6.0)
+                .collect(),
+        })
+        .collect();
+    chart::grouped_bars(
+        &dir.join("states_expected"),
+        "Expected starting forces per state",
+        "state",
+        "expected",
+        &[
+            "land SP".to_string(),
+            "leaders".to_string(),
+            "NSP".to_string(),
+        ],
+        &groups,
+    )?;
+    report::write_text(dir, "tables.md", &rulebook_tables(study, results))?;
+    let hash: String = Sha256::digest(json!({"states": study.states}).to_string().as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    report::write_manifest(
+        dir,
+        &json!({
+            "tool": "battlelab",
+            "version": env!("CARGO_PKG_VERSION"),
+            "analysis": study.path.display().to_string(),
+            "name": study.name,
+            "system": "setup",
+            "seed": results.seed,
+            "trials": results.trials,
+            "block_trials": BLOCK_TRIALS,
+            "threads": threads,
+            "rules_hash": hash,
+            "states": study.states.len(),
+            "coalitions": study.coalitions,
+            "wall_time_seconds": (wall_time.as_secs_f64() * 1000.0).round() / 1000.0,
+        }),
+    )
+}
+
+fn rulebook_tables(study: &SetupStudy, results: &SetupResults) -> String {
+    use std::fmt::Write;
+    let mut md = format!("# {} — rulebook tables\n\n", study.name);
+    if let Some(d) = &study.description {
+        let _ = writeln!(md, "{}\n", d.trim());
+    }
+    let _ = writeln!(md, "Seed {}, {} simulated maps; every figure below is exact (convolution of the states' rows).\n", results.seed, results.trials);
+    let _ = writeln!(md, "## Expected starting forces per state\n\n| state | kind | coalition | land SP | leaders | NSP | transports |\n|---|---|---|---|---|---|---|");
+    for s in &study.states {
+        let e = |q: Quantity| s.rows.iter().map(|r| f64::from(r.quantity(q))).sum::<f64>() / 6.0;
+        let kind = match s.kind {
+            StateKind::Major => "major",
+            StateKind::Minor if s.port => "minor",
+            StateKind::Minor => "minor, no port",
+        };
+        let _ = writeln!(
+            md,
+            "| {} | {kind} | {} | {:.2} | {:.2} | {:.2} | {:.2} |",
+            s.name,
+            study.coalitions[s.coalition],
+            e(Quantity::Sp),
+            e(Quantity::Leaders),
+            e(Quantity::Nsp),
+            e(Quantity::Transports)
+        );
+    }
+    let _ = writeln!(md, "\n## Coalition land SP\n\n| coalition | states | mean | 5% | median | 95% | min | max |\n|---|---|---|---|---|---|---|---|");
+    for (c, name) in study.coalitions.iter().enumerate() {
+        let d = &results.exact[c][0];
+        let min = d.iter().position(|p| *p > 0.0).unwrap_or(0);
+        let max = d.iter().rposition(|p| *p > 0.0).unwrap_or(0);
+        let _ = writeln!(
+            md,
+            "| {name} | {} | {:.2} | {} | {} | {} | {min} | {max} |",
+            study.members(c).len(),
+            mean(d),
+            quantile(d, 0.05),
+            quantile(d, 0.5),
+            quantile(d, 0.95)
+        );
+    }
+    if study.coalitions.len() > 1 {
+        let _ = writeln!(
+            md,
+            "\n## P(row coalition starts with more land SP than column coalition)\n"
+        );
+        let _ = writeln!(
+            md,
+            "| | {} |\n|---|{}",
+            study.coalitions.join(" | "),
+            "---|".repeat(study.coalitions.len())
+        );
+        for (i, a) in study.coalitions.iter().enumerate() {
+            let cells: Vec<String> = (0..study.coalitions.len())
+                .map(|j| {
+                    if i == j {
+                        return "–".to_string();
+                    }
+                    let (da, db) = (&results.exact[i][0], &results.exact[j][0]);
+                    let mut cumulative_b = vec![0.0; da.len().max(db.len()) + 1];
+                    for v in 0..cumulative_b.len() - 1 {
+                        cumulative_b[v + 1] = cumulative_b[v] + db.get(v).copied().unwrap_or(0.0);
+                    }
+                    // P(A > B) = Σ_a P(A = a) · P(B < a).
+                    let p: f64 = da
+                        .iter()
+                        .enumerate()
+                        .map(|(v, p)| p * cumulative_b[v.min(cumulative_b.len() - 1)])
+                        .sum();
+                    format!("{:.1}%", p * 100.0)
+                })
+                .collect();
+            let _ = writeln!(md, "| {a} | {} |", cells.join(" | "));
+        }
+    }
+    md
+}
