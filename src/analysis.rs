@@ -64,7 +64,7 @@ pub const MAX_TRIALS: u64 = 1_000_000_000_000;
 /// Most grid points × variants one analysis may hold.
 pub const MAX_RUNS: usize = 10_000;
 /// Systems an analysis file can name.
-pub const SYSTEMS: [&str; 9] = [
+pub const SYSTEMS: [&str; 10] = [
     "field",
     "attrition",
     "march",
@@ -74,6 +74,7 @@ pub const SYSTEMS: [&str; 9] = [
     "transport",
     "storm",
     "setup",
+    "naval_engagement",
 ];
 
 /// Why an analysis file was refused.

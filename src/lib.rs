@@ -22,6 +22,7 @@ pub mod chart;
 pub mod dice;
 pub mod exact;
 pub mod frame;
+pub mod naval_study;
 pub mod progress;
 pub mod report;
 pub mod rules;

@@ -124,6 +124,14 @@ fn plan(study: &Study) -> Plan {
             unit: "battles",
             axes: a.axes.clone(),
         },
+        Study::Naval(n) => Plan {
+            trials: n.trials,
+            seed: n.seed,
+            variants: n.variants.iter().map(|v| v.0.clone()).collect(),
+            runs: n.runs.len(),
+            unit: "engagements",
+            axes: n.axes.clone(),
+        },
         Study::Setup(s) => Plan {
             trials: s.trials,
             seed: s.seed,
@@ -178,6 +186,13 @@ fn run(args: RunArgs) -> Result<()> {
             let results = results.context("stopped; no report was written")?;
             report::write_report(analysis, &results, &out, threads, started.elapsed())
         }
+        Study::Naval(naval) => {
+            let results =
+                pool.install(|| battlelab::naval_study::execute(naval, trials, seed, &control));
+            watcher.finish();
+            let results = results.context("stopped; no report was written")?;
+            battlelab::naval_study::write_report(naval, &results, &out, threads, started.elapsed())
+        }
         Study::Setup(setup) => {
             let results =
                 pool.install(|| battlelab::setup_study::execute(setup, trials, seed, &control));
@@ -215,6 +230,7 @@ fn check(file: PathBuf) -> Result<()> {
         Study::Field(a) => a.system.clone(),
         Study::Table(t) => t.system.clone(),
         Study::Setup(_) => "setup".to_string(),
+        Study::Naval(_) => "naval_engagement".to_string(),
     };
     println!(
         "{}: ok — system {system}, {} variant(s) ({}), {} runs of {} {}, seed {}",

@@ -63,6 +63,7 @@ pub enum Study {
     Field(Box<Analysis>),
     Table(Box<TableStudy>),
     Setup(Box<crate::setup_study::SetupStudy>),
+    Naval(Box<crate::naval_study::NavalStudy>),
 }
 
 impl Study {
@@ -71,6 +72,7 @@ impl Study {
             Study::Field(a) => &a.name,
             Study::Table(t) => &t.name,
             Study::Setup(s) => &s.name,
+            Study::Naval(n) => &n.name,
         }
     }
 }
@@ -95,6 +97,9 @@ pub fn load(path: &Path) -> Result<Study, AnalysisError> {
         }
         Some("setup") => Ok(Study::Setup(Box::new(
             crate::setup_study::SetupStudy::parse(path, &text)?,
+        ))),
+        Some("naval_engagement") => Ok(Study::Naval(Box::new(
+            crate::naval_study::NavalStudy::parse(path, &text)?,
         ))),
         _ => Ok(Study::Field(Box::new(Analysis::parse(path, &text)?))),
     }

@@ -167,3 +167,62 @@ fn setup_maps_agree_with_exact_convolution() {
         .sum();
     assert!((mean - 128.0).abs() < 1e-9, "{mean}");
 }
+
+/// Naval engagements: simulated results, lengths and NSP lost pass a chi-square test
+/// (99.99%) against the exact enumeration of the battle → pursuit chain.
+#[test]
+fn naval_engagements_agree_with_exact_enumeration() {
+    let study = match study::load(&shipped("naval_engagement.toml")).unwrap() {
+        Study::Naval(n) => *n,
+        _ => panic!("naval_engagement.toml is a naval study"),
+    };
+    let results =
+        battlelab::naval_study::execute(&study, 400_000, 12, &RunControl::default()).unwrap();
+    for ((_, coordinates, _), (h, exact)) in study.runs.iter().zip(&results.runs) {
+        assert!((exact.result.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+        for (name, observed, expected) in [
+            ("result", &h.result[..], &exact.result[..]),
+            ("rounds", &h.rounds[..], &exact.rounds[..]),
+            ("nsp lost A", &h.nsp_lost[0][..], &exact.nsp_lost[0][..]),
+            ("nsp lost B", &h.nsp_lost[1][..], &exact.nsp_lost[1][..]),
+        ] {
+            let (statistic, df) = chi_square(observed, expected);
+            assert!(
+                statistic < chi_square_critical(df, 3.719),
+                "{coordinates:?} {name}: {statistic} (df {df})"
+            );
+        }
+    }
+}
+
+#[test]
+fn naval_and_setup_reports_are_identical_on_one_and_eight_threads() {
+    for analysis in ["naval_engagement.toml", "setup.toml"] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut files = Vec::new();
+        for threads in ["1", "8"] {
+            let out = dir.path().join(threads);
+            Command::cargo_bin("battlelab")
+                .unwrap()
+                .args([
+                    "run",
+                    "--quiet",
+                    "--trials",
+                    "100000",
+                    "--threads",
+                    threads,
+                    "--out",
+                ])
+                .arg(&out)
+                .arg(shipped(analysis))
+                .assert()
+                .success();
+            files.push((
+                std::fs::read(out.join("results.csv")).unwrap(),
+                std::fs::read(out.join("results.parquet")).unwrap(),
+            ));
+            assert!(out.join("tables.md").is_file() && out.join("manifest.json").is_file());
+        }
+        assert!(files[0] == files[1], "{analysis}: 1 and 8 threads differ");
+    }
+}

@@ -2,4 +2,5 @@
 
 pub mod crt;
 pub mod d6table;
+pub mod naval;
 pub mod setup;

@@ -1,0 +1,745 @@
+//! The naval-engagement study (RULES.md B6–B7): two fleets fight the naval table and
+//! pursuit chain, swept over odds and DRM; who ends in control, and what does it cost?
+//!
+//! Why this module exists: it is the analysis-file boundary and report for
+//! [`crate::rules::naval`], in the same shape as field battles: validated once, exact
+//! enumeration beside simulation, Polars frames, charts, rulebook tables and a manifest.
+//!
+//! ```toml
+//! system = "naval_engagement"
+//! seed = 1805
+//!
+//! [engagement]
+//! coastal = false      # −1 to pursuit rolls: pursuers in a coastal hex or port
+//! round_limit = 20
+//!
+//! [fleet.a]
+//! nsp = 6
+//! morale = 2           # Major 2, Minor 1
+//! leader = 1
+//!
+//! [fleet.b]
+//! nsp = 4
+//! morale = 2
+//! pursue = true
+//!
+//! [sweep]
+//! odds = ["1-1", "3-2", "2-1"]   # sets A's NSP from B's
+//! drm = { from = -2, to = 2 }    # extra DRM in A's favour
+//!
+//! [rules.cells."1-1"]            # naval-table overrides: column → modified roll → code
+//! "8" = "2SC"
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::json;
+use sha2::{Digest, Sha256};
+use toml::Spanned;
+
+use crate::analysis::{self, AnalysisError, AxisValue, Source, SweepAxis};
+use crate::chart::{self, BarGroup};
+use crate::frame::LongFrame;
+use crate::report::{self, ReportError};
+use crate::rules::d6table::D6Table;
+use crate::rules::naval::{
+    simulate_engagements, Engagement, EngagementDistribution, EngagementHistogram,
+    EngagementResult, Fleet, NavalCombat,
+};
+use crate::sim::{Interrupted, RunControl, BLOCK_TRIALS};
+use crate::stats::{percentages_summing_to_100, wilson_interval, Z95};
+
+/// What a naval-engagement study can sweep.
+pub const PARAMETERS: [&str; 8] = [
+    "odds", "drm", "a.nsp", "b.nsp", "a.morale", "b.morale", "a.leader", "b.leader",
+];
+
+/// A validated naval-engagement study.
+#[derive(Debug, Clone)]
+pub struct NavalStudy {
+    pub path: PathBuf,
+    pub name: String,
+    pub description: Option<String>,
+    pub seed: u64,
+    pub trials: u64,
+    pub variants: Vec<(String, NavalCombat)>,
+    pub axes: Vec<SweepAxis>,
+    /// `(variant, coordinates, engagement)`, variant-major.
+    pub runs: Vec<(usize, Vec<AxisValue>, Engagement)>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NavalFile {
+    name: Option<Spanned<String>>,
+    description: Option<String>,
+    #[allow(dead_code)]
+    system: String,
+    seed: Option<Spanned<i64>>,
+    trials: Option<Spanned<i64>>,
+    #[serde(default)]
+    engagement: EngagementSpec,
+    fleet: FleetsSpec,
+    sweep: Option<BTreeMap<String, Spanned<toml::Value>>>,
+    rules: Option<Cells>,
+    variant: Option<Vec<VariantSpec>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct EngagementSpec {
+    coastal: Option<bool>,
+    round_limit: Option<Spanned<i64>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FleetsSpec {
+    a: FleetSpec,
+    b: FleetSpec,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FleetSpec {
+    name: Option<String>,
+    nsp: Spanned<i64>,
+    morale: Spanned<i64>,
+    leader: Option<Spanned<i64>>,
+    drm: Option<Spanned<i64>>,
+    pursue: Option<bool>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct Cells {
+    cells: Option<BTreeMap<String, BTreeMap<String, Spanned<String>>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct VariantSpec {
+    name: Spanned<String>,
+    #[allow(dead_code)]
+    description: Option<String>,
+    rules: Option<Cells>,
+}
+
+fn fleet(source: &Source, key: &str, spec: &FleetSpec) -> Result<Fleet, AnalysisError> {
+    let field = |f: &str| format!("fleet.{key}.{f}");
+    Ok(Fleet {
+        name: spec
+            .name
+            .clone()
+            .unwrap_or_else(|| key.to_ascii_uppercase()),
+        nsp: source.int_in(
+            &spec.nsp,
+            &field("nsp"),
+            1,
+            crate::rules::naval::MAX_NSP.into(),
+            "a fleet's NSP",
+        )? as u32,
+        morale: source.int_in(
+            &spec.morale,
+            &field("morale"),
+            1,
+            2,
+            "naval morale (Major 2, Minor 1)",
+        )? as u32,
+        leader: match &spec.leader {
+            Some(v) => source.int_in(v, &field("leader"), 0, 3, "a leader rating")? as i32,
+            None => 0,
+        },
+        drm: match &spec.drm {
+            Some(v) => source.int_in(v, &field("drm"), -6, 6, "a fleet's DRM")? as i32,
+            None => 0,
+        },
+        pursues: spec.pursue.unwrap_or(true),
+    })
+}
+
+/// Cell overrides as in table studies (`[rules.cells."1-1"] "8" = "2SC"`).
+fn apply_cells(
+    source: &Source,
+    prefix: &str,
+    cells: Option<&Cells>,
+    mut table: D6Table,
+) -> Result<D6Table, AnalysisError> {
+    for (column, rolls) in cells.and_then(|c| c.cells.as_ref()).into_iter().flatten() {
+        for (roll, code) in rolls {
+            let field = format!("{prefix}.cells.\"{column}\".\"{roll}\"");
+            let c = table.column_index(column).ok_or_else(|| {
+                source.error(
+                    code,
+                    &field,
+                    format!(
+                        "the naval table has columns {}; got \"{column}\"",
+                        table.column_labels.join(", ")
+                    ),
+                )
+            })?;
+            let r: i32 = roll
+                .trim()
+                .parse()
+                .ok()
+                .filter(|r| (table.roll_min..=table.roll_max).contains(r))
+                .ok_or_else(|| {
+                    source.error(
+                        code,
+                        &field,
+                        format!(
+                            "the naval table has modified rolls {} to {}; got \"{roll}\"",
+                            table.roll_min, table.roll_max
+                        ),
+                    )
+                })?;
+            table.cells[c][(r - table.roll_min) as usize] = code.get_ref().trim().to_string();
+        }
+    }
+    Ok(table)
+}
+
+impl NavalStudy {
+    pub fn parse(path: &Path, text: &str) -> Result<Self, AnalysisError> {
+        let source = Source {
+            file: path.display().to_string(),
+            text,
+        };
+        let spec: NavalFile = toml::from_str(text).map_err(|e| AnalysisError::Syntax {
+            file: source.file.clone(),
+            message: e.to_string().trim_end().to_string(),
+        })?;
+        let name = match &spec.name {
+            Some(n)
+                if !n.get_ref().is_empty()
+                    && n.get_ref()
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') =>
+            {
+                n.get_ref().clone()
+            }
+            Some(n) => {
+                return Err(source.error(
+                    n,
+                    "name",
+                    "the report folder name may use letters, digits, '_' and '-' only",
+                ))
+            }
+            None => path.file_stem().map_or_else(
+                || "naval_engagement".to_string(),
+                |s| s.to_string_lossy().into_owned(),
+            ),
+        };
+        let seed = match &spec.seed {
+            Some(v) => source.int_in(v, "seed", 0, i64::MAX, "the seed")? as u64,
+            None => analysis::DEFAULT_SEED,
+        };
+        let trials = match &spec.trials {
+            Some(v) => source.int_in(
+                v,
+                "trials",
+                1,
+                analysis::MAX_TRIALS as i64,
+                "trials per grid point",
+            )? as u64,
+            None => analysis::DEFAULT_TRIALS,
+        };
+        let round_limit = match &spec.engagement.round_limit {
+            Some(v) => {
+                source.int_in(v, "engagement.round_limit", 1, 100, "the round limit")? as u32
+            }
+            None => 20,
+        };
+        let base = Engagement {
+            a: fleet(&source, "a", &spec.fleet.a)?,
+            b: fleet(&source, "b", &spec.fleet.b)?,
+            coastal: spec.engagement.coastal.unwrap_or(false),
+            round_limit,
+        };
+        let compile = |table: D6Table, line: Option<usize>| {
+            NavalCombat::new(table).map_err(|e| source.error_at(line, e.field, e.message))
+        };
+        let base_table = apply_cells(&source, "rules", spec.rules.as_ref(), D6Table::naval())?;
+        let mut variants: Vec<(String, NavalCombat)> = Vec::new();
+        for (i, v) in spec.variant.iter().flatten().enumerate() {
+            let vname = v.name.get_ref().trim().to_string();
+            if vname.is_empty() || variants.iter().any(|(n, _)| *n == vname) {
+                return Err(source.error(
+                    &v.name,
+                    format!("variant[{i}].name"),
+                    "each variant needs a non-empty name of its own",
+                ));
+            }
+            let table = apply_cells(
+                &source,
+                &format!("variant[{i}].rules"),
+                v.rules.as_ref(),
+                base_table.clone(),
+            )?;
+            variants.push((vname, compile(table, Some(source.line_of(v.name.span())))?));
+        }
+        if variants.is_empty() {
+            variants.push(("base".into(), compile(base_table, None)?));
+        }
+        let (axes, lines) = analysis::sweep_axes(&source, spec.sweep.as_ref(), &PARAMETERS)?;
+        let mut runs = Vec::new();
+        for variant in 0..variants.len() {
+            for coordinates in analysis::grid(&axes) {
+                let mut e = base.clone();
+                let mut extra = 0i64;
+                let mut odds = None;
+                for (axis, value) in axes.iter().zip(&coordinates) {
+                    let int = |v: &AxisValue| match v {
+                        AxisValue::Int(x) => *x,
+                        AxisValue::Odds { .. } => 0,
+                    };
+                    let clamp = |v: i64| v.clamp(-1_000_000, 1_000_000);
+                    match axis.parameter.as_str() {
+                        "odds" => odds = Some(value.clone()),
+                        "drm" => extra = clamp(int(value)),
+                        "a.nsp" => e.a.nsp = clamp(int(value)).max(0) as u32,
+                        "b.nsp" => e.b.nsp = clamp(int(value)).max(0) as u32,
+                        "a.morale" => e.a.morale = clamp(int(value)).max(0) as u32,
+                        "b.morale" => e.b.morale = clamp(int(value)).max(0) as u32,
+                        "a.leader" => e.a.leader = clamp(int(value)) as i32,
+                        _ => e.b.leader = clamp(int(value)) as i32,
+                    }
+                }
+                if let Some(AxisValue::Odds { larger, smaller }) = &odds {
+                    let label = format!("{larger}-{smaller}");
+                    if variants[variant]
+                        .1
+                        .table()
+                        .table()
+                        .column_index(&label)
+                        .is_none()
+                    {
+                        let line = axes
+                            .iter()
+                            .position(|a| a.parameter == "odds")
+                            .and_then(|i| lines[i]);
+                        return Err(source.error_at(
+                            line,
+                            "sweep.odds",
+                            format!("odds {label} are not on the naval table; allowed: 1-1, 3-2, 2-1 (odds above 2-1 use 2-1)"),
+                        ));
+                    }
+                    e.a.nsp = (u64::from(e.b.nsp) * u64::from(*larger))
+                        .div_ceil(u64::from(*smaller))
+                        .min(1_000_000) as u32;
+                }
+                e.a.drm += extra as i32;
+                e.validate().map_err(|err| {
+                    let at = axes
+                        .iter()
+                        .zip(&coordinates)
+                        .map(|(a, v)| format!("{} = {v}", a.parameter))
+                        .collect::<Vec<_>>()
+                        .join(", ");
+                    let line = axes
+                        .iter()
+                        .position(|a| {
+                            err.field.ends_with(&a.parameter)
+                                || (a.parameter == "odds" && err.field == "fleet.a.nsp")
+                                || (a.parameter == "drm" && err.field == "fleet.a.drm")
+                        })
+                        .and_then(|i| lines[i]);
+                    let suffix = if axes.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (at the grid point {at})")
+                    };
+                    source.error_at(line, err.field.clone(), format!("{}{suffix}", err.message))
+                })?;
+                runs.push((variant, coordinates, e));
+            }
+        }
+        Ok(Self {
+            path: path.to_path_buf(),
+            name,
+            description: spec.description,
+            seed,
+            trials,
+            variants,
+            axes,
+            runs,
+        })
+    }
+}
+
+/// Simulated counts and exact distribution per run.
+#[derive(Debug, Clone)]
+pub struct NavalResults {
+    pub trials: u64,
+    pub seed: u64,
+    pub runs: Vec<(EngagementHistogram, EngagementDistribution)>,
+}
+
+pub fn execute(
+    study: &NavalStudy,
+    trials: u64,
+    seed: u64,
+    control: &RunControl,
+) -> Result<NavalResults, Interrupted> {
+    let mut runs = Vec::with_capacity(study.runs.len());
+    for (variant, _, engagement) in &study.runs {
+        let naval = &study.variants[*variant].1;
+        runs.push((
+            simulate_engagements(naval, engagement, seed, trials, control)?,
+            naval.distribution(engagement),
+        ));
+    }
+    Ok(NavalResults { trials, seed, runs })
+}
+
+fn p_control(result: &[f64; EngagementResult::COUNT], side: usize) -> f64 {
+    EngagementResult::ALL
+        .iter()
+        .filter(|r| r.control() == Some(side))
+        .map(|r| result[*r as usize])
+        .sum()
+}
+
+fn mean(d: &[f64]) -> f64 {
+    d.iter().enumerate().map(|(v, p)| v as f64 * p).sum()
+}
+
+pub fn write_report(
+    study: &NavalStudy,
+    results: &NavalResults,
+    out: &Path,
+    threads: usize,
+    wall_time: Duration,
+) -> Result<Vec<PathBuf>, ReportError> {
+    report::write_atomically(out, |dir| {
+        write_contents(study, results, dir, threads, wall_time)
+    })
+}
+
+fn write_contents(
+    study: &NavalStudy,
+    results: &NavalResults,
+    dir: &Path,
+    threads: usize,
+    wall_time: Duration,
+) -> Result<(), ReportError> {
+    let frame_error = |e: polars::prelude::PolarsError| ReportError::Frame {
+        path: dir.display().to_string(),
+        message: e.to_string(),
+    };
+    let axes: Vec<&str> = study.axes.iter().map(|a| a.parameter.as_str()).collect();
+    let mut long = LongFrame::new(&axes);
+    let mut expectations = LongFrame::new(&axes);
+    let mut distributions = LongFrame::new(&axes);
+    for ((variant, coordinates, engagement), (h, exact)) in study.runs.iter().zip(&results.runs) {
+        let vname = &study.variants[*variant].0;
+        let n = h.trials();
+        for r in EngagementResult::ALL {
+            let count = h.result[r as usize];
+            let (lo, hi) = wilson_interval(count, n, Z95);
+            long.row(vname, coordinates)
+                .text("outcome", r.label())
+                .int("trials", n as i64)
+                .int("count", count as i64)
+                .float("probability", Some(count as f64 / n as f64))
+                .float("ci_low", Some(lo))
+                .float("ci_high", Some(hi))
+                .float("exact", Some(exact.result[r as usize]))
+                .finish();
+        }
+        let est: [f64; EngagementResult::COUNT] =
+            std::array::from_fn(|i| h.result[i] as f64 / n as f64);
+        let sim_mean = |c: &[u64]| {
+            c.iter()
+                .enumerate()
+                .map(|(v, k)| v as f64 * *k as f64)
+                .sum::<f64>()
+                / n as f64
+        };
+        expectations
+            .row(vname, coordinates)
+            .int("a_nsp", engagement.a.nsp.into())
+            .int("b_nsp", engagement.b.nsp.into())
+            .int("trials", n as i64)
+            .float("p_a_control", Some(p_control(&est, 0)))
+            .float("p_b_control", Some(p_control(&est, 1)))
+            .float("exact_p_a_control", Some(p_control(&exact.result, 0)))
+            .float("exact_p_b_control", Some(p_control(&exact.result, 1)))
+            .float("mean_nsp_lost_a", Some(sim_mean(&h.nsp_lost[0])))
+            .float("mean_nsp_lost_b", Some(sim_mean(&h.nsp_lost[1])))
+            .float("exact_mean_nsp_lost_a", Some(mean(&exact.nsp_lost[0])))
+            .float("exact_mean_nsp_lost_b", Some(mean(&exact.nsp_lost[1])))
+            .float("mean_rounds", Some(sim_mean(&h.rounds)))
+            .finish();
+        for (metric, counts, ex) in [
+            ("rounds", &h.rounds, &exact.rounds),
+            ("nsp_lost_a", &h.nsp_lost[0], &exact.nsp_lost[0]),
+            ("nsp_lost_b", &h.nsp_lost[1], &exact.nsp_lost[1]),
+        ] {
+            for (value, &count) in counts
+                .iter()
+                .enumerate()
+                .skip(usize::from(metric == "rounds"))
+            {
+                distributions
+                    .row(vname, coordinates)
+                    .text("metric", metric)
+                    .int("value", value as i64)
+                    .int("count", count as i64)
+                    .float("probability", Some(count as f64 / n as f64))
+                    .float("exact", Some(ex[value]))
+                    .finish();
+            }
+        }
+    }
+    report::write_frame(
+        dir,
+        "results",
+        &mut long.build("naval_engagement").map_err(frame_error)?,
+    )?;
+    report::write_frame(
+        dir,
+        "expectations",
+        &mut expectations
+            .build("naval_engagement")
+            .map_err(frame_error)?,
+    )?;
+    report::write_frame(
+        dir,
+        "distributions",
+        &mut distributions
+            .build("naval_engagement")
+            .map_err(frame_error)?,
+    )?;
+    draw_charts(study, results, dir)?;
+    report::write_text(dir, "tables.md", &rulebook_tables(study, results))?;
+    let hash: String = Sha256::digest(
+        json!({
+            "variants": study.variants.iter().map(|(n, t)| json!({"name": n, "table": t.table().table()})).collect::<Vec<_>>(),
+            "runs": study.runs.iter().map(|r| &r.2).collect::<Vec<_>>(),
+        })
+        .to_string()
+        .as_bytes(),
+    )
+    .iter()
+    .map(|b| format!("{b:02x}"))
+    .collect();
+    report::write_manifest(
+        dir,
+        &json!({
+            "tool": "battlelab",
+            "version": env!("CARGO_PKG_VERSION"),
+            "analysis": study.path.display().to_string(),
+            "name": study.name,
+            "system": "naval_engagement",
+            "seed": results.seed,
+            "trials": results.trials,
+            "block_trials": BLOCK_TRIALS,
+            "threads": threads,
+            "rules_hash": hash,
+            "variants": study.variants.iter().map(|v| &v.0).collect::<Vec<_>>(),
+            "axes": axes,
+            "runs": study.runs.len(),
+            "wall_time_seconds": (wall_time.as_secs_f64() * 1000.0).round() / 1000.0,
+        }),
+    )
+}
+
+/// Runs of one variant where every axis after the first two is at its first value.
+fn base_runs(study: &NavalStudy, variant: usize) -> Vec<usize> {
+    study
+        .runs
+        .iter()
+        .enumerate()
+        .filter(|(_, (v, c, _))| {
+            *v == variant
+                && c.iter()
+                    .enumerate()
+                    .skip(2)
+                    .all(|(i, x)| *x == study.axes[i].values[0])
+        })
+        .map(|(i, _)| i)
+        .collect()
+}
+
+fn draw_charts(study: &NavalStudy, results: &NavalResults, dir: &Path) -> Result<(), ReportError> {
+    for (variant, (vname, _)) in study.variants.iter().enumerate() {
+        let suffix = if study.variants.len() > 1 {
+            format!(
+                "_{}",
+                vname
+                    .chars()
+                    .map(|c| if c.is_ascii_alphanumeric() {
+                        c.to_ascii_lowercase()
+                    } else {
+                        '_'
+                    })
+                    .collect::<String>()
+            )
+        } else {
+            String::new()
+        };
+        let runs = base_runs(study, variant);
+        if study.axes.len() >= 2 {
+            let (x, y) = (&study.axes[0], &study.axes[1]);
+            let values: Vec<Vec<f64>> = y
+                .values
+                .iter()
+                .map(|yv| {
+                    x.values
+                        .iter()
+                        .map(|xv| {
+                            runs.iter()
+                                .find(|&&r| study.runs[r].1[0] == *xv && study.runs[r].1[1] == *yv)
+                                .map_or(0.0, |&r| p_control(&results.runs[r].1.result, 0))
+                        })
+                        .collect()
+                })
+                .collect();
+            chart::heatmap(
+                &dir.join(format!("heatmap_a_control{suffix}")),
+                &format!("P(A ends in control of the sea) — {vname}"),
+                &x.parameter,
+                &x.values.iter().map(ToString::to_string).collect::<Vec<_>>(),
+                &y.parameter,
+                &y.values.iter().map(ToString::to_string).collect::<Vec<_>>(),
+                &values,
+            )?;
+        }
+        // Outcome bars and NSP lost over the first axis, other axes at their first value
+        // (the value nearest zero for a DRM axis).
+        let first_only: Vec<usize> = runs
+            .iter()
+            .copied()
+            .filter(|&r| {
+                study.runs[r].1.iter().enumerate().skip(1).all(|(i, v)| {
+                    let values = &study.axes[i].values;
+                    let nearest_zero = values.iter().min_by_key(|x| match x {
+                        AxisValue::Int(n) => n.unsigned_abs(),
+                        AxisValue::Odds { .. } => 0,
+                    });
+                    Some(v) == nearest_zero
+                })
+            })
+            .collect();
+        let label = |r: usize| {
+            if study.axes.is_empty() {
+                "engagement".to_string()
+            } else {
+                format!("{} {}", study.axes[0].parameter, study.runs[r].1[0])
+            }
+        };
+        let groups: Vec<BarGroup> = first_only
+            .iter()
+            .map(|&r| BarGroup {
+                label: label(r),
+                values: results.runs[r].1.result.to_vec(),
+            })
+            .collect();
+        let series: Vec<String> = EngagementResult::LABELS
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        chart::grouped_bars(
+            &dir.join(format!("outcomes{suffix}")),
+            &format!("Engagement outcomes — {vname}"),
+            study
+                .axes
+                .first()
+                .map_or("engagement", |a| a.parameter.as_str()),
+            "probability",
+            &series,
+            &groups,
+        )?;
+        for side in 0..2 {
+            let lines: Vec<(String, Vec<(f64, f64)>)> = first_only
+                .iter()
+                .map(|&r| {
+                    (
+                        label(r),
+                        results.runs[r].1.nsp_lost[side]
+                            .iter()
+                            .enumerate()
+                            .map(|(v, &p)| (v as f64, p))
+                            .collect(),
+                    )
+                })
+                .collect();
+            chart::distributions(
+                &dir.join(format!("nsp_lost_{}{suffix}", ["a", "b"][side])),
+                &format!("NSP lost by fleet {} — {vname}", ["A", "B"][side]),
+                "NSP lost (sunk or captured)",
+                "probability",
+                &lines,
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn rulebook_tables(study: &NavalStudy, results: &NavalResults) -> String {
+    use std::fmt::Write;
+    let mut md = format!("# {} — rulebook tables\n\n", study.name);
+    if let Some(d) = &study.description {
+        let _ = writeln!(md, "{}\n", d.trim());
+    }
+    let _ = writeln!(md, "Percent of engagements from exact enumeration (each row adds up to exactly 100.0%); seed {}, {} simulated engagements per grid point beside them in results.csv.\n", results.seed, results.trials);
+    for (variant, (vname, naval)) in study.variants.iter().enumerate() {
+        let t = naval.table().table();
+        let _ = writeln!(
+            md,
+            "## Naval combat table — {vname}\n\n| roll | {} |\n|---|{}",
+            t.column_labels.join(" | "),
+            "---|".repeat(t.column_labels.len())
+        );
+        for roll in t.roll_min..=t.roll_max {
+            let cells: Vec<&str> = t
+                .cells
+                .iter()
+                .map(|c| c[(roll - t.roll_min) as usize].as_str())
+                .collect();
+            let _ = writeln!(md, "| {roll} | {} |", cells.join(" | "));
+        }
+        let _ = writeln!(md, "\n## Engagements — {vname}\n");
+        let header: Vec<String> = study
+            .axes
+            .iter()
+            .map(|a| a.parameter.clone())
+            .chain(EngagementResult::LABELS.iter().map(|s| s.to_string()))
+            .chain([
+                "A in control".to_string(),
+                "NSP lost A".to_string(),
+                "NSP lost B".to_string(),
+            ])
+            .collect();
+        let _ = writeln!(
+            md,
+            "| {} |\n|{}",
+            header.join(" | "),
+            "---|".repeat(header.len())
+        );
+        for ((v, coordinates, _), (_, exact)) in study.runs.iter().zip(&results.runs) {
+            if *v != variant {
+                continue;
+            }
+            let units = percentages_summing_to_100(&exact.result, 1);
+            let cells: Vec<String> = coordinates
+                .iter()
+                .map(ToString::to_string)
+                .chain(units.iter().map(|u| format!("{}.{}", u / 10, u % 10)))
+                .chain([
+                    format!("{:.1}%", p_control(&exact.result, 0) * 100.0),
+                    format!("{:.2}", mean(&exact.nsp_lost[0])),
+                    format!("{:.2}", mean(&exact.nsp_lost[1])),
+                ])
+                .collect();
+            let _ = writeln!(md, "| {} |", cells.join(" | "));
+        }
+        let _ = writeln!(md);
+    }
+    let _ = writeln!(md, "A fleet named by a result breaks off; the other may pursue, and on an intercept another round is fought. \"in control\": the fleet that did not break off at the end.");
+    md
+}

@@ -1,0 +1,548 @@
+//! Naval engagements of the strategic game (seed 003; RULES.md B6–B7): the naval combat
+//! table chained with pursuit until one fleet escapes, retreats unpursued or is destroyed.
+//!
+//! Why this module exists: one roll on the naval table says little about who holds the
+//! sea; the chain does. A round rolls on the naval table (odds of the current NSP, DRM of
+//! morale difference, leaders and scenario); the fleet the result names loses what it says
+//! (S sunk, C captured, R nothing) and breaks off; the other fleet may pursue, and on a
+//! pursuit roll of I (intercept) another round is fought. The kernel ([`NavalCombat::engage`])
+//! and the exact enumeration ([`NavalCombat::distribution`]) share the round step.
+
+use serde::Serialize;
+
+use crate::dice::DiceStream;
+use crate::rules::crt::RulesError;
+use crate::rules::d6table::{CompiledD6Table, D6Table};
+
+/// Largest fleet.
+pub const MAX_NSP: u32 = 99;
+
+/// One fleet.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct Fleet {
+    pub name: String,
+    pub nsp: u32,
+    /// Naval morale: Major 2, Minor 1.
+    pub morale: u32,
+    pub leader: i32,
+    /// Other DRMs in this fleet's favour.
+    pub drm: i32,
+    /// Whether this fleet pursues when the other breaks off.
+    pub pursues: bool,
+}
+
+/// An engagement between fleet A and fleet B.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct Engagement {
+    pub a: Fleet,
+    pub b: Fleet,
+    /// −1 to pursuit rolls: the pursuers are in a coastal hex or port.
+    pub coastal: bool,
+    /// The chain stops after this many battle rounds.
+    pub round_limit: u32,
+}
+
+impl Engagement {
+    /// Checks the fleets; errors name the field and what is allowed.
+    pub fn validate(&self) -> Result<(), RulesError> {
+        for (key, fleet) in [("a", &self.a), ("b", &self.b)] {
+            if !(1..=MAX_NSP).contains(&fleet.nsp) {
+                return Err(RulesError::new(
+                    format!("fleet.{key}.nsp"),
+                    format!("a fleet needs 1 to {MAX_NSP} NSP, got {}", fleet.nsp),
+                ));
+            }
+            if !(1..=2).contains(&fleet.morale) {
+                return Err(RulesError::new(
+                    format!("fleet.{key}.morale"),
+                    format!(
+                        "naval morale is 1 (Minor) or 2 (Major), got {}",
+                        fleet.morale
+                    ),
+                ));
+            }
+            if !(0..=3).contains(&fleet.leader) {
+                return Err(RulesError::new(
+                    format!("fleet.{key}.leader"),
+                    format!("a leader rating must be 0 to 3, got {}", fleet.leader),
+                ));
+            }
+            if !(-6..=6).contains(&fleet.drm) {
+                return Err(RulesError::new(
+                    format!("fleet.{key}.drm"),
+                    format!("a fleet's DRM must be -6 to +6, got {}", fleet.drm),
+                ));
+            }
+        }
+        if !(1..=100).contains(&self.round_limit) {
+            return Err(RulesError::new(
+                "engagement.round_limit",
+                format!("the round limit must be 1 to 100, got {}", self.round_limit),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// How an engagement ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EngagementResult {
+    ADestroyed,
+    BDestroyed,
+    AEscapes,
+    BEscapes,
+    ARetreatsUnpursued,
+    BRetreatsUnpursued,
+    RoundLimit,
+}
+
+impl EngagementResult {
+    pub const COUNT: usize = 7;
+    pub const ALL: [Self; 7] = [
+        Self::ADestroyed,
+        Self::BDestroyed,
+        Self::AEscapes,
+        Self::BEscapes,
+        Self::ARetreatsUnpursued,
+        Self::BRetreatsUnpursued,
+        Self::RoundLimit,
+    ];
+    pub const LABELS: [&'static str; 7] = [
+        "A destroyed",
+        "B destroyed",
+        "A escapes",
+        "B escapes",
+        "A retreats unpursued",
+        "B retreats unpursued",
+        "round limit",
+    ];
+
+    pub fn label(self) -> &'static str {
+        Self::LABELS[self as usize]
+    }
+
+    /// The side left in control of the sea (0 = A, 1 = B), if any: the one that did not
+    /// break off.
+    pub fn control(self) -> Option<usize> {
+        match self {
+            Self::BDestroyed | Self::BEscapes | Self::BRetreatsUnpursued => Some(0),
+            Self::ADestroyed | Self::AEscapes | Self::ARetreatsUnpursued => Some(1),
+            Self::RoundLimit => None,
+        }
+    }
+}
+
+/// What one naval-table code does: which force (0 = larger, 1 = smaller) and how many NSP
+/// sunk and captured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Effect {
+    smaller_affected: bool,
+    sunk: u32,
+    captured: u32,
+}
+
+fn effect(code: &str) -> Option<Effect> {
+    let count = if code.starts_with('2') { 2 } else { 1 };
+    let mut chars = code.trim_start_matches('2').chars();
+    let side = chars.next()?;
+    let kind = chars.next()?;
+    if chars.next().is_some() {
+        return None;
+    }
+    let smaller_affected = match side {
+        'L' => false,
+        'S' => true,
+        _ => return None,
+    };
+    let (sunk, captured) = match kind {
+        'S' => (count, 0),
+        'C' => (0, count),
+        'R' => (0, 0),
+        _ => return None,
+    };
+    Some(Effect {
+        smaller_affected,
+        sunk,
+        captured,
+    })
+}
+
+/// Fleet strength and losses during an engagement (index 0 = A, 1 = B).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NavalState {
+    pub nsp: [u32; 2],
+    pub captured: [u32; 2],
+}
+
+/// One engagement's outcome.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EngagementOutcome {
+    pub result: EngagementResult,
+    pub rounds: u32,
+    pub nsp_lost: [u32; 2],
+    pub captured: [u32; 2],
+}
+
+/// The naval table compiled with the engagement rules.
+#[derive(Clone, Debug)]
+pub struct NavalCombat {
+    table: CompiledD6Table,
+    effects: Vec<Effect>,
+}
+
+/// What a round does before the pursuit roll.
+#[derive(Clone, Copy, Debug)]
+struct RoundStep {
+    after: NavalState,
+    /// The side that breaks off.
+    affected: usize,
+}
+
+impl NavalCombat {
+    /// Validates that every cell of the (possibly overridden) naval table is a code of the
+    /// form `[2]{L|S}{R|S|C}` and compiles it.
+    pub fn new(table: D6Table) -> Result<Self, RulesError> {
+        let compiled = CompiledD6Table::new(table)?;
+        let effects = compiled
+            .outcomes()
+            .iter()
+            .map(|code| {
+                effect(code).ok_or_else(|| {
+                    RulesError::new(
+                        "rules.cells",
+                        format!("a naval cell is [2] + L or S + R, S or C (e.g. \"LR\", \"2SC\"), got \"{code}\""),
+                    )
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self {
+            table: compiled,
+            effects,
+        })
+    }
+
+    pub fn table(&self) -> &CompiledD6Table {
+        &self.table
+    }
+
+    /// The odds column for fleets `larger ≥ smaller` (1-1, 3-2, 2-1, rounded down).
+    fn odds_column(&self, larger: u32, smaller: u32) -> usize {
+        let labels = &self.table.table().column_labels;
+        // PERF: thresholds reached, summed as integers (columns ascend: 1-1, 3-2, 2-1).
+        labels
+            .iter()
+            .skip(1)
+            .filter_map(|l| crate::rules::crt::OddsColumn::parse_ratio(l))
+            .map(|(n, d)| {
+                usize::from(u64::from(larger) * u64::from(d) >= u64::from(smaller) * u64::from(n))
+            })
+            .sum()
+    }
+
+    /// The battle step of a round for one face of the d6.
+    fn step(&self, engagement: &Engagement, state: &NavalState, face: u32) -> RoundStep {
+        let larger = usize::from(state.nsp[1] > state.nsp[0]);
+        let smaller = 1 - larger;
+        let fleets = [&engagement.a, &engagement.b];
+        let drm = (fleets[larger].morale as i32 - fleets[smaller].morale as i32)
+            + (fleets[larger].leader - fleets[smaller].leader)
+            + (fleets[larger].drm - fleets[smaller].drm);
+        let column = self.odds_column(state.nsp[larger], state.nsp[smaller]);
+        let outcome = self.table.faces(column, drm)[face as usize];
+        let effect = self.effects[usize::from(outcome)];
+        let affected = if effect.smaller_affected {
+            smaller
+        } else {
+            larger
+        };
+        let mut after = *state;
+        let sunk = effect.sunk.min(after.nsp[affected]);
+        after.nsp[affected] -= sunk;
+        let captured = effect.captured.min(after.nsp[affected]);
+        after.nsp[affected] -= captured;
+        after.captured[affected] += captured;
+        RoundStep { after, affected }
+    }
+
+    /// The pursuit roll's chance of interception, in sixths: I on 5–6, one less when coastal.
+    fn intercepts(engagement: &Engagement, face: u32) -> bool {
+        let roll = (face as i32 + 1 - i32::from(engagement.coastal)).clamp(1, 6);
+        roll >= 5
+    }
+
+    fn end(
+        &self,
+        engagement: &Engagement,
+        step: &RoundStep,
+        intercepted: bool,
+        round: u32,
+    ) -> Option<EngagementResult> {
+        use EngagementResult::*;
+        let a = step.affected == 0;
+        if step.after.nsp[step.affected] == 0 {
+            return Some(if a { ADestroyed } else { BDestroyed });
+        }
+        let pursuer = [&engagement.a, &engagement.b][1 - step.affected];
+        if !pursuer.pursues {
+            return Some(if a {
+                ARetreatsUnpursued
+            } else {
+                BRetreatsUnpursued
+            });
+        }
+        if !intercepted {
+            return Some(if a { AEscapes } else { BEscapes });
+        }
+        (round >= engagement.round_limit).then_some(RoundLimit)
+    }
+
+    /// One whole engagement: the Monte Carlo kernel. One word per round gives the battle
+    /// die and the pursuit die.
+    pub fn engage(&self, engagement: &Engagement, dice: &mut DiceStream) -> EngagementOutcome {
+        let start = NavalState {
+            nsp: [engagement.a.nsp, engagement.b.nsp],
+            captured: [0, 0],
+        };
+        let mut state = start;
+        let mut round = 0;
+        loop {
+            round += 1;
+            let mut word = dice.word();
+            let step = self.step(engagement, &state, word.take(6));
+            let intercepted = Self::intercepts(engagement, word.take(6));
+            state = step.after;
+            if let Some(result) = self.end(engagement, &step, intercepted, round) {
+                return EngagementOutcome {
+                    result,
+                    rounds: round,
+                    nsp_lost: [start.nsp[0] - state.nsp[0], start.nsp[1] - state.nsp[1]],
+                    captured: state.captured,
+                };
+            }
+        }
+    }
+
+    /// The exact distribution of an engagement: every battle and pursuit face, round by
+    /// round (probabilities in f64).
+    pub fn distribution(&self, engagement: &Engagement) -> EngagementDistribution {
+        use std::collections::BTreeMap;
+        let start = NavalState {
+            nsp: [engagement.a.nsp, engagement.b.nsp],
+            captured: [0, 0],
+        };
+        let mut d = EngagementDistribution::new(engagement);
+        let mut live: BTreeMap<NavalState, f64> = BTreeMap::from([(start, 1.0)]);
+        for round in 1..=engagement.round_limit {
+            let mut next: BTreeMap<NavalState, f64> = BTreeMap::new();
+            for (state, p) in live {
+                for battle in 0..6 {
+                    let step = self.step(engagement, &state, battle);
+                    for pursuit in 0..6 {
+                        let q = p / 36.0;
+                        let intercepted = Self::intercepts(engagement, pursuit);
+                        match self.end(engagement, &step, intercepted, round) {
+                            Some(result) => d.add(result, round, &start, &step.after, q),
+                            None => *next.entry(step.after).or_insert(0.0) += q,
+                        }
+                    }
+                }
+            }
+            live = next;
+        }
+        d
+    }
+}
+
+/// Probabilities of an engagement's outcome: the result, its length, NSP lost per side.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EngagementDistribution {
+    pub result: [f64; EngagementResult::COUNT],
+    pub rounds: Vec<f64>,
+    pub nsp_lost: [Vec<f64>; 2],
+}
+
+impl EngagementDistribution {
+    fn new(engagement: &Engagement) -> Self {
+        Self {
+            result: [0.0; EngagementResult::COUNT],
+            rounds: vec![0.0; engagement.round_limit as usize + 1],
+            nsp_lost: [
+                vec![0.0; engagement.a.nsp as usize + 1],
+                vec![0.0; engagement.b.nsp as usize + 1],
+            ],
+        }
+    }
+
+    fn add(
+        &mut self,
+        result: EngagementResult,
+        round: u32,
+        start: &NavalState,
+        end: &NavalState,
+        p: f64,
+    ) {
+        self.result[result as usize] += p;
+        self.rounds[round as usize] += p;
+        for side in 0..2 {
+            self.nsp_lost[side][(start.nsp[side] - end.nsp[side]) as usize] += p;
+        }
+    }
+}
+
+/// Counts of simulated engagements.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EngagementHistogram {
+    pub result: [u64; EngagementResult::COUNT],
+    pub rounds: Vec<u64>,
+    pub nsp_lost: [Vec<u64>; 2],
+}
+
+impl EngagementHistogram {
+    pub fn new(engagement: &Engagement) -> Self {
+        Self {
+            result: [0; EngagementResult::COUNT],
+            rounds: vec![0; engagement.round_limit as usize + 1],
+            nsp_lost: [
+                vec![0; engagement.a.nsp as usize + 1],
+                vec![0; engagement.b.nsp as usize + 1],
+            ],
+        }
+    }
+
+    pub fn trials(&self) -> u64 {
+        self.result.iter().sum()
+    }
+}
+
+impl crate::sim::Histogram for EngagementHistogram {
+    fn merge(&mut self, other: Self) {
+        let add = |m: &mut [u64], t: &[u64]| m.iter_mut().zip(t).for_each(|(a, b)| *a += b);
+        add(&mut self.result, &other.result);
+        add(&mut self.rounds, &other.rounds);
+        add(&mut self.nsp_lost[0], &other.nsp_lost[0]);
+        add(&mut self.nsp_lost[1], &other.nsp_lost[1]);
+    }
+}
+
+/// Simulates `trials` engagements with the parallel driver.
+pub fn simulate_engagements(
+    naval: &NavalCombat,
+    engagement: &Engagement,
+    seed: u64,
+    trials: u64,
+    control: &crate::sim::RunControl,
+) -> Result<EngagementHistogram, crate::sim::Interrupted> {
+    crate::sim::run_blocks(
+        seed,
+        trials,
+        || EngagementHistogram::new(engagement),
+        |dice, n, h| {
+            for _ in 0..n {
+                let o = naval.engage(engagement, dice);
+                h.result[o.result as usize] += 1;
+                h.rounds[o.rounds as usize] += 1;
+                h.nsp_lost[0][o.nsp_lost[0] as usize] += 1;
+                h.nsp_lost[1][o.nsp_lost[1] as usize] += 1;
+            }
+        },
+        control,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fleet(nsp: u32, morale: u32) -> Fleet {
+        Fleet {
+            name: String::new(),
+            nsp,
+            morale,
+            leader: 0,
+            drm: 0,
+            pursues: true,
+        }
+    }
+
+    #[test]
+    fn codes_mean_what_they_print() {
+        assert_eq!(
+            effect("2LS"),
+            Some(Effect {
+                smaller_affected: false,
+                sunk: 2,
+                captured: 0
+            })
+        );
+        assert_eq!(
+            effect("SC"),
+            Some(Effect {
+                smaller_affected: true,
+                sunk: 0,
+                captured: 1
+            })
+        );
+        assert_eq!(
+            effect("LR"),
+            Some(Effect {
+                smaller_affected: false,
+                sunk: 0,
+                captured: 0
+            })
+        );
+        assert_eq!(effect("XR"), None);
+    }
+
+    /// One round by hand: A 2 NSP vs B 2 NSP, morale 2 each → 1-1, DRM 0, A is L (tie).
+    /// Die 1 LS: A loses 1 and breaks off; 2–3 LR: A breaks off; 4–5 SR: B breaks off;
+    /// 6 SS: B loses 1. With a round limit of 1, pursuit I (1/3) ends at the limit.
+    #[test]
+    fn one_round_by_hand() {
+        let naval = NavalCombat::new(D6Table::naval()).unwrap();
+        let engagement = Engagement {
+            a: fleet(2, 2),
+            b: fleet(2, 2),
+            coastal: false,
+            round_limit: 1,
+        };
+        let d = naval.distribution(&engagement);
+        let p = |r: EngagementResult| d.result[r as usize];
+        // A breaks off on dice 1–3 (1/2) and escapes unless intercepted (2/3): 1/3.
+        assert!((p(EngagementResult::AEscapes) - 1.0 / 3.0).abs() < 1e-12);
+        assert!((p(EngagementResult::BEscapes) - 1.0 / 3.0).abs() < 1e-12);
+        assert!((p(EngagementResult::RoundLimit) - 1.0 / 3.0).abs() < 1e-12);
+        // A loses an NSP only on die 1.
+        assert!((d.nsp_lost[0][1] - 1.0 / 6.0).abs() < 1e-12);
+        let unpursued = Engagement {
+            b: Fleet {
+                pursues: false,
+                ..fleet(2, 2)
+            },
+            ..engagement
+        };
+        let d = naval.distribution(&unpursued);
+        assert!((d.result[EngagementResult::ARetreatsUnpursued as usize] - 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_lone_ship_sunk_is_destroyed() {
+        let naval = NavalCombat::new(D6Table::naval()).unwrap();
+        // A 1 NSP vs B 2 NSP: B is L at 2-1. A's DRM −6 is +6 to L's roll, so the roll is
+        // 7 (SC) or 8 (2SC): A's one NSP is captured every time.
+        let engagement = Engagement {
+            a: Fleet {
+                drm: -6,
+                ..fleet(1, 2)
+            },
+            b: fleet(2, 2),
+            coastal: false,
+            round_limit: 5,
+        };
+        let d = naval.distribution(&engagement);
+        assert!((d.result[EngagementResult::ADestroyed as usize] - 1.0).abs() < 1e-12);
+        let mut dice = DiceStream::for_block(3, 0);
+        let o = naval.engage(&engagement, &mut dice);
+        assert_eq!(o.result, EngagementResult::ADestroyed);
+        assert_eq!(o.captured, [1, 0]);
+    }
+}
