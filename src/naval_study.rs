@@ -286,7 +286,7 @@ impl NavalStudy {
         }
         let (axes, lines) = analysis::sweep_axes(&source, spec.sweep.as_ref(), &PARAMETERS)?;
         let mut runs = Vec::new();
-        for variant in 0..variants.len() {
+        for (variant, (_, naval)) in variants.iter().enumerate() {
             for coordinates in analysis::grid(&axes) {
                 let mut e = base.clone();
                 let mut extra = 0i64;
@@ -310,13 +310,7 @@ impl NavalStudy {
                 }
                 if let Some(AxisValue::Odds { larger, smaller }) = &odds {
                     let label = format!("{larger}-{smaller}");
-                    if variants[variant]
-                        .1
-                        .table()
-                        .table()
-                        .column_index(&label)
-                        .is_none()
-                    {
+                    if naval.table().table().column_index(&label).is_none() {
                         let line = axes
                             .iter()
                             .position(|a| a.parameter == "odds")
