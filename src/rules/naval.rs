@@ -188,6 +188,8 @@ pub struct EngagementOutcome {
 pub struct NavalCombat {
     table: CompiledD6Table,
     effects: Vec<Effect>,
+    /// Ratios `(larger, smaller)` of the odds columns after the first, ascending.
+    thresholds: Vec<(u64, u64)>,
 }
 
 /// What a round does before the pursuit roll.
@@ -215,9 +217,18 @@ impl NavalCombat {
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let thresholds = compiled
+            .table()
+            .column_labels
+            .iter()
+            .skip(1)
+            .filter_map(|l| crate::rules::crt::OddsColumn::parse_ratio(l))
+            .map(|(n, d)| (u64::from(n), u64::from(d)))
+            .collect();
         Ok(Self {
             table: compiled,
             effects,
+            thresholds,
         })
     }
 
@@ -227,15 +238,10 @@ impl NavalCombat {
 
     /// The odds column for fleets `larger ≥ smaller` (1-1, 3-2, 2-1, rounded down).
     fn odds_column(&self, larger: u32, smaller: u32) -> usize {
-        let labels = &self.table.table().column_labels;
         // PERF: thresholds reached, summed as integers (columns ascend: 1-1, 3-2, 2-1).
-        labels
+        self.thresholds
             .iter()
-            .skip(1)
-            .filter_map(|l| crate::rules::crt::OddsColumn::parse_ratio(l))
-            .map(|(n, d)| {
-                usize::from(u64::from(larger) * u64::from(d) >= u64::from(smaller) * u64::from(n))
-            })
+            .map(|&(n, d)| usize::from(u64::from(larger) * d >= u64::from(smaller) * n))
             .sum()
     }
 

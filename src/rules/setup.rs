@@ -143,6 +143,23 @@ pub struct MapState {
     pub rows: [SetupRow; 6],
 }
 
+impl MapState {
+    /// Every quantity of one row, in [`Quantity::ALL`] order.
+    #[inline(always)]
+    pub fn values(&self, row: usize) -> [u32; 7] {
+        let r = &self.rows[row];
+        [
+            r.sp(),
+            r.infantry,
+            r.cavalry,
+            r.guards,
+            r.leader_count(),
+            r.nsp,
+            r.transports,
+        ]
+    }
+}
+
 /// The exact distribution of a sum of independent states' values of one quantity, as
 /// probabilities indexed by the total (a convolution of uniform six-row distributions).
 pub fn exact_total(states: &[&MapState], quantity: Quantity) -> Vec<f64> {
@@ -185,10 +202,10 @@ pub fn roll_map(
         *coalition = [0; 7];
     }
     for (state, &roll) in states.iter().zip(rolls.iter()) {
-        let row = &state.rows[usize::from(roll)];
+        let values = state.values(usize::from(roll));
         let totals = &mut totals[state.coalition];
-        for (slot, quantity) in totals.iter_mut().zip(Quantity::ALL) {
-            *slot += row.quantity(quantity);
+        for (slot, value) in totals.iter_mut().zip(values) {
+            *slot += value;
         }
     }
 }
