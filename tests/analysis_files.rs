@@ -176,3 +176,59 @@ fn overrides_reach_the_rules() {
         .collect();
     assert_eq!(a_sp, [9, 18, 36]);
 }
+
+/// Every analysis shipped under `analyses/` checks and runs, and writes data, tables and
+/// a manifest: the commands README gives each of them work.
+#[test]
+fn shipped_analyses_run() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("analyses");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    assert!(
+        files.len() >= 10,
+        "expected the shipped analyses, found {files:?}"
+    );
+    for file in files {
+        let out = tempfile::tempdir().unwrap();
+        let report = out.path().join("report");
+        let output = Command::cargo_bin("battlelab")
+            .unwrap()
+            .args(["run", "--quiet", "--trials", "5000", "--out"])
+            .arg(&report)
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}: {}",
+            file.display(),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        for written in [
+            "results.csv",
+            "results.parquet",
+            "tables.md",
+            "manifest.json",
+        ] {
+            assert!(
+                report.join(written).is_file(),
+                "{}: no {written}",
+                file.display()
+            );
+        }
+        let charts = std::fs::read_dir(&report)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .path()
+                    .extension()
+                    .is_some_and(|x| x == "png")
+            })
+            .count();
+        assert!(charts >= 1, "{}: no chart", file.display());
+    }
+}
