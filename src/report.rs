@@ -21,7 +21,7 @@ use crate::rules::crt::{simulate_battles, BattleDistribution, BattleHistogram, B
 use crate::sim::{Interrupted, RunControl, BLOCK_TRIALS};
 use crate::stats::{percentages_summing_to_100, wilson_interval, Z95};
 
-/// Largest live state count for which a battle is enumerated exactly.
+/// Most (round, state) pairs a battle's exact enumeration may visit.
 pub const MAX_EXACT_STATES: usize = 100_000;
 
 /// Why a report could not be written.

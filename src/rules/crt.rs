@@ -816,7 +816,8 @@ impl FieldCombat {
 
     /// The exact distribution of a whole battle, enumerated round by round over every
     /// tactic pair and every face of the dice (probabilities in f64). Returns `None` when
-    /// the reachable state space is larger than `max_states` in some round.
+    /// it would visit more than `max_states` (round, state) pairs in all, which bounds its
+    /// time as well as its memory.
     pub fn battle_distribution(
         &self,
         battle: &PreparedBattle,
@@ -826,7 +827,12 @@ impl FieldCombat {
         let mut distribution = BattleDistribution::new(battle, self.rules.round_limit);
         let mut live: HashMap<BattleState, f64> = HashMap::from([(battle.start, 1.0)]);
         let mix = [battle.mix[0].probabilities(), battle.mix[1].probabilities()];
+        let mut visited = 0usize;
         for round in 1..=self.rules.round_limit {
+            visited += live.len();
+            if visited > max_states {
+                return None;
+            }
             let mut next_live: HashMap<BattleState, f64> = HashMap::new();
             let mut states: Vec<(BattleState, f64)> = live.into_iter().collect();
             // Sorted so floating-point sums are taken in the same order every run.
@@ -856,9 +862,6 @@ impl FieldCombat {
                         }
                     }
                 }
-            }
-            if next_live.len() > max_states {
-                return None;
             }
             live = next_live;
         }
