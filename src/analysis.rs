@@ -454,18 +454,8 @@ impl Analysis {
         }
 
         let (axes, axis_lines) = sweep_axes(source, spec.sweep.as_ref(), &FIELD_PARAMETERS)?;
+        check_grid_size(source, &axes, variants.len())?;
         let points = grid(&axes);
-        if points.len() * variants.len() > MAX_RUNS {
-            return Err(source.error_at(
-                None,
-                "sweep",
-                format!(
-                    "{} grid points × {} variants is more than {MAX_RUNS} runs; sweep fewer values",
-                    points.len(),
-                    variants.len()
-                ),
-            ));
-        }
         let mut runs = Vec::with_capacity(points.len() * variants.len());
         for (variant_index, variant) in variants.iter().enumerate() {
             for coordinates in &points {
@@ -996,6 +986,25 @@ fn axis_values(parameter: &str, value: &toml::Value) -> Result<Vec<AxisValue>, S
             "sweep a list ([1, 2, 3]) or a range ({{ from = -3, to = 3 }}), got {other}"
         )),
     }
+}
+
+/// Refuses a grid of more than [`MAX_RUNS`] runs (grid points × variants).
+pub(crate) fn check_grid_size(
+    source: &Source,
+    axes: &[SweepAxis],
+    variants: usize,
+) -> Result<(), AnalysisError> {
+    let points = axes
+        .iter()
+        .fold(1usize, |n, a| n.saturating_mul(a.values.len()));
+    if points.saturating_mul(variants) > MAX_RUNS {
+        return Err(source.error_at(
+            None,
+            "sweep",
+            format!("{points} grid points × {variants} variants is more than {MAX_RUNS} runs; sweep fewer values"),
+        ));
+    }
+    Ok(())
 }
 
 /// Every combination of axis values, the last axis varying fastest.

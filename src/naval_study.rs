@@ -285,6 +285,7 @@ impl NavalStudy {
             variants.push(("base".into(), compile(base_table, None)?));
         }
         let (axes, lines) = analysis::sweep_axes(&source, spec.sweep.as_ref(), &PARAMETERS)?;
+        analysis::check_grid_size(&source, &axes, variants.len())?;
         let mut runs = Vec::new();
         for (variant, (_, naval)) in variants.iter().enumerate() {
             for coordinates in analysis::grid(&axes) {

@@ -360,6 +360,7 @@ impl TableStudy {
             }
         }
         let mut points = Vec::new();
+        analysis::check_grid_size(&source, &axes, variants.len())?;
         let grid = analysis::grid(&axes);
         for (variant, (_, table)) in variants.iter().enumerate() {
             for coordinates in &grid {
