@@ -975,10 +975,12 @@ fn axis_values(parameter: &str, value: &toml::Value) -> Result<Vec<AxisValue>, S
             if from > to {
                 return Err(format!("an empty range: from ({from}) is above to ({to})"));
             }
-            if (to - from) / step > 1000 {
+            // In i128: `to - from` of two i64 values cannot overflow there.
+            let count = (i128::from(to) - i128::from(from)) / i128::from(step);
+            if count > 1000 {
                 return Err("a range may hold at most 1001 values".into());
             }
-            Ok((0..=(to - from) / step)
+            Ok((0..=count as i64)
                 .map(|k| AxisValue::Int(from + k * step))
                 .collect())
         }
