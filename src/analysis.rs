@@ -369,41 +369,14 @@ impl Analysis {
     }
 
     fn field(path: &Path, source: &Source, spec: FieldFile) -> Result<Self, AnalysisError> {
-        let name = match &spec.name {
-            Some(name) => {
-                let valid = !name.get_ref().is_empty()
-                    && name
-                        .get_ref()
-                        .chars()
-                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-                if !valid {
-                    return Err(source.error(
-                        name,
-                        "name",
-                        "the report folder name may use letters, digits, '_' and '-' only",
-                    ));
-                }
-                name.get_ref().clone()
-            }
-            None => path
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "analysis".into()),
-        };
-        let seed = match &spec.seed {
-            Some(seed) => source.int_in(seed, "seed", 0, i64::MAX, "the seed")? as u64,
-            None => DEFAULT_SEED,
-        };
-        let trials = match &spec.trials {
-            Some(trials) => source.int_in(
-                trials,
-                "trials",
-                1,
-                MAX_TRIALS as i64,
-                "trials per grid point",
-            )? as u64,
-            None => DEFAULT_TRIALS,
-        };
+        let (name, seed, trials) = header(
+            source,
+            path,
+            spec.name.as_ref(),
+            spec.seed.as_ref(),
+            spec.trials.as_ref(),
+            "analysis",
+        )?;
         let terrain_drm = match &spec.battle.terrain_drm {
             Some(v) => source.int_in(
                 v,
@@ -988,6 +961,55 @@ fn axis_values(parameter: &str, value: &toml::Value) -> Result<Vec<AxisValue>, S
             "sweep a list ([1, 2, 3]) or a range ({{ from = -3, to = 3 }}), got {other}"
         )),
     }
+}
+
+/// The report name, seed and trials of any analysis file, checked: the name defaults to
+/// the file's stem (else `default_name`), the seed to [`DEFAULT_SEED`], trials to
+/// [`DEFAULT_TRIALS`].
+pub(crate) fn header(
+    source: &Source,
+    path: &Path,
+    name: Option<&Spanned<String>>,
+    seed: Option<&Spanned<i64>>,
+    trials: Option<&Spanned<i64>>,
+    default_name: &str,
+) -> Result<(String, u64, u64), AnalysisError> {
+    let name = match name {
+        Some(name) => {
+            let text = name.get_ref();
+            let valid = !text.is_empty()
+                && text
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+            if !valid {
+                return Err(source.error(
+                    name,
+                    "name",
+                    "the report folder name may use letters, digits, '_' and '-' only",
+                ));
+            }
+            text.clone()
+        }
+        None => path.file_stem().map_or_else(
+            || default_name.to_string(),
+            |s| s.to_string_lossy().into_owned(),
+        ),
+    };
+    let seed = match seed {
+        Some(seed) => source.int_in(seed, "seed", 0, i64::MAX, "the seed")? as u64,
+        None => DEFAULT_SEED,
+    };
+    let trials = match trials {
+        Some(trials) => source.int_in(
+            trials,
+            "trials",
+            1,
+            MAX_TRIALS as i64,
+            "trials per grid point",
+        )? as u64,
+        None => DEFAULT_TRIALS,
+    };
+    Ok((name, seed, trials))
 }
 
 /// Refuses a grid of more than [`MAX_RUNS`] runs (grid points × variants).

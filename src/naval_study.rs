@@ -51,6 +51,7 @@ use crate::rules::naval::{
 };
 use crate::sim::{Interrupted, RunControl, BLOCK_TRIALS};
 use crate::stats::{percentages_summing_to_100, wilson_interval, Z95};
+use crate::study::{apply_cells, CellOverrides};
 
 /// What a naval-engagement study can sweep.
 pub const PARAMETERS: [&str; 8] = [
@@ -84,7 +85,7 @@ struct NavalFile {
     engagement: EngagementSpec,
     fleet: FleetsSpec,
     sweep: Option<BTreeMap<String, Spanned<toml::Value>>>,
-    rules: Option<Cells>,
+    rules: Option<CellOverrides>,
     variant: Option<Vec<VariantSpec>>,
 }
 
@@ -113,19 +114,13 @@ struct FleetSpec {
     pursue: Option<bool>,
 }
 
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct Cells {
-    cells: Option<BTreeMap<String, BTreeMap<String, Spanned<String>>>>,
-}
-
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct VariantSpec {
     name: Spanned<String>,
     #[allow(dead_code)]
     description: Option<String>,
-    rules: Option<Cells>,
+    rules: Option<CellOverrides>,
 }
 
 fn fleet(source: &Source, key: &str, spec: &FleetSpec) -> Result<Fleet, AnalysisError> {
@@ -161,47 +156,6 @@ fn fleet(source: &Source, key: &str, spec: &FleetSpec) -> Result<Fleet, Analysis
     })
 }
 
-/// Cell overrides as in table studies (`[rules.cells."1-1"] "8" = "2SC"`).
-fn apply_cells(
-    source: &Source,
-    prefix: &str,
-    cells: Option<&Cells>,
-    mut table: D6Table,
-) -> Result<D6Table, AnalysisError> {
-    for (column, rolls) in cells.and_then(|c| c.cells.as_ref()).into_iter().flatten() {
-        for (roll, code) in rolls {
-            let field = format!("{prefix}.cells.\"{column}\".\"{roll}\"");
-            let c = table.column_index(column).ok_or_else(|| {
-                source.error(
-                    code,
-                    &field,
-                    format!(
-                        "the naval table has columns {}; got \"{column}\"",
-                        table.column_labels.join(", ")
-                    ),
-                )
-            })?;
-            let r: i32 = roll
-                .trim()
-                .parse()
-                .ok()
-                .filter(|r| (table.roll_min..=table.roll_max).contains(r))
-                .ok_or_else(|| {
-                    source.error(
-                        code,
-                        &field,
-                        format!(
-                            "the naval table has modified rolls {} to {}; got \"{roll}\"",
-                            table.roll_min, table.roll_max
-                        ),
-                    )
-                })?;
-            table.cells[c][(r - table.roll_min) as usize] = code.get_ref().trim().to_string();
-        }
-    }
-    Ok(table)
-}
-
 impl NavalStudy {
     pub fn parse(path: &Path, text: &str) -> Result<Self, AnalysisError> {
         let source = Source {
@@ -212,41 +166,14 @@ impl NavalStudy {
             file: source.file.clone(),
             message: e.to_string().trim_end().to_string(),
         })?;
-        let name = match &spec.name {
-            Some(n)
-                if !n.get_ref().is_empty()
-                    && n.get_ref()
-                        .chars()
-                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') =>
-            {
-                n.get_ref().clone()
-            }
-            Some(n) => {
-                return Err(source.error(
-                    n,
-                    "name",
-                    "the report folder name may use letters, digits, '_' and '-' only",
-                ))
-            }
-            None => path.file_stem().map_or_else(
-                || "naval_engagement".to_string(),
-                |s| s.to_string_lossy().into_owned(),
-            ),
-        };
-        let seed = match &spec.seed {
-            Some(v) => source.int_in(v, "seed", 0, i64::MAX, "the seed")? as u64,
-            None => analysis::DEFAULT_SEED,
-        };
-        let trials = match &spec.trials {
-            Some(v) => source.int_in(
-                v,
-                "trials",
-                1,
-                analysis::MAX_TRIALS as i64,
-                "trials per grid point",
-            )? as u64,
-            None => analysis::DEFAULT_TRIALS,
-        };
+        let (name, seed, trials) = analysis::header(
+            &source,
+            path,
+            spec.name.as_ref(),
+            spec.seed.as_ref(),
+            spec.trials.as_ref(),
+            "naval_engagement",
+        )?;
         let round_limit = match &spec.engagement.round_limit {
             Some(v) => {
                 source.int_in(v, "engagement.round_limit", 1, 100, "the round limit")? as u32

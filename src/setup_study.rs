@@ -84,34 +84,14 @@ impl SetupStudy {
             file: source.file.clone(),
             message: e.to_string().trim_end().to_string(),
         })?;
-        let name = match &spec.name {
-            Some(n)
-                if !n.get_ref().is_empty()
-                    && n.get_ref()
-                        .chars()
-                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') =>
-            {
-                n.get_ref().clone()
-            }
-            Some(n) => {
-                return Err(source.error(
-                    n,
-                    "name",
-                    "the report folder name may use letters, digits, '_' and '-' only",
-                ))
-            }
-            None => path
-                .file_stem()
-                .map_or_else(|| "setup".to_string(), |s| s.to_string_lossy().into_owned()),
-        };
-        let seed = match &spec.seed {
-            Some(v) => source.int_in(v, "seed", 0, i64::MAX, "the seed")? as u64,
-            None => analysis::DEFAULT_SEED,
-        };
-        let trials = match &spec.trials {
-            Some(v) => source.int_in(v, "trials", 1, analysis::MAX_TRIALS as i64, "trials")? as u64,
-            None => analysis::DEFAULT_TRIALS,
-        };
+        let (name, seed, trials) = analysis::header(
+            &source,
+            path,
+            spec.name.as_ref(),
+            spec.seed.as_ref(),
+            spec.trials.as_ref(),
+            "setup",
+        )?;
         let specs = spec.state.unwrap_or_default();
         if specs.is_empty() || specs.len() > MAX_STATES {
             return Err(source.error_at(

@@ -166,9 +166,10 @@ struct RollSpec {
     small_stack: Option<Spanned<String>>,
 }
 
+/// `[rules.cells."<column>"] "<roll>" = "<code>"`: cell overrides of a d6 table.
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
-struct CellOverrides {
+pub(crate) struct CellOverrides {
     cells: Option<BTreeMap<String, BTreeMap<String, Spanned<String>>>>,
 }
 
@@ -212,40 +213,14 @@ impl TableStudy {
         })?;
         let system = spec.system.clone();
         let printed = D6Table::printed(&system).expect("load() dispatches table names only");
-        let name = match &spec.name {
-            Some(name) => {
-                let n = name.get_ref();
-                if n.is_empty()
-                    || !n
-                        .chars()
-                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-                {
-                    return Err(source.error(
-                        name,
-                        "name",
-                        "the report folder name may use letters, digits, '_' and '-' only",
-                    ));
-                }
-                n.clone()
-            }
-            None => path
-                .file_stem()
-                .map_or_else(|| system.clone(), |s| s.to_string_lossy().into_owned()),
-        };
-        let seed = match &spec.seed {
-            Some(v) => source.int_in(v, "seed", 0, i64::MAX, "the seed")? as u64,
-            None => analysis::DEFAULT_SEED,
-        };
-        let trials = match &spec.trials {
-            Some(v) => source.int_in(
-                v,
-                "trials",
-                1,
-                analysis::MAX_TRIALS as i64,
-                "trials per grid point",
-            )? as u64,
-            None => analysis::DEFAULT_TRIALS,
-        };
+        let (name, seed, trials) = analysis::header(
+            &source,
+            path,
+            spec.name.as_ref(),
+            spec.seed.as_ref(),
+            spec.trials.as_ref(),
+            &system,
+        )?;
         let small_stack_column = match &spec.roll.small_stack {
             None => false,
             Some(v) if system != "attrition" => {
@@ -497,7 +472,7 @@ fn compile(source: &Source, table: D6Table) -> Result<CompiledD6Table, AnalysisE
 }
 
 /// Applies `[rules.cells."<column>"] "<roll>" = "<code>"` overrides.
-fn apply_cells(
+pub(crate) fn apply_cells(
     source: &Source,
     prefix: &str,
     overrides: Option<&CellOverrides>,
