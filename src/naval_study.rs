@@ -611,21 +611,8 @@ fn rulebook_tables(study: &NavalStudy, results: &NavalResults) -> String {
     let _ = writeln!(md, "Percent of engagements from exact enumeration (each row adds up to exactly 100.0%); seed {}, {} simulated engagements per grid point beside them in results.csv.\n", results.seed, results.trials);
     for (variant, (vname, naval)) in study.variants.iter().enumerate() {
         let t = naval.table().table();
-        let _ = writeln!(
-            md,
-            "## Naval combat table — {vname}\n\n| roll | {} |\n|---|{}",
-            t.column_labels.join(" | "),
-            "---|".repeat(t.column_labels.len())
-        );
-        for roll in t.roll_min..=t.roll_max {
-            let cells: Vec<&str> = t
-                .cells
-                .iter()
-                .map(|c| c[(roll - t.roll_min) as usize].as_str())
-                .collect();
-            let _ = writeln!(md, "| {roll} | {} |", cells.join(" | "));
-        }
-        let _ = writeln!(md, "\n## Engagements — {vname}\n");
+        let _ = writeln!(md, "## Naval combat table — {vname}\n\n{}", t.markdown());
+        let _ = writeln!(md, "## Engagements — {vname}\n");
         let header: Vec<String> = study
             .axes
             .iter()

@@ -957,17 +957,7 @@ fn rulebook_tables(study: &TableStudy, results: &TableResults) -> String {
     for (variant, (name, table)) in study.variants.iter().enumerate() {
         let t = table.table();
         let _ = writeln!(md, "## The {} table — {name}\n", t.name);
-        let _ = writeln!(md, "| roll | {} |", t.column_labels.join(" | "));
-        let _ = writeln!(md, "|---|{}", "---|".repeat(t.column_labels.len()));
-        for roll in t.roll_min..=t.roll_max {
-            let cells: Vec<&str> = t
-                .cells
-                .iter()
-                .map(|c| c[(roll - t.roll_min) as usize].as_str())
-                .collect();
-            let _ = writeln!(md, "| {roll} | {} |", cells.join(" | "));
-        }
-        let _ = writeln!(md);
+        let _ = writeln!(md, "{}", t.markdown());
         let _ = writeln!(md, "## Outcomes per grid point — {name}\n");
         let values = d6table::outcome_values(&study.system, table.outcomes());
         let header: Vec<String> = study

@@ -136,6 +136,24 @@ impl D6Table {
         "storm",
     ];
 
+    /// The table as a Markdown grid: a row per modified roll, a column per printed column.
+    pub fn markdown(&self) -> String {
+        let mut md = format!(
+            "| roll | {} |\n|---|{}\n",
+            self.column_labels.join(" | "),
+            "---|".repeat(self.column_labels.len())
+        );
+        for roll in self.roll_min..=self.roll_max {
+            let cells: Vec<&str> = self
+                .cells
+                .iter()
+                .map(|c| c[(roll - self.roll_min) as usize].as_str())
+                .collect();
+            md.push_str(&format!("| {roll} | {} |\n", cells.join(" | ")));
+        }
+        md
+    }
+
     pub fn column_index(&self, label: &str) -> Option<usize> {
         self.column_labels.iter().position(|c| c == label)
     }
