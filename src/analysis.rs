@@ -405,7 +405,11 @@ impl Analysis {
                 return Err(source.error(
                     &variant.name,
                     format!("{field}.name"),
-                    "each variant needs a non-empty name of its own",
+                    if name.is_empty() {
+                        "each variant needs a non-empty name of its own".to_string()
+                    } else {
+                        format!("each variant needs a non-empty name of its own; \"{name}\" is used twice")
+                    },
                 ));
             }
             let mut rules = base_rules.clone();
@@ -457,11 +461,22 @@ impl Analysis {
                         .join(", ")
                 };
                 let field = FieldCombat::new(rules).map_err(|e| {
-                    source.error_at(
-                        axis_lines.first().copied().flatten(),
-                        format!("sweep ({})", describe()),
-                        format!("{}: {}", e.field, e.message),
-                    )
+                    // Only the round limit is a swept rule; point at its sweep line.
+                    let swept = axes
+                        .iter()
+                        .position(|a| e.field == format!("rules.{}", a.parameter));
+                    match swept {
+                        Some(i) => source.error_at(
+                            axis_lines[i],
+                            format!("sweep.{}", axes[i].parameter),
+                            format!("{} (at the grid point {})", e.message, describe()),
+                        ),
+                        None => source.error_at(
+                            axis_lines.first().copied().flatten(),
+                            format!("sweep ({})", describe()),
+                            format!("{}: {}", e.field, e.message),
+                        ),
+                    }
                 })?;
                 let prepared = battle.prepare().map_err(|e| {
                     let line = axes

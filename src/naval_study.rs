@@ -197,7 +197,11 @@ impl NavalStudy {
                 return Err(source.error(
                     &v.name,
                     format!("variant[{i}].name"),
-                    "each variant needs a non-empty name of its own",
+                    if vname.is_empty() {
+                        "each variant needs a non-empty name of its own".to_string()
+                    } else {
+                        format!("each variant needs a non-empty name of its own; \"{vname}\" is used twice")
+                    },
                 ));
             }
             let table = apply_cells(

@@ -255,7 +255,11 @@ impl TableStudy {
                 return Err(source.error(
                     &variant.name,
                     format!("variant[{index}].name"),
-                    "each variant needs a non-empty name of its own",
+                    if vname.is_empty() {
+                        "each variant needs a non-empty name of its own".to_string()
+                    } else {
+                        format!("each variant needs a non-empty name of its own; \"{vname}\" is used twice")
+                    },
                 ));
             }
             let table = apply_cells(
@@ -358,9 +362,14 @@ impl TableStudy {
                     } else {
                         format!(" (at the grid point {})", at())
                     };
+                    let section = if axes.iter().any(|a| a.parameter == field) {
+                        "sweep"
+                    } else {
+                        "roll"
+                    };
                     source.error_at(
                         line_of(field),
-                        field.to_string(),
+                        format!("{section}.{field}"),
                         format!("{message}{suffix}"),
                     )
                 };
