@@ -68,6 +68,40 @@ pub enum TableCommand {
     Storm(Common),
     /// One initial-forces roll for a state (RULES.md B8): every row, and expected forces.
     Setup(SetupArgs),
+    /// One ratio battle (RULES.md A): a line of pairings, reserves and a policy; army
+    /// results, casualty points and per-combat states, exactly.
+    Ratio(RatioArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RatioArgs {
+    /// The line, combat by combat in the attacker's order of resolution: A units "v" B
+    /// units, e.g. "1v1,1v1,2v1" (a 2 is a double; only the side with more units doubles).
+    #[arg(long)]
+    pub line: String,
+    /// Units side A keeps in reserve (only the side with more units may keep reserves).
+    #[arg(long, default_value_t = 0)]
+    pub reserve_a: u32,
+    /// Units side B keeps in reserve.
+    #[arg(long, default_value_t = 0)]
+    pub reserve_b: u32,
+    /// How the side with reserves commits them: none, rescue, press or optimal.
+    #[arg(long, default_value = "rescue")]
+    pub policy: String,
+    /// What `optimal` maximises: cp (expected casualty-point difference) or win (P(win)).
+    #[arg(long, default_value = "cp")]
+    pub objective: String,
+    /// Modifier to every die of side A (argument, quality, ambush, exhaustion), e.g. +1.
+    #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
+    pub mod_a: i32,
+    /// Modifier to every die of side B.
+    #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
+    pub mod_b: i32,
+    /// [option] a modified total below this counts as this (1-6), or "none".
+    #[arg(long, default_value = "1")]
+    pub min_score: String,
+    #[command(flatten)]
+    pub common: Common,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]

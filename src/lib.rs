@@ -24,6 +24,7 @@ pub mod exact;
 pub mod frame;
 pub mod naval_study;
 pub mod progress;
+pub mod ratio_study;
 pub mod report;
 pub mod rules;
 pub mod setup_study;

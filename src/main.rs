@@ -21,7 +21,8 @@ use battlelab::table::{self, signed, CrtRequest, D6Request, TableError};
 use serde_json::json;
 
 use cli::{
-    Cli, Command, Common, CrtArgs, RunArgs, SetupArgs, SmallStack, StateKindArg, TableCommand,
+    Cli, Command, Common, CrtArgs, RatioArgs, RunArgs, SetupArgs, SmallStack, StateKindArg,
+    TableCommand,
 };
 
 /// Exit code for input the user must fix (also clap's usage errors).
@@ -77,6 +78,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Check { file } => check(file),
         Command::Table(TableCommand::Crt(args)) => table_crt(args),
         Command::Table(TableCommand::Setup(args)) => table_setup(args),
+        Command::Table(TableCommand::Ratio(args)) => table_ratio(args),
         Command::Table(other) => table_d6(other),
     }
 }
@@ -140,6 +142,18 @@ fn plan(study: &Study) -> Plan {
             unit: "maps",
             axes: Vec::new(),
         },
+        Study::Ratio(r) => Plan {
+            trials: r.trials,
+            seed: r.seed,
+            variants: r.variants.clone(),
+            runs: r.runs.len()
+                + r.runs
+                    .iter()
+                    .map(|run| run.policies.as_ref().map_or(0, |p| p.1.len()))
+                    .sum::<usize>(),
+            unit: "battles",
+            axes: r.axes.clone(),
+        },
         Study::Table(t) => Plan {
             trials: t.trials,
             seed: t.seed,
@@ -200,6 +214,13 @@ fn run(args: RunArgs) -> Result<()> {
             let results = results.context("stopped; no report was written")?;
             battlelab::setup_study::write_report(setup, &results, &out, threads, started.elapsed())
         }
+        Study::Ratio(ratio) => {
+            let results =
+                pool.install(|| battlelab::ratio_study::execute(ratio, trials, seed, &control));
+            watcher.finish();
+            let results = results.context("stopped; no report was written")?;
+            battlelab::ratio_study::write_report(ratio, &results, &out, threads, started.elapsed())
+        }
         Study::Table(table_study) => {
             let results = pool.install(|| study::execute(table_study, trials, seed, &control));
             watcher.finish();
@@ -231,6 +252,8 @@ fn check(file: PathBuf) -> Result<()> {
         Study::Table(t) => t.system.clone(),
         Study::Setup(_) => "setup".to_string(),
         Study::Naval(_) => "naval_engagement".to_string(),
+        Study::Ratio(r) if r.skirmish => "ratio (skirmish)".to_string(),
+        Study::Ratio(_) => "ratio".to_string(),
     };
     println!(
         "{}: ok — system {system}, {} variant(s) ({}), {} runs of {} {}, seed {}",
@@ -414,8 +437,8 @@ fn table_d6(command: TableCommand) -> Result<()> {
             c,
         ),
         TableCommand::Storm(c) => ("storm", Some(0), 0, json!({}), "Storm / ice".into(), c),
-        TableCommand::Crt(_) | TableCommand::Setup(_) => {
-            unreachable!("dispatched to table_crt and table_setup")
+        TableCommand::Crt(_) | TableCommand::Setup(_) | TableCommand::Ratio(_) => {
+            unreachable!("dispatched to table_crt, table_setup and table_ratio")
         }
     };
     let table = CompiledD6Table::new(D6Table::printed(name).expect("a printed table"))
@@ -465,6 +488,155 @@ fn table_setup(args: SetupArgs) -> Result<()> {
     let report = pool.install(|| {
         table::setup_table(kind, !args.no_port, common.trials, common.seed, &control)
     })?;
+    let exporter = table::exporter(common.format.name()).expect("every Format has an exporter");
+    print!("{}", exporter.export(&report));
+    Ok(())
+}
+
+/// `table ratio`: one battle from a quick line, exactly (and simulated with --trials).
+fn table_ratio(args: RatioArgs) -> Result<()> {
+    use battlelab::rules::ratio::{self, MinScore, Objective, RatioBattle, ReservePolicy, Unit};
+    let invalid = |option: String, message: String| TableError::Invalid { option, message };
+    let (line, counts) =
+        ratio::parse_line(&args.line).map_err(|m| invalid(format!("--line {}", args.line), m))?;
+    let policy = ReservePolicy::parse(&args.policy).ok_or_else(|| {
+        invalid(
+            format!("--policy {}", args.policy),
+            format!(
+                "unknown reserve policy; allowed: {}",
+                ReservePolicy::NAMES.join(", ")
+            ),
+        )
+    })?;
+    let objective = Objective::parse(&args.objective).ok_or_else(|| {
+        invalid(
+            format!("--objective {}", args.objective),
+            "allowed: cp (expected casualty-point difference), win (P(win))".into(),
+        )
+    })?;
+    let min_score = match args.min_score.as_str() {
+        "none" => MinScore::None,
+        text => MinScore::Floor(
+            text.parse()
+                .ok()
+                .filter(|m| (1..=6).contains(m))
+                .ok_or_else(|| {
+                    invalid(
+                        format!("--min-score {text}"),
+                        "the floor is a whole number 1 to 6, or none".into(),
+                    )
+                })?,
+        ),
+    };
+    let reserves = [args.reserve_a as usize, args.reserve_b as usize];
+    for (flag, m) in [("--mod-a", args.mod_a), ("--mod-b", args.mod_b)] {
+        if !(-6..=6).contains(&m) {
+            return Err(
+                invalid(format!("{flag} {m}"), "a modifier must be -6 to +6".into()).into(),
+            );
+        }
+    }
+    if reserves.iter().any(|&r| r > ratio::MAX_RESERVES) {
+        return Err(invalid(
+            "--reserve-a/--reserve-b".into(),
+            format!("at most {} reserves", ratio::MAX_RESERVES),
+        )
+        .into());
+    }
+    let mods = [args.mod_a, args.mod_b];
+    let units = [0, 1].map(|s| {
+        (0..counts[s] + reserves[s])
+            .map(|i| Unit {
+                name: format!("{}{}", ["A", "B"][s], i + 1),
+                modifier: mods[s],
+            })
+            .collect::<Vec<_>>()
+    });
+    let battle = RatioBattle {
+        units,
+        line,
+        reserves: [0, 1].map(|s| (counts[s]..counts[s] + reserves[s]).collect()),
+        policy: [policy; 2],
+        objective,
+        min_score,
+        skirmish: false,
+        escalation: None,
+    };
+    let option_of = |field: &str| {
+        if field.starts_with("reserve") {
+            "--reserve-a/--reserve-b".to_string()
+        } else if field.ends_with("policy") {
+            format!("--policy {}", args.policy)
+        } else {
+            format!("--line {}", args.line)
+        }
+    };
+    let compile = |b: RatioBattle| {
+        ratio::RatioCombat::new(b).map_err(|e| invalid(option_of(&e.field), e.message))
+    };
+    let combat = compile(battle.clone())?;
+    let reserve_side = (0..2).find(|&s| reserves[s] > 0);
+    let policies = match reserve_side {
+        Some(side) => Some((
+            side,
+            ReservePolicy::ALL
+                .iter()
+                .map(|&p| {
+                    let mut b = battle.clone();
+                    b.policy[side] = p;
+                    compile(b)
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+        )),
+        None => None,
+    };
+    let common = args.common;
+    let mut params = json!({
+        "line": args.line,
+        "reserve_a": args.reserve_a,
+        "reserve_b": args.reserve_b,
+        "policy": policy.name(),
+        "objective": objective.name(),
+        "mod_a": args.mod_a,
+        "mod_b": args.mod_b,
+        "min_score": min_score.to_string(),
+    });
+    if common.trials.is_some() {
+        params["seed"] = json!(common.seed);
+    }
+    let title = format!(
+        "Ratio battle — line {}{}, A {} / B {} on every die, min score {}",
+        args.line,
+        reserve_side.map_or(String::new(), |s| format!(
+            ", {} reserve(s) for {} ({})",
+            reserves[s],
+            ["A", "B"][s],
+            policy.name()
+        )),
+        signed(args.mod_a),
+        signed(args.mod_b),
+        min_score
+    );
+    let (pool, _) = pool(common.threads)?;
+    let control = interruptible();
+    let watcher = ProgressWatcher::start(
+        Arc::clone(&control),
+        common.trials.unwrap_or(0),
+        common.trials.is_none(),
+    );
+    let report = pool.install(|| {
+        table::ratio_table(
+            &combat,
+            policies.as_ref(),
+            common.trials,
+            common.seed,
+            params,
+            title,
+            &control,
+        )
+    });
+    watcher.finish();
+    let report = report?;
     let exporter = table::exporter(common.format.name()).expect("every Format has an exporter");
     print!("{}", exporter.export(&report));
     Ok(())

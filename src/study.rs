@@ -64,6 +64,7 @@ pub enum Study {
     Table(Box<TableStudy>),
     Setup(Box<crate::setup_study::SetupStudy>),
     Naval(Box<crate::naval_study::NavalStudy>),
+    Ratio(Box<crate::ratio_study::RatioStudy>),
 }
 
 impl Study {
@@ -73,6 +74,7 @@ impl Study {
             Study::Table(t) => &t.name,
             Study::Setup(s) => &s.name,
             Study::Naval(n) => &n.name,
+            Study::Ratio(r) => &r.name,
         }
     }
 }
@@ -97,6 +99,9 @@ pub fn load(path: &Path) -> Result<Study, AnalysisError> {
         }
         Some("setup") => Ok(Study::Setup(Box::new(
             crate::setup_study::SetupStudy::parse(path, &text)?,
+        ))),
+        Some("ratio") => Ok(Study::Ratio(Box::new(
+            crate::ratio_study::RatioStudy::parse(path, &text)?,
         ))),
         Some("naval_engagement") => Ok(Study::Naval(Box::new(
             crate::naval_study::NavalStudy::parse(path, &text)?,

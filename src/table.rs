@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 use crate::exact::{ExactDistribution, Fraction};
 use crate::rules::crt::{FieldCombat, OddsColumn};
 use crate::rules::d6table::{self, CompiledD6Table};
+use crate::rules::ratio;
 use crate::rules::setup;
 use crate::sim::{Interrupted, RunControl};
 use crate::stats::{wilson_interval, Z95};
@@ -384,6 +385,165 @@ pub fn setup_table(
     })
 }
 
+/// Most (state, face) steps the exact enumeration of `table ratio` may take.
+pub const RATIO_EXACT_STEPS: usize = 50_000_000;
+
+/// One ratio battle (RULES.md A): the army result exactly (and simulated with trials),
+/// and as expectations: casualty points, exhaustion, reserves used, how often the
+/// min-score floor decides a combat, each combat's states, and the value of reserves
+/// under every policy.
+pub fn ratio_table(
+    combat: &ratio::RatioCombat,
+    policies: Option<&(usize, Vec<ratio::RatioCombat>)>,
+    trials: Option<u64>,
+    seed: u64,
+    params: Value,
+    title: String,
+    control: &RunControl,
+) -> Result<TableReport, TableError> {
+    use ratio::{ArmyResult, CombatState, RatioDistribution};
+    if trials == Some(0) {
+        return Err(TableError::ZeroTrials);
+    }
+    let exact = combat.distribution(RATIO_EXACT_STEPS);
+    if exact.is_none() && trials.is_none() {
+        return Err(TableError::Invalid {
+            option: "--line".into(),
+            message: format!(
+                "{} dice and {} reserves are too many to enumerate exactly; add --trials N to simulate",
+                combat.line_dice(),
+                combat.reserve_count()
+            ),
+        });
+    }
+    let counts = match trials {
+        Some(n) => Some(ratio::simulate_battles(combat, seed, n, control)?),
+        None => None,
+    };
+    let fraction = |count: u128, total: u128| Fraction::new(count, total);
+    let mut outcomes = Vec::new();
+    for i in 0..9 {
+        let (estimate, count, ci) = match (&counts, trials) {
+            (Some(h), Some(n)) => (
+                Some(h.result[i] as f64 / n as f64),
+                Some(h.result[i]),
+                Some(wilson_interval(h.result[i], n, Z95)),
+            ),
+            _ => (None, None, None),
+        };
+        outcomes.push(OutcomeRow {
+            outcome: ArmyResult::LABELS[i].to_string(),
+            probability: exact
+                .as_ref()
+                .map_or(estimate.unwrap_or(0.0), |d| d.p_result(i)),
+            fraction: exact
+                .as_ref()
+                .map(|d| fraction(d.result[i], d.total).to_string()),
+            ci_low: ci.map(|c| c.0),
+            ci_high: ci.map(|c| c.1),
+            estimate,
+            count,
+        });
+    }
+    let mut expectations = Vec::new();
+    let row = |name: String, value: Fraction| ExpectationRow {
+        name,
+        value: value.to_f64(),
+        fraction: value.to_string(),
+    };
+    if let Some(d) = &exact {
+        let mut add = |name: String, value: Fraction| expectations.push(row(name, value));
+        let t = d.total;
+        let sum = |idx: &mut dyn Iterator<Item = usize>| idx.map(|i| d.result[i]).sum::<u128>();
+        add("P(A wins)".into(), fraction(d.wins(0), t));
+        add("P(B wins)".into(), fraction(d.wins(1), t));
+        add("P(draw)".into(), fraction(d.result[ArmyResult::DRAW], t));
+        add(
+            "CP of A".into(),
+            fraction(RatioDistribution::weighted(&d.cp[0]), t),
+        );
+        add(
+            "CP of B".into(),
+            fraction(RatioDistribution::weighted(&d.cp[1]), t),
+        );
+        add(
+            "both -1 exhaustion next turn".into(),
+            fraction(
+                sum(&mut (0..ArmyResult::COUNT).filter(|&i| ArmyResult::exhausts(i))),
+                t,
+            ),
+        );
+        add(
+            "reserves used".into(),
+            fraction(RatioDistribution::weighted(&d.reserves_used), t),
+        );
+        add(
+            "P(min score decides a combat)".into(),
+            fraction(t - d.floor_decided[0], t),
+        );
+        for (c, states) in d.combat_states.iter().enumerate() {
+            let p = &combat.battle().line[c];
+            let names = |s: usize, list: &[usize]| {
+                list.iter()
+                    .map(|&u| combat.battle().units[s][u].name.as_str())
+                    .collect::<Vec<_>>()
+                    .join("+")
+            };
+            for (s, &count) in states.iter().enumerate() {
+                if count > 0 {
+                    add(
+                        format!(
+                            "combat {} ({} vs {}): {}",
+                            c + 1,
+                            names(0, &p.a),
+                            names(1, &p.b),
+                            CombatState::LABELS[s]
+                        ),
+                        fraction(count, t),
+                    );
+                }
+            }
+        }
+        if let Some((side, combats)) = policies {
+            for (policy_combat, policy) in combats.iter().zip(ratio::ReservePolicy::ALL) {
+                if let Some(pd) = policy_combat.distribution(RATIO_EXACT_STEPS) {
+                    let side_name = ["A", "B"][*side];
+                    let other = ["B", "A"][*side];
+                    expectations.push(row(
+                        format!("{}: P({side_name} wins)", policy.name()),
+                        fraction(pd.wins(*side), pd.total),
+                    ));
+                    let own = RatioDistribution::weighted(&pd.cp[*side]);
+                    let enemy = RatioDistribution::weighted(&pd.cp[1 - *side]);
+                    let (sign, magnitude) = if enemy >= own {
+                        ("", enemy - own)
+                    } else {
+                        ("-", own - enemy)
+                    };
+                    let f = fraction(magnitude, pd.total);
+                    expectations.push(ExpectationRow {
+                        name: format!("{}: CP {other} - CP {side_name}", policy.name()),
+                        value: if sign.is_empty() {
+                            f.to_f64()
+                        } else {
+                            -f.to_f64()
+                        },
+                        fraction: format!("{sign}{f}"),
+                    });
+                }
+            }
+        }
+    }
+    Ok(TableReport {
+        system: "ratio".into(),
+        title,
+        params,
+        trials,
+        outcomes,
+        expectations,
+    })
+}
+
 /// Turns a [`TableReport`] into one output format.
 pub trait Exporter {
     fn export(&self, report: &TableReport) -> String;
@@ -425,9 +585,16 @@ impl Exporter for TextExporter {
             .max()
             .unwrap_or(7)
             .max(7);
+        let fraction_width = report
+            .outcomes
+            .iter()
+            .map(|o| o.fraction.as_deref().map_or(1, str::len))
+            .max()
+            .unwrap_or(9)
+            .max(9);
         let _ = write!(
             out,
-            "{:<width$}  {:>9}  {:>8}",
+            "{:<width$}  {:>fraction_width$}  {:>8}",
             "outcome", "exact", "decimal"
         );
         if let Some(n) = report.trials {
@@ -439,7 +606,7 @@ impl Exporter for TextExporter {
         for o in &report.outcomes {
             let _ = write!(
                 out,
-                "{:<width$}  {:>9}  {:>8.6}",
+                "{:<width$}  {:>fraction_width$}  {:>8.6}",
                 o.outcome,
                 o.fraction.as_deref().unwrap_or("-"),
                 o.probability
@@ -460,11 +627,30 @@ impl Exporter for TextExporter {
                 Some(sp) => {
                     format!("expected per resolution (Combat Loss Chart, smaller force {sp} SP)")
                 }
+                None if report.system == "ratio" => "expected per battle".to_string(),
                 None => "expected per roll".to_string(),
             };
             let _ = writeln!(out, "\n{heading}");
+            let name_width = report
+                .expectations
+                .iter()
+                .map(|e| e.name.chars().count())
+                .max()
+                .unwrap_or(18)
+                .max(18);
+            let value_width = report
+                .expectations
+                .iter()
+                .map(|e| e.fraction.len())
+                .max()
+                .unwrap_or(9)
+                .max(9);
             for e in &report.expectations {
-                let _ = writeln!(out, "{:<18} {:>9}  {:>8.6}", e.name, e.fraction, e.value);
+                let _ = writeln!(
+                    out,
+                    "{:<name_width$} {:>value_width$}  {:>8.6}",
+                    e.name, e.fraction, e.value
+                );
             }
         }
         out

@@ -3,4 +3,5 @@
 pub mod crt;
 pub mod d6table;
 pub mod naval;
+pub mod ratio;
 pub mod setup;

@@ -1,0 +1,1840 @@
+//! The ratio-battle study (RULES.md A): whole lines of units, pairings, doubles, reserves
+//! and skirmishes, swept and compared across rule variants.
+//!
+//! Why this module exists: it is the analysis-file boundary and report for
+//! [`crate::rules::ratio`]. Every check happens here once — unknown keys, unit names,
+//! pairings, reserve policies, every grid point — so a run cannot fail on input. Reports
+//! have the shape of every other system: results with Wilson intervals beside the exact
+//! enumeration, expectations, distributions, per-combat states, the value of reserves
+//! under every policy side by side, charts, rulebook tables and a manifest.
+//!
+//! ```toml
+//! system = "ratio"
+//! seed = 1642
+//! trials = 1_000_000
+//! exact = true                  # enumerate exactly where the dice are few (default true)
+//!
+//! [battle]
+//! min_score = 1                 # [option] floor of a modified total, 1–6, or "none"
+//! auto_deploy = "double-first"  # [option] double-first | reserve-first
+//! objective = "cp"              # what `optimal` maximises: cp (expected CP difference) | win
+//! compare_policies = true       # also evaluate none/rescue/press/optimal side by side
+//! line = ["A1+A2 vs B1", "A3 vs B2"]   # explicit pairings (omit for auto-deployment)
+//! reserve = ["A4"]              # explicit reserves, with `line`
+//! order = [2, 1]                # the attacker's order of resolution (positions in `line`)
+//!
+//! [side.a]
+//! name = "Royalists"
+//! units = 4                     # a count, or a list: [{ name = "Guards", quality = 1 }, {}]
+//! argument = 1                  # +1 advantaged / −1 disadvantaged by the argument
+//! quality = 0                   # troop quality, on every die
+//! ambush = false                # +1
+//! exhausted = false             # −1
+//! reserves = 1                  # auto-deployment: units kept back (default per auto_deploy)
+//! policy = "rescue"             # none | rescue | press | optimal
+//!
+//! [side.b]
+//! units = 3
+//!
+//! [skirmish]                    # a skirmish: the first unit a side fights, the next ones wait
+//! a = { reserves = 2, policy = "rescue" }
+//! b = { reserves = 2, policy = "rescue" }
+//!
+//! [sweep]                       # size a.units b.units a.argument b.argument a.quality
+//! size = { from = 1, to = 8 }   # b.quality a.reserves b.reserves min_score
+//!
+//! [[variant]]
+//! name = "+1 argument"
+//! a = { argument = 1 }          # side overrides: argument quality ambush exhausted
+//!                               # extra_units reserves policy
+//! [[variant]]
+//! name = "no floor"
+//! battle = { min_score = "none" }   # battle overrides: min_score auto_deploy objective
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::json;
+use sha2::{Digest, Sha256};
+use toml::Spanned;
+
+use crate::analysis::{self, AnalysisError, AxisValue, Source, SweepAxis};
+use crate::chart::{self, BarGroup};
+use crate::frame::LongFrame;
+use crate::report::{self, ReportError};
+use crate::rules::ratio::{
+    simulate_battles, ArmyResult, CombatState, MinScore, Objective, Pairing, RatioBattle,
+    RatioCombat, RatioDistribution, RatioHistogram, ReservePolicy, Unit, MAX_RESERVES, MAX_UNITS,
+};
+use crate::sim::{Interrupted, RunControl, BLOCK_TRIALS};
+use crate::stats::{percentages_summing_to_100, wilson_interval, Z95};
+
+/// What a ratio study can sweep.
+pub const PARAMETERS: [&str; 10] = [
+    "size",
+    "a.units",
+    "b.units",
+    "a.argument",
+    "b.argument",
+    "a.quality",
+    "b.quality",
+    "a.reserves",
+    "b.reserves",
+    "min_score",
+];
+
+/// Most (state, face) steps one exact enumeration may take.
+pub const MAX_EXACT_STEPS: usize = 20_000_000;
+
+/// The auto-deployment reading (RULES.md A **[option]**).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AutoDeploy {
+    /// Pair one-to-one, double up from the left, the rest in reserve.
+    DoubleFirst,
+    /// Pair one-to-one, every extra unit in reserve.
+    ReserveFirst,
+}
+
+impl AutoDeploy {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::DoubleFirst => "double-first",
+            Self::ReserveFirst => "reserve-first",
+        }
+    }
+}
+
+/// One grid point of one variant, compiled.
+#[derive(Debug, Clone)]
+pub struct RatioRun {
+    pub variant: usize,
+    pub coordinates: Vec<AxisValue>,
+    pub combat: RatioCombat,
+    /// The same battle under every reserve policy, for the value-of-reserves frame (the
+    /// side with reserves, and one battle per policy), when policies are compared.
+    pub policies: Option<(usize, Vec<RatioCombat>)>,
+}
+
+/// A validated ratio study.
+#[derive(Debug, Clone)]
+pub struct RatioStudy {
+    pub path: PathBuf,
+    pub name: String,
+    pub description: Option<String>,
+    pub seed: u64,
+    pub trials: u64,
+    pub exact: bool,
+    pub skirmish: bool,
+    pub side_names: [String; 2],
+    pub variants: Vec<String>,
+    pub axes: Vec<SweepAxis>,
+    pub runs: Vec<RatioRun>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RatioFile {
+    name: Option<Spanned<String>>,
+    description: Option<String>,
+    #[allow(dead_code)]
+    system: String,
+    seed: Option<Spanned<i64>>,
+    trials: Option<Spanned<i64>>,
+    exact: Option<bool>,
+    #[serde(default)]
+    battle: BattleSpec,
+    side: SidesSpec,
+    skirmish: Option<SkirmishSpec>,
+    sweep: Option<BTreeMap<String, Spanned<toml::Value>>>,
+    variant: Option<Vec<VariantSpec>>,
+}
+
+#[derive(Deserialize, Default, Clone)]
+#[serde(deny_unknown_fields)]
+struct BattleSpec {
+    min_score: Option<Spanned<toml::Value>>,
+    auto_deploy: Option<Spanned<String>>,
+    objective: Option<Spanned<String>>,
+    compare_policies: Option<bool>,
+    line: Option<Vec<Spanned<String>>>,
+    reserve: Option<Vec<Spanned<String>>>,
+    order: Option<Spanned<Vec<i64>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SidesSpec {
+    a: SideSpec,
+    b: SideSpec,
+}
+
+#[derive(Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+struct SideSpec {
+    name: Option<String>,
+    units: Spanned<toml::Value>,
+    argument: Option<Spanned<i64>>,
+    quality: Option<Spanned<i64>>,
+    ambush: Option<bool>,
+    exhausted: Option<bool>,
+    reserves: Option<Spanned<i64>>,
+    policy: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize, Clone, Debug)]
+#[serde(deny_unknown_fields)]
+struct UnitSpec {
+    name: Option<String>,
+    argument: Option<i64>,
+    quality: Option<i64>,
+    ambush: Option<bool>,
+    exhausted: Option<bool>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SkirmishSpec {
+    a: Option<SkirmishSideSpec>,
+    b: Option<SkirmishSideSpec>,
+}
+
+#[derive(Deserialize, Clone, Default)]
+#[serde(deny_unknown_fields)]
+struct SkirmishSideSpec {
+    reserves: Option<Spanned<i64>>,
+    policy: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct VariantSpec {
+    name: Spanned<String>,
+    #[allow(dead_code)]
+    description: Option<String>,
+    a: Option<SideOverrides>,
+    b: Option<SideOverrides>,
+    battle: Option<BattleOverrides>,
+}
+
+#[derive(Deserialize, Default, Clone)]
+#[serde(deny_unknown_fields)]
+struct SideOverrides {
+    argument: Option<Spanned<i64>>,
+    quality: Option<Spanned<i64>>,
+    ambush: Option<bool>,
+    exhausted: Option<bool>,
+    extra_units: Option<Spanned<i64>>,
+    reserves: Option<Spanned<i64>>,
+    policy: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize, Default, Clone)]
+#[serde(deny_unknown_fields)]
+struct BattleOverrides {
+    min_score: Option<Spanned<toml::Value>>,
+    auto_deploy: Option<Spanned<String>>,
+    objective: Option<Spanned<String>>,
+}
+
+/// One side as the grid sees it, before deployment.
+#[derive(Clone, Debug)]
+struct SideSetup {
+    name: String,
+    /// Explicit units (names and per-unit modifiers), or `None` for `count` identical ones.
+    listed: Option<Vec<UnitSpec>>,
+    count: i64,
+    argument: i64,
+    quality: i64,
+    ambush: bool,
+    exhausted: bool,
+    reserves: Option<i64>,
+    policy: ReservePolicy,
+}
+
+impl SideSetup {
+    fn units(&self, prefix: &str) -> Vec<Unit> {
+        let modifier = |u: Option<&UnitSpec>| {
+            let argument = u.and_then(|u| u.argument).unwrap_or(self.argument);
+            let quality = u.and_then(|u| u.quality).unwrap_or(self.quality);
+            let ambush = u.and_then(|u| u.ambush).unwrap_or(self.ambush);
+            let exhausted = u.and_then(|u| u.exhausted).unwrap_or(self.exhausted);
+            (argument + quality + i64::from(ambush) - i64::from(exhausted)).clamp(-100, 100) as i32
+        };
+        match &self.listed {
+            Some(list) => list
+                .iter()
+                .enumerate()
+                .map(|(i, u)| Unit {
+                    name: u
+                        .name
+                        .clone()
+                        .unwrap_or_else(|| format!("{prefix}{}", i + 1)),
+                    modifier: modifier(Some(u)),
+                })
+                .collect(),
+            None => (0..self.count.clamp(0, 1000))
+                .map(|i| Unit {
+                    name: format!("{prefix}{}", i + 1),
+                    modifier: modifier(None),
+                })
+                .collect(),
+        }
+    }
+}
+
+fn policy(
+    source: &Source,
+    v: &Spanned<String>,
+    field: &str,
+) -> Result<ReservePolicy, AnalysisError> {
+    ReservePolicy::parse(v.get_ref()).ok_or_else(|| {
+        source.error(
+            v,
+            field,
+            format!(
+                "unknown reserve policy \"{}\"; allowed: {}",
+                v.get_ref(),
+                ReservePolicy::NAMES.join(", ")
+            ),
+        )
+    })
+}
+
+fn min_score(
+    source: &Source,
+    v: &Spanned<toml::Value>,
+    field: &str,
+) -> Result<MinScore, AnalysisError> {
+    match v.get_ref() {
+        toml::Value::String(s) if s == "none" => Ok(MinScore::None),
+        toml::Value::Integer(m) if (1..=6).contains(m) => Ok(MinScore::Floor(*m as i32)),
+        other => Err(source.error(
+            v,
+            field,
+            format!(
+                "the min-score floor is a whole number 1 to 6, or \"none\" (no floor); got {other}"
+            ),
+        )),
+    }
+}
+
+fn auto_deploy(
+    source: &Source,
+    v: &Spanned<String>,
+    field: &str,
+) -> Result<AutoDeploy, AnalysisError> {
+    match v.get_ref().as_str() {
+        "double-first" => Ok(AutoDeploy::DoubleFirst),
+        "reserve-first" => Ok(AutoDeploy::ReserveFirst),
+        other => Err(source.error(
+            v,
+            field,
+            format!("unknown auto-deployment \"{other}\"; allowed: double-first, reserve-first"),
+        )),
+    }
+}
+
+fn objective(
+    source: &Source,
+    v: &Spanned<String>,
+    field: &str,
+) -> Result<Objective, AnalysisError> {
+    Objective::parse(v.get_ref()).ok_or_else(|| {
+        source.error(
+            v,
+            field,
+            format!(
+                "unknown objective \"{}\"; allowed: cp (expected casualty-point difference), win (P(win))",
+                v.get_ref()
+            ),
+        )
+    })
+}
+
+fn side_setup(source: &Source, key: &str, spec: &SideSpec) -> Result<SideSetup, AnalysisError> {
+    let field = |f: &str| format!("side.{key}.{f}");
+    let (listed, count) = match spec.units.get_ref() {
+        toml::Value::Integer(n) => (None, *n),
+        toml::Value::Array(list) => {
+            let units = list
+                .iter()
+                .map(|v| v.clone().try_into::<UnitSpec>())
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| {
+                    source.error(
+                        &spec.units,
+                        field("units"),
+                        format!("each unit is a table with any of name, argument, quality, ambush, exhausted: {}", e.to_string().trim()),
+                    )
+                })?;
+            let n = units.len() as i64;
+            (Some(units), n)
+        }
+        other => {
+            return Err(source.error(
+                &spec.units,
+                field("units"),
+                format!("units is a count (e.g. 4) or a list of unit tables (e.g. [{{ name = \"Guards\", quality = 1 }}, {{}}]); got {other}"),
+            ))
+        }
+    };
+    if !(1..=MAX_UNITS as i64).contains(&count) {
+        return Err(source.error(
+            &spec.units,
+            field("units"),
+            format!("a side fields 1 to {MAX_UNITS} units, got {count}"),
+        ));
+    }
+    let small = |v: &Option<Spanned<i64>>, f: &str, what: &str| -> Result<i64, AnalysisError> {
+        match v {
+            Some(v) => source.int_in(v, &field(f), -3, 3, what),
+            None => Ok(0),
+        }
+    };
+    Ok(SideSetup {
+        name: spec
+            .name
+            .clone()
+            .unwrap_or_else(|| key.to_ascii_uppercase()),
+        listed,
+        count,
+        argument: small(
+            &spec.argument,
+            "argument",
+            "an argument modifier (+1 advantaged, −1 disadvantaged)",
+        )?,
+        quality: small(&spec.quality, "quality", "troop quality")?,
+        ambush: spec.ambush.unwrap_or(false),
+        exhausted: spec.exhausted.unwrap_or(false),
+        reserves: match &spec.reserves {
+            Some(v) => Some(source.int_in(
+                v,
+                &field("reserves"),
+                0,
+                MAX_RESERVES as i64,
+                "reserves kept back",
+            )?),
+            None => None,
+        },
+        policy: match &spec.policy {
+            Some(v) => policy(source, v, &field("policy"))?,
+            None => ReservePolicy::Rescue,
+        },
+    })
+}
+
+/// Battle-wide settings, after variant overrides.
+#[derive(Clone, Debug)]
+struct BattleSetup {
+    min_score: MinScore,
+    auto_deploy: AutoDeploy,
+    objective: Objective,
+}
+
+/// Auto-deployment (RULES.md A): pair one-to-one in order, then double up from the left
+/// (double-first) or keep every extra unit back (reserve-first); an explicit reserve count
+/// keeps exactly that many back and doubles the rest. Returns the line and reserves.
+fn deploy(
+    counts: [usize; 2],
+    reserves: [Option<i64>; 2],
+    mode: AutoDeploy,
+) -> Result<(Vec<Pairing>, [Vec<usize>; 2]), (usize, String)> {
+    let sides = ["a", "b"];
+    let larger = usize::from(counts[1] > counts[0]);
+    let smaller = 1 - larger;
+    let equal = counts[0] == counts[1];
+    if let Some(k) = reserves[smaller].filter(|&k| k > 0).or(if equal {
+        reserves[larger].filter(|&k| k > 0)
+    } else {
+        None
+    }) {
+        let s = if equal && reserves[larger].is_some_and(|k| k > 0) {
+            larger
+        } else {
+            smaller
+        };
+        return Err((
+            s,
+            format!(
+                "side {} keeps {k} in reserve, but only the side with more units may keep reserves (A {} units, B {})",
+                sides[s].to_uppercase(),
+                counts[0],
+                counts[1]
+            ),
+        ));
+    }
+    let extra = counts[larger] - counts[smaller];
+    let (doubles, kept) = match reserves[larger] {
+        Some(k) => {
+            let k = k as usize;
+            if k > extra {
+                return Err((
+                    larger,
+                    format!(
+                        "side {} keeps {k} in reserve but has only {extra} more units than side {}; every enemy unit needs an opponent",
+                        sides[larger].to_uppercase(),
+                        sides[smaller].to_uppercase()
+                    ),
+                ));
+            }
+            (extra - k, k)
+        }
+        None => match mode {
+            AutoDeploy::DoubleFirst => (
+                extra.min(counts[smaller]),
+                extra - extra.min(counts[smaller]),
+            ),
+            AutoDeploy::ReserveFirst => (0, extra),
+        },
+    };
+    if doubles > counts[smaller] {
+        return Err((
+            larger,
+            format!(
+                "side {} has {extra} more units than side {}: {doubles} doubles but only {} enemy units to double against; keep more in reserve",
+                sides[larger].to_uppercase(),
+                sides[smaller].to_uppercase(),
+                counts[smaller]
+            ),
+        ));
+    }
+    if kept > MAX_RESERVES {
+        return Err((
+            larger,
+            format!("{kept} units would wait in reserve, more than {MAX_RESERVES}; set reserves, or use auto_deploy = \"double-first\""),
+        ));
+    }
+    let n = counts[smaller];
+    let mut line: Vec<Pairing> = (0..n)
+        .map(|i| Pairing {
+            a: vec![i],
+            b: vec![i],
+        })
+        .collect();
+    for (d, pairing) in line.iter_mut().enumerate().take(doubles) {
+        let members = if larger == 0 {
+            &mut pairing.a
+        } else {
+            &mut pairing.b
+        };
+        members.push(n + d);
+    }
+    let mut reserve = [Vec::new(), Vec::new()];
+    reserve[larger] = (n + doubles..counts[larger]).collect();
+    Ok((line, reserve))
+}
+
+/// Parses "A1+A2 vs B1" against unit names.
+fn parse_pairing(text: &str, units: &[Vec<Unit>; 2]) -> Result<Pairing, String> {
+    let (left, right) = text
+        .split_once(" vs ")
+        .ok_or_else(|| format!("write a pairing as \"A1+A2 vs B1\" (units of side A, \" vs \", units of side B); got \"{text}\""))?;
+    let find = |side: usize, names: &str| -> Result<Vec<usize>, String> {
+        names
+            .split('+')
+            .map(|n| {
+                let n = n.trim();
+                units[side].iter().position(|u| u.name == n).ok_or_else(|| {
+                    format!(
+                        "no unit \"{n}\" on side {}; its units are {}",
+                        ["A", "B"][side],
+                        units[side]
+                            .iter()
+                            .map(|u| u.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                })
+            })
+            .collect()
+    };
+    Ok(Pairing {
+        a: find(0, left)?,
+        b: find(1, right)?,
+    })
+}
+
+impl RatioStudy {
+    pub fn parse(path: &Path, text: &str) -> Result<Self, AnalysisError> {
+        let source = Source {
+            file: path.display().to_string(),
+            text,
+        };
+        let spec: RatioFile = toml::from_str(text).map_err(|e| AnalysisError::Syntax {
+            file: source.file.clone(),
+            message: e.to_string().trim_end().to_string(),
+        })?;
+        let (name, seed, trials) = analysis::header(
+            &source,
+            path,
+            spec.name.as_ref(),
+            spec.seed.as_ref(),
+            spec.trials.as_ref(),
+            "ratio",
+        )?;
+        let base_sides = [
+            side_setup(&source, "a", &spec.side.a)?,
+            side_setup(&source, "b", &spec.side.b)?,
+        ];
+        let b = &spec.battle;
+        let base_battle = BattleSetup {
+            min_score: match &b.min_score {
+                Some(v) => min_score(&source, v, "battle.min_score")?,
+                None => MinScore::Floor(1),
+            },
+            auto_deploy: match &b.auto_deploy {
+                Some(v) => auto_deploy(&source, v, "battle.auto_deploy")?,
+                None => AutoDeploy::DoubleFirst,
+            },
+            objective: match &b.objective {
+                Some(v) => objective(&source, v, "battle.objective")?,
+                None => Objective::CpDifference,
+            },
+        };
+        if b.reserve.is_some() && b.line.is_none() {
+            return Err(source.error_at(
+                None,
+                "battle.reserve",
+                "explicit reserves go with an explicit line; give battle.line too, or use side.<a|b>.reserves with auto-deployment",
+            ));
+        }
+        if b.order.is_some() && b.line.is_none() {
+            return Err(source.error(
+                b.order.as_ref().expect("checked"),
+                "battle.order",
+                "the order of resolution goes with an explicit line (positions in battle.line); auto-deployment resolves left to right",
+            ));
+        }
+        if b.line.is_some() {
+            for (s, side) in base_sides.iter().enumerate() {
+                if let Some(v) = [&spec.side.a.reserves, &spec.side.b.reserves][s] {
+                    return Err(source.error(
+                        v,
+                        format!("side.{}.reserves", ["a", "b"][s]),
+                        format!("with an explicit battle.line, name side {}'s reserves in battle.reserve instead", side.name),
+                    ));
+                }
+            }
+        }
+        // Skirmish sides: reserves and policies.
+        let skirmish = match &spec.skirmish {
+            Some(s) => {
+                let mut out = Vec::new();
+                for (k, key) in ["a", "b"].iter().enumerate() {
+                    let side = [&s.a, &s.b][k].clone().unwrap_or_default();
+                    let reserves = match &side.reserves {
+                        Some(v) => source.int_in(
+                            v,
+                            &format!("skirmish.{key}.reserves"),
+                            0,
+                            2,
+                            "a skirmish reserve (up to two more units a side)",
+                        )?,
+                        None => 2,
+                    };
+                    let p = match &side.policy {
+                        Some(v) => {
+                            let p = policy(&source, v, &format!("skirmish.{key}.policy"))?;
+                            if p == ReservePolicy::Optimal {
+                                return Err(source.error(
+                                    v,
+                                    format!("skirmish.{key}.policy"),
+                                    "optimal is for open battles, where one side commits; in a skirmish both sides commit (allowed: none, rescue, press)",
+                                ));
+                            }
+                            p
+                        }
+                        None => ReservePolicy::Rescue,
+                    };
+                    if reserves as usize + 1 > base_sides[k].count as usize {
+                        return Err(source.error_at(
+                            side.reserves.as_ref().map(|v| source.line_of(v.span())),
+                            format!("skirmish.{key}.reserves"),
+                            format!(
+                                "side {} has {} units: one to fight and at most {} in the skirmish's reserve, got {reserves}",
+                                key.to_uppercase(),
+                                base_sides[k].count,
+                                base_sides[k].count - 1
+                            ),
+                        ));
+                    }
+                    out.push((reserves as usize, p));
+                }
+                Some([out[0], out[1]])
+            }
+            None => None,
+        };
+
+        // Variants.
+        let mut variants: Vec<(String, [SideOverrides; 2], BattleOverrides)> = Vec::new();
+        for (i, v) in spec.variant.iter().flatten().enumerate() {
+            let vname = v.name.get_ref().trim().to_string();
+            if vname.is_empty() || variants.iter().any(|(n, _, _)| *n == vname) {
+                return Err(source.error(
+                    &v.name,
+                    format!("variant[{i}].name"),
+                    if vname.is_empty() {
+                        "each variant needs a non-empty name of its own".to_string()
+                    } else {
+                        format!("each variant needs a non-empty name of its own; \"{vname}\" is used twice")
+                    },
+                ));
+            }
+            variants.push((
+                vname,
+                [
+                    v.a.clone().unwrap_or_default(),
+                    v.b.clone().unwrap_or_default(),
+                ],
+                v.battle.clone().unwrap_or_default(),
+            ));
+        }
+        if variants.is_empty() {
+            variants.push(("base".into(), Default::default(), Default::default()));
+        }
+
+        let (axes, lines) = analysis::sweep_axes(&source, spec.sweep.as_ref(), &PARAMETERS)?;
+        analysis::check_grid_size(&source, &axes, variants.len())?;
+        let axis_line = |p: &str| {
+            axes.iter()
+                .position(|a| a.parameter == p)
+                .and_then(|i| lines[i])
+        };
+        for p in ["size", "a.units", "b.units", "a.reserves", "b.reserves"] {
+            if axes.iter().any(|a| a.parameter == p) {
+                if b.line.is_some() {
+                    return Err(source.error_at(
+                        axis_line(p),
+                        format!("sweep.{p}"),
+                        "an explicit battle.line fixes the units; sweep unit counts with auto-deployment (remove battle.line)",
+                    ));
+                }
+                for (s, side) in base_sides.iter().enumerate() {
+                    let touches =
+                        p == "size" || p.starts_with(["a", "b"][s]) && p.ends_with("units");
+                    if touches && side.listed.is_some() {
+                        return Err(source.error_at(
+                            axis_line(p),
+                            format!("sweep.{p}"),
+                            format!("side.{}.units is a list; a swept unit count needs identical units (units = <count>)", ["a", "b"][s]),
+                        ));
+                    }
+                }
+            }
+        }
+        if axes.iter().any(|a| a.parameter == "size")
+            && axes
+                .iter()
+                .any(|a| a.parameter == "a.units" || a.parameter == "b.units")
+        {
+            return Err(source.error_at(
+                axis_line("size"),
+                "sweep.size",
+                "size sets both sides' unit counts; sweep either size or a.units / b.units",
+            ));
+        }
+
+        let compare = spec.battle.compare_policies.unwrap_or(true);
+        let mut runs = Vec::new();
+        for (vi, (vname, side_over, battle_over)) in variants.iter().enumerate() {
+            let vfield = |f: &str| format!("variant[{vi}].{f}");
+            let mut sides0 = base_sides.clone();
+            let mut extra_units = [0i64; 2];
+            for s in 0..2 {
+                let o = &side_over[s];
+                let key = ["a", "b"][s];
+                if let Some(v) = &o.argument {
+                    sides0[s].argument = source.int_in(
+                        v,
+                        &vfield(&format!("{key}.argument")),
+                        -3,
+                        3,
+                        "an argument modifier",
+                    )?;
+                }
+                if let Some(v) = &o.quality {
+                    sides0[s].quality = source.int_in(
+                        v,
+                        &vfield(&format!("{key}.quality")),
+                        -3,
+                        3,
+                        "troop quality",
+                    )?;
+                }
+                if let Some(v) = o.ambush {
+                    sides0[s].ambush = v;
+                }
+                if let Some(v) = o.exhausted {
+                    sides0[s].exhausted = v;
+                }
+                if let Some(v) = &o.extra_units {
+                    if sides0[s].listed.is_some() || b.line.is_some() {
+                        return Err(source.error(v, vfield(&format!("{key}.extra_units")), "extra_units adds identical units to a side given as a count, with auto-deployment"));
+                    }
+                    extra_units[s] = source.int_in(
+                        v,
+                        &vfield(&format!("{key}.extra_units")),
+                        -(MAX_UNITS as i64),
+                        MAX_UNITS as i64,
+                        "extra units",
+                    )?;
+                }
+                if let Some(v) = &o.reserves {
+                    if b.line.is_some() {
+                        return Err(source.error(
+                            v,
+                            vfield(&format!("{key}.reserves")),
+                            "with an explicit battle.line, reserves are named in battle.reserve",
+                        ));
+                    }
+                    sides0[s].reserves = Some(source.int_in(
+                        v,
+                        &vfield(&format!("{key}.reserves")),
+                        0,
+                        MAX_RESERVES as i64,
+                        "reserves kept back",
+                    )?);
+                }
+                if let Some(v) = &o.policy {
+                    sides0[s].policy = policy(&source, v, &vfield(&format!("{key}.policy")))?;
+                }
+            }
+            let mut battle0 = base_battle.clone();
+            if let Some(v) = &battle_over.min_score {
+                battle0.min_score = min_score(&source, v, &vfield("battle.min_score"))?;
+            }
+            if let Some(v) = &battle_over.auto_deploy {
+                battle0.auto_deploy = auto_deploy(&source, v, &vfield("battle.auto_deploy"))?;
+            }
+            if let Some(v) = &battle_over.objective {
+                battle0.objective = objective(&source, v, &vfield("battle.objective"))?;
+            }
+            for coordinates in analysis::grid(&axes) {
+                let mut sides = sides0.clone();
+                let mut battle = battle0.clone();
+                let mut swept_line: Option<usize> = None;
+                for (axis, value) in axes.iter().zip(&coordinates) {
+                    let AxisValue::Int(x) = *value else { continue };
+                    let x = x.clamp(-1_000_000, 1_000_000);
+                    let line = axis_line(&axis.parameter);
+                    let check = |lo: i64, hi: i64, what: &str| -> Result<i64, AnalysisError> {
+                        if (lo..=hi).contains(&x) {
+                            Ok(x)
+                        } else {
+                            Err(source.error_at(
+                                line,
+                                format!("sweep.{}", axis.parameter),
+                                format!("{what} must be {lo} to {hi}, got {x}"),
+                            ))
+                        }
+                    };
+                    match axis.parameter.as_str() {
+                        "size" => {
+                            let n = check(1, MAX_UNITS as i64, "a side's unit count")?;
+                            sides[0].count = n;
+                            sides[1].count = n;
+                        }
+                        "a.units" => {
+                            sides[0].count = check(1, MAX_UNITS as i64, "a side's unit count")?
+                        }
+                        "b.units" => {
+                            sides[1].count = check(1, MAX_UNITS as i64, "a side's unit count")?
+                        }
+                        "a.argument" => sides[0].argument = check(-3, 3, "an argument modifier")?,
+                        "b.argument" => sides[1].argument = check(-3, 3, "an argument modifier")?,
+                        "a.quality" => sides[0].quality = check(-3, 3, "troop quality")?,
+                        "b.quality" => sides[1].quality = check(-3, 3, "troop quality")?,
+                        "a.reserves" => {
+                            sides[0].reserves =
+                                Some(check(0, MAX_RESERVES as i64, "reserves kept back")?)
+                        }
+                        "b.reserves" => {
+                            sides[1].reserves =
+                                Some(check(0, MAX_RESERVES as i64, "reserves kept back")?)
+                        }
+                        _ => {
+                            battle.min_score =
+                                MinScore::Floor(check(1, 6, "the min-score floor")? as i32)
+                        }
+                    }
+                    if axis.parameter.ends_with("units")
+                        || axis.parameter == "size"
+                        || axis.parameter.ends_with("reserves")
+                    {
+                        swept_line = swept_line.or(line);
+                    }
+                }
+                for s in 0..2 {
+                    sides[s].count += extra_units[s];
+                }
+                let at = if axes.is_empty() {
+                    format!(" (variant {vname})")
+                } else {
+                    format!(
+                        " (variant {vname}, at the grid point {})",
+                        axes.iter()
+                            .zip(&coordinates)
+                            .map(|(a, v)| format!("{} = {v}", a.parameter))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                };
+                for (s, side) in sides.iter().enumerate() {
+                    if !(1..=MAX_UNITS as i64).contains(&side.count) {
+                        return Err(source.error_at(
+                            swept_line,
+                            format!("side.{}.units", ["a", "b"][s]),
+                            format!(
+                                "a side fields 1 to {MAX_UNITS} units, got {}{at}",
+                                side.count
+                            ),
+                        ));
+                    }
+                }
+                let units = [sides[0].units("A"), sides[1].units("B")];
+                let build = |policies: [ReservePolicy; 2]| -> Result<RatioBattle, AnalysisError> {
+                    let (line, reserves) = match &b.line {
+                        Some(entries) => {
+                            let mut line = Vec::new();
+                            for (i, e) in entries.iter().enumerate() {
+                                line.push(parse_pairing(e.get_ref(), &units).map_err(|m| {
+                                    source.error(e, format!("battle.line[{i}]"), m)
+                                })?);
+                            }
+                            if let Some(order) = &b.order {
+                                let positions = order.get_ref();
+                                let mut sorted: Vec<i64> = positions.clone();
+                                sorted.sort_unstable();
+                                if sorted != (1..=line.len() as i64).collect::<Vec<_>>() {
+                                    return Err(source.error(order, "battle.order", format!("the order lists every combat of battle.line once, by position 1 to {}; got {positions:?}", line.len())));
+                                }
+                                line = positions
+                                    .iter()
+                                    .map(|&p| line[p as usize - 1].clone())
+                                    .collect();
+                            }
+                            let mut reserves = [Vec::new(), Vec::new()];
+                            for (i, e) in b.reserve.iter().flatten().enumerate() {
+                                let name = e.get_ref().trim();
+                                let found = (0..2).find_map(|s| {
+                                    units[s].iter().position(|u| u.name == name).map(|u| (s, u))
+                                });
+                                match found {
+                                    Some((s, u)) => reserves[s].push(u),
+                                    None => {
+                                        return Err(source.error(
+                                            e,
+                                            format!("battle.reserve[{i}]"),
+                                            format!("no unit \"{name}\" on either side"),
+                                        ))
+                                    }
+                                }
+                            }
+                            (line, reserves)
+                        }
+                        None => deploy(
+                            [units[0].len(), units[1].len()],
+                            [sides[0].reserves, sides[1].reserves],
+                            battle.auto_deploy,
+                        )
+                        .map_err(|(s, m)| {
+                            let line = [&spec.side.a.reserves, &spec.side.b.reserves][s]
+                                .as_ref()
+                                .map(|v| source.line_of(v.span()))
+                                .or(swept_line);
+                            source.error_at(
+                                line,
+                                format!("side.{}.reserves", ["a", "b"][s]),
+                                format!("{m}{at}"),
+                            )
+                        })?,
+                    };
+                    Ok(RatioBattle {
+                        units: units.clone(),
+                        line,
+                        reserves,
+                        policy: policies,
+                        objective: battle.objective,
+                        min_score: battle.min_score,
+                        skirmish: false,
+                        escalation: None,
+                    })
+                };
+                let open = build([sides[0].policy, sides[1].policy])?;
+                let line_of_field = |f: &str| -> Option<usize> {
+                    if f.starts_with("line") {
+                        b.line
+                            .as_ref()
+                            .and_then(|l| l.first())
+                            .map(|e| source.line_of(e.span()))
+                    } else if f.starts_with("reserve") {
+                        b.reserve
+                            .as_ref()
+                            .and_then(|l| l.first())
+                            .map(|e| source.line_of(e.span()))
+                            .or(swept_line)
+                    } else if f.ends_with("policy") {
+                        [&spec.side.a.policy, &spec.side.b.policy]
+                            .into_iter()
+                            .flatten()
+                            .next()
+                            .map(|v| source.line_of(v.span()))
+                    } else {
+                        swept_line
+                    }
+                };
+                let compile = |battle: RatioBattle| {
+                    RatioCombat::new(battle).map_err(|e| {
+                        let line = line_of_field(&e.field);
+                        source.error_at(line, e.field.clone(), format!("{}{at}", e.message))
+                    })
+                };
+                let combat = match skirmish {
+                    Some(sk) => {
+                        let skirmish_battle = RatioBattle {
+                            units: [0, 1].map(|s| units[s][..=sk[s].0].to_vec()),
+                            line: vec![Pairing {
+                                a: vec![0],
+                                b: vec![0],
+                            }],
+                            reserves: [0, 1].map(|s| (1..=sk[s].0).collect()),
+                            policy: [sk[0].1, sk[1].1],
+                            objective: battle.objective,
+                            min_score: battle.min_score,
+                            skirmish: true,
+                            escalation: Some(Box::new(open.clone())),
+                        };
+                        compile(skirmish_battle)?
+                    }
+                    None => compile(open.clone())?,
+                };
+                let policies = if compare && skirmish.is_none() {
+                    (0..2).find(|&s| !open.reserves[s].is_empty()).map(|side| {
+                        let all: Result<Vec<RatioCombat>, AnalysisError> = ReservePolicy::ALL
+                            .iter()
+                            .map(|&p| {
+                                let mut bp = open.clone();
+                                bp.policy[side] = p;
+                                compile(bp)
+                            })
+                            .collect();
+                        all.map(|a| (side, a))
+                    })
+                } else {
+                    None
+                };
+                let policies = policies.transpose()?;
+                runs.push(RatioRun {
+                    variant: vi,
+                    coordinates,
+                    combat,
+                    policies,
+                });
+            }
+        }
+        Ok(Self {
+            path: path.to_path_buf(),
+            name,
+            description: spec.description,
+            seed,
+            trials,
+            exact: spec.exact.unwrap_or(true),
+            skirmish: skirmish.is_some(),
+            side_names: [base_sides[0].name.clone(), base_sides[1].name.clone()],
+            variants: variants.into_iter().map(|v| v.0).collect(),
+            axes,
+            runs,
+        })
+    }
+}
+
+/// One policy's value of reserves at one grid point: P(the reserve side wins), P(draw),
+/// expected casualty points of its enemy minus its own; exact where enumerated.
+#[derive(Debug, Clone)]
+pub struct PolicyValue {
+    pub policy: ReservePolicy,
+    pub exact: bool,
+    pub p_win: f64,
+    pub p_draw: f64,
+    pub cp_difference: f64,
+}
+
+/// Simulated counts, exact distribution where computed, and policy values per run.
+#[derive(Debug, Clone)]
+pub struct RatioRunResult {
+    pub histogram: RatioHistogram,
+    pub exact: Option<RatioDistribution>,
+    pub policies: Vec<PolicyValue>,
+}
+
+#[derive(Debug, Clone)]
+pub struct RatioResults {
+    pub trials: u64,
+    pub seed: u64,
+    pub runs: Vec<RatioRunResult>,
+}
+
+/// P(win), P(draw) and the expected CP difference for `side`, from exact counts.
+pub fn policy_value_exact(
+    d: &RatioDistribution,
+    side: usize,
+    policy: ReservePolicy,
+) -> PolicyValue {
+    let t = d.total as f64;
+    let own = RatioDistribution::weighted(&d.cp[side]) as f64;
+    let enemy = RatioDistribution::weighted(&d.cp[1 - side]) as f64;
+    PolicyValue {
+        policy,
+        exact: true,
+        p_win: d.wins(side) as f64 / t,
+        p_draw: (d.result[ArmyResult::DRAW] + d.result[9 + ArmyResult::DRAW]) as f64 / t,
+        cp_difference: (enemy - own) / t,
+    }
+}
+
+fn policy_value_simulated(h: &RatioHistogram, side: usize, policy: ReservePolicy) -> PolicyValue {
+    let n = h.trials() as f64;
+    let mean = |c: &[u64]| {
+        c.iter()
+            .enumerate()
+            .map(|(v, k)| v as f64 * *k as f64)
+            .sum::<f64>()
+            / n
+    };
+    let wins: u64 = (0..ArmyResult::COUNT)
+        .filter(|&i| ArmyResult::winner(i) == Some(side))
+        .map(|i| h.result[i])
+        .sum();
+    PolicyValue {
+        policy,
+        exact: false,
+        p_win: wins as f64 / n,
+        p_draw: (h.result[ArmyResult::DRAW] + h.result[9 + ArmyResult::DRAW]) as f64 / n,
+        cp_difference: mean(&h.cp[1 - side]) - mean(&h.cp[side]),
+    }
+}
+
+/// Runs every grid point of every variant (common random numbers: one seed for all).
+pub fn execute(
+    study: &RatioStudy,
+    trials: u64,
+    seed: u64,
+    control: &RunControl,
+) -> Result<RatioResults, Interrupted> {
+    let mut runs = Vec::with_capacity(study.runs.len());
+    for run in &study.runs {
+        let histogram = simulate_battles(&run.combat, seed, trials, control)?;
+        let exact = if study.exact {
+            run.combat.distribution(MAX_EXACT_STEPS)
+        } else {
+            None
+        };
+        let mut policies = Vec::new();
+        if let Some((side, combats)) = &run.policies {
+            for (combat, &policy) in combats.iter().zip(&ReservePolicy::ALL) {
+                let d = if study.exact {
+                    combat.distribution(MAX_EXACT_STEPS)
+                } else {
+                    None
+                };
+                policies.push(match d {
+                    Some(d) => policy_value_exact(&d, *side, policy),
+                    None => policy_value_simulated(
+                        &simulate_battles(combat, seed, trials, control)?,
+                        *side,
+                        policy,
+                    ),
+                });
+            }
+        }
+        runs.push(RatioRunResult {
+            histogram,
+            exact,
+            policies,
+        });
+    }
+    Ok(RatioResults { trials, seed, runs })
+}
+
+/// Probabilities of a run's distribution, exact where enumerated, else simulated.
+struct Summary {
+    result: Vec<f64>,
+    cp: [Vec<f64>; 2],
+    reserves_used: Vec<f64>,
+    floor_decided: Vec<f64>,
+    combat_states: Vec<Vec<f64>>,
+}
+
+fn summary_exact(d: &RatioDistribution) -> Summary {
+    let p = |c: &[u128]| {
+        c.iter()
+            .map(|&x| RatioDistribution::probability(x, d.total))
+            .collect::<Vec<_>>()
+    };
+    Summary {
+        result: p(&d.result),
+        cp: [p(&d.cp[0]), p(&d.cp[1])],
+        reserves_used: p(&d.reserves_used),
+        floor_decided: p(&d.floor_decided),
+        combat_states: d.combat_states.iter().map(|s| p(s)).collect(),
+    }
+}
+
+fn summary_simulated(h: &RatioHistogram) -> Summary {
+    let n = h.trials() as f64;
+    let p = |c: &[u64]| c.iter().map(|&x| x as f64 / n).collect::<Vec<_>>();
+    Summary {
+        result: p(&h.result),
+        cp: [p(&h.cp[0]), p(&h.cp[1])],
+        reserves_used: p(&h.reserves_used),
+        floor_decided: p(&h.floor_decided),
+        combat_states: h.combat_states.iter().map(|s| p(s)).collect(),
+    }
+}
+
+fn mean(d: &[f64]) -> f64 {
+    d.iter().enumerate().map(|(v, p)| v as f64 * p).sum()
+}
+
+impl Summary {
+    fn p_wins(&self, side: usize) -> f64 {
+        (0..ArmyResult::COUNT)
+            .filter(|&i| ArmyResult::winner(i) == Some(side))
+            .map(|i| self.result[i])
+            .sum()
+    }
+
+    fn p_draw(&self) -> f64 {
+        self.result[ArmyResult::DRAW] + self.result[9 + ArmyResult::DRAW]
+    }
+
+    fn p_exhaustion(&self) -> f64 {
+        (0..ArmyResult::COUNT)
+            .filter(|&i| ArmyResult::exhausts(i))
+            .map(|i| self.result[i])
+            .sum()
+    }
+
+    fn p_escalation(&self) -> f64 {
+        self.result[9..].iter().sum()
+    }
+}
+
+/// Result slots shown for a study: 9 for open battles, 18 for skirmishes.
+fn slots(study: &RatioStudy) -> usize {
+    if study.skirmish {
+        ArmyResult::COUNT
+    } else {
+        9
+    }
+}
+
+pub fn write_report(
+    study: &RatioStudy,
+    results: &RatioResults,
+    out: &Path,
+    threads: usize,
+    wall_time: Duration,
+) -> Result<Vec<PathBuf>, ReportError> {
+    report::write_atomically(out, |dir| {
+        write_contents(study, results, dir, threads, wall_time)
+    })
+}
+
+fn write_contents(
+    study: &RatioStudy,
+    results: &RatioResults,
+    dir: &Path,
+    threads: usize,
+    wall_time: Duration,
+) -> Result<(), ReportError> {
+    let frame_error = |e: polars::prelude::PolarsError| ReportError::Frame {
+        path: dir.display().to_string(),
+        message: e.to_string(),
+    };
+    let axes: Vec<&str> = study.axes.iter().map(|a| a.parameter.as_str()).collect();
+    let mut long = LongFrame::new(&axes);
+    let mut expectations = LongFrame::new(&axes);
+    let mut distributions = LongFrame::new(&axes);
+    let mut combats = LongFrame::new(&axes);
+    let mut policies = LongFrame::new(&axes);
+    for (run, r) in study.runs.iter().zip(&results.runs) {
+        let vname = &study.variants[run.variant];
+        let h = &r.histogram;
+        let n = h.trials();
+        let exact = r.exact.as_ref().map(summary_exact);
+        for i in 0..slots(study) {
+            let count = h.result[i];
+            let (lo, hi) = wilson_interval(count, n, Z95);
+            long.row(vname, &run.coordinates)
+                .text("outcome", &ArmyResult::label(i))
+                .int("trials", n as i64)
+                .int("count", count as i64)
+                .float("probability", Some(count as f64 / n as f64))
+                .float("ci_low", Some(lo))
+                .float("ci_high", Some(hi))
+                .float("exact", exact.as_ref().map(|e| e.result[i]))
+                .text(
+                    "exact_fraction",
+                    &r.exact.as_ref().map_or(String::new(), |d| {
+                        crate::exact::Fraction::new(d.result[i], d.total).to_string()
+                    }),
+                )
+                .finish();
+        }
+        let sim = summary_simulated(h);
+        let battle = run.combat.battle();
+        let open = battle.escalation.as_deref().unwrap_or(battle);
+        let ex = |f: &dyn Fn(&Summary) -> f64| exact.as_ref().map(f);
+        expectations
+            .row(vname, &run.coordinates)
+            .int("a_units", open.units[0].len() as i64)
+            .int("b_units", open.units[1].len() as i64)
+            .int("a_reserves", open.reserves[0].len() as i64)
+            .int("b_reserves", open.reserves[1].len() as i64)
+            .text("line", &describe_line(open))
+            .int("trials", n as i64)
+            .float("p_a_wins", Some(sim.p_wins(0)))
+            .float("p_b_wins", Some(sim.p_wins(1)))
+            .float("p_draw", Some(sim.p_draw()))
+            .float("exact_p_a_wins", ex(&|e| e.p_wins(0)))
+            .float("exact_p_b_wins", ex(&|e| e.p_wins(1)))
+            .float("exact_p_draw", ex(&|e| e.p_draw()))
+            .float("mean_cp_a", Some(mean(&sim.cp[0])))
+            .float("mean_cp_b", Some(mean(&sim.cp[1])))
+            .float("exact_mean_cp_a", ex(&|e| mean(&e.cp[0])))
+            .float("exact_mean_cp_b", ex(&|e| mean(&e.cp[1])))
+            .float("p_exhaustion", Some(sim.p_exhaustion()))
+            .float("exact_p_exhaustion", ex(&|e| e.p_exhaustion()))
+            .float("mean_reserves_used", Some(mean(&sim.reserves_used)))
+            .float("exact_mean_reserves_used", ex(&|e| mean(&e.reserves_used)))
+            .float("p_min_score_decides", Some(1.0 - sim.floor_decided[0]))
+            .float(
+                "exact_p_min_score_decides",
+                ex(&|e| 1.0 - e.floor_decided[0]),
+            )
+            .float("p_escalation", Some(sim.p_escalation()))
+            .float("exact_p_escalation", ex(&|e| e.p_escalation()))
+            .finish();
+        let metrics: [(&str, &[u64], Option<&Vec<f64>>); 4] = [
+            ("cp_a", &h.cp[0], exact.as_ref().map(|e| &e.cp[0])),
+            ("cp_b", &h.cp[1], exact.as_ref().map(|e| &e.cp[1])),
+            (
+                "reserves_used",
+                &h.reserves_used,
+                exact.as_ref().map(|e| &e.reserves_used),
+            ),
+            (
+                "combats_decided_by_min_score",
+                &h.floor_decided,
+                exact.as_ref().map(|e| &e.floor_decided),
+            ),
+        ];
+        for (metric, counts, ex) in metrics {
+            for (value, &count) in counts.iter().enumerate() {
+                distributions
+                    .row(vname, &run.coordinates)
+                    .text("metric", metric)
+                    .int("value", value as i64)
+                    .int("count", count as i64)
+                    .float("probability", Some(count as f64 / n as f64))
+                    .float("exact", ex.map(|e| e[value]))
+                    .finish();
+            }
+        }
+        for (c, counts) in h.combat_states.iter().enumerate() {
+            for (s, &count) in counts.iter().enumerate() {
+                let (lo, hi) = wilson_interval(count, n, Z95);
+                combats
+                    .row(vname, &run.coordinates)
+                    .int("combat", c as i64 + 1)
+                    .text("pairing", &combat_label(run, c))
+                    .text("state", CombatState::LABELS[s])
+                    .int("count", count as i64)
+                    .float("probability", Some(count as f64 / n as f64))
+                    .float("ci_low", Some(lo))
+                    .float("ci_high", Some(hi))
+                    .float("exact", exact.as_ref().map(|e| e.combat_states[c][s]))
+                    .finish();
+            }
+        }
+        if let Some((side, _)) = &run.policies {
+            for p in &r.policies {
+                policies
+                    .row(vname, &run.coordinates)
+                    .text("reserve_side", ["A", "B"][*side])
+                    .text("policy", p.policy.name())
+                    .text("source", if p.exact { "exact" } else { "simulated" })
+                    .float("p_win", Some(p.p_win))
+                    .float("p_draw", Some(p.p_draw))
+                    .float("mean_cp_difference", Some(p.cp_difference))
+                    .finish();
+            }
+        }
+    }
+    report::write_frame(
+        dir,
+        "results",
+        &mut long.build("ratio").map_err(frame_error)?,
+    )?;
+    report::write_frame(
+        dir,
+        "expectations",
+        &mut expectations.build("ratio").map_err(frame_error)?,
+    )?;
+    report::write_frame(
+        dir,
+        "distributions",
+        &mut distributions.build("ratio").map_err(frame_error)?,
+    )?;
+    report::write_frame(
+        dir,
+        "combats",
+        &mut combats.build("ratio").map_err(frame_error)?,
+    )?;
+    if study.runs.iter().any(|r| r.policies.is_some()) {
+        report::write_frame(
+            dir,
+            "policies",
+            &mut policies.build("ratio").map_err(frame_error)?,
+        )?;
+    }
+    draw_charts(study, results, dir)?;
+    report::write_text(dir, "tables.md", &rulebook_tables(study, results))?;
+    let hash: String = Sha256::digest(
+        json!({
+            "variants": study.variants,
+            "runs": study.runs.iter().map(|r| (r.variant, r.coordinates.iter().map(ToString::to_string).collect::<Vec<_>>(), r.combat.battle())).collect::<Vec<_>>(),
+        })
+        .to_string()
+        .as_bytes(),
+    )
+    .iter()
+    .map(|b| format!("{b:02x}"))
+    .collect();
+    report::write_manifest(
+        dir,
+        &json!({
+            "tool": "battlelab",
+            "version": env!("CARGO_PKG_VERSION"),
+            "analysis": study.path.display().to_string(),
+            "name": study.name,
+            "system": "ratio",
+            "skirmish": study.skirmish,
+            "seed": results.seed,
+            "trials": results.trials,
+            "block_trials": BLOCK_TRIALS,
+            "threads": threads,
+            "rules_hash": hash,
+            "variants": study.variants,
+            "axes": axes,
+            "runs": study.runs.len(),
+            "exact_runs": results.runs.iter().filter(|r| r.exact.is_some()).count(),
+            "wall_time_seconds": (wall_time.as_secs_f64() * 1000.0).round() / 1000.0,
+        }),
+    )
+}
+
+/// "A1+A2 vs B1, A3 vs B2; reserve A4" for a battle.
+pub fn describe_line(b: &RatioBattle) -> String {
+    let names = |s: usize, list: &[usize]| {
+        list.iter()
+            .map(|&u| b.units[s][u].name.as_str())
+            .collect::<Vec<_>>()
+            .join("+")
+    };
+    let mut text = b
+        .line
+        .iter()
+        .map(|p| format!("{} vs {}", names(0, &p.a), names(1, &p.b)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    for s in 0..2 {
+        if !b.reserves[s].is_empty() {
+            text.push_str(&format!(
+                "; reserve {} ({})",
+                names(s, &b.reserves[s]),
+                b.policy[s].name()
+            ));
+        }
+    }
+    text
+}
+
+fn combat_label(run: &RatioRun, c: usize) -> String {
+    let b = run.combat.battle();
+    let p = &b.line[c];
+    let names = |s: usize, list: &[usize]| {
+        list.iter()
+            .map(|&u| b.units[s][u].name.as_str())
+            .collect::<Vec<_>>()
+            .join("+")
+    };
+    format!("{} vs {}", names(0, &p.a), names(1, &p.b))
+}
+
+fn slug(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// The value an axis is held at when not drawn: nearest zero.
+fn fixed_value(axis: &SweepAxis) -> &AxisValue {
+    axis.values
+        .iter()
+        .min_by_key(|v| match v {
+            AxisValue::Int(x) => x.unsigned_abs(),
+            AxisValue::Odds { .. } => 0,
+        })
+        .expect("axes are never empty")
+}
+
+fn slice(study: &RatioStudy, variant: usize, free: &[usize]) -> Vec<usize> {
+    study
+        .runs
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| {
+            r.variant == variant
+                && r.coordinates
+                    .iter()
+                    .zip(&study.axes)
+                    .enumerate()
+                    .all(|(i, (v, a))| free.contains(&i) || v == fixed_value(a))
+        })
+        .map(|(i, _)| i)
+        .collect()
+}
+
+fn best_summary(r: &RatioRunResult) -> Summary {
+    r.exact
+        .as_ref()
+        .map_or_else(|| summary_simulated(&r.histogram), summary_exact)
+}
+
+fn draw_charts(study: &RatioStudy, results: &RatioResults, dir: &Path) -> Result<(), ReportError> {
+    let slots = slots(study);
+    let live: Vec<usize> = (0..slots)
+        .filter(|&i| {
+            results.runs.iter().any(|r| {
+                r.histogram.result[i] > 0 || r.exact.as_ref().is_some_and(|e| e.result[i] > 0)
+            })
+        })
+        .collect();
+    let series: Vec<String> = live.iter().map(|&i| ArmyResult::label(i)).collect();
+    let free: Vec<usize> = if study.axes.is_empty() {
+        vec![]
+    } else {
+        vec![0]
+    };
+    let x_label = study
+        .axes
+        .first()
+        .map_or("battle".to_string(), |a| a.parameter.clone());
+    let label = |r: usize| -> String {
+        if study.axes.is_empty() {
+            "battle".into()
+        } else {
+            format!(
+                "{} {}",
+                study.axes[0].parameter, study.runs[r].coordinates[0]
+            )
+        }
+    };
+    for (vi, vname) in study.variants.iter().enumerate() {
+        let suffix = if study.variants.len() > 1 {
+            format!("_{}", slug(vname))
+        } else {
+            String::new()
+        };
+        let runs = slice(study, vi, &free);
+        let groups: Vec<BarGroup> = runs
+            .iter()
+            .map(|&r| {
+                let s = best_summary(&results.runs[r]);
+                BarGroup {
+                    label: label(r),
+                    values: live.iter().map(|&i| s.result[i]).collect(),
+                }
+            })
+            .collect();
+        chart::grouped_bars(
+            &dir.join(format!("outcomes{suffix}")),
+            &format!("Battle outcomes — {vname}"),
+            &x_label,
+            "probability",
+            &series,
+            &groups,
+        )?;
+        if study.axes.len() >= 2 {
+            let (x, y) = (&study.axes[0], &study.axes[1]);
+            let grid = slice(study, vi, &[0, 1]);
+            let values: Vec<Vec<f64>> = y
+                .values
+                .iter()
+                .map(|yv| {
+                    x.values
+                        .iter()
+                        .map(|xv| {
+                            grid.iter()
+                                .find(|&&r| {
+                                    study.runs[r].coordinates[0] == *xv
+                                        && study.runs[r].coordinates[1] == *yv
+                                })
+                                .map_or(0.0, |&r| best_summary(&results.runs[r]).p_wins(0))
+                        })
+                        .collect()
+                })
+                .collect();
+            chart::heatmap(
+                &dir.join(format!("heatmap_a_wins{suffix}")),
+                &format!("P({} wins) — {vname}", study.side_names[0]),
+                &x.parameter,
+                &x.values.iter().map(ToString::to_string).collect::<Vec<_>>(),
+                &y.parameter,
+                &y.values.iter().map(ToString::to_string).collect::<Vec<_>>(),
+                &values,
+            )?;
+        }
+        for side in 0..2 {
+            let lines: Vec<(String, Vec<(f64, f64)>)> = runs
+                .iter()
+                .map(|&r| {
+                    let s = best_summary(&results.runs[r]);
+                    (
+                        label(r),
+                        s.cp[side]
+                            .iter()
+                            .enumerate()
+                            .map(|(v, &p)| (v as f64, p))
+                            .collect(),
+                    )
+                })
+                .collect();
+            chart::distributions(
+                &dir.join(format!("cp_{}{suffix}", ["a", "b"][side])),
+                &format!("Casualty points of {} — {vname}", study.side_names[side]),
+                "casualty points",
+                "probability",
+                &lines,
+            )?;
+        }
+        let with_policies: Vec<usize> = runs
+            .iter()
+            .copied()
+            .filter(|&r| !results.runs[r].policies.is_empty())
+            .collect();
+        if !with_policies.is_empty() {
+            let names: Vec<String> = ReservePolicy::NAMES.iter().map(|s| s.to_string()).collect();
+            let groups: Vec<BarGroup> = with_policies
+                .iter()
+                .map(|&r| BarGroup {
+                    label: label(r),
+                    values: results.runs[r].policies.iter().map(|p| p.p_win).collect(),
+                })
+                .collect();
+            chart::grouped_bars(
+                &dir.join(format!("policies_p_win{suffix}")),
+                &format!("Value of reserves: P(reserve side wins) by policy — {vname}"),
+                &x_label,
+                "P(win)",
+                &names,
+                &groups,
+            )?;
+        }
+    }
+    // Across variants: P(A wins) along the first integer axis, one line per variant.
+    if let Some(AxisValue::Int(_)) = study.axes.first().map(|a| &a.values[0]) {
+        let lines: Vec<(String, Vec<(f64, f64)>)> = study
+            .variants
+            .iter()
+            .enumerate()
+            .map(|(vi, vname)| {
+                let points = slice(study, vi, &[0])
+                    .into_iter()
+                    .map(|r| {
+                        let x = match study.runs[r].coordinates[0] {
+                            AxisValue::Int(x) => x as f64,
+                            AxisValue::Odds { .. } => 0.0,
+                        };
+                        (x, best_summary(&results.runs[r]).p_wins(0))
+                    })
+                    .collect();
+                (vname.clone(), points)
+            })
+            .collect();
+        chart::distributions(
+            &dir.join("p_a_wins_by_variant"),
+            &format!(
+                "P({} wins) by {} and variant",
+                study.side_names[0], study.axes[0].parameter
+            ),
+            &study.axes[0].parameter,
+            "P(A wins)",
+            &lines,
+        )?;
+    }
+    Ok(())
+}
+
+fn percent_cells(p: &[f64]) -> Vec<String> {
+    percentages_summing_to_100(p, 1)
+        .iter()
+        .map(|u| format!("{}.{}", u / 10, u % 10))
+        .collect()
+}
+
+fn rulebook_tables(study: &RatioStudy, results: &RatioResults) -> String {
+    use std::fmt::Write;
+    let mut md = format!("# {} — rulebook tables\n\n", study.name);
+    if let Some(d) = &study.description {
+        let _ = writeln!(md, "{}\n", d.trim());
+    }
+    let all_exact = results.runs.iter().all(|r| r.exact.is_some());
+    let _ = writeln!(
+        md,
+        "Side A: {}. Side B: {}. Percent of battles from {}; each row adds up to exactly 100.0%. Seed {}, {} simulated battles per grid point beside them in results.csv.\n",
+        study.side_names[0],
+        study.side_names[1],
+        if all_exact { "exact enumeration" } else { "exact enumeration where the dice are few, else simulation" },
+        results.seed,
+        results.trials
+    );
+    let slots = slots(study);
+    let live: Vec<usize> = (0..slots)
+        .filter(|&i| results.runs.iter().any(|r| best_summary(r).result[i] > 0.0))
+        .collect();
+    for (vi, vname) in study.variants.iter().enumerate() {
+        let _ = writeln!(md, "## Battle outcomes — {vname}\n");
+        let header: Vec<String> = study
+            .axes
+            .iter()
+            .map(|a| a.parameter.clone())
+            .chain(["line".to_string()])
+            .chain(live.iter().map(|&i| ArmyResult::label(i)))
+            .collect();
+        let _ = writeln!(
+            md,
+            "| {} |\n|{}",
+            header.join(" | "),
+            "---|".repeat(header.len())
+        );
+        for (run, r) in study
+            .runs
+            .iter()
+            .zip(&results.runs)
+            .filter(|(run, _)| run.variant == vi)
+        {
+            let s = best_summary(r);
+            let shown: Vec<f64> = live.iter().map(|&i| s.result[i]).collect();
+            let battle = run.combat.battle();
+            let cells: Vec<String> = run
+                .coordinates
+                .iter()
+                .map(ToString::to_string)
+                .chain([describe_line(
+                    battle.escalation.as_deref().unwrap_or(battle),
+                )])
+                .chain(percent_cells(&shown))
+                .collect();
+            let _ = writeln!(md, "| {} |", cells.join(" | "));
+        }
+        let _ = writeln!(md, "\n## Expectations — {vname}\n");
+        let mut header: Vec<String> = study.axes.iter().map(|a| a.parameter.clone()).collect();
+        header.extend(
+            [
+                "P(A wins)",
+                "P(B wins)",
+                "P(draw)",
+                "CP A",
+                "CP B",
+                "P(exhaustion)",
+                "reserves used",
+                "P(min-score decides)",
+            ]
+            .map(String::from),
+        );
+        if study.skirmish {
+            header.push("P(escalation)".into());
+        }
+        let _ = writeln!(
+            md,
+            "| {} |\n|{}",
+            header.join(" | "),
+            "---|".repeat(header.len())
+        );
+        for (run, r) in study
+            .runs
+            .iter()
+            .zip(&results.runs)
+            .filter(|(run, _)| run.variant == vi)
+        {
+            let s = best_summary(r);
+            let mut cells: Vec<String> = run.coordinates.iter().map(ToString::to_string).collect();
+            cells.extend([
+                format!("{:.1}%", 100.0 * s.p_wins(0)),
+                format!("{:.1}%", 100.0 * s.p_wins(1)),
+                format!("{:.1}%", 100.0 * s.p_draw()),
+                format!("{:.2}", mean(&s.cp[0])),
+                format!("{:.2}", mean(&s.cp[1])),
+                format!("{:.1}%", 100.0 * s.p_exhaustion()),
+                format!("{:.2}", mean(&s.reserves_used)),
+                format!("{:.2}%", 100.0 * (1.0 - s.floor_decided[0])),
+            ]);
+            if study.skirmish {
+                cells.push(format!("{:.1}%", 100.0 * s.p_escalation()));
+            }
+            let _ = writeln!(md, "| {} |", cells.join(" | "));
+        }
+        if study
+            .runs
+            .iter()
+            .any(|r| r.variant == vi && r.policies.is_some())
+        {
+            let _ = writeln!(md, "\n## Value of reserves — {vname}\n\nP(the reserve side wins) and expected casualty points of its enemy minus its own, under each policy.\n");
+            let mut header: Vec<String> = study.axes.iter().map(|a| a.parameter.clone()).collect();
+            header.push("side".into());
+            for p in ReservePolicy::NAMES {
+                header.push(format!("{p}: P(win)"));
+                header.push(format!("{p}: CP diff"));
+            }
+            let _ = writeln!(
+                md,
+                "| {} |\n|{}",
+                header.join(" | "),
+                "---|".repeat(header.len())
+            );
+            for (run, r) in study
+                .runs
+                .iter()
+                .zip(&results.runs)
+                .filter(|(run, _)| run.variant == vi)
+            {
+                let Some((side, _)) = &run.policies else {
+                    continue;
+                };
+                let mut cells: Vec<String> =
+                    run.coordinates.iter().map(ToString::to_string).collect();
+                cells.push(["A", "B"][*side].into());
+                for p in &r.policies {
+                    cells.push(format!("{:.1}%", 100.0 * p.p_win));
+                    cells.push(format!("{:+.3}", p.cp_difference));
+                }
+                let _ = writeln!(md, "| {} |", cells.join(" | "));
+            }
+        }
+        let _ = writeln!(md);
+    }
+    let _ = writeln!(md, "A side loses the battle when it has more casualty points (routed 3, beaten 2, repulsed 1 per unit). The loser holds (or retires) when none of its units was routed or beaten, retires when some were beaten, retreats when some were routed or more than half beaten, and disperses when more than half were routed; after a retreat or a dispersal both sides fight at −1 for exhaustion next turn. \"min-score decides\": at least one combat's state was changed by the min-score floor.");
+    md
+}

@@ -1,0 +1,1582 @@
+//! Ratio battles of the Matrix-game battle resolution (seeds 000/001; RULES.md A).
+//!
+//! Why this module exists: a designer's question about these rules is about whole lines —
+//! "what is a +1 argument worth against one more unit or one reserve?" — and the answer
+//! depends on pairings, doubles, the order of resolution and when reserves are fed in.
+//! This module holds a validated battle ([`RatioCombat`]), the Monte Carlo kernel
+//! ([`RatioCombat::fight`]), the exact enumeration ([`RatioCombat::distribution`], integer
+//! counts over a common denominator of `6^dice`) and the `optimal` reserve policy, found by
+//! dynamic programming over the remaining combats and reserves.
+//!
+//! One combat: each side's total is the sum of its units' d6 + modifiers (reserves fed in
+//! roll d6 − 1 + modifiers); totals below the min-score floor count as the floor; the lower
+//! total loses, and the ratio higher / lower gives repulsed (< 2), beaten (< 3) or routed.
+//! Every unit of the losing side of that combat takes that state; casualty points are 1, 2
+//! and 3 per unit; the side with more casualty points loses the battle, and its units give
+//! the army result (holds, retires, retreats, disperses).
+//!
+//! Both the kernel and the enumeration call [`RatioCombat::resolve`] for every combat and
+//! the same commitment rule ([`RatioCombat::commits`]), so they can differ only in how dice
+//! are drawn.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use crate::dice::{DiceStream, DiceWord};
+use crate::rules::crt::RulesError;
+
+/// Most units one side may field (line and reserve).
+pub const MAX_UNITS: usize = 16;
+/// Most reserves one side may hold.
+pub const MAX_RESERVES: usize = 8;
+/// Most reserves one side may hold in a skirmish (RULES.md A: "up to two more units").
+pub const MAX_SKIRMISH_RESERVES: usize = 2;
+/// Most combats in one line.
+pub const MAX_COMBATS: usize = 16;
+/// Allowed range of one unit's total modifier.
+pub const MODIFIER_RANGE: (i32, i32) = (-6, 6);
+/// Most decision-table entries the `optimal` policy may build.
+pub const MAX_POLICY_STATES: usize = 40_000_000;
+
+/// The side that may feed in reserves and how.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReservePolicy {
+    /// Never commit.
+    None,
+    /// Commit one at a time while the combat is lost or even.
+    Rescue,
+    /// Commit one at a time until the enemy in that combat is routed.
+    Press,
+    /// Commit when it raises the objective, by dynamic programming (open battles only).
+    Optimal,
+}
+
+impl ReservePolicy {
+    pub const ALL: [Self; 4] = [Self::None, Self::Rescue, Self::Press, Self::Optimal];
+    pub const NAMES: [&'static str; 4] = ["none", "rescue", "press", "optimal"];
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::NAMES
+            .iter()
+            .position(|n| *n == text)
+            .map(|i| Self::ALL[i])
+    }
+}
+
+/// What the `optimal` policy maximises, from the reserve side's point of view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum Objective {
+    /// Expected casualty points of the enemy minus its own.
+    CpDifference,
+    /// Probability of winning the battle.
+    WinProbability,
+}
+
+impl Objective {
+    pub const NAMES: [&'static str; 2] = ["cp", "win"];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::CpDifference => "cp",
+            Self::WinProbability => "win",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "cp" => Some(Self::CpDifference),
+            "win" => Some(Self::WinProbability),
+            _ => None,
+        }
+    }
+}
+
+/// **[option]** the min-score rule: a total below the floor counts as the floor, or no
+/// floor at all (then a lower total of 0 or less is routed by any higher total).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum MinScore {
+    Floor(i32),
+    None,
+}
+
+impl std::fmt::Display for MinScore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MinScore::Floor(m) => write!(f, "{m}"),
+            MinScore::None => write!(f, "none"),
+        }
+    }
+}
+
+/// One unit: its name and the total modifier to each die it rolls (argument, quality,
+/// ambush, exhaustion).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct Unit {
+    pub name: String,
+    pub modifier: i32,
+}
+
+/// One combat of the line: unit indices of side A and of side B (one or two each).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct Pairing {
+    pub a: Vec<usize>,
+    pub b: Vec<usize>,
+}
+
+/// A whole battle as plain data: units, the line in the order of resolution, reserves
+/// and policies. Validated by [`RatioCombat::new`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct RatioBattle {
+    /// Units of side A (index 0) and side B (index 1).
+    pub units: [Vec<Unit>; 2],
+    /// Combats, in the order the attacker resolves them.
+    pub line: Vec<Pairing>,
+    /// Reserve unit indices per side, in the order they are committed.
+    pub reserves: [Vec<usize>; 2],
+    pub policy: [ReservePolicy; 2],
+    pub objective: Objective,
+    pub min_score: MinScore,
+    /// A skirmish: one combat of one unit a side, both sides may commit up to two reserves,
+    /// and committing all of both sides' reserves escalates to `escalation`.
+    pub skirmish: bool,
+    /// The open battle of the full armies fought when a skirmish escalates.
+    pub escalation: Option<Box<RatioBattle>>,
+}
+
+/// The state one combat ends in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CombatState {
+    Even,
+    ARepulsed,
+    ABeaten,
+    ARouted,
+    BRepulsed,
+    BBeaten,
+    BRouted,
+}
+
+impl CombatState {
+    pub const COUNT: usize = 7;
+    pub const LABELS: [&'static str; 7] = [
+        "even",
+        "A repulsed",
+        "A beaten",
+        "A routed",
+        "B repulsed",
+        "B beaten",
+        "B routed",
+    ];
+}
+
+/// The army result of a battle (RULES.md A), with the escalated forms of a skirmish.
+pub struct ArmyResult;
+
+impl ArmyResult {
+    /// Results of an open battle; a skirmish that escalated adds 9 to the index.
+    pub const LABELS: [&'static str; 9] = [
+        "A wins, B holds",
+        "A wins, B retires",
+        "A wins, B retreats",
+        "A wins, B disperses",
+        "B wins, A holds",
+        "B wins, A retires",
+        "B wins, A retreats",
+        "B wins, A disperses",
+        "draw",
+    ];
+    pub const DRAW: usize = 8;
+    /// Result slots: 9 plain, 9 after escalation.
+    pub const COUNT: usize = 18;
+
+    /// The label of a result slot.
+    pub fn label(index: usize) -> String {
+        if index < 9 {
+            Self::LABELS[index].to_string()
+        } else {
+            format!("escalated: {}", Self::LABELS[index - 9])
+        }
+    }
+
+    /// The winner of a result slot (0 = A, 1 = B), if any.
+    pub fn winner(index: usize) -> Option<usize> {
+        match index % 9 {
+            0..=3 => Some(0),
+            4..=7 => Some(1),
+            _ => None,
+        }
+    }
+
+    /// Whether both sides fight at −1 for exhaustion next turn (the loser retreats or
+    /// disperses).
+    pub fn exhausts(index: usize) -> bool {
+        matches!(index % 9, 2 | 3 | 6 | 7)
+    }
+}
+
+// PERF: what a combat adds to a battle is packed into one u64, one byte per counter, so a
+// whole line's tallies are summed with one integer add per combat (no counter can pass 255:
+// at most 24 units a side, 3 casualty points each).
+const CP_A: u32 = 0;
+const CP_B: u32 = 8;
+const ROUTED_A: u32 = 16;
+const BEATEN_A: u32 = 24;
+const ROUTED_B: u32 = 32;
+const BEATEN_B: u32 = 40;
+const FLOOR_DECIDED: u32 = 48;
+
+#[inline(always)]
+fn field(packed: u64, shift: u32) -> u32 {
+    ((packed >> shift) & 0xff) as u32
+}
+
+/// What one combat ends in: its state and its tallies, packed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CombatOutcome {
+    pub state: CombatState,
+    pub packed: u64,
+}
+
+/// A combat as the kernel sees it: its base dice and, per combined face, the raw totals.
+#[derive(Clone, Debug)]
+struct CompiledPairing {
+    /// Units per side in the line.
+    units: [u32; 2],
+    /// Faces of the combined base dice: 6^(units of A + units of B).
+    faces: u32,
+    /// Raw totals (A, B) for each combined face.
+    totals: Vec<[i32; 2]>,
+    /// The outcome for each combined face when no reserve can join (the fast path).
+    outcome: Vec<CombatOutcome>,
+    /// Whether this combat starts a fresh 64-bit word of dice.
+    new_word: bool,
+}
+
+/// Dense decisions of the `optimal` policy.
+#[derive(Clone, Debug)]
+struct OptimalPolicy {
+    side: usize,
+    objective: Objective,
+    reserves: usize,
+    /// Own raw totals `own_lo..own_lo + own_len` and enemy totals likewise, per combat.
+    own_lo: Vec<i32>,
+    own_len: Vec<usize>,
+    opp_lo: Vec<i32>,
+    opp_len: Vec<usize>,
+    /// Casualty-point difference (enemy − own) from `diff_lo`, `diff_len` values; a single
+    /// value when the objective does not depend on it.
+    diff_lo: i32,
+    diff_len: usize,
+    /// Offsets of each combat's block in `commit`.
+    offsets: Vec<usize>,
+    /// Commit one more reserve? Indexed by combat block, used, in-combat, diff, own, opp.
+    commit: Vec<bool>,
+    /// Expected objective at the start of the battle.
+    value: f64,
+}
+
+impl OptimalPolicy {
+    #[inline]
+    fn index(&self, c: usize, used: usize, here: usize, diff: i32, own: i32, opp: i32) -> usize {
+        let r = self.reserves + 1;
+        let d = if self.diff_len == 1 {
+            0
+        } else {
+            (diff - self.diff_lo) as usize
+        };
+        let own = (own - self.own_lo[c]) as usize;
+        let opp = (opp - self.opp_lo[c]) as usize;
+        self.offsets[c]
+            + (((used * r + here) * self.diff_len + d) * self.own_len[c] + own) * self.opp_len[c]
+            + opp
+    }
+}
+
+/// A validated ratio battle, compiled for the kernel and the enumeration.
+#[derive(Clone, Debug)]
+pub struct RatioCombat {
+    battle: RatioBattle,
+    pairings: Vec<CompiledPairing>,
+    /// Reserve modifiers per side, in commitment order.
+    reserve_mods: [Vec<i32>; 2],
+    /// Units that fight in the line, per side.
+    line_units: [u32; 2],
+    optimal: Option<OptimalPolicy>,
+    escalation: Option<Box<RatioCombat>>,
+}
+
+/// One battle's outcome.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RatioOutcome {
+    /// Result slot, see [`ArmyResult`].
+    pub result: usize,
+    pub cp: [u32; 2],
+    /// Reserves committed by both sides (of the skirmish, when it escalated).
+    pub reserves_used: u32,
+    /// Combats whose state the min-score floor changed.
+    pub floor_decided: u32,
+    /// Combat states, 4 bits per combat in resolution order (the skirmish combat for a
+    /// skirmish).
+    pub states: u64,
+}
+
+fn err(field: impl Into<String>, message: impl Into<String>) -> RulesError {
+    RulesError::new(field, message)
+}
+
+/// Classifies raw totals: 0 even, 1–3 A repulsed/beaten/routed, 4–6 B likewise.
+#[inline(always)]
+fn classify(a: i32, b: i32) -> u32 {
+    let a_loses = a < b;
+    let (hi, lo) = if a_loses { (b, a) } else { (a, b) };
+    // PERF: the ratio class is a count of thresholds reached; a lower total of 0 or less
+    // (possible only without a floor) has no ratio and counts as routed.
+    let severity = if lo <= 0 {
+        3
+    } else {
+        1 + u32::from(hi >= 2 * lo) + u32::from(hi >= 3 * lo)
+    };
+    let code = if a_loses { severity } else { 3 + severity };
+    if a == b {
+        0
+    } else {
+        code
+    }
+}
+
+const STATES: [CombatState; 7] = [
+    CombatState::Even,
+    CombatState::ARepulsed,
+    CombatState::ABeaten,
+    CombatState::ARouted,
+    CombatState::BRepulsed,
+    CombatState::BBeaten,
+    CombatState::BRouted,
+];
+
+/// Tallies of a battle so far → the army result slot (0–8).
+#[inline(always)]
+fn army_result(packed: u64, units: [u32; 2]) -> usize {
+    let cp_a = field(packed, CP_A);
+    let cp_b = field(packed, CP_B);
+    let a_loses = cp_a > cp_b;
+    let (routed, beaten, n) = if a_loses {
+        (field(packed, ROUTED_A), field(packed, BEATEN_A), units[0])
+    } else {
+        (field(packed, ROUTED_B), field(packed, BEATEN_B), units[1])
+    };
+    // PERF: the first rule that holds, as a sum of conditions: disperses ⇒ retreats.
+    let disperses = 2 * routed > n;
+    let retreats = routed > 0 || 2 * beaten > n;
+    let retires = beaten > 0;
+    let severity = u32::from(disperses) + u32::from(retreats) + u32::from(retreats | retires);
+    if cp_a == cp_b {
+        ArmyResult::DRAW
+    } else {
+        (4 * u32::from(a_loses) + severity) as usize
+    }
+}
+
+impl RatioCombat {
+    /// Validates a battle and compiles it. Errors name the field and what is allowed.
+    pub fn new(battle: RatioBattle) -> Result<Self, RulesError> {
+        validate(&battle)?;
+        let escalation = match &battle.escalation {
+            Some(open) if battle.skirmish => Some(Box::new(
+                RatioCombat::new((**open).clone()).map_err(|e| {
+                    err(
+                        format!("escalation.{}", e.field),
+                        format!("the full armies a skirmish escalates to: {}", e.message),
+                    )
+                })?,
+            )),
+            _ => None,
+        };
+        let mut pairings = Vec::with_capacity(battle.line.len());
+        let mut product: u64 = 1;
+        for p in &battle.line {
+            let mods: Vec<i32> =
+                p.a.iter()
+                    .map(|&u| battle.units[0][u].modifier)
+                    .chain(p.b.iter().map(|&u| battle.units[1][u].modifier))
+                    .collect();
+            let dice = mods.len() as u32;
+            let faces = 6u32.pow(dice);
+            let na = p.a.len();
+            let totals: Vec<[i32; 2]> = (0..faces)
+                .map(|face| {
+                    let mut rest = face;
+                    let mut t = [0i32; 2];
+                    for (k, m) in mods.iter().enumerate() {
+                        t[usize::from(k >= na)] += (rest % 6) as i32 + 1 + m;
+                        rest /= 6;
+                    }
+                    t
+                })
+                .collect();
+            let units = [p.a.len() as u32, p.b.len() as u32];
+            let outcome = totals
+                .iter()
+                .map(|t| Self::resolve_with(battle.min_score, t[0], t[1], units))
+                .collect();
+            // PERF: several combats share one 64-bit word while the product of their faces
+            // stays under 2^32 (bias < 2^-32, see dice.rs).
+            let new_word = product * u64::from(faces) > 1 << 32;
+            product = if new_word {
+                u64::from(faces)
+            } else {
+                product * u64::from(faces)
+            };
+            pairings.push(CompiledPairing {
+                units,
+                faces,
+                totals,
+                outcome,
+                new_word,
+            });
+        }
+        if let Some(first) = pairings.first_mut() {
+            first.new_word = true;
+        }
+        let reserve_mods = [0, 1].map(|s| {
+            battle.reserves[s]
+                .iter()
+                .map(|&u| battle.units[s][u].modifier)
+                .collect()
+        });
+        let line_units = [0, 1].map(|s| {
+            battle
+                .line
+                .iter()
+                .map(|p| [p.a.len(), p.b.len()][s] as u32)
+                .sum()
+        });
+        let mut combat = Self {
+            battle,
+            pairings,
+            reserve_mods,
+            line_units,
+            optimal: None,
+            escalation,
+        };
+        if let Some(side) = (0..2).find(|&s| combat.battle.policy[s] == ReservePolicy::Optimal) {
+            if !combat.battle.reserves[side].is_empty() {
+                combat.optimal = Some(combat.solve_optimal(side)?);
+            }
+        }
+        Ok(combat)
+    }
+
+    pub fn battle(&self) -> &RatioBattle {
+        &self.battle
+    }
+
+    /// Combats in the line.
+    pub fn combats(&self) -> usize {
+        self.pairings.len()
+    }
+
+    /// Dice rolled by the line (reserves not counted).
+    pub fn line_dice(&self) -> u32 {
+        self.pairings.iter().map(|p| p.units[0] + p.units[1]).sum()
+    }
+
+    /// Reserves held by both sides.
+    pub fn reserve_count(&self) -> usize {
+        self.reserve_mods[0].len() + self.reserve_mods[1].len()
+    }
+
+    /// Largest casualty-point total each side can reach (final battle or escalation).
+    pub fn max_cp(&self) -> [u32; 2] {
+        let own = [0, 1].map(|s| 3 * (self.line_units[s] + self.reserve_mods[s].len() as u32));
+        match &self.escalation {
+            Some(e) => {
+                let other = e.max_cp();
+                [own[0].max(other[0]), own[1].max(other[1])]
+            }
+            None => own,
+        }
+    }
+
+    /// The expected objective of the `optimal` policy from the start, if it is used.
+    pub fn optimal_value(&self) -> Option<f64> {
+        self.optimal.as_ref().map(|o| o.value)
+    }
+
+    fn resolve_with(min_score: MinScore, a: i32, b: i32, units: [u32; 2]) -> CombatOutcome {
+        let (fa, fb) = match min_score {
+            MinScore::Floor(m) => (a.max(m), b.max(m)),
+            MinScore::None => (a, b),
+        };
+        let code = classify(fa, fb);
+        let floor_decided = u64::from(fa != a || fb != b) * u64::from(classify(a, b) != code);
+        let loser_is_a = (1..=3).contains(&code);
+        let severity = if code == 0 { 0 } else { (code - 1) % 3 + 1 };
+        let n = u64::from(if loser_is_a { units[0] } else { units[1] });
+        let (cp_shift, routed_shift, beaten_shift) = if loser_is_a {
+            (CP_A, ROUTED_A, BEATEN_A)
+        } else {
+            (CP_B, ROUTED_B, BEATEN_B)
+        };
+        let mut packed = (u64::from(severity) * n) << cp_shift;
+        packed += u64::from(severity == 3) * n << routed_shift;
+        packed += u64::from(severity == 2) * n << beaten_shift;
+        packed += floor_decided << FLOOR_DECIDED;
+        CombatOutcome {
+            state: STATES[code as usize],
+            packed,
+        }
+    }
+
+    /// One combat's outcome from raw totals and the units on each side.
+    #[inline]
+    pub fn resolve(&self, a: i32, b: i32, units: [u32; 2]) -> CombatOutcome {
+        Self::resolve_with(self.battle.min_score, a, b, units)
+    }
+
+    /// Whether `side` commits its next reserve, given the combat's raw totals so far.
+    /// `used` reserves of that side are gone (`here` of them into this combat), `diff` is
+    /// the enemy's casualty points minus its own before this combat.
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    fn commits(
+        &self,
+        side: usize,
+        combat: usize,
+        totals: [i32; 2],
+        units: [u32; 2],
+        used: usize,
+        here: usize,
+        diff: i32,
+    ) -> bool {
+        if used >= self.reserve_mods[side].len() {
+            return false;
+        }
+        let state = self.resolve(totals[0], totals[1], units).state as u32;
+        let (lost, routed_enemy) = if side == 0 {
+            ((1..=3).contains(&state), state == 6)
+        } else {
+            (state >= 4, state == 3)
+        };
+        match self.battle.policy[side] {
+            ReservePolicy::None => false,
+            ReservePolicy::Rescue => lost || state == 0,
+            ReservePolicy::Press => !routed_enemy,
+            ReservePolicy::Optimal => {
+                let o = self.optimal.as_ref().expect("compiled with the policy");
+                o.commit[o.index(combat, used, here, diff, totals[side], totals[1 - side])]
+            }
+        }
+    }
+
+    /// One whole battle: the Monte Carlo kernel.
+    #[inline]
+    pub fn fight(&self, dice: &mut DiceStream) -> RatioOutcome {
+        if self.battle.skirmish {
+            return self.fight_skirmish(dice);
+        }
+        if self.reserve_count() == 0 {
+            return self.fight_line(dice);
+        }
+        self.fight_with_reserves(dice)
+    }
+
+    /// The fast path: no reserves, every combat a table lookup on its combined face.
+    #[inline]
+    fn fight_line(&self, dice: &mut DiceStream) -> RatioOutcome {
+        let mut word = DiceWord(0);
+        let mut packed = 0u64;
+        let mut states = 0u64;
+        for (c, p) in self.pairings.iter().enumerate() {
+            if p.new_word {
+                word = dice.word();
+            }
+            let o = p.outcome[word.take(p.faces) as usize];
+            packed += o.packed;
+            states |= (o.state as u64) << (4 * c);
+        }
+        self.outcome(packed, self.line_units, 0, states)
+    }
+
+    #[inline(always)]
+    fn outcome(
+        &self,
+        packed: u64,
+        units: [u32; 2],
+        reserves_used: u32,
+        states: u64,
+    ) -> RatioOutcome {
+        RatioOutcome {
+            result: army_result(packed, units),
+            cp: [field(packed, CP_A), field(packed, CP_B)],
+            reserves_used,
+            floor_decided: field(packed, FLOOR_DECIDED),
+            states,
+        }
+    }
+
+    /// Open battles with reserves: the reserve side decides after each of its dice.
+    fn fight_with_reserves(&self, dice: &mut DiceStream) -> RatioOutcome {
+        let mut word = DiceWord(0);
+        let mut reserve_word = DiceWord(0);
+        let mut reserve_dice_left = 0u32;
+        let mut packed = 0u64;
+        let mut states = 0u64;
+        let mut used = [0usize; 2];
+        for (c, p) in self.pairings.iter().enumerate() {
+            if p.new_word {
+                word = dice.word();
+            }
+            let mut totals = p.totals[word.take(p.faces) as usize];
+            let mut units = p.units;
+            for side in 0..2 {
+                let mut here = 0;
+                let diff = cp_diff(packed, side);
+                while self.commits(side, c, totals, units, used[side], here, diff) {
+                    if reserve_dice_left == 0 {
+                        reserve_word = dice.word();
+                        reserve_dice_left = 8;
+                    }
+                    reserve_dice_left -= 1;
+                    totals[side] +=
+                        reserve_word.take(6) as i32 + self.reserve_mods[side][used[side]];
+                    units[side] += 1;
+                    used[side] += 1;
+                    here += 1;
+                }
+            }
+            let o = self.resolve(totals[0], totals[1], units);
+            packed += o.packed;
+            states |= (o.state as u64) << (4 * c);
+        }
+        let units = [
+            self.line_units[0] + used[0] as u32,
+            self.line_units[1] + used[1] as u32,
+        ];
+        self.outcome(packed, units, (used[0] + used[1]) as u32, states)
+    }
+
+    /// The order in which the two sides of a skirmish decide: the attacker (A) first.
+    fn skirmish_step(
+        &self,
+        totals: &mut [i32; 2],
+        units: &mut [u32; 2],
+        used: &mut [usize; 2],
+        mut die: impl FnMut() -> u32,
+    ) {
+        loop {
+            let mut committed = false;
+            for side in 0..2 {
+                if self.commits(side, 0, *totals, *units, used[side], used[side], 0) {
+                    totals[side] += die() as i32 + self.reserve_mods[side][used[side]];
+                    units[side] += 1;
+                    used[side] += 1;
+                    committed = true;
+                }
+            }
+            if !committed {
+                return;
+            }
+        }
+    }
+
+    /// Whether a skirmish escalates: both sides held reserves and committed all of them.
+    fn escalates(&self, used: [usize; 2]) -> bool {
+        (0..2).all(|s| !self.reserve_mods[s].is_empty() && used[s] == self.reserve_mods[s].len())
+    }
+
+    fn fight_skirmish(&self, dice: &mut DiceStream) -> RatioOutcome {
+        let p = &self.pairings[0];
+        let mut word = dice.word();
+        let mut totals = p.totals[word.take(p.faces) as usize];
+        let mut units = p.units;
+        let mut used = [0usize; 2];
+        // Four reserve dice at most: they come from the same word.
+        self.skirmish_step(&mut totals, &mut units, &mut used, || word.take(6));
+        let o = self.resolve(totals[0], totals[1], units);
+        let reserves_used = (used[0] + used[1]) as u32;
+        if self.escalates(used) {
+            let open = self
+                .escalation
+                .as_ref()
+                .expect("validated: a skirmish has its armies");
+            let mut battle = open.fight(dice);
+            battle.result += 9;
+            battle.reserves_used = reserves_used;
+            battle.states = o.state as u64;
+            return battle;
+        }
+        self.outcome(o.packed, units, reserves_used, o.state as u64)
+    }
+}
+
+/// The enemy's casualty points minus `side`'s.
+#[inline(always)]
+fn cp_diff(packed: u64, side: usize) -> i32 {
+    let a = field(packed, CP_A) as i32;
+    let b = field(packed, CP_B) as i32;
+    if side == 0 {
+        b - a
+    } else {
+        a - b
+    }
+}
+
+fn validate(battle: &RatioBattle) -> Result<(), RulesError> {
+    let sides = ["a", "b"];
+    for (s, units) in battle.units.iter().enumerate() {
+        if units.is_empty() || units.len() > MAX_UNITS {
+            return Err(err(
+                format!("side.{}.units", sides[s]),
+                format!("a side fields 1 to {MAX_UNITS} units, got {}", units.len()),
+            ));
+        }
+        for u in units {
+            if !(MODIFIER_RANGE.0..=MODIFIER_RANGE.1).contains(&u.modifier) {
+                return Err(err(
+                    format!("side.{}.units", sides[s]),
+                    format!(
+                        "unit {}: its total modifier must be {} to +{}, got {}",
+                        u.name, MODIFIER_RANGE.0, MODIFIER_RANGE.1, u.modifier
+                    ),
+                ));
+            }
+        }
+    }
+    if battle.line.is_empty() || battle.line.len() > MAX_COMBATS {
+        return Err(err(
+            "line",
+            format!(
+                "a line holds 1 to {MAX_COMBATS} combats, got {}",
+                battle.line.len()
+            ),
+        ));
+    }
+    let larger = match battle.units[0].len().cmp(&battle.units[1].len()) {
+        std::cmp::Ordering::Greater => Some(0),
+        std::cmp::Ordering::Less => Some(1),
+        std::cmp::Ordering::Equal => None,
+    };
+    let name = |s: usize, u: usize| {
+        battle.units[s]
+            .get(u)
+            .map_or_else(|| format!("#{}", u + 1), |x| x.name.clone())
+    };
+    let mut placed = [
+        vec![false; battle.units[0].len()],
+        vec![false; battle.units[1].len()],
+    ];
+    for (c, p) in battle.line.iter().enumerate() {
+        let field = format!("line[{c}]");
+        for (s, members) in [&p.a, &p.b].into_iter().enumerate() {
+            if members.is_empty() {
+                return Err(err(
+                    &field,
+                    format!(
+                        "every combat needs at least one unit of side {}",
+                        sides[s].to_uppercase()
+                    ),
+                ));
+            }
+            if members.len() > 2 {
+                return Err(err(
+                    &field,
+                    format!(
+                        "at most two units may oppose one enemy unit (a double); this combat has {} of side {}",
+                        members.len(),
+                        sides[s].to_uppercase()
+                    ),
+                ));
+            }
+            for &u in members {
+                if u >= battle.units[s].len() {
+                    return Err(err(
+                        &field,
+                        format!("side {} has no unit {}", sides[s].to_uppercase(), u + 1),
+                    ));
+                }
+                if placed[s][u] {
+                    return Err(err(
+                        &field,
+                        format!(
+                            "unit {} is in two pairings; each unit fights in one combat",
+                            name(s, u)
+                        ),
+                    ));
+                }
+                placed[s][u] = true;
+            }
+        }
+        if p.a.len() == 2 && p.b.len() == 2 {
+            return Err(err(
+                &field,
+                "a double is two units against ONE enemy unit; 2 v 2 is two combats of 1 v 1",
+            ));
+        }
+        for s in 0..2 {
+            if [&p.a, &p.b][s].len() == 2 && larger != Some(s) && !battle.skirmish {
+                return Err(err(
+                    &field,
+                    format!(
+                        "a double on the smaller side: only the side with more units (here {}) may put two units against one",
+                        larger.map_or("neither: both have the same number".to_string(), |l| sides[l].to_uppercase())
+                    ),
+                ));
+            }
+        }
+    }
+    for s in 0..2 {
+        for &u in &battle.reserves[s] {
+            if u >= battle.units[s].len() {
+                return Err(err(
+                    format!("reserve.{}", sides[s]),
+                    format!("side {} has no unit {}", sides[s].to_uppercase(), u + 1),
+                ));
+            }
+            if placed[s][u] {
+                return Err(err(
+                    format!("reserve.{}", sides[s]),
+                    format!(
+                        "unit {} is both in the line and in reserve (or in reserve twice)",
+                        name(s, u)
+                    ),
+                ));
+            }
+            placed[s][u] = true;
+        }
+        if let Some(u) = placed[s].iter().position(|p| !p) {
+            return Err(err(
+                format!("side.{}", sides[s]),
+                format!(
+                    "unit {} is neither in a pairing nor in reserve; put it in the line or in reserve",
+                    name(s, u)
+                ),
+            ));
+        }
+    }
+    let held = [battle.reserves[0].len(), battle.reserves[1].len()];
+    if battle.skirmish {
+        if battle.line.len() != 1 || battle.line[0].a.len() != 1 || battle.line[0].b.len() != 1 {
+            return Err(err(
+                "skirmish",
+                "a skirmish starts with one unit a side: its line is a single 1 v 1 combat",
+            ));
+        }
+        for s in 0..2 {
+            if held[s] > MAX_SKIRMISH_RESERVES {
+                return Err(err(
+                    format!("reserve.{}", sides[s]),
+                    format!(
+                        "a skirmish has up to {MAX_SKIRMISH_RESERVES} reserves a side, got {}",
+                        held[s]
+                    ),
+                ));
+            }
+            if battle.policy[s] == ReservePolicy::Optimal {
+                return Err(err(
+                    format!("side.{}.policy", sides[s]),
+                    "optimal is for open battles, where one side commits; in a skirmish both sides commit (allowed: none, rescue, press)",
+                ));
+            }
+        }
+        if battle.escalation.is_none() {
+            return Err(err(
+                "escalation",
+                "a skirmish needs the full armies it escalates to",
+            ));
+        }
+    } else {
+        if held[0] > 0 && held[1] > 0 {
+            return Err(err(
+                "reserve",
+                "reserves on both sides outside a skirmish: only the larger side keeps reserves in an open battle",
+            ));
+        }
+        for s in 0..2 {
+            if held[s] > MAX_RESERVES {
+                return Err(err(
+                    format!("reserve.{}", sides[s]),
+                    format!("at most {MAX_RESERVES} reserves, got {}", held[s]),
+                ));
+            }
+            if held[s] > 0 && larger != Some(s) {
+                return Err(err(
+                    format!("reserve.{}", sides[s]),
+                    format!(
+                        "only the side with more units may keep reserves; side {} has {} units, side {} has {}",
+                        sides[s].to_uppercase(),
+                        battle.units[s].len(),
+                        sides[1 - s].to_uppercase(),
+                        battle.units[1 - s].len()
+                    ),
+                ));
+            }
+        }
+    }
+    if let MinScore::Floor(m) = battle.min_score {
+        if !(1..=6).contains(&m) {
+            return Err(err(
+                "min_score",
+                format!("the min-score floor must be 1 to 6, or \"none\"; got {m}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+impl RatioCombat {
+    /// Backward induction for the `optimal` policy of `side`: the value of each state is
+    /// the better of stopping (this combat's result, then the rest of the battle) and
+    /// committing one more reserve (the average over its die).
+    fn solve_optimal(&self, side: usize) -> Result<OptimalPolicy, RulesError> {
+        let objective = self.battle.objective;
+        let mods = &self.reserve_mods[side];
+        let reserves = mods.len();
+        let (rmin, rmax) = (
+            mods.iter().map(|&m| m.min(0)).sum::<i32>(),
+            mods.iter().map(|&m| 5 + m.max(0)).sum::<i32>(),
+        );
+        let mut own_lo = Vec::new();
+        let mut own_len = Vec::new();
+        let mut opp_lo = Vec::new();
+        let mut opp_len = Vec::new();
+        let mut offsets = Vec::new();
+        let max_cp =
+            [0, 1].map(|s| 3 * (self.line_units[s] as i32 + self.reserve_mods[s].len() as i32));
+        let (diff_lo, diff_len) = match objective {
+            Objective::CpDifference => (0, 1),
+            Objective::WinProbability => (
+                -max_cp[side],
+                (max_cp[side] + max_cp[1 - side] + 1) as usize,
+            ),
+        };
+        let r = reserves + 1;
+        let mut size = 0usize;
+        for p in &self.pairings {
+            let own = p.totals.iter().map(|t| t[side]);
+            let opp = p.totals.iter().map(|t| t[1 - side]);
+            let lo = own.clone().min().unwrap_or(0) + rmin;
+            let hi = own.max().unwrap_or(0) + rmax;
+            own_lo.push(lo);
+            own_len.push((hi - lo + 1) as usize);
+            let (olo, ohi) = (opp.clone().min().unwrap_or(0), opp.max().unwrap_or(0));
+            opp_lo.push(olo);
+            opp_len.push((ohi - olo + 1) as usize);
+            offsets.push(size);
+            size = size.saturating_add(
+                r * r * diff_len * own_len.last().unwrap() * opp_len.last().unwrap(),
+            );
+        }
+        if size > MAX_POLICY_STATES {
+            return Err(err(
+                format!("side.{}.policy", ["a", "b"][side]),
+                format!(
+                    "optimal needs {size} decision states here, more than {MAX_POLICY_STATES}; use fewer reserves or combats, or objective \"cp\""
+                ),
+            ));
+        }
+        let mut policy = OptimalPolicy {
+            side,
+            objective,
+            reserves,
+            own_lo,
+            own_len,
+            opp_lo,
+            opp_len,
+            diff_lo,
+            diff_len,
+            offsets,
+            commit: vec![false; size],
+            value: 0.0,
+        };
+        // next[used][diff]: value of the battle from the start of the next combat.
+        let terminal = |diff: i32| match objective {
+            Objective::CpDifference => 0.0,
+            Objective::WinProbability => f64::from(u8::from(diff > 0)),
+        };
+        let diffs: Vec<i32> = (0..diff_len as i32).map(|d| diff_lo + d).collect();
+        let mut next: Vec<Vec<f64>> = vec![diffs.iter().map(|&d| terminal(d)).collect(); r];
+        for c in (0..self.pairings.len()).rev() {
+            let block = policy.offsets.get(c + 1).copied().unwrap_or(size) - policy.offsets[c];
+            let mut memo = vec![f64::NAN; block];
+            let p = &self.pairings[c];
+            let mut here_values = vec![vec![0.0; diff_len]; r];
+            for used in 0..=reserves {
+                for (di, &diff) in diffs.iter().enumerate() {
+                    let mut sum = 0.0;
+                    for t in &p.totals {
+                        sum += self.optimal_value_at(
+                            &mut policy,
+                            &next,
+                            &mut memo,
+                            c,
+                            used,
+                            0,
+                            diff,
+                            t[side],
+                            t[1 - side],
+                        );
+                    }
+                    here_values[used][di] = sum / f64::from(p.faces);
+                }
+            }
+            next = here_values;
+        }
+        let start = if diff_len == 1 {
+            0
+        } else {
+            (-diff_lo) as usize
+        };
+        policy.value = next[0][start];
+        Ok(policy)
+    }
+
+    /// The value of a state within combat `c` and records the decision.
+    #[allow(clippy::too_many_arguments)]
+    fn optimal_value_at(
+        &self,
+        policy: &mut OptimalPolicy,
+        next: &[Vec<f64>],
+        memo: &mut [f64],
+        c: usize,
+        used: usize,
+        here: usize,
+        diff: i32,
+        own: i32,
+        opp: i32,
+    ) -> f64 {
+        let index = policy.index(c, used, here, diff, own, opp);
+        let key = index - policy.offsets[c];
+        if !memo[key].is_nan() {
+            return memo[key];
+        }
+        let side = policy.side;
+        let p = &self.pairings[c];
+        let mut units = p.units;
+        units[side] += here as u32;
+        let totals = if side == 0 { [own, opp] } else { [opp, own] };
+        let o = self.resolve(totals[0], totals[1], units);
+        let gain = cp_diff(o.packed, side);
+        let stop = match policy.objective {
+            Objective::CpDifference => f64::from(gain) + next[used][0],
+            Objective::WinProbability => {
+                // Unreachable differences at the edge of the range are clamped.
+                let d = (diff + gain - policy.diff_lo).clamp(0, policy.diff_len as i32 - 1);
+                next[used][d as usize]
+            }
+        };
+        let mut best = stop;
+        if used < policy.reserves {
+            let m = self.reserve_mods[side][used];
+            let mut sum = 0.0;
+            for face in 0..6 {
+                sum += self.optimal_value_at(
+                    policy,
+                    next,
+                    memo,
+                    c,
+                    used + 1,
+                    here + 1,
+                    diff,
+                    own + face + m,
+                    opp,
+                );
+            }
+            let commit = sum / 6.0;
+            // Ties stop: a reserve kept is never worse.
+            if commit > stop + 1e-12 {
+                best = commit;
+                policy.commit[index] = true;
+            }
+        }
+        memo[key] = best;
+        best
+    }
+}
+
+/// Exact distribution of a battle: integer counts over `total = 6^(dice)`, where every
+/// reserve die is counted whether it is rolled or not.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RatioDistribution {
+    pub total: u128,
+    pub result: [u128; ArmyResult::COUNT],
+    pub cp: [Vec<u128>; 2],
+    pub reserves_used: Vec<u128>,
+    pub floor_decided: Vec<u128>,
+    pub combat_states: Vec<[u128; CombatState::COUNT]>,
+}
+
+impl RatioDistribution {
+    fn empty(combat: &RatioCombat, total: u128) -> Self {
+        let max_cp = combat.max_cp();
+        let combats = if combat.battle.skirmish {
+            1
+        } else {
+            combat.combats()
+        };
+        let floors = combat
+            .escalation
+            .as_ref()
+            .map_or(0, |e| e.combats())
+            .max(combats);
+        Self {
+            total,
+            result: [0; ArmyResult::COUNT],
+            cp: max_cp.map(|m| vec![0; m as usize + 1]),
+            reserves_used: vec![0; combat.reserve_count() + 1],
+            floor_decided: vec![0; floors + 1],
+            combat_states: vec![[0; CombatState::COUNT]; combats],
+        }
+    }
+
+    pub fn probability(count: u128, total: u128) -> f64 {
+        count as f64 / total as f64
+    }
+
+    /// P(result slot).
+    pub fn p_result(&self, index: usize) -> f64 {
+        Self::probability(self.result[index], self.total)
+    }
+
+    /// Counts of a side winning (plain and escalated).
+    pub fn wins(&self, side: usize) -> u128 {
+        (0..ArmyResult::COUNT)
+            .filter(|&i| ArmyResult::winner(i) == Some(side))
+            .map(|i| self.result[i])
+            .sum()
+    }
+
+    /// Sum of `value × count` over a distribution.
+    pub fn weighted(counts: &[u128]) -> u128 {
+        counts.iter().enumerate().map(|(v, c)| v as u128 * c).sum()
+    }
+}
+
+/// The key of an enumeration state: reserves used per side and the packed tallies.
+type EnumerationKey = (u8, u8, u64);
+
+impl RatioCombat {
+    /// The exact distribution, or `None` when more than `budget` states would be visited
+    /// (or the common denominator would not fit in 128 bits).
+    pub fn distribution(&self, budget: usize) -> Option<RatioDistribution> {
+        if self.battle.skirmish {
+            return self.skirmish_distribution(budget);
+        }
+        let dice = self.line_dice() + self.reserve_count() as u32;
+        if dice > 45 {
+            return None;
+        }
+        let reserve_weight = 6u128.pow(self.reserve_count() as u32);
+        let mut live: HashMap<EnumerationKey, u128> = HashMap::from([((0, 0, 0), reserve_weight)]);
+        let mut combat_states = Vec::with_capacity(self.combats());
+        let mut visited = 0usize;
+        for (c, p) in self.pairings.iter().enumerate() {
+            let mut next: HashMap<EnumerationKey, u128> = HashMap::new();
+            let mut states = [0u128; CombatState::COUNT];
+            for (&(ua, ub, packed), &weight) in &live {
+                for t in &p.totals {
+                    visited += 1;
+                    if visited > budget {
+                        return None;
+                    }
+                    let mut used = [ua as usize, ub as usize];
+                    self.enumerate_commits(
+                        c,
+                        *t,
+                        p.units,
+                        &mut used,
+                        [0, 0],
+                        packed,
+                        weight,
+                        0,
+                        &mut |totals, units, used, w| {
+                            let o = self.resolve(totals[0], totals[1], units);
+                            states[o.state as usize] += w;
+                            *next
+                                .entry((used[0] as u8, used[1] as u8, packed + o.packed))
+                                .or_insert(0) += w;
+                        },
+                    );
+                }
+            }
+            combat_states.push(states);
+            live = next;
+        }
+        let total = reserve_weight * 6u128.pow(self.line_dice());
+        let mut d = RatioDistribution::empty(self, total);
+        // Marginals of combat c are counted over the dice up to c; later combats multiply
+        // every path by the same number of faces.
+        for (c, states) in combat_states.into_iter().enumerate() {
+            let later: u128 = self.pairings[c + 1..]
+                .iter()
+                .map(|p| u128::from(p.faces))
+                .product();
+            d.combat_states[c] = states.map(|s| s * later);
+        }
+        for ((ua, ub, packed), w) in live {
+            let units = [
+                self.line_units[0] + u32::from(ua),
+                self.line_units[1] + u32::from(ub),
+            ];
+            let o = self.outcome(packed, units, u32::from(ua) + u32::from(ub), 0);
+            d.add(&o, w);
+        }
+        Some(d)
+    }
+
+    /// Every way the reserve sides can feed this combat, with its weight: a committed
+    /// reserve splits the weight six ways (its die), as if every reserve die were rolled.
+    #[allow(clippy::too_many_arguments)]
+    fn enumerate_commits(
+        &self,
+        c: usize,
+        totals: [i32; 2],
+        units: [u32; 2],
+        used: &mut [usize; 2],
+        here: [usize; 2],
+        packed: u64,
+        weight: u128,
+        side_from: usize,
+        emit: &mut dyn FnMut([i32; 2], [u32; 2], [usize; 2], u128),
+    ) {
+        for side in side_from..2 {
+            if self.commits(
+                side,
+                c,
+                totals,
+                units,
+                used[side],
+                here[side],
+                cp_diff(packed, side),
+            ) {
+                let m = self.reserve_mods[side][used[side]];
+                used[side] += 1;
+                for face in 0..6 {
+                    let mut t = totals;
+                    t[side] += face + m;
+                    let mut u = units;
+                    u[side] += 1;
+                    let mut h = here;
+                    h[side] += 1;
+                    self.enumerate_commits(c, t, u, used, h, packed, weight / 6, side, emit);
+                }
+                used[side] -= 1;
+                return;
+            }
+        }
+        emit(totals, units, *used, weight);
+    }
+
+    fn skirmish_distribution(&self, budget: usize) -> Option<RatioDistribution> {
+        let open = self.escalation.as_ref()?.distribution(budget)?;
+        let reserve_weight = 6u128.pow(self.reserve_count() as u32);
+        let p = &self.pairings[0];
+        let own_total = reserve_weight * u128::from(p.faces);
+        let total = own_total.checked_mul(open.total)?;
+        let mut d = RatioDistribution::empty(self, total);
+        for t in &p.totals {
+            self.skirmish_paths(
+                *t,
+                p.units,
+                [0, 0],
+                reserve_weight,
+                &mut |totals, units, used, w| {
+                    let o = self.resolve(totals[0], totals[1], units);
+                    d.combat_states[0][o.state as usize] += w * open.total;
+                    let reserves_used = (used[0] + used[1]) as u32;
+                    if self.escalates(used) {
+                        d.reserves_used[reserves_used as usize] += w * open.total;
+                        for (i, &count) in open.result.iter().enumerate().take(9) {
+                            d.result[9 + i] += w * count;
+                        }
+                        for s in 0..2 {
+                            for (v, &count) in open.cp[s].iter().enumerate() {
+                                d.cp[s][v] += w * count;
+                            }
+                        }
+                        for (v, &count) in open.floor_decided.iter().enumerate() {
+                            d.floor_decided[v] += w * count;
+                        }
+                    } else {
+                        let out = self.outcome(o.packed, units, reserves_used, 0);
+                        d.add(&out, w * open.total);
+                    }
+                },
+            );
+        }
+        Some(d)
+    }
+
+    /// The skirmish's commitment sequence (A then B, each one reserve per pass), every die.
+    fn skirmish_paths(
+        &self,
+        totals: [i32; 2],
+        units: [u32; 2],
+        used: [usize; 2],
+        weight: u128,
+        emit: &mut dyn FnMut([i32; 2], [u32; 2], [usize; 2], u128),
+    ) {
+        // Replays the kernel's passes: within a pass A decides, then B, on the totals as
+        // they stand; a pass with no commitment ends the combat.
+        self.skirmish_pass(totals, units, used, weight, 0, false, emit);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn skirmish_pass(
+        &self,
+        totals: [i32; 2],
+        units: [u32; 2],
+        used: [usize; 2],
+        weight: u128,
+        side: usize,
+        committed_this_pass: bool,
+        emit: &mut dyn FnMut([i32; 2], [u32; 2], [usize; 2], u128),
+    ) {
+        if side == 2 {
+            if committed_this_pass {
+                return self.skirmish_pass(totals, units, used, weight, 0, false, emit);
+            }
+            return emit(totals, units, used, weight);
+        }
+        if self.commits(side, 0, totals, units, used[side], used[side], 0) {
+            let m = self.reserve_mods[side][used[side]];
+            for face in 0..6 {
+                let mut t = totals;
+                t[side] += face + m;
+                let mut u = units;
+                u[side] += 1;
+                let mut us = used;
+                us[side] += 1;
+                self.skirmish_pass(t, u, us, weight / 6, side + 1, true, emit);
+            }
+        } else {
+            self.skirmish_pass(
+                totals,
+                units,
+                used,
+                weight,
+                side + 1,
+                committed_this_pass,
+                emit,
+            );
+        }
+    }
+}
+
+impl RatioDistribution {
+    fn add(&mut self, o: &RatioOutcome, w: u128) {
+        self.result[o.result] += w;
+        self.cp[0][o.cp[0] as usize] += w;
+        self.cp[1][o.cp[1] as usize] += w;
+        self.reserves_used[o.reserves_used as usize] += w;
+        self.floor_decided[o.floor_decided as usize] += w;
+    }
+}
+
+/// Counts of simulated battles, in the shape of [`RatioDistribution`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RatioHistogram {
+    pub result: [u64; ArmyResult::COUNT],
+    pub cp: [Vec<u64>; 2],
+    pub reserves_used: Vec<u64>,
+    pub floor_decided: Vec<u64>,
+    pub combat_states: Vec<[u64; CombatState::COUNT]>,
+}
+
+impl RatioHistogram {
+    pub fn new(combat: &RatioCombat) -> Self {
+        let d = RatioDistribution::empty(combat, 1);
+        Self {
+            result: [0; ArmyResult::COUNT],
+            cp: [vec![0; d.cp[0].len()], vec![0; d.cp[1].len()]],
+            reserves_used: vec![0; d.reserves_used.len()],
+            floor_decided: vec![0; d.floor_decided.len()],
+            combat_states: vec![[0; CombatState::COUNT]; d.combat_states.len()],
+        }
+    }
+
+    pub fn trials(&self) -> u64 {
+        self.result.iter().sum()
+    }
+
+    #[inline(always)]
+    pub fn record(&mut self, o: &RatioOutcome) {
+        self.result[o.result] += 1;
+        self.cp[0][o.cp[0] as usize] += 1;
+        self.cp[1][o.cp[1] as usize] += 1;
+        self.reserves_used[o.reserves_used as usize] += 1;
+        self.floor_decided[o.floor_decided as usize] += 1;
+        for (c, counts) in self.combat_states.iter_mut().enumerate() {
+            counts[((o.states >> (4 * c)) & 0xf) as usize] += 1;
+        }
+    }
+}
+
+impl crate::sim::Histogram for RatioHistogram {
+    fn merge(&mut self, other: Self) {
+        let add = |m: &mut [u64], t: &[u64]| m.iter_mut().zip(t).for_each(|(a, b)| *a += b);
+        add(&mut self.result, &other.result);
+        add(&mut self.cp[0], &other.cp[0]);
+        add(&mut self.cp[1], &other.cp[1]);
+        add(&mut self.reserves_used, &other.reserves_used);
+        add(&mut self.floor_decided, &other.floor_decided);
+        for (m, t) in self.combat_states.iter_mut().zip(&other.combat_states) {
+            add(m, t);
+        }
+    }
+}
+
+/// Simulates `trials` battles with the parallel driver.
+pub fn simulate_battles(
+    combat: &RatioCombat,
+    seed: u64,
+    trials: u64,
+    control: &crate::sim::RunControl,
+) -> Result<RatioHistogram, crate::sim::Interrupted> {
+    crate::sim::run_blocks(
+        seed,
+        trials,
+        || RatioHistogram::new(combat),
+        |dice, n, h| {
+            for _ in 0..n {
+                let o = combat.fight(dice);
+                h.record(&o);
+            }
+        },
+        control,
+    )
+}
+
+/// Parses a quick line such as `"1v1,1v1,2v1"` into pairings, numbering each side's units
+/// in line order. Returns the pairings and the units per side.
+pub fn parse_line(text: &str) -> Result<(Vec<Pairing>, [usize; 2]), String> {
+    let mut line = Vec::new();
+    let mut next = [0usize; 2];
+    for (i, part) in text.split(',').enumerate() {
+        let part = part.trim();
+        let (a, b) = part.split_once(['v', 'V']).ok_or_else(|| {
+            format!(
+                "combat {} (\"{part}\"): write each combat as <A units>v<B units>, e.g. 1v1 or 2v1",
+                i + 1
+            )
+        })?;
+        let count = |s: &str| {
+            s.trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|n| (1..=2).contains(n))
+                .ok_or_else(|| {
+                    format!(
+                        "combat {} (\"{part}\"): each side puts 1 or 2 units into a combat",
+                        i + 1
+                    )
+                })
+        };
+        let (na, nb) = (count(a)?, count(b)?);
+        let a: Vec<usize> = (next[0]..next[0] + na).collect();
+        let b: Vec<usize> = (next[1]..next[1] + nb).collect();
+        next[0] += na;
+        next[1] += nb;
+        line.push(Pairing { a, b });
+    }
+    Ok((line, next))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn units(prefix: &str, mods: &[i32]) -> Vec<Unit> {
+        mods.iter()
+            .enumerate()
+            .map(|(i, &m)| Unit {
+                name: format!("{prefix}{}", i + 1),
+                modifier: m,
+            })
+            .collect()
+    }
+
+    pub(crate) fn one_v_one(a: i32, b: i32) -> RatioBattle {
+        RatioBattle {
+            units: [units("A", &[a]), units("B", &[b])],
+            line: vec![Pairing {
+                a: vec![0],
+                b: vec![0],
+            }],
+            reserves: [vec![], vec![]],
+            policy: [ReservePolicy::Rescue; 2],
+            objective: Objective::CpDifference,
+            min_score: MinScore::Floor(1),
+            skirmish: false,
+            escalation: None,
+        }
+    }
+
+    #[test]
+    fn ratio_classes_are_thresholds() {
+        assert_eq!(classify(3, 3), 0);
+        assert_eq!(classify(2, 3), 1); // A repulsed
+        assert_eq!(classify(3, 6), 2); // exactly 2:1 → beaten
+        assert_eq!(classify(2, 6), 3); // exactly 3:1 → routed
+        assert_eq!(classify(5, 3), 4);
+        assert_eq!(classify(5, 2), 5);
+        assert_eq!(classify(6, 2), 6);
+        assert_eq!(classify(3, 0), 6); // no ratio: routed
+    }
+
+    /// 1 v 1, no modifiers, by hand: A beats B on 15 of 36; routed on (3,1) (4,1) (5,1)
+    /// (6,1) (6,2) = 5, beaten on (2,1) (4,2) (5,2) (6,3) = 4, repulsed on the other 6.
+    #[test]
+    fn one_v_one_by_hand() {
+        let combat = RatioCombat::new(one_v_one(0, 0)).unwrap();
+        let d = combat.distribution(1_000_000).unwrap();
+        assert_eq!(d.total, 36);
+        assert_eq!(&d.result[..9], &[6, 0, 4, 5, 6, 0, 4, 5, 6]);
+        // CP of A: 1 on 6, 2 on 4, 3 on 5.
+        assert_eq!(d.cp[0], vec![21, 6, 4, 5]);
+    }
+
+    #[test]
+    fn army_result_rules_in_order() {
+        // B lost with 3 units: 2 routed of 3 → disperses; 1 routed → retreats;
+        // 2 beaten → retreats; 1 beaten → retires; none → holds.
+        let pack = |cp_b: u64, routed: u64, beaten: u64| {
+            (cp_b << CP_B) | (routed << ROUTED_B) | (beaten << BEATEN_B)
+        };
+        assert_eq!(army_result(pack(6, 2, 0), [3, 3]), 3);
+        assert_eq!(army_result(pack(3, 1, 0), [3, 3]), 2);
+        assert_eq!(army_result(pack(4, 0, 2), [3, 3]), 2);
+        assert_eq!(army_result(pack(2, 0, 1), [3, 3]), 1);
+        assert_eq!(army_result(pack(1, 0, 0), [3, 3]), 0);
+        assert_eq!(army_result(0, [3, 3]), ArmyResult::DRAW);
+    }
+
+    #[test]
+    fn kernel_draws_every_result_the_enumeration_allows() {
+        let combat = RatioCombat::new(one_v_one(1, -1)).unwrap();
+        let d = combat.distribution(1_000_000).unwrap();
+        let mut dice = DiceStream::for_block(9, 0);
+        let mut h = RatioHistogram::new(&combat);
+        for _ in 0..200_000 {
+            h.record(&combat.fight(&mut dice));
+        }
+        for i in 0..ArmyResult::COUNT {
+            assert_eq!(h.result[i] > 0, d.result[i] > 0, "{}", ArmyResult::label(i));
+        }
+    }
+
+    #[test]
+    fn quick_lines_parse() {
+        let (line, n) = parse_line("1v1, 2v1,1v2").unwrap();
+        assert_eq!(n, [4, 4]);
+        assert_eq!(line[1].a, vec![1, 2]);
+        assert_eq!(line[2].b, vec![2, 3]);
+        assert!(parse_line("3v1").is_err());
+        assert!(parse_line("1-1").is_err());
+    }
+}
