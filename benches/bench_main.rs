@@ -10,5 +10,6 @@ criterion_main!(
     benchmarks::crt::benches,
     benchmarks::field::benches,
     benchmarks::strategic::benches,
+    benchmarks::ratio::benches,
     benchmarks::driver::benches,
 );

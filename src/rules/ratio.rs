@@ -308,6 +308,23 @@ pub struct RatioCombat {
     line_units: [u32; 2],
     optimal: Option<OptimalPolicy>,
     escalation: Option<Box<RatioCombat>>,
+    /// The signature kernel of a line without reserves (see [`RatioCombat::fight_signature`]).
+    signature: Option<SignatureKernel>,
+}
+
+/// PERF: a line without reserves is a function of its dice alone, so the kernel only needs
+/// each combat's state. Each combat's table maps its combined face to `state × 7^c` (plus
+/// one in the upper half when the min-score floor decided it); the sum over combats is the
+/// battle's signature, a base-7 number of at most 7^6 values. The driver counts signatures
+/// in one joint histogram — one increment per battle — and every other figure (result,
+/// casualty points, per-combat states) is derived from those counts afterwards.
+#[derive(Clone, Debug)]
+struct SignatureKernel {
+    /// Per combat: faces, offset into `table`, whether it starts a fresh word.
+    steps: Vec<(u32, u32, bool)>,
+    table: Vec<u64>,
+    /// 7^combats.
+    size: usize,
 }
 
 /// One battle's outcome.
@@ -358,6 +375,25 @@ const STATES: [CombatState; 7] = [
     CombatState::BBeaten,
     CombatState::BRouted,
 ];
+
+/// What a combat ending in state `code` adds to the tallies (casualty points, routed and
+/// beaten units of the losing side), given the units on each side.
+fn tallies(code: u32, units: [u32; 2]) -> u64 {
+    let loser_is_a = (1..=3).contains(&code);
+    let severity = if code == 0 { 0 } else { (code - 1) % 3 + 1 };
+    let n = u64::from(if loser_is_a { units[0] } else { units[1] });
+    let (cp_shift, routed_shift, beaten_shift) = if loser_is_a {
+        (CP_A, ROUTED_A, BEATEN_A)
+    } else {
+        (CP_B, ROUTED_B, BEATEN_B)
+    };
+    ((u64::from(severity) * n) << cp_shift)
+        + (u64::from(severity == 3) * n << routed_shift)
+        + (u64::from(severity == 2) * n << beaten_shift)
+}
+
+/// Lines of at most this many combats without reserves use the signature kernel.
+pub const MAX_SIGNATURE_COMBATS: usize = 6;
 
 /// Tallies of a battle so far → the army result slot (0–8).
 #[inline(always)]
@@ -443,7 +479,7 @@ impl RatioCombat {
         if let Some(first) = pairings.first_mut() {
             first.new_word = true;
         }
-        let reserve_mods = [0, 1].map(|s| {
+        let reserve_mods: [Vec<i32>; 2] = [0, 1].map(|s| {
             battle.reserves[s]
                 .iter()
                 .map(|&u| battle.units[s][u].modifier)
@@ -456,6 +492,29 @@ impl RatioCombat {
                 .map(|p| [p.a.len(), p.b.len()][s] as u32)
                 .sum()
         });
+        let signature = (reserve_mods[0].is_empty()
+            && reserve_mods[1].is_empty()
+            && !battle.skirmish
+            && pairings.len() <= MAX_SIGNATURE_COMBATS)
+            .then(|| {
+                let mut steps = Vec::new();
+                let mut table = Vec::new();
+                let mut place = 1u64;
+                for p in &pairings {
+                    steps.push((p.faces, table.len() as u32, p.new_word));
+                    table.extend(
+                        p.outcome
+                            .iter()
+                            .map(|o| o.state as u64 * place + ((o.packed >> FLOOR_DECIDED) << 32)),
+                    );
+                    place *= 7;
+                }
+                SignatureKernel {
+                    steps,
+                    table,
+                    size: place as usize,
+                }
+            });
         let mut combat = Self {
             battle,
             pairings,
@@ -463,6 +522,7 @@ impl RatioCombat {
             line_units,
             optimal: None,
             escalation,
+            signature,
         };
         if let Some(side) = (0..2).find(|&s| combat.battle.policy[s] == ReservePolicy::Optimal) {
             if !combat.battle.reserves[side].is_empty() {
@@ -515,21 +575,9 @@ impl RatioCombat {
         };
         let code = classify(fa, fb);
         let floor_decided = u64::from(fa != a || fb != b) * u64::from(classify(a, b) != code);
-        let loser_is_a = (1..=3).contains(&code);
-        let severity = if code == 0 { 0 } else { (code - 1) % 3 + 1 };
-        let n = u64::from(if loser_is_a { units[0] } else { units[1] });
-        let (cp_shift, routed_shift, beaten_shift) = if loser_is_a {
-            (CP_A, ROUTED_A, BEATEN_A)
-        } else {
-            (CP_B, ROUTED_B, BEATEN_B)
-        };
-        let mut packed = (u64::from(severity) * n) << cp_shift;
-        packed += u64::from(severity == 3) * n << routed_shift;
-        packed += u64::from(severity == 2) * n << beaten_shift;
-        packed += floor_decided << FLOOR_DECIDED;
         CombatOutcome {
             state: STATES[code as usize],
-            packed,
+            packed: tallies(code, units) + (floor_decided << FLOOR_DECIDED),
         }
     }
 
@@ -584,6 +632,47 @@ impl RatioCombat {
             return self.fight_line(dice);
         }
         self.fight_with_reserves(dice)
+    }
+
+    /// Whether [`RatioCombat::fight_signature`] can run this battle.
+    pub fn has_signature(&self) -> bool {
+        self.signature.is_some()
+    }
+
+    /// Joint-histogram bins of the signature kernel (0 without one).
+    pub fn signature_size(&self) -> usize {
+        self.signature.as_ref().map_or(0, |s| s.size)
+    }
+
+    /// The signature kernel: one battle of a line without reserves as its signature, the
+    /// combat states as a base-7 number in the low 32 bits and the number of combats the
+    /// min-score floor decided in the high 32 bits. Draws the same dice as [`Self::fight`].
+    #[inline(always)]
+    pub fn fight_signature(&self, dice: &mut DiceStream) -> u64 {
+        let kernel = self.signature.as_ref().expect("a line without reserves");
+        let mut word = DiceWord(0);
+        let mut signature = 0u64;
+        for &(faces, offset, new_word) in &kernel.steps {
+            if new_word {
+                word = dice.word();
+            }
+            signature += kernel.table[offset as usize + word.take(faces) as usize];
+        }
+        signature
+    }
+
+    /// The outcome a signature stands for.
+    pub fn decode_signature(&self, signature: u64) -> RatioOutcome {
+        let mut rest = signature as u32;
+        let mut packed = (signature >> 32) << FLOOR_DECIDED;
+        let mut states = 0u64;
+        for (c, p) in self.pairings.iter().enumerate() {
+            let code = rest % 7;
+            rest /= 7;
+            packed += tallies(code, p.units);
+            states |= u64::from(code) << (4 * c);
+        }
+        self.outcome(packed, self.line_units, 0, states)
     }
 
     /// The fast path: no reserves, every combat a table lookup on its combined face.
@@ -1386,6 +1475,9 @@ pub struct RatioHistogram {
     pub reserves_used: Vec<u64>,
     pub floor_decided: Vec<u64>,
     pub combat_states: Vec<[u64; CombatState::COUNT]>,
+    /// Counts per signature while the signature kernel runs; folded into the other
+    /// fields by [`RatioHistogram::fold_signatures`].
+    pub signatures: Vec<u64>,
 }
 
 impl RatioHistogram {
@@ -1397,7 +1489,49 @@ impl RatioHistogram {
             reserves_used: vec![0; d.reserves_used.len()],
             floor_decided: vec![0; d.floor_decided.len()],
             combat_states: vec![[0; CombatState::COUNT]; d.combat_states.len()],
+            signatures: Vec::new(),
         }
+    }
+
+    /// A histogram for the signature kernel: one bin per signature.
+    pub fn for_signatures(combat: &RatioCombat) -> Self {
+        Self {
+            signatures: vec![0; combat.signature_size()],
+            ..Self::new(combat)
+        }
+    }
+
+    /// Counts one signature. Floor counts are kept for one or more combats only (rare);
+    /// the count of none is what is left when the signatures are folded.
+    #[inline(always)]
+    pub fn record_signature(&mut self, signature: u64) {
+        self.signatures[signature as u32 as usize] += 1;
+        let floored = (signature >> 32) as usize;
+        if floored != 0 {
+            self.floor_decided[floored] += 1;
+        }
+    }
+
+    /// Folds signature counts into results, casualty points and combat states.
+    pub fn fold_signatures(&mut self, combat: &RatioCombat) {
+        let signatures = std::mem::take(&mut self.signatures);
+        let mut trials = 0u64;
+        for (signature, &count) in signatures.iter().enumerate() {
+            if count == 0 {
+                continue;
+            }
+            trials += count;
+            let o = combat.decode_signature(signature as u64);
+            self.result[o.result] += count;
+            self.cp[0][o.cp[0] as usize] += count;
+            self.cp[1][o.cp[1] as usize] += count;
+            self.reserves_used[0] += count;
+            for (c, counts) in self.combat_states.iter_mut().enumerate() {
+                counts[((o.states >> (4 * c)) & 0xf) as usize] += count;
+            }
+        }
+        let floored: u64 = self.floor_decided[1..].iter().sum();
+        self.floor_decided[0] += trials - floored;
     }
 
     pub fn trials(&self) -> u64 {
@@ -1428,6 +1562,7 @@ impl crate::sim::Histogram for RatioHistogram {
         for (m, t) in self.combat_states.iter_mut().zip(&other.combat_states) {
             add(m, t);
         }
+        add(&mut self.signatures, &other.signatures);
     }
 }
 
@@ -1438,6 +1573,21 @@ pub fn simulate_battles(
     trials: u64,
     control: &crate::sim::RunControl,
 ) -> Result<RatioHistogram, crate::sim::Interrupted> {
+    if combat.has_signature() {
+        let mut h = crate::sim::run_blocks(
+            seed,
+            trials,
+            || RatioHistogram::for_signatures(combat),
+            |dice, n, h| {
+                for _ in 0..n {
+                    h.record_signature(combat.fight_signature(dice));
+                }
+            },
+            control,
+        )?;
+        h.fold_signatures(combat);
+        return Ok(h);
+    }
     crate::sim::run_blocks(
         seed,
         trials,

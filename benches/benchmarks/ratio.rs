@@ -1,0 +1,124 @@
+//! Ratio battles (RULES.md A): a five-combat line without reserves — one 64-bit word per
+//! battle, every combat a table lookup on its combined dice — beside the bare xoshiro
+//! loop; then lines with a reserve under each policy, a skirmish, and exact enumeration.
+
+use std::hint::black_box;
+
+use criterion::{criterion_group, Criterion, Throughput};
+
+use battlelab::dice::DiceStream;
+use battlelab::rules::ratio::{
+    parse_line, MinScore, Objective, RatioBattle, RatioCombat, RatioHistogram, ReservePolicy, Unit,
+};
+
+use super::{bare_xoshiro, BATCH};
+
+/// A battle from a quick line, `reserve_a` reserves for A, every A die at `mod_a`.
+pub fn line(text: &str, reserve_a: usize, mod_a: i32, policy: ReservePolicy) -> RatioBattle {
+    let (line, counts) = parse_line(text).unwrap();
+    let units = |prefix: &str, n: usize, modifier: i32| {
+        (0..n)
+            .map(|i| Unit {
+                name: format!("{prefix}{}", i + 1),
+                modifier,
+            })
+            .collect::<Vec<_>>()
+    };
+    RatioBattle {
+        units: [
+            units("A", counts[0] + reserve_a, mod_a),
+            units("B", counts[1], 0),
+        ],
+        line,
+        reserves: [(counts[0]..counts[0] + reserve_a).collect(), vec![]],
+        policy: [policy; 2],
+        objective: Objective::CpDifference,
+        min_score: MinScore::Floor(1),
+        skirmish: false,
+        escalation: None,
+    }
+}
+
+fn ratio(c: &mut Criterion) {
+    let five = RatioCombat::new(line("1v1,1v1,1v1,1v1,2v1", 0, 1, ReservePolicy::None)).unwrap();
+    let mut group = c.benchmark_group("ratio");
+    group.throughput(Throughput::Elements(BATCH));
+    let mut dice = DiceStream::for_block(1, 0);
+    group.bench_function("bare xoshiro256++ next_u64", |b| {
+        b.iter(|| black_box(bare_xoshiro(&mut dice, BATCH)))
+    });
+    let mut dice = DiceStream::for_block(1, 0);
+    group.bench_function(
+        "5-combat line, no reserves (signature kernel + joint histogram, as run)",
+        |b| {
+            let mut histogram = RatioHistogram::for_signatures(&five);
+            b.iter(|| {
+                for _ in 0..BATCH {
+                    histogram.record_signature(five.fight_signature(black_box(&mut dice)));
+                }
+                black_box(histogram.signatures[0])
+            })
+        },
+    );
+    let mut dice = DiceStream::for_block(1, 0);
+    group.bench_function(
+        "5-combat line, no reserves (fight + full outcome histogram)",
+        |b| {
+            let mut histogram = RatioHistogram::new(&five);
+            b.iter(|| {
+                for _ in 0..BATCH {
+                    histogram.record(&five.fight(black_box(&mut dice)));
+                }
+                black_box(histogram.result[0])
+            })
+        },
+    );
+    let mut dice = DiceStream::for_block(1, 0);
+    group.bench_function("5-combat line, no reserves (kernel, result only)", |b| {
+        b.iter(|| {
+            let mut results = [0u64; 18];
+            for _ in 0..BATCH {
+                results[five.fight(black_box(&mut dice)).result] += 1;
+            }
+            black_box(results)
+        })
+    });
+    for policy in ReservePolicy::ALL {
+        let combat = RatioCombat::new(line("1v1,1v1,1v1,1v1,2v1", 2, 0, policy)).unwrap();
+        let mut dice = DiceStream::for_block(1, 0);
+        group.bench_function(
+            format!("5-combat line, 2 reserves, {}", policy.name()),
+            |b| {
+                let mut histogram = RatioHistogram::new(&combat);
+                b.iter(|| {
+                    for _ in 0..BATCH {
+                        histogram.record(&combat.fight(black_box(&mut dice)));
+                    }
+                    black_box(histogram.result[0])
+                })
+            },
+        );
+    }
+    group.finish();
+
+    let mut group = c.benchmark_group("ratio exact");
+    group.throughput(Throughput::Elements(1));
+    let combat =
+        RatioCombat::new(line("1v1,1v1,1v1,1v1,2v1", 2, 0, ReservePolicy::Rescue)).unwrap();
+    group.bench_function("enumerate a 5-combat line with 2 reserves (rescue)", |b| {
+        b.iter(|| black_box(combat.distribution(black_box(50_000_000))))
+    });
+    group.bench_function("solve optimal for a 5-combat line with 2 reserves", |b| {
+        b.iter(|| {
+            black_box(RatioCombat::new(line(
+                "1v1,1v1,1v1,1v1,2v1",
+                2,
+                0,
+                ReservePolicy::Optimal,
+            )))
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, ratio);
