@@ -356,6 +356,7 @@ fn objective(
 
 fn side_setup(source: &Source, key: &str, spec: &SideSpec) -> Result<SideSetup, AnalysisError> {
     let field = |f: &str| format!("side.{key}.{f}");
+    let key_side = |_: &str| key;
     let (listed, count) = match spec.units.get_ref() {
         toml::Value::Integer(n) => (None, *n),
         toml::Value::Array(list) => {
@@ -370,6 +371,26 @@ fn side_setup(source: &Source, key: &str, spec: &SideSpec) -> Result<SideSetup, 
                         format!("each unit is a table with any of name, argument, quality, ambush, exhausted: {}", e.to_string().trim()),
                     )
                 })?;
+            for (i, u) in units.iter().enumerate() {
+                for (key, value) in [("argument", u.argument), ("quality", u.quality)] {
+                    if let Some(v) = value.filter(|v| !(-3..=3).contains(v)) {
+                        return Err(source.error(
+                            &spec.units,
+                            format!("side.{key_side}.units[{i}].{key}", key_side = key_side(key)),
+                            format!("{key} must be -3 to 3, got {v}"),
+                        ));
+                    }
+                }
+                if let Some(name) = &u.name {
+                    if units[..i].iter().any(|o| o.name.as_ref() == Some(name)) {
+                        return Err(source.error(
+                            &spec.units,
+                            format!("side.{}.units[{i}].name", key_side("")),
+                            format!("two units are named \"{name}\"; names must differ, since pairings name units"),
+                        ));
+                    }
+                }
+            }
             let n = units.len() as i64;
             (Some(units), n)
         }
@@ -434,6 +455,9 @@ struct BattleSetup {
     objective: Objective,
 }
 
+/// A line and the reserves of each side.
+type Deployment = (Vec<Pairing>, [Vec<usize>; 2]);
+
 /// Auto-deployment (RULES.md A): pair one-to-one in order, then double up from the left
 /// (double-first) or keep every extra unit back (reserve-first); an explicit reserve count
 /// keeps exactly that many back and doubles the rest. Returns the line and reserves.
@@ -441,7 +465,7 @@ fn deploy(
     counts: [usize; 2],
     reserves: [Option<i64>; 2],
     mode: AutoDeploy,
-) -> Result<(Vec<Pairing>, [Vec<usize>; 2]), (usize, String)> {
+) -> Result<Deployment, (usize, String)> {
     let sides = ["a", "b"];
     let larger = usize::from(counts[1] > counts[0]);
     let smaller = 1 - larger;
@@ -474,7 +498,7 @@ fn deploy(
                 return Err((
                     larger,
                     format!(
-                        "side {} keeps {k} in reserve but has only {extra} more units than side {}; every enemy unit needs an opponent",
+                        "side {} keeps {k} in reserve but has only {extra} more unit(s) than side {}, so it may keep 0 to {extra}; every enemy unit needs an opponent",
                         sides[larger].to_uppercase(),
                         sides[smaller].to_uppercase()
                     ),
@@ -601,9 +625,9 @@ impl RatioStudy {
                 "explicit reserves go with an explicit line; give battle.line too, or use side.<a|b>.reserves with auto-deployment",
             ));
         }
-        if b.order.is_some() && b.line.is_none() {
+        if let (Some(order), None) = (&b.order, &b.line) {
             return Err(source.error(
-                b.order.as_ref().expect("checked"),
+                order,
                 "battle.order",
                 "the order of resolution goes with an explicit line (positions in battle.line); auto-deployment resolves left to right",
             ));
@@ -650,11 +674,20 @@ impl RatioStudy {
                         None => ReservePolicy::Rescue,
                     };
                     if reserves as usize + 1 > base_sides[k].count as usize {
+                        let given = if side.reserves.is_some() {
+                            ""
+                        } else {
+                            " (the default)"
+                        };
                         return Err(source.error_at(
-                            side.reserves.as_ref().map(|v| source.line_of(v.span())),
+                            Some(source.line_of(
+                                side.reserves
+                                    .as_ref()
+                                    .map_or([&spec.side.a.units, &spec.side.b.units][k].span(), |v| v.span()),
+                            )),
                             format!("skirmish.{key}.reserves"),
                             format!(
-                                "side {} has {} units: one to fight and at most {} in the skirmish's reserve, got {reserves}",
+                                "side {} has {} units: one to fight and at most {} in the skirmish's reserve, got {reserves}{given}; set skirmish.{key}.reserves lower",
                                 key.to_uppercase(),
                                 base_sides[k].count,
                                 base_sides[k].count - 1
@@ -870,11 +903,20 @@ impl RatioStudy {
                 for s in 0..2 {
                     sides[s].count += extra_units[s];
                 }
+                let variant_note = if spec.variant.is_some() {
+                    format!("variant {vname}, ")
+                } else {
+                    String::new()
+                };
                 let at = if axes.is_empty() {
-                    format!(" (variant {vname})")
+                    if variant_note.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (variant {vname})")
+                    }
                 } else {
                     format!(
-                        " (variant {vname}, at the grid point {})",
+                        " ({variant_note}at the grid point {})",
                         axes.iter()
                             .zip(&coordinates)
                             .map(|(a, v)| format!("{} = {v}", a.parameter))
@@ -986,10 +1028,38 @@ impl RatioStudy {
                         swept_line
                     }
                 };
+                // Rules errors name combats in resolution order (`line[c]`); the file's
+                // entries are named by their position in battle.line.
+                let file_field = |field: &str| -> (String, Option<usize>) {
+                    let combat = field
+                        .strip_prefix("line[")
+                        .and_then(|r| r.strip_suffix(']'))
+                        .and_then(|c| c.parse::<usize>().ok());
+                    match (combat, &b.line) {
+                        (Some(c), Some(entries)) => {
+                            let position = b
+                                .order
+                                .as_ref()
+                                .and_then(|o| o.get_ref().get(c).map(|&p| p as usize - 1))
+                                .unwrap_or(c);
+                            (
+                                format!("battle.line[{position}]"),
+                                entries.get(position).map(|e| source.line_of(e.span())),
+                            )
+                        }
+                        _ if b.line.is_some() && field.starts_with("line") => {
+                            ("battle.line".into(), line_of_field(field))
+                        }
+                        _ if b.line.is_some() && field.starts_with("reserve") => {
+                            ("battle.reserve".into(), line_of_field(field))
+                        }
+                        _ => (field.to_string(), line_of_field(field)),
+                    }
+                };
                 let compile = |battle: RatioBattle| {
                     RatioCombat::new(battle).map_err(|e| {
-                        let line = line_of_field(&e.field);
-                        source.error_at(line, e.field.clone(), format!("{}{at}", e.message))
+                        let (field, line) = file_field(&e.field);
+                        source.error_at(line, field, format!("{}{at}", e.message))
                     })
                 };
                 let combat = match skirmish {
@@ -1159,6 +1229,9 @@ pub fn execute(
     Ok(RatioResults { trials, seed, runs })
 }
 
+/// A distribution column: name, simulated counts, exact probabilities if computed.
+type Metric<'a> = (&'a str, &'a [u64], Option<&'a Vec<f64>>);
+
 /// Probabilities of a run's distribution, exact where enumerated, else simulated.
 struct Summary {
     result: Vec<f64>,
@@ -1319,7 +1392,7 @@ fn write_contents(
             .float("p_escalation", Some(sim.p_escalation()))
             .float("exact_p_escalation", ex(&|e| e.p_escalation()))
             .finish();
-        let metrics: [(&str, &[u64], Option<&Vec<f64>>); 4] = [
+        let metrics: [Metric; 4] = [
             ("cp_a", &h.cp[0], exact.as_ref().map(|e| &e.cp[0])),
             ("cp_b", &h.cp[1], exact.as_ref().map(|e| &e.cp[1])),
             (

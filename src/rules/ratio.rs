@@ -388,8 +388,8 @@ fn tallies(code: u32, units: [u32; 2]) -> u64 {
         (CP_B, ROUTED_B, BEATEN_B)
     };
     ((u64::from(severity) * n) << cp_shift)
-        + (u64::from(severity == 3) * n << routed_shift)
-        + (u64::from(severity == 2) * n << beaten_shift)
+        + ((u64::from(severity == 3) * n) << routed_shift)
+        + ((u64::from(severity == 2) * n) << beaten_shift)
 }
 
 /// Lines of at most this many combats without reserves use the signature kernel.
@@ -940,9 +940,9 @@ fn validate(battle: &RatioBattle) -> Result<(), RulesError> {
         }
         if let Some(u) = placed[s].iter().position(|p| !p) {
             return Err(err(
-                format!("side.{}", sides[s]),
+                "line",
                 format!(
-                    "unit {} is neither in a pairing nor in reserve; put it in the line or in reserve",
+                    "unit {} is neither in a pairing nor in reserve; put it in a pairing (e.g. as a double) or in reserve",
                     name(s, u)
                 ),
             ));
@@ -1095,8 +1095,8 @@ impl RatioCombat {
             let mut memo = vec![f64::NAN; block];
             let p = &self.pairings[c];
             let mut here_values = vec![vec![0.0; diff_len]; r];
-            for used in 0..=reserves {
-                for (di, &diff) in diffs.iter().enumerate() {
+            for (used, row) in here_values.iter_mut().enumerate() {
+                for (value, &diff) in row.iter_mut().zip(&diffs) {
                     let mut sum = 0.0;
                     for t in &p.totals {
                         sum += self.optimal_value_at(
@@ -1111,7 +1111,7 @@ impl RatioCombat {
                             t[1 - side],
                         );
                     }
-                    here_values[used][di] = sum / f64::from(p.faces);
+                    *value = sum / f64::from(p.faces);
                 }
             }
             next = here_values;
