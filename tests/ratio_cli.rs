@@ -116,7 +116,7 @@ fn table_ratio_refuses_bad_input() {
             "both sides",
         ),
         (
-            vec!["--line", "1v1", "--reserve-b", "1"],
+            vec!["--line", "2v1", "--reserve-b", "1"],
             "only the side with more units",
         ),
         (vec!["--line", "1v1", "--min-score", "0"], "1 to 6, or none"),
