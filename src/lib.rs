@@ -10,6 +10,7 @@
 //! ```text
 //! cargo run --release -- table crt --odds 3:2 --drm +1          # one CRT roll, exact
 //! cargo run --release -- run analyses/field_combat.toml         # a whole swept study
+//! cargo run --release -- table ratio --line "1v1,2v1" --reserve-a 1   # a ratio battle
 //! ```
 //!
 //! Layers, from the bottom: [`dice`] (seeded streams), [`rules`] (pure kernels over
