@@ -1549,44 +1549,16 @@ fn combat_label(run: &RatioRun, c: usize) -> String {
     format!("{} vs {}", names(0, &p.a), names(1, &p.b))
 }
 
-fn slug(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
-
-/// The value an axis is held at when not drawn: nearest zero.
-fn fixed_value(axis: &SweepAxis) -> &AxisValue {
-    axis.values
-        .iter()
-        .min_by_key(|v| match v {
-            AxisValue::Int(x) => x.unsigned_abs(),
-            AxisValue::Odds { .. } => 0,
-        })
-        .expect("axes are never empty")
-}
-
 fn slice(study: &RatioStudy, variant: usize, free: &[usize]) -> Vec<usize> {
-    study
-        .runs
-        .iter()
-        .enumerate()
-        .filter(|(_, r)| {
-            r.variant == variant
-                && r.coordinates
-                    .iter()
-                    .zip(&study.axes)
-                    .enumerate()
-                    .all(|(i, (v, a))| free.contains(&i) || v == fixed_value(a))
-        })
-        .map(|(i, _)| i)
-        .collect()
+    report::slice_points(
+        &study.axes,
+        study
+            .runs
+            .iter()
+            .map(|r| (r.variant, r.coordinates.as_slice())),
+        variant,
+        free,
+    )
 }
 
 fn best_summary(r: &RatioRunResult) -> Summary {
@@ -1626,7 +1598,7 @@ fn draw_charts(study: &RatioStudy, results: &RatioResults, dir: &Path) -> Result
     };
     for (vi, vname) in study.variants.iter().enumerate() {
         let suffix = if study.variants.len() > 1 {
-            format!("_{}", slug(vname))
+            format!("_{}", report::slug(vname))
         } else {
             String::new()
         };

@@ -380,16 +380,33 @@ fn fixed_value(axis: &SweepAxis) -> &AxisValue {
 
 /// Runs of one variant on the axes `free`, every other axis at its [`fixed_value`].
 fn slice(analysis: &Analysis, variant: usize, free: &[usize]) -> Vec<usize> {
-    analysis
-        .runs
-        .iter()
+    slice_points(
+        &analysis.axes,
+        analysis
+            .runs
+            .iter()
+            .map(|r| (r.variant, r.coordinates.as_slice())),
+        variant,
+        free,
+    )
+}
+
+/// Indices of the points `(variant, coordinates)` of one variant on the axes `free`, every
+/// other axis at its [`fixed_value`]: the slice a chart draws.
+pub(crate) fn slice_points<'a>(
+    axes: &[SweepAxis],
+    points: impl IntoIterator<Item = (usize, &'a [AxisValue])>,
+    variant: usize,
+    free: &[usize],
+) -> Vec<usize> {
+    points
+        .into_iter()
         .enumerate()
-        .filter(|(_, run)| {
-            run.variant == variant
-                && run
-                    .coordinates
+        .filter(|(_, (v, coordinates))| {
+            *v == variant
+                && coordinates
                     .iter()
-                    .zip(&analysis.axes)
+                    .zip(axes)
                     .enumerate()
                     .all(|(i, (value, axis))| free.contains(&i) || value == fixed_value(axis))
         })
@@ -397,7 +414,8 @@ fn slice(analysis: &Analysis, variant: usize, free: &[usize]) -> Vec<usize> {
         .collect()
 }
 
-fn slug(name: &str) -> String {
+/// A variant name as a file-name suffix: ASCII letters and digits, the rest `_`.
+pub(crate) fn slug(name: &str) -> String {
     name.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() {

@@ -581,6 +581,16 @@ impl RatioCombat {
         }
     }
 
+    /// The state a combat would end in with these raw totals (0 even, 1–3 A repulsed,
+    /// beaten, routed, 4–6 B likewise): `resolve` without the tallies.
+    #[inline(always)]
+    fn state_of(&self, totals: [i32; 2]) -> u32 {
+        match self.battle.min_score {
+            MinScore::Floor(m) => classify(totals[0].max(m), totals[1].max(m)),
+            MinScore::None => classify(totals[0], totals[1]),
+        }
+    }
+
     /// One combat's outcome from raw totals and the units on each side.
     #[inline]
     pub fn resolve(&self, a: i32, b: i32, units: [u32; 2]) -> CombatOutcome {
@@ -597,7 +607,6 @@ impl RatioCombat {
         side: usize,
         combat: usize,
         totals: [i32; 2],
-        units: [u32; 2],
         used: usize,
         here: usize,
         diff: i32,
@@ -605,7 +614,7 @@ impl RatioCombat {
         if used >= self.reserve_mods[side].len() {
             return false;
         }
-        let state = self.resolve(totals[0], totals[1], units).state as u32;
+        let state = self.state_of(totals);
         let (lost, routed_enemy) = if side == 0 {
             ((1..=3).contains(&state), state == 6)
         } else {
@@ -726,7 +735,7 @@ impl RatioCombat {
             for side in 0..2 {
                 let mut here = 0;
                 let diff = cp_diff(packed, side);
-                while self.commits(side, c, totals, units, used[side], here, diff) {
+                while self.commits(side, c, totals, used[side], here, diff) {
                     if reserve_dice_left == 0 {
                         reserve_word = dice.word();
                         reserve_dice_left = 8;
@@ -761,7 +770,7 @@ impl RatioCombat {
         loop {
             let mut committed = false;
             for side in 0..2 {
-                if self.commits(side, 0, *totals, *units, used[side], used[side], 0) {
+                if self.commits(side, 0, *totals, used[side], used[side], 0) {
                     totals[side] += die() as i32 + self.reserve_mods[side][used[side]];
                     units[side] += 1;
                     used[side] += 1;
@@ -1338,7 +1347,6 @@ impl RatioCombat {
                 side,
                 c,
                 totals,
-                units,
                 used[side],
                 here[side],
                 cp_diff(packed, side),
@@ -1432,7 +1440,7 @@ impl RatioCombat {
             }
             return emit(totals, units, used, weight);
         }
-        if self.commits(side, 0, totals, units, used[side], used[side], 0) {
+        if self.commits(side, 0, totals, used[side], used[side], 0) {
             let m = self.reserve_mods[side][used[side]];
             for face in 0..6 {
                 let mut t = totals;
