@@ -285,6 +285,10 @@ fn monte_carlo_agrees_with_exact_at_ten_million() {
                 .battle(Objective::WinProbability),
         ),
         (
+            "1v1,1v1 + 1 reserve never committed (none)".into(),
+            Case::quick("1v1,1v1", 0, 1, 1, ReservePolicy::None).battle(Objective::CpDifference),
+        ),
+        (
             "skirmish 2 v 2 reserves, rescue, ambush".into(),
             skirmish([2, 2], [ReservePolicy::Rescue; 2], 1),
         ),

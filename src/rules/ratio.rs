@@ -492,8 +492,11 @@ impl RatioCombat {
                 .map(|p| [p.a.len(), p.b.len()][s] as u32)
                 .sum()
         });
-        let signature = (reserve_mods[0].is_empty()
-            && reserve_mods[1].is_empty()
+        // Reserves that are never committed (policy `none`) leave the line a function of
+        // its dice alone.
+        let never_commit =
+            (0..2).all(|s| reserve_mods[s].is_empty() || battle.policy[s] == ReservePolicy::None);
+        let signature = (never_commit
             && !battle.skirmish
             && pairings.len() <= MAX_SIGNATURE_COMBATS)
             .then(|| {
@@ -637,7 +640,7 @@ impl RatioCombat {
         if self.battle.skirmish {
             return self.fight_skirmish(dice);
         }
-        if self.reserve_count() == 0 {
+        if self.committing_sides().next().is_none() {
             return self.fight_line(dice);
         }
         self.fight_with_reserves(dice)
@@ -718,6 +721,14 @@ impl RatioCombat {
         }
     }
 
+    /// Sides that may ever commit a reserve (they hold one and their policy is not `none`).
+    #[inline(always)]
+    fn committing_sides(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..2).filter(|&s| {
+            !self.reserve_mods[s].is_empty() && self.battle.policy[s] != ReservePolicy::None
+        })
+    }
+
     /// Open battles with reserves: the reserve side decides after each of its dice.
     fn fight_with_reserves(&self, dice: &mut DiceStream) -> RatioOutcome {
         let mut word = DiceWord(0);
@@ -732,7 +743,7 @@ impl RatioCombat {
             }
             let mut totals = p.totals[word.take(p.faces) as usize];
             let mut units = p.units;
-            for side in 0..2 {
+            for side in self.committing_sides() {
                 let mut here = 0;
                 let diff = cp_diff(packed, side);
                 while self.commits(side, c, totals, used[side], here, diff) {
