@@ -1739,6 +1739,29 @@ fn percent_cells(p: &[f64]) -> Vec<String> {
         .collect()
 }
 
+fn markdown_header(md: &mut String, header: &[String]) {
+    use std::fmt::Write;
+    let _ = writeln!(
+        md,
+        "| {} |\n|{}",
+        header.join(" | "),
+        "---|".repeat(header.len())
+    );
+}
+
+/// The runs of one variant with their results.
+fn runs_of<'a>(
+    study: &'a RatioStudy,
+    results: &'a RatioResults,
+    variant: usize,
+) -> impl Iterator<Item = (&'a RatioRun, &'a RatioRunResult)> {
+    study
+        .runs
+        .iter()
+        .zip(&results.runs)
+        .filter(move |(run, _)| run.variant == variant)
+}
+
 fn rulebook_tables(study: &RatioStudy, results: &RatioResults) -> String {
     use std::fmt::Write;
     let mut md = format!("# {} — rulebook tables\n\n", study.name);
@@ -1768,18 +1791,8 @@ fn rulebook_tables(study: &RatioStudy, results: &RatioResults) -> String {
             .chain(["line".to_string()])
             .chain(live.iter().map(|&i| ArmyResult::label(i)))
             .collect();
-        let _ = writeln!(
-            md,
-            "| {} |\n|{}",
-            header.join(" | "),
-            "---|".repeat(header.len())
-        );
-        for (run, r) in study
-            .runs
-            .iter()
-            .zip(&results.runs)
-            .filter(|(run, _)| run.variant == vi)
-        {
+        markdown_header(&mut md, &header);
+        for (run, r) in runs_of(study, results, vi) {
             let s = best_summary(r);
             let shown: Vec<f64> = live.iter().map(|&i| s.result[i]).collect();
             let battle = run.combat.battle();
@@ -1812,18 +1825,8 @@ fn rulebook_tables(study: &RatioStudy, results: &RatioResults) -> String {
         if study.skirmish {
             header.push("P(escalation)".into());
         }
-        let _ = writeln!(
-            md,
-            "| {} |\n|{}",
-            header.join(" | "),
-            "---|".repeat(header.len())
-        );
-        for (run, r) in study
-            .runs
-            .iter()
-            .zip(&results.runs)
-            .filter(|(run, _)| run.variant == vi)
-        {
+        markdown_header(&mut md, &header);
+        for (run, r) in runs_of(study, results, vi) {
             let s = best_summary(r);
             let mut cells: Vec<String> = run.coordinates.iter().map(ToString::to_string).collect();
             cells.extend([
@@ -1853,18 +1856,8 @@ fn rulebook_tables(study: &RatioStudy, results: &RatioResults) -> String {
                 header.push(format!("{p}: P(win)"));
                 header.push(format!("{p}: CP diff"));
             }
-            let _ = writeln!(
-                md,
-                "| {} |\n|{}",
-                header.join(" | "),
-                "---|".repeat(header.len())
-            );
-            for (run, r) in study
-                .runs
-                .iter()
-                .zip(&results.runs)
-                .filter(|(run, _)| run.variant == vi)
-            {
+            markdown_header(&mut md, &header);
+            for (run, r) in runs_of(study, results, vi) {
                 let Some((side, _)) = &run.policies else {
                     continue;
                 };
