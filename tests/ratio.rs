@@ -466,3 +466,38 @@ fn skirmish_escalates_only_when_both_sides_commit_everything() {
     assert_eq!(d.result[9..].iter().sum::<u128>(), 0);
     assert!(ArmyResult::label(9).starts_with("escalated"));
 }
+
+/// The same for side B holding the reserve while both sides name `optimal` (the quick form
+/// gives every side the one policy): it compiles, runs, and is never worse.
+#[test]
+fn optimal_for_side_b_is_never_worse() {
+    for objective in [Objective::CpDifference, Objective::WinProbability] {
+        let value = |policy: ReservePolicy| {
+            let case = Case {
+                a: vec![1, 1],
+                b: vec![0, 0, 0, 0, 0],
+                line: vec![(vec![0], vec![0, 1]), (vec![1], vec![2])],
+                reserve_side: Some(1),
+                reserves: vec![3, 4],
+                policy,
+                min_score: Some(1),
+            };
+            let combat = RatioCombat::new(case.battle(objective)).unwrap();
+            let d = combat.distribution(BUDGET).unwrap();
+            let mut dice = DiceStream::for_block(3, 0);
+            for _ in 0..10_000 {
+                combat.fight(&mut dice);
+            }
+            objective_numerator(&d, 1, objective)
+        };
+        let best = value(ReservePolicy::Optimal);
+        for policy in [
+            ReservePolicy::None,
+            ReservePolicy::Rescue,
+            ReservePolicy::Press,
+        ] {
+            let other = value(policy);
+            assert!(best >= other, "{objective:?}: {}", policy.name());
+        }
+    }
+}

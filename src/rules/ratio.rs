@@ -527,10 +527,13 @@ impl RatioCombat {
             escalation,
             signature,
         };
-        if let Some(side) = (0..2).find(|&s| combat.battle.policy[s] == ReservePolicy::Optimal) {
-            if !combat.battle.reserves[side].is_empty() {
-                combat.optimal = Some(combat.solve_optimal(side)?);
-            }
+        // Validation leaves at most one side with reserves outside a skirmish, and refuses
+        // `optimal` inside one: at most one side needs a solved policy.
+        if let Some(side) = (0..2).find(|&s| {
+            combat.battle.policy[s] == ReservePolicy::Optimal
+                && !combat.battle.reserves[s].is_empty()
+        }) {
+            combat.optimal = Some(combat.solve_optimal(side)?);
         }
         Ok(combat)
     }
