@@ -310,6 +310,8 @@ pub struct RatioCombat {
     escalation: Option<Box<RatioCombat>>,
     /// The signature kernel of a line without reserves (see [`RatioCombat::fight_signature`]).
     signature: Option<SignatureKernel>,
+    /// Sides that may ever commit a reserve: they hold one and their policy is not `none`.
+    committing: Vec<usize>,
 }
 
 /// PERF: a line without reserves is a function of its dice alone, so the kernel only needs
@@ -518,7 +520,11 @@ impl RatioCombat {
                     size: place as usize,
                 }
             });
+        let committing = (0..2)
+            .filter(|&s| !reserve_mods[s].is_empty() && battle.policy[s] != ReservePolicy::None)
+            .collect();
         let mut combat = Self {
+            committing,
             battle,
             pairings,
             reserve_mods,
@@ -643,7 +649,7 @@ impl RatioCombat {
         if self.battle.skirmish {
             return self.fight_skirmish(dice);
         }
-        if self.committing_sides().next().is_none() {
+        if self.committing.is_empty() {
             return self.fight_line(dice);
         }
         self.fight_with_reserves(dice)
@@ -724,14 +730,6 @@ impl RatioCombat {
         }
     }
 
-    /// Sides that may ever commit a reserve (they hold one and their policy is not `none`).
-    #[inline(always)]
-    fn committing_sides(&self) -> impl Iterator<Item = usize> + '_ {
-        (0..2).filter(|&s| {
-            !self.reserve_mods[s].is_empty() && self.battle.policy[s] != ReservePolicy::None
-        })
-    }
-
     /// Open battles with reserves: the reserve side decides after each of its dice.
     fn fight_with_reserves(&self, dice: &mut DiceStream) -> RatioOutcome {
         let mut word = DiceWord(0);
@@ -746,7 +744,7 @@ impl RatioCombat {
             }
             let mut totals = p.totals[word.take(p.faces) as usize];
             let mut units = p.units;
-            for side in self.committing_sides() {
+            for &side in &self.committing {
                 let mut here = 0;
                 let diff = cp_diff(packed, side);
                 while self.commits(side, c, totals, used[side], here, diff) {
@@ -1391,11 +1389,13 @@ impl RatioCombat {
         let total = own_total.checked_mul(open.total)?;
         let mut d = RatioDistribution::empty(self, total);
         for t in &p.totals {
-            self.skirmish_paths(
+            self.skirmish_pass(
                 *t,
                 p.units,
                 [0, 0],
                 reserve_weight,
+                0,
+                false,
                 &mut |totals, units, used, w| {
                     let o = self.resolve(totals[0], totals[1], units);
                     d.combat_states[0][o.state as usize] += w * open.total;
@@ -1423,20 +1423,9 @@ impl RatioCombat {
         Some(d)
     }
 
-    /// The skirmish's commitment sequence (A then B, each one reserve per pass), every die.
-    fn skirmish_paths(
-        &self,
-        totals: [i32; 2],
-        units: [u32; 2],
-        used: [usize; 2],
-        weight: u128,
-        emit: &mut dyn FnMut([i32; 2], [u32; 2], [usize; 2], u128),
-    ) {
-        // Replays the kernel's passes: within a pass A decides, then B, on the totals as
-        // they stand; a pass with no commitment ends the combat.
-        self.skirmish_pass(totals, units, used, weight, 0, false, emit);
-    }
-
+    /// The skirmish's commitment sequence, every die: it replays the kernel's passes —
+    /// within a pass A decides, then B, on the totals as they stand; a pass with no
+    /// commitment ends the combat.
     #[allow(clippy::too_many_arguments)]
     fn skirmish_pass(
         &self,
