@@ -7,6 +7,10 @@
 
 use std::fmt;
 
+use num_bigint::BigUint;
+use num_integer::Integer;
+use num_traits::{One, ToPrimitive, Zero};
+
 /// A non-negative rational number in lowest terms.
 ///
 /// ```
@@ -83,6 +87,86 @@ impl fmt::Display for Fraction {
     }
 }
 
+/// A non-negative rational number in lowest terms with arbitrary-size integers, for
+/// distributions whose denominators outgrow `u128` (a melee phase rolls `36^dice`).
+///
+/// ```
+/// use battlelab::exact::BigFraction;
+/// use num_bigint::BigUint;
+/// let f = BigFraction::new(BigUint::from(9u32), BigUint::from(36u32));
+/// assert_eq!(f.to_string(), "1/4");
+/// assert_eq!(f.to_f64(), 0.25);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct BigFraction {
+    numerator: BigUint,
+    denominator: BigUint,
+}
+
+impl BigFraction {
+    /// `numerator / denominator` reduced. Panics only on a zero denominator, which
+    /// callers never build (denominators are dice counts).
+    pub fn new(numerator: BigUint, denominator: BigUint) -> Self {
+        assert!(!denominator.is_zero(), "fraction with zero denominator");
+        let divisor = numerator.gcd(&denominator);
+        if divisor.is_zero() || divisor.is_one() {
+            return Self {
+                numerator,
+                denominator,
+            };
+        }
+        Self {
+            numerator: numerator / &divisor,
+            denominator: denominator / &divisor,
+        }
+    }
+
+    pub fn zero() -> Self {
+        Self {
+            numerator: BigUint::zero(),
+            denominator: BigUint::one(),
+        }
+    }
+
+    pub fn numerator(&self) -> &BigUint {
+        &self.numerator
+    }
+
+    pub fn denominator(&self) -> &BigUint {
+        &self.denominator
+    }
+
+    /// The nearest `f64` (correct to about 1 ulp even when both terms exceed `f64`'s range).
+    pub fn to_f64(&self) -> f64 {
+        // Scale so the quotient keeps 64 significant bits, then divide as integers.
+        let shift = self.denominator.bits() as i64 - self.numerator.bits() as i64 + 64;
+        let quotient = if shift >= 0 {
+            (&self.numerator << shift as u64) / &self.denominator
+        } else {
+            &self.numerator / (&self.denominator << (-shift) as u64)
+        };
+        quotient.to_f64().unwrap_or(f64::INFINITY) * 2f64.powi(-shift as i32)
+    }
+
+    /// Sum of two fractions, reduced.
+    pub fn plus(&self, other: &BigFraction) -> BigFraction {
+        BigFraction::new(
+            &self.numerator * &other.denominator + &other.numerator * &self.denominator,
+            &self.denominator * &other.denominator,
+        )
+    }
+}
+
+impl fmt::Display for BigFraction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.denominator.is_one() {
+            write!(f, "{}", self.numerator)
+        } else {
+            write!(f, "{}/{}", self.numerator, self.denominator)
+        }
+    }
+}
+
 /// An exact distribution over dense outcome indices: `counts[i] / total`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ExactDistribution {
@@ -137,6 +221,20 @@ mod tests {
             "5/12"
         );
         assert_eq!(Fraction::new(5, 36).times(3).to_string(), "5/12");
+    }
+
+    #[test]
+    fn big_fractions_reduce_print_and_convert() {
+        let big = |n: u128| BigUint::from(n);
+        assert_eq!(BigFraction::new(big(4), big(36)).to_string(), "1/9");
+        assert_eq!(BigFraction::new(big(0), big(36)).to_string(), "0");
+        let third = BigFraction::new(big(1), big(3));
+        assert_eq!(third.plus(&third).to_string(), "2/3");
+        assert_eq!(third.to_f64(), 1.0 / 3.0);
+        // Terms far beyond f64's range still convert: 1 / 36^300 · 36^300 / 7.
+        let huge = BigUint::from(36u32).pow(300);
+        let f = BigFraction::new(&huge * big(2), &huge * big(7));
+        assert_eq!(f.to_f64(), 2.0 / 7.0);
     }
 
     #[test]

@@ -1,0 +1,1375 @@
+//! Miniatures melee (seed 004, RULES.md part D): attack rolls by Skill, damage saves by
+//! Power against Defense, supporting attacks, combat score with flank and rear bonuses,
+//! break tests, repeated combat phases.
+//!
+//! Why this module exists: it is the one place the melee rules live. An [`Engagement`] is
+//! plain data (one unit, side A, engaged by up to four units of side B from front, flanks
+//! and rear); [`MeleeCombat::new`] validates it once, and after that three things read the
+//! same compiled rules and the same geometry ([`Formation`], [`MeleeCombat::attack_groups`]):
+//! - the Monte Carlo kernels ([`MeleeCombat::fight_phase`] for one phase,
+//!   [`MeleeCombat::engage`] for a whole engagement), which cannot fail;
+//! - [`MeleeCombat::phase_odds`], the exact distributions of one phase as reduced
+//!   fractions (binomial counts over `36^dice`, times the break dice);
+//! - [`MeleeCombat::engagement_odds`], the whole engagement by exact enumeration of the
+//!   Markov chain over (wounds taken, units present), in `f64`, where the state space is
+//!   small enough.
+//!
+//! The readings of the ambiguous geometry are in `docs/melee-readings.md`.
+
+use std::collections::BTreeMap;
+
+use num_bigint::BigUint;
+use num_traits::{One, Zero};
+
+use crate::dice::DiceStream;
+use crate::exact::BigFraction;
+use crate::rules::crt::RulesError;
+
+/// Every stat of a profile except models is 1–10.
+pub const STAT_MAX: u32 = 10;
+/// The largest unit, in models.
+pub const MAX_MODELS: u32 = 500;
+/// Side B has at most this many units (front, two flanks, rear).
+pub const MAX_B_UNITS: usize = 4;
+/// The longest engagement, in combat phases.
+pub const MAX_ROUND_LIMIT: u32 = 50;
+/// Results of a whole engagement, in [`EngagementEnd::index`] order.
+pub const END_COUNT: usize = 6;
+
+/// How a unit's rank bonus is counted (RULES.md D: option, default ranks behind the front).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RankBonusRule {
+    /// Every rank behind the front rank, even a partial one.
+    Ranks,
+    /// Only complete ranks behind the front rank.
+    FullRanks,
+    /// No rank bonus.
+    None,
+}
+
+impl RankBonusRule {
+    pub const NAMES: &'static str = "ranks, full-ranks, none";
+
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "ranks" => Some(Self::Ranks),
+            "full-ranks" => Some(Self::FullRanks),
+            "none" => Some(Self::None),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Ranks => "ranks",
+            Self::FullRanks => "full-ranks",
+            Self::None => "none",
+        }
+    }
+}
+
+/// Where a side-B unit engages side A's unit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Facing {
+    Front,
+    Flank,
+    Rear,
+}
+
+impl Facing {
+    pub const NAMES: &'static str = "front, flank, rear";
+
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "front" => Some(Self::Front),
+            "flank" => Some(Self::Flank),
+            "rear" => Some(Self::Rear),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Front => "front",
+            Self::Flank => "flank",
+            Self::Rear => "rear",
+        }
+    }
+}
+
+/// The dice of a break test (RULES.md D: option, default 2d6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BreakDice {
+    OneD6,
+    TwoD6,
+    ThreeD6,
+}
+
+impl BreakDice {
+    pub const NAMES: &'static str = "1d6, 2d6, 3d6";
+
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "1d6" | "d6" => Some(Self::OneD6),
+            "2d6" => Some(Self::TwoD6),
+            "3d6" => Some(Self::ThreeD6),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::OneD6 => "1d6",
+            Self::TwoD6 => "2d6",
+            Self::ThreeD6 => "3d6",
+        }
+    }
+
+    pub fn dice(self) -> u32 {
+        match self {
+            Self::OneD6 => 1,
+            Self::TwoD6 => 2,
+            Self::ThreeD6 => 3,
+        }
+    }
+
+    /// `ways[k]`: how many of the `6^dice` rolls sum to exactly `k`.
+    fn ways(self) -> Vec<u64> {
+        let mut ways = vec![1u64];
+        for _ in 0..self.dice() {
+            let mut next = vec![0u64; ways.len() + 6];
+            for (sum, &count) in ways.iter().enumerate() {
+                for face in 1..=6 {
+                    next[sum + face] += count;
+                }
+            }
+            ways = next;
+        }
+        ways
+    }
+}
+
+/// A unit's profile, as the designer writes it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct UnitProfile {
+    pub models: u32,
+    /// Models wide.
+    pub frontage: u32,
+    pub attacks: u32,
+    pub skill: u32,
+    pub power: u32,
+    pub defense: u32,
+    pub discipline: u32,
+    /// Wounds per model.
+    pub wounds: u32,
+    pub rank_bonus: RankBonusRule,
+    pub rank_bonus_cap: u32,
+}
+
+impl Default for UnitProfile {
+    /// The seed's example unit: 20 models five wide, every stat 3, Discipline 7.
+    fn default() -> Self {
+        Self {
+            models: 20,
+            frontage: 5,
+            attacks: 1,
+            skill: 3,
+            power: 3,
+            defense: 3,
+            discipline: 7,
+            wounds: 1,
+            rank_bonus: RankBonusRule::Ranks,
+            rank_bonus_cap: 3,
+        }
+    }
+}
+
+impl UnitProfile {
+    /// Checks every stat; `field` prefixes the field names in errors (e.g. `b.flank`).
+    pub fn validate(&self, field: &str) -> Result<(), RulesError> {
+        let at = |name: &str| format!("{field}.{name}");
+        if self.models == 0 || self.models > MAX_MODELS {
+            return Err(RulesError::new(
+                at("models"),
+                format!(
+                    "{} models: a unit has 1 to {MAX_MODELS} models",
+                    self.models
+                ),
+            ));
+        }
+        if self.frontage == 0 || self.frontage > self.models {
+            return Err(RulesError::new(
+                at("frontage"),
+                format!(
+                    "frontage {} with {} models: the frontage (models wide) must be 1 to the number of models",
+                    self.frontage, self.models
+                ),
+            ));
+        }
+        for (name, value) in [
+            ("attacks", self.attacks),
+            ("skill", self.skill),
+            ("power", self.power),
+            ("defense", self.defense),
+            ("discipline", self.discipline),
+            ("wounds", self.wounds),
+        ] {
+            if !(1..=STAT_MAX).contains(&value) {
+                return Err(RulesError::new(
+                    at(name),
+                    format!("{name} {value}: stats are 1 to {STAT_MAX}"),
+                ));
+            }
+        }
+        if self.rank_bonus_cap > STAT_MAX {
+            return Err(RulesError::new(
+                at("rank_bonus_cap"),
+                format!(
+                    "rank bonus cap {}: allowed 0 to {STAT_MAX}",
+                    self.rank_bonus_cap
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The unit's whole wound pool.
+    pub fn total_wounds(&self) -> u32 {
+        self.models * self.wounds
+    }
+
+    /// The unit's formation after taking `taken` wounds.
+    pub fn formation(&self, taken: u32) -> Formation {
+        let alive = self.models - (taken / self.wounds).min(self.models);
+        let frontage = self.frontage;
+        let front = alive.min(frontage);
+        let second = alive.saturating_sub(frontage).min(frontage);
+        let ranks = alive.div_ceil(frontage);
+        let behind = match self.rank_bonus {
+            RankBonusRule::Ranks => ranks.saturating_sub(1),
+            RankBonusRule::FullRanks => (alive / frontage).saturating_sub(1),
+            RankBonusRule::None => 0,
+        };
+        Formation {
+            alive,
+            front,
+            second,
+            ranks,
+            last_rank: alive - ranks.saturating_sub(1) * frontage,
+            rank_bonus: behind.min(self.rank_bonus_cap),
+            wounds_left: self.total_wounds().saturating_sub(taken),
+        }
+    }
+
+    /// Dice the unit rolls when it fights with its front: the front rank's Attacks and
+    /// one supporting die per second-rank model.
+    pub fn front_dice(&self, formation: &Formation) -> u32 {
+        formation.front * self.attacks + formation.second
+    }
+
+    /// How many of the unit's models can attack a unit on its flank: the end model of
+    /// every rank not already fighting to the front (ranks 1 and 2 when the front is
+    /// engaged). `second_flank`: the other end, which a one-model rank does not have.
+    pub fn flank_attackers(
+        &self,
+        formation: &Formation,
+        front_engaged: bool,
+        second_flank: bool,
+    ) -> u32 {
+        let busy = if front_engaged { 2 } else { 0 };
+        let eligible = formation.ranks.saturating_sub(busy);
+        if !second_flank {
+            eligible
+        } else if self.frontage == 1 {
+            0
+        } else {
+            eligible - u32::from(eligible > 0 && formation.last_rank == 1)
+        }
+    }
+}
+
+/// A unit's shape at the start of a phase (see `docs/melee-readings.md`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Formation {
+    pub alive: u32,
+    pub front: u32,
+    pub second: u32,
+    pub ranks: u32,
+    /// Models in the last rank.
+    pub last_rank: u32,
+    pub rank_bonus: u32,
+    pub wounds_left: u32,
+}
+
+/// One engagement: side A's unit, side B's units with their facings, and the options.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Engagement {
+    pub a: UnitProfile,
+    pub b: Vec<(Facing, UnitProfile)>,
+    pub break_dice: BreakDice,
+    pub round_limit: u32,
+}
+
+impl Engagement {
+    /// A fresh one-against-one engagement, front to front, with the default options.
+    pub fn one_on_one(a: UnitProfile, b: UnitProfile) -> Self {
+        Self {
+            a,
+            b: vec![(Facing::Front, b)],
+            break_dice: BreakDice::TwoD6,
+            round_limit: 6,
+        }
+    }
+}
+
+/// The d6 roll needed to hit: 3+ against a lower Skill, else 4+.
+pub fn hit_target(attacker_skill: u32, target_skill: u32) -> u32 {
+    if attacker_skill > target_skill {
+        3
+    } else {
+        4
+    }
+}
+
+/// The d6 roll the target needs to save: by the attacker's Power against its Defense.
+pub fn save_target(attacker_power: u32, target_defense: u32) -> u32 {
+    let difference = attacker_power as i64 - target_defense as i64;
+    match difference {
+        d if d > 2 => 6,
+        d if d > 0 => 5,
+        0 => 4,
+        d if d >= -2 => 3,
+        _ => 2,
+    }
+}
+
+/// One attacker's dice against one target, with the per-die odds out of 36 (the hit die
+/// times the save die).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AttackGroup {
+    /// Unit index: 0 is side A's unit, 1… side B's in listed order.
+    pub attacker: usize,
+    pub target: usize,
+    pub dice: u32,
+    /// Of the 36 (hit die, save die) pairs, how many hit.
+    pub hit_weight: u32,
+    /// … and how many hit and fail the save (a wound).
+    pub wound_weight: u32,
+}
+
+/// The odds between two units, in both directions, precomputed.
+#[derive(Clone, Copy, Debug)]
+struct PairOdds {
+    hit_weight: u32,
+    wound_weight: u32,
+}
+
+fn pair_odds(attacker: &UnitProfile, target: &UnitProfile) -> PairOdds {
+    let hits = 7 - hit_target(attacker.skill, target.skill);
+    let fails = save_target(attacker.power, target.defense) - 1;
+    PairOdds {
+        hit_weight: hits * 6,
+        wound_weight: hits * fails,
+    }
+}
+
+/// Units present and wounds taken, at the start of a phase. Index 0 is side A's unit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct EngagementState {
+    pub taken: [u32; 1 + MAX_B_UNITS],
+    /// Bit `i` set: unit `i` is still in the engagement.
+    pub present: u8,
+    /// Some side-B unit has fled (decides "B flees" against "B destroyed").
+    pub b_fled: bool,
+}
+
+/// What one phase did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PhaseResult {
+    /// Hits and wounds (failed saves, before the cap) caused by side A and by side B.
+    pub hits: [u32; 2],
+    pub wounds: [u32; 2],
+    /// Combat scores of A and B.
+    pub score: [u32; 2],
+    /// Bit `i`: unit `i` failed its break test this phase.
+    pub fled: u8,
+    /// Bit `i`: unit `i` lost its last model this phase.
+    pub destroyed: u8,
+}
+
+/// How an engagement ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EngagementEnd {
+    AFlees,
+    ADestroyed,
+    BFlees,
+    BDestroyed,
+    BothOut,
+    RoundLimit,
+}
+
+impl EngagementEnd {
+    pub const ALL: [EngagementEnd; END_COUNT] = [
+        Self::AFlees,
+        Self::ADestroyed,
+        Self::BFlees,
+        Self::BDestroyed,
+        Self::BothOut,
+        Self::RoundLimit,
+    ];
+
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::AFlees => "A flees",
+            Self::ADestroyed => "A destroyed",
+            Self::BFlees => "B flees",
+            Self::BDestroyed => "B destroyed",
+            Self::BothOut => "both out",
+            Self::RoundLimit => "round limit",
+        }
+    }
+
+    /// Which side won: `Some(0)` A, `Some(1)` B, `None` neither.
+    pub fn winner(self) -> Option<usize> {
+        match self {
+            Self::BFlees | Self::BDestroyed => Some(0),
+            Self::AFlees | Self::ADestroyed => Some(1),
+            Self::BothOut | Self::RoundLimit => None,
+        }
+    }
+}
+
+/// How one engagement ended, and what it cost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EngagementOutcome {
+    pub end: EngagementEnd,
+    /// The phase it ended in, 1…round limit.
+    pub phases: u32,
+    /// Models lost by side A and by side B (all its units).
+    pub models_lost: [u32; 2],
+}
+
+/// A validated engagement, ready for the kernels and the exact enumerations.
+#[derive(Clone, Debug)]
+pub struct MeleeCombat {
+    engagement: Engagement,
+    /// Units: 0 = A, 1.. = B.
+    units: Vec<UnitProfile>,
+    facings: Vec<Facing>,
+    /// `odds_on_a[i]`: B unit `i` (1-based index) attacking A; `odds_on_b[i]`: A attacking it.
+    odds_on_a: [PairOdds; 1 + MAX_B_UNITS],
+    odds_on_b: [PairOdds; 1 + MAX_B_UNITS],
+    /// `break_at_most[k]`: rolls of the break dice that sum to at most `k` (k ≥ 0).
+    break_at_most: Vec<u64>,
+    break_faces: u64,
+}
+
+impl MeleeCombat {
+    /// Validates the engagement. Errors name the field (`a.skill`, `b.2.facing` …).
+    pub fn new(engagement: Engagement) -> Result<Self, RulesError> {
+        engagement.a.validate("a")?;
+        if engagement.b.is_empty() {
+            return Err(RulesError::new(
+                "b",
+                "side B has no unit: engage side A's unit with at least one unit (front, flank or rear)",
+            ));
+        }
+        if engagement.b.len() > MAX_B_UNITS {
+            return Err(RulesError::new(
+                "b",
+                format!(
+                    "{} units on side B: at most {MAX_B_UNITS} (one front, two flanks, one rear)",
+                    engagement.b.len()
+                ),
+            ));
+        }
+        for (facing, limit) in [(Facing::Front, 1), (Facing::Flank, 2), (Facing::Rear, 1)] {
+            let count = engagement.b.iter().filter(|(f, _)| *f == facing).count();
+            if count > limit {
+                return Err(RulesError::new(
+                    "b",
+                    format!(
+                        "{count} side-B units engage the {}: a unit has one front, two flanks and one rear, so at most {limit}",
+                        facing.name()
+                    ),
+                ));
+            }
+        }
+        for (facing, unit) in &engagement.b {
+            let name = if engagement.b.len() == 1 {
+                "b".to_string()
+            } else {
+                format!("b.{}", facing.name())
+            };
+            unit.validate(&name)?;
+        }
+        if !(1..=MAX_ROUND_LIMIT).contains(&engagement.round_limit) {
+            return Err(RulesError::new(
+                "round_limit",
+                format!(
+                    "round limit {}: allowed 1 to {MAX_ROUND_LIMIT} combat phases",
+                    engagement.round_limit
+                ),
+            ));
+        }
+        let mut units = vec![engagement.a.clone()];
+        let mut facings = vec![Facing::Front];
+        let mut odds_on_a = [PairOdds {
+            hit_weight: 0,
+            wound_weight: 0,
+        }; 1 + MAX_B_UNITS];
+        let mut odds_on_b = odds_on_a;
+        for (index, (facing, unit)) in engagement.b.iter().enumerate() {
+            units.push(unit.clone());
+            facings.push(*facing);
+            odds_on_a[index + 1] = pair_odds(unit, &engagement.a);
+            odds_on_b[index + 1] = pair_odds(&engagement.a, unit);
+        }
+        let ways = engagement.break_dice.ways();
+        let mut break_at_most = Vec::with_capacity(ways.len());
+        let mut running = 0;
+        for count in &ways {
+            running += count;
+            break_at_most.push(running);
+        }
+        Ok(Self {
+            break_faces: running,
+            engagement,
+            units,
+            facings,
+            odds_on_a,
+            odds_on_b,
+            break_at_most,
+        })
+    }
+
+    pub fn engagement(&self) -> &Engagement {
+        &self.engagement
+    }
+
+    /// Units in index order: 0 is side A's, then side B's in listed order.
+    pub fn units(&self) -> &[UnitProfile] {
+        &self.units
+    }
+
+    pub fn unit_count(&self) -> usize {
+        self.units.len()
+    }
+
+    /// The state at the start of the engagement: everyone present, no wounds.
+    pub fn fresh_state(&self) -> EngagementState {
+        EngagementState {
+            taken: [0; 1 + MAX_B_UNITS],
+            present: ((1u16 << self.units.len()) - 1) as u8,
+            b_fled: false,
+        }
+    }
+
+    /// Side-A dice against each present B unit, and each present B unit's dice against
+    /// A, from the formations at the start of the phase. Returns how many groups were
+    /// written into `groups` (at most `2 × MAX_B_UNITS`).
+    pub fn attack_groups(
+        &self,
+        state: &EngagementState,
+        groups: &mut [AttackGroup; 2 * MAX_B_UNITS],
+    ) -> usize {
+        let mut count = 0;
+        let a = &self.units[0];
+        let a_form = a.formation(state.taken[0]);
+        let present = |i: usize| state.present & (1 << i) != 0;
+        let front_engaged = (1..self.units.len())
+            .any(|i| present(i) && self.facings[i] == Facing::Front);
+        let mut flanks_seen = 0;
+        for i in 1..self.units.len() {
+            if !present(i) {
+                continue;
+            }
+            let unit = &self.units[i];
+            let form = unit.formation(state.taken[i]);
+            let on_a = self.odds_on_a[i];
+            groups[count] = AttackGroup {
+                attacker: i,
+                target: 0,
+                dice: unit.front_dice(&form),
+                hit_weight: on_a.hit_weight,
+                wound_weight: on_a.wound_weight,
+            };
+            count += 1;
+            if present(0) {
+                let a_dice = match self.facings[i] {
+                    Facing::Front => a.front_dice(&a_form),
+                    Facing::Flank => {
+                        let second = flanks_seen > 0;
+                        flanks_seen += 1;
+                        a.flank_attackers(&a_form, front_engaged, second) * a.attacks
+                    }
+                    Facing::Rear => 0,
+                };
+                if a_dice > 0 {
+                    let on_b = self.odds_on_b[i];
+                    groups[count] = AttackGroup {
+                        attacker: 0,
+                        target: i,
+                        dice: a_dice,
+                        hit_weight: on_b.hit_weight,
+                        wound_weight: on_b.wound_weight,
+                    };
+                    count += 1;
+                }
+            }
+        }
+        count
+    }
+
+    /// Flank and rear bonus of side B: one per present B unit on A's flank or rear.
+    fn b_bonus(&self, present: u8) -> u32 {
+        (1..self.units.len())
+            .filter(|&i| present & (1 << i) != 0 && self.facings[i] != Facing::Front)
+            .count() as u32
+    }
+
+    /// Whether a unit with `discipline + rank_bonus` fails a break test lost by
+    /// `difference`, given the roll. Branch-free comparison of integers.
+    #[inline(always)]
+    fn fails(discipline_and_ranks: u32, difference: u32, roll: u32) -> bool {
+        roll as i64 > discipline_and_ranks as i64 - difference as i64
+    }
+
+    /// Rolls the break dice.
+    #[inline(always)]
+    fn roll_break(&self, dice: &mut DiceStream) -> u32 {
+        let mut word = dice.word();
+        let mut sum = 0;
+        for _ in 0..self.engagement.break_dice.dice() {
+            sum += word.take(6) + 1;
+        }
+        sum
+    }
+
+    /// Scores and casualties of a phase from the wounds each unit suffered (before the
+    /// cap), and who must take a break test.
+    pub fn score_phase(
+        &self,
+        state: &EngagementState,
+        wounds_on: &[u32; 1 + MAX_B_UNITS],
+    ) -> PhaseScore {
+        let mut taken_after = state.taken;
+        let mut caused = [0u32; 2];
+        let mut alive_after = 0u8;
+        for (i, unit) in self.units.iter().enumerate() {
+            if state.present & (1 << i) == 0 {
+                continue;
+            }
+            let left = unit.total_wounds() - state.taken[i];
+            let suffered = wounds_on[i].min(left);
+            taken_after[i] += suffered;
+            caused[usize::from(i == 0)] += suffered;
+            alive_after |= u8::from(suffered < left) << i;
+        }
+        let score = [caused[0], caused[1] + self.b_bonus(state.present)];
+        let b_mask = state.present & !1;
+        let testers = if score[0] > score[1] {
+            alive_after & b_mask
+        } else if score[1] > score[0] {
+            alive_after & 1
+        } else {
+            0
+        };
+        PhaseScore {
+            score,
+            taken_after,
+            alive_after,
+            testers,
+            difference: score[0].abs_diff(score[1]),
+        }
+    }
+
+    /// Of the `break_faces()` rolls of the break dice, how many make unit `unit` flee
+    /// after a phase that left it with `taken_after` wounds taken and lost by
+    /// `difference` (it rolls above Discipline + Rank Bonus − difference).
+    pub fn failing_rolls(&self, unit: usize, taken_after: u32, difference: u32) -> u64 {
+        let profile = &self.units[unit];
+        let bonus = profile.formation(taken_after).rank_bonus;
+        let passes_up_to = i64::from(profile.discipline + bonus) - i64::from(difference);
+        let index = passes_up_to.clamp(-1, self.break_at_most.len() as i64 - 1);
+        let passing = if index < 0 {
+            0
+        } else {
+            self.break_at_most[index as usize]
+        };
+        self.break_faces - passing
+    }
+
+    /// How many equally likely rolls the break dice have (`6^dice`).
+    pub fn break_faces(&self) -> u64 {
+        self.break_faces
+    }
+
+    /// The state after the phase, once the units in `fled` have left.
+    pub fn after_phase(&self, state: &EngagementState, score: &PhaseScore, fled: u8) -> EngagementState {
+        EngagementState {
+            taken: score.taken_after,
+            present: score.alive_after & !fled,
+            b_fled: state.b_fled || fled & !1 != 0,
+        }
+    }
+
+    /// How the engagement ends after phase `phase` (1-based) leaves it in `state`, if it does.
+    pub fn end_of(&self, state: &EngagementState, phase: u32) -> Option<EngagementEnd> {
+        let a_gone = state.present & 1 == 0;
+        let b_gone = state.present & !1 == 0;
+        match (a_gone, b_gone) {
+            (true, true) => Some(EngagementEnd::BothOut),
+            (true, false) => Some(if state.taken[0] >= self.units[0].total_wounds() {
+                EngagementEnd::ADestroyed
+            } else {
+                EngagementEnd::AFlees
+            }),
+            (false, true) => Some(if state.b_fled {
+                EngagementEnd::BFlees
+            } else {
+                EngagementEnd::BDestroyed
+            }),
+            (false, false) if phase >= self.engagement.round_limit => {
+                Some(EngagementEnd::RoundLimit)
+            }
+            (false, false) => None,
+        }
+    }
+
+    /// Models lost so far by side A and by side B.
+    pub fn models_lost(&self, state: &EngagementState) -> [u32; 2] {
+        let mut lost = [0u32; 2];
+        for (i, unit) in self.units.iter().enumerate() {
+            lost[usize::from(i != 0)] += unit.models - unit.formation(state.taken[i]).alive;
+        }
+        lost
+    }
+
+    /// One combat phase from `state`, updating it (wounds, units present). The kernel of
+    /// both the one-phase and the whole-engagement Monte Carlo; it cannot fail.
+    #[inline]
+    pub fn fight_phase(&self, state: &mut EngagementState, dice: &mut DiceStream) -> PhaseResult {
+        let mut groups = [AttackGroup::EMPTY; 2 * MAX_B_UNITS];
+        let group_count = self.attack_groups(state, &mut groups);
+        let mut wounds_on = [0u32; 1 + MAX_B_UNITS];
+        let mut result = PhaseResult::default();
+        for group in &groups[..group_count] {
+            let (hits, wounds) = roll_group(group, dice);
+            let side = usize::from(group.attacker != 0);
+            result.hits[side] += hits;
+            result.wounds[side] += wounds;
+            wounds_on[group.target] += wounds;
+        }
+        let score = self.score_phase(state, &wounds_on);
+        let mut fled = 0u8;
+        let mut testers = score.testers;
+        while testers != 0 {
+            let unit = testers.trailing_zeros() as usize;
+            testers &= testers - 1;
+            let profile = &self.units[unit];
+            let bonus = profile.formation(score.taken_after[unit]).rank_bonus;
+            let roll = self.roll_break(dice);
+            fled |= u8::from(Self::fails(profile.discipline + bonus, score.difference, roll)) << unit;
+        }
+        result.score = score.score;
+        result.fled = fled;
+        result.destroyed = state.present & !score.alive_after;
+        *state = self.after_phase(state, &score, fled);
+        result
+    }
+
+    /// A whole engagement: phases until one side is gone or the round limit.
+    #[inline]
+    pub fn engage(&self, dice: &mut DiceStream) -> EngagementOutcome {
+        let mut state = self.fresh_state();
+        let mut phase = 1;
+        loop {
+            self.fight_phase(&mut state, dice);
+            if let Some(end) = self.end_of(&state, phase) {
+                return EngagementOutcome {
+                    end,
+                    phases: phase,
+                    models_lost: self.models_lost(&state),
+                };
+            }
+            phase += 1;
+        }
+    }
+}
+
+/// Scores and casualties of one phase, before the break tests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PhaseScore {
+    /// Combat scores of side A and side B.
+    pub score: [u32; 2],
+    /// Wounds taken by each unit after the phase's casualties.
+    pub taken_after: [u32; 1 + MAX_B_UNITS],
+    /// Bit `i`: unit `i` was present and still has models.
+    pub alive_after: u8,
+    /// Bit `i`: unit `i` lost the phase, has models, and must test.
+    pub testers: u8,
+    pub difference: u32,
+}
+
+impl AttackGroup {
+    const EMPTY: AttackGroup = AttackGroup {
+        attacker: 0,
+        target: 0,
+        dice: 0,
+        hit_weight: 0,
+        wound_weight: 0,
+    };
+}
+
+/// Rolls `group.dice` attack dice, each one (hit die, save die) pair taken as one draw out
+/// of 36. Returns (hits, wounds).
+///
+/// PERF: a draw `v` in `0..36` hits when `v < hit_weight` and wounds when
+/// `v < wound_weight` (the wounding pairs are a subset of the hitting pairs, so the two
+/// comparisons give the joint law of hit then save); comparisons are summed as integers.
+/// Six draws come from one 64-bit word (`36^6 < 2^32`, bias below `2^-32` per draw).
+#[inline(always)]
+fn roll_group(group: &AttackGroup, dice: &mut DiceStream) -> (u32, u32) {
+    let mut hits = 0;
+    let mut wounds = 0;
+    let mut left = group.dice;
+    while left > 0 {
+        let mut word = dice.word();
+        let take = left.min(6);
+        for _ in 0..take {
+            let v = word.take(36);
+            hits += u32::from(v < group.hit_weight);
+            wounds += u32::from(v < group.wound_weight);
+        }
+        left -= take;
+    }
+    (hits, wounds)
+}
+
+/// Exact odds of one combat phase, as reduced fractions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PhaseOdds {
+    /// `hits[side][k]`: P(side scores exactly k hits); side 0 is A, 1 is B.
+    pub hits: [Vec<BigFraction>; 2],
+    /// `wounds[side][k]`: P(side causes exactly k wounds), saves failed, before the cap.
+    pub wounds: [Vec<BigFraction>; 2],
+    /// `score[side][k]`: P(side's combat score is k).
+    pub score: [Vec<BigFraction>; 2],
+    pub a_wins: BigFraction,
+    pub draw: BigFraction,
+    pub b_wins: BigFraction,
+    /// Per unit (0 = A, then B's): P(it loses the phase and fails its break test).
+    pub flees: Vec<BigFraction>,
+    /// Per unit: P(it loses its last model this phase).
+    pub destroyed: Vec<BigFraction>,
+    /// Expected hits and wounds (before the cap) of each side.
+    pub expected_hits: [BigFraction; 2],
+    pub expected_wounds: [BigFraction; 2],
+}
+
+/// Integer counts of a distribution over `36^dice` (or another common denominator).
+type Counts = Vec<BigUint>;
+
+fn convolve(left: &Counts, right: &Counts) -> Counts {
+    let mut out = vec![BigUint::zero(); left.len() + right.len() - 1];
+    for (i, l) in left.iter().enumerate() {
+        if l.is_zero() {
+            continue;
+        }
+        for (j, r) in right.iter().enumerate() {
+            if !r.is_zero() {
+                out[i + j] += l * r;
+            }
+        }
+    }
+    out
+}
+
+/// Lumps every value ≥ `cap` into `cap`.
+fn capped(counts: &Counts, cap: u32) -> Counts {
+    let cap = cap as usize;
+    if counts.len() <= cap + 1 {
+        return counts.clone();
+    }
+    let mut out: Counts = counts[..cap].to_vec();
+    out.push(counts[cap..].iter().sum());
+    out
+}
+
+fn binomial_row(n: u32) -> Vec<BigUint> {
+    let mut row = vec![BigUint::one()];
+    for k in 0..n {
+        let next = &row[k as usize] * BigUint::from(n - k) / BigUint::from(k + 1);
+        row.push(next);
+    }
+    row
+}
+
+/// (hits, wounds) marginal counts of one attack group over `36^dice`.
+fn group_counts(group: &AttackGroup) -> (Counts, Counts) {
+    let n = group.dice;
+    let miss = BigUint::from(36 - group.hit_weight);
+    let saved = BigUint::from(group.hit_weight - group.wound_weight);
+    let wound = BigUint::from(group.wound_weight);
+    let hit = BigUint::from(group.hit_weight);
+    let choose_n = binomial_row(n);
+    // Hits ~ Binomial(n, hit/36); wounds ~ Binomial(n, wound/36): both counted over 36^n.
+    let hits = (0..=n)
+        .map(|k| &choose_n[k as usize] * hit.pow(k) * miss.pow(n - k))
+        .collect();
+    let not_wound = &miss + &saved;
+    let wounds = (0..=n)
+        .map(|k| &choose_n[k as usize] * wound.pow(k) * not_wound.pow(n - k))
+        .collect();
+    (hits, wounds)
+}
+
+fn fractions(counts: &Counts, denominator: &BigUint) -> Vec<BigFraction> {
+    counts
+        .iter()
+        .map(|c| BigFraction::new(c.clone(), denominator.clone()))
+        .collect()
+}
+
+fn expectation(counts: &Counts, denominator: &BigUint) -> BigFraction {
+    let sum: BigUint = counts
+        .iter()
+        .enumerate()
+        .map(|(k, c)| c * BigUint::from(k))
+        .sum();
+    BigFraction::new(sum, denominator.clone())
+}
+
+impl MeleeCombat {
+    /// The exact odds of one combat phase from `state` (use [`Self::fresh_state`] for the
+    /// first): binomial counts over `36^dice` for every attack group, convolved per side
+    /// and per target, capped at the wounds each unit has left, then every break test
+    /// counted over the `6^k` rolls of the break dice.
+    pub fn phase_odds(&self, state: &EngagementState) -> PhaseOdds {
+        let mut groups = [AttackGroup::EMPTY; 2 * MAX_B_UNITS];
+        let group_count = self.attack_groups(state, &mut groups);
+        let groups = &groups[..group_count];
+        let units = self.units.len();
+        let one = || vec![BigUint::one()];
+        let mut side_hits = [one(), one()];
+        let mut side_wounds = [one(), one()];
+        let mut dice = [0u32; 2];
+        // Uncapped wound counts suffered by each unit, over 36^(dice aimed at it).
+        let mut suffered: Vec<Counts> = vec![one(); units];
+        let mut suffered_dice = vec![0u32; units];
+        for group in groups {
+            let (hits, wounds) = group_counts(group);
+            let side = usize::from(group.attacker != 0);
+            side_hits[side] = convolve(&side_hits[side], &hits);
+            side_wounds[side] = convolve(&side_wounds[side], &wounds);
+            dice[side] += group.dice;
+            suffered[group.target] = convolve(&suffered[group.target], &wounds);
+            suffered_dice[group.target] += group.dice;
+        }
+        let thirty_six = BigUint::from(36u32);
+        let denominator_of = |d: u32| thirty_six.pow(d);
+        let side_denominator = [denominator_of(dice[0]), denominator_of(dice[1])];
+        let present = |i: usize| state.present & (1 << i) != 0;
+        let left: Vec<u32> = (0..units)
+            .map(|i| {
+                if present(i) {
+                    self.units[i].total_wounds() - state.taken[i]
+                } else {
+                    0
+                }
+            })
+            .collect();
+        let capped_suffered: Vec<Counts> = (0..units)
+            .map(|i| capped(&suffered[i], left[i]))
+            .collect();
+        // Side A's score: capped wounds summed over B units (over 36^dice[0]).
+        let mut a_score = one();
+        for counts in &capped_suffered[1..] {
+            a_score = convolve(&a_score, counts);
+        }
+        // Side B's score: capped wounds on A, shifted by the flank and rear bonus.
+        let bonus = self.b_bonus(state.present) as usize;
+        let mut b_score = vec![BigUint::zero(); bonus];
+        b_score.extend(capped_suffered[0].iter().cloned());
+        let (mut a_wins, mut draw, mut b_wins) = (BigUint::zero(), BigUint::zero(), BigUint::zero());
+        for (sa, ca) in a_score.iter().enumerate() {
+            for (sb, cb) in b_score.iter().enumerate() {
+                let product = ca * cb;
+                match sa.cmp(&sb) {
+                    std::cmp::Ordering::Greater => a_wins += product,
+                    std::cmp::Ordering::Equal => draw += product,
+                    std::cmp::Ordering::Less => b_wins += product,
+                }
+            }
+        }
+        let phase_denominator = &side_denominator[0] * &side_denominator[1];
+        let faces = BigUint::from(self.break_faces);
+        let flee_denominator = &phase_denominator * &faces;
+        let mut flees = vec![BigFraction::zero(); units];
+        // A flees: B's score beats A's; A still has models after its casualties.
+        if present(0) {
+            let mut count = BigUint::zero();
+            for (on_a, cb) in capped_suffered[0].iter().enumerate() {
+                let on_a = on_a as u32;
+                if on_a >= left[0] || cb.is_zero() {
+                    continue;
+                }
+                let sb = on_a as usize + bonus;
+                let taken_after = state.taken[0] + on_a;
+                for (sa, ca) in a_score.iter().enumerate().take(sb) {
+                    let difference = (sb - sa) as u32;
+                    let failing = self.failing_rolls(0, taken_after, difference);
+                    count += cb * ca * BigUint::from(failing);
+                }
+            }
+            flees[0] = BigFraction::new(count, flee_denominator.clone());
+        }
+        // Each B unit flees: A's score beats B's; that unit still has models.
+        for i in 1..units {
+            if !present(i) {
+                continue;
+            }
+            let mut rest = one();
+            for (j, counts) in capped_suffered.iter().enumerate().skip(1) {
+                if j != i {
+                    rest = convolve(&rest, counts);
+                }
+            }
+            let mut count = BigUint::zero();
+            for (own, co) in capped_suffered[i].iter().enumerate() {
+                if own as u32 >= left[i] || co.is_zero() {
+                    continue;
+                }
+                let taken_after = state.taken[i] + own as u32;
+                for (others, cr) in rest.iter().enumerate() {
+                    if cr.is_zero() {
+                        continue;
+                    }
+                    let sa = own + others;
+                    let weight = co * cr;
+                    for (sb, cb) in b_score.iter().enumerate().take(sa) {
+                        if cb.is_zero() {
+                            continue;
+                        }
+                        let failing = self.failing_rolls(i, taken_after, (sa - sb) as u32);
+                        count += &weight * cb * BigUint::from(failing);
+                    }
+                }
+            }
+            flees[i] = BigFraction::new(count, flee_denominator.clone());
+        }
+        let destroyed = (0..units)
+            .map(|i| {
+                if !present(i) {
+                    return BigFraction::zero();
+                }
+                let counts = &capped_suffered[i];
+                let last = counts.get(left[i] as usize).cloned().unwrap_or_default();
+                BigFraction::new(last, denominator_of(suffered_dice[i]))
+            })
+            .collect();
+        PhaseOdds {
+            expected_hits: [
+                expectation(&side_hits[0], &side_denominator[0]),
+                expectation(&side_hits[1], &side_denominator[1]),
+            ],
+            expected_wounds: [
+                expectation(&side_wounds[0], &side_denominator[0]),
+                expectation(&side_wounds[1], &side_denominator[1]),
+            ],
+            hits: [
+                fractions(&side_hits[0], &side_denominator[0]),
+                fractions(&side_hits[1], &side_denominator[1]),
+            ],
+            wounds: [
+                fractions(&side_wounds[0], &side_denominator[0]),
+                fractions(&side_wounds[1], &side_denominator[1]),
+            ],
+            score: [
+                fractions(&a_score, &side_denominator[0]),
+                fractions(&b_score, &side_denominator[1]),
+            ],
+            a_wins: BigFraction::new(a_wins, phase_denominator.clone()),
+            draw: BigFraction::new(draw, phase_denominator.clone()),
+            b_wins: BigFraction::new(b_wins, phase_denominator),
+            flees,
+            destroyed,
+        }
+    }
+}
+
+/// Exact odds of a whole engagement (in `f64`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct EngagementOdds {
+    /// `ends[p][e]`: P(the engagement ends in phase `p + 1` with end `e`).
+    pub ends: Vec<[f64; END_COUNT]>,
+    /// `models_lost[side][k]`: P(the side has lost exactly `k` models when it ends).
+    pub models_lost: [Vec<f64>; 2],
+}
+
+/// Binomial probabilities `P(k of n)` with success probability `p`, in `f64`.
+fn binomial_f64(n: u32, p: f64) -> Vec<f64> {
+    let mut row = vec![0.0; n as usize + 1];
+    // Build by repeated convolution with one die: stable and exact enough for n ≤ 1000.
+    row[0] = 1.0;
+    for die in 0..n as usize {
+        for k in (0..=die + 1).rev() {
+            let stay = row[k] * (1.0 - p);
+            let moved = if k > 0 { row[k - 1] * p } else { 0.0 };
+            row[k] = stay + moved;
+        }
+    }
+    row
+}
+
+fn convolve_f64(left: &[f64], right: &[f64]) -> Vec<f64> {
+    let mut out = vec![0.0; left.len() + right.len() - 1];
+    for (i, l) in left.iter().enumerate() {
+        for (j, r) in right.iter().enumerate() {
+            out[i + j] += l * r;
+        }
+    }
+    out
+}
+
+fn capped_f64(dist: &[f64], cap: u32) -> Vec<f64> {
+    let cap = cap as usize;
+    if dist.len() <= cap + 1 {
+        return dist.to_vec();
+    }
+    let mut out = dist[..cap].to_vec();
+    out.push(dist[cap..].iter().sum());
+    out
+}
+
+/// The work budget of [`MeleeCombat::engagement_odds`]: (state, outcome) pairs visited.
+pub const ENGAGEMENT_ODDS_BUDGET: u64 = 40_000_000;
+
+impl MeleeCombat {
+    /// The whole engagement by exact enumeration of its Markov chain over states (wounds
+    /// taken by every unit, units present), in `f64`. `None` when it would visit more
+    /// than [`ENGAGEMENT_ODDS_BUDGET`] (state, outcome) pairs; the Monte Carlo answers then.
+    pub fn engagement_odds(&self) -> Option<EngagementOdds> {
+        let units = self.units.len();
+        let limit = self.engagement.round_limit;
+        let mut ends = vec![[0.0; END_COUNT]; limit as usize];
+        let b_models: u32 = self.units[1..].iter().map(|u| u.models).sum();
+        let mut models_lost = [
+            vec![0.0; self.units[0].models as usize + 1],
+            vec![0.0; b_models as usize + 1],
+        ];
+        let mut current = BTreeMap::new();
+        current.insert(self.fresh_state(), 1.0f64);
+        let mut work = 0u64;
+        let faces = self.break_faces as f64;
+        for phase in 1..=limit {
+            let mut next: BTreeMap<EngagementState, f64> = BTreeMap::new();
+            for (state, probability) in &current {
+                let mut groups = [AttackGroup::EMPTY; 2 * MAX_B_UNITS];
+                let count = self.attack_groups(state, &mut groups);
+                let mut suffered: Vec<Vec<f64>> = vec![vec![1.0]; units];
+                for group in &groups[..count] {
+                    let dist = binomial_f64(group.dice, f64::from(group.wound_weight) / 36.0);
+                    suffered[group.target] = convolve_f64(&suffered[group.target], &dist);
+                }
+                let dists: Vec<Vec<f64>> = (0..units)
+                    .map(|i| {
+                        let left = if state.present & (1 << i) != 0 {
+                            self.units[i].total_wounds() - state.taken[i]
+                        } else {
+                            0
+                        };
+                        capped_f64(&suffered[i], left)
+                    })
+                    .collect();
+                let combos: u64 = dists.iter().map(|d| d.len() as u64).product();
+                work += combos << state.present.count_ones().min(4);
+                if work > ENGAGEMENT_ODDS_BUDGET {
+                    return None;
+                }
+                // Odometer over every unit's capped wounds.
+                let mut index = vec![0usize; units];
+                loop {
+                    let mut weight = *probability;
+                    let mut wounds_on = [0u32; 1 + MAX_B_UNITS];
+                    for i in 0..units {
+                        weight *= dists[i][index[i]];
+                        wounds_on[i] = index[i] as u32;
+                    }
+                    if weight > 0.0 {
+                        let score = self.score_phase(state, &wounds_on);
+                        // Every subset of the testers flees with its probability.
+                        let testers = score.testers;
+                        let mut subset: u8 = 0;
+                        loop {
+                            let mut branch = weight;
+                            let mut bits = testers;
+                            while bits != 0 {
+                                let unit = bits.trailing_zeros() as usize;
+                                bits &= bits - 1;
+                                let fail = self.failing_rolls(
+                                    unit,
+                                    score.taken_after[unit],
+                                    score.difference,
+                                ) as f64
+                                    / faces;
+                                branch *= if subset & (1 << unit) != 0 { fail } else { 1.0 - fail };
+                            }
+                            if branch > 0.0 {
+                                let after = self.after_phase(state, &score, subset);
+                                match self.end_of(&after, phase) {
+                                    Some(end) => {
+                                        ends[phase as usize - 1][end.index()] += branch;
+                                        let lost = self.models_lost(&after);
+                                        models_lost[0][lost[0] as usize] += branch;
+                                        models_lost[1][lost[1] as usize] += branch;
+                                    }
+                                    None => *next.entry(after).or_insert(0.0) += branch,
+                                }
+                            }
+                            // Next subset of `testers` (Gosper-free: count up within the mask).
+                            subset = subset.wrapping_sub(testers) & testers;
+                            if subset == 0 {
+                                break;
+                            }
+                        }
+                    }
+                    // Advance the odometer.
+                    let mut digit = 0;
+                    loop {
+                        if digit == units {
+                            break;
+                        }
+                        index[digit] += 1;
+                        if index[digit] < dists[digit].len() {
+                            break;
+                        }
+                        index[digit] = 0;
+                        digit += 1;
+                    }
+                    if digit == units {
+                        break;
+                    }
+                }
+            }
+            current = next;
+        }
+        Some(EngagementOdds { ends, models_lost })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit(models: u32, frontage: u32, skill: u32, power: u32, defense: u32) -> UnitProfile {
+        UnitProfile {
+            models,
+            frontage,
+            skill,
+            power,
+            defense,
+            ..UnitProfile::default()
+        }
+    }
+
+    #[test]
+    fn thresholds_at_every_edge() {
+        // Skill: higher hits on 3+, equal or lower on 4+.
+        assert_eq!(hit_target(4, 3), 3);
+        assert_eq!(hit_target(3, 3), 4);
+        assert_eq!(hit_target(2, 3), 4);
+        // Power − Defense: 3+ → 6+, 1..2 → 5+, 0 → 4+, −1..−2 → 3+, ≤ −3 → 2+.
+        let saves: Vec<u32> = (-4..=4).map(|d: i32| save_target((5 + d) as u32, 5)).collect();
+        assert_eq!(saves, vec![2, 2, 3, 3, 4, 5, 5, 6, 6]);
+    }
+
+    #[test]
+    fn formation_shrinks_from_the_back() {
+        let u = unit(12, 5, 3, 3, 3);
+        let f = u.formation(0);
+        assert_eq!((f.alive, f.front, f.second, f.ranks, f.last_rank, f.rank_bonus), (12, 5, 5, 3, 2, 2));
+        let f = u.formation(8);
+        assert_eq!((f.alive, f.front, f.second, f.ranks, f.rank_bonus), (4, 4, 0, 1, 0));
+        let full = UnitProfile { rank_bonus: RankBonusRule::FullRanks, ..u.clone() };
+        assert_eq!(full.formation(0).rank_bonus, 1);
+        let capped = unit(40, 5, 3, 3, 3);
+        assert_eq!(capped.formation(0).rank_bonus, 3);
+        let multi = UnitProfile { wounds: 3, ..unit(4, 2, 3, 3, 3) };
+        assert_eq!(multi.formation(5).alive, 3);
+        assert_eq!(multi.formation(5).wounds_left, 7);
+    }
+
+    #[test]
+    fn flank_attackers_follow_the_readings() {
+        let u = unit(13, 4, 3, 3, 3); // ranks of 4, 4, 4, 1
+        let f = u.formation(0);
+        assert_eq!(u.flank_attackers(&f, false, false), 4);
+        assert_eq!(u.flank_attackers(&f, false, true), 3);
+        assert_eq!(u.flank_attackers(&f, true, false), 2);
+        assert_eq!(u.flank_attackers(&f, true, true), 1);
+        let column = unit(5, 1, 3, 3, 3);
+        assert_eq!(column.flank_attackers(&column.formation(0), false, true), 0);
+    }
+
+    #[test]
+    fn one_model_each_by_hand() {
+        // A: Skill 4 > 3 hits on 3+ (4/6); Power 3 = Defense 3 saves on 4+ (fails 3/6):
+        // P(wound) = 1/3. B: hits on 4+ (3/6), fails 3/6: 1/4.
+        let a = unit(1, 1, 4, 3, 3);
+        let b = unit(1, 1, 3, 3, 3);
+        let combat = MeleeCombat::new(Engagement::one_on_one(a, b)).unwrap();
+        let odds = combat.phase_odds(&combat.fresh_state());
+        assert_eq!(odds.a_wins.to_string(), "1/4"); // 1/3 · 3/4
+        assert_eq!(odds.b_wins.to_string(), "1/6"); // 2/3 · 1/4
+        assert_eq!(odds.draw.to_string(), "7/12");
+        assert_eq!(odds.hits[0][1].to_string(), "2/3");
+        // The loser of a one-model fight is always dead: nobody tests.
+        assert_eq!(odds.flees[0].to_string(), "0");
+        assert_eq!(odds.destroyed[0].to_string(), "1/4");
+        assert_eq!(odds.destroyed[1].to_string(), "1/3");
+    }
+
+    #[test]
+    fn validation_names_the_field() {
+        let bad = |e: Engagement| MeleeCombat::new(e).unwrap_err().field;
+        let ok = Engagement::one_on_one(UnitProfile::default(), UnitProfile::default());
+        let mut e = ok.clone();
+        e.a.models = 0;
+        assert_eq!(bad(e), "a.models");
+        let mut e = ok.clone();
+        e.b[0].1.frontage = 21;
+        assert_eq!(bad(e), "b.frontage");
+        let mut e = ok.clone();
+        e.a.skill = 11;
+        assert_eq!(bad(e), "a.skill");
+        let mut e = ok.clone();
+        e.b.push((Facing::Front, UnitProfile::default()));
+        assert_eq!(bad(e), "b");
+        let mut e = ok;
+        e.round_limit = 0;
+        assert_eq!(bad(e), "round_limit");
+    }
+
+    #[test]
+    fn engagement_odds_sum_to_one_and_match_the_phase() {
+        let mut e = Engagement::one_on_one(unit(6, 3, 4, 3, 3), unit(6, 3, 3, 4, 3));
+        e.b.push((Facing::Flank, unit(3, 3, 3, 3, 3)));
+        let combat = MeleeCombat::new(e).unwrap();
+        let odds = combat.engagement_odds().unwrap();
+        let total: f64 = odds.ends.iter().flatten().sum();
+        assert!((total - 1.0).abs() < 1e-12, "{total}");
+        let phase = combat.phase_odds(&combat.fresh_state());
+        // Ending in phase 1 by A fleeing is exactly P(A flees in the first phase) when
+        // A can only leave by fleeing or dying.
+        let a_out_first = odds.ends[0][EngagementEnd::AFlees.index()];
+        let both = odds.ends[0][EngagementEnd::BothOut.index()];
+        assert!(a_out_first <= phase.flees[0].to_f64() + 1e-12);
+        assert!(a_out_first + both >= phase.flees[0].to_f64() - phase.destroyed[1].to_f64() - 1e-12);
+    }
+}
