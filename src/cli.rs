@@ -71,6 +71,44 @@ pub enum TableCommand {
     /// One ratio battle (RULES.md A): a line of pairings, reserves and a policy; army
     /// results, casualty points and per-combat states, exactly.
     Ratio(RatioArgs),
+    /// One melee engagement (RULES.md D): one combat phase exactly (hits, wounds, combat
+    /// score, win/draw/lose, break tests) and the whole engagement over repeated phases.
+    #[command(after_help = MELEE_AFTER_HELP)]
+    Melee(MeleeArgs),
+}
+
+const MELEE_AFTER_HELP: &str = "\
+A profile is key=value pairs: models, wide (or frontage), attacks, skill, power, defense,
+discipline, wounds (per model), rank-bonus (ranks, full-ranks, none), rank-cap. Keys left
+out keep the seed's example unit: models=20 wide=5 attacks=1 skill=3 power=3 defense=3
+discipline=7 wounds=1 rank-bonus=ranks rank-cap=3.
+
+Example: battlelab table melee --a \"models=20 wide=5 skill=4\" --b \"models=15 wide=5 defense=4\" --b-flank \"models=5 wide=5\"
+
+Readings of the engagement geometry: docs/melee-readings.md.";
+
+#[derive(Debug, Args)]
+pub struct MeleeArgs {
+    /// Side A's unit, the one engaged, e.g. "models=20 wide=5 attacks=1 skill=3 power=3 defense=3 discipline=7".
+    #[arg(long)]
+    pub a: String,
+    /// Side B's unit engaging A's front.
+    #[arg(long)]
+    pub b: Option<String>,
+    /// A side-B unit engaging A's flank (give twice for both flanks).
+    #[arg(long)]
+    pub b_flank: Vec<String>,
+    /// A side-B unit engaging A's rear.
+    #[arg(long)]
+    pub b_rear: Option<String>,
+    /// [option] dice of the break test: 1d6, 2d6 or 3d6.
+    #[arg(long, default_value = "2d6")]
+    pub break_dice: String,
+    /// [option] combat phases before the engagement is called off (1-50).
+    #[arg(long, default_value_t = 6)]
+    pub round_limit: u32,
+    #[command(flatten)]
+    pub common: Common,
 }
 
 #[derive(Debug, Args)]

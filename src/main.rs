@@ -21,7 +21,7 @@ use battlelab::table::{self, signed, CrtRequest, D6Request, TableError};
 use serde_json::json;
 
 use cli::{
-    Cli, Command, Common, CrtArgs, RatioArgs, RunArgs, SetupArgs, SmallStack, StateKindArg,
+    Cli, Command, Common, CrtArgs, MeleeArgs, RatioArgs, RunArgs, SetupArgs, SmallStack, StateKindArg,
     TableCommand,
 };
 
@@ -79,6 +79,7 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Table(TableCommand::Crt(args)) => table_crt(args),
         Command::Table(TableCommand::Setup(args)) => table_setup(args),
         Command::Table(TableCommand::Ratio(args)) => table_ratio(args),
+        Command::Table(TableCommand::Melee(args)) => table_melee(args),
         Command::Table(other) => table_d6(other),
     }
 }
@@ -437,8 +438,11 @@ fn table_d6(command: TableCommand) -> Result<()> {
             c,
         ),
         TableCommand::Storm(c) => ("storm", Some(0), 0, json!({}), "Storm / ice".into(), c),
-        TableCommand::Crt(_) | TableCommand::Setup(_) | TableCommand::Ratio(_) => {
-            unreachable!("dispatched to table_crt, table_setup and table_ratio")
+        TableCommand::Crt(_)
+        | TableCommand::Setup(_)
+        | TableCommand::Ratio(_)
+        | TableCommand::Melee(_) => {
+            unreachable!("dispatched to table_crt, table_setup, table_ratio and table_melee")
         }
     };
     let table = CompiledD6Table::new(D6Table::printed(name).expect("a printed table"))
@@ -634,6 +638,95 @@ fn table_ratio(args: RatioArgs) -> Result<()> {
             title,
             &control,
         )
+    });
+    watcher.finish();
+    let report = report?;
+    let exporter = table::exporter(common.format.name()).expect("every Format has an exporter");
+    print!("{}", exporter.export(&report));
+    Ok(())
+}
+
+/// `table melee`: one engagement from quick profiles.
+fn table_melee(args: MeleeArgs) -> Result<()> {
+    use battlelab::rules::melee::{BreakDice, Engagement, Facing, MeleeCombat, UnitProfile};
+    let invalid = |option: String, message: String| TableError::Invalid { option, message };
+    let parse = |flag: &str, text: &str| {
+        UnitProfile::parse_quick(text).map_err(|m| invalid(format!("{flag} \"{text}\""), m))
+    };
+    let a = parse("--a", &args.a)?;
+    let mut b = Vec::new();
+    let mut flags = Vec::new();
+    if let Some(text) = &args.b {
+        b.push((Facing::Front, parse("--b", text)?));
+        flags.push(format!("--b \"{text}\""));
+    }
+    for text in &args.b_flank {
+        b.push((Facing::Flank, parse("--b-flank", text)?));
+        flags.push(format!("--b-flank \"{text}\""));
+    }
+    if let Some(text) = &args.b_rear {
+        b.push((Facing::Rear, parse("--b-rear", text)?));
+        flags.push(format!("--b-rear \"{text}\""));
+    }
+    if b.is_empty() {
+        return Err(invalid(
+            "--b".into(),
+            "side B has no unit: give --b (front), --b-flank or --b-rear".into(),
+        )
+        .into());
+    }
+    let break_dice = BreakDice::parse(&args.break_dice).ok_or_else(|| {
+        invalid(
+            format!("--break-dice {}", args.break_dice),
+            format!("allowed: {}", BreakDice::NAMES),
+        )
+    })?;
+    let engagement = Engagement {
+        a,
+        b,
+        break_dice,
+        round_limit: args.round_limit,
+    };
+    let combat = MeleeCombat::new(engagement.clone()).map_err(|e| {
+        let option = match e.field.split('.').next() {
+            Some("a") => format!("--a \"{}\"", args.a),
+            Some("round_limit") => format!("--round-limit {}", args.round_limit),
+            _ if flags.len() == 1 => flags[0].clone(),
+            _ => "--b/--b-flank/--b-rear".to_string(),
+        };
+        invalid(option, format!("{} ({})", e.message, e.field))
+    })?;
+    let common = args.common;
+    let mut params = json!({
+        "a": engagement.a.quick(),
+        "b": engagement.b.iter().map(|(f, u)| json!({"facing": f.name(), "unit": u.quick()})).collect::<Vec<_>>(),
+        "break_dice": break_dice.name(),
+        "round_limit": args.round_limit,
+    });
+    if common.trials.is_some() {
+        params["seed"] = json!(common.seed);
+    }
+    let title = format!(
+        "Melee — A [{}] engaged by {}; break test {}, up to {} phases",
+        engagement.a.quick(),
+        engagement
+            .b
+            .iter()
+            .map(|(f, u)| format!("{} [{}]", f.name(), u.quick()))
+            .collect::<Vec<_>>()
+            .join(", "),
+        break_dice.name(),
+        args.round_limit
+    );
+    let (pool, _) = pool(common.threads)?;
+    let control = interruptible();
+    let watcher = ProgressWatcher::start(
+        Arc::clone(&control),
+        common.trials.unwrap_or(0) * 2,
+        common.trials.is_none(),
+    );
+    let report = pool.install(|| {
+        table::melee_table(&combat, common.trials, common.seed, params, title, &control)
     });
     watcher.finish();
     let report = report?;

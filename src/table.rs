@@ -10,9 +10,10 @@ use std::fmt::Write;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::exact::{ExactDistribution, Fraction};
+use crate::exact::{BigFraction, ExactDistribution, Fraction};
 use crate::rules::crt::{FieldCombat, OddsColumn};
 use crate::rules::d6table::{self, CompiledD6Table};
+use crate::rules::melee;
 use crate::rules::ratio;
 use crate::rules::setup;
 use crate::sim::{Interrupted, RunControl};
@@ -50,6 +51,20 @@ pub struct TableReport {
     pub trials: Option<u64>,
     pub outcomes: Vec<OutcomeRow>,
     pub expectations: Vec<ExpectationRow>,
+    /// Further groups of rows after the expectations (e.g. a whole melee engagement).
+    pub sections: Vec<TableSection>,
+}
+
+/// A titled group of outcome rows. When `partition` is set the rows are disjoint and
+/// sum to 1 (the Markdown percentages then sum to 100). Exact values here may be `f64`
+/// from an exact enumeration too large for fractions; `fraction` is then `None`.
+#[derive(Debug, Clone, Serialize)]
+pub struct TableSection {
+    pub title: String,
+    pub partition: bool,
+    /// Whether `probability` is exact (by enumeration) rather than the estimate.
+    pub exact: bool,
+    pub rows: Vec<OutcomeRow>,
 }
 
 /// Why a table could not be computed.
@@ -186,6 +201,7 @@ pub fn crt_table(
         trials: request.trials,
         outcomes,
         expectations,
+        sections: Vec::new(),
     })
 }
 
@@ -299,6 +315,7 @@ pub fn d6_table(
         trials: request.trials,
         outcomes: rows,
         expectations,
+        sections: Vec::new(),
     })
 }
 
@@ -382,6 +399,7 @@ pub fn setup_table(
         trials,
         outcomes,
         expectations,
+        sections: Vec::new(),
     })
 }
 
@@ -541,7 +559,226 @@ pub fn ratio_table(
         trials,
         outcomes,
         expectations,
+        sections: Vec::new(),
     })
+}
+
+/// One row of a table from an exact value (fraction or `f64`) and optional counts.
+fn outcome_row(
+    outcome: String,
+    exact: Option<f64>,
+    fraction: Option<String>,
+    counts: Option<(u64, u64)>,
+) -> OutcomeRow {
+    let estimate = counts.map(|(k, n)| k as f64 / n as f64);
+    let ci = counts.map(|(k, n)| wilson_interval(k, n, Z95));
+    OutcomeRow {
+        outcome,
+        probability: exact.or(estimate).unwrap_or(0.0),
+        fraction,
+        ci_low: ci.map(|c| c.0),
+        ci_high: ci.map(|c| c.1),
+        estimate,
+        count: counts.map(|c| c.0),
+    }
+}
+
+/// `table melee`: one combat phase exactly (hits, wounds, combat score, win/draw/lose,
+/// break tests), and the whole engagement by exact enumeration where it fits, with
+/// Monte Carlo estimates of both when `trials` is given.
+pub fn melee_table(
+    combat: &melee::MeleeCombat,
+    trials: Option<u64>,
+    seed: u64,
+    params: Value,
+    title: String,
+    control: &RunControl,
+) -> Result<TableReport, TableError> {
+    use melee::EngagementEnd;
+    if trials == Some(0) {
+        return Err(TableError::ZeroTrials);
+    }
+    let odds = combat.phase_odds(&combat.fresh_state());
+    let phases = match trials {
+        Some(n) => Some((melee::simulate_phases(combat, seed, n, control)?, n)),
+        None => None,
+    };
+    let engagements = match trials {
+        Some(n) => Some((
+            melee::simulate_engagements(combat, seed ^ ENGAGEMENT_STREAM, n, control)?,
+            n,
+        )),
+        None => None,
+    };
+    let exact_engagement = combat.engagement_odds();
+    let names = melee_unit_names(combat);
+    let big_row = |outcome: String, value: &BigFraction, count: Option<(u64, u64)>| {
+        outcome_row(outcome, Some(value.to_f64()), Some(value.to_string()), count)
+    };
+    let phase_count = |pick: &dyn Fn(&melee::PhaseHistogram) -> u64| {
+        phases.as_ref().map(|(h, n)| (pick(h), *n))
+    };
+    let outcomes = vec![
+        big_row(
+            "A wins the phase".into(),
+            &odds.a_wins,
+            phase_count(&|h| h.result[0]),
+        ),
+        big_row("draw".into(), &odds.draw, phase_count(&|h| h.result[1])),
+        big_row(
+            "B wins the phase".into(),
+            &odds.b_wins,
+            phase_count(&|h| h.result[2]),
+        ),
+    ];
+    let mut expectations = Vec::new();
+    let mut expect = |name: String, value: &BigFraction| {
+        expectations.push(ExpectationRow {
+            name,
+            value: value.to_f64(),
+            fraction: value.to_string(),
+        })
+    };
+    for side in 0..2 {
+        let s = ["A", "B"][side];
+        expect(format!("hits by {s}"), &odds.expected_hits[side]);
+        expect(format!("wounds by {s} (before the cap)"), &odds.expected_wounds[side]);
+    }
+    for (unit, name) in names.iter().enumerate() {
+        expect(format!("P({name} flees)"), &odds.flees[unit]);
+        expect(format!("P({name} destroyed)"), &odds.destroyed[unit]);
+    }
+    let mut sections = Vec::new();
+    for side in 0..2 {
+        let s = ["A", "B"][side];
+        let lists: [(&str, &Vec<BigFraction>, Option<&Vec<u64>>); 3] = [
+            ("hits", &odds.hits[side], phases.as_ref().map(|(h, _)| &h.hits[side])),
+            (
+                "wounds (saves failed, before the cap)",
+                &odds.wounds[side],
+                phases.as_ref().map(|(h, _)| &h.wounds[side]),
+            ),
+            ("combat score", &odds.score[side], phases.as_ref().map(|(h, _)| &h.score[side])),
+        ];
+        for (what, dist, counts) in lists {
+            let rows = dist
+                .iter()
+                .enumerate()
+                .map(|(k, value)| {
+                    let count = counts.map(|c| (c.get(k).copied().unwrap_or(0), trials.unwrap_or(1)));
+                    big_row(format!("{s} {what} = {k}"), value, count)
+                })
+                .collect();
+            sections.push(TableSection {
+                title: format!("phase 1: {what} of side {s}"),
+                partition: true,
+                exact: true,
+                rows,
+            });
+        }
+    }
+    let limit = combat.engagement().round_limit;
+    let engagement_count = |pick: &dyn Fn(&melee::EngagementHistogram) -> u64| {
+        engagements.as_ref().map(|(h, n)| (pick(h), *n))
+    };
+    let rows = EngagementEnd::ALL
+        .iter()
+        .map(|&end| {
+            let exact = exact_engagement
+                .as_ref()
+                .map(|o| o.ends.iter().map(|e| e[end.index()]).sum::<f64>());
+            outcome_row(
+                end.name().to_string(),
+                exact,
+                None,
+                engagement_count(&|h| h.total(end)),
+            )
+        })
+        .collect();
+    let how = if exact_engagement.is_some() {
+        "exact by enumeration of every state"
+    } else {
+        "too many states to enumerate: simulated only"
+    };
+    sections.push(TableSection {
+        title: format!("whole engagement, up to {limit} phases ({how})"),
+        partition: true,
+        exact: exact_engagement.is_some(),
+        rows,
+    });
+    let mut survival = Vec::new();
+    for phase in 1..=limit {
+        let by = |ends: &[EngagementEnd]| {
+            let exact = exact_engagement.as_ref().map(|o| {
+                o.ends[..phase as usize]
+                    .iter()
+                    .map(|e| ends.iter().map(|end| e[end.index()]).sum::<f64>())
+                    .sum::<f64>()
+            });
+            let count = engagement_count(&|h| {
+                (1..=phase)
+                    .map(|p| ends.iter().map(|&end| h.ended(p, end)).sum::<u64>())
+                    .sum()
+            });
+            (exact, count)
+        };
+        let (ended_exact, ended_count) = by(&EngagementEnd::ALL);
+        survival.push(outcome_row(
+            format!("still engaged after phase {phase}"),
+            ended_exact.map(|p| (1.0 - p).max(0.0)),
+            None,
+            ended_count.map(|(k, n)| (n - k, n)),
+        ));
+        for (label, ends) in [
+            ("A broken", [EngagementEnd::AFlees, EngagementEnd::ADestroyed]),
+            ("B broken", [EngagementEnd::BFlees, EngagementEnd::BDestroyed]),
+        ] {
+            let (exact, count) = by(&ends);
+            survival.push(outcome_row(
+                format!("{label} by phase {phase}"),
+                exact,
+                None,
+                count,
+            ));
+        }
+    }
+    sections.push(TableSection {
+        title: "survival by phase (A broken: fled or destroyed; both out counts for neither)".into(),
+        partition: false,
+        exact: exact_engagement.is_some(),
+        rows: survival,
+    });
+    Ok(TableReport {
+        system: "melee".into(),
+        title,
+        params,
+        trials,
+        outcomes,
+        expectations,
+        sections,
+    })
+}
+
+/// The seed offset of the engagement simulation in `table melee`, so that the phase
+/// and engagement runs draw independent streams from one `--seed`.
+pub const ENGAGEMENT_STREAM: u64 = 0x6D65_6C65_6500_0001;
+
+/// Display names of an engagement's units: `A`, then `B` or `B front`, `B flank 1` …
+pub fn melee_unit_names(combat: &melee::MeleeCombat) -> Vec<String> {
+    let b = &combat.engagement().b;
+    let mut names = vec!["A".to_string()];
+    let mut flank = 0;
+    for (facing, _) in b {
+        names.push(if b.len() == 1 {
+            "B".to_string()
+        } else if *facing == melee::Facing::Flank {
+            flank += 1;
+            format!("B flank {flank}")
+        } else {
+            format!("B {}", facing.name())
+        });
+    }
+    names
 }
 
 /// Turns a [`TableReport`] into one output format.
@@ -653,6 +890,56 @@ impl Exporter for TextExporter {
                 );
             }
         }
+        for section in &report.sections {
+            let _ = writeln!(out, "\n{}", section.title);
+            let width = section
+                .rows
+                .iter()
+                .map(|o| o.outcome.chars().count())
+                .max()
+                .unwrap_or(7)
+                .max(7);
+            let fraction_width = section
+                .rows
+                .iter()
+                .map(|o| o.fraction.as_deref().map_or(1, str::len))
+                .max()
+                .unwrap_or(5)
+                .max(5);
+            let _ = write!(
+                out,
+                "{:<width$}  {:>fraction_width$}  {:>8}",
+                "outcome", "exact", "decimal"
+            );
+            if simulated {
+                let _ = write!(out, "  {:>9}  {:<20}", "simulated", "95% interval");
+            }
+            let _ = writeln!(out);
+            for o in &section.rows {
+                let decimal = if section.exact {
+                    format!("{:.6}", o.probability)
+                } else {
+                    "-".to_string()
+                };
+                let _ = write!(
+                    out,
+                    "{:<width$}  {:>fraction_width$}  {:>8}",
+                    o.outcome,
+                    o.fraction.as_deref().unwrap_or("-"),
+                    decimal
+                );
+                if simulated {
+                    let _ = write!(
+                        out,
+                        "  {:>9}  [{}, {}]",
+                        opt(o.estimate, 6),
+                        opt(o.ci_low, 6),
+                        opt(o.ci_high, 6)
+                    );
+                }
+                let _ = writeln!(out);
+            }
+        }
         out
     }
 }
@@ -676,6 +963,22 @@ impl Exporter for CsvExporter {
         for e in &report.expectations {
             let _ = writeln!(out, "expected {},{},{},,,,", e.name, e.value, e.fraction);
         }
+        for section in &report.sections {
+            for o in &section.rows {
+                let _ = writeln!(
+                    out,
+                    "{}: {},{},{},{},{},{},{}",
+                    section.title,
+                    o.outcome,
+                    o.probability,
+                    o.fraction.as_deref().unwrap_or(""),
+                    o.estimate.map(|v| v.to_string()).unwrap_or_default(),
+                    o.count.map(|v| v.to_string()).unwrap_or_default(),
+                    o.ci_low.map(|v| v.to_string()).unwrap_or_default(),
+                    o.ci_high.map(|v| v.to_string()).unwrap_or_default(),
+                );
+            }
+        }
         out
     }
 }
@@ -690,6 +993,9 @@ impl Exporter for JsonExporter {
         });
         if !report.expectations.is_empty() {
             value["expectations"] = json!(report.expectations);
+        }
+        if !report.sections.is_empty() {
+            value["sections"] = json!(report.sections);
         }
         serde_json::to_string_pretty(&value).expect("JSON values serialise") + "\n"
     }
@@ -731,6 +1037,42 @@ impl Exporter for MarkdownExporter {
             out.push_str("\n| expected | exact | decimal |\n|---|---|---|\n");
             for e in &report.expectations {
                 let _ = writeln!(out, "| {} | {} | {:.4} |", e.name, e.fraction, e.value);
+            }
+        }
+        for section in &report.sections {
+            let _ = write!(out, "\n**{}**\n\n", section.title);
+            let simulated = report.trials.is_some();
+            out.push_str(if simulated {
+                "| outcome | exact | % | simulated | 95% interval |\n|---|---|---|---|---|\n"
+            } else {
+                "| outcome | exact | % |\n|---|---|---|\n"
+            });
+            let values: Vec<f64> = section.rows.iter().map(|o| o.probability).collect();
+            let percents: Vec<String> = if section.partition {
+                crate::stats::percentages_summing_to_100(&values, 1)
+                    .into_iter()
+                    .map(|u| format!("{}.{}", u / 10, u % 10))
+                    .collect()
+            } else {
+                values.iter().map(|v| format!("{:.1}", v * 100.0)).collect()
+            };
+            for (o, percent) in section.rows.iter().zip(percents) {
+                let exact = match (&o.fraction, section.exact) {
+                    (Some(f), _) => f.clone(),
+                    (None, true) => format!("{:.5}", o.probability),
+                    (None, false) => "–".to_string(),
+                };
+                let _ = write!(out, "| {} | {} | {} |", o.outcome, exact, percent);
+                if simulated {
+                    let _ = write!(
+                        out,
+                        " {} | {}–{} |",
+                        opt(o.estimate, 5),
+                        opt(o.ci_low, 5),
+                        opt(o.ci_high, 5)
+                    );
+                }
+                out.push('\n');
             }
         }
         out

@@ -379,8 +379,9 @@ fn brute_force_equals_binomial() {
             unit(1, 1, 1, 4, 4, 4, 1, 2),
             BreakDice::D6,
         ),
+        // Extreme stats both ways, 3d6.
         (
-            unit(1, 1, 3, 1, 10, 1, 10, 1),
+            unit(1, 1, 2, 1, 10, 1, 10, 1),
             unit(1, 1, 1, 10, 1, 10, 10, 1),
             BreakDice::ThreeD6,
         ),
@@ -869,9 +870,10 @@ fn engagement_phase_one_equals_literal_enumeration() {
             vec![(Flank, b1(2)), (Flank, b1(1))],
             BreakDice::D6,
         ),
-        // 5 dice: same plus a rear unit (no dice at it, +1 for B).
+        // 4 dice: one model (a rank of 1) against two flanks and a rear unit: the first
+        // flank gets its die, the second none, the rear none; B has +3.
         (
-            unit(2, 2, 1, 5, 5, 3, 7, 1),
+            unit(1, 1, 1, 5, 5, 3, 7, 2),
             vec![(Flank, b1(2)), (Rear, b1(1)), (Flank, b1(1))],
             BreakDice::TwoD6,
         ),

@@ -22,6 +22,7 @@ use num_bigint::BigUint;
 use num_traits::{One, Zero};
 
 use crate::dice::DiceStream;
+use crate::sim::{run_blocks, Histogram, Interrupted, RunControl};
 use crate::exact::BigFraction;
 use crate::rules::crt::RulesError;
 
@@ -1260,6 +1261,236 @@ impl MeleeCombat {
             current = next;
         }
         Some(EngagementOdds { ends, models_lost })
+    }
+}
+
+/// Counts of many simulated single phases from the fresh state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PhaseHistogram {
+    /// A wins, draw, B wins.
+    pub result: [u64; 3],
+    /// Per unit: failed its break test / lost its last model.
+    pub flees: [u64; 1 + MAX_B_UNITS],
+    pub destroyed: [u64; 1 + MAX_B_UNITS],
+    /// `hits[side][k]`, `wounds[side][k]`: phases in which the side scored exactly k.
+    pub hits: [Vec<u64>; 2],
+    pub wounds: [Vec<u64>; 2],
+    /// `score[side][k]`: phases in which the side's combat score was k.
+    pub score: [Vec<u64>; 2],
+}
+
+impl Histogram for PhaseHistogram {
+    fn merge(&mut self, other: Self) {
+        add_into(&mut self.result, &other.result);
+        add_into(&mut self.flees, &other.flees);
+        add_into(&mut self.destroyed, &other.destroyed);
+        for side in 0..2 {
+            add_into(&mut self.hits[side], &other.hits[side]);
+            add_into(&mut self.wounds[side], &other.wounds[side]);
+            add_into(&mut self.score[side], &other.score[side]);
+        }
+    }
+}
+
+fn add_into(mine: &mut [u64], theirs: &[u64]) {
+    for (m, t) in mine.iter_mut().zip(theirs) {
+        *m += t;
+    }
+}
+
+/// Counts of many simulated engagements.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EngagementHistogram {
+    /// `ends[(phase − 1) · END_COUNT + end]`.
+    pub ends: Vec<u64>,
+    /// `models_lost[side][k]`.
+    pub models_lost: [Vec<u64>; 2],
+}
+
+impl EngagementHistogram {
+    pub fn trials(&self) -> u64 {
+        self.ends.iter().sum()
+    }
+
+    /// Engagements that ended in phase `phase` (1-based) with `end`.
+    pub fn ended(&self, phase: u32, end: EngagementEnd) -> u64 {
+        self.ends[(phase as usize - 1) * END_COUNT + end.index()]
+    }
+
+    /// Engagements that ended with `end`, in any phase.
+    pub fn total(&self, end: EngagementEnd) -> u64 {
+        self.ends.iter().skip(end.index()).step_by(END_COUNT).sum()
+    }
+}
+
+impl Histogram for EngagementHistogram {
+    fn merge(&mut self, other: Self) {
+        add_into(&mut self.ends, &other.ends);
+        for side in 0..2 {
+            add_into(&mut self.models_lost[side], &other.models_lost[side]);
+        }
+    }
+}
+
+impl MeleeCombat {
+    /// Attack dice of side A and side B in the first phase (the most they ever roll).
+    pub fn first_phase_dice(&self) -> [u32; 2] {
+        let mut groups = [AttackGroup::EMPTY; 2 * MAX_B_UNITS];
+        let count = self.attack_groups(&self.fresh_state(), &mut groups);
+        let mut dice = [0u32; 2];
+        for g in &groups[..count] {
+            dice[usize::from(g.attacker != 0)] += g.dice;
+        }
+        dice
+    }
+
+    pub fn empty_phase_histogram(&self) -> PhaseHistogram {
+        let dice = self.first_phase_dice();
+        let sized = |side: usize| vec![0u64; dice[side] as usize + 1];
+        PhaseHistogram {
+            result: [0; 3],
+            flees: [0; 1 + MAX_B_UNITS],
+            destroyed: [0; 1 + MAX_B_UNITS],
+            hits: [sized(0), sized(1)],
+            wounds: [sized(0), sized(1)],
+            score: [
+                sized(0),
+                vec![0u64; dice[1] as usize + 1 + MAX_B_UNITS],
+            ],
+        }
+    }
+
+    pub fn empty_engagement_histogram(&self) -> EngagementHistogram {
+        let b_models: u32 = self.units[1..].iter().map(|u| u.models).sum();
+        EngagementHistogram {
+            ends: vec![0; self.engagement.round_limit as usize * END_COUNT],
+            models_lost: [
+                vec![0; self.units[0].models as usize + 1],
+                vec![0; b_models as usize + 1],
+            ],
+        }
+    }
+
+    /// Adds `n` simulated first phases into `histogram`.
+    pub fn phase_block(&self, dice: &mut DiceStream, n: u64, histogram: &mut PhaseHistogram) {
+        let fresh = self.fresh_state();
+        for _ in 0..n {
+            let mut state = fresh;
+            let r = self.fight_phase(&mut state, dice);
+            let result = 1 + usize::from(r.score[1] > r.score[0]) - usize::from(r.score[0] > r.score[1]);
+            histogram.result[result] += 1;
+            for side in 0..2 {
+                histogram.hits[side][r.hits[side] as usize] += 1;
+                histogram.wounds[side][r.wounds[side] as usize] += 1;
+                histogram.score[side][r.score[side] as usize] += 1;
+            }
+            for unit in 0..self.units.len() {
+                histogram.flees[unit] += u64::from(r.fled >> unit & 1);
+                histogram.destroyed[unit] += u64::from(r.destroyed >> unit & 1);
+            }
+        }
+    }
+
+    /// Adds `n` simulated engagements into `histogram`.
+    pub fn engagement_block(
+        &self,
+        dice: &mut DiceStream,
+        n: u64,
+        histogram: &mut EngagementHistogram,
+    ) {
+        for _ in 0..n {
+            let outcome = self.engage(dice);
+            histogram.ends[(outcome.phases as usize - 1) * END_COUNT + outcome.end.index()] += 1;
+            histogram.models_lost[0][outcome.models_lost[0] as usize] += 1;
+            histogram.models_lost[1][outcome.models_lost[1] as usize] += 1;
+        }
+    }
+}
+
+/// Simulates `trials` first phases, reproducibly on any thread count.
+pub fn simulate_phases(
+    combat: &MeleeCombat,
+    seed: u64,
+    trials: u64,
+    control: &RunControl,
+) -> Result<PhaseHistogram, Interrupted> {
+    run_blocks(
+        seed,
+        trials,
+        || combat.empty_phase_histogram(),
+        |dice, n, h| combat.phase_block(dice, n, h),
+        control,
+    )
+}
+
+/// Simulates `trials` whole engagements, reproducibly on any thread count.
+pub fn simulate_engagements(
+    combat: &MeleeCombat,
+    seed: u64,
+    trials: u64,
+    control: &RunControl,
+) -> Result<EngagementHistogram, Interrupted> {
+    run_blocks(
+        seed,
+        trials,
+        || combat.empty_engagement_histogram(),
+        |dice, n, h| combat.engagement_block(dice, n, h),
+        control,
+    )
+}
+
+impl UnitProfile {
+    /// Keys of the quick profile form, e.g. `"models=20 wide=5 attacks=1 skill=3"`.
+    pub const QUICK_KEYS: &'static str = "models, wide (or frontage), attacks, skill, power, defense, discipline, wounds, rank-bonus (ranks, full-ranks, none), rank-cap";
+
+    /// Parses the quick form: `key=value` pairs separated by spaces or commas; keys left
+    /// out keep [`UnitProfile::default`]. The result is not validated yet.
+    pub fn parse_quick(text: &str) -> Result<UnitProfile, String> {
+        let mut unit = UnitProfile::default();
+        for pair in text.split([' ', ',']).filter(|p| !p.is_empty()) {
+            let (key, value) = pair
+                .split_once('=')
+                .ok_or_else(|| format!("\"{pair}\" is not key=value; keys: {}", Self::QUICK_KEYS))?;
+            if matches!(key, "rank-bonus" | "rank_bonus") {
+                unit.rank_bonus = RankBonusRule::parse(value).ok_or_else(|| {
+                    format!("rank-bonus={value}: allowed {}", RankBonusRule::NAMES)
+                })?;
+                continue;
+            }
+            let number: u32 = value
+                .parse()
+                .map_err(|_| format!("{key}={value}: not a whole number"))?;
+            match key {
+                "models" => unit.models = number,
+                "wide" | "frontage" => unit.frontage = number,
+                "attacks" => unit.attacks = number,
+                "skill" => unit.skill = number,
+                "power" => unit.power = number,
+                "defense" | "defence" => unit.defense = number,
+                "discipline" => unit.discipline = number,
+                "wounds" => unit.wounds = number,
+                "rank-cap" | "rank_bonus_cap" => unit.rank_bonus_cap = number,
+                _ => return Err(format!("unknown key \"{key}\"; keys: {}", Self::QUICK_KEYS)),
+            }
+        }
+        Ok(unit)
+    }
+
+    /// The quick form of this profile (every key), the inverse of [`Self::parse_quick`].
+    pub fn quick(&self) -> String {
+        format!(
+            "models={} wide={} attacks={} skill={} power={} defense={} discipline={} wounds={} rank-bonus={} rank-cap={}",
+            self.models,
+            self.frontage,
+            self.attacks,
+            self.skill,
+            self.power,
+            self.defense,
+            self.discipline,
+            self.wounds,
+            self.rank_bonus.name(),
+            self.rank_bonus_cap
+        )
     }
 }
 
