@@ -64,7 +64,7 @@ pub const MAX_TRIALS: u64 = 1_000_000_000_000;
 /// Most grid points × variants one analysis may hold.
 pub const MAX_RUNS: usize = 10_000;
 /// Systems an analysis file can name.
-pub const SYSTEMS: [&str; 11] = [
+pub const SYSTEMS: [&str; 12] = [
     "field",
     "attrition",
     "march",
@@ -76,6 +76,7 @@ pub const SYSTEMS: [&str; 11] = [
     "setup",
     "naval_engagement",
     "ratio",
+    "melee",
 ];
 
 /// Why an analysis file was refused.

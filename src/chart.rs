@@ -105,6 +105,41 @@ pub fn heatmap(
             y_label,
             y_ticks,
             values,
+            scale_max: None,
+        },
+    )
+}
+
+/// Heatmap of non-negative quantities that are not probabilities (e.g. expected wounds):
+/// colours run from 0 to the largest finite value, cells are annotated with two decimals
+/// and the colour scale is labelled in the values' own units.
+///
+/// Writes `<stem>.png` and `<stem>.svg`.
+pub fn heatmap_scaled(
+    stem: &Path,
+    title: &str,
+    x_label: &str,
+    x_ticks: &[String],
+    y_label: &str,
+    y_ticks: &[String],
+    values: &[Vec<f64>],
+) -> Result<(), ChartError> {
+    let max = values
+        .iter()
+        .flatten()
+        .copied()
+        .filter(|v| v.is_finite())
+        .fold(0.0f64, f64::max);
+    render(
+        stem,
+        &Heatmap {
+            title,
+            x_label,
+            x_ticks,
+            y_label,
+            y_ticks,
+            values,
+            scale_max: Some(if max > 0.0 { max } else { 1.0 }),
         },
     )
 }
@@ -633,6 +668,24 @@ struct Heatmap<'a> {
     y_label: &'a str,
     y_ticks: &'a [String],
     values: &'a [Vec<f64>],
+    /// `None`: probabilities in 0..=1 labelled as percentages. `Some(max)`: values in
+    /// 0..=max, coloured by `v / max` and labelled with two decimals.
+    scale_max: Option<f64>,
+}
+
+impl Heatmap<'_> {
+    /// The cell's position on the colour ramp, 0..=1.
+    fn unit(&self, v: f64) -> f64 {
+        self.scale_max.map_or(v, |max| v / max)
+    }
+
+    fn label(&self, v: f64) -> String {
+        match self.scale_max {
+            None => percent_label(v),
+            Some(_) if v.is_finite() => format!("{v:.2}"),
+            Some(_) => String::new(),
+        }
+    }
 }
 
 const SCALE_W: u32 = 96;
@@ -755,7 +808,10 @@ impl Chart for Heatmap<'_> {
             .collect();
         chart.draw_series(cells.iter().map(|&(r, c, v)| {
             let y = row_slot(r);
-            Rectangle::new([(c as f64, y), (c as f64 + 1.0, y + 1.0)], ramp(v).filled())
+            Rectangle::new(
+                [(c as f64, y), (c as f64 + 1.0, y + 1.0)],
+                ramp(self.unit(v)).filled(),
+            )
         }))?;
         if cell_w >= 8.0 && cell_h >= 8.0 {
             // Thin white gaps between cells.
@@ -777,8 +833,8 @@ impl Chart for Heatmap<'_> {
         if size >= 8.0 {
             let centre = Pos::new(HPos::Center, VPos::Center);
             chart.draw_series(cells.iter().map(|&(r, c, v)| {
-                let st = style(size, readable_on(ramp(v))).pos(centre);
-                Text::new(percent_label(v), (c as f64 + 0.5, row_slot(r) + 0.5), st)
+                let st = style(size, readable_on(ramp(self.unit(v)))).pos(centre);
+                Text::new(self.label(v), (c as f64 + 0.5, row_slot(r) + 0.5), st)
             }))?;
         }
         if cells.is_empty() {
@@ -796,7 +852,10 @@ impl Chart for Heatmap<'_> {
                 0.0..1.0,
                 TickAxis::new(0.0, 1.0, vec![0.0, 0.25, 0.5, 0.75, 1.0]),
             )?;
-        let pct_fmt = |v: &f64| format!("{:.0}%", v * 100.0);
+        let pct_fmt = |v: &f64| match self.scale_max {
+            None => format!("{:.0}%", v * 100.0),
+            Some(max) => format!("{:.2}", v * max),
+        };
         scale
             .configure_mesh()
             .disable_mesh()

@@ -155,6 +155,14 @@ fn plan(study: &Study) -> Plan {
             unit: "battles",
             axes: r.axes.clone(),
         },
+        Study::Melee(m) => Plan {
+            trials: m.trials,
+            seed: m.seed,
+            variants: m.variants.clone(),
+            runs: m.runs.len(),
+            unit: "engagements",
+            axes: m.axes.clone(),
+        },
         Study::Table(t) => Plan {
             trials: t.trials,
             seed: t.seed,
@@ -222,6 +230,13 @@ fn run(args: RunArgs) -> Result<()> {
             let results = results.context("stopped; no report was written")?;
             battlelab::ratio_study::write_report(ratio, &results, &out, threads, started.elapsed())
         }
+        Study::Melee(melee) => {
+            let results =
+                pool.install(|| battlelab::melee_study::execute(melee, trials, seed, &control));
+            watcher.finish();
+            let results = results.context("stopped; no report was written")?;
+            battlelab::melee_study::write_report(melee, &results, &out, threads, started.elapsed())
+        }
         Study::Table(table_study) => {
             let results = pool.install(|| study::execute(table_study, trials, seed, &control));
             watcher.finish();
@@ -255,6 +270,8 @@ fn check(file: PathBuf) -> Result<()> {
         Study::Naval(_) => "naval_engagement".to_string(),
         Study::Ratio(r) if r.skirmish => "ratio (skirmish)".to_string(),
         Study::Ratio(_) => "ratio".to_string(),
+        Study::Melee(m) if m.is_round_robin() => "melee (round robin)".to_string(),
+        Study::Melee(_) => "melee".to_string(),
     };
     println!(
         "{}: ok — system {system}, {} variant(s) ({}), {} runs of {} {}, seed {}",

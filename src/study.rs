@@ -65,6 +65,7 @@ pub enum Study {
     Setup(Box<crate::setup_study::SetupStudy>),
     Naval(Box<crate::naval_study::NavalStudy>),
     Ratio(Box<crate::ratio_study::RatioStudy>),
+    Melee(Box<crate::melee_study::MeleeStudy>),
 }
 
 impl Study {
@@ -75,6 +76,7 @@ impl Study {
             Study::Setup(s) => &s.name,
             Study::Naval(n) => &n.name,
             Study::Ratio(r) => &r.name,
+            Study::Melee(m) => &m.name,
         }
     }
 }
@@ -102,6 +104,9 @@ pub fn load(path: &Path) -> Result<Study, AnalysisError> {
         ))),
         Some("ratio") => Ok(Study::Ratio(Box::new(
             crate::ratio_study::RatioStudy::parse(path, &text)?,
+        ))),
+        Some("melee") => Ok(Study::Melee(Box::new(
+            crate::melee_study::MeleeStudy::parse(path, &text)?,
         ))),
         Some("naval_engagement") => Ok(Study::Naval(Box::new(
             crate::naval_study::NavalStudy::parse(path, &text)?,

@@ -1,0 +1,1380 @@
+//! The melee study (RULES.md D): named unit profiles, an engagement (one unit engaged by
+//! up to four from front, flanks and rear) swept over stats and compared across rule
+//! variants, or a round robin of every profile against every other with Bradley–Terry
+//! strengths as point-value hints.
+//!
+//! Why this module exists: it is the analysis-file boundary and report for
+//! [`crate::rules::melee`]. Every check happens here once — unknown keys, profile names,
+//! facings, every stat at every grid point — so a run cannot fail on input. Reports have
+//! the shape of every other system: results with Wilson intervals beside the exact
+//! enumeration, expectations, survival by phase, the exact first phase, charts, rulebook
+//! tables and a manifest.
+//!
+//! ```toml
+//! system = "melee"
+//! seed = 1
+//! trials = 200_000
+//! exact = true                  # exact first phase and exact engagements where they fit
+//!
+//! [options]
+//! break_dice = "2d6"            # [option] 1d6 | 2d6 | 3d6
+//! round_limit = 6               # [option] combat phases, 1–50
+//!
+//! [profiles.spearmen]           # any number of named profiles
+//! models = 20
+//! frontage = 5                  # models wide
+//! attacks = 1                   # stats 1–10
+//! skill = 3
+//! power = 3
+//! defense = 3
+//! discipline = 7
+//! wounds = 1                    # per model (default 1)
+//! rank_bonus = "ranks"          # [option] ranks | full-ranks | none
+//! rank_bonus_cap = 3            # [option] 0–10
+//! points = 60                   # optional cost, for the round robin's value hints
+//!
+//! [engagement]                  # side A's unit, engaged by side B's units
+//! a = "spearmen"
+//! b = [{ unit = "swordsmen", facing = "front" }, { unit = "riders", facing = "flank" }]
+//!
+//! [sweep]                       # a.<stat> (A's unit), b.<stat> (every B unit), round_limit
+//! a.skill = { from = 1, to = 6 }
+//! b.defense = [1, 2, 3, 4, 5, 6]
+//!
+//! [[variant]]
+//! name = "full ranks"
+//! a = { rank_bonus = "full-ranks" }   # profile overrides for A's unit
+//! b = { discipline = 8 }              # … and for every B unit
+//! options = { break_dice = "3d6" }
+//!
+//! # Instead of [engagement]: every profile against every other, front to front.
+//! [round_robin]
+//! profiles = ["spearmen", "swordsmen", "riders"]   # default: every profile
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::json;
+use sha2::{Digest, Sha256};
+use toml::Spanned;
+
+use crate::analysis::{self, AnalysisError, AxisValue, Source, SweepAxis};
+use crate::chart::{self, BarGroup};
+use crate::frame::LongFrame;
+use crate::report::{self, ReportError};
+use crate::rules::melee::{
+    simulate_engagements, BreakDice, EngagementEnd, EngagementHistogram, EngagementOdds,
+    Engagement, Facing, MeleeCombat, PhaseOdds, RankBonusRule, UnitProfile, END_COUNT,
+    MAX_B_UNITS, MAX_MODELS, MAX_ROUND_LIMIT, STAT_MAX,
+};
+use crate::sim::{Interrupted, RunControl, BLOCK_TRIALS};
+use crate::stats::{percentages_summing_to_100, wilson_interval, Z95};
+
+/// Profile stats a sweep or a variant can set, with their allowed range.
+const STATS: [(&str, u32, u32); 9] = [
+    ("models", 1, MAX_MODELS),
+    ("frontage", 1, MAX_MODELS),
+    ("attacks", 1, STAT_MAX),
+    ("skill", 1, STAT_MAX),
+    ("power", 1, STAT_MAX),
+    ("defense", 1, STAT_MAX),
+    ("discipline", 1, STAT_MAX),
+    ("wounds", 1, STAT_MAX),
+    ("rank_bonus_cap", 0, STAT_MAX),
+];
+
+/// What a melee study can sweep.
+pub const PARAMETERS: [&str; 19] = [
+    "a.models",
+    "a.frontage",
+    "a.attacks",
+    "a.skill",
+    "a.power",
+    "a.defense",
+    "a.discipline",
+    "a.wounds",
+    "a.rank_bonus_cap",
+    "b.models",
+    "b.frontage",
+    "b.attacks",
+    "b.skill",
+    "b.power",
+    "b.defense",
+    "b.discipline",
+    "b.wounds",
+    "b.rank_bonus_cap",
+    "round_limit",
+];
+
+/// Most profiles in a round robin (its matrix has n² runs).
+pub const MAX_ROUND_ROBIN: usize = 24;
+
+/// One engagement of the study, compiled.
+#[derive(Debug, Clone)]
+pub struct MeleeRun {
+    pub variant: usize,
+    pub coordinates: Vec<AxisValue>,
+    /// In a round robin: (A's profile, B's profile), indices into `profile_names`.
+    pub pairing: Option<(usize, usize)>,
+    pub combat: MeleeCombat,
+}
+
+/// A validated melee study.
+#[derive(Debug, Clone)]
+pub struct MeleeStudy {
+    pub path: PathBuf,
+    pub name: String,
+    pub description: Option<String>,
+    pub seed: u64,
+    pub trials: u64,
+    pub exact: bool,
+    /// The engagement as written: A's profile name and B's (facing, profile name).
+    pub a_name: String,
+    pub b_names: Vec<(Facing, String)>,
+    /// Round-robin profiles (names and optional points), empty for an engagement study.
+    pub round_robin: Vec<(String, Option<u32>)>,
+    pub variants: Vec<String>,
+    pub axes: Vec<SweepAxis>,
+    pub runs: Vec<MeleeRun>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MeleeFile {
+    name: Option<Spanned<String>>,
+    description: Option<String>,
+    #[allow(dead_code)]
+    system: String,
+    seed: Option<Spanned<i64>>,
+    trials: Option<Spanned<i64>>,
+    exact: Option<bool>,
+    #[serde(default)]
+    options: OptionsSpec,
+    profiles: Option<Spanned<BTreeMap<String, Spanned<ProfileSpec>>>>,
+    engagement: Option<Spanned<EngagementSpec>>,
+    round_robin: Option<Spanned<RoundRobinSpec>>,
+    sweep: Option<BTreeMap<String, Spanned<toml::Value>>>,
+    variant: Option<Vec<VariantSpec>>,
+}
+
+#[derive(Deserialize, Default, Clone)]
+#[serde(deny_unknown_fields)]
+struct OptionsSpec {
+    break_dice: Option<Spanned<String>>,
+    round_limit: Option<Spanned<i64>>,
+}
+
+#[derive(Deserialize, Default, Clone)]
+#[serde(deny_unknown_fields)]
+struct ProfileSpec {
+    models: Option<Spanned<i64>>,
+    frontage: Option<Spanned<i64>>,
+    attacks: Option<Spanned<i64>>,
+    skill: Option<Spanned<i64>>,
+    power: Option<Spanned<i64>>,
+    defense: Option<Spanned<i64>>,
+    discipline: Option<Spanned<i64>>,
+    wounds: Option<Spanned<i64>>,
+    rank_bonus: Option<Spanned<String>>,
+    rank_bonus_cap: Option<Spanned<i64>>,
+    points: Option<Spanned<i64>>,
+}
+
+impl ProfileSpec {
+    fn stat(&self, name: &str) -> Option<&Spanned<i64>> {
+        match name {
+            "models" => self.models.as_ref(),
+            "frontage" => self.frontage.as_ref(),
+            "attacks" => self.attacks.as_ref(),
+            "skill" => self.skill.as_ref(),
+            "power" => self.power.as_ref(),
+            "defense" => self.defense.as_ref(),
+            "discipline" => self.discipline.as_ref(),
+            "wounds" => self.wounds.as_ref(),
+            "rank_bonus_cap" => self.rank_bonus_cap.as_ref(),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+struct EngagementSpec {
+    a: Spanned<String>,
+    b: Spanned<Vec<Spanned<EngagerSpec>>>,
+}
+
+#[derive(Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+struct EngagerSpec {
+    unit: Spanned<String>,
+    facing: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+struct RoundRobinSpec {
+    profiles: Option<Vec<Spanned<String>>>,
+}
+
+#[derive(Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+struct VariantSpec {
+    name: Spanned<String>,
+    a: Option<ProfileSpec>,
+    b: Option<ProfileSpec>,
+    options: Option<OptionsSpec>,
+}
+
+/// Applies a profile's (or an override's) values onto `unit`, checking each range.
+fn apply_profile(
+    source: &Source,
+    spec: &ProfileSpec,
+    field: &str,
+    unit: &mut UnitProfile,
+) -> Result<(), AnalysisError> {
+    for (name, lo, hi) in STATS {
+        if let Some(v) = spec.stat(name) {
+            let value = source.int_in(v, &format!("{field}.{name}"), lo.into(), hi.into(), name)?;
+            set_stat(unit, name, value as u32);
+        }
+    }
+    if let Some(v) = &spec.rank_bonus {
+        unit.rank_bonus = RankBonusRule::parse(v.get_ref()).ok_or_else(|| {
+            source.error(
+                v,
+                format!("{field}.rank_bonus"),
+                format!(
+                    "unknown rank-bonus rule \"{}\"; allowed: {}",
+                    v.get_ref(),
+                    RankBonusRule::NAMES
+                ),
+            )
+        })?;
+    }
+    Ok(())
+}
+
+fn set_stat(unit: &mut UnitProfile, name: &str, value: u32) {
+    match name {
+        "models" => unit.models = value,
+        "frontage" => unit.frontage = value,
+        "attacks" => unit.attacks = value,
+        "skill" => unit.skill = value,
+        "power" => unit.power = value,
+        "defense" => unit.defense = value,
+        "discipline" => unit.discipline = value,
+        "wounds" => unit.wounds = value,
+        _ => unit.rank_bonus_cap = value,
+    }
+}
+
+/// The break dice and round limit, from the file's options and a variant's.
+fn apply_options(
+    source: &Source,
+    spec: &OptionsSpec,
+    field: &str,
+    options: &mut (BreakDice, u32),
+) -> Result<(), AnalysisError> {
+    if let Some(v) = &spec.break_dice {
+        options.0 = BreakDice::parse(v.get_ref()).ok_or_else(|| {
+            source.error(
+                v,
+                format!("{field}.break_dice"),
+                format!(
+                    "unknown break dice \"{}\"; allowed: {}",
+                    v.get_ref(),
+                    BreakDice::NAMES
+                ),
+            )
+        })?;
+    }
+    if let Some(v) = &spec.round_limit {
+        options.1 = source.int_in(
+            v,
+            &format!("{field}.round_limit"),
+            1,
+            MAX_ROUND_LIMIT.into(),
+            "combat phases before the engagement is called off",
+        )? as u32;
+    }
+    Ok(())
+}
+
+impl MeleeStudy {
+    pub fn parse(path: &Path, text: &str) -> Result<Self, AnalysisError> {
+        let source = Source {
+            file: path.display().to_string(),
+            text,
+        };
+        let spec: MeleeFile = toml::from_str(text).map_err(|e| AnalysisError::Syntax {
+            file: source.file.clone(),
+            message: e.to_string().trim_end().to_string(),
+        })?;
+        let (name, seed, trials) = analysis::header(
+            &source,
+            path,
+            spec.name.as_ref(),
+            spec.seed.as_ref(),
+            spec.trials.as_ref(),
+            "melee",
+        )?;
+        let mut options = (BreakDice::TwoD6, 6u32);
+        apply_options(&source, &spec.options, "options", &mut options)?;
+
+        // Profiles.
+        let Some(profile_specs) = &spec.profiles else {
+            return Err(source.error_at(
+                None,
+                "profiles",
+                "no unit profiles; add at least one [profiles.<name>] table with models, frontage, attacks, skill, power, defense, discipline",
+            ));
+        };
+        let mut profiles: BTreeMap<String, (UnitProfile, Option<u32>, usize)> = BTreeMap::new();
+        for (pname, p) in profile_specs.get_ref() {
+            let field = format!("profiles.{pname}");
+            let mut unit = UnitProfile::default();
+            apply_profile(&source, p.get_ref(), &field, &mut unit)?;
+            let line = source.line_of(p.span());
+            unit.validate(&field).map_err(|e| {
+                let stat = e.field.rsplit('.').next().unwrap_or("");
+                let at = p
+                    .get_ref()
+                    .stat(stat)
+                    .map_or(line, |v| source.line_of(v.span()));
+                source.error_at(Some(at), e.field.clone(), e.message)
+            })?;
+            let points = match &p.get_ref().points {
+                Some(v) => Some(source.int_in(
+                    v,
+                    &format!("{field}.points"),
+                    1,
+                    1_000_000,
+                    "a point cost",
+                )? as u32),
+                None => None,
+            };
+            profiles.insert(pname.clone(), (unit, points, line));
+        }
+        if profiles.is_empty() {
+            return Err(source.error(
+                profile_specs,
+                "profiles",
+                "no unit profiles; add at least one [profiles.<name>] table",
+            ));
+        }
+        let known = || profiles.keys().cloned().collect::<Vec<_>>().join(", ");
+        let lookup = |name: &Spanned<String>, field: &str| {
+            profiles
+                .get(name.get_ref().trim())
+                .map(|p| p.0.clone())
+                .ok_or_else(|| {
+                    source.error(
+                        name,
+                        field,
+                        format!(
+                            "no profile \"{}\"; profiles in this file: {}",
+                            name.get_ref(),
+                            known()
+                        ),
+                    )
+                })
+        };
+
+        // Variants.
+        let mut variants: Vec<(String, ProfileSpec, ProfileSpec, OptionsSpec)> = Vec::new();
+        for (i, v) in spec.variant.iter().flatten().enumerate() {
+            let vname = v.name.get_ref().trim().to_string();
+            if vname.is_empty() || variants.iter().any(|(n, ..)| *n == vname) {
+                return Err(source.error(
+                    &v.name,
+                    format!("variant[{i}].name"),
+                    format!("each variant needs a non-empty name of its own; \"{vname}\" is empty or used twice"),
+                ));
+            }
+            variants.push((
+                vname,
+                v.a.clone().unwrap_or_default(),
+                v.b.clone().unwrap_or_default(),
+                v.options.clone().unwrap_or_default(),
+            ));
+        }
+        let named_variants = !variants.is_empty();
+        if variants.is_empty() {
+            variants.push(("base".into(), ProfileSpec::default(), ProfileSpec::default(), OptionsSpec::default()));
+        }
+
+        let mut runs = Vec::new();
+        let mut round_robin = Vec::new();
+        let (mut axes, mut a_name, mut b_names) = (Vec::new(), String::new(), Vec::new());
+        match (&spec.engagement, &spec.round_robin) {
+            (Some(_), Some(rr)) => {
+                return Err(source.error(
+                    rr,
+                    "round_robin",
+                    "a file is either one [engagement] (with sweeps) or a [round_robin]; remove one of them",
+                ))
+            }
+            (None, None) => {
+                return Err(source.error_at(
+                    None,
+                    "engagement",
+                    "nothing to fight; add [engagement] (a = \"<profile>\", b = [{ unit = \"<profile>\", facing = \"front\" }]) or [round_robin]",
+                ))
+            }
+            (None, Some(rr)) => {
+                if let Some((key, v)) = spec.sweep.as_ref().and_then(|s| s.iter().next()) {
+                    return Err(source.error(
+                        v,
+                        format!("sweep.{key}"),
+                        "a round robin fights the profiles as written; sweeps go with an [engagement]",
+                    ));
+                }
+                if let Some(v) = spec.variant.as_ref().and_then(|v| v.first()) {
+                    return Err(source.error(
+                        &v.name,
+                        "variant[0]",
+                        "a round robin fights the profiles as written; compare rules with variants in an [engagement] file, or write one round-robin file per rule",
+                    ));
+                }
+                let names: Vec<String> = match &rr.get_ref().profiles {
+                    Some(list) => {
+                        let mut names = Vec::new();
+                        for (i, n) in list.iter().enumerate() {
+                            let field = format!("round_robin.profiles[{i}]");
+                            lookup(n, &field)?;
+                            let name = n.get_ref().trim().to_string();
+                            if names.contains(&name) {
+                                return Err(source.error(n, field, format!("\"{name}\" is listed twice")));
+                            }
+                            names.push(name);
+                        }
+                        names
+                    }
+                    None => profiles.keys().cloned().collect(),
+                };
+                if names.len() < 2 || names.len() > MAX_ROUND_ROBIN {
+                    return Err(source.error(
+                        rr,
+                        "round_robin.profiles",
+                        format!(
+                            "a round robin needs 2 to {MAX_ROUND_ROBIN} profiles, got {}",
+                            names.len()
+                        ),
+                    ));
+                }
+                for (i, a) in names.iter().enumerate() {
+                    for (j, b) in names.iter().enumerate() {
+                        let engagement = Engagement {
+                            a: profiles[a].0.clone(),
+                            b: vec![(Facing::Front, profiles[b].0.clone())],
+                            break_dice: options.0,
+                            round_limit: options.1,
+                        };
+                        let combat = MeleeCombat::new(engagement).map_err(|e| {
+                            source.error(rr, e.field, e.message)
+                        })?;
+                        runs.push(MeleeRun {
+                            variant: 0,
+                            coordinates: Vec::new(),
+                            pairing: Some((i, j)),
+                            combat,
+                        });
+                    }
+                }
+                round_robin = names
+                    .into_iter()
+                    .map(|n| {
+                        let points = profiles[&n].1;
+                        (n, points)
+                    })
+                    .collect();
+            }
+            (Some(e), None) => {
+                let e = e.get_ref();
+                a_name = e.a.get_ref().trim().to_string();
+                let a_unit = lookup(&e.a, "engagement.a")?;
+                let mut b_units = Vec::new();
+                if e.b.get_ref().is_empty() {
+                    return Err(source.error(
+                        &e.b,
+                        "engagement.b",
+                        "side B has no unit: list at least one { unit = \"<profile>\", facing = \"front\" }",
+                    ));
+                }
+                for (i, entry) in e.b.get_ref().iter().enumerate() {
+                    let entry_ref = entry.get_ref();
+                    let unit = lookup(&entry_ref.unit, &format!("engagement.b[{i}].unit"))?;
+                    let facing = match &entry_ref.facing {
+                        Some(f) => Facing::parse(f.get_ref().trim()).ok_or_else(|| {
+                            source.error(
+                                f,
+                                format!("engagement.b[{i}].facing"),
+                                format!(
+                                    "unknown facing \"{}\"; allowed: {} (where this unit engages side A's unit)",
+                                    f.get_ref(),
+                                    Facing::NAMES
+                                ),
+                            )
+                        })?,
+                        None => Facing::Front,
+                    };
+                    b_names.push((facing, entry_ref.unit.get_ref().trim().to_string()));
+                    b_units.push((facing, unit));
+                }
+                if b_units.len() > MAX_B_UNITS {
+                    return Err(source.error(
+                        &e.b,
+                        "engagement.b",
+                        format!("{} units on side B: at most {MAX_B_UNITS} (one front, two flanks, one rear)", b_units.len()),
+                    ));
+                }
+                let (swept, lines) =
+                    analysis::sweep_axes(&source, spec.sweep.as_ref(), &PARAMETERS)?;
+                analysis::check_grid_size(&source, &swept, variants.len())?;
+                axes = swept;
+                let engagement_line = source.line_of(e.b.span());
+                for (vi, (vname, a_over, b_over, o_over)) in variants.iter().enumerate() {
+                    let vfield = |f: &str| format!("variant[{vi}].{f}");
+                    let mut a0 = a_unit.clone();
+                    apply_profile(&source, a_over, &vfield("a"), &mut a0)?;
+                    let mut b0 = b_units.clone();
+                    for (_, unit) in &mut b0 {
+                        apply_profile(&source, b_over, &vfield("b"), unit)?;
+                    }
+                    let mut options0 = options;
+                    apply_options(&source, o_over, &vfield("options"), &mut options0)?;
+                    for coordinates in analysis::grid(&axes) {
+                        let (mut a, mut b, mut opts) = (a0.clone(), b0.clone(), options0);
+                        let mut swept_line = None;
+                        for ((axis, value), line) in axes.iter().zip(&coordinates).zip(&lines) {
+                            let AxisValue::Int(x) = *value else { continue };
+                            let field = format!("sweep.{}", axis.parameter);
+                            if axis.parameter == "round_limit" {
+                                if !(1..=i64::from(MAX_ROUND_LIMIT)).contains(&x) {
+                                    return Err(source.error_at(*line, field, format!("the round limit must be 1 to {MAX_ROUND_LIMIT}, got {x}")));
+                                }
+                                opts.1 = x as u32;
+                                continue;
+                            }
+                            let (side, stat) = axis.parameter.split_once('.').expect("a.<stat> or b.<stat>");
+                            let (_, lo, hi) = STATS.iter().find(|s| s.0 == stat).expect("a listed stat");
+                            if !(i64::from(*lo)..=i64::from(*hi)).contains(&x) {
+                                return Err(source.error_at(*line, field, format!("{stat} must be {lo} to {hi}, got {x}")));
+                            }
+                            if side == "a" {
+                                set_stat(&mut a, stat, x as u32);
+                            } else {
+                                for (_, unit) in &mut b {
+                                    set_stat(unit, stat, x as u32);
+                                }
+                            }
+                            swept_line = swept_line.or(*line);
+                        }
+                        let at = describe_point(&axes, &coordinates, named_variants.then_some(vname.as_str()));
+                        let engagement = Engagement {
+                            a,
+                            b,
+                            break_dice: opts.0,
+                            round_limit: opts.1,
+                        };
+                        let combat = MeleeCombat::new(engagement).map_err(|err| {
+                            let line = if err.field.starts_with("a.") {
+                                swept_line.or(Some(profiles[&a_name].2))
+                            } else {
+                                swept_line.or(Some(engagement_line))
+                            };
+                            source.error_at(line, format!("engagement.{}", err.field), format!("{}{at}", err.message))
+                        })?;
+                        runs.push(MeleeRun {
+                            variant: vi,
+                            coordinates,
+                            pairing: None,
+                            combat,
+                        });
+                    }
+                }
+            }
+        }
+        Ok(Self {
+            path: path.to_path_buf(),
+            name,
+            description: spec.description,
+            seed,
+            trials,
+            exact: spec.exact.unwrap_or(true),
+            a_name,
+            b_names,
+            round_robin,
+            variants: variants.into_iter().map(|v| v.0).collect(),
+            axes,
+            runs,
+        })
+    }
+
+    pub fn is_round_robin(&self) -> bool {
+        !self.round_robin.is_empty()
+    }
+}
+
+/// " (variant v, at the grid point a.skill = 3)" for error messages; empty for one run.
+fn describe_point(axes: &[SweepAxis], coordinates: &[AxisValue], variant: Option<&str>) -> String {
+    let variant_note = variant.map(|v| format!("variant {v}"));
+    let point = (!axes.is_empty()).then(|| {
+        format!(
+            "at the grid point {}",
+            axes.iter()
+                .zip(coordinates)
+                .map(|(a, v)| format!("{} = {v}", a.parameter))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    });
+    let parts: Vec<String> = variant_note.into_iter().chain(point).collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", parts.join(", "))
+    }
+}
+
+/// One run's results: the simulated engagements, and the exact odds where computed.
+#[derive(Debug, Clone)]
+pub struct MeleeRunResult {
+    pub histogram: EngagementHistogram,
+    pub exact: Option<EngagementOdds>,
+    /// The exact first phase (always computed when the study is exact).
+    pub phase: Option<PhaseOdds>,
+}
+
+#[derive(Debug, Clone)]
+pub struct MeleeResults {
+    pub trials: u64,
+    pub seed: u64,
+    pub runs: Vec<MeleeRunResult>,
+}
+
+/// Runs every engagement (common random numbers: one seed for every run).
+pub fn execute(
+    study: &MeleeStudy,
+    trials: u64,
+    seed: u64,
+    control: &RunControl,
+) -> Result<MeleeResults, Interrupted> {
+    let mut runs = Vec::with_capacity(study.runs.len());
+    for run in &study.runs {
+        let histogram = simulate_engagements(&run.combat, seed, trials, control)?;
+        let (exact, phase) = if study.exact {
+            (
+                run.combat.engagement_odds(),
+                Some(run.combat.phase_odds(&run.combat.fresh_state())),
+            )
+        } else {
+            (None, None)
+        };
+        runs.push(MeleeRunResult {
+            histogram,
+            exact,
+            phase,
+        });
+    }
+    Ok(MeleeResults { trials, seed, runs })
+}
+
+/// Engagement-level summary of one run, exact where enumerated, else simulated.
+#[derive(Debug, Clone)]
+struct Summary {
+    ends: [f64; END_COUNT],
+    /// `by_phase[p][e]`: ends in phase p + 1.
+    by_phase: Vec<[f64; END_COUNT]>,
+    models_lost: [Vec<f64>; 2],
+}
+
+impl Summary {
+    fn exact(o: &EngagementOdds) -> Self {
+        let mut ends = [0.0; END_COUNT];
+        for phase in &o.ends {
+            for (e, p) in phase.iter().enumerate() {
+                ends[e] += p;
+            }
+        }
+        Self {
+            ends,
+            by_phase: o.ends.clone(),
+            models_lost: o.models_lost.clone(),
+        }
+    }
+
+    fn simulated(h: &EngagementHistogram) -> Self {
+        let n = h.trials() as f64;
+        let by_phase: Vec<[f64; END_COUNT]> = h
+            .ends
+            .chunks(END_COUNT)
+            .map(|c| std::array::from_fn(|e| c[e] as f64 / n))
+            .collect();
+        Self {
+            ends: std::array::from_fn(|e| h.total(EngagementEnd::ALL[e]) as f64 / n),
+            by_phase,
+            models_lost: [0, 1].map(|s| h.models_lost[s].iter().map(|&c| c as f64 / n).collect()),
+        }
+    }
+
+    fn p_wins(&self, side: usize) -> f64 {
+        EngagementEnd::ALL
+            .iter()
+            .filter(|e| e.winner() == Some(side))
+            .map(|e| self.ends[e.index()])
+            .sum()
+    }
+
+    fn p_draw(&self) -> f64 {
+        self.ends[EngagementEnd::BothOut.index()] + self.ends[EngagementEnd::RoundLimit.index()]
+    }
+
+    fn mean_phases(&self) -> f64 {
+        self.by_phase
+            .iter()
+            .enumerate()
+            .map(|(p, e)| (p + 1) as f64 * e.iter().sum::<f64>())
+            .sum()
+    }
+
+    fn mean_lost(&self, side: usize) -> f64 {
+        self.models_lost[side]
+            .iter()
+            .enumerate()
+            .map(|(k, p)| k as f64 * p)
+            .sum()
+    }
+
+    /// P(ended by phase p with one of `ends`), p = 1…limit.
+    fn by(&self, ends: &[EngagementEnd]) -> Vec<f64> {
+        let mut running = 0.0;
+        self.by_phase
+            .iter()
+            .map(|e| {
+                running += ends.iter().map(|end| e[end.index()]).sum::<f64>();
+                running
+            })
+            .collect()
+    }
+
+    /// Score of side A: P(A wins) + ½ P(draw).
+    fn score_a(&self) -> f64 {
+        self.p_wins(0) + 0.5 * self.p_draw()
+    }
+}
+
+fn best_summary(r: &MeleeRunResult) -> Summary {
+    r.exact
+        .as_ref()
+        .map_or_else(|| Summary::simulated(&r.histogram), Summary::exact)
+}
+
+/// Bradley–Terry strengths from pairwise results by the MM algorithm (Hunter 2004).
+///
+/// `wins[i][j]` is how much `i` scored against `j` (a draw counts ½) in `games[i][j]`
+/// games. `prior_draws` adds that many drawn games to every pair, which keeps strengths
+/// finite when a profile wins every game. Strengths are scaled to geometric mean 1.
+pub fn bradley_terry(wins: &[Vec<f64>], games: &[Vec<f64>], prior_draws: f64) -> Vec<f64> {
+    let n = wins.len();
+    let w = |i: usize, j: usize| wins[i][j] + 0.5 * prior_draws;
+    let g = |i: usize, j: usize| games[i][j] + prior_draws;
+    let mut strength = vec![1.0f64; n];
+    for _ in 0..100_000 {
+        let mut next = vec![0.0; n];
+        for i in 0..n {
+            let won: f64 = (0..n).filter(|&j| j != i).map(|j| w(i, j)).sum();
+            let denominator: f64 = (0..n)
+                .filter(|&j| j != i)
+                .map(|j| g(i, j) / (strength[i] + strength[j]))
+                .sum();
+            next[i] = if denominator > 0.0 { won / denominator } else { 1.0 };
+        }
+        let log_mean = next.iter().map(|s| s.max(1e-300).ln()).sum::<f64>() / n as f64;
+        for s in &mut next {
+            *s = (*s / log_mean.exp()).max(1e-300);
+        }
+        let change = next
+            .iter()
+            .zip(&strength)
+            .map(|(a, b)| (a.ln() - b.ln()).abs())
+            .fold(0.0, f64::max);
+        strength = next;
+        if change < 1e-13 {
+            break;
+        }
+    }
+    strength
+}
+
+/// A round robin's results: `score[i][j]` = score of profile i (as A) against j (as B).
+pub struct RoundRobinTable {
+    pub score: Vec<Vec<f64>>,
+    pub strength: Vec<f64>,
+}
+
+fn round_robin_table(study: &MeleeStudy, results: &MeleeResults) -> RoundRobinTable {
+    let n = study.round_robin.len();
+    let mut score = vec![vec![0.0; n]; n];
+    for (run, r) in study.runs.iter().zip(&results.runs) {
+        if let Some((i, j)) = run.pairing {
+            score[i][j] = best_summary(r).score_a();
+        }
+    }
+    // i meets j twice: as A (score[i][j]) and as B (1 − score[j][i]).
+    let mut wins = vec![vec![0.0; n]; n];
+    let mut games = vec![vec![0.0; n]; n];
+    for i in 0..n {
+        for j in 0..n {
+            if i != j {
+                wins[i][j] = score[i][j] + (1.0 - score[j][i]);
+                games[i][j] = 2.0;
+            }
+        }
+    }
+    let strength = bradley_terry(&wins, &games, 1.0);
+    RoundRobinTable { score, strength }
+}
+
+/// Elo-style rating of a Bradley–Terry strength: 1500 + 400·log10(strength).
+pub fn elo(strength: f64) -> f64 {
+    1500.0 + 400.0 * strength.log10()
+}
+
+pub fn write_report(
+    study: &MeleeStudy,
+    results: &MeleeResults,
+    out: &Path,
+    threads: usize,
+    wall_time: Duration,
+) -> Result<Vec<PathBuf>, ReportError> {
+    report::write_atomically(out, |dir| {
+        write_contents(study, results, dir, threads, wall_time)
+    })
+}
+
+/// The label of a run: its pairing in a round robin, else its variant and grid point.
+fn run_label(study: &MeleeStudy, run: &MeleeRun) -> String {
+    if let Some((i, j)) = run.pairing {
+        return format!("{} vs {}", study.round_robin[i].0, study.round_robin[j].0);
+    }
+    let mut parts = Vec::new();
+    if study.variants.len() > 1 {
+        parts.push(study.variants[run.variant].clone());
+    }
+    for (a, v) in study.axes.iter().zip(&run.coordinates) {
+        parts.push(format!("{} = {v}", a.parameter));
+    }
+    if parts.is_empty() {
+        "engagement".to_string()
+    } else {
+        parts.join(", ")
+    }
+}
+
+fn write_contents(
+    study: &MeleeStudy,
+    results: &MeleeResults,
+    dir: &Path,
+    threads: usize,
+    wall_time: Duration,
+) -> Result<(), ReportError> {
+    let frame_error = |e: polars::prelude::PolarsError| ReportError::Frame {
+        path: dir.display().to_string(),
+        message: e.to_string(),
+    };
+    let axes: Vec<&str> = study.axes.iter().map(|a| a.parameter.as_str()).collect();
+    let mut long = LongFrame::new(&axes);
+    let mut expectations = LongFrame::new(&axes);
+    let mut survival = LongFrame::new(&axes);
+    let mut phase = LongFrame::new(&axes);
+    for (run, r) in study.runs.iter().zip(&results.runs) {
+        let vname = &study.variants[run.variant];
+        let h = &r.histogram;
+        let n = h.trials();
+        let exact = r.exact.as_ref().map(Summary::exact);
+        let sim = Summary::simulated(h);
+        for end in EngagementEnd::ALL {
+            let count = h.total(end);
+            let (lo, hi) = wilson_interval(count, n, Z95);
+            with_pairing(study, long.row(vname, &run.coordinates), run)
+                .text("outcome", end.name())
+                .int("trials", n as i64)
+                .int("count", count as i64)
+                .float("probability", Some(count as f64 / n as f64))
+                .float("ci_low", Some(lo))
+                .float("ci_high", Some(hi))
+                .float("exact", exact.as_ref().map(|e| e.ends[end.index()]))
+                .finish();
+        }
+        let ex = |f: &dyn Fn(&Summary) -> f64| exact.as_ref().map(f);
+        let ph = |f: &dyn Fn(&PhaseOdds) -> f64| r.phase.as_ref().map(f);
+        let units = run.combat.units();
+        with_pairing(study, expectations.row(vname, &run.coordinates), run)
+            .text("a", &units[0].quick())
+            .text(
+                "b",
+                &run.combat
+                    .engagement()
+                    .b
+                    .iter()
+                    .map(|(f, u)| format!("{}: {}", f.name(), u.quick()))
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            )
+            .int("trials", n as i64)
+            .float("p_a_wins", Some(sim.p_wins(0)))
+            .float("p_b_wins", Some(sim.p_wins(1)))
+            .float("p_draw", Some(sim.p_draw()))
+            .float("exact_p_a_wins", ex(&|e| e.p_wins(0)))
+            .float("exact_p_b_wins", ex(&|e| e.p_wins(1)))
+            .float("exact_p_draw", ex(&|e| e.p_draw()))
+            .float("mean_phases", Some(sim.mean_phases()))
+            .float("exact_mean_phases", ex(&|e| e.mean_phases()))
+            .float("mean_models_lost_a", Some(sim.mean_lost(0)))
+            .float("mean_models_lost_b", Some(sim.mean_lost(1)))
+            .float("exact_mean_models_lost_a", ex(&|e| e.mean_lost(0)))
+            .float("exact_mean_models_lost_b", ex(&|e| e.mean_lost(1)))
+            .float("phase1_exact_p_a_wins", ph(&|p| p.a_wins.to_f64()))
+            .float("phase1_exact_p_draw", ph(&|p| p.draw.to_f64()))
+            .float("phase1_exact_p_b_wins", ph(&|p| p.b_wins.to_f64()))
+            .float("phase1_exact_wounds_by_a", ph(&|p| p.expected_wounds[0].to_f64()))
+            .float("phase1_exact_wounds_by_b", ph(&|p| p.expected_wounds[1].to_f64()))
+            .float("phase1_exact_p_a_flees", ph(&|p| p.flees[0].to_f64()))
+            .float(
+                "phase1_exact_p_b_flees",
+                ph(&|p| p.flees[1..].iter().map(|f| f.to_f64()).sum::<f64>()),
+            )
+            .finish();
+        let broken = |s: &Summary| {
+            [
+                s.by(&EngagementEnd::ALL),
+                s.by(&[EngagementEnd::AFlees, EngagementEnd::ADestroyed]),
+                s.by(&[EngagementEnd::BFlees, EngagementEnd::BDestroyed]),
+            ]
+        };
+        let sim_curves = broken(&sim);
+        let exact_curves = exact.as_ref().map(broken);
+        for p in 0..sim_curves[0].len() {
+            with_pairing(study, survival.row(vname, &run.coordinates), run)
+                .int("phase", p as i64 + 1)
+                .float("p_still_engaged", Some(1.0 - sim_curves[0][p]))
+                .float("p_a_broken_by", Some(sim_curves[1][p]))
+                .float("p_b_broken_by", Some(sim_curves[2][p]))
+                .float(
+                    "exact_p_still_engaged",
+                    exact_curves.as_ref().map(|c| (1.0 - c[0][p]).max(0.0)),
+                )
+                .float("exact_p_a_broken_by", exact_curves.as_ref().map(|c| c[1][p]))
+                .float("exact_p_b_broken_by", exact_curves.as_ref().map(|c| c[2][p]))
+                .finish();
+        }
+        if let Some(odds) = &r.phase {
+            for side in 0..2 {
+                for (metric, dist) in [
+                    ("hits", &odds.hits[side]),
+                    ("wounds", &odds.wounds[side]),
+                    ("score", &odds.score[side]),
+                ] {
+                    for (value, f) in dist.iter().enumerate() {
+                        with_pairing(study, phase.row(vname, &run.coordinates), run)
+                            .text("side", ["A", "B"][side])
+                            .text("metric", metric)
+                            .int("value", value as i64)
+                            .float("exact", Some(f.to_f64()))
+                            .text("exact_fraction", &f.to_string())
+                            .finish();
+                    }
+                }
+            }
+        }
+    }
+    report::write_frame(dir, "results", &mut long.build("melee").map_err(frame_error)?)?;
+    report::write_frame(
+        dir,
+        "expectations",
+        &mut expectations.build("melee").map_err(frame_error)?,
+    )?;
+    report::write_frame(
+        dir,
+        "survival",
+        &mut survival.build("melee").map_err(frame_error)?,
+    )?;
+    if study.exact {
+        report::write_frame(dir, "phase", &mut phase.build("melee").map_err(frame_error)?)?;
+    }
+    let round_robin = study
+        .is_round_robin()
+        .then(|| round_robin_table(study, results));
+    if let Some(rr) = &round_robin {
+        let mut matrix = LongFrame::new(&[]);
+        for (i, (a, _)) in study.round_robin.iter().enumerate() {
+            for (j, (b, _)) in study.round_robin.iter().enumerate() {
+                matrix
+                    .row("base", &[])
+                    .text("a_profile", a)
+                    .text("b_profile", b)
+                    .float("score_a", Some(rr.score[i][j]))
+                    .finish();
+            }
+        }
+        report::write_frame(dir, "matchups", &mut matrix.build("melee").map_err(frame_error)?)?;
+        let mut ratings = LongFrame::new(&[]);
+        let value = value_per_point(study, rr);
+        for (i, (name, points)) in study.round_robin.iter().enumerate() {
+            ratings
+                .row("base", &[])
+                .text("profile", name)
+                .float("strength", Some(rr.strength[i]))
+                .float("elo", Some(elo(rr.strength[i])))
+                .float("mean_score", Some(mean_score(rr, i)))
+                .int("points", points.map_or(-1, i64::from))
+                .float("strength_per_point", value[i])
+                .finish();
+        }
+        report::write_frame(dir, "ratings", &mut ratings.build("melee").map_err(frame_error)?)?;
+    }
+    draw_charts(study, results, round_robin.as_ref(), dir)?;
+    report::write_text(dir, "tables.md", &rulebook_tables(study, results, round_robin.as_ref()))?;
+    let hash: String = Sha256::digest(
+        format!(
+            "{:?}",
+            study
+                .runs
+                .iter()
+                .map(|r| (r.variant, r.pairing, r.combat.engagement()))
+                .collect::<Vec<_>>()
+        )
+        .as_bytes(),
+    )
+    .iter()
+    .map(|b| format!("{b:02x}"))
+    .collect();
+    report::write_manifest(
+        dir,
+        &json!({
+            "tool": "battlelab",
+            "version": env!("CARGO_PKG_VERSION"),
+            "analysis": study.path.display().to_string(),
+            "name": study.name,
+            "system": "melee",
+            "round_robin": study.is_round_robin(),
+            "seed": results.seed,
+            "trials": results.trials,
+            "block_trials": BLOCK_TRIALS,
+            "threads": threads,
+            "rules_hash": hash,
+            "variants": study.variants,
+            "axes": axes,
+            "runs": study.runs.len(),
+            "exact_runs": results.runs.iter().filter(|r| r.exact.is_some()).count(),
+            "wall_time_seconds": (wall_time.as_secs_f64() * 1000.0).round() / 1000.0,
+        }),
+    )
+}
+
+/// Adds the round-robin pairing's profile columns to a row.
+fn with_pairing<'a>(
+    study: &MeleeStudy,
+    row: crate::frame::RowBuilder<'a>,
+    run: &MeleeRun,
+) -> crate::frame::RowBuilder<'a> {
+    match run.pairing {
+        Some((i, j)) => row
+            .text("a_profile", &study.round_robin[i].0)
+            .text("b_profile", &study.round_robin[j].0),
+        None => row,
+    }
+}
+
+/// Mean score of profile `i` over the field (as A and as B, mirror match excluded).
+fn mean_score(rr: &RoundRobinTable, i: usize) -> f64 {
+    let n = rr.score.len();
+    let total: f64 = (0..n)
+        .filter(|&j| j != i)
+        .map(|j| rr.score[i][j] + 1.0 - rr.score[j][i])
+        .sum();
+    total / (2.0 * (n - 1) as f64)
+}
+
+/// Strength per point, scaled so the mean over costed profiles is 1: above 1 the profile
+/// gives more than its cost (under-costed), below 1 less (over-costed).
+fn value_per_point(study: &MeleeStudy, rr: &RoundRobinTable) -> Vec<Option<f64>> {
+    let raw: Vec<Option<f64>> = study
+        .round_robin
+        .iter()
+        .zip(&rr.strength)
+        .map(|((_, points), s)| points.map(|p| s / f64::from(p)))
+        .collect();
+    let costed: Vec<f64> = raw.iter().flatten().copied().collect();
+    if costed.is_empty() {
+        return raw;
+    }
+    let mean = costed.iter().sum::<f64>() / costed.len() as f64;
+    raw.into_iter().map(|v| v.map(|v| v / mean)).collect()
+}
+
+fn draw_charts(
+    study: &MeleeStudy,
+    results: &MeleeResults,
+    round_robin: Option<&RoundRobinTable>,
+    dir: &Path,
+) -> Result<(), ReportError> {
+    let summaries: Vec<Summary> = results.runs.iter().map(best_summary).collect();
+    if let Some(rr) = round_robin {
+        let names: Vec<String> = study.round_robin.iter().map(|p| p.0.clone()).collect();
+        chart::heatmap(
+            &dir.join("matchups"),
+            "Round robin: score of the row profile (as A, engaged) against the column profile (P(win) + ½ P(draw))",
+            "side B (engaging A's front)",
+            &names,
+            "side A",
+            &names,
+            &rr.score,
+        )
+        ?;
+        let groups: Vec<BarGroup> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| BarGroup {
+                label: n.clone(),
+                values: vec![mean_score(rr, i)],
+            })
+            .collect();
+        chart::grouped_bars(
+            &dir.join("ratings"),
+            "Mean score over the field (Bradley–Terry strengths in ratings.csv)",
+            "profile",
+            "mean score",
+            &["mean score".to_string()],
+            &groups,
+        )
+        ?;
+        return Ok(());
+    }
+    for (vi, vname) in study.variants.iter().enumerate() {
+        let suffix = if study.variants.len() > 1 {
+            format!("_{}", report::slug(vname))
+        } else {
+            String::new()
+        };
+        let title_note = if study.variants.len() > 1 {
+            format!(" — {vname}")
+        } else {
+            String::new()
+        };
+        let points = |free: &[usize]| {
+            report::slice_points(
+                &study.axes,
+                study.runs.iter().map(|r| (r.variant, r.coordinates.as_slice())),
+                vi,
+                free,
+            )
+        };
+        // Outcomes along the first axis (or the one run).
+        let line = points(if study.axes.is_empty() { &[] } else { &[0] });
+        let series: Vec<String> = EngagementEnd::ALL.iter().map(|e| e.name().to_string()).collect();
+        let groups: Vec<BarGroup> = line
+            .iter()
+            .map(|&i| BarGroup {
+                label: study
+                    .axes
+                    .first()
+                    .map_or_else(|| "engagement".to_string(), |a| format!("{} = {}", a.parameter, study.runs[i].coordinates[0])),
+                values: summaries[i].ends.to_vec(),
+            })
+            .collect();
+        chart::grouped_bars(
+            &dir.join(format!("outcomes{suffix}")),
+            &format!("How the engagement ends{title_note}"),
+            study.axes.first().map_or("", |a| a.parameter.as_str()),
+            "probability",
+            &series,
+            &groups,
+        )
+        ?;
+        // Survival curves at the first point of the slice.
+        if let Some(&first) = points(&[]).first().or(line.first()) {
+            let s = &summaries[first];
+            let curve = |v: Vec<f64>| -> Vec<(f64, f64)> {
+                std::iter::once((0.0, 0.0))
+                    .chain(v.into_iter().enumerate().map(|(p, x)| ((p + 1) as f64, x)))
+                    .collect()
+            };
+            let still: Vec<f64> = s.by(&EngagementEnd::ALL).into_iter().map(|x| 1.0 - x).collect();
+            let series = vec![
+                (
+                    "still engaged".to_string(),
+                    std::iter::once((0.0, 1.0))
+                        .chain(still.into_iter().enumerate().map(|(p, x)| ((p + 1) as f64, x.max(0.0))))
+                        .collect(),
+                ),
+                ("A broken by phase".to_string(), curve(s.by(&[EngagementEnd::AFlees, EngagementEnd::ADestroyed]))),
+                ("B broken by phase".to_string(), curve(s.by(&[EngagementEnd::BFlees, EngagementEnd::BDestroyed]))),
+            ];
+            chart::distributions(
+                &dir.join(format!("survival{suffix}")),
+                &format!("Survival over phases ({}){title_note}", run_label(study, &study.runs[first])),
+                "combat phase",
+                "probability",
+                &series,
+            )
+            ?;
+        }
+        // Heatmaps over the first two axes.
+        if study.axes.len() >= 2 {
+            let grid = points(&[0, 1]);
+            let xs = &study.axes[0].values;
+            let ys = &study.axes[1].values;
+            let cell = |f: &dyn Fn(usize) -> f64| -> Vec<Vec<f64>> {
+                ys.iter()
+                    .map(|y| {
+                        xs.iter()
+                            .map(|x| {
+                                grid.iter()
+                                    .find(|&&i| {
+                                        &study.runs[i].coordinates[0] == x
+                                            && &study.runs[i].coordinates[1] == y
+                                    })
+                                    .map_or(f64::NAN, |&i| f(i))
+                            })
+                            .collect()
+                    })
+                    .collect()
+            };
+            let ticks = |values: &[AxisValue]| values.iter().map(ToString::to_string).collect::<Vec<_>>();
+            chart::heatmap(
+                &dir.join(format!("p_a_wins{suffix}")),
+                &format!("P(A wins the engagement){title_note}"),
+                &study.axes[0].parameter,
+                &ticks(xs),
+                &study.axes[1].parameter,
+                &ticks(ys),
+                &cell(&|i| summaries[i].p_wins(0)),
+            )
+            ?;
+            if study.exact {
+                let wounds = cell(&|i| {
+                    results.runs[i]
+                        .phase
+                        .as_ref()
+                        .map_or(f64::NAN, |p| p.expected_wounds[0].to_f64())
+                });
+                chart::heatmap_scaled(
+                    &dir.join(format!("wounds_by_a{suffix}")),
+                    &format!("Expected wounds caused by A in the first phase (exact){title_note}"),
+                    &study.axes[0].parameter,
+                    &ticks(xs),
+                    &study.axes[1].parameter,
+                    &ticks(ys),
+                    &wounds,
+                )
+                ?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn markdown_header(md: &mut String, header: &[String]) {
+    md.push_str(&format!("| {} |\n", header.join(" | ")));
+    md.push_str(&format!("|{}\n", "---|".repeat(header.len())));
+}
+
+fn percent_cells(p: &[f64]) -> Vec<String> {
+    percentages_summing_to_100(p, 1)
+        .into_iter()
+        .map(|u| format!("{}.{}", u / 10, u % 10))
+        .collect()
+}
+
+fn rulebook_tables(
+    study: &MeleeStudy,
+    results: &MeleeResults,
+    round_robin: Option<&RoundRobinTable>,
+) -> String {
+    let mut md = format!("# {}\n\n", study.name);
+    if let Some(d) = &study.description {
+        md.push_str(&format!("{d}\n\n"));
+    }
+    let first = &study.runs[0].combat;
+    md.push_str(&format!(
+        "Break test {}, up to {} combat phases. Percentages are exact (enumeration of every state) where marked, else simulated with {} engagements per row.\n\n",
+        first.engagement().break_dice.name(),
+        first.engagement().round_limit,
+        results.trials
+    ));
+    if let Some(rr) = round_robin {
+        md.push_str("## Round robin: score of side A (row) against side B (column), P(win) + ½ P(draw), %\n\n");
+        let mut header = vec!["A \\ B".to_string()];
+        header.extend(study.round_robin.iter().map(|p| p.0.clone()));
+        markdown_header(&mut md, &header);
+        for (i, (name, _)) in study.round_robin.iter().enumerate() {
+            let cells: Vec<String> = rr.score[i].iter().map(|s| format!("{:.1}", s * 100.0)).collect();
+            md.push_str(&format!("| {name} | {} |\n", cells.join(" | ")));
+        }
+        md.push_str("\n## Point-value hints (Bradley–Terry strength; Elo = 1500 + 400·log10 strength)\n\n");
+        markdown_header(
+            &mut md,
+            &["profile", "strength", "Elo", "mean score %", "points", "strength per point (1 = par)"]
+                .map(String::from),
+        );
+        let value = value_per_point(study, rr);
+        for (i, (name, points)) in study.round_robin.iter().enumerate() {
+            md.push_str(&format!(
+                "| {name} | {:.3} | {:.0} | {:.1} | {} | {} |\n",
+                rr.strength[i],
+                elo(rr.strength[i]),
+                mean_score(rr, i) * 100.0,
+                points.map_or("–".to_string(), |p| p.to_string()),
+                value[i].map_or("–".to_string(), |v| {
+                    let hint = if v > 1.05 {
+                        " (under-costed)"
+                    } else if v < 0.95 {
+                        " (over-costed)"
+                    } else {
+                        ""
+                    };
+                    format!("{v:.2}{hint}")
+                }),
+            ));
+        }
+        return md;
+    }
+    md.push_str(&format!(
+        "Side A: {} [{}]. Side B: {}.\n\n",
+        study.a_name,
+        study.runs[0].combat.units()[0].quick(),
+        study
+            .b_names
+            .iter()
+            .zip(&study.runs[0].combat.engagement().b)
+            .map(|((f, n), (_, u))| format!("{n} on the {} [{}]", f.name(), u.quick()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    md.push_str("## How the engagement ends, %\n\n");
+    let mut header = vec!["run".to_string()];
+    header.extend(EngagementEnd::ALL.iter().map(|e| e.name().to_string()));
+    header.push("source".into());
+    header.push("phase 1: A wins / draw / B wins %".into());
+    markdown_header(&mut md, &header);
+    for (run, r) in study.runs.iter().zip(&results.runs) {
+        let s = best_summary(r);
+        let phase = r.phase.as_ref().map_or("–".to_string(), |p| {
+            percent_cells(&[p.a_wins.to_f64(), p.draw.to_f64(), p.b_wins.to_f64()]).join(" / ")
+        });
+        md.push_str(&format!(
+            "| {} | {} | {} | {} |\n",
+            run_label(study, run),
+            percent_cells(&s.ends).join(" | "),
+            if r.exact.is_some() { "exact" } else { "simulated" },
+            phase
+        ));
+    }
+    md
+}
