@@ -108,6 +108,8 @@ fn bad_files_name_a_line_where_there_is_one() {
             "attrition_without_sp",
             "setup_no_states",
             "table_grid_too_large",
+            // Neither [engagement] nor [round_robin]: there is no line to name.
+            "melee_no_engagement",
             // Two sweep lines are in conflict; the error names neither.
             "odds_and_a_sp_both_swept",
         ]
