@@ -11,5 +11,6 @@ criterion_main!(
     benchmarks::field::benches,
     benchmarks::strategic::benches,
     benchmarks::ratio::benches,
+    benchmarks::melee::benches,
     benchmarks::driver::benches,
 );

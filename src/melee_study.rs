@@ -86,6 +86,17 @@ const STATS: [(&str, u32, u32); 9] = [
     ("rank_bonus_cap", 0, STAT_MAX),
 ];
 
+/// Stats every profile must state (the rest have defaults).
+const REQUIRED_STATS: [&str; 7] = [
+    "models",
+    "frontage",
+    "attacks",
+    "skill",
+    "power",
+    "defense",
+    "discipline",
+];
+
 /// What a melee study can sweep.
 pub const PARAMETERS: [&str; 19] = [
     "a.models",
@@ -298,7 +309,7 @@ fn apply_options(
             &format!("{field}.round_limit"),
             1,
             MAX_ROUND_LIMIT.into(),
-            "combat phases before the engagement is called off",
+            "the round limit (combat phases before the engagement is called off)",
         )? as u32;
     }
     Ok(())
@@ -336,6 +347,22 @@ impl MeleeStudy {
         let mut profiles: BTreeMap<String, (UnitProfile, Option<u32>, usize)> = BTreeMap::new();
         for (pname, p) in profile_specs.get_ref() {
             let field = format!("profiles.{pname}");
+            let missing: Vec<&str> = REQUIRED_STATS
+                .iter()
+                .copied()
+                .filter(|stat| p.get_ref().stat(stat).is_none())
+                .collect();
+            if !missing.is_empty() {
+                return Err(source.error(
+                    p,
+                    field,
+                    format!(
+                        "the profile does not give {}; every profile states {} (wounds, rank_bonus and rank_bonus_cap default to 1, \"ranks\" and 3)",
+                        missing.join(", "),
+                        REQUIRED_STATS.join(", ")
+                    ),
+                ));
+            }
             let mut unit = UnitProfile::default();
             apply_profile(&source, p.get_ref(), &field, &mut unit)?;
             let line = source.line_of(p.span());
@@ -395,6 +422,15 @@ impl MeleeStudy {
                     format!("each variant needs a non-empty name of its own; \"{vname}\" is empty or used twice"),
                 ));
             }
+            for (side, over) in [("a", &v.a), ("b", &v.b)] {
+                if let Some(points) = over.as_ref().and_then(|o| o.points.as_ref()) {
+                    return Err(source.error(
+                        points,
+                        format!("variant[{i}].{side}.points"),
+                        "a variant changes rules, not costs; give points in [profiles.<name>] (they are used by the round robin)",
+                    ));
+                }
+            }
             variants.push((
                 vname,
                 v.a.clone().unwrap_or_default(),
@@ -426,11 +462,12 @@ impl MeleeStudy {
                 ))
             }
             (None, Some(rr)) => {
-                if let Some((key, v)) = spec.sweep.as_ref().and_then(|s| s.iter().next()) {
-                    return Err(source.error(
-                        v,
-                        format!("sweep.{key}"),
-                        "a round robin fights the profiles as written; sweeps go with an [engagement]",
+                if let Some(sweep) = &spec.sweep {
+                    let first = sweep.iter().next();
+                    return Err(source.error_at(
+                        first.map(|(_, v)| source.line_of(v.span())).or(Some(source.line_of(rr.span()))),
+                        first.map_or("sweep".to_string(), |(key, _)| format!("sweep.{key}")),
+                        "a round robin fights the profiles as written; remove [sweep], or write an [engagement] file to sweep stats",
                     ));
                 }
                 if let Some(v) = spec.variant.as_ref().and_then(|v| v.first()) {
@@ -461,7 +498,7 @@ impl MeleeStudy {
                         rr,
                         "round_robin.profiles",
                         format!(
-                            "a round robin needs 2 to {MAX_ROUND_ROBIN} profiles, got {}",
+                            "a round robin needs 2 to {MAX_ROUND_ROBIN} profiles, got {}; list them in round_robin.profiles (or leave it out for every profile)",
                             names.len()
                         ),
                     ));
@@ -532,6 +569,25 @@ impl MeleeStudy {
                         format!("{} units on side B: at most {MAX_B_UNITS} (one front, two flanks, one rear)", b_units.len()),
                     ));
                 }
+                for (facing, limit) in [(Facing::Front, 1), (Facing::Flank, 2), (Facing::Rear, 1)] {
+                    let entries: Vec<String> = b_units
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, (f, _))| *f == facing)
+                        .map(|(i, _)| format!("engagement.b[{i}]"))
+                        .collect();
+                    if entries.len() > limit {
+                        return Err(source.error(
+                            &e.b,
+                            "engagement.b",
+                            format!(
+                                "{} all engage the {}; a unit has one front, two flanks and one rear, so at most {limit} (give the others another facing)",
+                                entries.join(", "),
+                                facing.name()
+                            ),
+                        ));
+                    }
+                }
                 let (swept, lines) =
                     analysis::sweep_axes(&source, spec.sweep.as_ref(), &PARAMETERS)?;
                 analysis::check_grid_size(&source, &swept, variants.len())?;
@@ -547,9 +603,27 @@ impl MeleeStudy {
                     }
                     let mut options0 = options;
                     apply_options(&source, o_over, &vfield("options"), &mut options0)?;
+                    // A variant's overrides must leave every unit valid on their own.
+                    let variant_name_line = spec
+                        .variant
+                        .as_ref()
+                        .and_then(|v| v.get(vi))
+                        .map(|v| source.line_of(v.name.span()));
+                    let checks = std::iter::once((&a0, a_over, "a")).chain(b0.iter().map(|(_, u)| (u, b_over, "b")));
+                    for (unit, over, side) in checks {
+                        unit.validate(&vfield(side)).map_err(|err| {
+                            let stat = err.field.rsplit('.').next().unwrap_or("");
+                            let line = over
+                                .stat(stat)
+                                .map(|v| source.line_of(v.span()))
+                                .or(variant_name_line);
+                            source.error_at(line, err.field.clone(), format!("{} (variant {vname})", err.message))
+                        })?;
+                    }
                     for coordinates in analysis::grid(&axes) {
                         let (mut a, mut b, mut opts) = (a0.clone(), b0.clone(), options0);
-                        let mut swept_line = None;
+                        // The line of the sweep that set each side's stats, for errors.
+                        let mut side_line: [Option<usize>; 2] = [None, None];
                         for ((axis, value), line) in axes.iter().zip(&coordinates).zip(&lines) {
                             let AxisValue::Int(x) = *value else { continue };
                             let field = format!("sweep.{}", axis.parameter);
@@ -563,7 +637,7 @@ impl MeleeStudy {
                             let (side, stat) = axis.parameter.split_once('.').expect("a.<stat> or b.<stat>");
                             let (_, lo, hi) = STATS.iter().find(|s| s.0 == stat).expect("a listed stat");
                             if !(i64::from(*lo)..=i64::from(*hi)).contains(&x) {
-                                return Err(source.error_at(*line, field, format!("{stat} must be {lo} to {hi}, got {x}")));
+                                return Err(source.error_at(*line, field, format!("the sweep reaches {stat} {x}; {stat} is {lo} to {hi}, so keep the sweep within that range")));
                             }
                             if side == "a" {
                                 set_stat(&mut a, stat, x as u32);
@@ -572,7 +646,8 @@ impl MeleeStudy {
                                     set_stat(unit, stat, x as u32);
                                 }
                             }
-                            swept_line = swept_line.or(*line);
+                            let slot = usize::from(side == "b");
+                            side_line[slot] = side_line[slot].or(*line);
                         }
                         let at = describe_point(&axes, &coordinates, named_variants.then_some(vname.as_str()));
                         let engagement = Engagement {
@@ -583,9 +658,9 @@ impl MeleeStudy {
                         };
                         let combat = MeleeCombat::new(engagement).map_err(|err| {
                             let line = if err.field.starts_with("a.") {
-                                swept_line.or(Some(profiles[&a_name].2))
+                                side_line[0].or(side_line[1]).or(Some(profiles[&a_name].2))
                             } else {
-                                swept_line.or(Some(engagement_line))
+                                side_line[1].or(side_line[0]).or(Some(engagement_line))
                             };
                             source.error_at(line, format!("engagement.{}", err.field), format!("{}{at}", err.message))
                         })?;

@@ -111,7 +111,7 @@ impl BreakDice {
 
     pub fn parse(text: &str) -> Option<Self> {
         match text {
-            "1d6" | "d6" => Some(Self::OneD6),
+            "1d6" => Some(Self::OneD6),
             "2d6" => Some(Self::TwoD6),
             "3d6" => Some(Self::ThreeD6),
             _ => None,

@@ -1,0 +1,83 @@
+//! Miniatures melee (RULES.md D): whole engagements of a 20-model unit against a
+//! 20-model unit (about 2 phases each, 10 attack dice a side per phase), and the same
+//! with a flanker and a rear charge, beside the bare xoshiro loop; one phase alone; the
+//! exact first phase (binomial counts in big integers) and the exact engagement chain.
+
+use std::hint::black_box;
+
+use criterion::{criterion_group, Criterion, Throughput};
+
+use battlelab::dice::DiceStream;
+use battlelab::rules::melee::{Engagement, Facing, MeleeCombat, UnitProfile};
+
+use super::{bare_xoshiro, BATCH};
+
+fn line_unit(skill: u32, power: u32) -> UnitProfile {
+    UnitProfile {
+        models: 20,
+        frontage: 5,
+        skill,
+        power,
+        ..UnitProfile::default()
+    }
+}
+
+fn melee(c: &mut Criterion) {
+    let duel = MeleeCombat::new(Engagement::one_on_one(line_unit(4, 3), line_unit(3, 4))).unwrap();
+    let mut surrounded = Engagement::one_on_one(line_unit(3, 3), line_unit(3, 3));
+    surrounded.b.push((
+        Facing::Flank,
+        UnitProfile {
+            models: 5,
+            frontage: 5,
+            attacks: 2,
+            ..UnitProfile::default()
+        },
+    ));
+    surrounded.b.push((Facing::Rear, UnitProfile { models: 10, ..UnitProfile::default() }));
+    let surrounded = MeleeCombat::new(surrounded).unwrap();
+
+    let mut group = c.benchmark_group("melee");
+    group.throughput(Throughput::Elements(BATCH));
+    let mut dice = DiceStream::for_block(1, 0);
+    group.bench_function("bare xoshiro256++ next_u64", |b| {
+        b.iter(|| black_box(bare_xoshiro(&mut dice, BATCH)))
+    });
+    let mut dice = DiceStream::for_block(1, 0);
+    group.bench_function("engagement 20 v 20 (engagements/s, histogram as run)", |b| {
+        let mut histogram = duel.empty_engagement_histogram();
+        b.iter(|| {
+            duel.engagement_block(black_box(&mut dice), BATCH, &mut histogram);
+            black_box(histogram.ends[0])
+        })
+    });
+    let mut dice = DiceStream::for_block(1, 0);
+    group.bench_function("engagement 20 v 20 + flank + rear (engagements/s)", |b| {
+        let mut histogram = surrounded.empty_engagement_histogram();
+        b.iter(|| {
+            surrounded.engagement_block(black_box(&mut dice), BATCH, &mut histogram);
+            black_box(histogram.ends[0])
+        })
+    });
+    let mut dice = DiceStream::for_block(1, 0);
+    group.bench_function("one phase 20 v 20 (phases/s, full phase histogram)", |b| {
+        let mut histogram = duel.empty_phase_histogram();
+        b.iter(|| {
+            duel.phase_block(black_box(&mut dice), BATCH, &mut histogram);
+            black_box(histogram.result[0])
+        })
+    });
+    group.finish();
+
+    let mut exact = c.benchmark_group("melee exact");
+    exact.sample_size(10);
+    exact.bench_function("first phase 20 v 20, exact fractions", |b| {
+        b.iter(|| black_box(duel.phase_odds(&duel.fresh_state())))
+    });
+    exact.bench_function("whole engagement 20 v 20, exact chain (f64)", |b| {
+        b.iter(|| black_box(duel.engagement_odds()))
+    });
+    exact.finish();
+}
+
+criterion_group!(benches, melee);
