@@ -21,8 +21,8 @@ use battlelab::table::{self, signed, CrtRequest, D6Request, TableError};
 use serde_json::json;
 
 use cli::{
-    Cli, Command, Common, CrtArgs, MeleeArgs, RatioArgs, RunArgs, SetupArgs, SmallStack, StateKindArg,
-    TableCommand,
+    Cli, Command, Common, CrtArgs, MeleeArgs, RatioArgs, RunArgs, SetupArgs, SmallStack,
+    StateKindArg, TableCommand,
 };
 
 /// Exit code for input the user must fix (also clap's usage errors).

@@ -66,8 +66,8 @@ use crate::chart::{self, BarGroup};
 use crate::frame::LongFrame;
 use crate::report::{self, ReportError};
 use crate::rules::melee::{
-    simulate_engagements, BreakDice, EngagementEnd, EngagementHistogram, EngagementOdds,
-    Engagement, Facing, MeleeCombat, PhaseOdds, RankBonusRule, UnitProfile, END_COUNT,
+    simulate_engagements, BreakDice, Engagement, EngagementEnd, EngagementHistogram,
+    EngagementOdds, Facing, MeleeCombat, PhaseOdds, RankBonusRule, UnitProfile, END_COUNT,
     MAX_B_UNITS, MAX_MODELS, MAX_ROUND_LIMIT, STAT_MAX,
 };
 use crate::sim::{Interrupted, RunControl, BLOCK_TRIALS};
@@ -440,7 +440,12 @@ impl MeleeStudy {
         }
         let named_variants = !variants.is_empty();
         if variants.is_empty() {
-            variants.push(("base".into(), ProfileSpec::default(), ProfileSpec::default(), OptionsSpec::default()));
+            variants.push((
+                "base".into(),
+                ProfileSpec::default(),
+                ProfileSpec::default(),
+                OptionsSpec::default(),
+            ));
         }
 
         let mut runs = Vec::new();
@@ -867,7 +872,11 @@ pub fn bradley_terry(wins: &[Vec<f64>], games: &[Vec<f64>], prior_draws: f64) ->
                 .filter(|&j| j != i)
                 .map(|j| g(i, j) / (strength[i] + strength[j]))
                 .sum();
-            next[i] = if denominator > 0.0 { won / denominator } else { 1.0 };
+            next[i] = if denominator > 0.0 {
+                won / denominator
+            } else {
+                1.0
+            };
         }
         let log_mean = next.iter().map(|s| s.max(1e-300).ln()).sum::<f64>() / n as f64;
         for s in &mut next {
@@ -1017,8 +1026,14 @@ fn write_contents(
             .float("phase1_exact_p_a_wins", ph(&|p| p.a_wins.to_f64()))
             .float("phase1_exact_p_draw", ph(&|p| p.draw.to_f64()))
             .float("phase1_exact_p_b_wins", ph(&|p| p.b_wins.to_f64()))
-            .float("phase1_exact_wounds_by_a", ph(&|p| p.expected_wounds[0].to_f64()))
-            .float("phase1_exact_wounds_by_b", ph(&|p| p.expected_wounds[1].to_f64()))
+            .float(
+                "phase1_exact_wounds_by_a",
+                ph(&|p| p.expected_wounds[0].to_f64()),
+            )
+            .float(
+                "phase1_exact_wounds_by_b",
+                ph(&|p| p.expected_wounds[1].to_f64()),
+            )
             .float("phase1_exact_p_a_flees", ph(&|p| p.flees[0].to_f64()))
             .float(
                 "phase1_exact_p_b_flees",
@@ -1044,8 +1059,14 @@ fn write_contents(
                     "exact_p_still_engaged",
                     exact_curves.as_ref().map(|c| (1.0 - c[0][p]).max(0.0)),
                 )
-                .float("exact_p_a_broken_by", exact_curves.as_ref().map(|c| c[1][p]))
-                .float("exact_p_b_broken_by", exact_curves.as_ref().map(|c| c[2][p]))
+                .float(
+                    "exact_p_a_broken_by",
+                    exact_curves.as_ref().map(|c| c[1][p]),
+                )
+                .float(
+                    "exact_p_b_broken_by",
+                    exact_curves.as_ref().map(|c| c[2][p]),
+                )
                 .finish();
         }
         if let Some(odds) = &r.phase {
@@ -1068,7 +1089,11 @@ fn write_contents(
             }
         }
     }
-    report::write_frame(dir, "results", &mut long.build("melee").map_err(frame_error)?)?;
+    report::write_frame(
+        dir,
+        "results",
+        &mut long.build("melee").map_err(frame_error)?,
+    )?;
     report::write_frame(
         dir,
         "expectations",
@@ -1080,7 +1105,11 @@ fn write_contents(
         &mut survival.build("melee").map_err(frame_error)?,
     )?;
     if study.exact {
-        report::write_frame(dir, "phase", &mut phase.build("melee").map_err(frame_error)?)?;
+        report::write_frame(
+            dir,
+            "phase",
+            &mut phase.build("melee").map_err(frame_error)?,
+        )?;
     }
     let round_robin = study
         .is_round_robin()
@@ -1097,7 +1126,11 @@ fn write_contents(
                     .finish();
             }
         }
-        report::write_frame(dir, "matchups", &mut matrix.build("melee").map_err(frame_error)?)?;
+        report::write_frame(
+            dir,
+            "matchups",
+            &mut matrix.build("melee").map_err(frame_error)?,
+        )?;
         let mut ratings = LongFrame::new(&[]);
         let value = value_per_point(study, rr);
         for (i, (name, points)) in study.round_robin.iter().enumerate() {
@@ -1111,10 +1144,18 @@ fn write_contents(
                 .float("strength_per_point", value[i])
                 .finish();
         }
-        report::write_frame(dir, "ratings", &mut ratings.build("melee").map_err(frame_error)?)?;
+        report::write_frame(
+            dir,
+            "ratings",
+            &mut ratings.build("melee").map_err(frame_error)?,
+        )?;
     }
     draw_charts(study, results, round_robin.as_ref(), dir)?;
-    report::write_text(dir, "tables.md", &rulebook_tables(study, results, round_robin.as_ref()))?;
+    report::write_text(
+        dir,
+        "tables.md",
+        &rulebook_tables(study, results, round_robin.as_ref()),
+    )?;
     let hash: String = Sha256::digest(
         format!(
             "{:?}",
@@ -1227,8 +1268,7 @@ fn draw_charts(
             "mean score",
             &["mean score".to_string()],
             &groups,
-        )
-        ?;
+        )?;
         return Ok(());
     }
     for (vi, vname) in study.variants.iter().enumerate() {
@@ -1245,21 +1285,27 @@ fn draw_charts(
         let points = |free: &[usize]| {
             report::slice_points(
                 &study.axes,
-                study.runs.iter().map(|r| (r.variant, r.coordinates.as_slice())),
+                study
+                    .runs
+                    .iter()
+                    .map(|r| (r.variant, r.coordinates.as_slice())),
                 vi,
                 free,
             )
         };
         // Outcomes along the first axis (or the one run).
         let line = points(if study.axes.is_empty() { &[] } else { &[0] });
-        let series: Vec<String> = EngagementEnd::ALL.iter().map(|e| e.name().to_string()).collect();
+        let series: Vec<String> = EngagementEnd::ALL
+            .iter()
+            .map(|e| e.name().to_string())
+            .collect();
         let groups: Vec<BarGroup> = line
             .iter()
             .map(|&i| BarGroup {
-                label: study
-                    .axes
-                    .first()
-                    .map_or_else(|| "engagement".to_string(), |a| format!("{} = {}", a.parameter, study.runs[i].coordinates[0])),
+                label: study.axes.first().map_or_else(
+                    || "engagement".to_string(),
+                    |a| format!("{} = {}", a.parameter, study.runs[i].coordinates[0]),
+                ),
                 values: summaries[i].ends.to_vec(),
             })
             .collect();
@@ -1270,8 +1316,7 @@ fn draw_charts(
             "probability",
             &series,
             &groups,
-        )
-        ?;
+        )?;
         // Survival curves at the first point of the slice.
         if let Some(&first) = points(&[]).first().or(line.first()) {
             let s = &summaries[first];
@@ -1280,25 +1325,42 @@ fn draw_charts(
                     .chain(v.into_iter().enumerate().map(|(p, x)| ((p + 1) as f64, x)))
                     .collect()
             };
-            let still: Vec<f64> = s.by(&EngagementEnd::ALL).into_iter().map(|x| 1.0 - x).collect();
+            let still: Vec<f64> = s
+                .by(&EngagementEnd::ALL)
+                .into_iter()
+                .map(|x| 1.0 - x)
+                .collect();
             let series = vec![
                 (
                     "still engaged".to_string(),
                     std::iter::once((0.0, 1.0))
-                        .chain(still.into_iter().enumerate().map(|(p, x)| ((p + 1) as f64, x.max(0.0))))
+                        .chain(
+                            still
+                                .into_iter()
+                                .enumerate()
+                                .map(|(p, x)| ((p + 1) as f64, x.max(0.0))),
+                        )
                         .collect(),
                 ),
-                ("A broken by phase".to_string(), curve(s.by(&[EngagementEnd::AFlees, EngagementEnd::ADestroyed]))),
-                ("B broken by phase".to_string(), curve(s.by(&[EngagementEnd::BFlees, EngagementEnd::BDestroyed]))),
+                (
+                    "A broken by phase".to_string(),
+                    curve(s.by(&[EngagementEnd::AFlees, EngagementEnd::ADestroyed])),
+                ),
+                (
+                    "B broken by phase".to_string(),
+                    curve(s.by(&[EngagementEnd::BFlees, EngagementEnd::BDestroyed])),
+                ),
             ];
             chart::distributions(
                 &dir.join(format!("survival{suffix}")),
-                &format!("Survival over phases ({}){title_note}", run_label(study, &study.runs[first])),
+                &format!(
+                    "Survival over phases ({}){title_note}",
+                    run_label(study, &study.runs[first])
+                ),
                 "combat phase",
                 "probability",
                 &series,
-            )
-            ?;
+            )?;
         }
         // Heatmaps over the first two axes.
         if study.axes.len() >= 2 {
@@ -1321,7 +1383,8 @@ fn draw_charts(
                     })
                     .collect()
             };
-            let ticks = |values: &[AxisValue]| values.iter().map(ToString::to_string).collect::<Vec<_>>();
+            let ticks =
+                |values: &[AxisValue]| values.iter().map(ToString::to_string).collect::<Vec<_>>();
             chart::heatmap(
                 &dir.join(format!("p_a_wins{suffix}")),
                 &format!("P(A wins the engagement){title_note}"),
@@ -1330,8 +1393,7 @@ fn draw_charts(
                 &study.axes[1].parameter,
                 &ticks(ys),
                 &cell(&|i| summaries[i].p_wins(0)),
-            )
-            ?;
+            )?;
             if study.exact {
                 let wounds = cell(&|i| {
                     results.runs[i]
@@ -1347,8 +1409,7 @@ fn draw_charts(
                     &study.axes[1].parameter,
                     &ticks(ys),
                     &wounds,
-                )
-                ?;
+                )?;
             }
         }
     }
@@ -1389,14 +1450,26 @@ fn rulebook_tables(
         header.extend(study.round_robin.iter().map(|p| p.0.clone()));
         markdown_header(&mut md, &header);
         for (i, (name, _)) in study.round_robin.iter().enumerate() {
-            let cells: Vec<String> = rr.score[i].iter().map(|s| format!("{:.1}", s * 100.0)).collect();
+            let cells: Vec<String> = rr.score[i]
+                .iter()
+                .map(|s| format!("{:.1}", s * 100.0))
+                .collect();
             md.push_str(&format!("| {name} | {} |\n", cells.join(" | ")));
         }
-        md.push_str("\n## Point-value hints (Bradley–Terry strength; Elo = 1500 + 400·log10 strength)\n\n");
+        md.push_str(
+            "\n## Point-value hints (Bradley–Terry strength; Elo = 1500 + 400·log10 strength)\n\n",
+        );
         markdown_header(
             &mut md,
-            &["profile", "strength", "Elo", "mean score %", "points", "strength per point (1 = par)"]
-                .map(String::from),
+            &[
+                "profile",
+                "strength",
+                "Elo",
+                "mean score %",
+                "points",
+                "strength per point (1 = par)",
+            ]
+            .map(String::from),
         );
         let value = value_per_point(study, rr);
         for (i, (name, points)) in study.round_robin.iter().enumerate() {
@@ -1447,7 +1520,11 @@ fn rulebook_tables(
             "| {} | {} | {} | {} |\n",
             run_label(study, run),
             percent_cells(&s.ends).join(" | "),
-            if r.exact.is_some() { "exact" } else { "simulated" },
+            if r.exact.is_some() {
+                "exact"
+            } else {
+                "simulated"
+            },
             phase
         ));
     }

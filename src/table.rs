@@ -613,11 +613,15 @@ pub fn melee_table(
     let exact_engagement = combat.engagement_odds();
     let names = melee_unit_names(combat);
     let big_row = |outcome: String, value: &BigFraction, count: Option<(u64, u64)>| {
-        outcome_row(outcome, Some(value.to_f64()), Some(value.to_string()), count)
+        outcome_row(
+            outcome,
+            Some(value.to_f64()),
+            Some(value.to_string()),
+            count,
+        )
     };
-    let phase_count = |pick: &dyn Fn(&melee::PhaseHistogram) -> u64| {
-        phases.as_ref().map(|(h, n)| (pick(h), *n))
-    };
+    let phase_count =
+        |pick: &dyn Fn(&melee::PhaseHistogram) -> u64| phases.as_ref().map(|(h, n)| (pick(h), *n));
     let outcomes = vec![
         big_row(
             "A wins the phase".into(),
@@ -642,7 +646,10 @@ pub fn melee_table(
     for side in 0..2 {
         let s = ["A", "B"][side];
         expect(format!("hits by {s}"), &odds.expected_hits[side]);
-        expect(format!("wounds by {s} (before the cap)"), &odds.expected_wounds[side]);
+        expect(
+            format!("wounds by {s} (before the cap)"),
+            &odds.expected_wounds[side],
+        );
     }
     for (unit, name) in names.iter().enumerate() {
         expect(format!("P({name} flees)"), &odds.flees[unit]);
@@ -651,22 +658,34 @@ pub fn melee_table(
     let mut sections = Vec::new();
     for side in 0..2 {
         let s = ["A", "B"][side];
-        let lists: [(&str, &Vec<BigFraction>, Option<&Vec<u64>>); 3] = [
-            ("hits", &odds.hits[side], phases.as_ref().map(|(h, _)| &h.hits[side])),
+        let lists: [DistributionSection; 3] = [
             (
+                "hits",
+                "hits",
+                &odds.hits[side],
+                phases.as_ref().map(|(h, _)| &h.hits[side]),
+            ),
+            (
+                "wounds",
                 "wounds (saves failed, before the cap)",
                 &odds.wounds[side],
                 phases.as_ref().map(|(h, _)| &h.wounds[side]),
             ),
-            ("combat score", &odds.score[side], phases.as_ref().map(|(h, _)| &h.score[side])),
+            (
+                "score",
+                "combat score",
+                &odds.score[side],
+                phases.as_ref().map(|(h, _)| &h.score[side]),
+            ),
         ];
-        for (what, dist, counts) in lists {
+        for (short, what, dist, counts) in lists {
             let rows = dist
                 .iter()
                 .enumerate()
                 .map(|(k, value)| {
-                    let count = counts.map(|c| (c.get(k).copied().unwrap_or(0), trials.unwrap_or(1)));
-                    big_row(format!("{s} {what} = {k}"), value, count)
+                    let count =
+                        counts.map(|c| (c.get(k).copied().unwrap_or(0), trials.unwrap_or(1)));
+                    big_row(format!("{s} {short} = {k}"), value, count)
                 })
                 .collect();
             sections.push(TableSection {
@@ -730,8 +749,14 @@ pub fn melee_table(
             ended_count.map(|(k, n)| (n - k, n)),
         ));
         for (label, ends) in [
-            ("A broken", [EngagementEnd::AFlees, EngagementEnd::ADestroyed]),
-            ("B broken", [EngagementEnd::BFlees, EngagementEnd::BDestroyed]),
+            (
+                "A broken",
+                [EngagementEnd::AFlees, EngagementEnd::ADestroyed],
+            ),
+            (
+                "B broken",
+                [EngagementEnd::BFlees, EngagementEnd::BDestroyed],
+            ),
         ] {
             let (exact, count) = by(&ends);
             survival.push(outcome_row(
@@ -743,7 +768,8 @@ pub fn melee_table(
         }
     }
     sections.push(TableSection {
-        title: "survival by phase (A broken: fled or destroyed; both out counts for neither)".into(),
+        title: "survival by phase (A broken: fled or destroyed; both out counts for neither)"
+            .into(),
         partition: false,
         exact: exact_engagement.is_some(),
         rows: survival,
@@ -758,6 +784,9 @@ pub fn melee_table(
         sections,
     })
 }
+
+/// One exact first-phase distribution: short row label, title, exact odds, counts.
+type DistributionSection<'a> = (&'a str, &'a str, &'a Vec<BigFraction>, Option<&'a Vec<u64>>);
 
 /// The seed offset of the engagement simulation in `table melee`, so that the phase
 /// and engagement runs draw independent streams from one `--seed`.
@@ -865,6 +894,7 @@ impl Exporter for TextExporter {
                     format!("expected per resolution (Combat Loss Chart, smaller force {sp} SP)")
                 }
                 None if report.system == "ratio" => "expected per battle".to_string(),
+                None if report.system == "melee" => "first combat phase".to_string(),
                 None => "expected per roll".to_string(),
             };
             let _ = writeln!(out, "\n{heading}");

@@ -89,17 +89,41 @@ fn compare_phase(combat: &MeleeCombat, oracle: &melee_oracle::OnePhase, name: &s
     .into_iter()
     .enumerate()
     {
-        assert_eq!(odds.hits[side].len(), hits.len(), "{name}: dice of side {side}");
+        assert_eq!(
+            odds.hits[side].len(),
+            hits.len(),
+            "{name}: dice of side {side}"
+        );
         for k in 0..hits.len() {
-            same(&odds.hits[side][k], hits[k], d, &format!("{name}: side {side} hits = {k}"));
-            same(&odds.wounds[side][k], wounds[k], d, &format!("{name}: side {side} wounds = {k}"));
+            same(
+                &odds.hits[side][k],
+                hits[k],
+                d,
+                &format!("{name}: side {side} hits = {k}"),
+            );
+            same(
+                &odds.wounds[side][k],
+                wounds[k],
+                d,
+                &format!("{name}: side {side} wounds = {k}"),
+            );
         }
     }
     same(&odds.a_wins, oracle.a_wins, d, &format!("{name}: A wins"));
     same(&odds.draw, oracle.draw, d, &format!("{name}: draw"));
     same(&odds.b_wins, oracle.b_wins, d, &format!("{name}: B wins"));
-    same(&odds.flees[0], oracle.a_breaks, d, &format!("{name}: A breaks"));
-    same(&odds.flees[1], oracle.b_breaks, d, &format!("{name}: B breaks"));
+    same(
+        &odds.flees[0],
+        oracle.a_breaks,
+        d,
+        &format!("{name}: A breaks"),
+    );
+    same(
+        &odds.flees[1],
+        oracle.b_breaks,
+        d,
+        &format!("{name}: B breaks"),
+    );
 }
 
 /// Every Skill edge (attacker higher by 0…3 and lower) against every Power − Defense
@@ -113,9 +137,14 @@ fn exact_phase_equals_the_oracle_at_every_threshold_edge() {
             for b_power_minus_a_defense in [-3i32, -1, 0, 2, 3] {
                 let a_skill = (5 + skill_difference) as u32;
                 // Both Defenses are 5; each Power is 5 + its difference.
-                let a = profile(6, 3, [1, a_skill, (5 + a_power_minus_b_defense) as u32, 5, 7, 1]);
+                let a = profile(
+                    6,
+                    3,
+                    [1, a_skill, (5 + a_power_minus_b_defense) as u32, 5, 7, 1],
+                );
                 let b = profile(6, 3, [1, 5, (5 + b_power_minus_a_defense) as u32, 5, 6, 1]);
-                let combat = MeleeCombat::new(Engagement::one_on_one(a.clone(), b.clone())).unwrap();
+                let combat =
+                    MeleeCombat::new(Engagement::one_on_one(a.clone(), b.clone())).unwrap();
                 let oracle = melee_oracle::one_phase_binomial(
                     &oracle_unit(&a),
                     &oracle_unit(&b),
@@ -138,17 +167,41 @@ fn exact_phase_equals_the_oracle_at_every_threshold_edge() {
 #[test]
 fn exact_phase_equals_brute_force_over_every_die() {
     let cases: Vec<(UnitProfile, UnitProfile, BreakDice)> = vec![
-        (profile(2, 2, [1, 4, 3, 3, 3, 1]), profile(2, 2, [1, 3, 3, 3, 5, 1]), BreakDice::TwoD6),
-        (profile(3, 2, [1, 3, 4, 3, 4, 1]), profile(2, 1, [1, 3, 3, 4, 2, 1]), BreakDice::TwoD6),
-        (profile(2, 1, [1, 2, 6, 3, 4, 1]), profile(2, 1, [1, 2, 3, 6, 4, 1]), BreakDice::ThreeD6),
-        (profile(1, 1, [2, 4, 4, 4, 3, 2]), profile(2, 2, [1, 4, 4, 4, 3, 1]), BreakDice::OneD6),
-        (profile(1, 1, [1, 4, 3, 3, 3, 2]), profile(1, 1, [1, 3, 3, 3, 5, 2]), BreakDice::TwoD6),
+        (
+            profile(2, 2, [1, 4, 3, 3, 3, 1]),
+            profile(2, 2, [1, 3, 3, 3, 5, 1]),
+            BreakDice::TwoD6,
+        ),
+        (
+            profile(3, 2, [1, 3, 4, 3, 4, 1]),
+            profile(2, 1, [1, 3, 3, 4, 2, 1]),
+            BreakDice::TwoD6,
+        ),
+        (
+            profile(2, 1, [1, 2, 6, 3, 4, 1]),
+            profile(2, 1, [1, 2, 3, 6, 4, 1]),
+            BreakDice::ThreeD6,
+        ),
+        (
+            profile(1, 1, [2, 4, 4, 4, 3, 2]),
+            profile(2, 2, [1, 4, 4, 4, 3, 1]),
+            BreakDice::OneD6,
+        ),
+        (
+            profile(1, 1, [1, 4, 3, 3, 3, 2]),
+            profile(1, 1, [1, 3, 3, 3, 5, 2]),
+            BreakDice::TwoD6,
+        ),
     ];
     for (i, (a, b, dice)) in cases.into_iter().enumerate() {
         let mut engagement = Engagement::one_on_one(a.clone(), b.clone());
         engagement.break_dice = dice;
         let combat = MeleeCombat::new(engagement).unwrap();
-        let oracle = melee_oracle::one_phase_brute_force(&oracle_unit(&a), &oracle_unit(&b), oracle_dice(dice));
+        let oracle = melee_oracle::one_phase_brute_force(
+            &oracle_unit(&a),
+            &oracle_unit(&b),
+            oracle_dice(dice),
+        );
         compare_phase(&combat, &oracle, &format!("brute-force case {i}"));
     }
 }
@@ -209,11 +262,23 @@ fn compare_engagement(engagement: Engagement, name: &str) -> EngagementOdds {
 fn exact_engagements_equal_the_oracle() {
     let front = |a: UnitProfile, b: UnitProfile| Engagement::one_on_one(a, b);
     let mut cases: Vec<(Engagement, &str)> = Vec::new();
-    cases.push((front(profile(4, 2, [1, 3, 3, 3, 7, 1]), profile(4, 2, [1, 4, 3, 3, 7, 1])), "2 ranks v 2 ranks"));
-    let mut e = front(profile(5, 2, [1, 3, 4, 3, 6, 1]), profile(3, 3, [1, 3, 3, 4, 6, 1]));
+    cases.push((
+        front(
+            profile(4, 2, [1, 3, 3, 3, 7, 1]),
+            profile(4, 2, [1, 4, 3, 3, 7, 1]),
+        ),
+        "2 ranks v 2 ranks",
+    ));
+    let mut e = front(
+        profile(5, 2, [1, 3, 4, 3, 6, 1]),
+        profile(3, 3, [1, 3, 3, 4, 6, 1]),
+    );
     e.b.push((Facing::Flank, profile(2, 2, [2, 4, 3, 3, 6, 1])));
     cases.push((e, "front and flank"));
-    let mut e = front(profile(6, 2, [1, 3, 3, 3, 8, 1]), profile(3, 3, [1, 3, 3, 3, 7, 1]));
+    let mut e = front(
+        profile(6, 2, [1, 3, 3, 3, 8, 1]),
+        profile(3, 3, [1, 3, 3, 3, 7, 1]),
+    );
     e.b.push((Facing::Rear, profile(2, 2, [1, 3, 3, 3, 7, 1])));
     e.break_dice = BreakDice::ThreeD6;
     cases.push((e, "front and rear, 3d6"));
@@ -227,7 +292,10 @@ fn exact_engagements_equal_the_oracle() {
         round_limit: 4,
     };
     cases.push((e, "two flanks, no front"));
-    let mut e = front(profile(3, 3, [2, 4, 5, 4, 8, 3]), profile(2, 2, [3, 3, 6, 3, 7, 2]));
+    let mut e = front(
+        profile(3, 3, [2, 4, 5, 4, 8, 3]),
+        profile(2, 2, [3, 3, 6, 3, 7, 2]),
+    );
     e.break_dice = BreakDice::OneD6;
     cases.push((e, "multi-wound, 1d6"));
     let mut e = front(
@@ -266,7 +334,10 @@ fn phase_within_four_se(h: &PhaseHistogram, odds: &PhaseOdds, n: u64) -> Result<
             return Err(format!("{what}: impossible but drawn {count} times"));
         }
         if (estimate - p).abs() > four_se(p, n) {
-            return Err(format!("{what}: simulated {estimate}, exact {p} ({exact}), 4 SE {}", four_se(p, n)));
+            return Err(format!(
+                "{what}: simulated {estimate}, exact {p} ({exact}), 4 SE {}",
+                four_se(p, n)
+            ));
         }
         Ok(())
     };
@@ -274,15 +345,27 @@ fn phase_within_four_se(h: &PhaseHistogram, odds: &PhaseOdds, n: u64) -> Result<
     check(h.result[1], &odds.draw, "draw".into())?;
     check(h.result[2], &odds.b_wins, "B wins".into())?;
     for unit in 0..odds.flees.len() {
-        check(h.flees[unit], &odds.flees[unit], format!("unit {unit} flees"))?;
-        check(h.destroyed[unit], &odds.destroyed[unit], format!("unit {unit} destroyed"))?;
+        check(
+            h.flees[unit],
+            &odds.flees[unit],
+            format!("unit {unit} flees"),
+        )?;
+        check(
+            h.destroyed[unit],
+            &odds.destroyed[unit],
+            format!("unit {unit} destroyed"),
+        )?;
     }
     for side in 0..2 {
         for (k, exact) in odds.hits[side].iter().enumerate() {
             check(h.hits[side][k], exact, format!("side {side} hits = {k}"))?;
         }
         for (k, exact) in odds.wounds[side].iter().enumerate() {
-            check(h.wounds[side][k], exact, format!("side {side} wounds = {k}"))?;
+            check(
+                h.wounds[side][k],
+                exact,
+                format!("side {side} wounds = {k}"),
+            )?;
         }
         for (k, exact) in odds.score[side].iter().enumerate() {
             check(h.score[side][k], exact, format!("side {side} score = {k}"))?;
@@ -341,11 +424,19 @@ fn engagement_within_four_se(h: &EngagementHistogram, odds: &EngagementOdds) -> 
             let exact = ends[end.index()];
             let count = h.ended(p as u32 + 1, end);
             if exact == 0.0 && count > 0 {
-                return Err(format!("phase {} {}: impossible but drawn", p + 1, end.name()));
+                return Err(format!(
+                    "phase {} {}: impossible but drawn",
+                    p + 1,
+                    end.name()
+                ));
             }
             let estimate = count as f64 / n as f64;
             if (estimate - exact).abs() > four_se(exact, n) {
-                return Err(format!("phase {} {}: simulated {estimate}, exact {exact}", p + 1, end.name()));
+                return Err(format!(
+                    "phase {} {}: simulated {estimate}, exact {exact}",
+                    p + 1,
+                    end.name()
+                ));
             }
         }
     }
@@ -353,7 +444,9 @@ fn engagement_within_four_se(h: &EngagementHistogram, odds: &EngagementOdds) -> 
         for (k, &exact) in odds.models_lost[side].iter().enumerate() {
             let estimate = h.models_lost[side][k] as f64 / n as f64;
             if (estimate - exact).abs() > four_se(exact, n) {
-                return Err(format!("side {side} lost {k}: simulated {estimate}, exact {exact}"));
+                return Err(format!(
+                    "side {side} lost {k}: simulated {estimate}, exact {exact}"
+                ));
             }
         }
     }
@@ -369,8 +462,12 @@ fn simulated_engagements_within_four_se_of_exact() {
         profile(9, 3, [1, 3, 3, 3, 7, 1]),
         profile(6, 3, [1, 4, 3, 3, 6, 1]),
     );
-    two_flanks.b.push((Facing::Flank, profile(3, 3, [1, 3, 3, 3, 6, 1])));
-    two_flanks.b.push((Facing::Flank, profile(2, 2, [2, 3, 4, 3, 6, 2])));
+    two_flanks
+        .b
+        .push((Facing::Flank, profile(3, 3, [1, 3, 3, 3, 6, 1])));
+    two_flanks
+        .b
+        .push((Facing::Flank, profile(2, 2, [2, 3, 4, 3, 6, 2])));
     for (engagement, seed) in [(twenty_v_twenty(), 21), (two_flanks, 22)] {
         let combat = MeleeCombat::new(engagement).unwrap();
         let odds = combat.engagement_odds().expect("enumerable");
@@ -430,7 +527,11 @@ fn bradley_terry_recovers_known_strengths() {
     let fitted = bradley_terry(&wins, &games, 0.0);
     let scale = (truth.iter().map(|t| t.ln()).sum::<f64>() / n as f64).exp();
     for (f, t) in fitted.iter().zip(truth) {
-        assert!((f - t / scale).abs() < 1e-9, "fitted {f}, true {}", t / scale);
+        assert!(
+            (f - t / scale).abs() < 1e-9,
+            "fitted {f}, true {}",
+            t / scale
+        );
     }
     let mut sweep = vec![vec![0.0; 2]; 2];
     sweep[0][1] = 2.0;

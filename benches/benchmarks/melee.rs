@@ -34,7 +34,13 @@ fn melee(c: &mut Criterion) {
             ..UnitProfile::default()
         },
     ));
-    surrounded.b.push((Facing::Rear, UnitProfile { models: 10, ..UnitProfile::default() }));
+    surrounded.b.push((
+        Facing::Rear,
+        UnitProfile {
+            models: 10,
+            ..UnitProfile::default()
+        },
+    ));
     let surrounded = MeleeCombat::new(surrounded).unwrap();
 
     let mut group = c.benchmark_group("melee");
@@ -44,13 +50,16 @@ fn melee(c: &mut Criterion) {
         b.iter(|| black_box(bare_xoshiro(&mut dice, BATCH)))
     });
     let mut dice = DiceStream::for_block(1, 0);
-    group.bench_function("engagement 20 v 20 (engagements/s, histogram as run)", |b| {
-        let mut histogram = duel.empty_engagement_histogram();
-        b.iter(|| {
-            duel.engagement_block(black_box(&mut dice), BATCH, &mut histogram);
-            black_box(histogram.ends[0])
-        })
-    });
+    group.bench_function(
+        "engagement 20 v 20 (engagements/s, histogram as run)",
+        |b| {
+            let mut histogram = duel.empty_engagement_histogram();
+            b.iter(|| {
+                duel.engagement_block(black_box(&mut dice), BATCH, &mut histogram);
+                black_box(histogram.ends[0])
+            })
+        },
+    );
     let mut dice = DiceStream::for_block(1, 0);
     group.bench_function("engagement 20 v 20 + flank + rear (engagements/s)", |b| {
         let mut histogram = surrounded.empty_engagement_histogram();

@@ -22,9 +22,9 @@ use num_bigint::BigUint;
 use num_traits::{One, Zero};
 
 use crate::dice::DiceStream;
-use crate::sim::{run_blocks, Histogram, Interrupted, RunControl};
 use crate::exact::BigFraction;
 use crate::rules::crt::RulesError;
+use crate::sim::{run_blocks, Histogram, Interrupted, RunControl};
 
 /// Every stat of a profile except models is 1–10.
 pub const STAT_MAX: u32 = 10;
@@ -582,8 +582,8 @@ impl MeleeCombat {
         let a = &self.units[0];
         let a_form = a.formation(state.taken[0]);
         let present = |i: usize| state.present & (1 << i) != 0;
-        let front_engaged = (1..self.units.len())
-            .any(|i| present(i) && self.facings[i] == Facing::Front);
+        let front_engaged =
+            (1..self.units.len()).any(|i| present(i) && self.facings[i] == Facing::Front);
         let mut flanks_seen = 0;
         for i in 1..self.units.len() {
             if !present(i) {
@@ -711,7 +711,12 @@ impl MeleeCombat {
     }
 
     /// The state after the phase, once the units in `fled` have left.
-    pub fn after_phase(&self, state: &EngagementState, score: &PhaseScore, fled: u8) -> EngagementState {
+    pub fn after_phase(
+        &self,
+        state: &EngagementState,
+        score: &PhaseScore,
+        fled: u8,
+    ) -> EngagementState {
         EngagementState {
             taken: score.taken_after,
             present: score.alive_after & !fled,
@@ -775,7 +780,11 @@ impl MeleeCombat {
             let profile = &self.units[unit];
             let bonus = profile.formation(score.taken_after[unit]).rank_bonus;
             let roll = self.roll_break(dice);
-            fled |= u8::from(Self::fails(profile.discipline + bonus, score.difference, roll)) << unit;
+            fled |= u8::from(Self::fails(
+                profile.discipline + bonus,
+                score.difference,
+                roll,
+            )) << unit;
         }
         result.score = score.score;
         result.fled = fled;
@@ -985,9 +994,8 @@ impl MeleeCombat {
                 }
             })
             .collect();
-        let capped_suffered: Vec<Counts> = (0..units)
-            .map(|i| capped(&suffered[i], left[i]))
-            .collect();
+        let capped_suffered: Vec<Counts> =
+            (0..units).map(|i| capped(&suffered[i], left[i])).collect();
         // Side A's score: capped wounds summed over B units (over 36^dice[0]).
         let mut a_score = one();
         for counts in &capped_suffered[1..] {
@@ -997,7 +1005,8 @@ impl MeleeCombat {
         let bonus = self.b_bonus(state.present) as usize;
         let mut b_score = vec![BigUint::zero(); bonus];
         b_score.extend(capped_suffered[0].iter().cloned());
-        let (mut a_wins, mut draw, mut b_wins) = (BigUint::zero(), BigUint::zero(), BigUint::zero());
+        let (mut a_wins, mut draw, mut b_wins) =
+            (BigUint::zero(), BigUint::zero(), BigUint::zero());
         for (sa, ca) in a_score.iter().enumerate() {
             for (sb, cb) in b_score.iter().enumerate() {
                 let product = ca * cb;
@@ -1219,7 +1228,11 @@ impl MeleeCombat {
                                     score.difference,
                                 ) as f64
                                     / faces;
-                                branch *= if subset & (1 << unit) != 0 { fail } else { 1.0 - fail };
+                                branch *= if subset & (1 << unit) != 0 {
+                                    fail
+                                } else {
+                                    1.0 - fail
+                                };
                             }
                             if branch > 0.0 {
                                 let after = self.after_phase(state, &score, subset);
@@ -1353,10 +1366,7 @@ impl MeleeCombat {
             destroyed: [0; 1 + MAX_B_UNITS],
             hits: [sized(0), sized(1)],
             wounds: [sized(0), sized(1)],
-            score: [
-                sized(0),
-                vec![0u64; dice[1] as usize + 1 + MAX_B_UNITS],
-            ],
+            score: [sized(0), vec![0u64; dice[1] as usize + 1 + MAX_B_UNITS]],
         }
     }
 
@@ -1377,7 +1387,8 @@ impl MeleeCombat {
         for _ in 0..n {
             let mut state = fresh;
             let r = self.fight_phase(&mut state, dice);
-            let result = 1 + usize::from(r.score[1] > r.score[0]) - usize::from(r.score[0] > r.score[1]);
+            let result =
+                1 + usize::from(r.score[1] > r.score[0]) - usize::from(r.score[0] > r.score[1]);
             histogram.result[result] += 1;
             for side in 0..2 {
                 histogram.hits[side][r.hits[side] as usize] += 1;
@@ -1448,9 +1459,9 @@ impl UnitProfile {
     pub fn parse_quick(text: &str) -> Result<UnitProfile, String> {
         let mut unit = UnitProfile::default();
         for pair in text.split([' ', ',']).filter(|p| !p.is_empty()) {
-            let (key, value) = pair
-                .split_once('=')
-                .ok_or_else(|| format!("\"{pair}\" is not key=value; keys: {}", Self::QUICK_KEYS))?;
+            let (key, value) = pair.split_once('=').ok_or_else(|| {
+                format!("\"{pair}\" is not key=value; keys: {}", Self::QUICK_KEYS)
+            })?;
             if matches!(key, "rank-bonus" | "rank_bonus") {
                 unit.rank_bonus = RankBonusRule::parse(value).ok_or_else(|| {
                     format!("rank-bonus={value}: allowed {}", RankBonusRule::NAMES)
@@ -1516,7 +1527,9 @@ mod tests {
         assert_eq!(hit_target(3, 3), 4);
         assert_eq!(hit_target(2, 3), 4);
         // Power − Defense: 3+ → 6+, 1..2 → 5+, 0 → 4+, −1..−2 → 3+, ≤ −3 → 2+.
-        let saves: Vec<u32> = (-4..=4).map(|d: i32| save_target((5 + d) as u32, 5)).collect();
+        let saves: Vec<u32> = (-4..=4)
+            .map(|d: i32| save_target((5 + d) as u32, 5))
+            .collect();
         assert_eq!(saves, vec![2, 2, 3, 3, 4, 5, 5, 6, 6]);
     }
 
@@ -1524,14 +1537,33 @@ mod tests {
     fn formation_shrinks_from_the_back() {
         let u = unit(12, 5, 3, 3, 3);
         let f = u.formation(0);
-        assert_eq!((f.alive, f.front, f.second, f.ranks, f.last_rank, f.rank_bonus), (12, 5, 5, 3, 2, 2));
+        assert_eq!(
+            (
+                f.alive,
+                f.front,
+                f.second,
+                f.ranks,
+                f.last_rank,
+                f.rank_bonus
+            ),
+            (12, 5, 5, 3, 2, 2)
+        );
         let f = u.formation(8);
-        assert_eq!((f.alive, f.front, f.second, f.ranks, f.rank_bonus), (4, 4, 0, 1, 0));
-        let full = UnitProfile { rank_bonus: RankBonusRule::FullRanks, ..u.clone() };
+        assert_eq!(
+            (f.alive, f.front, f.second, f.ranks, f.rank_bonus),
+            (4, 4, 0, 1, 0)
+        );
+        let full = UnitProfile {
+            rank_bonus: RankBonusRule::FullRanks,
+            ..u.clone()
+        };
         assert_eq!(full.formation(0).rank_bonus, 1);
         let capped = unit(40, 5, 3, 3, 3);
         assert_eq!(capped.formation(0).rank_bonus, 3);
-        let multi = UnitProfile { wounds: 3, ..unit(4, 2, 3, 3, 3) };
+        let multi = UnitProfile {
+            wounds: 3,
+            ..unit(4, 2, 3, 3, 3)
+        };
         assert_eq!(multi.formation(5).alive, 3);
         assert_eq!(multi.formation(5).wounds_left, 7);
     }
@@ -1601,6 +1633,8 @@ mod tests {
         let a_out_first = odds.ends[0][EngagementEnd::AFlees.index()];
         let both = odds.ends[0][EngagementEnd::BothOut.index()];
         assert!(a_out_first <= phase.flees[0].to_f64() + 1e-12);
-        assert!(a_out_first + both >= phase.flees[0].to_f64() - phase.destroyed[1].to_f64() - 1e-12);
+        assert!(
+            a_out_first + both >= phase.flees[0].to_f64() - phase.destroyed[1].to_f64() - 1e-12
+        );
     }
 }
