@@ -847,7 +847,7 @@ impl Chart for Heatmap<'_> {
             .margin_left(6)
             .margin_right(4)
             .x_label_area_size(60)
-            .right_y_label_area_size(54)
+            .right_y_label_area_size(if self.scale_max.is_some() { 64 } else { 54 })
             .build_cartesian_2d(
                 0.0..1.0,
                 TickAxis::new(0.0, 1.0, vec![0.0, 0.25, 0.5, 0.75, 1.0]),

@@ -84,6 +84,19 @@ fn dispatch(cli: Cli) -> Result<()> {
     }
 }
 
+/// Writes a table to stdout. A closed pipe (`battlelab table … | head`) is not an error:
+/// the reader has what it wanted.
+fn emit(text: &str) -> Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(e).context("could not write the table to standard output")
+        }
+        _ => Ok(()),
+    }
+}
+
 /// A run control whose stop flag Ctrl-C sets.
 fn interruptible() -> Arc<RunControl> {
     let control = Arc::new(RunControl::default());
@@ -340,8 +353,7 @@ fn table_crt(args: CrtArgs) -> Result<()> {
     watcher.finish();
     let report = report?;
     let exporter = table::exporter(args.format.name()).expect("every Format has an exporter");
-    print!("{}", exporter.export(&report));
-    Ok(())
+    emit(&exporter.export(&report))
 }
 
 /// The d6 tables of the strategic game: pick the table, the column and the DRM, then print.
@@ -487,8 +499,7 @@ fn table_d6(command: TableCommand) -> Result<()> {
     watcher.finish();
     let report = report?;
     let exporter = table::exporter(common.format.name()).expect("every Format has an exporter");
-    print!("{}", exporter.export(&report));
-    Ok(())
+    emit(&exporter.export(&report))
 }
 
 fn table_setup(args: SetupArgs) -> Result<()> {
@@ -510,8 +521,7 @@ fn table_setup(args: SetupArgs) -> Result<()> {
         table::setup_table(kind, !args.no_port, common.trials, common.seed, &control)
     })?;
     let exporter = table::exporter(common.format.name()).expect("every Format has an exporter");
-    print!("{}", exporter.export(&report));
-    Ok(())
+    emit(&exporter.export(&report))
 }
 
 /// `table ratio`: one battle from a quick line, exactly (and simulated with --trials).
@@ -659,8 +669,7 @@ fn table_ratio(args: RatioArgs) -> Result<()> {
     watcher.finish();
     let report = report?;
     let exporter = table::exporter(common.format.name()).expect("every Format has an exporter");
-    print!("{}", exporter.export(&report));
-    Ok(())
+    emit(&exporter.export(&report))
 }
 
 /// `table melee`: one engagement from quick profiles.
@@ -748,6 +757,5 @@ fn table_melee(args: MeleeArgs) -> Result<()> {
     watcher.finish();
     let report = report?;
     let exporter = table::exporter(common.format.name()).expect("every Format has an exporter");
-    print!("{}", exporter.export(&report));
-    Ok(())
+    emit(&exporter.export(&report))
 }

@@ -750,7 +750,9 @@ pub fn execute(
         let (exact, phase) = if study.exact {
             (
                 run.combat.engagement_odds(),
-                Some(run.combat.phase_odds(&run.combat.fresh_state())),
+                run.combat
+                    .exact_phase_fits()
+                    .then(|| run.combat.phase_odds(&run.combat.fresh_state())),
             )
         } else {
             (None, None)
@@ -941,6 +943,20 @@ pub fn write_report(
     })
 }
 
+/// " (a.skill = 3, b.defense = 2)" for a chart title: the run's grid point, if swept.
+fn point_label(study: &MeleeStudy, run: &MeleeRun) -> String {
+    if study.axes.is_empty() {
+        return String::new();
+    }
+    let parts: Vec<String> = study
+        .axes
+        .iter()
+        .zip(&run.coordinates)
+        .map(|(a, v)| format!("{} = {v}", a.parameter))
+        .collect();
+    format!(" ({})", parts.join(", "))
+}
+
 /// The label of a run: its pairing in a round robin, else its variant and grid point.
 fn run_label(study: &MeleeStudy, run: &MeleeRun) -> String {
     if let Some((i, j)) = run.pairing {
@@ -976,6 +992,7 @@ fn write_contents(
     let mut expectations = LongFrame::new(&axes);
     let mut survival = LongFrame::new(&axes);
     let mut phase = LongFrame::new(&axes);
+    let mut distributions = LongFrame::new(&axes);
     for (run, r) in study.runs.iter().zip(&results.runs) {
         let vname = &study.variants[run.variant];
         let h = &r.histogram;
@@ -1069,6 +1086,37 @@ fn write_contents(
                 )
                 .finish();
         }
+        // Phases until the engagement ends, and models lost by each side.
+        let phase_counts: Vec<u64> = h.ends.chunks(END_COUNT).map(|c| c.iter().sum()).collect();
+        let exact_phases: Option<Vec<f64>> = exact
+            .as_ref()
+            .map(|e| e.by_phase.iter().map(|p| p.iter().sum()).collect());
+        let metrics: [DistributionMetric; 3] = [
+            ("phases", &phase_counts, exact_phases.as_deref(), 1),
+            (
+                "models_lost_a",
+                &h.models_lost[0],
+                exact.as_ref().map(|e| e.models_lost[0].as_slice()),
+                0,
+            ),
+            (
+                "models_lost_b",
+                &h.models_lost[1],
+                exact.as_ref().map(|e| e.models_lost[1].as_slice()),
+                0,
+            ),
+        ];
+        for (metric, counts, exact_values, first) in metrics {
+            for (k, &count) in counts.iter().enumerate() {
+                with_pairing(study, distributions.row(vname, &run.coordinates), run)
+                    .text("metric", metric)
+                    .int("value", k as i64 + first)
+                    .int("count", count as i64)
+                    .float("probability", Some(count as f64 / n as f64))
+                    .float("exact", exact_values.map(|e| e[k]))
+                    .finish();
+            }
+        }
         if let Some(odds) = &r.phase {
             for side in 0..2 {
                 for (metric, dist) in [
@@ -1103,6 +1151,11 @@ fn write_contents(
         dir,
         "survival",
         &mut survival.build("melee").map_err(frame_error)?,
+    )?;
+    report::write_frame(
+        dir,
+        "distributions",
+        &mut distributions.build("melee").map_err(frame_error)?,
     )?;
     if study.exact {
         report::write_frame(
@@ -1193,6 +1246,9 @@ fn write_contents(
     )
 }
 
+/// A distribution column: name, simulated counts, exact probabilities, first value.
+type DistributionMetric<'a> = (&'a str, &'a [u64], Option<&'a [f64]>, i64);
+
 /// Adds the round-robin pairing's profile columns to a row.
 fn with_pairing<'a>(
     study: &MeleeStudy,
@@ -1245,14 +1301,13 @@ fn draw_charts(
         let names: Vec<String> = study.round_robin.iter().map(|p| p.0.clone()).collect();
         chart::heatmap(
             &dir.join("matchups"),
-            "Round robin: score of the row profile (as A, engaged) against the column profile (P(win) + ½ P(draw))",
+            "Round robin: score of row (A) against column (B)",
             "side B (engaging A's front)",
             &names,
             "side A",
             &names,
             &rr.score,
-        )
-        ?;
+        )?;
         let groups: Vec<BarGroup> = names
             .iter()
             .enumerate()
@@ -1270,6 +1325,42 @@ fn draw_charts(
             &groups,
         )?;
         return Ok(());
+    }
+    if study.variants.len() > 1 {
+        // Every variant side by side, each at the fixed point of the sweep.
+        let groups: Vec<BarGroup> = study
+            .variants
+            .iter()
+            .enumerate()
+            .filter_map(|(vi, vname)| {
+                report::slice_points(
+                    &study.axes,
+                    study
+                        .runs
+                        .iter()
+                        .map(|r| (r.variant, r.coordinates.as_slice())),
+                    vi,
+                    &[],
+                )
+                .first()
+                .map(|&i| BarGroup {
+                    label: vname.clone(),
+                    values: summaries[i].ends.to_vec(),
+                })
+            })
+            .collect();
+        let series: Vec<String> = EngagementEnd::ALL
+            .iter()
+            .map(|e| e.name().to_string())
+            .collect();
+        chart::grouped_bars(
+            &dir.join("outcomes_by_variant"),
+            "How the engagement ends, by variant",
+            "variant",
+            "probability",
+            &series,
+            &groups,
+        )?;
     }
     for (vi, vname) in study.variants.iter().enumerate() {
         let suffix = if study.variants.len() > 1 {
@@ -1351,11 +1442,31 @@ fn draw_charts(
                     curve(s.by(&[EngagementEnd::BFlees, EngagementEnd::BDestroyed])),
                 ),
             ];
+            let lost = |side: usize| -> Vec<(f64, f64)> {
+                s.models_lost[side]
+                    .iter()
+                    .enumerate()
+                    .map(|(k, p)| (k as f64, *p))
+                    .collect()
+            };
+            chart::distributions(
+                &dir.join(format!("models_lost{suffix}")),
+                &format!(
+                    "Models lost by the end of the engagement{}{title_note}",
+                    point_label(study, &study.runs[first])
+                ),
+                "models lost",
+                "probability",
+                &[
+                    ("side A".to_string(), lost(0)),
+                    ("side B (all units)".to_string(), lost(1)),
+                ],
+            )?;
             chart::distributions(
                 &dir.join(format!("survival{suffix}")),
                 &format!(
-                    "Survival over phases ({}){title_note}",
-                    run_label(study, &study.runs[first])
+                    "Survival over phases{}{title_note}",
+                    point_label(study, &study.runs[first])
                 ),
                 "combat phase",
                 "probability",

@@ -598,7 +598,20 @@ pub fn melee_table(
     if trials == Some(0) {
         return Err(TableError::ZeroTrials);
     }
-    let odds = combat.phase_odds(&combat.fresh_state());
+    let odds = combat
+        .exact_phase_fits()
+        .then(|| combat.phase_odds(&combat.fresh_state()));
+    if odds.is_none() && trials.is_none() {
+        let dice = combat.first_phase_dice();
+        return Err(TableError::Invalid {
+            option: "--a/--b".into(),
+            message: format!(
+                "{} attack dice in the first phase are too many for exact fractions (at most {}); add --trials N to simulate",
+                dice[0] + dice[1],
+                melee::MAX_EXACT_PHASE_DICE
+            ),
+        });
+    }
     let phases = match trials {
         Some(n) => Some((melee::simulate_phases(combat, seed, n, control)?, n)),
         None => None,
@@ -612,86 +625,94 @@ pub fn melee_table(
     };
     let exact_engagement = combat.engagement_odds();
     let names = melee_unit_names(combat);
-    let big_row = |outcome: String, value: &BigFraction, count: Option<(u64, u64)>| {
+    let row = |outcome: String, value: Option<&BigFraction>, count: Option<(u64, u64)>| {
         outcome_row(
             outcome,
-            Some(value.to_f64()),
-            Some(value.to_string()),
+            value.map(BigFraction::to_f64),
+            value.map(BigFraction::to_string),
             count,
         )
     };
     let phase_count =
         |pick: &dyn Fn(&melee::PhaseHistogram) -> u64| phases.as_ref().map(|(h, n)| (pick(h), *n));
     let outcomes = vec![
-        big_row(
+        row(
             "A wins the phase".into(),
-            &odds.a_wins,
+            odds.as_ref().map(|o| &o.a_wins),
             phase_count(&|h| h.result[0]),
         ),
-        big_row("draw".into(), &odds.draw, phase_count(&|h| h.result[1])),
-        big_row(
+        row(
+            "draw".into(),
+            odds.as_ref().map(|o| &o.draw),
+            phase_count(&|h| h.result[1]),
+        ),
+        row(
             "B wins the phase".into(),
-            &odds.b_wins,
+            odds.as_ref().map(|o| &o.b_wins),
             phase_count(&|h| h.result[2]),
         ),
     ];
     let mut expectations = Vec::new();
-    let mut expect = |name: String, value: &BigFraction| {
-        expectations.push(ExpectationRow {
-            name,
-            value: value.to_f64(),
-            fraction: value.to_string(),
-        })
-    };
-    for side in 0..2 {
-        let s = ["A", "B"][side];
-        expect(format!("hits by {s}"), &odds.expected_hits[side]);
-        expect(
-            format!("wounds by {s} (before the cap)"),
-            &odds.expected_wounds[side],
-        );
-    }
-    for (unit, name) in names.iter().enumerate() {
-        expect(format!("P({name} flees)"), &odds.flees[unit]);
-        expect(format!("P({name} destroyed)"), &odds.destroyed[unit]);
-    }
     let mut sections = Vec::new();
+    if let Some(odds) = &odds {
+        let mut expect = |name: String, value: &BigFraction| {
+            expectations.push(ExpectationRow {
+                name,
+                value: value.to_f64(),
+                fraction: value.to_string(),
+            })
+        };
+        for side in 0..2 {
+            let s = ["A", "B"][side];
+            expect(format!("hits by {s}"), &odds.expected_hits[side]);
+            expect(
+                format!("wounds by {s} (before the cap)"),
+                &odds.expected_wounds[side],
+            );
+        }
+        for (unit, name) in names.iter().enumerate() {
+            expect(format!("P({name} flees)"), &odds.flees[unit]);
+            expect(format!("P({name} destroyed)"), &odds.destroyed[unit]);
+        }
+    }
     for side in 0..2 {
         let s = ["A", "B"][side];
+        let exact = |pick: fn(&melee::PhaseOdds, usize) -> &Vec<BigFraction>| {
+            odds.as_ref().map(|o| pick(o, side))
+        };
         let lists: [DistributionSection; 3] = [
             (
                 "hits",
                 "hits",
-                &odds.hits[side],
+                exact(|o, s| &o.hits[s]),
                 phases.as_ref().map(|(h, _)| &h.hits[side]),
             ),
             (
                 "wounds",
                 "wounds (saves failed, before the cap)",
-                &odds.wounds[side],
+                exact(|o, s| &o.wounds[s]),
                 phases.as_ref().map(|(h, _)| &h.wounds[side]),
             ),
             (
                 "score",
                 "combat score",
-                &odds.score[side],
+                exact(|o, s| &o.score[s]),
                 phases.as_ref().map(|(h, _)| &h.score[side]),
             ),
         ];
         for (short, what, dist, counts) in lists {
-            let rows = dist
-                .iter()
-                .enumerate()
-                .map(|(k, value)| {
+            let values = dist.map_or(counts.map_or(0, Vec::len), Vec::len);
+            let rows = (0..values)
+                .map(|k| {
                     let count =
                         counts.map(|c| (c.get(k).copied().unwrap_or(0), trials.unwrap_or(1)));
-                    big_row(format!("{s} {short} = {k}"), value, count)
+                    row(format!("{s} {short} = {k}"), dist.map(|d| &d[k]), count)
                 })
                 .collect();
             sections.push(TableSection {
                 title: format!("phase 1: {what} of side {s}"),
                 partition: true,
-                exact: true,
+                exact: dist.is_some(),
                 rows,
             });
         }
@@ -714,10 +735,10 @@ pub fn melee_table(
             )
         })
         .collect();
-    let how = if exact_engagement.is_some() {
-        "exact by enumeration of every state"
-    } else {
-        "too many states to enumerate: simulated only"
+    let how = match (exact_engagement.is_some(), trials.is_some()) {
+        (true, _) => "exact by enumeration of every state",
+        (false, true) => "too many states to enumerate: simulated only",
+        (false, false) => "too many states to enumerate: add --trials N to simulate",
     };
     sections.push(TableSection {
         title: format!("whole engagement, up to {limit} phases ({how})"),
@@ -786,7 +807,12 @@ pub fn melee_table(
 }
 
 /// One exact first-phase distribution: short row label, title, exact odds, counts.
-type DistributionSection<'a> = (&'a str, &'a str, &'a Vec<BigFraction>, Option<&'a Vec<u64>>);
+type DistributionSection<'a> = (
+    &'a str,
+    &'a str,
+    Option<&'a Vec<BigFraction>>,
+    Option<&'a Vec<u64>>,
+);
 
 /// The seed offset of the engagement simulation in `table melee`, so that the phase
 /// and engagement runs draw independent streams from one `--seed`.
@@ -835,6 +861,23 @@ pub fn exporter(format: &str) -> Option<Box<dyn Exporter>> {
     }
 }
 
+/// Fractions longer than this are abbreviated in text and Markdown (the decimal column
+/// still shows the value; CSV and JSON carry the whole fraction).
+const SHOWN_FRACTION_CHARS: usize = 40;
+
+/// A fraction as text and Markdown show it: whole, or its size when it is too long.
+fn shown(fraction: &str) -> String {
+    if fraction.len() <= SHOWN_FRACTION_CHARS {
+        return fraction.to_string();
+    }
+    let digits = fraction.split('/').map(str::len).collect::<Vec<_>>();
+    format!(
+        "({}/{}-digit fraction)",
+        digits[0],
+        digits.get(1).copied().unwrap_or(0)
+    )
+}
+
 fn opt(value: Option<f64>, digits: usize) -> String {
     value.map(|v| format!("{v:.digits$}")).unwrap_or_default()
 }
@@ -854,7 +897,11 @@ impl Exporter for TextExporter {
         let fraction_width = report
             .outcomes
             .iter()
-            .map(|o| o.fraction.as_deref().map_or(1, str::len))
+            .map(|o| {
+                o.fraction
+                    .as_deref()
+                    .map_or(1, |f| shown(f).chars().count())
+            })
             .max()
             .unwrap_or(9)
             .max(9);
@@ -874,7 +921,7 @@ impl Exporter for TextExporter {
                 out,
                 "{:<width$}  {:>fraction_width$}  {:>8.6}",
                 o.outcome,
-                o.fraction.as_deref().unwrap_or("-"),
+                o.fraction.as_deref().map_or("-".to_string(), shown),
                 o.probability
             );
             if simulated {
@@ -908,7 +955,7 @@ impl Exporter for TextExporter {
             let value_width = report
                 .expectations
                 .iter()
-                .map(|e| e.fraction.len())
+                .map(|e| shown(&e.fraction).chars().count())
                 .max()
                 .unwrap_or(9)
                 .max(9);
@@ -916,7 +963,9 @@ impl Exporter for TextExporter {
                 let _ = writeln!(
                     out,
                     "{:<name_width$} {:>value_width$}  {:>8.6}",
-                    e.name, e.fraction, e.value
+                    e.name,
+                    shown(&e.fraction),
+                    e.value
                 );
             }
         }
@@ -932,7 +981,11 @@ impl Exporter for TextExporter {
             let fraction_width = section
                 .rows
                 .iter()
-                .map(|o| o.fraction.as_deref().map_or(1, str::len))
+                .map(|o| {
+                    o.fraction
+                        .as_deref()
+                        .map_or(1, |f| shown(f).chars().count())
+                })
                 .max()
                 .unwrap_or(5)
                 .max(5);
@@ -955,7 +1008,7 @@ impl Exporter for TextExporter {
                     out,
                     "{:<width$}  {:>fraction_width$}  {:>8}",
                     o.outcome,
-                    o.fraction.as_deref().unwrap_or("-"),
+                    o.fraction.as_deref().map_or("-".to_string(), shown),
                     decimal
                 );
                 if simulated {
@@ -1048,7 +1101,7 @@ impl Exporter for MarkdownExporter {
                 out,
                 "| {} | {} | {}.{} |",
                 o.outcome,
-                o.fraction.as_deref().unwrap_or("–"),
+                o.fraction.as_deref().map_or("–".to_string(), shown),
                 u / 10,
                 u % 10
             );
@@ -1066,7 +1119,13 @@ impl Exporter for MarkdownExporter {
         if !report.expectations.is_empty() {
             out.push_str("\n| expected | exact | decimal |\n|---|---|---|\n");
             for e in &report.expectations {
-                let _ = writeln!(out, "| {} | {} | {:.4} |", e.name, e.fraction, e.value);
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {:.4} |",
+                    e.name,
+                    shown(&e.fraction),
+                    e.value
+                );
             }
         }
         for section in &report.sections {
@@ -1088,7 +1147,7 @@ impl Exporter for MarkdownExporter {
             };
             for (o, percent) in section.rows.iter().zip(percents) {
                 let exact = match (&o.fraction, section.exact) {
-                    (Some(f), _) => f.clone(),
+                    (Some(f), _) => shown(f),
                     (None, true) => format!("{:.5}", o.probability),
                     (None, false) => "–".to_string(),
                 };

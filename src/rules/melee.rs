@@ -34,6 +34,10 @@ pub const MAX_MODELS: u32 = 500;
 pub const MAX_B_UNITS: usize = 4;
 /// The longest engagement, in combat phases.
 pub const MAX_ROUND_LIMIT: u32 = 50;
+/// Most attack dice (both sides, first phase) for [`MeleeCombat::phase_odds`]: its big
+/// integers grow with the dice and its break-test sums with their cube; at this size it
+/// takes about a second.
+pub const MAX_EXACT_PHASE_DICE: u32 = 600;
 /// Results of a whole engagement, in [`EngagementEnd::index`] order.
 pub const END_COUNT: usize = 6;
 
@@ -956,6 +960,13 @@ fn expectation(counts: &Counts, denominator: &BigUint) -> BigFraction {
 }
 
 impl MeleeCombat {
+    /// Whether the first phase is small enough for [`Self::phase_odds`]
+    /// ([`MAX_EXACT_PHASE_DICE`] attack dice in all).
+    pub fn exact_phase_fits(&self) -> bool {
+        let dice = self.first_phase_dice();
+        dice[0] + dice[1] <= MAX_EXACT_PHASE_DICE
+    }
+
     /// The exact odds of one combat phase from `state` (use [`Self::fresh_state`] for the
     /// first): binomial counts over `36^dice` for every attack group, convolved per side
     /// and per target, capped at the wounds each unit has left, then every break test
