@@ -230,3 +230,32 @@ fn melee_runs_are_byte_identical_on_one_and_eight_threads() {
     let tables = std::fs::read_to_string(rr.join("tables.md")).unwrap();
     assert!(tables.contains("Point-value hints"));
 }
+
+/// A reader that stops early (`battlelab table melee … | head`) ends the command
+/// quietly: exit 0, no panic about a broken pipe.
+#[test]
+fn a_closed_pipe_is_not_an_error() {
+    use std::io::Read;
+    use std::process::{Command as Process, Stdio};
+    let mut child = Process::new(assert_cmd::cargo::cargo_bin("battlelab"))
+        .args([
+            "table",
+            "melee",
+            "--a",
+            "models=200 wide=50 attacks=4",
+            "--b",
+            "models=200 wide=50 attacks=4",
+            "--format",
+            "csv",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 16];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

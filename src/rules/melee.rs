@@ -1209,7 +1209,8 @@ impl MeleeCombat {
                     })
                     .collect();
                 let combos: u64 = dists.iter().map(|d| d.len() as u64).product();
-                work += combos << state.present.count_ones().min(4);
+                work = work
+                    .saturating_add(combos.saturating_mul(1 << state.present.count_ones().min(4)));
                 if work > ENGAGEMENT_ODDS_BUDGET {
                     return None;
                 }
