@@ -1027,39 +1027,49 @@ impl Exporter for TextExporter {
     }
 }
 
+/// A CSV field, quoted when it holds a comma, a quote or a line break (RFC 4180).
+fn csv_field(text: &str) -> String {
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_string()
+    }
+}
+
+/// One outcome row of the CSV export, its name prefixed by `prefix`.
+fn csv_outcome(out: &mut String, prefix: &str, o: &OutcomeRow) {
+    let number = |v: Option<f64>| v.map(|v| v.to_string()).unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "{},{},{},{},{},{},{}",
+        csv_field(&format!("{prefix}{}", o.outcome)),
+        o.probability,
+        o.fraction.as_deref().unwrap_or(""),
+        number(o.estimate),
+        o.count.map(|v| v.to_string()).unwrap_or_default(),
+        number(o.ci_low),
+        number(o.ci_high),
+    );
+}
+
 impl Exporter for CsvExporter {
     fn export(&self, report: &TableReport) -> String {
         let mut out = String::from("outcome,probability,fraction,estimate,count,ci_low,ci_high\n");
         for o in &report.outcomes {
-            let _ = writeln!(
-                out,
-                "{},{},{},{},{},{},{}",
-                o.outcome,
-                o.probability,
-                o.fraction.as_deref().unwrap_or(""),
-                o.estimate.map(|v| v.to_string()).unwrap_or_default(),
-                o.count.map(|v| v.to_string()).unwrap_or_default(),
-                o.ci_low.map(|v| v.to_string()).unwrap_or_default(),
-                o.ci_high.map(|v| v.to_string()).unwrap_or_default(),
-            );
+            csv_outcome(&mut out, "", o);
         }
         for e in &report.expectations {
-            let _ = writeln!(out, "expected {},{},{},,,,", e.name, e.value, e.fraction);
+            let _ = writeln!(
+                out,
+                "{},{},{},,,,",
+                csv_field(&format!("expected {}", e.name)),
+                e.value,
+                e.fraction
+            );
         }
         for section in &report.sections {
             for o in &section.rows {
-                let _ = writeln!(
-                    out,
-                    "{}: {},{},{},{},{},{},{}",
-                    section.title,
-                    o.outcome,
-                    o.probability,
-                    o.fraction.as_deref().unwrap_or(""),
-                    o.estimate.map(|v| v.to_string()).unwrap_or_default(),
-                    o.count.map(|v| v.to_string()).unwrap_or_default(),
-                    o.ci_low.map(|v| v.to_string()).unwrap_or_default(),
-                    o.ci_high.map(|v| v.to_string()).unwrap_or_default(),
-                );
+                csv_outcome(&mut out, &format!("{}: ", section.title), o);
             }
         }
         out

@@ -259,3 +259,47 @@ fn a_closed_pipe_is_not_an_error() {
     assert!(output.status.success(), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+/// Fields of one CSV line, honouring RFC 4180 quotes.
+fn csv_fields(line: &str) -> Vec<String> {
+    let (mut fields, mut field, mut quoted, mut chars) =
+        (Vec::new(), String::new(), false, line.chars().peekable());
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                field.push('"');
+                chars.next();
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => fields.push(std::mem::take(&mut field)),
+            _ => field.push(c),
+        }
+    }
+    fields.push(field);
+    fields
+}
+
+/// Outcome names with commas ("A wins, B holds", section titles) are quoted, so every
+/// CSV row has the header's seven fields.
+#[test]
+fn csv_tables_keep_seven_fields_per_row() {
+    for args in [
+        vec!["table", "ratio", "--line", "1v1,2v1", "--format", "csv"],
+        SMALL.iter().copied().chain(["--format", "csv"]).collect(),
+    ] {
+        let text = stdout(&args);
+        let mut lines = text.lines();
+        assert_eq!(
+            lines.next().unwrap(),
+            "outcome,probability,fraction,estimate,count,ci_low,ci_high"
+        );
+        for line in lines {
+            assert_eq!(csv_fields(line).len(), 7, "{args:?}: {line}");
+        }
+    }
+    let ratio = stdout(&["table", "ratio", "--line", "1v1", "--format", "csv"]);
+    assert_eq!(
+        csv_fields(ratio.lines().nth(1).unwrap())[0],
+        "A wins, B holds"
+    );
+}
