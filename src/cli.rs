@@ -75,6 +75,75 @@ pub enum TableCommand {
     /// score, win/draw/lose, break tests) and the whole engagement over repeated phases.
     #[command(after_help = MELEE_AFTER_HELP)]
     Melee(MeleeArgs),
+    /// One fire-combat roll of a frontier quick battle (seed 002, rule 19.2.1): P(hit),
+    /// and the rulebook table for every unit type × terrain × weather at that CF.
+    FrontierFire(FrontierFireArgs),
+    /// One movement roll of a frontier quick battle (rule 19.2.2): P(the stack moves),
+    /// and the table for every unit type × terrain × weather × leader rating.
+    FrontierMove(FrontierMoveArgs),
+    /// One recovery roll of a frontier quick battle (rule 19.2.4): P(the unit recovers a
+    /// level), and the table for every commitment level × leader rating.
+    FrontierRecovery(FrontierRecoveryArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct FrontierFireArgs {
+    /// Unit type: warrior, regular, militia or rifle.
+    #[arg(long = "type")]
+    pub unit: String,
+    /// Terrain: rough, wilderness or settled.
+    #[arg(long)]
+    pub terrain: String,
+    /// The unit's printed fire CF (1-10).
+    #[arg(long)]
+    pub cf: u32,
+    /// Severe weather (the * DR modifiers do not apply).
+    #[arg(long)]
+    pub severe_weather: bool,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+#[derive(Debug, Args)]
+pub struct FrontierMoveArgs {
+    /// The side's commitment/mobilisation level (1-5).
+    #[arg(long)]
+    pub level: u32,
+    /// Unit type: warrior, regular, militia or rifle.
+    #[arg(long = "type", default_value = "militia")]
+    pub unit: String,
+    /// Terrain: rough, wilderness or settled.
+    #[arg(long, default_value = "wilderness")]
+    pub terrain: String,
+    /// Command rating of a leader stacked with the unit (1-3; 0 = none).
+    #[arg(long, default_value_t = 0)]
+    pub leader: u32,
+    /// Severe weather (+1).
+    #[arg(long)]
+    pub severe_weather: bool,
+    /// Stacked with a regular unit (settled terrain: −1 for it too).
+    #[arg(long)]
+    pub with_regular: bool,
+    /// Enemy units have moved atop this stack (+1).
+    #[arg(long)]
+    pub enemy_atop: bool,
+    /// First round, the side that won surprise, stacked with a leader (−1).
+    #[arg(long)]
+    pub surprise: bool,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+#[derive(Debug, Args)]
+pub struct FrontierRecoveryArgs {
+    /// The side's commitment/mobilisation level (1-5).
+    #[arg(long)]
+    pub level: u32,
+    /// Command rating of a leader stacked with the unit (1-3; 0 = none).
+    #[arg(long, default_value_t = 0)]
+    pub leader: u32,
+    #[command(flatten)]
+    pub common: Common,
 }
 
 const MELEE_AFTER_HELP: &str = "\

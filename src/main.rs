@@ -21,8 +21,8 @@ use battlelab::table::{self, signed, CrtRequest, D6Request, TableError};
 use serde_json::json;
 
 use cli::{
-    Cli, Command, Common, CrtArgs, MeleeArgs, RatioArgs, RunArgs, SetupArgs, SmallStack,
-    StateKindArg, TableCommand,
+    Cli, Command, Common, CrtArgs, FrontierFireArgs, FrontierMoveArgs, FrontierRecoveryArgs,
+    MeleeArgs, RatioArgs, RunArgs, SetupArgs, SmallStack, StateKindArg, TableCommand,
 };
 
 /// Exit code for input the user must fix (also clap's usage errors).
@@ -80,6 +80,9 @@ fn dispatch(cli: Cli) -> Result<()> {
         Command::Table(TableCommand::Setup(args)) => table_setup(args),
         Command::Table(TableCommand::Ratio(args)) => table_ratio(args),
         Command::Table(TableCommand::Melee(args)) => table_melee(args),
+        Command::Table(TableCommand::FrontierFire(args)) => table_frontier_fire(args),
+        Command::Table(TableCommand::FrontierMove(args)) => table_frontier_move(args),
+        Command::Table(TableCommand::FrontierRecovery(args)) => table_frontier_recovery(args),
         Command::Table(other) => table_d6(other),
     }
 }
@@ -470,8 +473,11 @@ fn table_d6(command: TableCommand) -> Result<()> {
         TableCommand::Crt(_)
         | TableCommand::Setup(_)
         | TableCommand::Ratio(_)
-        | TableCommand::Melee(_) => {
-            unreachable!("dispatched to table_crt, table_setup, table_ratio and table_melee")
+        | TableCommand::Melee(_)
+        | TableCommand::FrontierFire(_)
+        | TableCommand::FrontierMove(_)
+        | TableCommand::FrontierRecovery(_) => {
+            unreachable!("dispatched to their own table_* functions")
         }
     };
     let table = CompiledD6Table::new(D6Table::printed(name).expect("a printed table"))
@@ -758,4 +764,132 @@ fn table_melee(args: MeleeArgs) -> Result<()> {
     let report = report?;
     let exporter = table::exporter(common.format.name()).expect("every Format has an exporter");
     emit(&exporter.export(&report))
+}
+
+fn frontier_unit(text: &str) -> Result<battlelab::rules::frontier::UnitType, TableError> {
+    use battlelab::rules::frontier::UnitType;
+    UnitType::parse(text).ok_or_else(|| TableError::Invalid {
+        option: format!("--type {text}"),
+        message: format!("unknown unit type; allowed: {}", UnitType::NAMES),
+    })
+}
+
+fn frontier_terrain(text: &str) -> Result<battlelab::rules::frontier::Terrain, TableError> {
+    use battlelab::rules::frontier::Terrain;
+    Terrain::parse(text).ok_or_else(|| TableError::Invalid {
+        option: format!("--terrain {text}"),
+        message: format!("unknown terrain; allowed: {}", Terrain::NAMES),
+    })
+}
+
+/// Runs one frontier single-roll table and prints it.
+fn frontier(
+    step: table::FrontierStep,
+    validation: Result<(), battlelab::rules::crt::RulesError>,
+    params: serde_json::Value,
+    title: String,
+    common: Common,
+) -> Result<()> {
+    validation.map_err(|e| TableError::Invalid {
+        option: format!("--{}", e.field),
+        message: e.message,
+    })?;
+    let mut params = params;
+    if common.trials.is_some() {
+        params["seed"] = json!(common.seed);
+    }
+    let (pool, _) = pool(common.threads)?;
+    let control = interruptible();
+    let watcher = ProgressWatcher::start(
+        Arc::clone(&control),
+        common.trials.unwrap_or(0),
+        common.trials.is_none(),
+    );
+    let report = pool.install(|| {
+        table::frontier_table(step, common.trials, common.seed, params, title, &control)
+    });
+    watcher.finish();
+    let report = report?;
+    let exporter = table::exporter(common.format.name()).expect("every Format has an exporter");
+    emit(&exporter.export(&report))
+}
+
+fn table_frontier_fire(args: FrontierFireArgs) -> Result<()> {
+    let roll = battlelab::rules::frontier::FireRoll {
+        unit: frontier_unit(&args.unit)?,
+        cf: args.cf,
+        terrain: frontier_terrain(&args.terrain)?,
+        severe_weather: args.severe_weather,
+    };
+    let title = format!(
+        "Frontier fire combat (19.2.1) — {} with fire CF {} in {} terrain{}",
+        roll.unit.name(),
+        roll.cf,
+        roll.terrain.name(),
+        if roll.severe_weather {
+            ", severe weather"
+        } else {
+            ""
+        }
+    );
+    let params = json!({"type": roll.unit.name(), "cf": roll.cf, "terrain": roll.terrain.name(), "severe_weather": roll.severe_weather});
+    frontier(
+        table::FrontierStep::Fire(roll),
+        roll.validate(),
+        params,
+        title,
+        args.common,
+    )
+}
+
+fn table_frontier_move(args: FrontierMoveArgs) -> Result<()> {
+    let roll = battlelab::rules::frontier::MoveRoll {
+        level: args.level,
+        unit: frontier_unit(&args.unit)?,
+        terrain: frontier_terrain(&args.terrain)?,
+        leader: args.leader,
+        severe_weather: args.severe_weather,
+        with_regular: args.with_regular,
+        enemy_atop: args.enemy_atop,
+        surprise_bonus: args.surprise,
+    };
+    let title = format!(
+        "Frontier movement (19.2.2) — {} in {} terrain, commitment level {}, DRM {}",
+        roll.unit.name(),
+        roll.terrain.name(),
+        roll.level,
+        signed(roll.drm())
+    );
+    let params = json!({"type": roll.unit.name(), "terrain": roll.terrain.name(), "level": roll.level, "leader": roll.leader, "severe_weather": roll.severe_weather, "with_regular": roll.with_regular, "enemy_atop": roll.enemy_atop, "surprise": roll.surprise_bonus, "drm": roll.drm()});
+    frontier(
+        table::FrontierStep::Move(roll),
+        roll.validate(),
+        params,
+        title,
+        args.common,
+    )
+}
+
+fn table_frontier_recovery(args: FrontierRecoveryArgs) -> Result<()> {
+    let roll = battlelab::rules::frontier::RecoveryRoll {
+        level: args.level,
+        leader: args.leader,
+    };
+    let title = format!(
+        "Frontier recovery (19.2.4) — commitment level {}, leader {}",
+        roll.level,
+        if roll.leader == 0 {
+            "none".to_string()
+        } else {
+            roll.leader.to_string()
+        }
+    );
+    let params = json!({"level": roll.level, "leader": roll.leader});
+    frontier(
+        table::FrontierStep::Recovery(roll),
+        roll.validate(),
+        params,
+        title,
+        args.common,
+    )
 }

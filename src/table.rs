@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 use crate::exact::{BigFraction, ExactDistribution, Fraction};
 use crate::rules::crt::{FieldCombat, OddsColumn};
 use crate::rules::d6table::{self, CompiledD6Table};
+use crate::rules::frontier;
 use crate::rules::melee;
 use crate::rules::ratio;
 use crate::rules::setup;
@@ -836,6 +837,171 @@ pub fn melee_unit_names(combat: &melee::MeleeCombat) -> Vec<String> {
     names
 }
 
+/// One single-roll step of a frontier quick battle (RULES.md C).
+#[derive(Debug, Clone, Copy)]
+pub enum FrontierStep {
+    Fire(frontier::FireRoll),
+    Move(frontier::MoveRoll),
+    Recovery(frontier::RecoveryRoll),
+}
+
+impl FrontierStep {
+    fn succeeds(&self, face: u32) -> bool {
+        match self {
+            Self::Fire(r) => r.hits(face),
+            Self::Move(r) => r.moves(face),
+            Self::Recovery(r) => r.recovers(face),
+        }
+    }
+
+    fn labels(&self) -> [&'static str; 2] {
+        match self {
+            Self::Fire(_) => ["hit", "miss"],
+            Self::Move(_) => ["moves", "stays"],
+            Self::Recovery(_) => ["recovers one level", "does not recover"],
+        }
+    }
+}
+
+/// An exact row of a frontier rulebook grid: `faces` of 6 succeed.
+fn faces_row(label: String, faces: u32) -> OutcomeRow {
+    let f = Fraction::new(u128::from(faces), 6);
+    outcome_row(label, Some(f.to_f64()), Some(f.to_string()), None)
+}
+
+/// `table frontier-fire | frontier-move | frontier-recovery`: the exact odds of one
+/// roll (faces of a d6), a simulation when `trials` is given, and the rulebook grid of
+/// every combination of the step's other inputs.
+pub fn frontier_table(
+    step: FrontierStep,
+    trials: Option<u64>,
+    seed: u64,
+    params: Value,
+    title: String,
+    control: &RunControl,
+) -> Result<TableReport, TableError> {
+    use frontier::{FireRoll, MoveRoll, RecoveryRoll, Terrain, UnitType};
+    if trials == Some(0) {
+        return Err(TableError::ZeroTrials);
+    }
+    let face_ok: [bool; 6] = std::array::from_fn(|i| step.succeeds(i as u32 + 1));
+    let exact = ExactDistribution::enumerate(6, 2, |face| usize::from(!face_ok[face as usize]));
+    let counts = match trials {
+        Some(n) => Some(crate::sim::run_blocks(
+            seed,
+            n,
+            || vec![0u64; 2],
+            |dice, block, h: &mut Vec<u64>| {
+                for _ in 0..block {
+                    h[usize::from(!face_ok[dice.below(6) as usize])] += 1;
+                }
+            },
+            control,
+        )?),
+        None => None,
+    };
+    let labels = step.labels().map(String::from);
+    let outcomes = outcome_rows(&labels, &exact, counts.as_deref(), trials);
+    let weathers = [(false, "fair weather"), (true, "severe weather")];
+    let mut sections = Vec::new();
+    match step {
+        FrontierStep::Fire(roll) => {
+            for (severe, weather) in weathers {
+                let rows = UnitType::ALL
+                    .iter()
+                    .flat_map(|&unit| Terrain::ALL.iter().map(move |&terrain| (unit, terrain)))
+                    .map(|(unit, terrain)| {
+                        let r = FireRoll {
+                            unit,
+                            terrain,
+                            severe_weather: severe,
+                            ..roll
+                        };
+                        faces_row(
+                            format!("{} in {}", unit.name(), terrain.name()),
+                            r.hitting_faces(),
+                        )
+                    })
+                    .collect();
+                sections.push(TableSection {
+                    title: format!("P(hit), printed fire CF {}, {weather}", roll.cf),
+                    partition: false,
+                    exact: true,
+                    rows,
+                });
+            }
+        }
+        FrontierStep::Move(roll) => {
+            for (severe, weather) in weathers {
+                for leader in 0..=frontier::MAX_LEADER {
+                    if roll.surprise_bonus && leader == 0 {
+                        continue;
+                    }
+                    let rows = UnitType::ALL
+                        .iter()
+                        .flat_map(|&unit| Terrain::ALL.iter().map(move |&terrain| (unit, terrain)))
+                        .map(|(unit, terrain)| {
+                            let r = MoveRoll {
+                                unit,
+                                terrain,
+                                leader,
+                                severe_weather: severe,
+                                ..roll
+                            };
+                            faces_row(
+                                format!("{} in {}", unit.name(), terrain.name()),
+                                r.moving_faces(),
+                            )
+                        })
+                        .collect();
+                    let leader_note = if leader == 0 {
+                        "no leader".to_string()
+                    } else {
+                        format!("leader {leader}")
+                    };
+                    sections.push(TableSection {
+                        title: format!("P(move), level {}, {leader_note}, {weather}", roll.level),
+                        partition: false,
+                        exact: true,
+                        rows,
+                    });
+                }
+            }
+        }
+        FrontierStep::Recovery(_) => {
+            let rows = (1..=frontier::MAX_LEVEL)
+                .flat_map(|level| (0..=frontier::MAX_LEADER).map(move |leader| (level, leader)))
+                .map(|(level, leader)| {
+                    faces_row(
+                        format!("level {level}, leader {leader}"),
+                        RecoveryRoll { level, leader }.recovering_faces(),
+                    )
+                })
+                .collect();
+            sections.push(TableSection {
+                title: "P(recover), every commitment level × leader rating (0 = no leader)".into(),
+                partition: false,
+                exact: true,
+                rows,
+            });
+        }
+    }
+    Ok(TableReport {
+        system: match step {
+            FrontierStep::Fire(_) => "frontier-fire",
+            FrontierStep::Move(_) => "frontier-move",
+            FrontierStep::Recovery(_) => "frontier-recovery",
+        }
+        .into(),
+        title,
+        params,
+        trials,
+        outcomes,
+        expectations: Vec::new(),
+        sections,
+    })
+}
+
 /// Turns a [`TableReport`] into one output format.
 pub trait Exporter {
     fn export(&self, report: &TableReport) -> String;
@@ -1011,7 +1177,7 @@ impl Exporter for TextExporter {
                     o.fraction.as_deref().map_or("-".to_string(), shown),
                     decimal
                 );
-                if simulated {
+                if simulated && o.estimate.is_some() {
                     let _ = write!(
                         out,
                         "  {:>9}  [{}, {}]",
@@ -1162,7 +1328,9 @@ impl Exporter for MarkdownExporter {
                     (None, false) => "–".to_string(),
                 };
                 let _ = write!(out, "| {} | {} | {} |", o.outcome, exact, percent);
-                if simulated {
+                if simulated && o.estimate.is_none() {
+                    out.push_str("  |  |");
+                } else if simulated {
                     let _ = write!(
                         out,
                         " {} | {}–{} |",

@@ -2,6 +2,7 @@
 
 pub mod crt;
 pub mod d6table;
+pub mod frontier;
 pub mod melee;
 pub mod naval;
 pub mod ratio;
