@@ -681,6 +681,7 @@ impl Heatmap<'_> {
 
     fn label(&self, v: f64) -> String {
         match self.scale_max {
+            _ if !v.is_finite() => String::new(),
             None => percent_label(v),
             Some(_) if v.is_finite() => format!("{v:.2}"),
             Some(_) => String::new(),
@@ -804,13 +805,14 @@ impl Chart for Heatmap<'_> {
             .values
             .iter()
             .enumerate()
-            .flat_map(|(r, row)| row.iter().enumerate().map(move |(c, &v)| (r, c, clean(v))))
+            .flat_map(|(r, row)| row.iter().enumerate().map(move |(c, &v)| (r, c, v)))
             .collect();
+        // Cells without a value (NaN) are drawn at the bottom colour with no label.
         chart.draw_series(cells.iter().map(|&(r, c, v)| {
             let y = row_slot(r);
             Rectangle::new(
                 [(c as f64, y), (c as f64 + 1.0, y + 1.0)],
-                ramp(self.unit(v)).filled(),
+                ramp(self.unit(clean(v))).filled(),
             )
         }))?;
         if cell_w >= 8.0 && cell_h >= 8.0 {
@@ -833,7 +835,7 @@ impl Chart for Heatmap<'_> {
         if size >= 8.0 {
             let centre = Pos::new(HPos::Center, VPos::Center);
             chart.draw_series(cells.iter().map(|&(r, c, v)| {
-                let st = style(size, readable_on(ramp(self.unit(v)))).pos(centre);
+                let st = style(size, readable_on(ramp(self.unit(clean(v))))).pos(centre);
                 Text::new(self.label(v), (c as f64 + 0.5, row_slot(r) + 0.5), st)
             }))?;
         }

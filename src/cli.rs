@@ -148,9 +148,10 @@ pub struct FrontierRecoveryArgs {
 
 const MELEE_AFTER_HELP: &str = "\
 A profile is key=value pairs: models, wide (or frontage), attacks, skill, power, defense,
-discipline, wounds (per model), rank-bonus (ranks, full-ranks, none), rank-cap. Keys left
-out keep the seed's example unit: models=20 wide=5 attacks=1 skill=3 power=3 defense=3
-discipline=7 wounds=1 rank-bonus=ranks rank-cap=3.
+discipline, wounds (per model), rank-bonus (ranks, full-ranks, none), rank-cap. Ranks follow
+from models and wide. Keys left out keep a default unit: models=20 wide=5 attacks=1 skill=3
+power=3 defense=3 discipline=7 wounds=1 rank-bonus=ranks rank-cap=3 (so a unit of fewer than
+5 models needs wide=…).
 
 Example: battlelab table melee --a \"models=20 wide=5 skill=4\" --b \"models=15 wide=5 defense=4\" --b-flank \"models=5 wide=5\"
 

@@ -726,7 +726,12 @@ fn table_melee(args: MeleeArgs) -> Result<()> {
             _ if flags.len() == 1 => flags[0].clone(),
             _ => "--b/--b-flank/--b-rear".to_string(),
         };
-        invalid(option, format!("{} ({})", e.message, e.field))
+        let hint = if e.field.ends_with(".frontage") {
+            " (wide is 5 unless given)"
+        } else {
+            ""
+        };
+        invalid(option, format!("{}{hint} ({})", e.message, e.field))
     })?;
     let common = args.common;
     let mut params = json!({

@@ -54,7 +54,10 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
+
+use rayon::prelude::*;
 
 use serde::Deserialize;
 use serde_json::json;
@@ -744,25 +747,44 @@ pub fn execute(
     seed: u64,
     control: &RunControl,
 ) -> Result<MeleeResults, Interrupted> {
-    let mut runs = Vec::with_capacity(study.runs.len());
+    let mut histograms = Vec::with_capacity(study.runs.len());
     for run in &study.runs {
-        let histogram = simulate_engagements(&run.combat, seed, trials, control)?;
-        let (exact, phase) = if study.exact {
-            (
-                run.combat.engagement_odds(),
-                run.combat
-                    .exact_phase_fits()
-                    .then(|| run.combat.phase_odds(&run.combat.fresh_state())),
-            )
-        } else {
-            (None, None)
-        };
-        runs.push(MeleeRunResult {
+        histograms.push(simulate_engagements(&run.combat, seed, trials, control)?);
+    }
+    // The exact parts are independent per run: computed in parallel, collected in run
+    // order (each run's result depends on the run alone, so any thread count gives the
+    // same bytes); a stop request skips the runs not yet started.
+    let exact: Vec<(Option<EngagementOdds>, Option<PhaseOdds>)> = if study.exact {
+        study
+            .runs
+            .par_iter()
+            .map(|run| {
+                if control.stop.load(Ordering::Relaxed) {
+                    return (None, None);
+                }
+                (
+                    run.combat.engagement_odds(),
+                    run.combat
+                        .exact_phase_fits()
+                        .then(|| run.combat.phase_odds(&run.combat.fresh_state())),
+                )
+            })
+            .collect()
+    } else {
+        vec![(None, None); study.runs.len()]
+    };
+    if control.stop.load(Ordering::Relaxed) {
+        return Err(Interrupted);
+    }
+    let runs = histograms
+        .into_iter()
+        .zip(exact)
+        .map(|(histogram, (exact, phase))| MeleeRunResult {
             histogram,
             exact,
             phase,
-        });
-    }
+        })
+        .collect();
     Ok(MeleeResults { trials, seed, runs })
 }
 
@@ -943,6 +965,26 @@ pub fn write_report(
     })
 }
 
+/// " (b.defense = 1)" for a chart over the first `free` axes: where the other axes are
+/// held, taken from the run `index`.
+fn fixed_note(study: &MeleeStudy, index: Option<usize>, free: usize) -> String {
+    let Some(i) = index else {
+        return String::new();
+    };
+    let parts: Vec<String> = study
+        .axes
+        .iter()
+        .zip(&study.runs[i].coordinates)
+        .skip(free)
+        .map(|(a, v)| format!("{} = {v}", a.parameter))
+        .collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", parts.join(", "))
+    }
+}
+
 /// " (a.skill = 3, b.defense = 2)" for a chart title: the run's grid point, if swept.
 fn point_label(study: &MeleeStudy, run: &MeleeRun) -> String {
     if study.axes.is_empty() {
@@ -1015,6 +1057,7 @@ fn write_contents(
         let ex = |f: &dyn Fn(&Summary) -> f64| exact.as_ref().map(f);
         let ph = |f: &dyn Fn(&PhaseOdds) -> f64| r.phase.as_ref().map(f);
         let units = run.combat.units();
+        let (_, first_wounds) = run.combat.expected_first_phase();
         with_pairing(study, expectations.row(vname, &run.coordinates), run)
             .text("a", &units[0].quick())
             .text(
@@ -1043,17 +1086,11 @@ fn write_contents(
             .float("phase1_exact_p_a_wins", ph(&|p| p.a_wins.to_f64()))
             .float("phase1_exact_p_draw", ph(&|p| p.draw.to_f64()))
             .float("phase1_exact_p_b_wins", ph(&|p| p.b_wins.to_f64()))
-            .float(
-                "phase1_exact_wounds_by_a",
-                ph(&|p| p.expected_wounds[0].to_f64()),
-            )
-            .float(
-                "phase1_exact_wounds_by_b",
-                ph(&|p| p.expected_wounds[1].to_f64()),
-            )
+            .float("phase1_exact_wounds_by_a", Some(first_wounds[0].to_f64()))
+            .float("phase1_exact_wounds_by_b", Some(first_wounds[1].to_f64()))
             .float("phase1_exact_p_a_flees", ph(&|p| p.flees[0].to_f64()))
             .float(
-                "phase1_exact_p_b_flees",
+                "phase1_exact_expected_b_units_fleeing",
                 ph(&|p| p.flees[1..].iter().map(|f| f.to_f64()).sum::<f64>()),
             )
             .finish();
@@ -1062,6 +1099,8 @@ fn write_contents(
                 s.by(&EngagementEnd::ALL),
                 s.by(&[EngagementEnd::AFlees, EngagementEnd::ADestroyed]),
                 s.by(&[EngagementEnd::BFlees, EngagementEnd::BDestroyed]),
+                s.by(&[EngagementEnd::ADestroyed]),
+                s.by(&[EngagementEnd::BDestroyed]),
             ]
         };
         let sim_curves = broken(&sim);
@@ -1083,6 +1122,16 @@ fn write_contents(
                 .float(
                     "exact_p_b_broken_by",
                     exact_curves.as_ref().map(|c| c[2][p]),
+                )
+                .float("p_a_destroyed_by", Some(sim_curves[3][p]))
+                .float("p_b_destroyed_by", Some(sim_curves[4][p]))
+                .float(
+                    "exact_p_a_destroyed_by",
+                    exact_curves.as_ref().map(|c| c[3][p]),
+                )
+                .float(
+                    "exact_p_b_destroyed_by",
+                    exact_curves.as_ref().map(|c| c[4][p]),
                 )
                 .finish();
         }
@@ -1185,16 +1234,19 @@ fn write_contents(
             &mut matrix.build("melee").map_err(frame_error)?,
         )?;
         let mut ratings = LongFrame::new(&[]);
-        let value = value_per_point(study, rr);
+        let hints = hints_of(study, rr);
         for (i, (name, points)) in study.round_robin.iter().enumerate() {
+            let hint = hints[i];
             ratings
                 .row("base", &[])
                 .text("profile", name)
                 .float("strength", Some(rr.strength[i]))
                 .float("elo", Some(elo(rr.strength[i])))
                 .float("mean_score", Some(mean_score(rr, i)))
-                .int("points", points.map_or(-1, i64::from))
-                .float("strength_per_point", value[i])
+                .float("points", points.map(f64::from))
+                .float("fitted_elo", hint.map(|h| h.fitted_elo))
+                .float("elo_above_fit", hint.map(|h| h.residual))
+                .float("suggested_points", hint.map(|h| h.suggested_points))
                 .finish();
         }
         report::write_frame(
@@ -1273,21 +1325,73 @@ fn mean_score(rr: &RoundRobinTable, i: usize) -> f64 {
     total / (2.0 * (n - 1) as f64)
 }
 
-/// Strength per point, scaled so the mean over costed profiles is 1: above 1 the profile
-/// gives more than its cost (under-costed), below 1 less (over-costed).
-fn value_per_point(study: &MeleeStudy, rr: &RoundRobinTable) -> Vec<Option<f64>> {
-    let raw: Vec<Option<f64>> = study
-        .round_robin
+/// A profile's point-value hint: where a straight line through (points, Elo) of every
+/// costed profile puts it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PointsHint {
+    /// The line's Elo at the profile's cost.
+    pub fitted_elo: f64,
+    /// Its Elo minus the line's: positive plays above its cost.
+    pub residual: f64,
+    /// The cost at which the line gives the profile's Elo.
+    pub suggested_points: f64,
+}
+
+/// Fits Elo = a + b · points by least squares over the costed profiles. `None` for every
+/// profile when fewer than three are costed, the costs are all equal, or the fit does not
+/// rise with points (then points say nothing about strength).
+pub fn points_hints(points: &[Option<u32>], elos: &[f64]) -> Vec<Option<PointsHint>> {
+    let costed: Vec<(f64, f64)> = points
         .iter()
-        .zip(&rr.strength)
-        .map(|((_, points), s)| points.map(|p| s / f64::from(p)))
+        .zip(elos)
+        .filter_map(|(p, e)| p.map(|p| (f64::from(p), *e)))
         .collect();
-    let costed: Vec<f64> = raw.iter().flatten().copied().collect();
-    if costed.is_empty() {
-        return raw;
+    let none = vec![None; points.len()];
+    if costed.len() < 3 {
+        return none;
     }
-    let mean = costed.iter().sum::<f64>() / costed.len() as f64;
-    raw.into_iter().map(|v| v.map(|v| v / mean)).collect()
+    let n = costed.len() as f64;
+    let mean_x = costed.iter().map(|c| c.0).sum::<f64>() / n;
+    let mean_y = costed.iter().map(|c| c.1).sum::<f64>() / n;
+    let sxx: f64 = costed.iter().map(|c| (c.0 - mean_x).powi(2)).sum();
+    let sxy: f64 = costed.iter().map(|c| (c.0 - mean_x) * (c.1 - mean_y)).sum();
+    if sxx <= 0.0 || sxy <= 0.0 {
+        return none;
+    }
+    let slope = sxy / sxx;
+    let intercept = mean_y - slope * mean_x;
+    points
+        .iter()
+        .zip(elos)
+        .map(|(p, &e)| {
+            p.map(|p| {
+                let fitted_elo = intercept + slope * f64::from(p);
+                PointsHint {
+                    fitted_elo,
+                    residual: e - fitted_elo,
+                    suggested_points: (e - intercept) / slope,
+                }
+            })
+        })
+        .collect()
+}
+
+/// "under-costed" / "over-costed" when the suggested cost is more than 10% off.
+fn cost_verdict(points: u32, hint: &PointsHint) -> &'static str {
+    let ratio = hint.suggested_points / f64::from(points);
+    if ratio > 1.1 {
+        "under-costed"
+    } else if ratio < 0.9 {
+        "over-costed"
+    } else {
+        "about right"
+    }
+}
+
+fn hints_of(study: &MeleeStudy, rr: &RoundRobinTable) -> Vec<Option<PointsHint>> {
+    let points: Vec<Option<u32>> = study.round_robin.iter().map(|p| p.1).collect();
+    let elos: Vec<f64> = rr.strength.iter().map(|&s| elo(s)).collect();
+    points_hints(&points, &elos)
 }
 
 fn draw_charts(
@@ -1402,7 +1506,10 @@ fn draw_charts(
             .collect();
         chart::grouped_bars(
             &dir.join(format!("outcomes{suffix}")),
-            &format!("How the engagement ends{title_note}"),
+            &format!(
+                "How the engagement ends{}{title_note}",
+                fixed_note(study, line.first().copied(), 1)
+            ),
             study.axes.first().map_or("", |a| a.parameter.as_str()),
             "probability",
             &series,
@@ -1505,13 +1612,8 @@ fn draw_charts(
                 &ticks(ys),
                 &cell(&|i| summaries[i].p_wins(0)),
             )?;
-            if study.exact {
-                let wounds = cell(&|i| {
-                    results.runs[i]
-                        .phase
-                        .as_ref()
-                        .map_or(f64::NAN, |p| p.expected_wounds[0].to_f64())
-                });
+            {
+                let wounds = cell(&|i| study.runs[i].combat.expected_first_phase().1[0].to_f64());
                 chart::heatmap_scaled(
                     &dir.join(format!("wounds_by_a{suffix}")),
                     &format!("Expected wounds caused by A in the first phase (exact){title_note}"),
@@ -1548,11 +1650,25 @@ fn rulebook_tables(
     if let Some(d) = &study.description {
         md.push_str(&format!("{d}\n\n"));
     }
-    let first = &study.runs[0].combat;
+    let options_of = |run: &MeleeRun| {
+        let e = run.combat.engagement();
+        format!(
+            "{} break test, up to {} phases",
+            e.break_dice.name(),
+            e.round_limit
+        )
+    };
+    let options_vary = study
+        .runs
+        .iter()
+        .any(|r| options_of(r) != options_of(&study.runs[0]));
+    if options_vary {
+        md.push_str("Break dice and round limit differ between runs: see the options column.");
+    } else {
+        md.push_str(&format!("Every run: {}.", options_of(&study.runs[0])));
+    }
     md.push_str(&format!(
-        "Break test {}, up to {} combat phases. Percentages are exact (enumeration of every state) where marked, else simulated with {} engagements per row.\n\n",
-        first.engagement().break_dice.name(),
-        first.engagement().round_limit,
+        " Percentages are exact (enumeration of every state) where the source says so, else simulated with {} engagements per row.\n\n",
         results.trials
     ));
     if let Some(rr) = round_robin {
@@ -1568,7 +1684,7 @@ fn rulebook_tables(
             md.push_str(&format!("| {name} | {} |\n", cells.join(" | ")));
         }
         md.push_str(
-            "\n## Point-value hints (Bradley–Terry strength; Elo = 1500 + 400·log10 strength)\n\n",
+            "\n## Point-value hints\n\nStrength: Bradley–Terry, from every pairing both ways (geometric mean 1); Elo = 1500 + 400·log10 strength. Suggested points: where a straight line through the costed profiles' (points, Elo) puts each profile's Elo; more than 10% off its cost is flagged.\n\n",
         );
         markdown_header(
             &mut md,
@@ -1578,49 +1694,56 @@ fn rulebook_tables(
                 "Elo",
                 "mean score %",
                 "points",
-                "strength per point (1 = par)",
+                "suggested points",
+                "hint",
             ]
             .map(String::from),
         );
-        let value = value_per_point(study, rr);
+        let hints = hints_of(study, rr);
         for (i, (name, points)) in study.round_robin.iter().enumerate() {
+            let (suggested, verdict) = match (points, hints[i]) {
+                (Some(p), Some(h)) => (format!("{:.0}", h.suggested_points), cost_verdict(*p, &h)),
+                _ => ("–".to_string(), "–"),
+            };
             md.push_str(&format!(
-                "| {name} | {:.3} | {:.0} | {:.1} | {} | {} |\n",
+                "| {name} | {:.3} | {:.0} | {:.1} | {} | {suggested} | {verdict} |\n",
                 rr.strength[i],
                 elo(rr.strength[i]),
                 mean_score(rr, i) * 100.0,
                 points.map_or("–".to_string(), |p| p.to_string()),
-                value[i].map_or("–".to_string(), |v| {
-                    let hint = if v > 1.05 {
-                        " (under-costed)"
-                    } else if v < 0.95 {
-                        " (over-costed)"
-                    } else {
-                        ""
-                    };
-                    format!("{v:.2}{hint}")
-                }),
             ));
         }
+        let exact_runs = results.runs.iter().filter(|r| r.exact.is_some()).count();
+        md.push_str(&format!(
+            "\n{exact_runs} of {} pairings are exact (every state enumerated); the others are simulated.\n",
+            results.runs.len()
+        ));
         return md;
     }
+    let swept: Vec<&str> = study.axes.iter().map(|a| a.parameter.as_str()).collect();
     md.push_str(&format!(
-        "Side A: {} [{}]. Side B: {}.\n\n",
+        "Side A: {}. Side B: {}.{} Every run's profiles, as fought, are in expectations.csv (columns a and b).\n\n",
         study.a_name,
-        study.runs[0].combat.units()[0].quick(),
         study
             .b_names
             .iter()
-            .zip(&study.runs[0].combat.engagement().b)
-            .map(|((f, n), (_, u))| format!("{n} on the {} [{}]", f.name(), u.quick()))
+            .map(|(f, n)| format!("{n} on the {}", f.name()))
             .collect::<Vec<_>>()
-            .join(", ")
+            .join(", "),
+        if swept.is_empty() {
+            String::new()
+        } else {
+            format!(" Swept: {}.", swept.join(", "))
+        }
     ));
     md.push_str("## How the engagement ends, %\n\n");
     let mut header = vec!["run".to_string()];
     header.extend(EngagementEnd::ALL.iter().map(|e| e.name().to_string()));
     header.push("source".into());
     header.push("phase 1: A wins / draw / B wins %".into());
+    if options_vary {
+        header.push("options".into());
+    }
     markdown_header(&mut md, &header);
     for (run, r) in study.runs.iter().zip(&results.runs) {
         let s = best_summary(r);
@@ -1628,7 +1751,7 @@ fn rulebook_tables(
             percent_cells(&[p.a_wins.to_f64(), p.draw.to_f64(), p.b_wins.to_f64()]).join(" / ")
         });
         md.push_str(&format!(
-            "| {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} |{}\n",
             run_label(study, run),
             percent_cells(&s.ends).join(" | "),
             if r.exact.is_some() {
@@ -1636,7 +1759,12 @@ fn rulebook_tables(
             } else {
                 "simulated"
             },
-            phase
+            phase,
+            if options_vary {
+                format!(" {} |", options_of(run))
+            } else {
+                String::new()
+            }
         ));
     }
     md

@@ -357,6 +357,16 @@ fn phase_within_four_se(h: &PhaseHistogram, odds: &PhaseOdds, n: u64) -> Result<
         )?;
     }
     for side in 0..2 {
+        // Counts beyond the exact support (histogram padding) must be zero.
+        for (what, counts, support) in [
+            ("hits", &h.hits[side], odds.hits[side].len()),
+            ("wounds", &h.wounds[side], odds.wounds[side].len()),
+            ("score", &h.score[side], odds.score[side].len()),
+        ] {
+            if let Some(k) = (support..counts.len()).find(|&k| counts[k] > 0) {
+                return Err(format!("side {side} {what} = {k}: impossible but drawn"));
+            }
+        }
         for (k, exact) in odds.hits[side].iter().enumerate() {
             check(h.hits[side][k], exact, format!("side {side} hits = {k}"))?;
         }
@@ -405,16 +415,54 @@ fn simulated_phase_within_four_se_of_exact_at_ten_million() {
     }
 }
 
-/// The 4-SE check is not vacuous: a kernel that gives A one more point of Skill is caught.
+/// The 4-SE check is not vacuous: kernels with A one point of Power stronger (a save
+/// threshold moves), or only one point of Discipline steadier (only A's break tests
+/// change), are both caught.
 #[test]
 fn the_phase_check_catches_a_wrong_kernel() {
     let n = 10_000_000;
     let right = MeleeCombat::new(twenty_v_twenty()).unwrap();
-    let mut wrong = twenty_v_twenty();
-    wrong.a.power += 1;
-    let wrong = MeleeCombat::new(wrong).unwrap();
-    let h = simulate_phases(&wrong, 11, n, &RunControl::default()).unwrap();
-    assert!(phase_within_four_se(&h, &right.phase_odds(&right.fresh_state()), n).is_err());
+    let exact = right.phase_odds(&right.fresh_state());
+    for (name, change) in [
+        (
+            "power +1",
+            (|e: &mut Engagement| e.a.power += 1) as fn(&mut Engagement),
+        ),
+        ("discipline +1", |e: &mut Engagement| e.a.discipline += 1),
+    ] {
+        let mut wrong = twenty_v_twenty();
+        change(&mut wrong);
+        let wrong = MeleeCombat::new(wrong).unwrap();
+        let h = simulate_phases(&wrong, 11, n, &RunControl::default()).unwrap();
+        assert!(
+            phase_within_four_se(&h, &exact, n).is_err(),
+            "{name} not caught"
+        );
+    }
+}
+
+/// The exact first phase with flank and rear units equals the first phase of the exact
+/// engagement chain (itself equal to the oracle's recursion): with B's units too large to
+/// be destroyed in one phase, "A flees in phase 1" is exactly P(A flees) of the phase.
+#[test]
+fn exact_phase_with_flank_and_rear_equals_the_chain() {
+    let mut e = Engagement::one_on_one(
+        profile(6, 3, [1, 3, 3, 3, 6, 1]),
+        profile(12, 3, [1, 4, 3, 3, 7, 1]),
+    );
+    e.b.push((Facing::Flank, profile(9, 3, [1, 3, 4, 3, 7, 1])));
+    e.b.push((Facing::Rear, profile(8, 2, [1, 3, 3, 3, 7, 1])));
+    e.round_limit = 2;
+    let chain = compare_engagement(e.clone(), "flank and rear, two phases");
+    let combat = MeleeCombat::new(e).unwrap();
+    let phase = combat.phase_odds(&combat.fresh_state());
+    let a_flees = chain.ends[0][EngagementEnd::AFlees.index()];
+    assert!(
+        (a_flees - phase.flees[0].to_f64()).abs() < 1e-12,
+        "chain {a_flees}, phase {}",
+        phase.flees[0]
+    );
+    assert!(phase.flees[0].to_f64() > 0.01);
 }
 
 fn engagement_within_four_se(h: &EngagementHistogram, odds: &EngagementOdds) -> Result<(), String> {

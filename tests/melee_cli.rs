@@ -185,6 +185,17 @@ fn melee_runs_are_byte_identical_on_one_and_eight_threads() {
                 "results.csv",
                 "expectations.parquet",
                 "survival.parquet",
+                "distributions.csv",
+                "phase.csv",
+                "tables.md",
+            ][..],
+        ),
+        (
+            "melee_power_vs_defense",
+            &[
+                "results.parquet",
+                "expectations.csv",
+                "distributions.parquet",
                 "tables.md",
             ][..],
         ),
