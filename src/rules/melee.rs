@@ -1147,7 +1147,8 @@ pub struct EngagementOdds {
 /// Binomial probabilities `P(k of n)` with success probability `p`, in `f64`.
 fn binomial_f64(n: u32, p: f64) -> Vec<f64> {
     let mut row = vec![0.0; n as usize + 1];
-    // Build by repeated convolution with one die: stable and exact enough for n ≤ 1000.
+    // Built by repeated convolution with one die (n² steps): every term is a sum of
+    // non-negative products, so nothing cancels; relative error stays near n ulps.
     row[0] = 1.0;
     for die in 0..n as usize {
         for k in (0..=die + 1).rev() {
@@ -1204,6 +1205,15 @@ impl MeleeCombat {
             for (state, probability) in &current {
                 let mut groups = [AttackGroup::EMPTY; 2 * MAX_B_UNITS];
                 let count = self.attack_groups(state, &mut groups);
+                // The binomials below cost dice² each: counted before they are built.
+                let binomial_work: u64 = groups[..count]
+                    .iter()
+                    .map(|g| u64::from(g.dice) * u64::from(g.dice))
+                    .sum();
+                work = work.saturating_add(binomial_work);
+                if work > ENGAGEMENT_ODDS_BUDGET {
+                    return None;
+                }
                 let mut suffered: Vec<Vec<f64>> = vec![vec![1.0]; units];
                 for group in &groups[..count] {
                     let dist = binomial_f64(group.dice, f64::from(group.wound_weight) / 36.0);
