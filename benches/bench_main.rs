@@ -12,5 +12,6 @@ criterion_main!(
     benchmarks::strategic::benches,
     benchmarks::ratio::benches,
     benchmarks::melee::benches,
+    benchmarks::frontier::benches,
     benchmarks::driver::benches,
 );

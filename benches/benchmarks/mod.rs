@@ -1,6 +1,7 @@
 pub mod crt;
 pub mod driver;
 pub mod field;
+pub mod frontier;
 pub mod melee;
 pub mod ratio;
 pub mod strategic;

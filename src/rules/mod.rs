@@ -3,6 +3,7 @@
 pub mod crt;
 pub mod d6table;
 pub mod frontier;
+pub mod frontier_battle;
 pub mod melee;
 pub mod naval;
 pub mod ratio;
