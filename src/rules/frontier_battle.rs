@@ -269,6 +269,11 @@ pub struct FrontierCombat {
     units: [Vec<CompiledUnit>; 2],
     stacks: [Vec<CompiledStack>; 2],
     lanes: usize,
+    /// `lane_stacks[side][lane]`: the side's stacks in that lane, front row first.
+    lane_stacks: [Vec<Vec<usize>>; 2],
+    /// `row_order[side]`: the side's units, front row first, then lane, then as listed —
+    /// the order in which enemy fire targets them.
+    row_order: [Vec<u8>; 2],
 }
 
 /// Unit states.
@@ -471,11 +476,32 @@ impl FrontierCombat {
                 }
             }
         }
+        let lane_stacks = [0, 1].map(|s| {
+            (0..lanes)
+                .map(|l| {
+                    let mut list: Vec<usize> = (0..stacks[s].len())
+                        .filter(|&i| stacks[s][i].lane == l)
+                        .collect();
+                    list.sort_by_key(|&i| stacks[s][i].row);
+                    list
+                })
+                .collect::<Vec<_>>()
+        });
+        let row_order = [0, 1].map(|s| {
+            let mut order: Vec<u8> = (0..units[s].len() as u8).collect();
+            order.sort_by_key(|&u| {
+                let unit = &units[s][u as usize];
+                (stacks[s][unit.stack].row, unit.lane, u)
+            });
+            order
+        });
         Ok(Self {
             battle,
             units,
             stacks,
             lanes,
+            lane_stacks,
+            row_order,
         })
     }
 
@@ -525,18 +551,10 @@ impl FrontierCombat {
 
     /// The front stack of a lane: the first, by row, with a unit in play.
     fn front_stack(&self, state: &BattleState, side: usize, lane: usize) -> Option<usize> {
-        let mut best: Option<(usize, usize)> = None;
-        for (i, s) in self.stacks[side].iter().enumerate() {
-            if s.lane != lane {
-                continue;
-            }
-            let any =
-                (s.first_unit..s.first_unit + s.unit_count).any(|u| Self::in_play(state, side, u));
-            if any && best.is_none_or(|(_, row)| s.row < row) {
-                best = Some((i, s.row));
-            }
-        }
-        best.map(|(i, _)| i)
+        self.lane_stacks[side][lane].iter().copied().find(|&i| {
+            let s = &self.stacks[side][i];
+            (s.first_unit..s.first_unit + s.unit_count).any(|u| Self::in_play(state, side, u))
+        })
     }
 
     /// Fire combat of one side (19.2.1): every undisrupted unit in play fires; targets are
@@ -548,15 +566,14 @@ impl FrontierCombat {
         // Enemy targets per lane, front row first (stack order is lane-major, row order).
         let mut order = [[0u8; MAX_UNITS]; MAX_LANES + 1];
         let mut count = [0usize; MAX_LANES + 1];
-        for row in 0..MAX_ROWS {
-            for (i, unit) in self.units[enemy].iter().enumerate() {
-                if self.stacks[enemy][unit.stack].row == row && Self::in_play(state, enemy, i) {
-                    order[unit.lane][count[unit.lane]] = i as u8;
-                    count[unit.lane] += 1;
-                    // The fallback list: every lane's units, front rows first.
-                    order[MAX_LANES][count[MAX_LANES]] = i as u8;
-                    count[MAX_LANES] += 1;
-                }
+        for &i in &self.row_order[enemy] {
+            if Self::in_play(state, enemy, i as usize) {
+                let lane = self.units[enemy][i as usize].lane;
+                order[lane][count[lane]] = i;
+                count[lane] += 1;
+                // The fallback list: every lane's units, front rows first.
+                order[MAX_LANES][count[MAX_LANES]] = i;
+                count[MAX_LANES] += 1;
             }
         }
         if count[MAX_LANES] == 0 {
@@ -574,8 +591,12 @@ impl FrontierCombat {
             } else {
                 MAX_LANES
             };
-            let target = order[list][cursor[list] % count[list]];
+            let target = order[list][cursor[list]];
+            // PERF: wrap the cursor by comparison, not `%` (a division per shot).
             cursor[list] += 1;
+            if cursor[list] == count[list] {
+                cursor[list] = 0;
+            }
             shots[shot_count] = (i as u8, target);
             shot_count += 1;
         }
