@@ -623,8 +623,8 @@ impl FrontierCombat {
             }
             let surprised = round == 1 && b.surprise == Some(1 - side);
             let won_surprise = round == 1 && b.surprise == Some(side);
-            for lane in 0..self.lanes {
-                if melee[lane].is_some() {
+            for (lane, engaged) in melee.iter_mut().enumerate().take(self.lanes) {
+                if engaged.is_some() {
                     continue;
                 }
                 let (Some(own), Some(_)) = (
@@ -665,12 +665,12 @@ impl FrontierCombat {
                     surprise_bonus: won_surprise && leader > 0,
                 };
                 if roll.moves(dice.d6()) {
-                    melee[lane] = Some((side, own, movers));
+                    *engaged = Some((side, own, movers));
                 }
             }
         }
-        for lane in 0..self.lanes {
-            if let Some((side, stack, movers)) = melee[lane] {
+        for (lane, engaged) in melee.iter().enumerate().take(self.lanes) {
+            if let Some((side, stack, movers)) = *engaged {
                 self.melee(state, lane, side, stack, movers, round, dice);
             }
         }
