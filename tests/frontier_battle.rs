@@ -75,6 +75,7 @@ fn four_se(p: f64, n: u64) -> f64 {
 /// carried round by round — A fires if normal, then B if normal, then each disrupted or
 /// routed unit recovers one level.
 #[test]
+#[allow(clippy::needless_range_loop)] // a and b are unit states, indices of `dist`
 fn fire_only_duel_matches_the_exact_recursion() {
     let rounds = 3;
     let battle = duel(rounds, MovePolicy::FireOnly, (CrtLoss::None, CrtLoss::None));
