@@ -64,7 +64,7 @@ pub const MAX_TRIALS: u64 = 1_000_000_000_000;
 /// Most grid points × variants one analysis may hold.
 pub const MAX_RUNS: usize = 10_000;
 /// Systems an analysis file can name.
-pub const SYSTEMS: [&str; 12] = [
+pub const SYSTEMS: [&str; 13] = [
     "field",
     "attrition",
     "march",
@@ -77,6 +77,7 @@ pub const SYSTEMS: [&str; 12] = [
     "naval_engagement",
     "ratio",
     "melee",
+    "frontier",
 ];
 
 /// Why an analysis file was refused.

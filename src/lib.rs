@@ -23,6 +23,7 @@ pub mod chart;
 pub mod dice;
 pub mod exact;
 pub mod frame;
+pub mod frontier_study;
 pub mod melee_study;
 pub mod naval_study;
 pub mod progress;

@@ -171,6 +171,14 @@ fn plan(study: &Study) -> Plan {
             unit: "battles",
             axes: r.axes.clone(),
         },
+        Study::Frontier(f) => Plan {
+            trials: f.trials,
+            seed: f.seed,
+            variants: vec!["base".to_string()],
+            runs: f.runs.len(),
+            unit: "battles",
+            axes: Vec::new(),
+        },
         Study::Melee(m) => Plan {
             trials: m.trials,
             seed: m.seed,
@@ -246,6 +254,19 @@ fn run(args: RunArgs) -> Result<()> {
             let results = results.context("stopped; no report was written")?;
             battlelab::ratio_study::write_report(ratio, &results, &out, threads, started.elapsed())
         }
+        Study::Frontier(frontier) => {
+            let results = pool
+                .install(|| battlelab::frontier_study::execute(frontier, trials, seed, &control));
+            watcher.finish();
+            let results = results.context("stopped; no report was written")?;
+            battlelab::frontier_study::write_report(
+                frontier,
+                &results,
+                &out,
+                threads,
+                started.elapsed(),
+            )
+        }
         Study::Melee(melee) => {
             let results =
                 pool.install(|| battlelab::melee_study::execute(melee, trials, seed, &control));
@@ -286,6 +307,7 @@ fn check(file: PathBuf) -> Result<()> {
         Study::Naval(_) => "naval_engagement".to_string(),
         Study::Ratio(r) if r.skirmish => "ratio (skirmish)".to_string(),
         Study::Ratio(_) => "ratio".to_string(),
+        Study::Frontier(_) => "frontier".to_string(),
         Study::Melee(m) if m.is_round_robin() => "melee (round robin)".to_string(),
         Study::Melee(_) => "melee".to_string(),
     };

@@ -66,6 +66,7 @@ pub enum Study {
     Naval(Box<crate::naval_study::NavalStudy>),
     Ratio(Box<crate::ratio_study::RatioStudy>),
     Melee(Box<crate::melee_study::MeleeStudy>),
+    Frontier(Box<crate::frontier_study::FrontierStudy>),
 }
 
 impl Study {
@@ -77,6 +78,7 @@ impl Study {
             Study::Naval(n) => &n.name,
             Study::Ratio(r) => &r.name,
             Study::Melee(m) => &m.name,
+            Study::Frontier(f) => &f.name,
         }
     }
 }
@@ -104,6 +106,9 @@ pub fn load(path: &Path) -> Result<Study, AnalysisError> {
         ))),
         Some("ratio") => Ok(Study::Ratio(Box::new(
             crate::ratio_study::RatioStudy::parse(path, &text)?,
+        ))),
+        Some("frontier") => Ok(Study::Frontier(Box::new(
+            crate::frontier_study::FrontierStudy::parse(path, &text)?,
         ))),
         Some("melee") => Ok(Study::Melee(Box::new(
             crate::melee_study::MeleeStudy::parse(path, &text)?,

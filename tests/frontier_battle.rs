@@ -315,3 +315,58 @@ fn crt_columns_round_the_odds_down() {
     assert_eq!(c.column_for(4, 2), 2); // 2:1
     assert_eq!(c.column_for(9, 2), 2); // beyond the last column
 }
+
+/// The shipped frontier analysis writes identical data on 1 and 8 threads, with every
+/// sensitivity chart the issue names.
+#[test]
+fn shipped_frontier_analysis_is_byte_identical_on_one_and_eight_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let analysis = format!(
+        "{}/analyses/frontier_illustrative_crt.toml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let mut outputs = Vec::new();
+    for threads in ["1", "8"] {
+        let out = dir.path().join(threads);
+        let output = assert_cmd::Command::cargo_bin("battlelab")
+            .unwrap()
+            .args([
+                "run",
+                &analysis,
+                "--trials",
+                "70000",
+                "--threads",
+                threads,
+                "--quiet",
+                "--out",
+            ])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        outputs.push(
+            [
+                "results.csv",
+                "results.parquet",
+                "expectations.csv",
+                "distributions.csv",
+                "tables.md",
+            ]
+            .map(|f| std::fs::read(out.join(f)).unwrap()),
+        );
+    }
+    assert!(outputs[0] == outputs[1], "1 vs 8 threads differ");
+    let out = dir.path().join("1");
+    for chart in [
+        "outcome_by_terrain_weather.png",
+        "outcome_by_level_difference.png",
+        "outcome_by_leader.png",
+        "outcome_by_surprise.png",
+    ] {
+        assert!(out.join(chart).exists(), "{chart}");
+    }
+}

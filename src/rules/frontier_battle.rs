@@ -883,6 +883,8 @@ pub struct FrontierHistogram {
     pub result: [u64; 3],
     /// `rounds[r]`: battles fought over `r` rounds (0–4).
     pub rounds: [u64; 5],
+    /// `result_by_rounds[r][i]`: battles of `r` rounds with result `i` (A, draw, B).
+    pub result_by_rounds: [[u64; 3]; 5],
     /// `eliminated[side][k]`, `routed[side][k]`, `disrupted[side][k]`: battles that ended
     /// with exactly `k` of the side's units in that state; `leaders_lost[side][k]` likewise.
     pub eliminated: [Vec<u64>; 2],
@@ -900,6 +902,13 @@ impl crate::sim::Histogram for FrontierHistogram {
         };
         add(&mut self.result, &other.result);
         add(&mut self.rounds, &other.rounds);
+        for (mine, theirs) in self
+            .result_by_rounds
+            .iter_mut()
+            .zip(&other.result_by_rounds)
+        {
+            add(mine, theirs);
+        }
         for side in 0..2 {
             add(&mut self.eliminated[side], &other.eliminated[side]);
             add(&mut self.routed[side], &other.routed[side]);
@@ -916,6 +925,7 @@ impl FrontierCombat {
         FrontierHistogram {
             result: [0; 3],
             rounds: [0; 5],
+            result_by_rounds: [[0; 3]; 5],
             eliminated: [sized(0), sized(1)],
             routed: [sized(0), sized(1)],
             disrupted: [sized(0), sized(1)],
@@ -927,12 +937,14 @@ impl FrontierCombat {
     pub fn battle_block(&self, dice: &mut DiceStream, n: u64, histogram: &mut FrontierHistogram) {
         for _ in 0..n {
             let o = self.fight(dice);
-            histogram.result[match o.winner {
+            let result = match o.winner {
                 Some(0) => 0,
                 None => 1,
                 Some(_) => 2,
-            }] += 1;
+            };
+            histogram.result[result] += 1;
             histogram.rounds[o.rounds as usize] += 1;
+            histogram.result_by_rounds[o.rounds as usize][result] += 1;
             for side in 0..2 {
                 histogram.eliminated[side][o.eliminated[side] as usize] += 1;
                 histogram.routed[side][o.routed[side] as usize] += 1;

@@ -1,0 +1,835 @@
+//! The frontier quick-battle study (seed 002 rule 19, RULES.md C): one battle as the file
+//! describes it, and the sensitivity runs a designer asks for — every terrain × weather,
+//! the commitment-level difference, each side's primary leader, surprise.
+//!
+//! Why this module exists: it is the analysis-file boundary and report for
+//! [`crate::rules::frontier_battle`]. Every check happens here once (19.1's stacking and
+//! array rules, the melee CRT's shape, ratings, levels), for the base battle and for every
+//! sensitivity run, so a run cannot fail on input.
+//!
+//! ```toml
+//! system = "frontier"
+//! seed = 1
+//! trials = 100_000
+//!
+//! [battle]
+//! terrain = "wilderness"     # rough | wilderness | settled
+//! severe_weather = false
+//! initiative = "a"           # a | b
+//! surprise = "none"          # none | a | b: the side that won surprise
+//! extra_round = true         # the non-initiative side tries for the extra round (19.1)
+//! leader_loss = "1/6"        # [option] P(a leader is lost) per event
+//! victory = "fewer-lost"     # [option] fewer-lost | fewer-lost-share
+//!
+//! [side.a]
+//! level = 3                  # commitment/mobilisation level, 1–5
+//! primary_leader = 2         # 1–3
+//! movement = "aggressive"    # [option] aggressive | fire-only
+//! # lanes, left to right; each a list of stacks, front row first
+//! lanes = [[{ units = ["warrior 3/2", "warrior 3/2"], leader = 2 }], …]
+//!
+//! [side.b]
+//! …
+//!
+//! [crt]                      # the melee CRT: the game's is not in the seed
+//! columns = ["1:2", "1:1", "2:1", "3:1"]
+//! first_roll = 1             # the modified roll of the first row
+//! rows = [["1/-", "R/-", "1/1", "-/1"], …]   # attacker/defender: - | a number | R
+//!
+//! [sensitivity]              # extra runs beside the battle as written
+//! terrain_weather = true     # every terrain × fair and severe weather
+//! levels = true              # side A's level 1–5 against B's as written
+//! leaders = true             # each side's primary leader 1–3
+//! surprise = true            # none, A won surprise, B won surprise
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::json;
+use sha2::{Digest, Sha256};
+use toml::Spanned;
+
+use crate::analysis::{self, AnalysisError, Source};
+use crate::chart::{self, BarGroup};
+use crate::frame::LongFrame;
+use crate::report::{self, ReportError};
+use crate::rules::frontier::{Terrain, UnitType, MAX_LEADER, MAX_LEVEL};
+use crate::rules::frontier_battle::{
+    simulate_battles, CrtLoss, FrontierBattle, FrontierCombat, FrontierHistogram, MeleeCrt,
+    MovePolicy, Side, Stack, Unit, VictoryRule,
+};
+use crate::sim::{Interrupted, RunControl, BLOCK_TRIALS};
+use crate::stats::{percentages_summing_to_100, wilson_interval, Z95};
+
+/// One battle of the study: which sensitivity group it belongs to and its label there.
+#[derive(Debug, Clone)]
+pub struct FrontierRun {
+    /// "as written", "terrain × weather", "levels", "leaders", "surprise".
+    pub group: String,
+    pub label: String,
+    pub combat: FrontierCombat,
+}
+
+/// A validated frontier study.
+#[derive(Debug, Clone)]
+pub struct FrontierStudy {
+    pub path: PathBuf,
+    pub name: String,
+    pub description: Option<String>,
+    pub seed: u64,
+    pub trials: u64,
+    pub side_names: [String; 2],
+    pub runs: Vec<FrontierRun>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FrontierFile {
+    name: Option<Spanned<String>>,
+    description: Option<String>,
+    #[allow(dead_code)]
+    system: String,
+    seed: Option<Spanned<i64>>,
+    trials: Option<Spanned<i64>>,
+    #[serde(default)]
+    battle: BattleSpec,
+    side: SidesSpec,
+    crt: Spanned<CrtSpec>,
+    #[serde(default)]
+    sensitivity: SensitivitySpec,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct BattleSpec {
+    terrain: Option<Spanned<String>>,
+    severe_weather: Option<bool>,
+    initiative: Option<Spanned<String>>,
+    surprise: Option<Spanned<String>>,
+    extra_round: Option<bool>,
+    leader_loss: Option<Spanned<String>>,
+    victory: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SidesSpec {
+    a: Spanned<SideSpec>,
+    b: Spanned<SideSpec>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SideSpec {
+    name: Option<String>,
+    level: Spanned<i64>,
+    primary_leader: Spanned<i64>,
+    movement: Option<Spanned<String>>,
+    lanes: Spanned<Vec<Vec<Spanned<StackSpec>>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StackSpec {
+    units: Vec<Spanned<String>>,
+    #[serde(default)]
+    leader: i64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CrtSpec {
+    columns: Vec<Spanned<String>>,
+    first_roll: Option<i64>,
+    rows: Vec<Spanned<Vec<Spanned<String>>>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct SensitivitySpec {
+    #[serde(default)]
+    terrain_weather: bool,
+    #[serde(default)]
+    levels: bool,
+    #[serde(default)]
+    leaders: bool,
+    #[serde(default)]
+    surprise: bool,
+}
+
+fn side_index(
+    source: &Source,
+    value: &Spanned<String>,
+    field: &str,
+) -> Result<usize, AnalysisError> {
+    match value.get_ref().as_str() {
+        "a" => Ok(0),
+        "b" => Ok(1),
+        other => Err(source.error(
+            value,
+            field,
+            format!("unknown side \"{other}\"; allowed: a, b"),
+        )),
+    }
+}
+
+/// "warrior 3/2" → a unit.
+fn parse_unit(text: &str) -> Result<Unit, String> {
+    let (kind, cfs) = text.trim().split_once(' ').ok_or(format!(
+        "\"{text}\": write a unit as \"<type> <fire CF>/<melee CF>\", e.g. \"warrior 3/2\""
+    ))?;
+    let kind = UnitType::parse(kind.trim()).ok_or(format!(
+        "unknown unit type \"{kind}\"; allowed: {}",
+        UnitType::NAMES
+    ))?;
+    let (fire, melee) = cfs.trim().split_once('/').ok_or(format!(
+        "\"{text}\": give both CFs as <fire>/<melee>, e.g. 3/2"
+    ))?;
+    let number = |t: &str| {
+        t.trim()
+            .parse::<u32>()
+            .map_err(|_| format!("\"{text}\": CFs are whole numbers"))
+    };
+    Ok(Unit {
+        kind,
+        fire_cf: number(fire)?,
+        melee_cf: number(melee)?,
+    })
+}
+
+fn parse_loss(text: &str) -> Option<CrtLoss> {
+    match text.trim() {
+        "-" | "0" => Some(CrtLoss::None),
+        "R" | "r" => Some(CrtLoss::Rout),
+        n => n
+            .parse::<u8>()
+            .ok()
+            .filter(|&n| n <= 9)
+            .map(CrtLoss::Eliminate),
+    }
+}
+
+fn parse_crt(source: &Source, crt: &Spanned<CrtSpec>) -> Result<MeleeCrt, AnalysisError> {
+    let spec = crt.get_ref();
+    let mut columns = Vec::new();
+    for (i, c) in spec.columns.iter().enumerate() {
+        let parsed = c
+            .get_ref()
+            .split_once(':')
+            .and_then(|(a, d)| Some((a.trim().parse::<u32>().ok()?, d.trim().parse::<u32>().ok()?)))
+            .ok_or_else(|| {
+                source.error(
+                    c,
+                    format!("crt.columns[{i}]"),
+                    format!(
+                        "\"{}\": an odds column is written A:D, e.g. \"3:1\"",
+                        c.get_ref()
+                    ),
+                )
+            })?;
+        columns.push(parsed);
+    }
+    let mut cells = Vec::new();
+    for (r, row) in spec.rows.iter().enumerate() {
+        let mut parsed = Vec::new();
+        for (c, cell) in row.get_ref().iter().enumerate() {
+            let text = cell.get_ref();
+            let pair = text
+                .split_once('/')
+                .and_then(|(a, d)| Some((parse_loss(a)?, parse_loss(d)?)))
+                .ok_or_else(|| {
+                    source.error(
+                        cell,
+                        format!("crt.rows[{r}][{c}]"),
+                        format!("\"{text}\": a cell is attacker/defender, each - (no effect), a number of units eliminated (0-9) or R (routed), e.g. \"-/1\""),
+                    )
+                })?;
+            parsed.push(pair);
+        }
+        cells.push(parsed);
+    }
+    let table = MeleeCrt {
+        columns,
+        first_roll: spec.first_roll.unwrap_or(1).clamp(-20, 20) as i32,
+        cells,
+    };
+    table.validate().map_err(|e| {
+        let line = e
+            .field
+            .strip_prefix("crt.rows[")
+            .and_then(|r| r.strip_suffix(']'))
+            .and_then(|r| r.parse::<usize>().ok())
+            .and_then(|r| spec.rows.get(r))
+            .map(|row| source.line_of(row.span()))
+            .or_else(|| {
+                e.field
+                    .strip_prefix("crt.columns[")
+                    .and_then(|c| c.strip_suffix(']'))
+                    .and_then(|c| c.parse::<usize>().ok())
+                    .and_then(|c| spec.columns.get(c))
+                    .map(|c| source.line_of(c.span()))
+            })
+            .unwrap_or_else(|| source.line_of(crt.span()));
+        source.error_at(Some(line), e.field, e.message)
+    })?;
+    Ok(table)
+}
+
+fn parse_side(source: &Source, spec: &Spanned<SideSpec>, key: &str) -> Result<Side, AnalysisError> {
+    let s = spec.get_ref();
+    let level = source.int_in(
+        &s.level,
+        &format!("side.{key}.level"),
+        1,
+        MAX_LEVEL.into(),
+        "the commitment/mobilisation level",
+    )? as u32;
+    let primary_leader = source.int_in(
+        &s.primary_leader,
+        &format!("side.{key}.primary_leader"),
+        1,
+        MAX_LEADER.into(),
+        "the primary leader's command rating",
+    )? as u32;
+    let move_policy = match &s.movement {
+        None => MovePolicy::Aggressive,
+        Some(v) => match v.get_ref().as_str() {
+            "aggressive" => MovePolicy::Aggressive,
+            "fire-only" => MovePolicy::FireOnly,
+            other => {
+                return Err(source.error(
+                    v,
+                    format!("side.{key}.movement"),
+                    format!("unknown movement policy \"{other}\"; allowed: aggressive (every eligible front stack tries to melee), fire-only (never move)"),
+                ))
+            }
+        },
+    };
+    let mut lanes = Vec::new();
+    for (l, lane) in s.lanes.get_ref().iter().enumerate() {
+        let mut stacks = Vec::new();
+        for (r, stack) in lane.iter().enumerate() {
+            let field = format!("side.{key}.lanes[{l}][{r}]");
+            let st = stack.get_ref();
+            if !(0..=i64::from(MAX_LEADER)).contains(&st.leader) {
+                return Err(source.error(
+                    stack,
+                    format!("{field}.leader"),
+                    format!("leader rating {}: command ratings are 1 to {MAX_LEADER} (0 or leave out for no leader)", st.leader),
+                ));
+            }
+            let mut units = Vec::new();
+            for (u, text) in st.units.iter().enumerate() {
+                units.push(
+                    parse_unit(text.get_ref())
+                        .map_err(|m| source.error(text, format!("{field}.units[{u}]"), m))?,
+                );
+            }
+            stacks.push(Stack {
+                units,
+                leader: st.leader as u32,
+            });
+        }
+        lanes.push(stacks);
+    }
+    Ok(Side {
+        level,
+        primary_leader,
+        lanes,
+        move_policy,
+    })
+}
+
+impl FrontierStudy {
+    pub fn parse(path: &Path, text: &str) -> Result<Self, AnalysisError> {
+        let source = Source {
+            file: path.display().to_string(),
+            text,
+        };
+        let spec: FrontierFile = toml::from_str(text).map_err(|e| AnalysisError::Syntax {
+            file: source.file.clone(),
+            message: e.to_string().trim_end().to_string(),
+        })?;
+        let (name, seed, trials) = analysis::header(
+            &source,
+            path,
+            spec.name.as_ref(),
+            spec.seed.as_ref(),
+            spec.trials.as_ref(),
+            "frontier",
+        )?;
+        let b = &spec.battle;
+        let terrain = match &b.terrain {
+            Some(v) => Terrain::parse(v.get_ref()).ok_or_else(|| {
+                source.error(
+                    v,
+                    "battle.terrain",
+                    format!(
+                        "unknown terrain \"{}\"; allowed: {}",
+                        v.get_ref(),
+                        Terrain::NAMES
+                    ),
+                )
+            })?,
+            None => Terrain::Wilderness,
+        };
+        let initiative = match &b.initiative {
+            Some(v) => side_index(&source, v, "battle.initiative")?,
+            None => 0,
+        };
+        let surprise = match &b.surprise {
+            Some(v) if v.get_ref() == "none" => None,
+            Some(v) => Some(side_index(&source, v, "battle.surprise").map_err(|_| {
+                source.error(
+                    v,
+                    "battle.surprise",
+                    format!(
+                        "unknown surprise \"{}\"; allowed: none, a, b (the side that won surprise)",
+                        v.get_ref()
+                    ),
+                )
+            })?),
+            None => None,
+        };
+        let leader_loss = match &b.leader_loss {
+            Some(v) => {
+                let parsed = v
+                    .get_ref()
+                    .split_once('/')
+                    .and_then(|(n, d)| {
+                        Some((n.trim().parse::<u32>().ok()?, d.trim().parse::<u32>().ok()?))
+                    })
+                    .filter(|&(n, d)| d > 0 && d <= 1_000_000 && n <= d);
+                parsed.ok_or_else(|| {
+                    source.error(
+                        v,
+                        "battle.leader_loss",
+                        format!(
+                            "\"{}\": a probability written n/d from 0/1 to 1/1, e.g. \"1/6\"",
+                            v.get_ref()
+                        ),
+                    )
+                })?
+            }
+            None => (1, 6),
+        };
+        let victory = match &b.victory {
+            Some(v) => match v.get_ref().as_str() {
+                "fewer-lost" => VictoryRule::FewerLost,
+                "fewer-lost-share" => VictoryRule::FewerLostShare,
+                other => {
+                    return Err(source.error(v, "battle.victory", format!("unknown victory reading \"{other}\"; allowed: fewer-lost, fewer-lost-share")))
+                }
+            },
+            None => VictoryRule::FewerLost,
+        };
+        let sides = [
+            parse_side(&source, &spec.side.a, "a")?,
+            parse_side(&source, &spec.side.b, "b")?,
+        ];
+        let crt = parse_crt(&source, &spec.crt)?;
+        let base = FrontierBattle {
+            terrain,
+            severe_weather: b.severe_weather.unwrap_or(false),
+            initiative,
+            surprise,
+            sides,
+            crt,
+            leader_loss,
+            extra_round: b.extra_round.unwrap_or(true),
+            victory,
+        };
+        // Rules errors name "a.lanes[0][1]" or "crt.rows[2]": point at the file's line.
+        let side_specs = [&spec.side.a, &spec.side.b];
+        let compile = |battle: FrontierBattle, note: &str| {
+            FrontierCombat::new(battle).map_err(|e| {
+                let mut parts = e.field.splitn(2, '.');
+                let head = parts.next().unwrap_or("");
+                let rest = parts.next().unwrap_or("");
+                let (field, line) = match head {
+                    "a" | "b" => {
+                        let s = usize::from(head == "b");
+                        let side = side_specs[s];
+                        let lane_line = rest
+                            .strip_prefix("lanes[")
+                            .and_then(|r| r.split(']').next())
+                            .and_then(|l| l.parse::<usize>().ok())
+                            .and_then(|l| {
+                                let row = rest
+                                    .split("][")
+                                    .nth(1)
+                                    .and_then(|r| r.split(']').next())
+                                    .and_then(|r| r.parse::<usize>().ok());
+                                let lane = side.get_ref().lanes.get_ref().get(l)?;
+                                match row.and_then(|r| lane.get(r)) {
+                                    Some(stack) => Some(source.line_of(stack.span())),
+                                    None => lane.first().map(|s| source.line_of(s.span())),
+                                }
+                            })
+                            .unwrap_or_else(|| source.line_of(side.get_ref().lanes.span()));
+                        (format!("side.{head}.{rest}"), lane_line)
+                    }
+                    _ => (e.field.clone(), source.line_of(spec.crt.span())),
+                };
+                source.error_at(Some(line), field, format!("{}{note}", e.message))
+            })
+        };
+        let mut runs = vec![FrontierRun {
+            group: "as written".into(),
+            label: "as written".into(),
+            combat: compile(base.clone(), "")?,
+        }];
+        let sens = &spec.sensitivity;
+        let mut add =
+            |group: &str, label: String, battle: FrontierBattle| -> Result<(), AnalysisError> {
+                let note = format!(" (sensitivity run {group}: {label})");
+                runs.push(FrontierRun {
+                    group: group.into(),
+                    combat: compile(battle, &note)?,
+                    label,
+                });
+                Ok(())
+            };
+        if sens.terrain_weather {
+            for terrain in Terrain::ALL {
+                for severe in [false, true] {
+                    let mut battle = base.clone();
+                    battle.terrain = terrain;
+                    battle.severe_weather = severe;
+                    add(
+                        "terrain × weather",
+                        format!(
+                            "{}, {}",
+                            terrain.name(),
+                            if severe { "severe" } else { "fair" }
+                        ),
+                        battle,
+                    )?;
+                }
+            }
+        }
+        if sens.levels {
+            for level in 1..=MAX_LEVEL {
+                let mut battle = base.clone();
+                battle.sides[0].level = level;
+                let difference = level as i32 - base.sides[1].level as i32;
+                add("levels", format!("{difference:+}"), battle)?;
+            }
+        }
+        if sens.leaders {
+            for s in 0..2 {
+                for rating in 1..=MAX_LEADER {
+                    let mut battle = base.clone();
+                    battle.sides[s].primary_leader = rating;
+                    add(
+                        "leaders",
+                        format!("{} primary leader {rating}", ["A", "B"][s]),
+                        battle,
+                    )?;
+                }
+            }
+        }
+        if sens.surprise {
+            for (label, surprise) in [
+                ("no surprise", None),
+                ("A won surprise", Some(0)),
+                ("B won surprise", Some(1)),
+            ] {
+                let mut battle = base.clone();
+                battle.surprise = surprise;
+                add("surprise", label.to_string(), battle)?;
+            }
+        }
+        Ok(Self {
+            path: path.to_path_buf(),
+            name,
+            description: spec.description,
+            seed,
+            trials,
+            side_names: [
+                spec.side
+                    .a
+                    .get_ref()
+                    .name
+                    .clone()
+                    .unwrap_or_else(|| "A".into()),
+                spec.side
+                    .b
+                    .get_ref()
+                    .name
+                    .clone()
+                    .unwrap_or_else(|| "B".into()),
+            ],
+            runs,
+        })
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct FrontierResults {
+    pub trials: u64,
+    pub seed: u64,
+    pub runs: Vec<FrontierHistogram>,
+}
+
+/// Runs every battle (common random numbers: one seed for all).
+pub fn execute(
+    study: &FrontierStudy,
+    trials: u64,
+    seed: u64,
+    control: &RunControl,
+) -> Result<FrontierResults, Interrupted> {
+    let mut runs = Vec::with_capacity(study.runs.len());
+    for run in &study.runs {
+        runs.push(simulate_battles(&run.combat, seed, trials, control)?);
+    }
+    Ok(FrontierResults { trials, seed, runs })
+}
+
+pub fn write_report(
+    study: &FrontierStudy,
+    results: &FrontierResults,
+    out: &Path,
+    threads: usize,
+    wall_time: Duration,
+) -> Result<Vec<PathBuf>, ReportError> {
+    report::write_atomically(out, |dir| {
+        write_contents(study, results, dir, threads, wall_time)
+    })
+}
+
+const RESULTS: [&str; 3] = ["A victory", "draw", "B victory"];
+
+fn mean(counts: &[u64]) -> f64 {
+    let n: u64 = counts.iter().sum();
+    counts
+        .iter()
+        .enumerate()
+        .map(|(k, &c)| k as f64 * c as f64)
+        .sum::<f64>()
+        / n.max(1) as f64
+}
+
+fn write_contents(
+    study: &FrontierStudy,
+    results: &FrontierResults,
+    dir: &Path,
+    threads: usize,
+    wall_time: Duration,
+) -> Result<(), ReportError> {
+    let frame_error = |e: polars::prelude::PolarsError| ReportError::Frame {
+        path: dir.display().to_string(),
+        message: e.to_string(),
+    };
+    let mut long = LongFrame::new(&[]);
+    let mut expectations = LongFrame::new(&[]);
+    let mut distributions = LongFrame::new(&[]);
+    for (run, h) in study.runs.iter().zip(&results.runs) {
+        let n: u64 = h.result.iter().sum();
+        for (i, label) in RESULTS.iter().enumerate() {
+            let (lo, hi) = wilson_interval(h.result[i], n, Z95);
+            long.row(&run.group, &[])
+                .text("run", &run.label)
+                .text("outcome", label)
+                .int("trials", n as i64)
+                .int("count", h.result[i] as i64)
+                .float("probability", Some(h.result[i] as f64 / n as f64))
+                .float("ci_low", Some(lo))
+                .float("ci_high", Some(hi))
+                .finish();
+        }
+        let mut row = expectations
+            .row(&run.group, &[])
+            .text("run", &run.label)
+            .int("trials", n as i64);
+        for (i, label) in ["p_a_victory", "p_draw", "p_b_victory"].iter().enumerate() {
+            row = row.float(label, Some(h.result[i] as f64 / n as f64));
+        }
+        for (s, side) in ["a", "b"].iter().enumerate() {
+            row = row
+                .float(
+                    &format!("mean_eliminated_{side}"),
+                    Some(mean(&h.eliminated[s])),
+                )
+                .float(&format!("mean_routed_{side}"), Some(mean(&h.routed[s])))
+                .float(
+                    &format!("mean_disrupted_{side}"),
+                    Some(mean(&h.disrupted[s])),
+                )
+                .float(
+                    &format!("mean_leaders_lost_{side}"),
+                    Some(mean(&h.leaders_lost[s])),
+                );
+        }
+        row.float("mean_rounds", Some(mean(&h.rounds))).finish();
+        for (s, side) in ["a", "b"].iter().enumerate() {
+            for (metric, counts) in [
+                ("eliminated", &h.eliminated[s]),
+                ("routed", &h.routed[s]),
+                ("disrupted", &h.disrupted[s]),
+                ("leaders_lost", &h.leaders_lost[s]),
+            ] {
+                for (k, &count) in counts.iter().enumerate() {
+                    distributions
+                        .row(&run.group, &[])
+                        .text("run", &run.label)
+                        .text("metric", &format!("{metric}_{side}"))
+                        .int("value", k as i64)
+                        .int("count", count as i64)
+                        .float("probability", Some(count as f64 / n as f64))
+                        .finish();
+                }
+            }
+        }
+        for (rounds, by_result) in h.result_by_rounds.iter().enumerate() {
+            for (i, label) in RESULTS.iter().enumerate() {
+                distributions
+                    .row(&run.group, &[])
+                    .text("run", &run.label)
+                    .text(
+                        "metric",
+                        &format!("rounds_{rounds}_{}", label.replace(' ', "_").to_lowercase()),
+                    )
+                    .int("value", rounds as i64)
+                    .int("count", by_result[i] as i64)
+                    .float("probability", Some(by_result[i] as f64 / n as f64))
+                    .finish();
+            }
+        }
+    }
+    report::write_frame(
+        dir,
+        "results",
+        &mut long.build("frontier").map_err(frame_error)?,
+    )?;
+    report::write_frame(
+        dir,
+        "expectations",
+        &mut expectations.build("frontier").map_err(frame_error)?,
+    )?;
+    report::write_frame(
+        dir,
+        "distributions",
+        &mut distributions.build("frontier").map_err(frame_error)?,
+    )?;
+    draw_charts(study, results, dir)?;
+    report::write_text(dir, "tables.md", &rulebook_tables(study, results))?;
+    let hash: String = Sha256::digest(
+        format!(
+            "{:?}",
+            study
+                .runs
+                .iter()
+                .map(|r| (&r.group, &r.label, r.combat.battle()))
+                .collect::<Vec<_>>()
+        )
+        .as_bytes(),
+    )
+    .iter()
+    .map(|b| format!("{b:02x}"))
+    .collect();
+    let groups: Vec<&str> = {
+        let mut g: Vec<&str> = study.runs.iter().map(|r| r.group.as_str()).collect();
+        g.dedup();
+        g
+    };
+    report::write_manifest(
+        dir,
+        &json!({
+            "tool": "battlelab",
+            "version": env!("CARGO_PKG_VERSION"),
+            "analysis": study.path.display().to_string(),
+            "name": study.name,
+            "system": "frontier",
+            "seed": results.seed,
+            "trials": results.trials,
+            "block_trials": BLOCK_TRIALS,
+            "threads": threads,
+            "rules_hash": hash,
+            "groups": groups,
+            "runs": study.runs.len(),
+            "wall_time_seconds": (wall_time.as_secs_f64() * 1000.0).round() / 1000.0,
+        }),
+    )
+}
+
+fn probabilities(h: &FrontierHistogram) -> Vec<f64> {
+    let n: u64 = h.result.iter().sum();
+    h.result.iter().map(|&c| c as f64 / n as f64).collect()
+}
+
+fn draw_charts(
+    study: &FrontierStudy,
+    results: &FrontierResults,
+    dir: &Path,
+) -> Result<(), ReportError> {
+    let series: Vec<String> = RESULTS.iter().map(|r| r.to_string()).collect();
+    let mut groups: BTreeMap<&str, Vec<BarGroup>> = BTreeMap::new();
+    for (run, h) in study.runs.iter().zip(&results.runs) {
+        groups
+            .entry(run.group.as_str())
+            .or_default()
+            .push(BarGroup {
+                label: run.label.clone(),
+                values: probabilities(h),
+            });
+    }
+    for (group, bars) in &groups {
+        let (stem, title, x) = match *group {
+            "as written" => ("outcome", "How the battle ends".to_string(), "battle"),
+            "terrain × weather" => (
+                "outcome_by_terrain_weather",
+                "Outcome by terrain and weather".to_string(),
+                "terrain, weather",
+            ),
+            "levels" => (
+                "outcome_by_level_difference",
+                "Outcome by commitment-level difference (A's level − B's, B as written)"
+                    .to_string(),
+                "level difference",
+            ),
+            "leaders" => (
+                "outcome_by_leader",
+                "Sensitivity to each side's primary leader rating".to_string(),
+                "primary leader",
+            ),
+            _ => (
+                "outcome_by_surprise",
+                "Sensitivity to surprise".to_string(),
+                "surprise",
+            ),
+        };
+        chart::grouped_bars(&dir.join(stem), &title, x, "probability", &series, bars)?;
+    }
+    Ok(())
+}
+
+fn rulebook_tables(study: &FrontierStudy, results: &FrontierResults) -> String {
+    let mut md = format!("# {}\n\n", study.name);
+    if let Some(d) = &study.description {
+        md.push_str(&format!("{d}\n\n"));
+    }
+    md.push_str(&format!(
+        "Side A: {}. Side B: {}. Simulated with {} battles per row (seed {}); victory goes to the side that lost fewer units (eliminated + still routed) unless the file reads it otherwise.\n\n",
+        study.side_names[0], study.side_names[1], results.trials, results.seed
+    ));
+    md.push_str("| group | run | A victory % | draw % | B victory % | mean A eliminated | mean B eliminated |\n|---|---|---|---|---|---|---|\n");
+    for (run, h) in study.runs.iter().zip(&results.runs) {
+        let p = percentages_summing_to_100(&probabilities(h), 1);
+        let cell = |u: u64| format!("{}.{}", u / 10, u % 10);
+        md.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {:.2} | {:.2} |\n",
+            run.group,
+            run.label,
+            cell(p[0]),
+            cell(p[1]),
+            cell(p[2]),
+            mean(&h.eliminated[0]),
+            mean(&h.eliminated[1])
+        ));
+    }
+    md
+}
