@@ -25,6 +25,7 @@
 //! level = 3                  # commitment/mobilisation level, 1–5
 //! primary_leader = 2         # 1–3
 //! movement = "aggressive"    # [option] aggressive | fire-only
+//! avoid_melee = false        # [option] a stack the enemy moved atop tries to move away (+1)
 //! # lanes, left to right; each a list of stacks, front row first
 //! lanes = [[{ units = ["warrior 3/2", "warrior 3/2"], leader = 2 }], …]
 //!
@@ -128,6 +129,7 @@ struct SideSpec {
     level: Spanned<i64>,
     primary_leader: Spanned<i64>,
     movement: Option<Spanned<String>>,
+    avoid_melee: Option<bool>,
     lanes: Spanned<Vec<Vec<Spanned<StackSpec>>>>,
 }
 
@@ -340,6 +342,7 @@ fn parse_side(source: &Source, spec: &Spanned<SideSpec>, key: &str) -> Result<Si
         primary_leader,
         lanes,
         move_policy,
+        avoid_melee: s.avoid_melee.unwrap_or(false),
     })
 }
 

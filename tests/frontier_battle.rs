@@ -24,6 +24,7 @@ fn side(level: u32, leader: u32, lanes: Vec<Vec<Stack>>, policy: MovePolicy) -> 
         primary_leader: leader,
         lanes,
         move_policy: policy,
+        avoid_melee: false,
     }
 }
 
@@ -370,3 +371,67 @@ fn shipped_frontier_analysis_is_byte_identical_on_one_and_eight_threads() {
         assert!(out.join(chart).exists(), "{chart}");
     }
 }
+
+/// One round with B avoiding melee (19.2.2's "+1 if enemy units have moved atop them"):
+/// when A moves in, an undisrupted B tries to move away at +1 and, if it does, there is
+/// no melee in that lane this round.
+#[test]
+fn avoiding_melee_by_hand() {
+    let mut battle = duel(
+        1,
+        MovePolicy::Aggressive,
+        (CrtLoss::None, CrtLoss::Eliminate(1)),
+    );
+    battle.sides[1].avoid_melee = true;
+    let (hit_a, hit_b) = (3.0 / 6.0, 2.0 / 6.0);
+    let moving = |level, unit, enemy_atop| {
+        f64::from(
+            MoveRoll {
+                level,
+                unit,
+                terrain: Terrain::Wilderness,
+                leader: 0,
+                severe_weather: false,
+                with_regular: false,
+                enemy_atop,
+                surprise_bonus: false,
+            }
+            .moving_faces(),
+        ) / 6.0
+    };
+    let move_a = moving(3, UnitType::Warrior, false);
+    let move_b = moving(2, UnitType::Militia, false);
+    let avoid_b = moving(2, UnitType::Militia, true);
+    assert_eq!(avoid_b, 1.0 / 6.0); // militia level 2, +1: only the natural 1
+    let b_eliminated = hit_a * move_a + (1.0 - hit_a) * (1.0 - hit_b) * move_a * (1.0 - avoid_b);
+    let a_eliminated = (1.0 - hit_a) * (hit_b * move_b + (1.0 - hit_b) * (1.0 - move_a) * move_b);
+    let combat = FrontierCombat::new(battle).unwrap();
+    let n = 2_000_000;
+    let h = simulate_battles(&combat, 10, n, &RunControl::default()).unwrap();
+    for (what, count, p) in [
+        ("B eliminated", h.eliminated[1][1], b_eliminated),
+        ("A eliminated", h.eliminated[0][1], a_eliminated),
+    ] {
+        let estimate = count as f64 / n as f64;
+        assert!(
+            (estimate - p).abs() <= four_se(p, n),
+            "{what}: {estimate} vs {p}"
+        );
+    }
+}
+
+/// Fixed-seed outputs are pinned (a change to the kernel or the dice shows up here).
+#[test]
+fn fixed_seed_counts_are_pinned() {
+    let mut battle = duel(
+        2,
+        MovePolicy::Aggressive,
+        (CrtLoss::Eliminate(1), CrtLoss::Rout),
+    );
+    battle.extra_round = true;
+    let combat = FrontierCombat::new(battle).unwrap();
+    let h = simulate_battles(&combat, 2026, 100_000, &RunControl::default()).unwrap();
+    assert_eq!(h.result, PINNED_RESULT);
+}
+
+const PINNED_RESULT: [u64; 3] = [17115, 53558, 29327];

@@ -59,12 +59,14 @@ pub fn six_stacks() -> FrontierBattle {
                 primary_leader: 3,
                 lanes: warriors,
                 move_policy: MovePolicy::Aggressive,
+                avoid_melee: false,
             },
             Side {
                 level: 2,
                 primary_leader: 2,
                 lanes: regulars,
                 move_policy: MovePolicy::Aggressive,
+                avoid_melee: true,
             },
         ],
         crt: MeleeCrt {

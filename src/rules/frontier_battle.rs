@@ -153,6 +153,9 @@ pub struct Side {
     /// `lanes[lane][row]`.
     pub lanes: Vec<Vec<Stack>>,
     pub move_policy: MovePolicy,
+    /// A front stack the enemy has moved atop tries to move away (+1 DRM) before the
+    /// melee instead of standing (not for `FireOnly`, which never moves).
+    pub avoid_melee: bool,
 }
 
 /// A whole quick battle, as the designer describes it.
@@ -624,7 +627,8 @@ impl FrontierCombat {
             let surprised = round == 1 && b.surprise == Some(1 - side);
             let won_surprise = round == 1 && b.surprise == Some(side);
             for (lane, engaged) in melee.iter_mut().enumerate().take(self.lanes) {
-                if engaged.is_some() {
+                let enemy_atop = matches!(*engaged, Some((attacker, _, _)) if attacker != side);
+                if engaged.is_some() && !(enemy_atop && b.sides[side].avoid_melee) {
                     continue;
                 }
                 let (Some(own), Some(_)) = (
@@ -661,11 +665,17 @@ impl FrontierCombat {
                     leader,
                     severe_weather: b.severe_weather,
                     with_regular: any_regular,
-                    enemy_atop: false,
+                    enemy_atop,
                     surprise_bonus: won_surprise && leader > 0,
                 };
                 if roll.moves(dice.d6()) {
-                    *engaged = Some((side, own, movers));
+                    // A stack with the enemy atop it that moves away avoids the melee: the
+                    // attackers go back to their row. Otherwise it moves atop the enemy.
+                    *engaged = if enemy_atop {
+                        None
+                    } else {
+                        Some((side, own, movers))
+                    };
                 }
             }
         }
