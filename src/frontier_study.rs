@@ -687,6 +687,20 @@ fn write_contents(
                 }
             }
         }
+        for (round, by_side) in h.lost_by_round.iter().enumerate() {
+            for (s, side) in ["a", "b"].iter().enumerate() {
+                for (k, &count) in by_side[s].iter().enumerate() {
+                    distributions
+                        .row(&run.group, &[])
+                        .text("run", &run.label)
+                        .text("metric", &format!("lost_{side}_after_round_{}", round + 1))
+                        .int("value", k as i64)
+                        .int("count", count as i64)
+                        .float("probability", Some(count as f64 / n as f64))
+                        .finish();
+                }
+            }
+        }
         for (rounds, by_result) in h.result_by_rounds.iter().enumerate() {
             for (i, label) in RESULTS.iter().enumerate() {
                 distributions
@@ -807,6 +821,28 @@ fn draw_charts(
         };
         chart::grouped_bars(&dir.join(stem), &title, x, "probability", &series, bars)?;
     }
+    // Units lost round by round, in the battle as written.
+    let h = &results.runs[0];
+    let curve = |side: usize| -> Vec<(f64, f64)> {
+        std::iter::once((0.0, 0.0))
+            .chain(
+                h.lost_by_round
+                    .iter()
+                    .enumerate()
+                    .map(|(r, by_side)| ((r + 1) as f64, mean(&by_side[side]))),
+            )
+            .collect()
+    };
+    chart::distributions(
+        &dir.join("lost_by_round"),
+        "Mean units lost (eliminated or routed) by the end of each round, as written",
+        "round",
+        "mean units lost",
+        &[
+            (format!("side A ({})", study.side_names[0]), curve(0)),
+            (format!("side B ({})", study.side_names[1]), curve(1)),
+        ],
+    )?;
     Ok(())
 }
 

@@ -304,6 +304,9 @@ pub struct BattleOutcome {
     pub routed: [u32; 2],
     pub disrupted: [u32; 2],
     pub leaders_lost: [u32; 2],
+    /// Units lost (eliminated or routed) by each side at the end of rounds 1–4 (rounds
+    /// not fought repeat the last).
+    pub lost_after_round: [[u8; 2]; 4],
 }
 
 impl FrontierCombat {
@@ -830,6 +833,7 @@ impl FrontierCombat {
         let b = &self.battle;
         let mut state = self.fresh_state();
         let rounds = self.rounds(dice);
+        let mut lost_after_round = [[0u8; 2]; 4];
         for round in 1..=rounds {
             for side in [b.initiative, 1 - b.initiative] {
                 let surprised = round == 1 && b.surprise == Some(1 - side);
@@ -839,8 +843,19 @@ impl FrontierCombat {
             }
             self.movement_and_melee(&mut state, round, dice);
             self.recovery(&mut state, dice);
+            lost_after_round[round as usize - 1] = [0, 1].map(|side| {
+                state.unit_state[side][..self.units[side].len()]
+                    .iter()
+                    .filter(|&&s| s >= ROUTED)
+                    .count() as u8
+            });
         }
-        self.outcome(&state, rounds)
+        for round in rounds as usize..4 {
+            lost_after_round[round] = lost_after_round[round - 1];
+        }
+        let mut out = self.outcome(&state, rounds);
+        out.lost_after_round = lost_after_round;
+        out
     }
 
     /// Counts and the victory reading at the end of the last round.
@@ -852,6 +867,7 @@ impl FrontierCombat {
             routed: [0; 2],
             disrupted: [0; 2],
             leaders_lost: [0; 2],
+            lost_after_round: [[0; 2]; 4],
         };
         for side in 0..2 {
             for u in 0..self.units[side].len() {
@@ -901,6 +917,10 @@ pub struct FrontierHistogram {
     pub routed: [Vec<u64>; 2],
     pub disrupted: [Vec<u64>; 2],
     pub leaders_lost: [Vec<u64>; 2],
+    /// `lost_by_round[r][side][k]`: battles in which the side had lost exactly `k` units
+    /// (eliminated or routed) at the end of round `r + 1` (a battle of fewer rounds counts
+    /// its final state).
+    pub lost_by_round: [[Vec<u64>; 2]; 4],
 }
 
 impl crate::sim::Histogram for FrontierHistogram {
@@ -924,6 +944,12 @@ impl crate::sim::Histogram for FrontierHistogram {
             add(&mut self.routed[side], &other.routed[side]);
             add(&mut self.disrupted[side], &other.disrupted[side]);
             add(&mut self.leaders_lost[side], &other.leaders_lost[side]);
+            for round in 0..4 {
+                add(
+                    &mut self.lost_by_round[round][side],
+                    &other.lost_by_round[round][side],
+                );
+            }
         }
     }
 }
@@ -940,6 +966,7 @@ impl FrontierCombat {
             routed: [sized(0), sized(1)],
             disrupted: [sized(0), sized(1)],
             leaders_lost: [leaders(0), leaders(1)],
+            lost_by_round: std::array::from_fn(|_| [sized(0), sized(1)]),
         }
     }
 
@@ -960,6 +987,10 @@ impl FrontierCombat {
                 histogram.routed[side][o.routed[side] as usize] += 1;
                 histogram.disrupted[side][o.disrupted[side] as usize] += 1;
                 histogram.leaders_lost[side][o.leaders_lost[side] as usize] += 1;
+                for round in 0..4 {
+                    histogram.lost_by_round[round][side]
+                        [o.lost_after_round[round][side] as usize] += 1;
+                }
             }
         }
     }
