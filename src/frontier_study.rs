@@ -26,8 +26,9 @@
 //! primary_leader = 2         # 1–3
 //! movement = "aggressive"    # [option] aggressive | fire-only
 //! avoid_melee = false        # [option] a stack the enemy moved atop tries to move away (+1)
-//! # lanes, left to right; each a list of stacks, front row first
-//! lanes = [[{ units = ["warrior 3/2", "warrior 3/2"], leader = 2 }], …]
+//! # lanes, left to right; each a list of stacks, front row first; `primary = true` puts
+//! # the primary leader (rating primary_leader) with a stack
+//! lanes = [[{ units = ["warrior 3/2", "warrior 3/2"], primary = true }], …]
 //!
 //! [side.b]
 //! …
@@ -84,6 +85,8 @@ pub struct FrontierStudy {
     pub trials: u64,
     pub side_names: [String; 2],
     pub runs: Vec<FrontierRun>,
+    /// Sensitivity runs left out because their battle breaks 19.1: (group, label, why).
+    pub skipped: Vec<(String, String, String)>,
 }
 
 #[derive(Deserialize)]
@@ -139,6 +142,9 @@ struct StackSpec {
     units: Vec<Spanned<String>>,
     #[serde(default)]
     leader: i64,
+    /// The side's primary leader is with this stack (its rating is `primary_leader`).
+    #[serde(default)]
+    primary: bool,
 }
 
 #[derive(Deserialize)]
@@ -255,7 +261,17 @@ fn parse_crt(source: &Source, crt: &Spanned<CrtSpec>) -> Result<MeleeCrt, Analys
     }
     let table = MeleeCrt {
         columns,
-        first_roll: spec.first_roll.unwrap_or(1).clamp(-20, 20) as i32,
+        first_roll: match spec.first_roll {
+            None => 1,
+            Some(r) if (-20..=20).contains(&r) => r as i32,
+            Some(r) => {
+                return Err(source.error_at(
+                    Some(source.line_of(crt.span())),
+                    "crt.first_roll",
+                    format!("first_roll {r}: the first row's modified roll is -20 to 20"),
+                ))
+            }
+        },
         cells,
     };
     table.validate().map_err(|e| {
@@ -280,7 +296,12 @@ fn parse_crt(source: &Source, crt: &Spanned<CrtSpec>) -> Result<MeleeCrt, Analys
     Ok(table)
 }
 
-fn parse_side(source: &Source, spec: &Spanned<SideSpec>, key: &str) -> Result<Side, AnalysisError> {
+/// A side and where its primary leader stands (lane, row), if on a stack.
+fn parse_side(
+    source: &Source,
+    spec: &Spanned<SideSpec>,
+    key: &str,
+) -> Result<(Side, Option<(usize, usize)>), AnalysisError> {
     let s = spec.get_ref();
     let level = source.int_in(
         &s.level,
@@ -311,11 +332,32 @@ fn parse_side(source: &Source, spec: &Spanned<SideSpec>, key: &str) -> Result<Si
         },
     };
     let mut lanes = Vec::new();
+    let mut primary_stack: Option<(usize, usize)> = None;
     for (l, lane) in s.lanes.get_ref().iter().enumerate() {
         let mut stacks = Vec::new();
         for (r, stack) in lane.iter().enumerate() {
             let field = format!("side.{key}.lanes[{l}][{r}]");
             let st = stack.get_ref();
+            if st.primary {
+                if primary_stack.is_some() {
+                    return Err(source.error(
+                        stack,
+                        format!("{field}.primary"),
+                        "the primary leader is with one stack only; mark a single stack primary = true",
+                    ));
+                }
+                if st.leader != 0 && st.leader != i64::from(primary_leader) {
+                    return Err(source.error(
+                        stack,
+                        format!("{field}.leader"),
+                        format!(
+                            "leader {} on the primary leader's stack, but primary_leader = {primary_leader}; give one of them (the stack's leader is the primary leader)",
+                            st.leader
+                        ),
+                    ));
+                }
+                primary_stack = Some((l, r));
+            }
             if !(0..=i64::from(MAX_LEADER)).contains(&st.leader) {
                 return Err(source.error(
                     stack,
@@ -332,18 +374,25 @@ fn parse_side(source: &Source, spec: &Spanned<SideSpec>, key: &str) -> Result<Si
             }
             stacks.push(Stack {
                 units,
-                leader: st.leader as u32,
+                leader: if st.primary {
+                    primary_leader
+                } else {
+                    st.leader as u32
+                },
             });
         }
         lanes.push(stacks);
     }
-    Ok(Side {
-        level,
-        primary_leader,
-        lanes,
-        move_policy,
-        avoid_melee: s.avoid_melee.unwrap_or(false),
-    })
+    Ok((
+        Side {
+            level,
+            primary_leader,
+            lanes,
+            move_policy,
+            avoid_melee: s.avoid_melee.unwrap_or(false),
+        },
+        primary_stack,
+    ))
 }
 
 impl FrontierStudy {
@@ -429,10 +478,10 @@ impl FrontierStudy {
             },
             None => VictoryRule::FewerLost,
         };
-        let sides = [
-            parse_side(&source, &spec.side.a, "a")?,
-            parse_side(&source, &spec.side.b, "b")?,
-        ];
+        let (side_a, primary_a) = parse_side(&source, &spec.side.a, "a")?;
+        let (side_b, primary_b) = parse_side(&source, &spec.side.b, "b")?;
+        let primary_stacks = [primary_a, primary_b];
+        let sides = [side_a, side_b];
         let crt = parse_crt(&source, &spec.crt)?;
         let base = FrontierBattle {
             terrain,
@@ -486,16 +535,20 @@ impl FrontierStudy {
             combat: compile(base.clone(), "")?,
         }];
         let sens = &spec.sensitivity;
-        let mut add =
-            |group: &str, label: String, battle: FrontierBattle| -> Result<(), AnalysisError> {
-                let note = format!(" (sensitivity run {group}: {label})");
-                runs.push(FrontierRun {
-                    group: group.into(),
-                    combat: compile(battle, &note)?,
-                    label,
-                });
-                Ok(())
-            };
+        // A sensitivity run whose battle breaks 19.1 (a stack legal in wilderness but
+        // not in rough terrain, an array set up by the other side under surprise) is
+        // skipped and listed in the report, not an error: the battle as written is valid.
+        let mut skipped: Vec<(String, String, String)> = Vec::new();
+        let mut add = |group: &str, label: String, battle: FrontierBattle| match FrontierCombat::new(
+            battle,
+        ) {
+            Ok(combat) => runs.push(FrontierRun {
+                group: group.into(),
+                combat,
+                label,
+            }),
+            Err(e) => skipped.push((group.into(), label, format!("{}: {}", e.field, e.message))),
+        };
         if sens.terrain_weather {
             for terrain in Terrain::ALL {
                 for severe in [false, true] {
@@ -510,7 +563,7 @@ impl FrontierStudy {
                             if severe { "severe" } else { "fair" }
                         ),
                         battle,
-                    )?;
+                    );
                 }
             }
         }
@@ -519,7 +572,7 @@ impl FrontierStudy {
                 let mut battle = base.clone();
                 battle.sides[0].level = level;
                 let difference = level as i32 - base.sides[1].level as i32;
-                add("levels", format!("{difference:+}"), battle)?;
+                add("levels", format!("{difference:+}"), battle);
             }
         }
         if sens.leaders {
@@ -527,11 +580,16 @@ impl FrontierStudy {
                 for rating in 1..=MAX_LEADER {
                     let mut battle = base.clone();
                     battle.sides[s].primary_leader = rating;
+                    // The primary leader's stack, if the file puts it on one, leads with
+                    // the same rating (movement, melee shifts, recovery).
+                    if let Some((l, r)) = primary_stacks[s] {
+                        battle.sides[s].lanes[l][r].leader = rating;
+                    }
                     add(
                         "leaders",
                         format!("{} primary leader {rating}", ["A", "B"][s]),
                         battle,
-                    )?;
+                    );
                 }
             }
         }
@@ -543,10 +601,11 @@ impl FrontierStudy {
             ] {
                 let mut battle = base.clone();
                 battle.surprise = surprise;
-                add("surprise", label.to_string(), battle)?;
+                add("surprise", label.to_string(), battle);
             }
         }
         Ok(Self {
+            skipped,
             path: path.to_path_buf(),
             name,
             description: spec.description,
@@ -701,7 +760,17 @@ fn write_contents(
                 }
             }
         }
-        for (rounds, by_result) in h.result_by_rounds.iter().enumerate() {
+        for (rounds, &count) in h.rounds.iter().enumerate().skip(1) {
+            distributions
+                .row(&run.group, &[])
+                .text("run", &run.label)
+                .text("metric", "rounds")
+                .int("value", rounds as i64)
+                .int("count", count as i64)
+                .float("probability", Some(count as f64 / n as f64))
+                .finish();
+        }
+        for (rounds, by_result) in h.result_by_rounds.iter().enumerate().skip(1) {
             for (i, label) in RESULTS.iter().enumerate() {
                 distributions
                     .row(&run.group, &[])
@@ -869,6 +938,12 @@ fn rulebook_tables(study: &FrontierStudy, results: &FrontierResults) -> String {
             mean(&h.eliminated[0]),
             mean(&h.eliminated[1])
         ));
+    }
+    if !study.skipped.is_empty() {
+        md.push_str("\nSensitivity runs left out (their battle breaks rule 19.1):\n\n");
+        for (group, label, why) in &study.skipped {
+            md.push_str(&format!("- {group}, {label}: {why}\n"));
+        }
     }
     md
 }

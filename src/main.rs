@@ -880,6 +880,11 @@ fn table_frontier_move(args: FrontierMoveArgs) -> Result<()> {
         enemy_atop: args.enemy_atop,
         surprise_bonus: args.surprise,
     };
+    // Validated before the DRM is summed, so an out-of-range rating never reaches it.
+    roll.validate().map_err(|e| TableError::Invalid {
+        option: format!("--{}", e.field),
+        message: e.message,
+    })?;
     let title = format!(
         "Frontier movement (19.2.2) — {} in {} terrain, commitment level {}, DRM {}",
         roll.unit.name(),

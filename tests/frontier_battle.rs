@@ -435,3 +435,59 @@ fn fixed_seed_counts_are_pinned() {
 }
 
 const PINNED_RESULT: [u64; 3] = [17115, 53558, 29327];
+
+/// Sensitivity runs whose battle breaks 19.1 are left out and listed, not fatal: three
+/// warriors stack in wilderness but not in rough terrain.
+#[test]
+fn illegal_sensitivity_runs_are_skipped_and_listed() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("three_warriors.toml");
+    std::fs::write(
+        &file,
+        r#"system = "frontier"
+trials = 2000
+[battle]
+terrain = "wilderness"
+[side.a]
+level = 3
+primary_leader = 2
+lanes = [[{ units = ["warrior 3/2", "warrior 3/2", "warrior 3/2"], primary = true }]]
+[side.b]
+level = 3
+primary_leader = 2
+lanes = [[{ units = ["militia 2/2", "militia 2/2"] }]]
+[crt]
+columns = ["1:2", "1:1", "2:1"]
+rows = [["1/-", "1/-", "-/1"], ["-/1", "-/1", "-/R"]]
+[sensitivity]
+terrain_weather = true
+leaders = true
+"#,
+    )
+    .unwrap();
+    let out = dir.path().join("report");
+    let output = assert_cmd::Command::cargo_bin("battlelab")
+        .unwrap()
+        .args(["run"])
+        .arg(&file)
+        .args(["--quiet", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let tables = std::fs::read_to_string(out.join("tables.md")).unwrap();
+    assert!(tables.contains("left out"), "{tables}");
+    assert!(
+        tables.contains("rough, fair") && tables.contains("the limit is 2"),
+        "{tables}"
+    );
+    // The leader runs vary the primary leader's stack too: rating 1 and 3 differ.
+    let expectations = std::fs::read_to_string(out.join("expectations.csv")).unwrap();
+    assert!(
+        expectations.contains("A primary leader 1") && expectations.contains("A primary leader 3")
+    );
+}

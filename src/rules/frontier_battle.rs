@@ -231,7 +231,7 @@ pub fn check_stacking(stack: &Stack, terrain: Terrain) -> Result<(), String> {
             .collect();
         match terrain {
             Terrain::Rough if !others.is_empty() => {
-                return Err("a regular in rough terrain may not stack with other units".into())
+                return Err("a regular in rough terrain may not stack with other units (rifles and leaders excepted)".into())
             }
             Terrain::Wilderness
                 if others.iter().any(|&k| k != UnitType::Militia) || others.len() > 1 =>
@@ -274,9 +274,6 @@ pub struct FrontierCombat {
     lanes: usize,
     /// `lane_stacks[side][lane]`: the side's stacks in that lane, front row first.
     lane_stacks: [Vec<Vec<usize>>; 2],
-    /// `row_order[side]`: the side's units, front row first, then lane, then as listed —
-    /// the order in which enemy fire targets them.
-    row_order: [Vec<u8>; 2],
 }
 
 /// Unit states.
@@ -439,10 +436,9 @@ impl FrontierCombat {
             let shallowest = *depths.iter().min().unwrap_or(&0);
             if depth > shallowest + 1 {
                 return Err(RulesError::new(
-                    format!("{}.lanes[{l}]", names[second]),
+                    format!("{}.lanes[{l}][{}]", names[second], shallowest + 1),
                     format!(
-                        "row {depth} in lane {} while another lane has only {shallowest}: a further row may not be arrayed until every enemy stack has as many against it",
-                        l + 1
+                        "lanes[{l}] has {depth} rows while another lane has only {shallowest}: a further row may not be arrayed until every enemy stack has as many against it"
                     ),
                 ));
             }
@@ -493,21 +489,12 @@ impl FrontierCombat {
                 })
                 .collect::<Vec<_>>()
         });
-        let row_order = [0, 1].map(|s| {
-            let mut order: Vec<u8> = (0..units[s].len() as u8).collect();
-            order.sort_by_key(|&u| {
-                let unit = &units[s][u as usize];
-                (stacks[s][unit.stack].row, unit.lane, u)
-            });
-            order
-        });
         Ok(Self {
             battle,
             units,
             stacks,
             lanes,
             lane_stacks,
-            row_order,
         })
     }
 
@@ -563,55 +550,71 @@ impl FrontierCombat {
         })
     }
 
-    /// Fire combat of one side (19.2.1): every undisrupted unit in play fires; targets are
-    /// assigned before any die is rolled, lane by lane — the enemy's units in play in the
-    /// firer's lane, front row first, each targeted once before any twice; a lane with no
-    /// enemy left fires at the enemy's front rows elsewhere, leftmost lane first.
+    /// Fire combat of one side (19.2.1). Every undisrupted unit in play fires, in listed
+    /// order (lane by lane, front row first). Targets are assigned before any die is
+    /// rolled: each firer takes, among the enemy's units in play, one targeted the fewest
+    /// times so far, then one in the enemy's front row (the first stack of its lane with
+    /// a unit in play) before any behind, then the nearest lane to the firer's (its own
+    /// first, then the lower lane at equal distance), then the first listed. So every
+    /// enemy front-row unit, in any lane, is targeted before any second-row unit, and
+    /// every unit once before any twice.
     fn fire_phase(&self, state: &mut BattleState, side: usize, dice: &mut DiceStream) {
         let enemy = 1 - side;
-        // Enemy targets per lane, front row first (stack order is lane-major, row order).
-        let mut order = [[0u8; MAX_UNITS]; MAX_LANES + 1];
-        let mut count = [0usize; MAX_LANES + 1];
-        for &i in &self.row_order[enemy] {
-            if Self::in_play(state, enemy, i as usize) {
-                let lane = self.units[enemy][i as usize].lane;
-                order[lane][count[lane]] = i;
-                count[lane] += 1;
-                // The fallback list: every lane's units, front rows first.
-                order[MAX_LANES][count[MAX_LANES]] = i;
-                count[MAX_LANES] += 1;
+        // Each enemy unit's depth: the rank of its stack among its lane's stacks in play.
+        let mut depth = [u8::MAX; MAX_UNITS];
+        let mut any_target = false;
+        for lane in 0..self.lanes {
+            let mut rank = 0u8;
+            for &st in &self.lane_stacks[enemy][lane] {
+                let stack = &self.stacks[enemy][st];
+                let mut in_play = false;
+                for u in stack.first_unit..stack.first_unit + stack.unit_count {
+                    if Self::in_play(state, enemy, u) {
+                        depth[u] = rank;
+                        in_play = true;
+                    }
+                }
+                rank += u8::from(in_play);
+                any_target |= in_play;
             }
         }
-        if count[MAX_LANES] == 0 {
+        if !any_target {
             return;
         }
-        let mut cursor = [0usize; MAX_LANES + 1];
+        let mut targeted = [0u8; MAX_UNITS];
         let mut shots = [(0u8, 0u8); MAX_UNITS];
         let mut shot_count = 0;
         for (i, unit) in self.units[side].iter().enumerate() {
             if !Self::in_play(state, side, i) || state.unit_state[side][i] != NORMAL {
                 continue;
             }
-            let list = if count[unit.lane] > 0 {
-                unit.lane
-            } else {
-                MAX_LANES
-            };
-            let target = order[list][cursor[list]];
-            // PERF: wrap the cursor by comparison, not `%` (a division per shot).
-            cursor[list] += 1;
-            if cursor[list] == count[list] {
-                cursor[list] = 0;
+            let mut best = (u32::MAX, 0usize);
+            for (t, target) in self.units[enemy].iter().enumerate() {
+                if depth[t] == u8::MAX {
+                    continue;
+                }
+                // PERF: one packed key per candidate, compared as an integer.
+                let key = u32::from(targeted[t]) << 24
+                    | u32::from(depth[t].min(15)) << 20
+                    | (target.lane.abs_diff(unit.lane) as u32) << 16
+                    | u32::from(target.lane < unit.lane) << 15
+                    | t as u32;
+                if key < best.0 {
+                    best = (key, t);
+                }
             }
-            shots[shot_count] = (i as u8, target);
+            targeted[best.1] += 1;
+            shots[shot_count] = (i as u8, best.1 as u8);
             shot_count += 1;
         }
         for &(shooter, target) in &shots[..shot_count] {
             let face = dice.below(6);
-            if self.units[side][shooter as usize].fire_faces >> face & 1 == 1 {
-                let t = target as usize;
-                let s = &mut state.unit_state[enemy][t];
-                *s = (*s + 1).min(ELIMINATED);
+            let t = target as usize;
+            // A hit on a unit already eliminated earlier in this volley is wasted.
+            if self.units[side][shooter as usize].fire_faces >> face & 1 == 1
+                && state.unit_state[enemy][t] != ELIMINATED
+            {
+                state.unit_state[enemy][t] += 1;
                 let stack = self.units[enemy][t].stack;
                 self.lose_leader(state, enemy, stack, dice);
             }
@@ -621,8 +624,9 @@ impl FrontierCombat {
     /// Movement (19.2.2) and melee (19.2.3) of one round.
     fn movement_and_melee(&self, state: &mut BattleState, round: u32, dice: &mut DiceStream) {
         let b = &self.battle;
-        // Per lane: the attacking side and stack, and which of its units moved.
-        let mut melee: [Option<(usize, usize, u32)>; MAX_LANES] = [None; MAX_LANES];
+        // Per lane: the attacking side and stack, which of its units moved in, and which
+        // defending units moved away (avoided the melee).
+        let mut melee: [Option<(usize, usize, u32, u32)>; MAX_LANES] = [None; MAX_LANES];
         for side in [b.initiative, 1 - b.initiative] {
             if b.sides[side].move_policy == MovePolicy::FireOnly {
                 continue;
@@ -630,7 +634,7 @@ impl FrontierCombat {
             let surprised = round == 1 && b.surprise == Some(1 - side);
             let won_surprise = round == 1 && b.surprise == Some(side);
             for (lane, engaged) in melee.iter_mut().enumerate().take(self.lanes) {
-                let enemy_atop = matches!(*engaged, Some((attacker, _, _)) if attacker != side);
+                let enemy_atop = matches!(*engaged, Some((attacker, _, _, 0)) if attacker != side);
                 if engaged.is_some() && !(enemy_atop && b.sides[side].avoid_melee) {
                     continue;
                 }
@@ -641,13 +645,18 @@ impl FrontierCombat {
                     continue;
                 };
                 let stack = self.stacks[side][own];
-                // The undisrupted units move; disrupted and routed ones may not.
+                // The undisrupted units move; disrupted and routed ones may not. Settled
+                // terrain's −1 goes to any unit stacked with a regular at the time of
+                // movement (moving or not); rough terrain's +1 when a mover is no warrior.
                 let mut movers = 0u32;
                 let (mut any_regular, mut any_non_warrior) = (false, false);
                 for u in stack.first_unit..stack.first_unit + stack.unit_count {
-                    if Self::in_play(state, side, u) && state.unit_state[side][u] == NORMAL {
+                    if !Self::in_play(state, side, u) {
+                        continue;
+                    }
+                    any_regular |= self.units[side][u].kind == UnitType::Regular;
+                    if state.unit_state[side][u] == NORMAL {
                         movers |= 1 << (u - stack.first_unit);
-                        any_regular |= self.units[side][u].kind == UnitType::Regular;
                         any_non_warrior |= self.units[side][u].kind != UnitType::Warrior;
                     }
                 }
@@ -657,9 +666,9 @@ impl FrontierCombat {
                 }
                 let roll = MoveRoll {
                     level: b.sides[side].level,
-                    unit: if any_regular {
-                        UnitType::Regular
-                    } else if any_non_warrior {
+                    // The type only decides rough terrain's +1 here (settled's −1 comes
+                    // from `with_regular`).
+                    unit: if any_non_warrior {
                         UnitType::Militia
                     } else {
                         UnitType::Warrior
@@ -672,19 +681,21 @@ impl FrontierCombat {
                     surprise_bonus: won_surprise && leader > 0,
                 };
                 if roll.moves(dice.d6()) {
-                    // A stack with the enemy atop it that moves away avoids the melee: the
-                    // attackers go back to their row. Otherwise it moves atop the enemy.
-                    *engaged = if enemy_atop {
-                        None
-                    } else {
-                        Some((side, own, movers))
+                    // Units that move away from an enemy atop them avoid the melee; the
+                    // ones left behind (disrupted or routed) still fight it. Otherwise the
+                    // movers go atop the enemy.
+                    *engaged = match *engaged {
+                        Some((attacker, attacking, moved, _)) if enemy_atop => {
+                            Some((attacker, attacking, moved, movers))
+                        }
+                        _ => Some((side, own, movers, 0)),
                     };
                 }
             }
         }
         for (lane, engaged) in melee.iter().enumerate().take(self.lanes) {
-            if let Some((side, stack, movers)) = *engaged {
-                self.melee(state, lane, side, stack, movers, round, dice);
+            if let Some((side, stack, movers, avoided)) = *engaged {
+                self.melee(state, lane, side, stack, movers, avoided, round, dice);
             }
         }
     }
@@ -697,6 +708,7 @@ impl FrontierCombat {
         attacker: usize,
         attacking_stack: usize,
         movers: u32,
+        avoided: u32,
         round: u32,
         dice: &mut DiceStream,
     ) {
@@ -714,8 +726,9 @@ impl FrontierCombat {
                 && Self::in_play(st, attacker, u)
                 && st.unit_state[attacker][u] != ROUTED
         };
+        let stayed = |u: usize| avoided >> (u - d_stack.first_unit) & 1 == 0;
         let fighting_d = |u: usize, st: &BattleState| {
-            Self::in_play(st, defender, u) && st.unit_state[defender][u] != ROUTED
+            stayed(u) && Self::in_play(st, defender, u) && st.unit_state[defender][u] != ROUTED
         };
         let strength_a: u32 = a_units
             .clone()
@@ -731,9 +744,10 @@ impl FrontierCombat {
             return;
         }
         if strength_d == 0 {
-            // Every defender in play is routed: all are eliminated.
+            // Every defender left in play is routed: all are eliminated (none left: the
+            // whole stack moved away, and there is no melee).
             for u in d_units {
-                if Self::in_play(state, defender, u) {
+                if stayed(u) && Self::in_play(state, defender, u) {
                     state.unit_state[defender][u] = ELIMINATED;
                 }
             }
