@@ -568,9 +568,10 @@ impl FrontierCombat {
             for &st in &self.lane_stacks[enemy][lane] {
                 let stack = &self.stacks[enemy][st];
                 let mut in_play = false;
-                for u in stack.first_unit..stack.first_unit + stack.unit_count {
+                let units = stack.first_unit..stack.first_unit + stack.unit_count;
+                for (u, d) in depth[units.clone()].iter_mut().zip(units) {
                     if Self::in_play(state, enemy, u) {
-                        depth[u] = rank;
+                        *d = rank;
                         in_play = true;
                     }
                 }
