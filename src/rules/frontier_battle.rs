@@ -569,7 +569,7 @@ impl FrontierCombat {
                 let stack = &self.stacks[enemy][st];
                 let mut in_play = false;
                 let units = stack.first_unit..stack.first_unit + stack.unit_count;
-                for (u, d) in depth[units.clone()].iter_mut().zip(units) {
+                for (d, u) in depth[units.clone()].iter_mut().zip(units) {
                     if Self::in_play(state, enemy, u) {
                         *d = rank;
                         in_play = true;
