@@ -1,4 +1,4 @@
-//! Frontier quick battles (seed 002 rule 19): a whole battle of six stacks a side (three
+//! Frontier quick battles (seed 002 rule 19): a whole battle of six stacks a side (three or four
 //! rounds of fire, movement, melee and recovery) beside the bare xoshiro loop.
 
 use std::hint::black_box;
