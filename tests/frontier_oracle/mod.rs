@@ -10,63 +10,69 @@
 //! after every roll. Meant for 1–2 lanes, 1–2 units per stack, at most 2 rows, up to 4
 //! rounds (at most [`MAX_UNITS`] units and [`MAX_STACKS`] stacks a side).
 //!
-//! Readings implemented (docs/frontier-readings.md, taken literally):
+//! Readings implemented (docs/frontier-readings.md as of commit ca5cd81, taken literally).
+//! Points the doc leaves open are marked CHOICE; each is a switch of [`Readings`] whose
+//! default is the reading written here, so that a test can show a case tells the
+//! readings apart.
 //! - Single rolls. Fire: CF × terrain multiplier (regular ×2 in settled), DRM regular −1*
 //!   in wilderness and settled, militia −1 in settled, rifle −1* in wilderness and −1 in
 //!   settled; `*` DRMs are dropped in severe weather, the doubling is not; a hit when the
 //!   modified roll ≤ modified CF, the natural 1 always hits, the natural 6 always misses.
-//!   Movement: d6 − leader + (−1 settled if any regular in the moving group) + (+1 rough
-//!   if any non-warrior in the moving group) + (+1 severe) + (+1 enemy atop, i.e. an
-//!   avoid-melee move) + (−1 side that won surprise, round 1, stacked with a leader) ≤
-//!   level; natural 1 always moves, natural 6 never. Recovery: natural roll ≠ 6 and
-//!   roll − stacked leader ≤ level. Melee multipliers: warrior ×3 rough, ×2 otherwise;
-//!   regular ×1; militia ×2 rough, ×1 wilderness, ×2 settled; rifle ×1.
+//!   Movement: d6 − leader + (−1 settled if a regular is in the stack at the time of
+//!   movement, moving or not — on the array, any state) + (+1 rough if any moving unit is
+//!   not a warrior) + (+1 severe) + (+1 enemy atop, i.e. an avoid-melee move) + (−1 side
+//!   that won surprise, round 1, stacked with a leader) ≤ level; natural 1 always moves,
+//!   natural 6 never. Recovery: natural roll ≠ 6 and roll − stacked leader ≤ level.
+//!   Melee multipliers: warrior ×3 rough, ×2 otherwise; regular ×1; militia ×2 rough, ×1
+//!   wilderness, ×2 settled; rifle ×1.
 //! - Rounds: the initiative side's primary leader rating; plus one with probability
 //!   (rating − 1)/6 of the non-initiative side's primary leader ("rolls under") when
 //!   `extra_round`. Every round is fought (no early end when a side has nothing left).
 //! - Round = fire (initiative side, then the other, each side's hits applied before the
 //!   other fires), movement (initiative side, then the other), melee (lane by lane),
 //!   recovery.
-//! - Fire: the surprised side does not fire in round 1. Every unit in state normal that
-//!   is on the array fires. Targets are assigned before the side's dice: firers taken
-//!   front row first, then lane, then as listed; a firer whose own lane holds enemy units
-//!   on the array takes, by a per-lane cursor, the next of them in the order front row
-//!   first, then as listed (so each once before any twice); a firer whose lane holds none
-//!   takes, by a separate cursor starting at the leftmost, the next unit of the list of
-//!   the enemy's front stacks (first stack of a lane with a unit on the array) of the
-//!   other lanes, leftmost lane first. CHOICE: that overflow cursor is separate from the
-//!   per-lane cursors (it starts at the leftmost unit whatever the lane firers took).
-//! - A hit moves the target one level (normal → disrupted → routed → eliminated; a hit on
-//!   a unit already eliminated in this volley does nothing more). CHOICE: every hit on a
-//!   unit of a stack whose leader is present rolls for leader loss (even a hit on a unit
-//!   eliminated earlier in the same volley), immediately.
+//! - Fire: the surprised side does not fire in round 1. Every unit in state normal on the
+//!   array fires, in listed order (lanes left to right, front stack first, units as
+//!   listed). Targets are assigned before the side's dice: each firer takes, among the
+//!   enemy units on the array, the one minimising (times targeted so far in this volley,
+//!   behind the front row?, |lane − firer's lane|, lane, row, as listed), the front row
+//!   of a lane being its first stack with a unit on the array.
+//! - A hit moves the target one level (normal → disrupted → routed → eliminated). A hit
+//!   on a unit already eliminated in the same volley is wasted and rolls nothing; any
+//!   other hit on a unit of a stack whose leader is present rolls for the leader at once.
 //! - Movement (`aggressive` only; `fire-only` never moves, nor avoids): side by side,
-//!   lane by lane, the side's front stack, if its lane holds no melee yet (and was not
-//!   closed by an avoided melee), the enemy holds a front stack in the lane, and it has
-//!   units in state normal on the array, rolls to move those units (with its leader)
-//!   atop the enemy's front stack. CHOICE (seed 19.2.2, not restated in the readings
-//!   doc): in round 1 a stack of the surprised side moves (or avoids) only with a
-//!   present leader. With `avoid_melee`, the enemy front stack moved atop (if `aggressive`
-//!   and with units in state normal) rolls at +1 to move away (CHOICE: even if it tried
-//!   and failed its own move earlier this round); on a success the lane has no melee this
-//!   round and is closed to further moves this round.
+//!   lane by lane, the side's front stack, if its lane holds no melee yet, the enemy
+//!   holds a front stack in the lane, and it has units in state normal on the array,
+//!   rolls to move those units (with its leader) atop the enemy's front stack. CHOICE
+//!   (seed 19.2.2, not restated in the readings doc): in round 1 a stack of the
+//!   surprised side moves (or avoids) only with a present leader. With `avoid_melee`, the
+//!   enemy front stack moved atop (if `aggressive` and with units in state normal) rolls
+//!   at +1 to move away (CHOICE: even if it tried and failed its own move earlier this
+//!   round — "a front stack the enemy has moved atop tries"). On a success its units in
+//!   state normal leave the melee; the disrupted and routed units left on the array still
+//!   fight it (all routed: eliminated). With none left behind the lane has no melee, and
+//!   (CHOICE) the stack that avoided, having made its move, does not move again this
+//!   round. CHOICE: units left behind keep their stack's leader (the defending stack's
+//!   leader shifts the column and rolls for loss).
 //! - Melee: attacker strength = Σ melee CF × multiplier of the moved units; defenders
-//!   engaged = the defending front stack's units on the array not routed. If every
-//!   defender on the array is routed, they are all eliminated (no roll, no leader roll).
-//!   Odds → highest column with att/def ≥ a/d (cross-multiplied), else the first; shift
-//!   + attacking stack's leader rating, − defending stack's leader rating, + 1 if an
-//!   engaged defender is disrupted, + 1 if the attacker won surprise and it is round 1;
-//!   the sum clamped to the table. Row = d6 + clamp(level_att − level_def, −3, 3), clamped
-//!   to the printed rows. A number n eliminates n engaged units of that side, disrupted
-//!   before normal, then lowest melee strength, then as listed; R routs every engaged
-//!   unit of the side off the array. The present leader of the attacking stack (resp.
-//!   defending stack) rolls for loss once when its side's cell is a number or R.
+//!   engaged = the defending front stack's units on the array (less any that avoided),
+//!   not routed. If every such defender is routed, they are all eliminated (no roll, no
+//!   leader roll). Odds → highest column with att/def ≥ a/d (cross-multiplied), else the
+//!   first; shift + attacking stack's leader rating, − defending stack's leader rating,
+//!   plus 1 if an engaged defender is disrupted, plus 1 if the attacker won surprise and it is
+//!   round 1; the sum clamped to the table. Row = d6 + clamp(level_att − level_def, −3,
+//!   3), clamped to the printed rows. A number n eliminates n engaged units of that side:
+//!   disrupted before normal, then lowest melee strength, then the last listed; R routs
+//!   every engaged unit of the side off the array. The present leader of the attacking
+//!   stack (resp. defending stack) rolls for loss once when its side's cell is a number
+//!   or R.
 //! - Recovery: every disrupted or routed unit (on or off the array) rolls with its side's
-//!   level and the present leader of its own stack; success: disrupted → normal, routed
-//!   → disrupted (back on the array).
+//!   level and (CHOICE) the present leader of its own stack, also for a unit off the
+//!   array; success: disrupted → normal, routed → disrupted (back on the array).
 //! - End: lost = eliminated + routed (on or off the array); fewer lost wins, equal draws;
 //!   or a smaller share lost/units (units counting every unit, rifles included).
-//!   Leaders lost counts stack leaders lost (primary leaders are never at risk).
+//!   Leaders lost counts stack leaders lost. `lost_by_round[r]`: units lost at the end of
+//!   round r + 1, or at the end of the battle if it was shorter.
 
 use std::collections::HashMap;
 
@@ -153,6 +159,74 @@ pub struct Exact {
     pub routed: [Vec<f64>; 2],
     pub disrupted: [Vec<f64>; 2],
     pub leaders_lost: [Vec<f64>; 2],
+    /// `lost_by_round[r][side][k]`: P(the side has lost k units at the end of round r + 1,
+    /// or at the end of the battle if it had fewer rounds).
+    pub lost_by_round: [[Vec<f64>; 2]; 4],
+}
+
+/// How fire targets are chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TargetRule {
+    /// The readings doc: fewest times targeted, then front row, then nearest lane (own
+    /// first, lower at equal distance), then listed order.
+    FewestTimes,
+    /// The earlier reading: a per-lane cursor over the own lane's units (front row
+    /// first); a lane with no enemy left cycles, by its own cursor, over the enemy's
+    /// front stacks of the other lanes, leftmost first.
+    LaneCursor,
+}
+
+/// The readings, as switches. [`Readings::default`] is the oracle's reading (documented
+/// at the top of the module); the alternatives exist so that a test can show a case
+/// tells them apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Readings {
+    pub target_rule: TargetRule,
+    /// A hit on a unit already eliminated earlier in the same volley still rolls for the
+    /// stack's leader (default `false`: wasted).
+    pub leader_roll_on_dead_hit: bool,
+    /// Round 1: a stack of the surprised side moves (or avoids) only with a leader
+    /// (seed 19.2.2; default `true`).
+    pub surprised_needs_leader: bool,
+    /// A stack that tried and failed its own move may still try to avoid a melee later
+    /// in the round (default `false`: one movement roll per stack per round, 19.2.2's
+    /// "only one such move can be made by a unit/stack per battle round").
+    pub avoid_after_failed_move: bool,
+    /// The recovery roll of a unit routed off the array uses its stack's leader
+    /// (default `true`).
+    pub off_array_recovery_uses_leader: bool,
+    /// Ties in "weakest first" (same state, same melee strength): `true` (default) the
+    /// last listed unit goes first; `false` the first listed.
+    pub tie_last_listed: bool,
+    /// Settled −1 to move when a regular is in the stack, moving or not (default `true`);
+    /// `false`: only when a moving unit is a regular.
+    pub settled_regular_in_stack: bool,
+    /// After a successful avoid, disrupted and routed units left behind still fight the
+    /// melee (default `true`); `false`: the lane has no melee.
+    pub left_behind_fight: bool,
+    /// Units left behind keep their stack's leader for the melee (default `true`);
+    /// `false`: the leader went away with the avoiding units.
+    pub left_behind_keep_leader: bool,
+    /// A stack that avoided with nobody left behind may still try its own move atop the
+    /// enemy later in the round (default `false`).
+    pub avoided_stack_may_move: bool,
+}
+
+impl Default for Readings {
+    fn default() -> Self {
+        Readings {
+            target_rule: TargetRule::FewestTimes,
+            leader_roll_on_dead_hit: false,
+            surprised_needs_leader: true,
+            avoid_after_failed_move: false,
+            off_array_recovery_uses_leader: true,
+            tie_last_listed: true,
+            settled_regular_in_stack: true,
+            left_behind_fight: true,
+            left_behind_keep_leader: true,
+            avoided_stack_may_move: false,
+        }
+    }
 }
 
 // ---------------------------------------------------------------- single rolls
@@ -282,12 +356,15 @@ struct CStack {
 #[derive(Clone, Debug, PartialEq)]
 enum LanePlan {
     Open,
+    /// No melee this round; no further move in the lane.
     Closed,
     Melee {
         att: usize,
         att_stack: usize,
         def_stack: usize,
         movers: Vec<usize>,
+        /// Defending units that avoided the melee.
+        avoided: Vec<usize>,
     },
 }
 
@@ -301,24 +378,24 @@ fn add(d: &mut Dist, s: St, p: f64) {
 
 struct Model<'a> {
     b: &'a OBattle,
+    /// Units of each side in listed order: lanes left to right, front row first, units
+    /// as listed.
     units: [Vec<CUnit>; 2],
     stacks: [Vec<CStack>; 2],
     lanes: usize,
     /// `lane_stacks[side][lane]`: stack indices, front row first.
     lane_stacks: [Vec<Vec<usize>>; 2],
-    /// Units front row first, then lane, then as listed.
-    row_order: [Vec<usize>; 2],
     p_leader: f64,
+    rd: Readings,
 }
 
 impl<'a> Model<'a> {
-    fn new(b: &'a OBattle) -> Self {
+    fn new(b: &'a OBattle, rd: Readings) -> Self {
         let lanes = b.sides[0].lanes.len();
         assert_eq!(lanes, b.sides[1].lanes.len(), "both sides hold every lane");
         let mut units: [Vec<CUnit>; 2] = [Vec::new(), Vec::new()];
         let mut stacks: [Vec<CStack>; 2] = [Vec::new(), Vec::new()];
         let mut lane_stacks: [Vec<Vec<usize>>; 2] = [Vec::new(), Vec::new()];
-        let mut row_order: [Vec<usize>; 2] = [Vec::new(), Vec::new()];
         for s in 0..2 {
             for (lane, rows) in b.sides[s].lanes.iter().enumerate() {
                 let mut ls = Vec::new();
@@ -347,9 +424,6 @@ impl<'a> Model<'a> {
                 lane_stacks[s].push(ls);
             }
             assert!(units[s].len() <= MAX_UNITS && stacks[s].len() <= MAX_STACKS);
-            let mut order: Vec<usize> = (0..units[s].len()).collect();
-            order.sort_by_key(|&i| (units[s][i].row, units[s][i].lane, i));
-            row_order[s] = order;
         }
         let (n, d) = b.leader_loss;
         Model {
@@ -358,8 +432,8 @@ impl<'a> Model<'a> {
             stacks,
             lanes,
             lane_stacks,
-            row_order,
             p_leader: f64::from(n) / f64::from(d),
+            rd,
         }
     }
 
@@ -388,16 +462,13 @@ impl<'a> Model<'a> {
         })
     }
 
-    fn lane_targets(&self, st: &St, s: usize, lane: usize) -> Vec<usize> {
-        let mut v = Vec::new();
-        for &k in &self.lane_stacks[s][lane] {
-            for &u in &self.stacks[s][k].units {
-                if on_array(st.u[s][u]) {
-                    v.push(u);
-                }
-            }
-        }
-        v
+    fn stack_units_on_array(&self, st: &St, s: usize, k: usize) -> Vec<usize> {
+        self.stacks[s][k]
+            .units
+            .iter()
+            .copied()
+            .filter(|&u| on_array(st.u[s][u]))
+            .collect()
     }
 
     fn surprised(&self, s: usize) -> bool {
@@ -406,6 +477,72 @@ impl<'a> Model<'a> {
 
     // ------------------------------------------------------------ fire
 
+    /// Targets of side `s`'s volley, one per firer, in firing order.
+    fn targets(&self, st: &St, s: usize) -> Vec<(f64, usize)> {
+        let e = 1 - s;
+        let firers: Vec<usize> = (0..self.units[s].len())
+            .filter(|&f| st.u[s][f] == NORMAL)
+            .collect();
+        let fronts: Vec<Option<usize>> = (0..self.lanes)
+            .map(|l| self.front_stack(st, e, l))
+            .collect();
+        let enemy: Vec<usize> = (0..self.units[e].len())
+            .filter(|&u| on_array(st.u[e][u]))
+            .collect();
+        let mut shots = Vec::new();
+        match self.rd.target_rule {
+            TargetRule::FewestTimes => {
+                let mut times = [0usize; MAX_UNITS];
+                for &f in &firers {
+                    let fl = self.units[s][f].lane;
+                    let Some(&t) = enemy.iter().min_by_key(|&&u| {
+                        let cu = &self.units[e][u];
+                        let behind = fronts[cu.lane] != Some(cu.stack);
+                        (times[u], behind, cu.lane.abs_diff(fl), cu.lane, cu.row, u)
+                    }) else {
+                        continue;
+                    };
+                    times[t] += 1;
+                    shots.push((self.units[s][f].hit, t));
+                }
+            }
+            TargetRule::LaneCursor => {
+                let mut cursor = vec![0usize; self.lanes];
+                let mut overflow = 0usize;
+                // Firers front row first, then lane, then as listed.
+                let mut order = firers.clone();
+                order.sort_by_key(|&f| (self.units[s][f].row, self.units[s][f].lane, f));
+                for f in order {
+                    let fl = self.units[s][f].lane;
+                    let own: Vec<usize> = enemy
+                        .iter()
+                        .copied()
+                        .filter(|&u| self.units[e][u].lane == fl)
+                        .collect();
+                    let t = if !own.is_empty() {
+                        let t = own[cursor[fl] % own.len()];
+                        cursor[fl] += 1;
+                        t
+                    } else {
+                        let others: Vec<usize> = (0..self.lanes)
+                            .filter(|&l| l != fl)
+                            .filter_map(|l| fronts[l])
+                            .flat_map(|k| self.stack_units_on_array(st, e, k))
+                            .collect();
+                        if others.is_empty() {
+                            continue;
+                        }
+                        let t = others[overflow % others.len()];
+                        overflow += 1;
+                        t
+                    };
+                    shots.push((self.units[s][f].hit, t));
+                }
+            }
+        }
+        shots
+    }
+
     fn fire(&self, dist: Dist, s: usize, round: u32) -> Dist {
         if round == 1 && self.surprised(s) {
             return dist;
@@ -413,43 +550,7 @@ impl<'a> Model<'a> {
         let e = 1 - s;
         let mut out = Dist::new();
         for (st, p) in dist {
-            // Assign targets before any die.
-            let mut cursor = vec![0usize; self.lanes];
-            let mut overflow = 0usize;
-            let mut shots: Vec<(f64, usize)> = Vec::new();
-            for &f in &self.row_order[s] {
-                if st.u[s][f] != NORMAL {
-                    continue;
-                }
-                let lane = self.units[s][f].lane;
-                let own = self.lane_targets(&st, e, lane);
-                let target = if !own.is_empty() {
-                    let t = own[cursor[lane] % own.len()];
-                    cursor[lane] += 1;
-                    t
-                } else {
-                    let mut others = Vec::new();
-                    for l in 0..self.lanes {
-                        if l == lane {
-                            continue;
-                        }
-                        if let Some(k) = self.front_stack(&st, e, l) {
-                            for &u in &self.stacks[e][k].units {
-                                if on_array(st.u[e][u]) {
-                                    others.push(u);
-                                }
-                            }
-                        }
-                    }
-                    if others.is_empty() {
-                        continue;
-                    }
-                    let t = others[overflow % others.len()];
-                    overflow += 1;
-                    t
-                };
-                shots.push((self.units[s][f].hit, target));
-            }
+            let shots = self.targets(&st, s);
             let mut work = Dist::new();
             work.insert(st, p);
             for (h, t) in shots {
@@ -457,11 +558,13 @@ impl<'a> Model<'a> {
                 for (x, q) in work {
                     add(&mut next, x, q * (1.0 - h));
                     let mut y = x;
-                    if y.u[e][t] < ELIMINATED {
+                    let wasted = y.u[e][t] == ELIMINATED;
+                    if !wasted {
                         y.u[e][t] += 1;
                     }
                     let k = self.units[e][t].stack;
-                    if self.leader(&y, e, k) > 0 {
+                    let rolls = !wasted || self.rd.leader_roll_on_dead_hit;
+                    if rolls && self.leader(&y, e, k) > 0 {
                         let mut z = y;
                         z.lost[e][k] = true;
                         add(&mut next, z, q * h * self.p_leader);
@@ -484,7 +587,12 @@ impl<'a> Model<'a> {
     fn move_p(&self, st: &St, s: usize, k: usize, movers: &[usize], atop: bool, round: u32) -> f64 {
         let b = self.b;
         let leader = self.leader(st, s, k);
-        let any_regular = movers
+        let regular_pool: Vec<usize> = if self.rd.settled_regular_in_stack {
+            self.stack_units_on_array(st, s, k)
+        } else {
+            movers.to_vec()
+        };
+        let any_regular = regular_pool
             .iter()
             .any(|&u| self.units[s][u].kind == Kind::Regular);
         let any_non_warrior = movers
@@ -506,7 +614,11 @@ impl<'a> Model<'a> {
     /// Units of stack `k` that may move (normal, on the array), or None when the stack
     /// may not try (none; or the surprised side without a leader in round 1).
     fn movers(&self, st: &St, s: usize, k: usize, round: u32) -> Option<Vec<usize>> {
-        if round == 1 && self.surprised(s) && self.leader(st, s, k) == 0 {
+        if self.rd.surprised_needs_leader
+            && round == 1
+            && self.surprised(s)
+            && self.leader(st, s, k) == 0
+        {
             return None;
         }
         let m: Vec<usize> = self.stacks[s][k]
@@ -559,19 +671,47 @@ impl<'a> Model<'a> {
                         att: s,
                         att_stack: fs,
                         def_stack: es,
-                        movers,
+                        movers: movers.clone(),
+                        avoided: Vec::new(),
                     };
-                    let avoid = if self.b.sides[e].aggressive && self.b.sides[e].avoid_melee {
+                    // The enemy stack tried (and, the lane being open, failed) its own
+                    // move earlier this round: it moved first and had units to move.
+                    let failed_before = e == init
+                        && self.b.sides[e].aggressive
+                        && self.movers(st, e, es, round).is_some();
+                    let avoid = if self.b.sides[e].aggressive
+                        && self.b.sides[e].avoid_melee
+                        && (self.rd.avoid_after_failed_move || !failed_before)
+                    {
                         self.movers(st, e, es, round)
-                            .map(|dm| self.move_p(st, e, es, &dm, true, round))
+                            .map(|dm| (self.move_p(st, e, es, &dm, true, round), dm))
                     } else {
                         None
                     };
                     match avoid {
-                        Some(pa) => {
-                            let mut closed = plan.clone();
-                            closed[lane] = LanePlan::Closed;
-                            next.push((closed, q * pm * pa));
+                        Some((pa, away)) => {
+                            let left: Vec<usize> = self
+                                .stack_units_on_array(st, e, es)
+                                .into_iter()
+                                .filter(|u| !away.contains(u))
+                                .collect();
+                            let mut avoided = plan.clone();
+                            avoided[lane] = if left.is_empty() || !self.rd.left_behind_fight {
+                                if self.rd.avoided_stack_may_move {
+                                    LanePlan::Open
+                                } else {
+                                    LanePlan::Closed
+                                }
+                            } else {
+                                LanePlan::Melee {
+                                    att: s,
+                                    att_stack: fs,
+                                    def_stack: es,
+                                    movers,
+                                    avoided: away,
+                                }
+                            };
+                            next.push((avoided, q * pm * pa));
                             next.push((melee, q * pm * (1.0 - pa)));
                         }
                         None => next.push((melee, q * pm)),
@@ -599,7 +739,11 @@ impl<'a> Model<'a> {
                     (
                         if y.u[s][u] == DISRUPTED { 0 } else { 1 },
                         self.units[s][u].strength,
-                        u,
+                        if self.rd.tie_last_listed {
+                            usize::MAX - u
+                        } else {
+                            u
+                        },
                     )
                 });
                 for &u in order.iter().take(n as usize) {
@@ -635,19 +779,20 @@ impl<'a> Model<'a> {
                 att_stack,
                 def_stack,
                 movers,
+                avoided,
             } = lp
             else {
                 continue;
             };
             let (a, fs, es) = (*att, *att_stack, *def_stack);
             let d = 1 - a;
+            let def_leader_here = avoided.is_empty() || self.rd.left_behind_keep_leader;
             let mut next = Dist::new();
             for (x, q) in work {
-                let in_play: Vec<usize> = self.stacks[d][es]
-                    .units
-                    .iter()
-                    .copied()
-                    .filter(|&u| on_array(x.u[d][u]))
+                let in_play: Vec<usize> = self
+                    .stack_units_on_array(&x, d, es)
+                    .into_iter()
+                    .filter(|u| !avoided.contains(u))
                     .collect();
                 let engaged: Vec<usize> = in_play
                     .iter()
@@ -662,11 +807,16 @@ impl<'a> Model<'a> {
                     add(&mut next, y, q);
                     continue;
                 }
+                let def_leader = if def_leader_here {
+                    self.leader(&x, d, es)
+                } else {
+                    0
+                };
                 let att_str: u32 = movers.iter().map(|&u| self.units[a][u].strength).sum();
                 let def_str: u32 = engaged.iter().map(|&u| self.units[d][u].strength).sum();
                 let mut col = column_for(crt, att_str, def_str) as i32;
                 col += self.leader(&x, a, fs) as i32;
-                col -= self.leader(&x, d, es) as i32;
+                col -= def_leader as i32;
                 if engaged.iter().any(|&u| x.u[d][u] == DISRUPTED) {
                     col += 1;
                 }
@@ -674,11 +824,10 @@ impl<'a> Model<'a> {
                     col += 1;
                 }
                 let col = col.clamp(0, crt.columns.len() as i32 - 1) as usize;
-                let drm =
-                    (b.sides[a].level as i32 - b.sides[d].level as i32).clamp(-3, 3);
+                let drm = (b.sides[a].level as i32 - b.sides[d].level as i32).clamp(-3, 3);
                 for face in 1..=6 {
-                    let row = (face + drm - crt.first_roll).clamp(0, crt.cells.len() as i32 - 1)
-                        as usize;
+                    let row =
+                        (face + drm - crt.first_roll).clamp(0, crt.cells.len() as i32 - 1) as usize;
                     let (la, ld) = crt.cells[row][col];
                     let mut y = x;
                     self.apply_loss(&mut y, a, la, movers);
@@ -688,7 +837,7 @@ impl<'a> Model<'a> {
                     if la != Loss::None {
                         br = self.leader_roll(br, a, fs);
                     }
-                    if ld != Loss::None {
+                    if ld != Loss::None && def_leader_here {
                         br = self.leader_roll(br, d, es);
                     }
                     for (z, w) in br {
@@ -714,7 +863,12 @@ impl<'a> Model<'a> {
                     if !(code == DISRUPTED || code == ROUTED || code == OFF) {
                         continue;
                     }
-                    let r = recovery_prob(self.b.sides[s].level, self.leader(&st, s, self.units[s][u].stack));
+                    let leader = if code == OFF && !self.rd.off_array_recovery_uses_leader {
+                        0
+                    } else {
+                        self.leader(&st, s, self.units[s][u].stack)
+                    };
+                    let r = recovery_prob(self.b.sides[s].level, leader);
                     let up = if code == DISRUPTED { NORMAL } else { DISRUPTED };
                     let mut next = Dist::new();
                     for (x, q) in work {
@@ -746,6 +900,13 @@ impl<'a> Model<'a> {
             }
         }
         self.recovery(after)
+    }
+
+    fn lost(&self, st: &St, s: usize) -> usize {
+        st.u[s][..self.units[s].len()]
+            .iter()
+            .filter(|&&c| c == ELIMINATED || c == ROUTED || c == OFF)
+            .count()
     }
 
     fn record(&self, ex: &mut Exact, dist: &Dist, weight: f64, rounds: usize) {
@@ -786,11 +947,27 @@ impl<'a> Model<'a> {
             ex.result_by_rounds[rounds][i] += p;
         }
     }
+
+    fn record_lost(&self, ex: &mut Exact, r: usize, dist: &Dist, weight: f64) {
+        if weight == 0.0 {
+            return;
+        }
+        for (st, &p) in dist {
+            for s in 0..2 {
+                ex.lost_by_round[r][s][self.lost(st, s)] += p * weight;
+            }
+        }
+    }
 }
 
 /// The exact distribution of a small battle's outcome.
 pub fn solve(b: &OBattle) -> Exact {
-    let m = Model::new(b);
+    solve_with(b, Readings::default())
+}
+
+/// [`solve`] under other readings (for sensitivity checks).
+pub fn solve_with(b: &OBattle, rd: Readings) -> Exact {
+    let m = Model::new(b, rd);
     let mut ex = Exact::default();
     for s in 0..2 {
         let n = m.units[s].len() + 1;
@@ -798,6 +975,9 @@ pub fn solve(b: &OBattle) -> Exact {
         ex.routed[s] = vec![0.0; n];
         ex.disrupted[s] = vec![0.0; n];
         ex.leaders_lost[s] = vec![0.0; m.stacks[s].len() + 1];
+        for r in 0..4 {
+            ex.lost_by_round[r][s] = vec![0.0; n];
+        }
     }
     let base = b.sides[b.initiative].primary_leader as usize;
     let q = if b.extra_round {
@@ -805,19 +985,27 @@ pub fn solve(b: &OBattle) -> Exact {
     } else {
         0.0
     };
+    let last = if q > 0.0 { base + 1 } else { base };
+    assert!(last <= 4, "at most 4 rounds");
+    // after[r]: the distribution after r rounds (after[0]: the start).
+    let mut after: Vec<Dist> = Vec::new();
     let mut dist = Dist::new();
     dist.insert(m.initial(), 1.0);
-    if base == 0 {
-        m.record(&mut ex, &dist, 1.0 - q, 0);
-    }
-    let last = if q > 0.0 { base + 1 } else { base };
+    after.push(dist.clone());
     for r in 1..=last {
         dist = m.round(dist, r as u32);
-        if r == base {
-            m.record(&mut ex, &dist, 1.0 - q, r);
-        }
-        if r == base + 1 {
-            m.record(&mut ex, &dist, q, r);
+        after.push(dist.clone());
+    }
+    m.record(&mut ex, &after[base], 1.0 - q, base);
+    if q > 0.0 {
+        m.record(&mut ex, &after[base + 1], q, base + 1);
+    }
+    for r in 1..=4usize {
+        // Battles of `base` rounds (1 − q) and of `base + 1` rounds (q), each at the end of
+        // round r or at its end if shorter.
+        m.record_lost(&mut ex, r - 1, &after[r.min(base)], 1.0 - q);
+        if q > 0.0 {
+            m.record_lost(&mut ex, r - 1, &after[r.min(base + 1)], q);
         }
     }
     ex
