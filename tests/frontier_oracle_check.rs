@@ -646,7 +646,10 @@ fn settled_minus_one_from_a_disrupted_regular() -> FrontierBattle {
 }
 
 /// Every case with its seed.
-fn cases() -> Vec<(&'static str, fn() -> FrontierBattle, u64)> {
+/// A named case: how to build its battle, and its seed.
+type Case = (&'static str, fn() -> FrontierBattle, u64);
+
+fn cases() -> Vec<Case> {
     vec![
         (
             "fire_only_two_lanes_severe_wilderness",

@@ -909,6 +909,7 @@ impl<'a> Model<'a> {
             .count()
     }
 
+    #[allow(clippy::needless_range_loop)] // s is a side, indexing several arrays
     fn record(&self, ex: &mut Exact, dist: &Dist, weight: f64, rounds: usize) {
         if weight == 0.0 {
             return;
