@@ -258,6 +258,15 @@ pub(crate) struct Source<'a> {
 }
 
 impl Source<'_> {
+    /// The file's TOML as `T`; a syntax error, unknown key or wrong type names the file
+    /// and the parser's line.
+    pub(crate) fn parse_toml<T: serde::de::DeserializeOwned>(&self) -> Result<T, AnalysisError> {
+        toml::from_str(self.text).map_err(|e| AnalysisError::Syntax {
+            file: self.file.clone(),
+            message: e.to_string().trim_end().to_string(),
+        })
+    }
+
     pub(crate) fn line_of(&self, span: std::ops::Range<usize>) -> usize {
         self.text[..span.start.min(self.text.len())]
             .matches('\n')

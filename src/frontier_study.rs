@@ -401,10 +401,7 @@ impl FrontierStudy {
             file: path.display().to_string(),
             text,
         };
-        let spec: FrontierFile = toml::from_str(text).map_err(|e| AnalysisError::Syntax {
-            file: source.file.clone(),
-            message: e.to_string().trim_end().to_string(),
-        })?;
+        let spec: FrontierFile = source.parse_toml()?;
         let (name, seed, trials) = analysis::header(
             &source,
             path,

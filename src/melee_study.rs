@@ -324,10 +324,7 @@ impl MeleeStudy {
             file: path.display().to_string(),
             text,
         };
-        let spec: MeleeFile = toml::from_str(text).map_err(|e| AnalysisError::Syntax {
-            file: source.file.clone(),
-            message: e.to_string().trim_end().to_string(),
-        })?;
+        let spec: MeleeFile = source.parse_toml()?;
         let (name, seed, trials) = analysis::header(
             &source,
             path,

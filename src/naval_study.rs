@@ -162,10 +162,7 @@ impl NavalStudy {
             file: path.display().to_string(),
             text,
         };
-        let spec: NavalFile = toml::from_str(text).map_err(|e| AnalysisError::Syntax {
-            file: source.file.clone(),
-            message: e.to_string().trim_end().to_string(),
-        })?;
+        let spec: NavalFile = source.parse_toml()?;
         let (name, seed, trials) = analysis::header(
             &source,
             path,

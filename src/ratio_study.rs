@@ -587,10 +587,7 @@ impl RatioStudy {
             file: path.display().to_string(),
             text,
         };
-        let spec: RatioFile = toml::from_str(text).map_err(|e| AnalysisError::Syntax {
-            file: source.file.clone(),
-            message: e.to_string().trim_end().to_string(),
-        })?;
+        let spec: RatioFile = source.parse_toml()?;
         let (name, seed, trials) = analysis::header(
             &source,
             path,

@@ -80,10 +80,7 @@ impl SetupStudy {
             file: path.display().to_string(),
             text,
         };
-        let spec: SetupFile = toml::from_str(text).map_err(|e| AnalysisError::Syntax {
-            file: source.file.clone(),
-            message: e.to_string().trim_end().to_string(),
-        })?;
+        let spec: SetupFile = source.parse_toml()?;
         let (name, seed, trials) = analysis::header(
             &source,
             path,

@@ -222,10 +222,7 @@ impl TableStudy {
             file: path.display().to_string(),
             text,
         };
-        let spec: TableFile = toml::from_str(text).map_err(|e| AnalysisError::Syntax {
-            file: source.file.clone(),
-            message: e.to_string().trim_end().to_string(),
-        })?;
+        let spec: TableFile = source.parse_toml()?;
         let system = spec.system.clone();
         let printed = D6Table::printed(&system).expect("load() dispatches table names only");
         let (name, seed, trials) = analysis::header(
