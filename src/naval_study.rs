@@ -349,10 +349,7 @@ fn write_contents(
     threads: usize,
     wall_time: Duration,
 ) -> Result<(), ReportError> {
-    let frame_error = |e: polars::prelude::PolarsError| ReportError::Frame {
-        path: dir.display().to_string(),
-        message: e.to_string(),
-    };
+    let frame_error = report::frame_error(dir);
     let axes: Vec<&str> = study.axes.iter().map(|a| a.parameter.as_str()).collect();
     let mut long = LongFrame::new(&axes);
     let mut expectations = LongFrame::new(&axes);

@@ -302,6 +302,15 @@ pub fn write_atomically(
 }
 
 /// Writes a frame as `<stem>.csv` and `<stem>.parquet` in `dir`.
+/// Turns a Polars error while building a report's frames into a report error naming the
+/// report folder.
+pub(crate) fn frame_error(dir: &Path) -> impl Fn(PolarsError) -> ReportError + Copy + '_ {
+    move |e| ReportError::Frame {
+        path: dir.display().to_string(),
+        message: e.to_string(),
+    }
+}
+
 pub fn write_frame(dir: &Path, stem: &str, df: &mut DataFrame) -> Result<(), ReportError> {
     let frame_error = |path: &Path| {
         let path = path.display().to_string();

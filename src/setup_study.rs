@@ -301,10 +301,7 @@ fn write_contents(
     threads: usize,
     wall_time: Duration,
 ) -> Result<(), ReportError> {
-    let frame_error = |e: polars::prelude::PolarsError| ReportError::Frame {
-        path: dir.display().to_string(),
-        message: e.to_string(),
-    };
+    let frame_error = report::frame_error(dir);
     let none: [AxisValue; 0] = [];
     let mut long = LongFrame::new(&[]);
     let mut expectations = LongFrame::new(&[]);
