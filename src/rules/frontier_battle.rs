@@ -582,30 +582,41 @@ impl FrontierCombat {
         if !any_target {
             return;
         }
-        let mut targeted = [0u8; MAX_UNITS];
+        // PERF: the candidates in play, compacted once per volley, each with the part of
+        // its key that does not depend on the firer (depth, index) and its lane; a
+        // firer's choice is then one pass of integer compares over a short array.
+        let mut candidates = [(0u32, 0u8); MAX_UNITS];
+        let mut candidate_count = 0;
+        for (t, target) in self.units[enemy].iter().enumerate() {
+            if depth[t] != u8::MAX {
+                candidates[candidate_count] = (
+                    u32::from(depth[t].min(15)) << 20 | t as u32,
+                    target.lane as u8,
+                );
+                candidate_count += 1;
+            }
+        }
+        let candidates = &candidates[..candidate_count];
+        let mut targeted = [0u32; MAX_UNITS];
         let mut shots = [(0u8, 0u8); MAX_UNITS];
         let mut shot_count = 0;
         for (i, unit) in self.units[side].iter().enumerate() {
             if !Self::in_play(state, side, i) || state.unit_state[side][i] != NORMAL {
                 continue;
             }
+            let lane = unit.lane as u8;
             let mut best = (u32::MAX, 0usize);
-            for (t, target) in self.units[enemy].iter().enumerate() {
-                if depth[t] == u8::MAX {
-                    continue;
-                }
-                // PERF: one packed key per candidate, compared as an integer.
-                let key = u32::from(targeted[t]) << 24
-                    | u32::from(depth[t].min(15)) << 20
-                    | (target.lane.abs_diff(unit.lane) as u32) << 16
-                    | u32::from(target.lane < unit.lane) << 15
-                    | t as u32;
+            for (c, &(base, target_lane)) in candidates.iter().enumerate() {
+                let key = targeted[c] << 24
+                    | u32::from(target_lane.abs_diff(lane)) << 16
+                    | u32::from(target_lane < lane) << 15
+                    | base;
                 if key < best.0 {
-                    best = (key, t);
+                    best = (key, c);
                 }
             }
             targeted[best.1] += 1;
-            shots[shot_count] = (i as u8, best.1 as u8);
+            shots[shot_count] = (i as u8, (best.0 & 0x7FFF) as u8);
             shot_count += 1;
         }
         for &(shooter, target) in &shots[..shot_count] {
