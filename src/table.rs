@@ -1048,59 +1048,89 @@ fn opt(value: Option<f64>, digits: usize) -> String {
     value.map(|v| format!("{v:.digits$}")).unwrap_or_default()
 }
 
+/// One block of outcome rows as aligned text: a header line, then one line per row with
+/// the fraction, the decimal (or `-` when the block is not exact) and, when simulated,
+/// the estimate and its interval. `trials_note` ends the header with the trial count.
+fn text_rows(
+    out: &mut String,
+    rows: &[OutcomeRow],
+    exact: bool,
+    simulated: bool,
+    min_fraction_width: usize,
+    trials_note: Option<u64>,
+) {
+    let width = rows
+        .iter()
+        .map(|o| o.outcome.chars().count())
+        .max()
+        .unwrap_or(7)
+        .max(7);
+    let fraction_width = rows
+        .iter()
+        .map(|o| {
+            o.fraction
+                .as_deref()
+                .map_or(1, |f| shown(f).chars().count())
+        })
+        .max()
+        .unwrap_or(min_fraction_width)
+        .max(min_fraction_width);
+    let _ = write!(
+        out,
+        "{:<width$}  {:>fraction_width$}  {:>8}",
+        "outcome", "exact", "decimal"
+    );
+    if simulated {
+        let _ = write!(out, "  {:>9}  {:<20}", "simulated", "95% interval");
+    }
+    match trials_note {
+        Some(n) => {
+            let _ = writeln!(out, "  ({n} trials)");
+        }
+        None => {
+            let _ = writeln!(out);
+        }
+    }
+    for o in rows {
+        let decimal = if exact {
+            format!("{:.6}", o.probability)
+        } else {
+            "-".to_string()
+        };
+        let _ = write!(
+            out,
+            "{:<width$}  {:>fraction_width$}  {:>8}",
+            o.outcome,
+            o.fraction.as_deref().map_or("-".to_string(), shown),
+            decimal
+        );
+        if simulated && o.estimate.is_some() {
+            let _ = write!(
+                out,
+                "  {:>9}  [{}, {}]",
+                opt(o.estimate, 6),
+                opt(o.ci_low, 6),
+                opt(o.ci_high, 6)
+            );
+        }
+        let _ = writeln!(out);
+    }
+}
+
 impl Exporter for TextExporter {
     fn export(&self, report: &TableReport) -> String {
         let mut out = String::new();
         let _ = writeln!(out, "{}", report.title);
         let simulated = report.trials.is_some();
-        let width = report
-            .outcomes
-            .iter()
-            .map(|o| o.outcome.len())
-            .max()
-            .unwrap_or(7)
-            .max(7);
-        let fraction_width = report
-            .outcomes
-            .iter()
-            .map(|o| {
-                o.fraction
-                    .as_deref()
-                    .map_or(1, |f| shown(f).chars().count())
-            })
-            .max()
-            .unwrap_or(9)
-            .max(9);
-        let _ = write!(
-            out,
-            "{:<width$}  {:>fraction_width$}  {:>8}",
-            "outcome", "exact", "decimal"
+        // The main outcomes show their probability (exact, else the estimate) as decimal.
+        text_rows(
+            &mut out,
+            &report.outcomes,
+            true,
+            simulated,
+            9,
+            report.trials,
         );
-        if let Some(n) = report.trials {
-            let _ = write!(out, "  {:>9}  {:<20}", "simulated", "95% interval");
-            let _ = writeln!(out, "  ({n} trials)");
-        } else {
-            let _ = writeln!(out);
-        }
-        for o in &report.outcomes {
-            let _ = write!(
-                out,
-                "{:<width$}  {:>fraction_width$}  {:>8.6}",
-                o.outcome,
-                o.fraction.as_deref().map_or("-".to_string(), shown),
-                o.probability
-            );
-            if simulated {
-                let _ = write!(
-                    out,
-                    "  {:>9}  [{}, {}]",
-                    opt(o.estimate, 6),
-                    opt(o.ci_low, 6),
-                    opt(o.ci_high, 6)
-                );
-            }
-            let _ = writeln!(out);
-        }
         if !report.expectations.is_empty() {
             let heading = match report.params.get("smaller_sp") {
                 Some(sp) => {
@@ -1137,57 +1167,7 @@ impl Exporter for TextExporter {
         }
         for section in &report.sections {
             let _ = writeln!(out, "\n{}", section.title);
-            let width = section
-                .rows
-                .iter()
-                .map(|o| o.outcome.chars().count())
-                .max()
-                .unwrap_or(7)
-                .max(7);
-            let fraction_width = section
-                .rows
-                .iter()
-                .map(|o| {
-                    o.fraction
-                        .as_deref()
-                        .map_or(1, |f| shown(f).chars().count())
-                })
-                .max()
-                .unwrap_or(5)
-                .max(5);
-            let _ = write!(
-                out,
-                "{:<width$}  {:>fraction_width$}  {:>8}",
-                "outcome", "exact", "decimal"
-            );
-            if simulated {
-                let _ = write!(out, "  {:>9}  {:<20}", "simulated", "95% interval");
-            }
-            let _ = writeln!(out);
-            for o in &section.rows {
-                let decimal = if section.exact {
-                    format!("{:.6}", o.probability)
-                } else {
-                    "-".to_string()
-                };
-                let _ = write!(
-                    out,
-                    "{:<width$}  {:>fraction_width$}  {:>8}",
-                    o.outcome,
-                    o.fraction.as_deref().map_or("-".to_string(), shown),
-                    decimal
-                );
-                if simulated && o.estimate.is_some() {
-                    let _ = write!(
-                        out,
-                        "  {:>9}  [{}, {}]",
-                        opt(o.estimate, 6),
-                        opt(o.ci_low, 6),
-                        opt(o.ci_high, 6)
-                    );
-                }
-                let _ = writeln!(out);
-            }
+            text_rows(&mut out, &section.rows, section.exact, simulated, 5, None);
         }
         out
     }
@@ -1260,38 +1240,57 @@ impl Exporter for JsonExporter {
     }
 }
 
+/// One block of outcome rows as a Markdown table: percentages that sum to 100 when the
+/// rows are a partition (else each rounded on its own), the fraction (or the decimal of
+/// an exact block without one, or `–`), and the estimate and interval when simulated.
+fn markdown_rows(
+    out: &mut String,
+    rows: &[OutcomeRow],
+    partition: bool,
+    exact: bool,
+    simulated: bool,
+) {
+    out.push_str(if simulated {
+        "| outcome | exact | % | simulated | 95% interval |\n|---|---|---|---|---|\n"
+    } else {
+        "| outcome | exact | % |\n|---|---|---|\n"
+    });
+    let values: Vec<f64> = rows.iter().map(|o| o.probability).collect();
+    let percents: Vec<String> = if partition {
+        crate::stats::percentages_summing_to_100(&values, 1)
+            .into_iter()
+            .map(|u| format!("{}.{}", u / 10, u % 10))
+            .collect()
+    } else {
+        values.iter().map(|v| format!("{:.1}", v * 100.0)).collect()
+    };
+    for (o, percent) in rows.iter().zip(percents) {
+        let shown_exact = match (&o.fraction, exact) {
+            (Some(f), _) => shown(f),
+            (None, true) => format!("{:.5}", o.probability),
+            (None, false) => "–".to_string(),
+        };
+        let _ = write!(out, "| {} | {} | {} |", o.outcome, shown_exact, percent);
+        if simulated && o.estimate.is_none() {
+            out.push_str("  |  |");
+        } else if simulated {
+            let _ = write!(
+                out,
+                " {} | {}–{} |",
+                opt(o.estimate, 5),
+                opt(o.ci_low, 5),
+                opt(o.ci_high, 5)
+            );
+        }
+        out.push('\n');
+    }
+}
+
 impl Exporter for MarkdownExporter {
     fn export(&self, report: &TableReport) -> String {
         let mut out = format!("**{}**\n\n", report.title);
-        let percents: Vec<f64> = report.outcomes.iter().map(|o| o.probability).collect();
-        let units = crate::stats::percentages_summing_to_100(&percents, 1);
-        if report.trials.is_some() {
-            out.push_str(
-                "| outcome | exact | % | simulated | 95% interval |\n|---|---|---|---|---|\n",
-            );
-        } else {
-            out.push_str("| outcome | exact | % |\n|---|---|---|\n");
-        }
-        for (o, u) in report.outcomes.iter().zip(units) {
-            let _ = write!(
-                out,
-                "| {} | {} | {}.{} |",
-                o.outcome,
-                o.fraction.as_deref().map_or("–".to_string(), shown),
-                u / 10,
-                u % 10
-            );
-            if report.trials.is_some() {
-                let _ = write!(
-                    out,
-                    " {} | {}–{} |",
-                    opt(o.estimate, 5),
-                    opt(o.ci_low, 5),
-                    opt(o.ci_high, 5)
-                );
-            }
-            out.push('\n');
-        }
+        let simulated = report.trials.is_some();
+        markdown_rows(&mut out, &report.outcomes, true, false, simulated);
         if !report.expectations.is_empty() {
             out.push_str("\n| expected | exact | decimal |\n|---|---|---|\n");
             for e in &report.expectations {
@@ -1306,41 +1305,13 @@ impl Exporter for MarkdownExporter {
         }
         for section in &report.sections {
             let _ = write!(out, "\n**{}**\n\n", section.title);
-            let simulated = report.trials.is_some();
-            out.push_str(if simulated {
-                "| outcome | exact | % | simulated | 95% interval |\n|---|---|---|---|---|\n"
-            } else {
-                "| outcome | exact | % |\n|---|---|---|\n"
-            });
-            let values: Vec<f64> = section.rows.iter().map(|o| o.probability).collect();
-            let percents: Vec<String> = if section.partition {
-                crate::stats::percentages_summing_to_100(&values, 1)
-                    .into_iter()
-                    .map(|u| format!("{}.{}", u / 10, u % 10))
-                    .collect()
-            } else {
-                values.iter().map(|v| format!("{:.1}", v * 100.0)).collect()
-            };
-            for (o, percent) in section.rows.iter().zip(percents) {
-                let exact = match (&o.fraction, section.exact) {
-                    (Some(f), _) => shown(f),
-                    (None, true) => format!("{:.5}", o.probability),
-                    (None, false) => "–".to_string(),
-                };
-                let _ = write!(out, "| {} | {} | {} |", o.outcome, exact, percent);
-                if simulated && o.estimate.is_none() {
-                    out.push_str("  |  |");
-                } else if simulated {
-                    let _ = write!(
-                        out,
-                        " {} | {}–{} |",
-                        opt(o.estimate, 5),
-                        opt(o.ci_low, 5),
-                        opt(o.ci_high, 5)
-                    );
-                }
-                out.push('\n');
-            }
+            markdown_rows(
+                &mut out,
+                &section.rows,
+                section.partition,
+                section.exact,
+                simulated,
+            );
         }
         out
     }
