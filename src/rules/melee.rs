@@ -648,11 +648,14 @@ impl MeleeCombat {
             .count() as u32
     }
 
-    /// Whether a unit with `discipline + rank_bonus` fails a break test lost by
-    /// `difference`, given the roll. Branch-free comparison of integers.
+    /// The highest roll of the break dice with which unit `unit` passes after a phase that
+    /// left it with `taken_after` wounds taken and lost by `difference`: Discipline + Rank
+    /// Bonus (after casualties) − difference. The kernel and the exact counts both use it.
     #[inline(always)]
-    fn fails(discipline_and_ranks: u32, difference: u32, roll: u32) -> bool {
-        roll as i64 > discipline_and_ranks as i64 - difference as i64
+    fn passes_up_to(&self, unit: usize, taken_after: u32, difference: u32) -> i64 {
+        let profile = &self.units[unit];
+        let bonus = profile.formation(taken_after).rank_bonus;
+        i64::from(profile.discipline + bonus) - i64::from(difference)
     }
 
     /// Rolls the break dice.
@@ -708,10 +711,9 @@ impl MeleeCombat {
     /// after a phase that left it with `taken_after` wounds taken and lost by
     /// `difference` (it rolls above Discipline + Rank Bonus − difference).
     pub fn failing_rolls(&self, unit: usize, taken_after: u32, difference: u32) -> u64 {
-        let profile = &self.units[unit];
-        let bonus = profile.formation(taken_after).rank_bonus;
-        let passes_up_to = i64::from(profile.discipline + bonus) - i64::from(difference);
-        let index = passes_up_to.clamp(-1, self.break_at_most.len() as i64 - 1);
+        let index = self
+            .passes_up_to(unit, taken_after, difference)
+            .clamp(-1, self.break_at_most.len() as i64 - 1);
         let passing = if index < 0 {
             0
         } else {
@@ -792,14 +794,9 @@ impl MeleeCombat {
         while testers != 0 {
             let unit = testers.trailing_zeros() as usize;
             testers &= testers - 1;
-            let profile = &self.units[unit];
-            let bonus = profile.formation(score.taken_after[unit]).rank_bonus;
-            let roll = self.roll_break(dice);
-            fled |= u8::from(Self::fails(
-                profile.discipline + bonus,
-                score.difference,
-                roll,
-            )) << unit;
+            let roll = i64::from(self.roll_break(dice));
+            let passes_up_to = self.passes_up_to(unit, score.taken_after[unit], score.difference);
+            fled |= u8::from(roll > passes_up_to) << unit;
         }
         result.score = score.score;
         result.fled = fled;
