@@ -27,41 +27,62 @@ use cli::{
 
 /// Exit code for input the user must fix (also clap's usage errors).
 const EXIT_BAD_INPUT: u8 = 2;
-/// Exit code after Ctrl-C, as shells expect.
-const EXIT_INTERRUPTED: u8 = 130;
+/// Exit code after Ctrl-C, SIGTERM or SIGHUP, as shells expect after Ctrl-C.
+const EXIT_INTERRUPTED: u8 = battlelab::interrupt::EXIT_INTERRUPTED as u8;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Ctrl-C, SIGTERM and SIGHUP request a stop that every phase honours. Should the
+    // handler fail to install, the default (the process ends) also leaves no report.
+    let _ = battlelab::interrupt::install();
     match dispatch(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("error: {error}");
-            for cause in error.chain().skip(1) {
-                eprintln!("  caused by: {cause}");
+            let code = exit_code(&error);
+            if code == EXIT_INTERRUPTED {
+                // Whatever the phase said on its way out, the cause is the stop request.
+                note("stopped; no report was written");
+            } else {
+                note(&format!("error: {error}"));
+                for cause in error.chain().skip(1) {
+                    note(&format!("  caused by: {cause}"));
+                }
             }
-            ExitCode::from(exit_code(&error))
+            ExitCode::from(code)
         }
     }
 }
 
+/// Writes a line to stderr. A closed or full stderr is not worth failing over.
+fn note(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
 fn exit_code(error: &anyhow::Error) -> u8 {
-    let interrupted = error.chain().any(|e| {
-        e.downcast_ref::<Interrupted>().is_some()
-            || matches!(
-                e.downcast_ref::<ReportError>(),
-                Some(ReportError::Interrupted(_))
-            )
-            || matches!(
-                e.downcast_ref::<TableError>(),
-                Some(TableError::Interrupted(_))
-            )
-    });
+    let interrupted = battlelab::interrupt::requested()
+        || error.chain().any(|e| {
+            e.downcast_ref::<Interrupted>().is_some()
+                || matches!(
+                    e.downcast_ref::<ReportError>(),
+                    Some(ReportError::Interrupted(_))
+                )
+                || matches!(
+                    e.downcast_ref::<TableError>(),
+                    Some(TableError::Interrupted(_))
+                )
+        });
     if interrupted {
         return EXIT_INTERRUPTED;
     }
     let bad_input = error.chain().any(|e| {
         e.downcast_ref::<battlelab::analysis::AnalysisError>()
             .is_some()
+            || e.downcast_ref::<battlelab::output::OutputError>().is_some()
+            || matches!(
+                e.downcast_ref::<ReportError>(),
+                Some(ReportError::Refused(_))
+            )
             || e.downcast_ref::<TableError>()
                 .is_some_and(|t| !matches!(t, TableError::Interrupted(_)))
     });
@@ -87,31 +108,31 @@ fn dispatch(cli: Cli) -> Result<()> {
     }
 }
 
-/// Writes a table to stdout. A closed pipe (`battlelab table … | head`) is not an error:
-/// the reader has what it wanted.
+/// Writes a command's output to stdout, unless a stop was requested first (then nothing
+/// is printed and the command ends as interrupted).
 fn emit(text: &str) -> Result<()> {
+    if battlelab::interrupt::requested() {
+        return Err(Interrupted.into());
+    }
+    print_out(text)
+}
+
+/// Writes to stdout. A closed pipe (`battlelab … | head`) is not an error: the reader has
+/// what it wanted. Any other failure (a full disk) is.
+fn print_out(text: &str) -> Result<()> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(e).context("could not write the table to standard output")
+            Err(e).context("could not write to standard output")
         }
         _ => Ok(()),
     }
 }
 
-/// A run control whose stop flag Ctrl-C sets.
+/// A run control for one command; signals reach it through `battlelab::interrupt`.
 fn interruptible() -> Arc<RunControl> {
-    let control = Arc::new(RunControl::default());
-    let handler = Arc::clone(&control);
-    // A second handler cannot be installed in one process; a failure here only means
-    // Ctrl-C falls back to the default (kill), which also leaves no report behind.
-    let _ = ctrlc::set_handler(move || {
-        handler
-            .stop
-            .store(true, std::sync::atomic::Ordering::Relaxed)
-    });
-    control
+    Arc::new(RunControl::default())
 }
 
 fn pool(threads: Option<u64>) -> Result<(rayon::ThreadPool, usize)> {
@@ -212,16 +233,18 @@ fn run(args: RunArgs) -> Result<()> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("reports").join(study.name()));
+    // Before any work: a run that cannot write its report safely must not start.
+    battlelab::output::check_target(&out, &[&args.file])?;
     let (pool, threads) = pool(args.threads)?;
     let control = interruptible();
     if !args.quiet {
-        eprintln!(
+        note(&format!(
             "running {}: {} variant(s), {} run(s) of {trials} {} each, seed {seed}, {threads} thread(s)",
             args.file.display(),
             plan.variants.len(),
             plan.runs,
             plan.unit,
-        );
+        ));
     }
     let started = Instant::now();
     let total = trials.saturating_mul(plan.runs as u64);
@@ -284,15 +307,17 @@ fn run(args: RunArgs) -> Result<()> {
     let files =
         written.with_context(|| format!("could not write the report folder {}", out.display()))?;
     if !args.quiet {
-        println!(
-            "wrote {} ({} files) in {:.1} s",
+        let mut summary = format!(
+            "wrote {} ({} files) in {:.1} s\n",
             out.display(),
             files.len(),
             started.elapsed().as_secs_f64()
         );
         for file in files {
-            println!("  {}", file.display());
+            summary += &format!("  {}\n", file.display());
         }
+        // The report is in place: a stop request now changes nothing.
+        print_out(&summary)?;
     }
     Ok(())
 }
@@ -311,8 +336,8 @@ fn check(file: PathBuf) -> Result<()> {
         Study::Melee(m) if m.is_round_robin() => "melee (round robin)".to_string(),
         Study::Melee(_) => "melee".to_string(),
     };
-    println!(
-        "{}: ok — system {system}, {} variant(s) ({}), {} runs of {} {}, seed {}",
+    let mut text = format!(
+        "{}: ok — system {system}, {} variant(s) ({}), {} runs of {} {}, seed {}\n",
         file.display(),
         plan.variants.len(),
         plan.variants.join(", "),
@@ -322,8 +347,8 @@ fn check(file: PathBuf) -> Result<()> {
         plan.seed
     );
     for axis in &plan.axes {
-        println!(
-            "  sweep {}: {}",
+        text += &format!(
+            "  sweep {}: {}\n",
             axis.parameter,
             axis.values
                 .iter()
@@ -332,7 +357,7 @@ fn check(file: PathBuf) -> Result<()> {
                 .join(", ")
         );
     }
-    Ok(())
+    emit(&text)
 }
 
 fn table_crt(args: CrtArgs) -> Result<()> {

@@ -54,7 +54,6 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use rayon::prelude::*;
@@ -756,7 +755,7 @@ pub fn execute(
             .runs
             .par_iter()
             .map(|run| {
-                if control.stop.load(Ordering::Relaxed) {
+                if control.stopped() {
                     return (None, None);
                 }
                 (
@@ -770,7 +769,7 @@ pub fn execute(
     } else {
         vec![(None, None); study.runs.len()]
     };
-    if control.stop.load(Ordering::Relaxed) {
+    if control.stopped() {
         return Err(Interrupted);
     }
     let runs = histograms

@@ -1217,6 +1217,11 @@ pub fn execute(
                 });
             }
         }
+        // An exact enumeration cut short by a stop request reads as "too large": the
+        // run is interrupted, not reported as simulated only.
+        if control.stopped() {
+            return Err(Interrupted);
+        }
         runs.push(RatioRunResult {
             histogram,
             exact,

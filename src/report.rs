@@ -38,6 +38,8 @@ pub enum ReportError {
     Frame { path: String, message: String },
     #[error(transparent)]
     Chart(#[from] chart::ChartError),
+    #[error(transparent)]
+    Refused(#[from] crate::output::OutputError),
 }
 
 fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> ReportError + '_ {
@@ -80,6 +82,11 @@ pub fn execute(
         } else {
             None
         };
+        // An exact enumeration cut short by a stop request reads as "too large": the
+        // run is interrupted, not reported as simulated only.
+        if control.stopped() {
+            return Err(Interrupted);
+        }
         runs.push(RunResult { histogram, exact });
     }
     Ok(AnalysisResults { trials, seed, runs })
@@ -253,53 +260,7 @@ pub fn write_report(
     })
 }
 
-/// Runs `write` on a fresh staging folder beside `out` and renames it to `out` only when
-/// `write` succeeds; an older report at `out` is replaced whole. Returns the files written.
-pub fn write_atomically(
-    out: &Path,
-    write: impl FnOnce(&Path) -> Result<(), ReportError>,
-) -> Result<Vec<PathBuf>, ReportError> {
-    let parent = out
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    fs::create_dir_all(parent).map_err(io_error(parent))?;
-    let folder_name = out
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "report".into());
-    // Partial folders of this report left by a killed process are removed first.
-    let stale_prefix = format!(".{folder_name}.partial-");
-    for entry in fs::read_dir(parent).map_err(io_error(parent))?.flatten() {
-        if entry
-            .file_name()
-            .to_string_lossy()
-            .starts_with(&stale_prefix)
-        {
-            let _ = fs::remove_dir_all(entry.path());
-        }
-    }
-    let staging = parent.join(format!(".{folder_name}.partial-{}", std::process::id()));
-    fs::create_dir_all(&staging).map_err(io_error(&staging))?;
-    if let Err(error) = write(&staging) {
-        let _ = fs::remove_dir_all(&staging);
-        return Err(error);
-    }
-    let retired = parent.join(format!(".{folder_name}.old-{}", std::process::id()));
-    if out.exists() {
-        fs::rename(out, &retired).map_err(io_error(out))?;
-    }
-    fs::rename(&staging, out).map_err(io_error(out))?;
-    if retired.exists() {
-        fs::remove_dir_all(&retired).map_err(io_error(&retired))?;
-    }
-    let mut files: Vec<PathBuf> = fs::read_dir(out)
-        .map_err(io_error(out))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
-    files.sort();
-    Ok(files)
-}
+pub use crate::output::write_atomically;
 
 /// Writes a frame as `<stem>.csv` and `<stem>.parquet` in `dir`.
 /// Turns a Polars error while building a report's frames into a report error naming the

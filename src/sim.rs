@@ -23,12 +23,21 @@ pub trait Histogram: Send {
     fn merge(&mut self, other: Self);
 }
 
-/// Shared run controls: a counter of finished trials (for progress bars) and a stop flag
-/// (set by Ctrl-C). Both are checked once per block, never per trial.
+/// Shared run controls: a counter of finished trials (for progress bars) and a stop flag.
+/// Both are checked once per block, never per trial. A signal stops every run through
+/// [`crate::interrupt`]; `stop` lets a caller stop one run on its own.
 #[derive(Debug, Default)]
 pub struct RunControl {
     pub trials_done: AtomicU64,
     pub stop: AtomicBool,
+}
+
+impl RunControl {
+    /// Whether this run should stop: its own flag, or a signal to the process.
+    #[inline]
+    pub fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed) || crate::interrupt::requested()
+    }
 }
 
 /// The run was stopped through [`RunControl::stop`] before it finished.
@@ -53,25 +62,32 @@ where
     B: Fn(&mut DiceStream, u64, &mut H) + Sync + Send,
 {
     let blocks = trials.div_ceil(BLOCK_TRIALS);
-    let histogram = (0..blocks)
+    // `try_fold`/`try_reduce` short-circuit: once the run is stopped no further block is
+    // even visited, so a stop is prompt at any trial count (2^64 − 1 trials are 2^48
+    // blocks). Without a stop the result is the same integer sum as a plain fold.
+    (0..blocks)
         .into_par_iter()
-        .fold(&empty, |mut histogram, index| {
-            if !control.stop.load(Ordering::Relaxed) {
-                let n = BLOCK_TRIALS.min(trials - index * BLOCK_TRIALS);
-                let mut dice = DiceStream::for_block(seed, index);
-                block(&mut dice, n, &mut histogram);
-                control.trials_done.fetch_add(n, Ordering::Relaxed);
+        .try_fold(&empty, |mut histogram, index| {
+            if control.stopped() {
+                return Err(Interrupted);
             }
-            histogram
+            let n = BLOCK_TRIALS.min(trials - index * BLOCK_TRIALS);
+            let mut dice = DiceStream::for_block(seed, index);
+            block(&mut dice, n, &mut histogram);
+            control.trials_done.fetch_add(n, Ordering::Relaxed);
+            Ok(histogram)
         })
-        .reduce(&empty, |mut left, right| {
+        .try_reduce(&empty, |mut left, right| {
             left.merge(right);
-            left
-        });
-    if control.stop.load(Ordering::Relaxed) {
-        return Err(Interrupted);
-    }
-    Ok(histogram)
+            Ok(left)
+        })
+        .and_then(|histogram| {
+            if control.stopped() {
+                Err(Interrupted)
+            } else {
+                Ok(histogram)
+            }
+        })
 }
 
 /// A plain vector of counts, the histogram of single-roll tables.

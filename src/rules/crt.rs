@@ -838,6 +838,11 @@ impl FieldCombat {
             // Sorted so floating-point sums are taken in the same order every run.
             states.sort_by_key(|(s, _)| (s.sp, s.morale));
             for (state, p_state) in states {
+                // A stop request ends the enumeration as if over budget; the caller sees
+                // the request and reports the run as interrupted.
+                if crate::interrupt::requested() {
+                    return None;
+                }
                 let setup = self.round_setup(battle, &state);
                 for (ta, &pa) in mix[0].iter().enumerate().filter(|(_, p)| **p > 0.0) {
                     for (tb, &pb) in mix[1].iter().enumerate().filter(|(_, p)| **p > 0.0) {

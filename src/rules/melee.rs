@@ -1200,6 +1200,11 @@ impl MeleeCombat {
         for phase in 1..=limit {
             let mut next: BTreeMap<EngagementState, f64> = BTreeMap::new();
             for (state, probability) in &current {
+                // A stop request ends the enumeration as if over budget; the caller sees
+                // the request and reports the run as interrupted.
+                if crate::interrupt::requested() {
+                    return None;
+                }
                 let mut groups = [AttackGroup::EMPTY; 2 * MAX_B_UNITS];
                 let count = self.attack_groups(state, &mut groups);
                 // The binomials below cost dice² each: counted before they are built.

@@ -1118,6 +1118,12 @@ impl RatioCombat {
             let mut here_values = vec![vec![0.0; diff_len]; r];
             for (used, row) in here_values.iter_mut().enumerate() {
                 for (value, &diff) in row.iter_mut().zip(&diffs) {
+                    if crate::interrupt::requested() {
+                        return Err(err(
+                            format!("side.{}.policy", ["a", "b"][side]),
+                            "interrupted while solving the optimal policy",
+                        ));
+                    }
                     let mut sum = 0.0;
                     for t in &p.totals {
                         sum += self.optimal_value_at(
@@ -1291,7 +1297,10 @@ impl RatioCombat {
             for (&(ua, ub, packed), &weight) in &live {
                 for t in &p.totals {
                     visited += 1;
-                    if visited > budget {
+                    // A stop request ends the enumeration as if over budget; the caller
+                    // sees the request and reports the run as interrupted.
+                    if visited > budget || (visited & 0xFFF == 0 && crate::interrupt::requested())
+                    {
                         return None;
                     }
                     let mut used = [ua as usize, ub as usize];
