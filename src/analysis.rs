@@ -50,6 +50,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
+use crate::limits;
 use crate::rules::crt::{
     self, ClcRow, FieldBattle, FieldCombat, FieldRules, Force, OddsColumn, OddsRounding,
     PreparedBattle, ResultPair, RulesError, TacticCell, TacticMix, CRT_COLUMNS, TACTIC_NAMES,
@@ -59,8 +60,8 @@ use crate::rules::crt::{
 pub const DEFAULT_TRIALS: u64 = 1_000_000;
 /// Seed when the file gives none.
 pub const DEFAULT_SEED: u64 = 1;
-/// Most trials one grid point may ask for.
-pub const MAX_TRIALS: u64 = 1_000_000_000_000;
+/// Most trials one grid point may ask for (the same bound as `--trials`).
+pub use crate::limits::MAX_TRIALS;
 /// Most grid points × variants one analysis may hold.
 pub const MAX_RUNS: usize = 10_000;
 /// Systems an analysis file can name.
@@ -261,10 +262,9 @@ impl Source<'_> {
     /// The file's TOML as `T`; a syntax error, unknown key or wrong type names the file
     /// and the parser's line.
     pub(crate) fn parse_toml<T: serde::de::DeserializeOwned>(&self) -> Result<T, AnalysisError> {
-        toml::from_str(self.text).map_err(|e| AnalysisError::Syntax {
-            file: self.file.clone(),
-            message: e.to_string().trim_end().to_string(),
-        })
+        crate::toml_input::check_shape(&self.file, self.text)?;
+        toml::from_str(self.text)
+            .map_err(|e| crate::toml_input::describe_error(&self.file, self.text, &e))
     }
 
     pub(crate) fn line_of(&self, span: std::ops::Range<usize>) -> usize {
@@ -327,11 +327,7 @@ impl Source<'_> {
 impl Analysis {
     /// Reads and validates an analysis file.
     pub fn load(path: &Path) -> Result<Self, AnalysisError> {
-        let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| AnalysisError::Read {
-            file: file.clone(),
-            source,
-        })?;
+        let text = crate::toml_input::read_analysis_file(path)?;
         Self::parse(path, &text)
     }
 
@@ -341,10 +337,8 @@ impl Analysis {
             file: path.display().to_string(),
             text,
         };
-        let syntax = |e: toml::de::Error| AnalysisError::Syntax {
-            file: source.file.clone(),
-            message: e.to_string().trim_end().to_string(),
-        };
+        let syntax = |e: toml::de::Error| crate::toml_input::describe_error(&source.file, text, &e);
+        crate::toml_input::check_shape(&source.file, text)?;
         let system: SystemOnly = toml::from_str(text).map_err(syntax)?;
         let Some(system) = system.system else {
             return Err(source.error_at(
@@ -387,7 +381,6 @@ impl Analysis {
             spec.name.as_ref(),
             spec.seed.as_ref(),
             spec.trials.as_ref(),
-            "analysis",
         )?;
         let terrain_drm = match &spec.battle.terrain_drm {
             Some(v) => source.int_in(
@@ -412,18 +405,8 @@ impl Analysis {
         let mut variants = Vec::new();
         for (index, variant) in spec.variant.iter().flatten().enumerate() {
             let field = format!("variant[{index}]");
-            let name = variant.name.get_ref().trim().to_string();
-            if name.is_empty() || variants.iter().any(|v: &Variant| v.name == name) {
-                return Err(source.error(
-                    &variant.name,
-                    format!("{field}.name"),
-                    if name.is_empty() {
-                        "each variant needs a non-empty name of its own".to_string()
-                    } else {
-                        format!("each variant needs a non-empty name of its own; \"{name}\" is used twice")
-                    },
-                ));
-            }
+            let taken: Vec<&str> = variants.iter().map(|v: &Variant| v.name.as_str()).collect();
+            let name = variant_name(source, &variant.name, &field, &taken)?;
             let mut rules = base_rules.clone();
             if let Some(overrides) = &variant.rules {
                 apply_overrides(source, &format!("{field}.rules"), overrides, &mut rules)?;
@@ -991,7 +974,7 @@ fn axis_values(parameter: &str, value: &toml::Value) -> Result<Vec<AxisValue>, S
 }
 
 /// The report name, seed and trials of any analysis file, checked: the name defaults to
-/// the file's stem (else `default_name`), the seed to [`DEFAULT_SEED`], trials to
+/// the file's stem (see [`default_report_name`]), the seed to [`DEFAULT_SEED`], trials to
 /// [`DEFAULT_TRIALS`].
 pub(crate) fn header(
     source: &Source,
@@ -999,7 +982,6 @@ pub(crate) fn header(
     name: Option<&Spanned<String>>,
     seed: Option<&Spanned<i64>>,
     trials: Option<&Spanned<i64>>,
-    default_name: &str,
 ) -> Result<(String, u64, u64), AnalysisError> {
     let name = match name {
         Some(name) => {
@@ -1012,15 +994,35 @@ pub(crate) fn header(
                 return Err(source.error(
                     name,
                     "name",
-                    "the report folder name may use letters, digits, '_' and '-' only",
+                    format!(
+                        "the report folder name may use letters, digits, '_' and '-' only, got \"{}\"",
+                        limits::echo(text)
+                    ),
+                ));
+            }
+            if text.chars().count() > limits::MAX_NAME_CHARS {
+                return Err(source.error(
+                    name,
+                    "name",
+                    format!(
+                        "the report folder name is {} characters long; at most {} are allowed",
+                        text.chars().count(),
+                        limits::MAX_NAME_CHARS
+                    ),
                 ));
             }
             text.clone()
         }
-        None => path.file_stem().map_or_else(
-            || default_name.to_string(),
-            |s| s.to_string_lossy().into_owned(),
-        ),
+        None => default_report_name(path).ok_or_else(|| {
+            source.error_at(
+                None,
+                "name",
+                format!(
+                    "the file name does not give a report folder name (it needs a letter or digit); add name = \"…\" (letters, digits, '_' and '-', at most {} characters)",
+                    limits::MAX_NAME_CHARS
+                ),
+            )
+        })?,
     };
     let seed = match seed {
         Some(seed) => source.int_in(seed, "seed", 0, i64::MAX, "the seed")? as u64,
@@ -1037,6 +1039,82 @@ pub(crate) fn header(
         None => DEFAULT_TRIALS,
     };
     Ok((name, seed, trials))
+}
+
+/// The report folder name a file gets when it names none: its stem, with every character
+/// other than ASCII letters, digits, `_` and `-` made `_`, runs of `_` made one and the
+/// ends trimmed, at most [`limits::MAX_NAME_CHARS`] long. `None` if nothing is left
+/// (`...toml` must not become the folder `..`).
+fn default_report_name(path: &Path) -> Option<String> {
+    let stem = path.file_stem()?.to_string_lossy();
+    let mut name = String::new();
+    for c in stem.chars() {
+        let c = if c.is_ascii_alphanumeric() || c == '-' {
+            c
+        } else {
+            '_'
+        };
+        if !(c == '_' && (name.is_empty() || name.ends_with('_'))) {
+            name.push(c);
+        }
+    }
+    let name: String = name
+        .trim_end_matches('_')
+        .chars()
+        .take(limits::MAX_NAME_CHARS)
+        .collect();
+    name.chars()
+        .any(|c| c.is_ascii_alphanumeric())
+        .then_some(name)
+}
+
+/// A variant's name, checked: not empty, at most [`limits::MAX_NAME_CHARS`] characters,
+/// and different from every earlier name in `taken` also as a file name: chart files are
+/// named after [`crate::report::slug`], so "printed", "Printed" and "printed!" would
+/// overwrite each other's charts.
+pub(crate) fn variant_name(
+    source: &Source,
+    name: &Spanned<String>,
+    field: &str,
+    taken: &[&str],
+) -> Result<String, AnalysisError> {
+    let text = name.get_ref().trim();
+    let refuse = |message: String| Err(source.error(name, format!("{field}.name"), message));
+    if text.is_empty() {
+        return refuse("each variant needs a non-empty name of its own".into());
+    }
+    let count = text.chars().count();
+    if count > limits::MAX_NAME_CHARS {
+        return refuse(format!(
+            "a variant name is at most {} characters, got {count}",
+            limits::MAX_NAME_CHARS
+        ));
+    }
+    if text.chars().any(char::is_control) {
+        return refuse("a variant name may not hold control characters (tabs, newlines)".into());
+    }
+    let slug = crate::report::slug(text);
+    if slug.is_empty() {
+        return refuse(format!(
+            "a variant name needs a letter or digit (it names chart files), got \"{}\"",
+            limits::echo(text)
+        ));
+    }
+    if let Some(other) = taken.iter().find(|t| crate::report::slug(t) == slug) {
+        return refuse(if *other == text {
+            format!(
+                "each variant needs a non-empty name of its own; \"{}\" is used twice",
+                limits::echo(text)
+            )
+        } else {
+            format!(
+                "\"{}\" and \"{}\" would name the same chart files (…_{slug}.png); give variants names that differ in their letters or digits",
+                limits::echo(other),
+                limits::echo(text)
+            )
+        });
+    }
+    Ok(text.to_string())
 }
 
 /// Refuses a grid of more than [`MAX_RUNS`] runs (grid points × variants).

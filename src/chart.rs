@@ -250,6 +250,11 @@ fn with_suffix(stem: &Path, ext: &str) -> PathBuf {
 fn render<C: Chart>(stem: &Path, chart: &C) -> Result<(), ChartError> {
     let png = with_suffix(stem, "png");
     let svg = with_suffix(stem, "svg");
+    // A report of many charts stops between them when asked to (the run then ends as
+    // interrupted and the staging folder is removed).
+    if crate::interrupt::requested() {
+        return Err(ChartError::new(&png, "stopped before this chart was drawn"));
+    }
     ensure_font().map_err(|m| ChartError::new(&png, m))?;
     if let Some(dir) = stem.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| ChartError::new(&png, e))?;

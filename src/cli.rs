@@ -31,11 +31,12 @@ pub enum Command {
 pub struct RunArgs {
     /// The analysis file (TOML), e.g. analyses/field_combat.toml.
     pub file: PathBuf,
-    /// Battles per grid point and variant (overrides the file).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Battles per grid point and variant, 1 to 10^12 (overrides the file).
+    #[arg(long, value_parser = trials_parser())]
     pub trials: Option<u64>,
-    /// Seed (overrides the file). The same seed gives the same bytes on any thread count.
-    #[arg(long)]
+    /// Seed, 0 to 2^63-1 (overrides the file). The same seed gives the same bytes on any
+    /// thread count.
+    #[arg(long, value_parser = seed_parser())]
     pub seed: Option<u64>,
     /// Worker threads [default: one per core].
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
@@ -200,10 +201,10 @@ pub struct RatioArgs {
     #[arg(long, default_value = "cp")]
     pub objective: String,
     /// Modifier to every die of side A (argument, quality, ambush, exhaustion), e.g. +1.
-    #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = 0, allow_hyphen_values = true, value_parser = drm_parser())]
     pub mod_a: i32,
     /// Modifier to every die of side B.
-    #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = 0, allow_hyphen_values = true, value_parser = drm_parser())]
     pub mod_b: i32,
     /// [option] a modified total below this counts as this (1-6), or "none".
     #[arg(long, default_value = "1")]
@@ -233,11 +234,12 @@ pub struct SetupArgs {
 /// Options every d6 table shares.
 #[derive(Debug, Args)]
 pub struct Common {
-    /// Also simulate this many rolls and print estimates with 95% Wilson intervals.
-    #[arg(long)]
+    /// Also simulate this many rolls (1 to 10^12) and print estimates with 95% Wilson
+    /// intervals.
+    #[arg(long, value_parser = trials_parser())]
     pub trials: Option<u64>,
-    /// Seed for --trials.
-    #[arg(long, default_value_t = 1)]
+    /// Seed for --trials (0 to 2^63-1).
+    #[arg(long, default_value_t = 1, value_parser = seed_parser())]
     pub seed: u64,
     /// Worker threads for --trials [default: one per core].
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
@@ -257,11 +259,11 @@ pub enum SmallStack {
 
 #[derive(Debug, Args)]
 pub struct AttritionArgs {
-    /// Total SP in the hex (picks the column: 3-5, 6-10, 11-15, 16-20, 21+).
-    #[arg(long)]
+    /// Total SP in the hex, 1 to 999 (picks the column: 3-5, 6-10, 11-15, 16-20, 21+).
+    #[arg(long, value_parser = sp_parser())]
     pub sp: u32,
     /// Further DRM by number, added to the named ones (e.g. +1, -2).
-    #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = 0, allow_hyphen_values = true, value_parser = drm_parser())]
     pub drm: i32,
     /// −1: only Major-state units in the hex.
     #[arg(long)]
@@ -291,7 +293,7 @@ pub struct MarchArgs {
     #[arg(long)]
     pub extra: u32,
     /// Further DRM by number, added to the named ones.
-    #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = 0, allow_hyphen_values = true, value_parser = drm_parser())]
     pub drm: i32,
     /// −1: all Guards.
     #[arg(long)]
@@ -318,7 +320,7 @@ pub struct NavalArgs {
     #[arg(long)]
     pub odds: String,
     /// Net DRM (morale difference, leaders, scenario); the roll is clamped to −1…8.
-    #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = 0, allow_hyphen_values = true, value_parser = drm_parser())]
     pub drm: i32,
     #[command(flatten)]
     pub common: Common,
@@ -358,17 +360,18 @@ pub struct CrtArgs {
     #[arg(long)]
     pub odds: String,
     /// Net DRM to the larger force's 2d6 (e.g. +1, -2); capped at ±4 as printed.
-    #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = 0, allow_hyphen_values = true, value_parser = drm_parser())]
     pub drm: i32,
     /// Also show expected SP and morale lost per side through the Combat Loss Chart, for a
-    /// smaller force of this many SP.
+    /// smaller force of this many SP (1 to 999).
     #[arg(long)]
     pub smaller_sp: Option<u32>,
-    /// Also simulate this many resolutions and print estimates with 95% Wilson intervals.
-    #[arg(long)]
+    /// Also simulate this many resolutions (1 to 10^12) and print estimates with 95%
+    /// Wilson intervals.
+    #[arg(long, value_parser = trials_parser())]
     pub trials: Option<u64>,
-    /// Seed for --trials.
-    #[arg(long, default_value_t = 1)]
+    /// Seed for --trials (0 to 2^63-1).
+    #[arg(long, default_value_t = 1, value_parser = seed_parser())]
     pub seed: u64,
     /// Worker threads for --trials [default: one per core].
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
@@ -383,4 +386,25 @@ pub struct CrtArgs {
     /// With --rules: which variant's tables [default: the first].
     #[arg(long, requires = "rules")]
     pub variant: Option<String>,
+}
+
+/// `--trials`: the same bound as an analysis file's `trials`.
+fn trials_parser() -> clap::builder::RangedU64ValueParser<u64> {
+    clap::value_parser!(u64).range(1..=battlelab::limits::MAX_TRIALS)
+}
+
+/// `--seed`: the same bound as an analysis file's `seed`.
+fn seed_parser() -> clap::builder::RangedU64ValueParser<u64> {
+    clap::value_parser!(u64).range(0..=battlelab::limits::MAX_SEED)
+}
+
+/// A DRM or modifier by number: bounded so that sums of DRMs cannot overflow.
+fn drm_parser() -> clap::builder::RangedI64ValueParser<i32> {
+    let max = battlelab::limits::MAX_DRM_ARG;
+    clap::value_parser!(i32).range(-max..=max)
+}
+
+/// A strength in SP, as anywhere else.
+fn sp_parser() -> clap::builder::RangedI64ValueParser<u32> {
+    clap::value_parser!(u32).range(1..=i64::from(battlelab::limits::MAX_SP))
 }

@@ -408,7 +408,6 @@ impl FrontierStudy {
             spec.name.as_ref(),
             spec.seed.as_ref(),
             spec.trials.as_ref(),
-            "frontier",
         )?;
         let b = &spec.battle;
         let terrain = match &b.terrain {

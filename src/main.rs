@@ -422,9 +422,6 @@ fn table_d6(command: TableCommand) -> Result<()> {
         Common,
     ) = match command {
         TableCommand::Attrition(a) => {
-            if a.sp == 0 {
-                return Err(invalid("--sp 0", "a hex with units holds at least 1 SP (the table starts at 3; below 3 see --small-stack)".into()).into());
-            }
             let drm = a.drm
                 + flag(a.major_only, -1)
                 + flag(a.home, -1)

@@ -330,7 +330,6 @@ impl MeleeStudy {
             spec.name.as_ref(),
             spec.seed.as_ref(),
             spec.trials.as_ref(),
-            "melee",
         )?;
         let mut options = (BreakDice::TwoD6, 6u32);
         apply_options(&source, &spec.options, "options", &mut options)?;
@@ -413,14 +412,8 @@ impl MeleeStudy {
         // Variants.
         let mut variants: Vec<(String, ProfileSpec, ProfileSpec, OptionsSpec)> = Vec::new();
         for (i, v) in spec.variant.iter().flatten().enumerate() {
-            let vname = v.name.get_ref().trim().to_string();
-            if vname.is_empty() || variants.iter().any(|(n, ..)| *n == vname) {
-                return Err(source.error(
-                    &v.name,
-                    format!("variant[{i}].name"),
-                    format!("each variant needs a non-empty name of its own; \"{vname}\" is empty or used twice"),
-                ));
-            }
+            let taken: Vec<&str> = variants.iter().map(|(n, ..)| n.as_str()).collect();
+            let vname = analysis::variant_name(&source, &v.name, &format!("variant[{i}]"), &taken)?;
             for (side, over) in [("a", &v.a), ("b", &v.b)] {
                 if let Some(points) = over.as_ref().and_then(|o| o.points.as_ref()) {
                     return Err(source.error(

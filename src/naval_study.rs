@@ -169,7 +169,6 @@ impl NavalStudy {
             spec.name.as_ref(),
             spec.seed.as_ref(),
             spec.trials.as_ref(),
-            "naval_engagement",
         )?;
         let round_limit = match &spec.engagement.round_limit {
             Some(v) => {
@@ -189,18 +188,8 @@ impl NavalStudy {
         let base_table = apply_cells(&source, "rules", spec.rules.as_ref(), D6Table::naval())?;
         let mut variants: Vec<(String, NavalCombat)> = Vec::new();
         for (i, v) in spec.variant.iter().flatten().enumerate() {
-            let vname = v.name.get_ref().trim().to_string();
-            if vname.is_empty() || variants.iter().any(|(n, _)| *n == vname) {
-                return Err(source.error(
-                    &v.name,
-                    format!("variant[{i}].name"),
-                    if vname.is_empty() {
-                        "each variant needs a non-empty name of its own".to_string()
-                    } else {
-                        format!("each variant needs a non-empty name of its own; \"{vname}\" is used twice")
-                    },
-                ));
-            }
+            let taken: Vec<&str> = variants.iter().map(|(n, _)| n.as_str()).collect();
+            let vname = analysis::variant_name(&source, &v.name, &format!("variant[{i}]"), &taken)?;
             let table = apply_cells(
                 &source,
                 &format!("variant[{i}].rules"),
@@ -488,17 +477,7 @@ fn base_runs(study: &NavalStudy, variant: usize) -> Vec<usize> {
 fn draw_charts(study: &NavalStudy, results: &NavalResults, dir: &Path) -> Result<(), ReportError> {
     for (variant, (vname, _)) in study.variants.iter().enumerate() {
         let suffix = if study.variants.len() > 1 {
-            format!(
-                "_{}",
-                vname
-                    .chars()
-                    .map(|c| if c.is_ascii_alphanumeric() {
-                        c.to_ascii_lowercase()
-                    } else {
-                        '_'
-                    })
-                    .collect::<String>()
-            )
+            format!("_{}", report::slug(vname))
         } else {
             String::new()
         };

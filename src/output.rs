@@ -103,7 +103,10 @@ fn target(out: &Path) -> Result<Target, OutputError> {
         ));
     };
     let Some(name) = name.to_str() else {
-        return Err(refuse(out, "the folder name is not valid UTF-8; pick a plain name"));
+        return Err(refuse(
+            out,
+            "the folder name is not valid UTF-8; pick a plain name",
+        ));
     };
     if name.len() > MAX_FOLDER_NAME_BYTES {
         return Err(refuse(
@@ -151,7 +154,12 @@ fn parent_can_hold(out: &Path, parent: &Path) -> Result<(), OutputError> {
                 ))
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(refuse(out, format!("cannot read {}: {e}", ancestor.display()))),
+            Err(e) => {
+                return Err(refuse(
+                    out,
+                    format!("cannot read {}: {e}", ancestor.display()),
+                ))
+            }
         }
     }
     Ok(())
@@ -419,7 +427,10 @@ fn renameat2(from: &Path, to: &Path, flags: libc::c_uint) -> io::Result<()> {
 /// Whether the file system refused the flags themselves (then the portable path is used).
 #[cfg(target_os = "linux")]
 fn unsupported(e: &io::Error) -> bool {
-    matches!(e.raw_os_error(), Some(libc::EINVAL | libc::ENOSYS | libc::ENOTSUP))
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EINVAL | libc::ENOSYS | libc::ENOTSUP)
+    )
 }
 
 /// Renames `from` to `to`, failing with `AlreadyExists` if `to` exists.
@@ -525,9 +536,6 @@ mod tests {
             assert!(target(Path::new(path)).is_err(), "{path}");
         }
         assert_eq!(target(Path::new("reports/x")).unwrap().name, "x");
-        assert_eq!(
-            target(Path::new("x")).unwrap().parent,
-            PathBuf::from(".")
-        );
+        assert_eq!(target(Path::new("x")).unwrap().parent, PathBuf::from("."));
     }
 }

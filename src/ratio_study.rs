@@ -594,7 +594,6 @@ impl RatioStudy {
             spec.name.as_ref(),
             spec.seed.as_ref(),
             spec.trials.as_ref(),
-            "ratio",
         )?;
         let base_sides = [
             side_setup(&source, "a", &spec.side.a)?,
@@ -701,18 +700,8 @@ impl RatioStudy {
         // Variants.
         let mut variants: Vec<(String, [SideOverrides; 2], BattleOverrides)> = Vec::new();
         for (i, v) in spec.variant.iter().flatten().enumerate() {
-            let vname = v.name.get_ref().trim().to_string();
-            if vname.is_empty() || variants.iter().any(|(n, _, _)| *n == vname) {
-                return Err(source.error(
-                    &v.name,
-                    format!("variant[{i}].name"),
-                    if vname.is_empty() {
-                        "each variant needs a non-empty name of its own".to_string()
-                    } else {
-                        format!("each variant needs a non-empty name of its own; \"{vname}\" is used twice")
-                    },
-                ));
-            }
+            let taken: Vec<&str> = variants.iter().map(|(n, ..)| n.as_str()).collect();
+            let vname = analysis::variant_name(&source, &v.name, &format!("variant[{i}]"), &taken)?;
             variants.push((
                 vname,
                 [

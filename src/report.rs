@@ -273,6 +273,7 @@ pub(crate) fn frame_error(dir: &Path) -> impl Fn(PolarsError) -> ReportError + C
 }
 
 pub fn write_frame(dir: &Path, stem: &str, df: &mut DataFrame) -> Result<(), ReportError> {
+    crate::interrupt::check()?;
     let frame_error = |path: &Path| {
         let path = path.display().to_string();
         move |e: PolarsError| ReportError::Frame {
@@ -289,6 +290,7 @@ pub fn write_frame(dir: &Path, stem: &str, df: &mut DataFrame) -> Result<(), Rep
 
 /// Writes `text` to `dir/name`.
 pub fn write_text(dir: &Path, name: &str, text: &str) -> Result<(), ReportError> {
+    crate::interrupt::check()?;
     let path = dir.join(name);
     fs::write(&path, text).map_err(io_error(&path))
 }
@@ -384,17 +386,20 @@ pub(crate) fn slice_points<'a>(
         .collect()
 }
 
-/// A variant name as a file-name suffix: ASCII letters and digits, the rest `_`.
-pub(crate) fn slug(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '_'
-            }
-        })
-        .collect()
+/// A name as a file-name part: ASCII letters and digits lower-cased, every run of other
+/// characters one `_`, no `_` at either end. Variant names are checked to differ here
+/// ([`crate::analysis::variant_name`]), so no two variants share a chart file.
+pub fn slug(name: &str) -> String {
+    let mut s = String::with_capacity(name.len());
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() {
+            s.push(c.to_ascii_lowercase());
+        } else if !s.is_empty() && !s.ends_with('_') {
+            s.push('_');
+        }
+    }
+    s.truncate(s.trim_end_matches('_').len());
+    s
 }
 
 /// Result labels that occur somewhere in the analysis (simulated or exactly possible).

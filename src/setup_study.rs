@@ -87,7 +87,6 @@ impl SetupStudy {
             spec.name.as_ref(),
             spec.seed.as_ref(),
             spec.trials.as_ref(),
-            "setup",
         )?;
         let specs = spec.state.unwrap_or_default();
         if specs.is_empty() || specs.len() > MAX_STATES {

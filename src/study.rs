@@ -85,11 +85,7 @@ impl Study {
 
 /// Reads an analysis file of any system.
 pub fn load(path: &Path) -> Result<Study, AnalysisError> {
-    let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| AnalysisError::Read {
-        file: file.clone(),
-        source,
-    })?;
+    let text = crate::toml_input::read_analysis_file(path)?;
     #[derive(Deserialize)]
     struct SystemOnly {
         system: Option<String>,
@@ -231,7 +227,6 @@ impl TableStudy {
             spec.name.as_ref(),
             spec.seed.as_ref(),
             spec.trials.as_ref(),
-            &system,
         )?;
         let small_stack_column = match &spec.roll.small_stack {
             None => false,
@@ -258,22 +253,16 @@ impl TableStudy {
         let mut variants = Vec::new();
         let base = apply_cells(&source, "rules", spec.rules.as_ref(), printed)?;
         for (index, variant) in spec.variant.iter().flatten().enumerate() {
-            let vname = variant.name.get_ref().trim().to_string();
-            if vname.is_empty()
-                || variants
-                    .iter()
-                    .any(|(n, _): &(String, CompiledD6Table)| *n == vname)
-            {
-                return Err(source.error(
-                    &variant.name,
-                    format!("variant[{index}].name"),
-                    if vname.is_empty() {
-                        "each variant needs a non-empty name of its own".to_string()
-                    } else {
-                        format!("each variant needs a non-empty name of its own; \"{vname}\" is used twice")
-                    },
-                ));
-            }
+            let taken: Vec<&str> = variants
+                .iter()
+                .map(|(n, _): &(String, CompiledD6Table)| n.as_str())
+                .collect();
+            let vname = analysis::variant_name(
+                &source,
+                &variant.name,
+                &format!("variant[{index}]"),
+                &taken,
+            )?;
             let table = apply_cells(
                 &source,
                 &format!("variant[{index}].rules"),
@@ -405,8 +394,11 @@ impl TableStudy {
                 };
                 let column = match system.as_str() {
                     "attrition" => match value("sp")? {
-                        Some(AxisValue::Int(sp)) if sp >= 1 => d6table::attrition_column(sp.min(i64::from(u32::MAX)) as u32)
+                        Some(AxisValue::Int(sp)) if (1..=i64::from(crate::limits::MAX_SP)).contains(&sp) => d6table::attrition_column(sp as u32)
                             .or(small_stack_column.then_some(0)),
+                        Some(AxisValue::Int(sp)) if sp >= 1 => {
+                            return Err(bad("sp", format!("a hex holds at most {} SP, got {sp}", crate::limits::MAX_SP)))
+                        }
                         Some(other) => {
                             return Err(bad("sp", format!("SP below the table: a hex holds at least 1 SP, got {other}")))
                         }
@@ -749,7 +741,7 @@ fn write_contents(
             .int("net_drm", point.drm.into())
             .int("trials", n as i64);
         for (name, values) in d6table::outcome_values(&study.system, table.outcomes()) {
-            let key = slug(name);
+            let key = report::slug(name);
             let simulated = result
                 .counts
                 .iter()
@@ -828,18 +820,6 @@ fn write_contents(
     )
 }
 
-fn slug(name: &str) -> String {
-    let mut s: String = name
-        .to_ascii_lowercase()
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect();
-    while s.contains("__") {
-        s = s.replace("__", "_");
-    }
-    s.trim_matches('_').to_string()
-}
-
 /// Points of one variant on axis `free`, every other axis at its first value.
 fn slice(
     study: &TableStudy,
@@ -871,7 +851,7 @@ fn draw_charts(study: &TableStudy, results: &TableResults, dir: &Path) -> Result
         .map_or("roll".to_string(), |a| a.parameter.clone());
     for (variant, (name, table)) in study.variants.iter().enumerate() {
         let suffix = if study.variants.len() > 1 {
-            format!("_{}", slug(name))
+            format!("_{}", report::slug(name))
         } else {
             String::new()
         };
@@ -929,7 +909,7 @@ fn draw_charts(study: &TableStudy, results: &TableResults, dir: &Path) -> Result
                 })
                 .collect();
             chart::distributions(
-                &dir.join(format!("expected_{}{suffix}", slug(expectation))),
+                &dir.join(format!("expected_{}{suffix}", report::slug(expectation))),
                 &format!("{expectation} per roll — {name}"),
                 &x_label,
                 expectation,

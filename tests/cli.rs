@@ -318,7 +318,8 @@ fn strategic_d6_tables_snapshot() {
 #[test]
 fn strategic_tables_refuse_bad_input() {
     for (args, needle) in [
-        (vec!["attrition", "--sp", "0"], "--sp 0"),
+        (vec!["attrition", "--sp", "0"], "0 is not in 1..=999"),
+        (vec!["attrition", "--sp", "1000"], "1000 is not in 1..=999"),
         (vec!["attrition", "--sp", "-3"], "unexpected argument '-3'"),
         (
             vec!["attrition", "--sp", "9", "--frozen"],
@@ -327,7 +328,10 @@ fn strategic_tables_refuse_bad_input() {
         (vec!["march", "--extra", "4"], "must be 1, 2 or 3"),
         (vec!["naval", "--odds", "3-1"], "allowed: 1-1, 3-2, 2-1"),
         (vec!["naval", "--odds", "2-3"], "not an odds column"),
-        (vec!["storm", "--trials", "0"], "--trials 0"),
+        (
+            vec!["storm", "--trials", "0"],
+            "0 is not in 1..=1000000000000",
+        ),
     ] {
         let output = battlelab().arg("table").args(&args).output().unwrap();
         assert_eq!(output.status.code(), Some(2), "{args:?}");

@@ -26,7 +26,7 @@ pub const CRT_COLUMNS: usize = 11;
 /// Faces of two d6 read as one uniform draw: `face = 6·(die1−1) + (die2−1)`.
 pub const TWO_D6_FACES: u32 = 36;
 /// Largest strength a force may have (keeps histograms small and exact sums in range).
-pub const MAX_SP: u32 = 999;
+pub const MAX_SP: u32 = crate::limits::MAX_SP;
 /// Largest morale a force may have.
 pub const MAX_MORALE: u32 = 9;
 /// Allowed leader ratings (B8 prints leaders rated 0 to 3).

@@ -1299,8 +1299,7 @@ impl RatioCombat {
                     visited += 1;
                     // A stop request ends the enumeration as if over budget; the caller
                     // sees the request and reports the run as interrupted.
-                    if visited > budget || (visited & 0xFFF == 0 && crate::interrupt::requested())
-                    {
+                    if visited > budget || (visited & 0xFFF == 0 && crate::interrupt::requested()) {
                         return None;
                     }
                     let mut used = [ua as usize, ub as usize];
