@@ -89,9 +89,9 @@ pub enum AnalysisError {
         file: String,
         source: std::io::Error,
     },
-    #[error("{file}: {message}")]
+    #[error("{file}: {}", limits::tidy(message))]
     Syntax { file: String, message: String },
-    #[error("{file}{}: field `{field}`: {message}", line.map(|l| format!(", line {l}")).unwrap_or_default())]
+    #[error("{file}{}: field `{}`: {}", line.map(|l| format!(", line {l}")).unwrap_or_default(), limits::tidy(field), limits::tidy(message))]
     Invalid {
         file: String,
         line: Option<usize>,

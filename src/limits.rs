@@ -41,9 +41,52 @@ pub fn echo(text: &str) -> String {
     }
 }
 
+/// Longest error message shown, in characters.
+pub const MAX_MESSAGE_CHARS: usize = 600;
+
+/// A message that may quote user input, made short: every run of more than
+/// [`MAX_ECHO_CHARS`] characters without a space is cut as [`echo`] cuts it, and the
+/// whole is at most [`MAX_MESSAGE_CHARS`]. Every analysis error passes through it, so no
+/// name or value in a file, however long, floods the terminal.
+pub fn tidy(message: &str) -> String {
+    let mut out = String::new();
+    for (i, word) in message.split(' ').enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        if word.chars().count() > MAX_ECHO_CHARS {
+            out.push_str(&echo(word));
+        } else {
+            out.push_str(word);
+        }
+        if out.chars().count() > MAX_MESSAGE_CHARS {
+            let cut: String = out.chars().take(MAX_MESSAGE_CHARS).collect();
+            return cut + "…";
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tidy_cuts_long_words_and_long_messages() {
+        assert_eq!(
+            tidy("unknown unit \"B2\"; allowed: B1, B3"),
+            "unknown unit \"B2\"; allowed: B1, B3"
+        );
+        let long = format!("allowed: B1, {}, B3", "w".repeat(10_000));
+        let t = tidy(&long);
+        assert!(
+            t.starts_with("allowed: B1, www") && t.ends_with(" B3"),
+            "{t}"
+        );
+        assert!(t.len() < 200, "{t}");
+        let many = "word ".repeat(10_000);
+        assert!(tidy(&many).chars().count() <= MAX_MESSAGE_CHARS + 1);
+    }
 
     #[test]
     fn echo_truncates_long_values_and_says_how_long_they_were() {

@@ -531,6 +531,35 @@ mod tests {
     }
 
     #[test]
+    fn exchange_swaps_two_folders_and_noreplace_never_overwrites() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        fs::create_dir(&a).unwrap();
+        fs::create_dir(&b).unwrap();
+        fs::write(a.join("new"), "").unwrap();
+        fs::write(b.join("old"), "").unwrap();
+        exchange(&a, &b).unwrap();
+        assert!(b.join("new").is_file() && a.join("old").is_file());
+        let err = rename_noreplace(&a, &b).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::AlreadyExists);
+        assert!(b.join("new").is_file() && a.join("old").is_file());
+        let c = dir.path().join("c");
+        rename_noreplace(&a, &c).unwrap();
+        assert!(c.join("old").is_file() && !a.exists());
+    }
+
+    #[test]
+    fn a_replaced_report_loses_only_the_files_its_manifest_listed() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = dir.path().join("old");
+        fs::create_dir(&old).unwrap();
+        fs::write(old.join("results.csv"), "").unwrap();
+        fs::write(old.join("mine.txt"), "").unwrap();
+        remove_report(&old, &["results.csv".to_string()]);
+        assert!(old.join("mine.txt").is_file() && !old.join("results.csv").exists());
+    }
+
+    #[test]
     fn paths_without_a_final_name_are_refused() {
         for path in [".", "/", "x/..", ".."] {
             assert!(target(Path::new(path)).is_err(), "{path}");

@@ -227,7 +227,7 @@ pub fn describe_error(file: &str, text: &str, error: &toml::de::Error) -> Analys
             AnalysisError::Syntax {
                 file: file.to_string(),
                 message: format!(
-                    "line {line}, column {column}: {message} (the line reads: {})",
+                    "at line {line}, column {column}: {message} (the line reads: {})",
                     limits::echo(line_text)
                 ),
             }

@@ -93,7 +93,10 @@ fn table_crt_refuses_bad_input() {
         (vec!["--odds", "4:1"], "allowed: 1:1, 3:2, 2:1, 3:1"),
         (vec!["--odds", "one"], "not an odds column"),
         (vec!["--odds", "1:1", "--smaller-sp", "0"], "--smaller-sp 0"),
-        (vec!["--odds", "1:1", "--trials", "0"], "--trials 0"),
+        (
+            vec!["--odds", "1:1", "--trials", "0"],
+            "0 is not in 1..=1000000000000",
+        ),
     ] {
         let output = battlelab()
             .args(["table", "crt"])

@@ -137,7 +137,7 @@ fn table_melee_refuses_bad_input() {
         ),
         (
             vec!["--a", "models=5", "--b", "models=5", "--trials", "0"],
-            "--trials 0",
+            "0 is not in 1..=1000000000000",
         ),
     ] {
         let output = battlelab()

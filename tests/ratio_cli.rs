@@ -121,7 +121,10 @@ fn table_ratio_refuses_bad_input() {
         ),
         (vec!["--line", "1v1", "--min-score", "0"], "1 to 6, or none"),
         (vec!["--line", "1v1", "--mod-a", "9"], "-6 to +6"),
-        (vec!["--line", "1v1", "--trials", "0"], "--trials 0"),
+        (
+            vec!["--line", "1v1", "--trials", "0"],
+            "0 is not in 1..=1000000000000",
+        ),
     ] {
         let output = battlelab()
             .args(["table", "ratio"])
