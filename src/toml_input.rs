@@ -255,6 +255,20 @@ fn type_name(expected: &str) -> String {
     }
 }
 
+/// The range of serde's integer type names (a file's integers are `i64` at most).
+fn int_range(expected: &str) -> (i128, i128) {
+    match expected.trim() {
+        "u8" => (0, u8::MAX.into()),
+        "u16" => (0, u16::MAX.into()),
+        "u32" => (0, u32::MAX.into()),
+        "u64" | "usize" => (0, i64::MAX.into()),
+        "i8" => (i8::MIN.into(), i8::MAX.into()),
+        "i16" => (i16::MIN.into(), i16::MAX.into()),
+        "i32" => (i32::MIN.into(), i32::MAX.into()),
+        _ => (i64::MIN.into(), i64::MAX.into()),
+    }
+}
+
 /// serde's description of what was found ("string \"x\"", "integer `3`").
 fn found(what: &str) -> String {
     let what = what.trim();
@@ -267,7 +281,14 @@ fn found(what: &str) -> String {
         return format!("the number {}", quoted(number));
     }
     if let Some(rest) = what.strip_prefix("floating point ") {
-        return format!("the number {}", quoted(rest));
+        let text = rest.trim_matches('`');
+        return match text.parse::<f64>() {
+            Ok(x) if x.is_finite() && (x.abs() >= 1e15 || (x != 0.0 && x.abs() < 1e-4)) => {
+                format!("the decimal number {x:e}")
+            }
+            Ok(x) => format!("the decimal number {x}"),
+            Err(_) => format!("the decimal number {}", quoted(text)),
+        };
     }
     if let Some(rest) = what.strip_prefix("boolean ") {
         return quoted(rest);
@@ -295,12 +316,14 @@ fn friendly(message: &str) -> String {
         .or_else(|| message.strip_prefix("invalid value: "))
     {
         if let Some((got, expected)) = rest.rsplit_once(", expected ") {
-            if got.contains(" as i128") || got.contains(" as u128") {
+            // An integer refused where a whole number is expected is out of range.
+            if got.starts_with("integer ")
+                && (got.contains(" as ") || type_name(expected) == "a whole number")
+            {
+                let (lo, hi) = int_range(expected);
                 return format!(
-                    "{} is too large: whole numbers in an analysis file are {} to {}",
-                    found(got),
-                    i64::MIN,
-                    i64::MAX
+                    "{} is out of range: whole numbers here are {lo} to {hi}",
+                    found(got)
                 );
             }
             return format!("expected {}, got {}", type_name(expected), found(got));
@@ -407,8 +430,14 @@ mod tests {
 
     #[test]
     fn huge_numbers_and_long_values_are_not_echoed_whole() {
-        let e = error_of("[side.a]\nsp = 99999999999999999999\n");
-        assert!(e.contains("too large"), "{e}");
+        for big in [
+            "99999999999999999999",
+            "18446744073709551615",
+            "9223372036854775808",
+        ] {
+            let e = error_of(&format!("[side.a]\nsp = {big}\n"));
+            assert!(e.contains("out of range"), "{e}");
+        }
         let long = "x".repeat(100_000);
         let text = format!("[side.a]\nsp = \"{long}\"\n");
         let e = error_of(&text);

@@ -747,7 +747,7 @@ fn errors_name_the_key_and_what_is_allowed_without_rust_or_long_echoes() {
         ),
         (
             "[battle]\nterrain_drm = 99999999999999999999\n",
-            vec!["battle.terrain_drm", "too large"],
+            vec!["battle.terrain_drm", "out of range"],
         ),
         (
             "[battle]\nterrain_drm = true\n",
