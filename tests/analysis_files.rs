@@ -4,21 +4,18 @@
 
 use std::path::{Path, PathBuf};
 
+mod common;
+
 use assert_cmd::Command;
 use battlelab::analysis::Analysis;
 use battlelab::rules::crt::{ClcRow, OddsRounding, ResultPair};
 
 fn data(kind: &str) -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(kind);
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
-        .collect();
-    files.sort();
-    files
+    common::toml_files(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data")
+            .join(kind),
+    )
 }
 
 fn expected_error(path: &Path) -> String {

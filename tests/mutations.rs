@@ -9,9 +9,11 @@
 //! longer campaign.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+mod common;
 
 use rand_xoshiro::rand_core::{Rng as _, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -27,17 +29,6 @@ fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
-}
-
-fn shipped() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("analyses");
-    let mut files: Vec<PathBuf> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
-        .collect();
-    files.sort();
-    files
 }
 
 struct Rng(Xoshiro256PlusPlus);
@@ -258,7 +249,7 @@ fn mutated_shipped_analyses_never_panic_and_refusals_write_nothing() {
     let seed = env_or("BATTLELAB_MUTATION_SEED", 11u64);
     let mut rng = Rng(Xoshiro256PlusPlus::seed_from_u64(seed));
     let (mut refused, mut accepted) = (0, 0);
-    for file in shipped() {
+    for file in common::shipped_analyses() {
         let text = fs::read_to_string(&file).unwrap();
         for case in 0..cases {
             let (mutated, what) = mutate(&text, &mut rng);
