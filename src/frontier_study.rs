@@ -60,8 +60,8 @@ use crate::frame::LongFrame;
 use crate::report::{self, ReportError};
 use crate::rules::frontier::{Terrain, UnitType, MAX_LEADER, MAX_LEVEL};
 use crate::rules::frontier_battle::{
-    simulate_battles, CrtLoss, FrontierBattle, FrontierCombat, FrontierHistogram, MeleeCrt,
-    MovePolicy, Side, Stack, Unit, VictoryRule,
+    CrtLoss, FrontierBattle, FrontierCombat, FrontierHistogram, MeleeCrt, MovePolicy, Side, Stack,
+    Unit, VictoryRule,
 };
 use crate::sim::{Interrupted, RunControl, BLOCK_TRIALS};
 use crate::stats::{percentages_summing_to_100, wilson_interval, Z95};
@@ -633,18 +633,68 @@ pub struct FrontierResults {
     pub runs: Vec<FrontierHistogram>,
 }
 
-/// Runs every battle (common random numbers: one seed for all).
+/// Runs every battle on the engine's driver (common random numbers: one seed for all).
 pub fn execute(
     study: &FrontierStudy,
     trials: u64,
     seed: u64,
     control: &RunControl,
 ) -> Result<FrontierResults, Interrupted> {
-    let mut runs = Vec::with_capacity(study.runs.len());
-    for run in &study.runs {
-        runs.push(simulate_battles(&run.combat, seed, trials, control)?);
+    let results = crate::engine::driver::run(study, trials, seed, control)?;
+    Ok(FrontierResults {
+        trials,
+        seed,
+        runs: results.counts,
+    })
+}
+
+impl crate::engine::System for FrontierStudy {
+    type Counts = FrontierHistogram;
+    /// Whole frontier battles have no exact enumeration (their single rolls do).
+    type Exact = ();
+
+    fn header(&self) -> crate::engine::Header<'_> {
+        crate::engine::Header {
+            name: &self.name,
+            system: "frontier",
+            seed: self.seed,
+            trials: self.trials,
+        }
     }
-    Ok(FrontierResults { trials, seed, runs })
+
+    fn plan(&self) -> crate::engine::Plan {
+        crate::engine::Plan {
+            axes: Vec::new(),
+            runs: self
+                .runs
+                .iter()
+                .map(|r| crate::engine::RunKey {
+                    variant: "base".into(),
+                    coordinates: Vec::new(),
+                    part: Some(format!("{}: {}", r.group, r.label)),
+                })
+                .collect(),
+            unit: "battles",
+        }
+    }
+
+    fn empty(&self, run: usize) -> FrontierHistogram {
+        self.runs[run].combat.empty_histogram()
+    }
+
+    fn simulate(
+        &self,
+        run: usize,
+        dice: &mut crate::dice::DiceStream,
+        n: u64,
+        h: &mut FrontierHistogram,
+    ) {
+        self.runs[run].combat.battle_block(dice, n, h);
+    }
+
+    fn exact(&self, _run: usize) -> Option<()> {
+        None
+    }
 }
 
 pub fn write_report(

@@ -21,6 +21,7 @@
 pub mod analysis;
 pub mod chart;
 pub mod dice;
+pub mod engine;
 pub mod exact;
 pub mod frame;
 pub mod frontier_study;

@@ -56,8 +56,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rayon::prelude::*;
-
 use serde::Deserialize;
 use serde_json::json;
 use sha2::{Digest, Sha256};
@@ -68,9 +66,9 @@ use crate::chart::{self, BarGroup};
 use crate::frame::LongFrame;
 use crate::report::{self, ReportError};
 use crate::rules::melee::{
-    simulate_engagements, BreakDice, Engagement, EngagementEnd, EngagementHistogram,
-    EngagementOdds, Facing, MeleeCombat, PhaseOdds, RankBonusRule, UnitProfile, END_COUNT,
-    MAX_B_UNITS, MAX_MODELS, MAX_ROUND_LIMIT, STAT_MAX,
+    BreakDice, Engagement, EngagementEnd, EngagementHistogram, EngagementOdds, Facing, MeleeCombat,
+    PhaseOdds, RankBonusRule, UnitProfile, END_COUNT, MAX_B_UNITS, MAX_MODELS, MAX_ROUND_LIMIT,
+    STAT_MAX,
 };
 use crate::sim::{Interrupted, RunControl, BLOCK_TRIALS};
 use crate::stats::{percentages_summing_to_100, wilson_interval, Z95};
@@ -729,52 +727,89 @@ pub struct MeleeResults {
     pub runs: Vec<MeleeRunResult>,
 }
 
-/// Runs every engagement (common random numbers: one seed for every run).
+/// Runs every engagement on the engine's driver (common random numbers: one seed for
+/// every run).
 pub fn execute(
     study: &MeleeStudy,
     trials: u64,
     seed: u64,
     control: &RunControl,
 ) -> Result<MeleeResults, Interrupted> {
-    let mut histograms = Vec::with_capacity(study.runs.len());
-    for run in &study.runs {
-        histograms.push(simulate_engagements(&run.combat, seed, trials, control)?);
-    }
-    // The exact parts are independent per run: computed in parallel, collected in run
-    // order (each run's result depends on the run alone, so any thread count gives the
-    // same bytes); a stop request skips the runs not yet started.
-    let exact: Vec<(Option<EngagementOdds>, Option<PhaseOdds>)> = if study.exact {
-        study
-            .runs
-            .par_iter()
-            .map(|run| {
-                if control.stopped() {
-                    return (None, None);
-                }
-                (
-                    run.combat.engagement_odds(),
-                    run.combat
-                        .exact_phase_fits()
-                        .then(|| run.combat.phase_odds(&run.combat.fresh_state())),
-                )
-            })
-            .collect()
-    } else {
-        vec![(None, None); study.runs.len()]
-    };
-    if control.stopped() {
-        return Err(Interrupted);
-    }
-    let runs = histograms
+    let results = crate::engine::driver::run(study, trials, seed, control)?;
+    let runs = results
+        .counts
         .into_iter()
-        .zip(exact)
-        .map(|(histogram, (exact, phase))| MeleeRunResult {
-            histogram,
-            exact,
-            phase,
+        .zip(results.exact)
+        .map(|(histogram, exact)| {
+            let (exact, phase) = exact.unwrap_or((None, None));
+            MeleeRunResult {
+                histogram,
+                exact,
+                phase,
+            }
         })
         .collect();
     Ok(MeleeResults { trials, seed, runs })
+}
+
+impl crate::engine::System for MeleeStudy {
+    type Counts = EngagementHistogram;
+    /// The whole engagement (where it fits the budget) and the exact first phase (where
+    /// it fits the dice limit).
+    type Exact = (Option<EngagementOdds>, Option<PhaseOdds>);
+
+    fn header(&self) -> crate::engine::Header<'_> {
+        crate::engine::Header {
+            name: &self.name,
+            system: "melee",
+            seed: self.seed,
+            trials: self.trials,
+        }
+    }
+
+    fn plan(&self) -> crate::engine::Plan {
+        crate::engine::Plan {
+            axes: self.axes.iter().map(|a| a.parameter.clone()).collect(),
+            runs: self
+                .runs
+                .iter()
+                .map(|r| crate::engine::RunKey {
+                    variant: self.variants[r.variant].clone(),
+                    coordinates: r.coordinates.clone(),
+                    part: r.pairing.map(|(a, b)| {
+                        format!("{} v {}", self.round_robin[a].0, self.round_robin[b].0)
+                    }),
+                })
+                .collect(),
+            unit: "engagements",
+        }
+    }
+
+    fn empty(&self, run: usize) -> EngagementHistogram {
+        self.runs[run].combat.empty_engagement_histogram()
+    }
+
+    fn simulate(
+        &self,
+        run: usize,
+        dice: &mut crate::dice::DiceStream,
+        n: u64,
+        h: &mut EngagementHistogram,
+    ) {
+        self.runs[run].combat.engagement_block(dice, n, h);
+    }
+
+    fn exact(&self, run: usize) -> Option<Self::Exact> {
+        let combat = &self.runs[run].combat;
+        self.exact.then(|| {
+            (
+                combat.engagement_odds(),
+                combat
+                    .exact_phase_fits()
+                    .then(|| combat.phase_odds(&combat.fresh_state())),
+            )
+        })
+    }
 }
 
 /// Engagement-level summary of one run, exact where enumerated, else simulated.

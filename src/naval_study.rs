@@ -46,8 +46,7 @@ use crate::frame::LongFrame;
 use crate::report::{self, ReportError};
 use crate::rules::d6table::D6Table;
 use crate::rules::naval::{
-    simulate_engagements, Engagement, EngagementDistribution, EngagementHistogram,
-    EngagementResult, Fleet, NavalCombat,
+    Engagement, EngagementDistribution, EngagementHistogram, EngagementResult, Fleet, NavalCombat,
 };
 use crate::sim::{Interrupted, RunControl, BLOCK_TRIALS};
 use crate::stats::{percentages_summing_to_100, wilson_interval, Z95};
@@ -290,21 +289,78 @@ pub struct NavalResults {
     pub runs: Vec<(EngagementHistogram, EngagementDistribution)>,
 }
 
+/// Runs every engagement on the engine's driver (common random numbers: one seed).
 pub fn execute(
     study: &NavalStudy,
     trials: u64,
     seed: u64,
     control: &RunControl,
 ) -> Result<NavalResults, Interrupted> {
-    let mut runs = Vec::with_capacity(study.runs.len());
-    for (variant, _, engagement) in &study.runs {
-        let naval = &study.variants[*variant].1;
-        runs.push((
-            simulate_engagements(naval, engagement, seed, trials, control)?,
-            naval.distribution(engagement),
-        ));
-    }
+    let results = crate::engine::driver::run(study, trials, seed, control)?;
+    let runs = results
+        .counts
+        .into_iter()
+        .zip(results.exact)
+        .map(|(h, exact)| (h, exact.expect("naval engagements are always exact")))
+        .collect();
     Ok(NavalResults { trials, seed, runs })
+}
+
+impl crate::engine::System for NavalStudy {
+    type Counts = EngagementHistogram;
+    type Exact = EngagementDistribution;
+
+    fn header(&self) -> crate::engine::Header<'_> {
+        crate::engine::Header {
+            name: &self.name,
+            system: "naval_engagement",
+            seed: self.seed,
+            trials: self.trials,
+        }
+    }
+
+    fn plan(&self) -> crate::engine::Plan {
+        crate::engine::Plan {
+            axes: self.axes.iter().map(|a| a.parameter.clone()).collect(),
+            runs: self
+                .runs
+                .iter()
+                .map(|(variant, coordinates, _)| crate::engine::RunKey {
+                    variant: self.variants[*variant].0.clone(),
+                    coordinates: coordinates.clone(),
+                    part: None,
+                })
+                .collect(),
+            unit: "engagements",
+        }
+    }
+
+    fn empty(&self, run: usize) -> EngagementHistogram {
+        EngagementHistogram::new(&self.runs[run].2)
+    }
+
+    fn simulate(
+        &self,
+        run: usize,
+        dice: &mut crate::dice::DiceStream,
+        n: u64,
+        h: &mut EngagementHistogram,
+    ) {
+        let (variant, _, engagement) = &self.runs[run];
+        let naval = &self.variants[*variant].1;
+        for _ in 0..n {
+            let o = naval.engage(engagement, dice);
+            h.result[o.result as usize] += 1;
+            h.rounds[o.rounds as usize] += 1;
+            h.nsp_lost[0][o.nsp_lost[0] as usize] += 1;
+            h.nsp_lost[1][o.nsp_lost[1] as usize] += 1;
+        }
+    }
+
+    fn exact(&self, run: usize) -> Option<EngagementDistribution> {
+        let (variant, _, engagement) = &self.runs[run];
+        Some(self.variants[*variant].1.distribution(engagement))
+    }
 }
 
 fn p_control(result: &[f64; EngagementResult::COUNT], side: usize) -> f64 {

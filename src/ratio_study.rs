@@ -66,8 +66,8 @@ use crate::chart::{self, BarGroup};
 use crate::frame::LongFrame;
 use crate::report::{self, ReportError};
 use crate::rules::ratio::{
-    simulate_battles, ArmyResult, CombatState, MinScore, Objective, Pairing, RatioBattle,
-    RatioCombat, RatioDistribution, RatioHistogram, ReservePolicy, Unit, MAX_RESERVES, MAX_UNITS,
+    ArmyResult, CombatState, MinScore, Objective, Pairing, RatioBattle, RatioCombat,
+    RatioDistribution, RatioHistogram, ReservePolicy, Unit, MAX_RESERVES, MAX_UNITS,
 };
 use crate::sim::{Interrupted, RunControl, BLOCK_TRIALS};
 use crate::stats::{percentages_summing_to_100, wilson_interval, Z95};
@@ -1180,44 +1180,127 @@ pub fn execute(
     seed: u64,
     control: &RunControl,
 ) -> Result<RatioResults, Interrupted> {
+    let results = crate::engine::driver::run(study, trials, seed, control)?;
+    let mut counts = results.counts.into_iter();
+    let mut exact = results.exact.into_iter();
     let mut runs = Vec::with_capacity(study.runs.len());
     for run in &study.runs {
-        let histogram = simulate_battles(&run.combat, seed, trials, control)?;
-        let exact = if study.exact {
-            run.combat.distribution(MAX_EXACT_STEPS)
-        } else {
-            None
-        };
+        let histogram = counts.next().expect("one count per run");
+        let main_exact = exact.next().expect("one exact per run");
         let mut policies = Vec::new();
         if let Some((side, combats)) = &run.policies {
-            for (combat, &policy) in combats.iter().zip(&ReservePolicy::ALL) {
-                let d = if study.exact {
-                    combat.distribution(MAX_EXACT_STEPS)
-                } else {
-                    None
-                };
-                policies.push(match d {
-                    Some(d) => policy_value_exact(&d, *side, policy),
-                    None => policy_value_simulated(
-                        &simulate_battles(combat, seed, trials, control)?,
-                        *side,
-                        policy,
-                    ),
+            for policy in ReservePolicy::ALL.iter().take(combats.len()) {
+                let h = counts.next().expect("one count per policy run");
+                policies.push(match exact.next().expect("one exact per policy run") {
+                    Some(d) => policy_value_exact(&d, *side, *policy),
+                    None => policy_value_simulated(&h, *side, *policy),
                 });
             }
         }
-        // An exact enumeration cut short by a stop request reads as "too large": the
-        // run is interrupted, not reported as simulated only.
-        if control.stopped() {
-            return Err(Interrupted);
-        }
         runs.push(RatioRunResult {
             histogram,
-            exact,
+            exact: main_exact,
             policies,
         });
     }
     Ok(RatioResults { trials, seed, runs })
+}
+
+impl RatioStudy {
+    /// The battle of engine run `run`: each study run, then its policy comparisons.
+    fn combat_of(&self, run: usize) -> &RatioCombat {
+        let mut at = run;
+        for r in &self.runs {
+            if at == 0 {
+                return &r.combat;
+            }
+            at -= 1;
+            if let Some((_, combats)) = &r.policies {
+                if at < combats.len() {
+                    return &combats[at];
+                }
+                at -= combats.len();
+            }
+        }
+        unreachable!("run {run} is outside the plan")
+    }
+}
+
+impl crate::engine::System for RatioStudy {
+    type Counts = RatioHistogram;
+    type Exact = RatioDistribution;
+
+    fn header(&self) -> crate::engine::Header<'_> {
+        crate::engine::Header {
+            name: &self.name,
+            system: "ratio",
+            seed: self.seed,
+            trials: self.trials,
+        }
+    }
+
+    fn plan(&self) -> crate::engine::Plan {
+        let mut runs = Vec::new();
+        for r in &self.runs {
+            let key = |part: Option<String>| crate::engine::RunKey {
+                variant: self.variants[r.variant].clone(),
+                coordinates: r.coordinates.clone(),
+                part,
+            };
+            runs.push(key(None));
+            if let Some((_, combats)) = &r.policies {
+                for policy in ReservePolicy::ALL.iter().take(combats.len()) {
+                    runs.push(key(Some(format!("policy {}", policy.name()))));
+                }
+            }
+        }
+        crate::engine::Plan {
+            axes: self.axes.iter().map(|a| a.parameter.clone()).collect(),
+            runs,
+            unit: "battles",
+        }
+    }
+
+    fn empty(&self, run: usize) -> RatioHistogram {
+        let combat = self.combat_of(run);
+        if combat.has_signature() {
+            RatioHistogram::for_signatures(combat)
+        } else {
+            RatioHistogram::new(combat)
+        }
+    }
+
+    fn simulate(
+        &self,
+        run: usize,
+        dice: &mut crate::dice::DiceStream,
+        n: u64,
+        h: &mut RatioHistogram,
+    ) {
+        let combat = self.combat_of(run);
+        if combat.has_signature() {
+            for _ in 0..n {
+                h.record_signature(combat.fight_signature(dice));
+            }
+        } else {
+            for _ in 0..n {
+                h.record(&combat.fight(dice));
+            }
+        }
+    }
+
+    fn finish(&self, run: usize, h: &mut RatioHistogram) {
+        let combat = self.combat_of(run);
+        if combat.has_signature() {
+            h.fold_signatures(combat);
+        }
+    }
+
+    fn exact(&self, run: usize) -> Option<RatioDistribution> {
+        self.exact
+            .then(|| self.combat_of(run).distribution(MAX_EXACT_STEPS))
+            .flatten()
+    }
 }
 
 /// A distribution column: name, simulated counts, exact probabilities if computed.

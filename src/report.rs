@@ -17,7 +17,7 @@ use sha2::{Digest, Sha256};
 use crate::analysis::{Analysis, AxisValue, Run, SweepAxis};
 use crate::chart::{self, BarGroup};
 use crate::frame;
-use crate::rules::crt::{simulate_battles, BattleDistribution, BattleHistogram, BattleResult};
+use crate::rules::crt::{BattleDistribution, BattleHistogram, BattleResult};
 use crate::sim::{Interrupted, RunControl, BLOCK_TRIALS};
 use crate::stats::{percentages_summing_to_100, wilson_interval, Z95};
 
@@ -64,32 +64,79 @@ pub struct AnalysisResults {
     pub runs: Vec<RunResult>,
 }
 
-/// Runs every grid point of every variant. Every run uses the same seed, so variants and
-/// grid points are compared on common random numbers (their differences are sharper than
-/// independent runs would give); the result of one run never depends on the others.
+/// Runs every grid point of every variant on the engine's driver. Every run uses the same
+/// seed, so variants and grid points are compared on common random numbers (their
+/// differences are sharper than independent runs would give); the result of one run
+/// never depends on the others.
 pub fn execute(
     analysis: &Analysis,
     trials: u64,
     seed: u64,
     control: &RunControl,
 ) -> Result<AnalysisResults, Interrupted> {
-    let mut runs = Vec::with_capacity(analysis.runs.len());
-    for run in &analysis.runs {
-        let histogram = simulate_battles(&run.field, &run.prepared, seed, trials, control)?;
-        let exact = if analysis.exact {
-            run.field
-                .battle_distribution(&run.prepared, MAX_EXACT_STATES)
-        } else {
-            None
-        };
-        // An exact enumeration cut short by a stop request reads as "too large": the
-        // run is interrupted, not reported as simulated only.
-        if control.stopped() {
-            return Err(Interrupted);
-        }
-        runs.push(RunResult { histogram, exact });
-    }
+    let results = crate::engine::driver::run(analysis, trials, seed, control)?;
+    let runs = results
+        .counts
+        .into_iter()
+        .zip(results.exact)
+        .map(|(histogram, exact)| RunResult { histogram, exact })
+        .collect();
     Ok(AnalysisResults { trials, seed, runs })
+}
+
+impl crate::engine::System for Analysis {
+    type Counts = BattleHistogram;
+    type Exact = BattleDistribution;
+
+    fn header(&self) -> crate::engine::Header<'_> {
+        crate::engine::Header {
+            name: &self.name,
+            system: &self.system,
+            seed: self.seed,
+            trials: self.trials,
+        }
+    }
+
+    fn plan(&self) -> crate::engine::Plan {
+        crate::engine::Plan {
+            axes: self.axes.iter().map(|a| a.parameter.clone()).collect(),
+            runs: self
+                .runs
+                .iter()
+                .map(|r| crate::engine::RunKey {
+                    variant: self.variants[r.variant].name.clone(),
+                    coordinates: r.coordinates.clone(),
+                    part: None,
+                })
+                .collect(),
+            unit: "battles",
+        }
+    }
+
+    fn empty(&self, run: usize) -> BattleHistogram {
+        let r = &self.runs[run];
+        BattleHistogram::new(&r.prepared, r.field.rules().round_limit)
+    }
+
+    fn simulate(
+        &self,
+        run: usize,
+        dice: &mut crate::dice::DiceStream,
+        n: u64,
+        counts: &mut BattleHistogram,
+    ) {
+        let r = &self.runs[run];
+        for _ in 0..n {
+            counts.record(&r.field.fight(&r.prepared, dice));
+        }
+    }
+
+    fn exact(&self, run: usize) -> Option<BattleDistribution> {
+        let r = &self.runs[run];
+        self.exact
+            .then(|| r.field.battle_distribution(&r.prepared, MAX_EXACT_STATES))
+            .flatten()
+    }
 }
 
 /// A distribution column: name, simulated counts, exact probabilities if computed.

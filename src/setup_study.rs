@@ -32,10 +32,11 @@ use toml::Spanned;
 
 use crate::analysis::{self, AnalysisError, AxisValue, Source};
 use crate::chart::{self, BarGroup};
+use crate::dice::DiceStream;
 use crate::frame::LongFrame;
 use crate::report::{self, ReportError};
 use crate::rules::setup::{exact_total, roll_map, rows, MapState, Quantity, StateKind};
-use crate::sim::{self, Interrupted, RunControl, BLOCK_TRIALS};
+use crate::sim::{Interrupted, RunControl, BLOCK_TRIALS};
 use crate::stats::{wilson_interval, Z95};
 
 /// Most states on one map.
@@ -208,52 +209,18 @@ pub fn execute(
     seed: u64,
     control: &RunControl,
 ) -> Result<SetupResults, Interrupted> {
-    let maxima = study.maxima();
-    let offsets: Vec<[usize; 7]> = {
-        let mut next = 0;
-        maxima
-            .iter()
-            .map(|m| {
-                m.map(|max| {
-                    let at = next;
-                    next += max + 1;
-                    at
-                })
-            })
-            .collect()
-    };
-    let size = maxima.iter().flatten().map(|m| m + 1).sum::<usize>();
-    let coalitions = study.coalitions.len();
-    let flat = sim::run_blocks(
-        seed,
-        trials,
-        || vec![0u64; size],
-        |dice, n, histogram: &mut Vec<u64>| {
-            let mut totals = [[0u32; 7]; MAX_STATES];
-            let mut rolls = [0u8; MAX_STATES];
-            for _ in 0..n {
-                roll_map(&study.states, dice, &mut totals[..coalitions], &mut rolls);
-                for (c, coalition) in totals[..coalitions].iter().enumerate() {
-                    for (q, &total) in coalition.iter().enumerate() {
-                        histogram[offsets[c][q] + total as usize] += 1;
-                    }
-                }
-            }
-        },
-        control,
-    )?;
-    let counts = (0..coalitions)
+    let mut results = crate::engine::driver::run(study, trials, seed, control)?;
+    let flat = results.counts.pop().expect("one run");
+    let exact = results
+        .exact
+        .pop()
+        .flatten()
+        .expect("setup is always exact");
+    let (maxima, offsets) = study.layout();
+    let counts = (0..study.coalitions.len())
         .map(|c| {
             (0..7)
                 .map(|q| flat[offsets[c][q]..offsets[c][q] + maxima[c][q] + 1].to_vec())
-                .collect()
-        })
-        .collect();
-    let exact = (0..coalitions)
-        .map(|c| {
-            Quantity::ALL
-                .iter()
-                .map(|&q| exact_total(&study.members(c), q))
                 .collect()
         })
         .collect();
@@ -263,6 +230,87 @@ pub fn execute(
         counts,
         exact,
     })
+}
+
+impl SetupStudy {
+    /// Largest total per coalition and quantity, and where each one's counts start in
+    /// the flat histogram.
+    fn layout(&self) -> (Vec<[usize; 7]>, Vec<[usize; 7]>) {
+        let maxima = self.maxima();
+        let mut next = 0;
+        let offsets = maxima
+            .iter()
+            .map(|m| {
+                m.map(|max| {
+                    let at = next;
+                    next += max + 1;
+                    at
+                })
+            })
+            .collect();
+        (maxima, offsets)
+    }
+}
+
+impl crate::engine::System for SetupStudy {
+    /// Every coalition's totals of every quantity, one flat histogram.
+    type Counts = Vec<u64>;
+    /// `[coalition][quantity]`: the exact distribution of the total.
+    type Exact = Vec<Vec<Vec<f64>>>;
+
+    fn header(&self) -> crate::engine::Header<'_> {
+        crate::engine::Header {
+            name: &self.name,
+            system: "setup",
+            seed: self.seed,
+            trials: self.trials,
+        }
+    }
+
+    fn plan(&self) -> crate::engine::Plan {
+        crate::engine::Plan {
+            axes: Vec::new(),
+            runs: vec![crate::engine::RunKey {
+                variant: "base".into(),
+                coordinates: Vec::new(),
+                part: None,
+            }],
+            unit: "maps",
+        }
+    }
+
+    fn empty(&self, _run: usize) -> Vec<u64> {
+        let (maxima, _) = self.layout();
+        vec![0; maxima.iter().flatten().map(|m| m + 1).sum::<usize>()]
+    }
+
+    fn simulate(&self, _run: usize, dice: &mut DiceStream, n: u64, histogram: &mut Vec<u64>) {
+        let (_, offsets) = self.layout();
+        let coalitions = self.coalitions.len();
+        let mut totals = [[0u32; 7]; MAX_STATES];
+        let mut rolls = [0u8; MAX_STATES];
+        for _ in 0..n {
+            roll_map(&self.states, dice, &mut totals[..coalitions], &mut rolls);
+            for (c, coalition) in totals[..coalitions].iter().enumerate() {
+                for (q, &total) in coalition.iter().enumerate() {
+                    histogram[offsets[c][q] + total as usize] += 1;
+                }
+            }
+        }
+    }
+
+    fn exact(&self, _run: usize) -> Option<Self::Exact> {
+        Some(
+            (0..self.coalitions.len())
+                .map(|c| {
+                    Quantity::ALL
+                        .iter()
+                        .map(|&q| exact_total(&self.members(c), q))
+                        .collect()
+                })
+                .collect(),
+        )
+    }
 }
 
 fn mean(d: &[f64]) -> f64 {

@@ -47,7 +47,7 @@ use crate::frame::LongFrame;
 use crate::report::{self, ReportError};
 use crate::rules::crt::OddsColumn;
 use crate::rules::d6table::{self, CompiledD6Table, D6Table};
-use crate::sim::{self, Interrupted, RunControl, BLOCK_TRIALS};
+use crate::sim::{Interrupted, RunControl, BLOCK_TRIALS};
 use crate::stats::{percentages_summing_to_100, wilson_interval, Z95};
 
 /// Allowed range of a swept or fixed DRM on a d6 table.
@@ -570,44 +570,20 @@ fn certain(outcomes: usize) -> ExactDistribution {
     ExactDistribution { counts, total: 6 }
 }
 
-/// Runs every point (and the turns study) with the parallel driver.
+/// Runs every point (and the turns study) on the engine's driver.
 pub fn execute(
     study: &TableStudy,
     trials: u64,
     seed: u64,
     control: &RunControl,
 ) -> Result<TableResults, Interrupted> {
+    let results = crate::engine::driver::run(study, trials, seed, control)?;
     let mut points = Vec::with_capacity(study.points.len());
-    for point in &study.points {
-        let table = &study.variants[point.variant].1;
-        let n = table.outcomes().len();
-        let result = match point.column {
-            Some(column) => PointResult {
-                counts: d6table::simulate_rolls(table, column, point.drm, seed, trials, control)?,
-                exact: table.distribution(column, point.drm),
-            },
-            None => {
-                let mut counts = vec![0u64; n];
-                counts[0] = trials;
-                PointResult {
-                    counts,
-                    exact: certain(n),
-                }
-            }
-        };
-        points.push(result);
-    }
     let mut turns = Vec::new();
-    if let Some(study_turns) = study.turns {
-        for (_, table) in &study.variants {
-            turns.push(run_turns(
-                table,
-                study_turns,
-                study.small_stack_column,
-                seed,
-                trials,
-                control,
-            )?);
+    for (counts, exact) in results.counts.into_iter().zip(results.exact) {
+        match exact.expect("table studies are always exact") {
+            TableExact::Point(exact) => points.push(PointResult { counts, exact }),
+            TableExact::Turns(exact) => turns.push(TurnsResult { exact, counts }),
         }
     }
     Ok(TableResults {
@@ -616,6 +592,115 @@ pub fn execute(
         points,
         turns,
     })
+}
+
+/// The exact result of a table study's run.
+#[derive(Debug, Clone)]
+pub enum TableExact {
+    /// One roll's distribution at a grid point.
+    Point(ExactDistribution),
+    /// The turns study: the distribution of SP left after each turn.
+    Turns(Vec<Vec<f64>>),
+}
+
+impl TableStudy {
+    /// The variant of the turns run `run` (runs after the grid points), if it is one.
+    fn turns_variant(&self, run: usize) -> Option<usize> {
+        run.checked_sub(self.points.len())
+    }
+}
+
+impl crate::engine::System for TableStudy {
+    type Counts = Vec<u64>;
+    type Exact = TableExact;
+
+    fn header(&self) -> crate::engine::Header<'_> {
+        crate::engine::Header {
+            name: &self.name,
+            system: &self.system,
+            seed: self.seed,
+            trials: self.trials,
+        }
+    }
+
+    fn plan(&self) -> crate::engine::Plan {
+        let mut runs: Vec<crate::engine::RunKey> = self
+            .points
+            .iter()
+            .map(|p| crate::engine::RunKey {
+                variant: self.variants[p.variant].0.clone(),
+                coordinates: p.coordinates.clone(),
+                part: None,
+            })
+            .collect();
+        if let Some(t) = self.turns {
+            for (name, _) in &self.variants {
+                runs.push(crate::engine::RunKey {
+                    variant: name.clone(),
+                    coordinates: Vec::new(),
+                    part: Some(format!("{} turns from {} SP", t.turns, t.sp)),
+                });
+            }
+        }
+        crate::engine::Plan {
+            axes: self.axes.iter().map(|a| a.parameter.clone()).collect(),
+            runs,
+            unit: "rolls",
+        }
+    }
+
+    fn empty(&self, run: usize) -> Vec<u64> {
+        match (self.turns_variant(run), self.turns) {
+            (Some(_), Some(t)) => vec![0; t.sp as usize + 1],
+            _ => {
+                let point = &self.points[run];
+                vec![0; self.variants[point.variant].1.outcomes().len()]
+            }
+        }
+    }
+
+    fn simulate(&self, run: usize, dice: &mut DiceStream, n: u64, histogram: &mut Vec<u64>) {
+        if let (Some(variant), Some(t)) = (self.turns_variant(run), self.turns) {
+            let table = &self.variants[variant].1;
+            let loss = losses(table);
+            for _ in 0..n {
+                let mut sp = t.sp;
+                for _ in 0..t.turns {
+                    if let Some(column) = column_of(sp, self.small_stack_column) {
+                        let face = table.faces(column, t.drm)[dice.below(6) as usize];
+                        sp = sp.saturating_sub(loss[usize::from(face)]);
+                    }
+                }
+                histogram[sp as usize] += 1;
+            }
+            return;
+        }
+        let point = &self.points[run];
+        let table = &self.variants[point.variant].1;
+        match point.column {
+            Some(column) => {
+                d6table::roll_many(table.faces(column, point.drm), dice, n, histogram);
+            }
+            // Below the table (a hex under 3 SP with no column): nothing happens.
+            None => histogram[0] += n,
+        }
+    }
+
+    fn exact(&self, run: usize) -> Option<TableExact> {
+        if let (Some(variant), Some(t)) = (self.turns_variant(run), self.turns) {
+            return Some(TableExact::Turns(turns_exact(
+                &self.variants[variant].1,
+                t,
+                self.small_stack_column,
+            )));
+        }
+        let point = &self.points[run];
+        let table = &self.variants[point.variant].1;
+        Some(TableExact::Point(match point.column {
+            Some(column) => table.distribution(column, point.drm),
+            None => certain(table.outcomes().len()),
+        }))
+    }
 }
 
 /// SP eliminated by each outcome of the attrition table.
@@ -634,15 +719,12 @@ fn column_of(sp: u32, small_stack_column: bool) -> Option<usize> {
     d6table::attrition_column(sp).or(small_stack_column.then_some(0))
 }
 
-/// The turns study: exact by a Markov chain over SP, simulated by the driver.
-fn run_turns(
+/// The turns study exactly: a Markov chain over SP, turn by turn.
+fn turns_exact(
     table: &CompiledD6Table,
     study: TurnsStudy,
     small_stack_column: bool,
-    seed: u64,
-    trials: u64,
-    control: &RunControl,
-) -> Result<TurnsResult, Interrupted> {
+) -> Vec<Vec<f64>> {
     let loss = losses(table);
     let size = study.sp as usize + 1;
     let mut exact = vec![vec![0.0; size]];
@@ -663,25 +745,7 @@ fn run_turns(
         }
         exact.push(after);
     }
-    let counts = sim::run_blocks(
-        seed,
-        trials,
-        || vec![0u64; size],
-        |dice: &mut DiceStream, n, histogram: &mut Vec<u64>| {
-            for _ in 0..n {
-                let mut sp = study.sp;
-                for _ in 0..study.turns {
-                    if let Some(column) = column_of(sp, small_stack_column) {
-                        let face = table.faces(column, study.drm)[dice.below(6) as usize];
-                        sp = sp.saturating_sub(loss[usize::from(face)]);
-                    }
-                }
-                histogram[sp as usize] += 1;
-            }
-        },
-        control,
-    )?;
-    Ok(TurnsResult { exact, counts })
+    exact
 }
 
 /// Writes the report folder of a table study, atomically.
