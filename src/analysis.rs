@@ -100,11 +100,29 @@ pub enum AnalysisError {
     },
 }
 
-/// One value a sweep axis takes.
+/// One value a sweep axis (or an extra axis of a plan) takes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum AxisValue {
     Int(i64),
-    Odds { larger: u32, smaller: u32 },
+    Odds {
+        larger: u32,
+        smaller: u32,
+    },
+    /// A name: a profile, a policy, a terrain.
+    Text(String),
+    /// The axis does not apply to this run (a null in the frames).
+    Unset,
+}
+
+impl AxisValue {
+    /// The value as a number, for charts' axes and sorting: odds as their ratio.
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            AxisValue::Int(v) => Some(*v as f64),
+            AxisValue::Odds { larger, smaller } => Some(f64::from(*larger) / f64::from(*smaller)),
+            AxisValue::Text(_) | AxisValue::Unset => None,
+        }
+    }
 }
 
 impl fmt::Display for AxisValue {
@@ -112,6 +130,8 @@ impl fmt::Display for AxisValue {
         match self {
             AxisValue::Int(v) => write!(f, "{v}"),
             AxisValue::Odds { larger, smaller } => write!(f, "{larger}:{smaller}"),
+            AxisValue::Text(t) => f.write_str(t),
+            AxisValue::Unset => f.write_str("–"),
         }
     }
 }
@@ -1169,6 +1189,9 @@ fn apply_coordinate(
             let sp = (u64::from(battle.b.sp) * u64::from(*larger)).div_ceil(u64::from(*smaller));
             battle.a.sp = sp.min(u64::from(u32::MAX)) as u32;
             return;
+        }
+        AxisValue::Text(_) | AxisValue::Unset => {
+            unreachable!("field sweeps hold numbers and odds only")
         }
     };
     let as_u32 = int.clamp(0, i64::from(u32::MAX)) as u32;

@@ -17,11 +17,15 @@ pub struct Cli {
 pub enum Command {
     /// Run an analysis file and write its report folder (data, charts, tables, manifest).
     Run(RunArgs),
-    /// Check an analysis file without running it: the first error, or what a run would do.
-    Check {
+    /// Validate an analysis file without running it: the first error, or what a run
+    /// would do.
+    Validate {
         /// The analysis file (TOML), e.g. analyses/field_combat.toml.
         file: PathBuf,
     },
+    /// Add up the shards of one run (from `run --shard K/N`) and write its report, the
+    /// same bytes one machine would have written.
+    Merge(MergeArgs),
     /// Print the distribution of one roll on a table, exactly (and simulated with --trials).
     #[command(subcommand)]
     Table(TableCommand),
@@ -41,10 +45,31 @@ pub struct RunArgs {
     /// Worker threads [default: one per core].
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
     pub threads: Option<u64>,
-    /// Report folder [default: reports/<name from the file>].
+    /// Report folder [default: reports/<name from the file>; with --shard,
+    /// shards/<name>/shard-K-of-N].
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Run only shard K of N (1-based) of the plan's work and write its counts, for
+    /// `battlelab merge` to add up: e.g. --shard 2/8 on the second of eight machines.
+    #[arg(long, value_name = "K/N", value_parser = battlelab::engine::shard::parse_share)]
+    pub shard: Option<(u64, u64)>,
     /// No progress bar and no summary.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The shard folders, every shard of one run once (in any order).
+    #[arg(required = true, value_name = "SHARD_DIR")]
+    pub shards: Vec<PathBuf>,
+    /// Report folder [default: reports/<name from the analysis>].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Worker threads for the exact results [default: one per core].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub threads: Option<u64>,
+    /// No summary.
     #[arg(long, short)]
     pub quiet: bool,
 }

@@ -14,6 +14,7 @@ use crate::analysis::AxisValue;
 
 enum ColumnData {
     Text(Vec<String>),
+    OptText(Vec<Option<String>>),
     Int(Vec<i64>),
     Float(Vec<Option<f64>>),
 }
@@ -63,26 +64,12 @@ impl LongFrame {
         ];
         for (i, axis) in self.axes.iter().enumerate() {
             let values: Vec<&AxisValue> = self.coordinates.iter().map(|c| &c[i]).collect();
-            let column = if values.iter().all(|v| matches!(v, AxisValue::Int(_))) {
-                let ints: Vec<i64> = values
-                    .iter()
-                    .map(|v| match v {
-                        AxisValue::Int(x) => *x,
-                        AxisValue::Odds { .. } => 0,
-                    })
-                    .collect();
-                Column::new(axis.as_str().into(), ints)
-            } else {
-                Column::new(
-                    axis.as_str().into(),
-                    values.iter().map(|v| v.to_string()).collect::<Vec<_>>(),
-                )
-            };
-            columns.push(column);
+            columns.extend(axis_columns(axis, &values));
         }
         for (name, data) in self.columns {
             columns.push(match data {
                 ColumnData::Text(v) => Column::new(name.into(), v),
+                ColumnData::OptText(v) => Column::new(name.into(), v),
                 ColumnData::Int(v) => Column::new(name.into(), v),
                 ColumnData::Float(v) => Column::new(name.into(), v),
             });
@@ -110,6 +97,14 @@ impl RowBuilder<'_> {
         self
     }
 
+    /// A text cell that may be null (written as an empty CSV field).
+    pub fn text_opt(mut self, name: &str, value: Option<&str>) -> Self {
+        if let ColumnData::OptText(v) = self.slot(name, || ColumnData::OptText(Vec::new())) {
+            v.push(value.map(str::to_string));
+        }
+        self
+    }
+
     pub fn int(mut self, name: &str, value: i64) -> Self {
         if let ColumnData::Int(v) = self.slot(name, || ColumnData::Int(Vec::new())) {
             v.push(value);
@@ -126,6 +121,57 @@ impl RowBuilder<'_> {
 
     pub fn finish(self) {
         self.frame.rows += 1;
+    }
+}
+
+/// A parameter's name as a column name: `a.morale` → `a_morale`.
+pub fn column_name(parameter: &str) -> String {
+    parameter
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// The column(s) of one axis: whole numbers as integers, names as text, odds as their
+/// ratio (so they sort: 1:1 < 3:2 < 2:1 < 3:1) with the printed label beside it in
+/// `<axis>_label`. A run the axis does not apply to has a null.
+fn axis_columns(axis: &str, values: &[&AxisValue]) -> Vec<Column> {
+    let name = column_name(axis);
+    let odds = values.iter().any(|v| matches!(v, AxisValue::Odds { .. }));
+    let ints = values
+        .iter()
+        .all(|v| matches!(v, AxisValue::Int(_) | AxisValue::Unset));
+    if odds {
+        let ratio: Vec<Option<f64>> = values.iter().map(|v| v.as_f64()).collect();
+        let label: Vec<Option<String>> = values
+            .iter()
+            .map(|v| (!matches!(v, AxisValue::Unset)).then(|| v.to_string()))
+            .collect();
+        vec![
+            Column::new(name.as_str().into(), ratio),
+            Column::new(format!("{name}_label").into(), label),
+        ]
+    } else if ints {
+        let ints: Vec<Option<i64>> = values
+            .iter()
+            .map(|v| match v {
+                AxisValue::Int(x) => Some(*x),
+                _ => None,
+            })
+            .collect();
+        vec![Column::new(name.as_str().into(), ints)]
+    } else {
+        let text: Vec<Option<String>> = values
+            .iter()
+            .map(|v| (!matches!(v, AxisValue::Unset)).then(|| v.to_string()))
+            .collect();
+        vec![Column::new(name.as_str().into(), text)]
     }
 }
 

@@ -47,14 +47,12 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::json;
-use sha2::{Digest, Sha256};
 use toml::Spanned;
 
-use crate::analysis::{self, AnalysisError, Source};
+use crate::analysis::{self, AnalysisError, AxisValue, Source};
 use crate::chart::{self, BarGroup};
 use crate::frame::LongFrame;
 use crate::report::{self, ReportError};
@@ -63,8 +61,8 @@ use crate::rules::frontier_battle::{
     CrtLoss, FrontierBattle, FrontierCombat, FrontierHistogram, MeleeCrt, MovePolicy, Side, Stack,
     Unit, VictoryRule,
 };
-use crate::sim::{Interrupted, RunControl, BLOCK_TRIALS};
-use crate::stats::{percentages_summing_to_100, wilson_interval, Z95};
+use crate::sim::{Interrupted, RunControl};
+use crate::stats::percentages_summing_to_100;
 
 /// One battle of the study: which sensitivity group it belongs to and its label there.
 #[derive(Debug, Clone)]
@@ -664,14 +662,13 @@ impl crate::engine::System for FrontierStudy {
 
     fn plan(&self) -> crate::engine::Plan {
         crate::engine::Plan {
-            axes: Vec::new(),
+            axes: SENSITIVITY_AXES.iter().map(|a| a.to_string()).collect(),
             runs: self
                 .runs
                 .iter()
                 .map(|r| crate::engine::RunKey {
                     variant: "base".into(),
-                    coordinates: Vec::new(),
-                    part: Some(format!("{}: {}", r.group, r.label)),
+                    coordinates: r.coordinates(),
                 })
                 .collect(),
             unit: "battles",
@@ -695,81 +692,33 @@ impl crate::engine::System for FrontierStudy {
     fn exact(&self, _run: usize) -> Option<()> {
         None
     }
-}
 
-pub fn write_report(
-    study: &FrontierStudy,
-    results: &FrontierResults,
-    out: &Path,
-    threads: usize,
-    wall_time: Duration,
-) -> Result<Vec<PathBuf>, ReportError> {
-    report::write_atomically(out, |dir| {
-        write_contents(study, results, dir, threads, wall_time)
-    })
-}
+    fn outcomes(
+        &self,
+        _run: usize,
+        h: &FrontierHistogram,
+        _exact: Option<&()>,
+    ) -> Vec<crate::engine::Outcome> {
+        RESULTS
+            .iter()
+            .enumerate()
+            .map(|(i, label)| crate::engine::Outcome {
+                name: label.to_string(),
+                count: h.result[i],
+                exact: None,
+                fraction: None,
+            })
+            .collect()
+    }
 
-const RESULTS: [&str; 3] = ["A victory", "draw", "B victory"];
-
-fn mean(counts: &[u64]) -> f64 {
-    let n: u64 = counts.iter().sum();
-    counts
-        .iter()
-        .enumerate()
-        .map(|(k, &c)| k as f64 * c as f64)
-        .sum::<f64>()
-        / n.max(1) as f64
-}
-
-fn write_contents(
-    study: &FrontierStudy,
-    results: &FrontierResults,
-    dir: &Path,
-    threads: usize,
-    wall_time: Duration,
-) -> Result<(), ReportError> {
-    let frame_error = report::frame_error(dir);
-    let mut long = LongFrame::new(&[]);
-    let mut expectations = LongFrame::new(&[]);
-    let mut distributions = LongFrame::new(&[]);
-    for (run, h) in study.runs.iter().zip(&results.runs) {
-        let n: u64 = h.result.iter().sum();
-        for (i, label) in RESULTS.iter().enumerate() {
-            let (lo, hi) = wilson_interval(h.result[i], n, Z95);
-            long.row(&run.group, &[])
-                .text("run", &run.label)
-                .text("outcome", label)
-                .int("trials", n as i64)
-                .int("count", h.result[i] as i64)
-                .float("probability", Some(h.result[i] as f64 / n as f64))
-                .float("ci_low", Some(lo))
-                .float("ci_high", Some(hi))
-                .finish();
-        }
-        let mut row = expectations
-            .row(&run.group, &[])
-            .text("run", &run.label)
-            .int("trials", n as i64);
-        for (i, label) in ["p_a_victory", "p_draw", "p_b_victory"].iter().enumerate() {
-            row = row.float(label, Some(h.result[i] as f64 / n as f64));
-        }
-        for (s, side) in ["a", "b"].iter().enumerate() {
-            row = row
-                .float(
-                    &format!("mean_eliminated_{side}"),
-                    Some(mean(&h.eliminated[s])),
-                )
-                .float(&format!("mean_routed_{side}"), Some(mean(&h.routed[s])))
-                .float(
-                    &format!("mean_disrupted_{side}"),
-                    Some(mean(&h.disrupted[s])),
-                )
-                .float(
-                    &format!("mean_leaders_lost_{side}"),
-                    Some(mean(&h.leaders_lost[s])),
-                );
-        }
-        row.float("mean_rounds", Some(mean(&h.rounds))).finish();
+    fn distributions(
+        &self,
+        _run: usize,
+        h: &FrontierHistogram,
+        _exact: Option<&()>,
+    ) -> Vec<crate::engine::Distribution> {
+        use crate::engine::Distribution;
+        let mut out = Vec::new();
         for (s, side) in ["a", "b"].iter().enumerate() {
             for (metric, counts) in [
                 ("eliminated", &h.eliminated[s]),
@@ -777,113 +726,119 @@ fn write_contents(
                 ("disrupted", &h.disrupted[s]),
                 ("leaders_lost", &h.leaders_lost[s]),
             ] {
-                for (k, &count) in counts.iter().enumerate() {
-                    distributions
-                        .row(&run.group, &[])
-                        .text("run", &run.label)
-                        .text("metric", &format!("{metric}_{side}"))
-                        .int("value", k as i64)
-                        .int("count", count as i64)
-                        .float("probability", Some(count as f64 / n as f64))
-                        .finish();
-                }
+                out.push(Distribution::new(&format!("{metric}_{side}"), counts, None));
             }
         }
         for (round, by_side) in h.lost_by_round.iter().enumerate() {
             for (s, side) in ["a", "b"].iter().enumerate() {
-                for (k, &count) in by_side[s].iter().enumerate() {
-                    distributions
-                        .row(&run.group, &[])
-                        .text("run", &run.label)
-                        .text("metric", &format!("lost_{side}_after_round_{}", round + 1))
-                        .int("value", k as i64)
-                        .int("count", count as i64)
-                        .float("probability", Some(count as f64 / n as f64))
-                        .finish();
-                }
+                out.push(Distribution::new(
+                    &format!("lost_{side}_after_round_{}", round + 1),
+                    &by_side[s],
+                    None,
+                ));
             }
         }
-        for (rounds, &count) in h.rounds.iter().enumerate().skip(1) {
-            distributions
-                .row(&run.group, &[])
-                .text("run", &run.label)
-                .text("metric", "rounds")
-                .int("value", rounds as i64)
-                .int("count", count as i64)
-                .float("probability", Some(count as f64 / n as f64))
-                .finish();
+        // Battles last at least one round.
+        out.push(Distribution {
+            metric: "rounds".into(),
+            first: 1,
+            counts: h.rounds[1..].to_vec(),
+            exact: None,
+        });
+        // Rounds fought by the battles of each result: a share of the battles, so each
+        // one's probabilities add up to P(that result) and its mean is the mean length
+        // of such battles.
+        for (i, label) in RESULTS.iter().enumerate() {
+            out.push(Distribution {
+                metric: format!("rounds_{}", label.replace(' ', "_").to_lowercase()),
+                first: 1,
+                counts: h.result_by_rounds[1..].iter().map(|r| r[i]).collect(),
+                exact: None,
+            });
         }
-        for (rounds, by_result) in h.result_by_rounds.iter().enumerate().skip(1) {
-            for (i, label) in RESULTS.iter().enumerate() {
-                distributions
-                    .row(&run.group, &[])
-                    .text("run", &run.label)
-                    .text(
-                        "metric",
-                        &format!("rounds_{rounds}_{}", label.replace(' ', "_").to_lowercase()),
-                    )
-                    .int("value", rounds as i64)
-                    .int("count", by_result[i] as i64)
-                    .float("probability", Some(by_result[i] as f64 / n as f64))
-                    .finish();
-            }
-        }
+        out
     }
-    report::write_frame(
-        dir,
-        "results",
-        &mut long.build("frontier").map_err(frame_error)?,
-    )?;
-    report::write_frame(
-        dir,
-        "expectations",
-        &mut expectations.build("frontier").map_err(frame_error)?,
-    )?;
-    report::write_frame(
-        dir,
-        "distributions",
-        &mut distributions.build("frontier").map_err(frame_error)?,
-    )?;
-    draw_charts(study, results, dir)?;
-    report::write_text(dir, "tables.md", &rulebook_tables(study, results))?;
-    let hash: String = Sha256::digest(
-        format!(
+
+    fn rules(&self) -> serde_json::Value {
+        json!(format!(
             "{:?}",
-            study
-                .runs
+            self.runs
                 .iter()
                 .map(|r| (&r.group, &r.label, r.combat.battle()))
                 .collect::<Vec<_>>()
-        )
-        .as_bytes(),
-    )
-    .iter()
-    .map(|b| format!("{b:02x}"))
-    .collect();
-    let groups: Vec<&str> = {
-        let mut g: Vec<&str> = study.runs.iter().map(|r| r.group.as_str()).collect();
-        g.dedup();
-        g
-    };
-    report::write_manifest(
-        dir,
-        &json!({
-            "tool": "battlelab",
-            "version": env!("CARGO_PKG_VERSION"),
-            "analysis": study.path.display().to_string(),
-            "name": study.name,
-            "system": "frontier",
-            "seed": results.seed,
-            "trials": results.trials,
-            "block_trials": BLOCK_TRIALS,
-            "threads": threads,
-            "rules_hash": hash,
-            "groups": groups,
-            "runs": study.runs.len(),
-            "wall_time_seconds": (wall_time.as_secs_f64() * 1000.0).round() / 1000.0,
-        }),
-    )
+        ))
+    }
 }
+
+/// The extra axes of a frontier plan: which sensitivity group a run belongs to, and its
+/// setting within the group ("as written" for the battle in the file).
+pub const SENSITIVITY_AXES: [&str; 2] = ["sensitivity", "setting"];
+
+impl FrontierRun {
+    /// The run's values on [`SENSITIVITY_AXES`].
+    pub fn coordinates(&self) -> Vec<AxisValue> {
+        vec![
+            AxisValue::Text(self.group.clone()),
+            AxisValue::Text(self.label.clone()),
+        ]
+    }
+}
+
+impl crate::pipeline::SystemReport for FrontierStudy {
+    fn extras(
+        &self,
+        results: &crate::engine::driver::PlanResults<Self>,
+        dir: &Path,
+    ) -> Result<(), ReportError> {
+        let results = FrontierResults {
+            trials: results.trials,
+            seed: results.seed,
+            runs: results.counts.clone(),
+        };
+        let mut expectations = LongFrame::new(&SENSITIVITY_AXES);
+        for (run, h) in self.runs.iter().zip(&results.runs) {
+            let n: u64 = h.result.iter().sum();
+            let mut row = expectations
+                .row("base", &run.coordinates())
+                .int("trials", n as i64);
+            for (i, label) in ["p_a_victory", "p_draw", "p_b_victory"].iter().enumerate() {
+                row = row.float(label, Some(h.result[i] as f64 / n as f64));
+            }
+            for (s, side) in ["a", "b"].iter().enumerate() {
+                row = row
+                    .float(
+                        &format!("mean_eliminated_{side}"),
+                        Some(report::count_mean(&h.eliminated[s])),
+                    )
+                    .float(
+                        &format!("mean_routed_{side}"),
+                        Some(report::count_mean(&h.routed[s])),
+                    )
+                    .float(
+                        &format!("mean_disrupted_{side}"),
+                        Some(report::count_mean(&h.disrupted[s])),
+                    )
+                    .float(
+                        &format!("mean_leaders_lost_{side}"),
+                        Some(report::count_mean(&h.leaders_lost[s])),
+                    );
+            }
+            row.float("mean_rounds", Some(report::count_mean(&h.rounds)))
+                .finish();
+        }
+        report::write_frame(
+            dir,
+            "expectations",
+            &mut expectations
+                .build("frontier")
+                .map_err(report::frame_error(dir))?,
+        )?;
+        draw_charts(self, &results, dir)?;
+        report::write_text(dir, "tables.md", &rulebook_tables(self, &results))
+    }
+}
+
+const RESULTS: [&str; 3] = ["A victory", "draw", "B victory"];
 
 fn probabilities(h: &FrontierHistogram) -> Vec<f64> {
     let n: u64 = h.result.iter().sum();
@@ -941,7 +896,7 @@ fn draw_charts(
                 h.lost_by_round
                     .iter()
                     .enumerate()
-                    .map(|(r, by_side)| ((r + 1) as f64, mean(&by_side[side]))),
+                    .map(|(r, by_side)| ((r + 1) as f64, report::count_mean(&by_side[side]))),
             )
             .collect()
     };
@@ -978,8 +933,8 @@ fn rulebook_tables(study: &FrontierStudy, results: &FrontierResults) -> String {
             cell(p[0]),
             cell(p[1]),
             cell(p[2]),
-            mean(&h.eliminated[0]),
-            mean(&h.eliminated[1])
+            report::count_mean(&h.eliminated[0]),
+            report::count_mean(&h.eliminated[1])
         ));
     }
     if !study.skipped.is_empty() {

@@ -54,11 +54,9 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::json;
-use sha2::{Digest, Sha256};
 use toml::Spanned;
 
 use crate::analysis::{self, AnalysisError, AxisValue, Source, SweepAxis};
@@ -70,8 +68,8 @@ use crate::rules::melee::{
     PhaseOdds, RankBonusRule, UnitProfile, END_COUNT, MAX_B_UNITS, MAX_MODELS, MAX_ROUND_LIMIT,
     STAT_MAX,
 };
-use crate::sim::{Interrupted, RunControl, BLOCK_TRIALS};
-use crate::stats::{percentages_summing_to_100, wilson_interval, Z95};
+use crate::sim::{Interrupted, RunControl};
+use crate::stats::percentages_summing_to_100;
 
 /// Profile stats a sweep or a variant can set, with their allowed range.
 const STATS: [(&str, u32, u32); 9] = [
@@ -736,20 +734,53 @@ pub fn execute(
     control: &RunControl,
 ) -> Result<MeleeResults, Interrupted> {
     let results = crate::engine::driver::run(study, trials, seed, control)?;
-    let runs = results
-        .counts
-        .into_iter()
-        .zip(results.exact)
-        .map(|(histogram, exact)| {
-            let (exact, phase) = exact.unwrap_or((None, None));
-            MeleeRunResult {
-                histogram,
-                exact,
-                phase,
-            }
-        })
-        .collect();
-    Ok(MeleeResults { trials, seed, runs })
+    Ok(MeleeResults::of(&results))
+}
+
+impl MeleeResults {
+    /// The engine's results of a melee study, run by run.
+    pub fn of(results: &crate::engine::driver::PlanResults<MeleeStudy>) -> Self {
+        let runs = results
+            .counts
+            .iter()
+            .zip(&results.exact)
+            .map(|(histogram, exact)| {
+                let (exact, phase) = exact.clone().unwrap_or((None, None));
+                MeleeRunResult {
+                    histogram: histogram.clone(),
+                    exact,
+                    phase,
+                }
+            })
+            .collect();
+        Self {
+            trials: results.trials,
+            seed: results.seed,
+            runs,
+        }
+    }
+}
+
+impl MeleeStudy {
+    /// The plan's axes: the swept stats, then the two profiles of a round-robin game.
+    pub fn key_axes(&self) -> Vec<&str> {
+        let mut axes: Vec<&str> = self.axes.iter().map(|a| a.parameter.as_str()).collect();
+        if self.is_round_robin() {
+            axes.extend(["a_profile", "b_profile"]);
+        }
+        axes
+    }
+
+    /// A run's values on [`Self::key_axes`].
+    pub fn key_coordinates(&self, run: &MeleeRun) -> Vec<AxisValue> {
+        let mut values = run.coordinates.clone();
+        if self.is_round_robin() {
+            let (a, b) = run.pairing.expect("every round-robin run is a pairing");
+            values.push(AxisValue::Text(self.round_robin[a].0.clone()));
+            values.push(AxisValue::Text(self.round_robin[b].0.clone()));
+        }
+        values
+    }
 }
 
 impl crate::engine::System for MeleeStudy {
@@ -757,6 +788,15 @@ impl crate::engine::System for MeleeStudy {
     /// The whole engagement (where it fits the budget) and the exact first phase (where
     /// it fits the dice limit).
     type Exact = (Option<EngagementOdds>, Option<PhaseOdds>);
+
+    fn kind(&self) -> String {
+        if self.is_round_robin() {
+            "melee (round robin)"
+        } else {
+            "melee"
+        }
+        .to_string()
+    }
 
     fn header(&self) -> crate::engine::Header<'_> {
         crate::engine::Header {
@@ -769,16 +809,13 @@ impl crate::engine::System for MeleeStudy {
 
     fn plan(&self) -> crate::engine::Plan {
         crate::engine::Plan {
-            axes: self.axes.iter().map(|a| a.parameter.clone()).collect(),
+            axes: self.key_axes().iter().map(|a| a.to_string()).collect(),
             runs: self
                 .runs
                 .iter()
                 .map(|r| crate::engine::RunKey {
                     variant: self.variants[r.variant].clone(),
-                    coordinates: r.coordinates.clone(),
-                    part: r.pairing.map(|(a, b)| {
-                        format!("{} v {}", self.round_robin[a].0, self.round_robin[b].0)
-                    }),
+                    coordinates: self.key_coordinates(r),
                 })
                 .collect(),
             unit: "engagements",
@@ -809,6 +846,76 @@ impl crate::engine::System for MeleeStudy {
                     .then(|| combat.phase_odds(&combat.fresh_state())),
             )
         })
+    }
+
+    fn outcomes(
+        &self,
+        _run: usize,
+        h: &EngagementHistogram,
+        exact: Option<&Self::Exact>,
+    ) -> Vec<crate::engine::Outcome> {
+        let exact = exact.and_then(|(e, _)| e.as_ref()).map(Summary::exact);
+        EngagementEnd::ALL
+            .iter()
+            .map(|&end| crate::engine::Outcome {
+                name: end.name().to_string(),
+                count: h.total(end),
+                exact: exact.as_ref().map(|e| e.ends[end.index()]),
+                fraction: None,
+            })
+            .collect()
+    }
+
+    fn distributions(
+        &self,
+        _run: usize,
+        h: &EngagementHistogram,
+        exact: Option<&Self::Exact>,
+    ) -> Vec<crate::engine::Distribution> {
+        use crate::engine::Distribution;
+        let exact = exact.and_then(|(e, _)| e.as_ref()).map(Summary::exact);
+        // Phases until the engagement ends (at least one), and models lost by each side.
+        let phase_counts: Vec<u64> = h.ends.chunks(END_COUNT).map(|c| c.iter().sum()).collect();
+        vec![
+            Distribution {
+                metric: "phases".into(),
+                first: 1,
+                counts: phase_counts,
+                exact: exact
+                    .as_ref()
+                    .map(|e| e.by_phase.iter().map(|p| p.iter().sum()).collect()),
+            },
+            Distribution::new(
+                "models_lost_a",
+                &h.models_lost[0],
+                exact.as_ref().map(|e| e.models_lost[0].as_slice()),
+            ),
+            Distribution::new(
+                "models_lost_b",
+                &h.models_lost[1],
+                exact.as_ref().map(|e| e.models_lost[1].as_slice()),
+            ),
+        ]
+    }
+
+    fn rules(&self) -> serde_json::Value {
+        json!(format!(
+            "{:?}",
+            self.runs
+                .iter()
+                .map(|r| (r.variant, r.pairing, r.combat.engagement()))
+                .collect::<Vec<_>>()
+        ))
+    }
+}
+
+impl crate::pipeline::SystemReport for MeleeStudy {
+    fn extras(
+        &self,
+        results: &crate::engine::driver::PlanResults<Self>,
+        dir: &Path,
+    ) -> Result<(), ReportError> {
+        write_extras(self, &MeleeResults::of(results), dir)
     }
 }
 
@@ -977,18 +1084,6 @@ pub fn elo(strength: f64) -> f64 {
     1500.0 + 400.0 * strength.log10()
 }
 
-pub fn write_report(
-    study: &MeleeStudy,
-    results: &MeleeResults,
-    out: &Path,
-    threads: usize,
-    wall_time: Duration,
-) -> Result<Vec<PathBuf>, ReportError> {
-    report::write_atomically(out, |dir| {
-        write_contents(study, results, dir, threads, wall_time)
-    })
-}
-
 /// " (b.defense = 1)" for a chart over the first `free` axes: where the other axes are
 /// held, taken from the run `index`.
 fn fixed_note(study: &MeleeStudy, index: Option<usize>, free: usize) -> String {
@@ -1042,44 +1137,27 @@ fn run_label(study: &MeleeStudy, run: &MeleeRun) -> String {
     }
 }
 
-fn write_contents(
-    study: &MeleeStudy,
-    results: &MeleeResults,
-    dir: &Path,
-    threads: usize,
-    wall_time: Duration,
-) -> Result<(), ReportError> {
+/// The melee study's own frames (expectations, survival, the exact first phase, and for
+/// a round robin the matchups and ratings), charts and rulebook tables.
+fn write_extras(study: &MeleeStudy, results: &MeleeResults, dir: &Path) -> Result<(), ReportError> {
     let frame_error = report::frame_error(dir);
-    let axes: Vec<&str> = study.axes.iter().map(|a| a.parameter.as_str()).collect();
-    let mut long = LongFrame::new(&axes);
+    let axes = study.key_axes();
     let mut expectations = LongFrame::new(&axes);
     let mut survival = LongFrame::new(&axes);
     let mut phase = LongFrame::new(&axes);
-    let mut distributions = LongFrame::new(&axes);
     for (run, r) in study.runs.iter().zip(&results.runs) {
         let vname = &study.variants[run.variant];
         let h = &r.histogram;
         let n = h.trials();
         let exact = r.exact.as_ref().map(Summary::exact);
         let sim = Summary::simulated(h);
-        for end in EngagementEnd::ALL {
-            let count = h.total(end);
-            let (lo, hi) = wilson_interval(count, n, Z95);
-            with_pairing(study, long.row(vname, &run.coordinates), run)
-                .text("outcome", end.name())
-                .int("trials", n as i64)
-                .int("count", count as i64)
-                .float("probability", Some(count as f64 / n as f64))
-                .float("ci_low", Some(lo))
-                .float("ci_high", Some(hi))
-                .float("exact", exact.as_ref().map(|e| e.ends[end.index()]))
-                .finish();
-        }
+        let key = study.key_coordinates(run);
         let ex = |f: &dyn Fn(&Summary) -> f64| exact.as_ref().map(f);
         let ph = |f: &dyn Fn(&PhaseOdds) -> f64| r.phase.as_ref().map(f);
         let units = run.combat.units();
         let (_, first_wounds) = run.combat.expected_first_phase();
-        with_pairing(study, expectations.row(vname, &run.coordinates), run)
+        expectations
+            .row(vname, &key)
             .text("a", &units[0].quick())
             .text(
                 "b",
@@ -1127,7 +1205,8 @@ fn write_contents(
         let sim_curves = broken(&sim);
         let exact_curves = exact.as_ref().map(broken);
         for p in 0..sim_curves[0].len() {
-            with_pairing(study, survival.row(vname, &run.coordinates), run)
+            survival
+                .row(vname, &key)
                 .int("phase", p as i64 + 1)
                 .float("p_still_engaged", Some(1.0 - sim_curves[0][p]))
                 .float("p_a_broken_by", Some(sim_curves[1][p]))
@@ -1156,37 +1235,6 @@ fn write_contents(
                 )
                 .finish();
         }
-        // Phases until the engagement ends, and models lost by each side.
-        let phase_counts: Vec<u64> = h.ends.chunks(END_COUNT).map(|c| c.iter().sum()).collect();
-        let exact_phases: Option<Vec<f64>> = exact
-            .as_ref()
-            .map(|e| e.by_phase.iter().map(|p| p.iter().sum()).collect());
-        let metrics: [DistributionMetric; 3] = [
-            ("phases", &phase_counts, exact_phases.as_deref(), 1),
-            (
-                "models_lost_a",
-                &h.models_lost[0],
-                exact.as_ref().map(|e| e.models_lost[0].as_slice()),
-                0,
-            ),
-            (
-                "models_lost_b",
-                &h.models_lost[1],
-                exact.as_ref().map(|e| e.models_lost[1].as_slice()),
-                0,
-            ),
-        ];
-        for (metric, counts, exact_values, first) in metrics {
-            for (k, &count) in counts.iter().enumerate() {
-                with_pairing(study, distributions.row(vname, &run.coordinates), run)
-                    .text("metric", metric)
-                    .int("value", k as i64 + first)
-                    .int("count", count as i64)
-                    .float("probability", Some(count as f64 / n as f64))
-                    .float("exact", exact_values.map(|e| e[k]))
-                    .finish();
-            }
-        }
         if let Some(odds) = &r.phase {
             for side in 0..2 {
                 for (metric, dist) in [
@@ -1195,7 +1243,8 @@ fn write_contents(
                     ("score", &odds.score[side]),
                 ] {
                     for (value, f) in dist.iter().enumerate() {
-                        with_pairing(study, phase.row(vname, &run.coordinates), run)
+                        phase
+                            .row(vname, &key)
                             .text("side", ["A", "B"][side])
                             .text("metric", metric)
                             .int("value", value as i64)
@@ -1209,11 +1258,6 @@ fn write_contents(
     }
     report::write_frame(
         dir,
-        "results",
-        &mut long.build("melee").map_err(frame_error)?,
-    )?;
-    report::write_frame(
-        dir,
         "expectations",
         &mut expectations.build("melee").map_err(frame_error)?,
     )?;
@@ -1221,11 +1265,6 @@ fn write_contents(
         dir,
         "survival",
         &mut survival.build("melee").map_err(frame_error)?,
-    )?;
-    report::write_frame(
-        dir,
-        "distributions",
-        &mut distributions.build("melee").map_err(frame_error)?,
     )?;
     if study.exact {
         report::write_frame(
@@ -1281,61 +1320,10 @@ fn write_contents(
         dir,
         "tables.md",
         &rulebook_tables(study, results, round_robin.as_ref()),
-    )?;
-    let hash: String = Sha256::digest(
-        format!(
-            "{:?}",
-            study
-                .runs
-                .iter()
-                .map(|r| (r.variant, r.pairing, r.combat.engagement()))
-                .collect::<Vec<_>>()
-        )
-        .as_bytes(),
-    )
-    .iter()
-    .map(|b| format!("{b:02x}"))
-    .collect();
-    report::write_manifest(
-        dir,
-        &json!({
-            "tool": "battlelab",
-            "version": env!("CARGO_PKG_VERSION"),
-            "analysis": study.path.display().to_string(),
-            "name": study.name,
-            "system": "melee",
-            "round_robin": study.is_round_robin(),
-            "seed": results.seed,
-            "trials": results.trials,
-            "block_trials": BLOCK_TRIALS,
-            "threads": threads,
-            "rules_hash": hash,
-            "variants": study.variants,
-            "axes": axes,
-            "runs": study.runs.len(),
-            "exact_runs": results.runs.iter().filter(|r| r.exact.is_some()).count(),
-            "wall_time_seconds": (wall_time.as_secs_f64() * 1000.0).round() / 1000.0,
-        }),
     )
 }
 
 /// A distribution column: name, simulated counts, exact probabilities, first value.
-type DistributionMetric<'a> = (&'a str, &'a [u64], Option<&'a [f64]>, i64);
-
-/// Adds the round-robin pairing's profile columns to a row.
-fn with_pairing<'a>(
-    study: &MeleeStudy,
-    row: crate::frame::RowBuilder<'a>,
-    run: &MeleeRun,
-) -> crate::frame::RowBuilder<'a> {
-    match run.pairing {
-        Some((i, j)) => row
-            .text("a_profile", &study.round_robin[i].0)
-            .text("b_profile", &study.round_robin[j].0),
-        None => row,
-    }
-}
-
 /// Mean score of profile `i` over the field (as A and as B, mirror match excluded).
 fn mean_score(rr: &RoundRobinTable, i: usize) -> f64 {
     let n = rr.score.len();

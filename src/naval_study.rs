@@ -33,11 +33,9 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::json;
-use sha2::{Digest, Sha256};
 use toml::Spanned;
 
 use crate::analysis::{self, AnalysisError, AxisValue, Source, SweepAxis};
@@ -48,8 +46,8 @@ use crate::rules::d6table::D6Table;
 use crate::rules::naval::{
     Engagement, EngagementDistribution, EngagementHistogram, EngagementResult, Fleet, NavalCombat,
 };
-use crate::sim::{Interrupted, RunControl, BLOCK_TRIALS};
-use crate::stats::{percentages_summing_to_100, wilson_interval, Z95};
+use crate::sim::{Interrupted, RunControl};
+use crate::stats::percentages_summing_to_100;
 use crate::study::{apply_cells, CellOverrides};
 
 /// What a naval-engagement study can sweep.
@@ -211,7 +209,7 @@ impl NavalStudy {
                 for (axis, value) in axes.iter().zip(&coordinates) {
                     let int = |v: &AxisValue| match v {
                         AxisValue::Int(x) => *x,
-                        AxisValue::Odds { .. } => 0,
+                        _ => 0,
                     };
                     let clamp = |v: i64| v.clamp(-1_000_000, 1_000_000);
                     match axis.parameter.as_str() {
@@ -297,13 +295,28 @@ pub fn execute(
     control: &RunControl,
 ) -> Result<NavalResults, Interrupted> {
     let results = crate::engine::driver::run(study, trials, seed, control)?;
-    let runs = results
-        .counts
-        .into_iter()
-        .zip(results.exact)
-        .map(|(h, exact)| (h, exact.expect("naval engagements are always exact")))
-        .collect();
-    Ok(NavalResults { trials, seed, runs })
+    Ok(NavalResults::of(&results))
+}
+
+impl NavalResults {
+    /// The engine's results of a naval study, run by run.
+    pub fn of(results: &crate::engine::driver::PlanResults<NavalStudy>) -> Self {
+        Self {
+            trials: results.trials,
+            seed: results.seed,
+            runs: results
+                .counts
+                .iter()
+                .zip(&results.exact)
+                .map(|(h, exact)| {
+                    (
+                        h.clone(),
+                        exact.clone().expect("naval engagements are always exact"),
+                    )
+                })
+                .collect(),
+        }
+    }
 }
 
 impl crate::engine::System for NavalStudy {
@@ -328,7 +341,6 @@ impl crate::engine::System for NavalStudy {
                 .map(|(variant, coordinates, _)| crate::engine::RunKey {
                     variant: self.variants[*variant].0.clone(),
                     coordinates: coordinates.clone(),
-                    part: None,
                 })
                 .collect(),
             unit: "engagements",
@@ -361,6 +373,102 @@ impl crate::engine::System for NavalStudy {
         let (variant, _, engagement) = &self.runs[run];
         Some(self.variants[*variant].1.distribution(engagement))
     }
+
+    fn outcomes(
+        &self,
+        _run: usize,
+        h: &EngagementHistogram,
+        exact: Option<&EngagementDistribution>,
+    ) -> Vec<crate::engine::Outcome> {
+        EngagementResult::ALL
+            .iter()
+            .map(|&r| crate::engine::Outcome {
+                name: r.label().to_string(),
+                count: h.result[r as usize],
+                exact: exact.map(|e| e.result[r as usize]),
+                fraction: None,
+            })
+            .collect()
+    }
+
+    fn distributions(
+        &self,
+        _run: usize,
+        h: &EngagementHistogram,
+        exact: Option<&EngagementDistribution>,
+    ) -> Vec<crate::engine::Distribution> {
+        use crate::engine::Distribution;
+        vec![
+            // Engagements last at least one round.
+            Distribution {
+                metric: "rounds".into(),
+                first: 1,
+                counts: h.rounds[1..].to_vec(),
+                exact: exact.map(|e| e.rounds[1..].to_vec()),
+            },
+            Distribution::new(
+                "nsp_lost_a",
+                &h.nsp_lost[0],
+                exact.map(|e| &e.nsp_lost[0][..]),
+            ),
+            Distribution::new(
+                "nsp_lost_b",
+                &h.nsp_lost[1],
+                exact.map(|e| &e.nsp_lost[1][..]),
+            ),
+        ]
+    }
+
+    fn rules(&self) -> serde_json::Value {
+        json!({
+            "variants": self.variants.iter().map(|(n, t)| json!({"name": n, "table": t.table().table()})).collect::<Vec<_>>(),
+            "runs": self.runs.iter().map(|r| &r.2).collect::<Vec<_>>(),
+        })
+    }
+}
+
+impl crate::pipeline::SystemReport for NavalStudy {
+    fn extras(
+        &self,
+        results: &crate::engine::driver::PlanResults<Self>,
+        dir: &Path,
+    ) -> Result<(), ReportError> {
+        let results = NavalResults::of(results);
+        let frame_error = report::frame_error(dir);
+        let axes: Vec<&str> = self.axes.iter().map(|a| a.parameter.as_str()).collect();
+        let mut expectations = LongFrame::new(&axes);
+        for ((variant, coordinates, engagement), (h, exact)) in self.runs.iter().zip(&results.runs)
+        {
+            let vname = &self.variants[*variant].0;
+            let n = h.trials();
+            let est: [f64; EngagementResult::COUNT] =
+                std::array::from_fn(|i| h.result[i] as f64 / n as f64);
+            expectations
+                .row(vname, coordinates)
+                .int("start_nsp_a", engagement.a.nsp.into())
+                .int("start_nsp_b", engagement.b.nsp.into())
+                .int("trials", n as i64)
+                .float("p_a_control", Some(p_control(&est, 0)))
+                .float("p_b_control", Some(p_control(&est, 1)))
+                .float("exact_p_a_control", Some(p_control(&exact.result, 0)))
+                .float("exact_p_b_control", Some(p_control(&exact.result, 1)))
+                .float("mean_nsp_lost_a", Some(report::count_mean(&h.nsp_lost[0])))
+                .float("mean_nsp_lost_b", Some(report::count_mean(&h.nsp_lost[1])))
+                .float("exact_mean_nsp_lost_a", Some(mean(&exact.nsp_lost[0])))
+                .float("exact_mean_nsp_lost_b", Some(mean(&exact.nsp_lost[1])))
+                .float("mean_rounds", Some(report::count_mean(&h.rounds)))
+                .finish();
+        }
+        report::write_frame(
+            dir,
+            "expectations",
+            &mut expectations
+                .build("naval_engagement")
+                .map_err(frame_error)?,
+        )?;
+        draw_charts(self, &results, dir)?;
+        report::write_text(dir, "tables.md", &rulebook_tables(self, &results))
+    }
 }
 
 fn p_control(result: &[f64; EngagementResult::COUNT], side: usize) -> f64 {
@@ -373,144 +481,6 @@ fn p_control(result: &[f64; EngagementResult::COUNT], side: usize) -> f64 {
 
 fn mean(d: &[f64]) -> f64 {
     d.iter().enumerate().map(|(v, p)| v as f64 * p).sum()
-}
-
-pub fn write_report(
-    study: &NavalStudy,
-    results: &NavalResults,
-    out: &Path,
-    threads: usize,
-    wall_time: Duration,
-) -> Result<Vec<PathBuf>, ReportError> {
-    report::write_atomically(out, |dir| {
-        write_contents(study, results, dir, threads, wall_time)
-    })
-}
-
-fn write_contents(
-    study: &NavalStudy,
-    results: &NavalResults,
-    dir: &Path,
-    threads: usize,
-    wall_time: Duration,
-) -> Result<(), ReportError> {
-    let frame_error = report::frame_error(dir);
-    let axes: Vec<&str> = study.axes.iter().map(|a| a.parameter.as_str()).collect();
-    let mut long = LongFrame::new(&axes);
-    let mut expectations = LongFrame::new(&axes);
-    let mut distributions = LongFrame::new(&axes);
-    for ((variant, coordinates, engagement), (h, exact)) in study.runs.iter().zip(&results.runs) {
-        let vname = &study.variants[*variant].0;
-        let n = h.trials();
-        for r in EngagementResult::ALL {
-            let count = h.result[r as usize];
-            let (lo, hi) = wilson_interval(count, n, Z95);
-            long.row(vname, coordinates)
-                .text("outcome", r.label())
-                .int("trials", n as i64)
-                .int("count", count as i64)
-                .float("probability", Some(count as f64 / n as f64))
-                .float("ci_low", Some(lo))
-                .float("ci_high", Some(hi))
-                .float("exact", Some(exact.result[r as usize]))
-                .finish();
-        }
-        let est: [f64; EngagementResult::COUNT] =
-            std::array::from_fn(|i| h.result[i] as f64 / n as f64);
-        let sim_mean = |c: &[u64]| {
-            c.iter()
-                .enumerate()
-                .map(|(v, k)| v as f64 * *k as f64)
-                .sum::<f64>()
-                / n as f64
-        };
-        expectations
-            .row(vname, coordinates)
-            .int("a_nsp", engagement.a.nsp.into())
-            .int("b_nsp", engagement.b.nsp.into())
-            .int("trials", n as i64)
-            .float("p_a_control", Some(p_control(&est, 0)))
-            .float("p_b_control", Some(p_control(&est, 1)))
-            .float("exact_p_a_control", Some(p_control(&exact.result, 0)))
-            .float("exact_p_b_control", Some(p_control(&exact.result, 1)))
-            .float("mean_nsp_lost_a", Some(sim_mean(&h.nsp_lost[0])))
-            .float("mean_nsp_lost_b", Some(sim_mean(&h.nsp_lost[1])))
-            .float("exact_mean_nsp_lost_a", Some(mean(&exact.nsp_lost[0])))
-            .float("exact_mean_nsp_lost_b", Some(mean(&exact.nsp_lost[1])))
-            .float("mean_rounds", Some(sim_mean(&h.rounds)))
-            .finish();
-        for (metric, counts, ex) in [
-            ("rounds", &h.rounds, &exact.rounds),
-            ("nsp_lost_a", &h.nsp_lost[0], &exact.nsp_lost[0]),
-            ("nsp_lost_b", &h.nsp_lost[1], &exact.nsp_lost[1]),
-        ] {
-            for (value, &count) in counts
-                .iter()
-                .enumerate()
-                .skip(usize::from(metric == "rounds"))
-            {
-                distributions
-                    .row(vname, coordinates)
-                    .text("metric", metric)
-                    .int("value", value as i64)
-                    .int("count", count as i64)
-                    .float("probability", Some(count as f64 / n as f64))
-                    .float("exact", Some(ex[value]))
-                    .finish();
-            }
-        }
-    }
-    report::write_frame(
-        dir,
-        "results",
-        &mut long.build("naval_engagement").map_err(frame_error)?,
-    )?;
-    report::write_frame(
-        dir,
-        "expectations",
-        &mut expectations
-            .build("naval_engagement")
-            .map_err(frame_error)?,
-    )?;
-    report::write_frame(
-        dir,
-        "distributions",
-        &mut distributions
-            .build("naval_engagement")
-            .map_err(frame_error)?,
-    )?;
-    draw_charts(study, results, dir)?;
-    report::write_text(dir, "tables.md", &rulebook_tables(study, results))?;
-    let hash: String = Sha256::digest(
-        json!({
-            "variants": study.variants.iter().map(|(n, t)| json!({"name": n, "table": t.table().table()})).collect::<Vec<_>>(),
-            "runs": study.runs.iter().map(|r| &r.2).collect::<Vec<_>>(),
-        })
-        .to_string()
-        .as_bytes(),
-    )
-    .iter()
-    .map(|b| format!("{b:02x}"))
-    .collect();
-    report::write_manifest(
-        dir,
-        &json!({
-            "tool": "battlelab",
-            "version": env!("CARGO_PKG_VERSION"),
-            "analysis": study.path.display().to_string(),
-            "name": study.name,
-            "system": "naval_engagement",
-            "seed": results.seed,
-            "trials": results.trials,
-            "block_trials": BLOCK_TRIALS,
-            "threads": threads,
-            "rules_hash": hash,
-            "variants": study.variants.iter().map(|v| &v.0).collect::<Vec<_>>(),
-            "axes": axes,
-            "runs": study.runs.len(),
-            "wall_time_seconds": (wall_time.as_secs_f64() * 1000.0).round() / 1000.0,
-        }),
-    )
 }
 
 /// Runs of one variant where every axis after the first two is at its first value.
@@ -574,7 +544,7 @@ fn draw_charts(study: &NavalStudy, results: &NavalResults, dir: &Path) -> Result
                     let values = &study.axes[i].values;
                     let nearest_zero = values.iter().min_by_key(|x| match x {
                         AxisValue::Int(n) => n.unsigned_abs(),
-                        AxisValue::Odds { .. } => 0,
+                        _ => 0,
                     });
                     Some(v) == nearest_zero
                 })

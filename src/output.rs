@@ -518,6 +518,25 @@ fn remove_stale_staging(parent: &Path, name: &str) {
     }
 }
 
+/// Largest file battlelab reads back from a folder it wrote (a shard's counts).
+pub const MAX_READ_BACK_BYTES: u64 = 1 << 30;
+
+/// Reads a UTF-8 file of at most [`MAX_READ_BACK_BYTES`].
+pub fn read_small_file(path: &Path) -> io::Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    File::open(path)?
+        .take(MAX_READ_BACK_BYTES + 1)
+        .read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_READ_BACK_BYTES {
+        return Err(io::Error::other(format!(
+            "larger than {} MiB",
+            MAX_READ_BACK_BYTES >> 20
+        )));
+    }
+    Ok(text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

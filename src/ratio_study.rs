@@ -54,11 +54,9 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::json;
-use sha2::{Digest, Sha256};
 use toml::Spanned;
 
 use crate::analysis::{self, AnalysisError, AxisValue, Source, SweepAxis};
@@ -69,7 +67,7 @@ use crate::rules::ratio::{
     ArmyResult, CombatState, MinScore, Objective, Pairing, RatioBattle, RatioCombat,
     RatioDistribution, RatioHistogram, ReservePolicy, Unit, MAX_RESERVES, MAX_UNITS,
 };
-use crate::sim::{Interrupted, RunControl, BLOCK_TRIALS};
+use crate::sim::{Interrupted, RunControl};
 use crate::stats::{percentages_summing_to_100, wilson_interval, Z95};
 
 /// What a ratio study can sweep.
@@ -1181,29 +1179,53 @@ pub fn execute(
     control: &RunControl,
 ) -> Result<RatioResults, Interrupted> {
     let results = crate::engine::driver::run(study, trials, seed, control)?;
-    let mut counts = results.counts.into_iter();
-    let mut exact = results.exact.into_iter();
-    let mut runs = Vec::with_capacity(study.runs.len());
-    for run in &study.runs {
-        let histogram = counts.next().expect("one count per run");
-        let main_exact = exact.next().expect("one exact per run");
-        let mut policies = Vec::new();
-        if let Some((side, combats)) = &run.policies {
-            for policy in ReservePolicy::ALL.iter().take(combats.len()) {
-                let h = counts.next().expect("one count per policy run");
-                policies.push(match exact.next().expect("one exact per policy run") {
-                    Some(d) => policy_value_exact(&d, *side, *policy),
-                    None => policy_value_simulated(&h, *side, *policy),
-                });
+    Ok(RatioResults::of(study, &results))
+}
+
+impl RatioResults {
+    /// The engine's results of a ratio study: each study run with its policy runs.
+    pub fn of(
+        study: &RatioStudy,
+        results: &crate::engine::driver::PlanResults<RatioStudy>,
+    ) -> Self {
+        let mut counts = results.counts.iter();
+        let mut exact = results.exact.iter();
+        let mut runs = Vec::with_capacity(study.runs.len());
+        for run in &study.runs {
+            let histogram = counts.next().expect("one count per run");
+            let main_exact = exact.next().expect("one exact per run");
+            let mut policies = Vec::new();
+            if let Some((side, combats)) = &run.policies {
+                let own = run.combat.battle().policy[*side];
+                for &policy in ReservePolicy::ALL.iter().take(combats.len()) {
+                    // The battle's own policy is the battle's own run.
+                    let (h, e) = if policy == own {
+                        (histogram, main_exact)
+                    } else {
+                        (
+                            counts.next().expect("one count per policy run"),
+                            exact.next().expect("one exact per policy run"),
+                        )
+                    };
+                    policies.push(match e {
+                        Some(d) => policy_value_exact(d, *side, policy),
+                        None => policy_value_simulated(h, *side, policy),
+                    });
+                }
             }
+            let (histogram, main_exact) = (histogram.clone(), main_exact.clone());
+            runs.push(RatioRunResult {
+                histogram,
+                exact: main_exact,
+                policies,
+            });
         }
-        runs.push(RatioRunResult {
-            histogram,
-            exact: main_exact,
-            policies,
-        });
+        Self {
+            trials: results.trials,
+            seed: results.seed,
+            runs,
+        }
     }
-    Ok(RatioResults { trials, seed, runs })
 }
 
 impl RatioStudy {
@@ -1215,20 +1237,44 @@ impl RatioStudy {
                 return &r.combat;
             }
             at -= 1;
-            if let Some((_, combats)) = &r.policies {
-                if at < combats.len() {
-                    return &combats[at];
-                }
-                at -= combats.len();
+            let compared = r.compared_policies();
+            if at < compared.len() {
+                return &r.policies.as_ref().expect("compared policies").1[compared[at]];
             }
+            at -= compared.len();
         }
         unreachable!("run {run} is outside the plan")
+    }
+}
+
+impl RatioRun {
+    /// The policies compared in runs of their own: every policy but the one the battle
+    /// already uses (its run is the battle's own), as indices into [`ReservePolicy::ALL`].
+    fn compared_policies(&self) -> Vec<usize> {
+        match &self.policies {
+            None => Vec::new(),
+            Some((side, combats)) => {
+                let own = self.combat.battle().policy[*side];
+                (0..combats.len())
+                    .filter(|&i| ReservePolicy::ALL[i] != own)
+                    .collect()
+            }
+        }
     }
 }
 
 impl crate::engine::System for RatioStudy {
     type Counts = RatioHistogram;
     type Exact = RatioDistribution;
+
+    fn kind(&self) -> String {
+        if self.skirmish {
+            "ratio (skirmish)"
+        } else {
+            "ratio"
+        }
+        .to_string()
+    }
 
     fn header(&self) -> crate::engine::Header<'_> {
         crate::engine::Header {
@@ -1240,22 +1286,34 @@ impl crate::engine::System for RatioStudy {
     }
 
     fn plan(&self) -> crate::engine::Plan {
+        // Policy comparisons are runs of their own, told apart by a `policy` axis (unset
+        // for the battle as the file gives it).
+        let compared = self.runs.iter().any(|r| r.policies.is_some());
         let mut runs = Vec::new();
         for r in &self.runs {
-            let key = |part: Option<String>| crate::engine::RunKey {
-                variant: self.variants[r.variant].clone(),
-                coordinates: r.coordinates.clone(),
-                part,
+            let key = |policy: Option<ReservePolicy>| {
+                let mut coordinates = r.coordinates.clone();
+                if compared {
+                    coordinates.push(
+                        policy.map_or(AxisValue::Unset, |p| AxisValue::Text(p.name().to_string())),
+                    );
+                }
+                crate::engine::RunKey {
+                    variant: self.variants[r.variant].clone(),
+                    coordinates,
+                }
             };
             runs.push(key(None));
-            if let Some((_, combats)) = &r.policies {
-                for policy in ReservePolicy::ALL.iter().take(combats.len()) {
-                    runs.push(key(Some(format!("policy {}", policy.name()))));
-                }
+            for i in r.compared_policies() {
+                runs.push(key(Some(ReservePolicy::ALL[i])));
             }
         }
+        let mut axes: Vec<String> = self.axes.iter().map(|a| a.parameter.clone()).collect();
+        if compared {
+            axes.push("policy".into());
+        }
         crate::engine::Plan {
-            axes: self.axes.iter().map(|a| a.parameter.clone()).collect(),
+            axes,
             runs,
             unit: "battles",
         }
@@ -1301,11 +1359,68 @@ impl crate::engine::System for RatioStudy {
             .then(|| self.combat_of(run).distribution(MAX_EXACT_STEPS))
             .flatten()
     }
+
+    fn outcomes(
+        &self,
+        _run: usize,
+        h: &RatioHistogram,
+        exact: Option<&RatioDistribution>,
+    ) -> Vec<crate::engine::Outcome> {
+        let summary = exact.map(summary_exact);
+        (0..slots(self))
+            .map(|i| crate::engine::Outcome {
+                name: ArmyResult::label(i),
+                count: h.result[i],
+                exact: summary.as_ref().map(|e| e.result[i]),
+                fraction: exact
+                    .map(|d| crate::exact::Fraction::new(d.result[i], d.total).to_string()),
+            })
+            .collect()
+    }
+
+    fn distributions(
+        &self,
+        _run: usize,
+        h: &RatioHistogram,
+        exact: Option<&RatioDistribution>,
+    ) -> Vec<crate::engine::Distribution> {
+        use crate::engine::Distribution;
+        let e = exact.map(summary_exact);
+        vec![
+            Distribution::new("cp_a", &h.cp[0], e.as_ref().map(|e| &e.cp[0][..])),
+            Distribution::new("cp_b", &h.cp[1], e.as_ref().map(|e| &e.cp[1][..])),
+            Distribution::new(
+                "reserves_used",
+                &h.reserves_used,
+                e.as_ref().map(|e| &e.reserves_used[..]),
+            ),
+            Distribution::new(
+                "combats_decided_by_min_score",
+                &h.floor_decided,
+                e.as_ref().map(|e| &e.floor_decided[..]),
+            ),
+        ]
+    }
+
+    fn rules(&self) -> serde_json::Value {
+        json!({
+            "variants": self.variants,
+            "runs": self.runs.iter().map(|r| (r.variant, r.coordinates.iter().map(ToString::to_string).collect::<Vec<_>>(), r.combat.battle())).collect::<Vec<_>>(),
+        })
+    }
+}
+
+impl crate::pipeline::SystemReport for RatioStudy {
+    fn extras(
+        &self,
+        results: &crate::engine::driver::PlanResults<Self>,
+        dir: &Path,
+    ) -> Result<(), ReportError> {
+        write_extras(self, &RatioResults::of(self, results), dir)
+    }
 }
 
 /// A distribution column: name, simulated counts, exact probabilities if computed.
-type Metric<'a> = (&'a str, &'a [u64], Option<&'a Vec<f64>>);
-
 /// Probabilities of a run's distribution, exact where enumerated, else simulated.
 struct Summary {
     result: Vec<f64>,
@@ -1379,30 +1494,12 @@ fn slots(study: &RatioStudy) -> usize {
     }
 }
 
-pub fn write_report(
-    study: &RatioStudy,
-    results: &RatioResults,
-    out: &Path,
-    threads: usize,
-    wall_time: Duration,
-) -> Result<Vec<PathBuf>, ReportError> {
-    report::write_atomically(out, |dir| {
-        write_contents(study, results, dir, threads, wall_time)
-    })
-}
-
-fn write_contents(
-    study: &RatioStudy,
-    results: &RatioResults,
-    dir: &Path,
-    threads: usize,
-    wall_time: Duration,
-) -> Result<(), ReportError> {
+/// The ratio study's own frames (expectations, each combat's states, the policies
+/// compared), charts and rulebook tables.
+fn write_extras(study: &RatioStudy, results: &RatioResults, dir: &Path) -> Result<(), ReportError> {
     let frame_error = report::frame_error(dir);
     let axes: Vec<&str> = study.axes.iter().map(|a| a.parameter.as_str()).collect();
-    let mut long = LongFrame::new(&axes);
     let mut expectations = LongFrame::new(&axes);
-    let mut distributions = LongFrame::new(&axes);
     let mut combats = LongFrame::new(&axes);
     let mut policies = LongFrame::new(&axes);
     for (run, r) in study.runs.iter().zip(&results.runs) {
@@ -1410,35 +1507,16 @@ fn write_contents(
         let h = &r.histogram;
         let n = h.trials();
         let exact = r.exact.as_ref().map(summary_exact);
-        for i in 0..slots(study) {
-            let count = h.result[i];
-            let (lo, hi) = wilson_interval(count, n, Z95);
-            long.row(vname, &run.coordinates)
-                .text("outcome", &ArmyResult::label(i))
-                .int("trials", n as i64)
-                .int("count", count as i64)
-                .float("probability", Some(count as f64 / n as f64))
-                .float("ci_low", Some(lo))
-                .float("ci_high", Some(hi))
-                .float("exact", exact.as_ref().map(|e| e.result[i]))
-                .text(
-                    "exact_fraction",
-                    &r.exact.as_ref().map_or(String::new(), |d| {
-                        crate::exact::Fraction::new(d.result[i], d.total).to_string()
-                    }),
-                )
-                .finish();
-        }
         let sim = summary_simulated(h);
         let battle = run.combat.battle();
         let open = battle.escalation.as_deref().unwrap_or(battle);
         let ex = |f: &dyn Fn(&Summary) -> f64| exact.as_ref().map(f);
         expectations
             .row(vname, &run.coordinates)
-            .int("a_units", open.units[0].len() as i64)
-            .int("b_units", open.units[1].len() as i64)
-            .int("a_reserves", open.reserves[0].len() as i64)
-            .int("b_reserves", open.reserves[1].len() as i64)
+            .int("units_a", open.units[0].len() as i64)
+            .int("units_b", open.units[1].len() as i64)
+            .int("reserves_a", open.reserves[0].len() as i64)
+            .int("reserves_b", open.reserves[1].len() as i64)
             .text("line", &describe_line(open))
             .int("trials", n as i64)
             .float("p_a_wins", Some(sim.p_wins(0)))
@@ -1463,32 +1541,6 @@ fn write_contents(
             .float("p_escalation", Some(sim.p_escalation()))
             .float("exact_p_escalation", ex(&|e| e.p_escalation()))
             .finish();
-        let metrics: [Metric; 4] = [
-            ("cp_a", &h.cp[0], exact.as_ref().map(|e| &e.cp[0])),
-            ("cp_b", &h.cp[1], exact.as_ref().map(|e| &e.cp[1])),
-            (
-                "reserves_used",
-                &h.reserves_used,
-                exact.as_ref().map(|e| &e.reserves_used),
-            ),
-            (
-                "combats_decided_by_min_score",
-                &h.floor_decided,
-                exact.as_ref().map(|e| &e.floor_decided),
-            ),
-        ];
-        for (metric, counts, ex) in metrics {
-            for (value, &count) in counts.iter().enumerate() {
-                distributions
-                    .row(vname, &run.coordinates)
-                    .text("metric", metric)
-                    .int("value", value as i64)
-                    .int("count", count as i64)
-                    .float("probability", Some(count as f64 / n as f64))
-                    .float("exact", ex.map(|e| e[value]))
-                    .finish();
-            }
-        }
         for (c, counts) in h.combat_states.iter().enumerate() {
             for (s, &count) in counts.iter().enumerate() {
                 let (lo, hi) = wilson_interval(count, n, Z95);
@@ -1521,18 +1573,8 @@ fn write_contents(
     }
     report::write_frame(
         dir,
-        "results",
-        &mut long.build("ratio").map_err(frame_error)?,
-    )?;
-    report::write_frame(
-        dir,
         "expectations",
         &mut expectations.build("ratio").map_err(frame_error)?,
-    )?;
-    report::write_frame(
-        dir,
-        "distributions",
-        &mut distributions.build("ratio").map_err(frame_error)?,
     )?;
     report::write_frame(
         dir,
@@ -1547,39 +1589,7 @@ fn write_contents(
         )?;
     }
     draw_charts(study, results, dir)?;
-    report::write_text(dir, "tables.md", &rulebook_tables(study, results))?;
-    let hash: String = Sha256::digest(
-        json!({
-            "variants": study.variants,
-            "runs": study.runs.iter().map(|r| (r.variant, r.coordinates.iter().map(ToString::to_string).collect::<Vec<_>>(), r.combat.battle())).collect::<Vec<_>>(),
-        })
-        .to_string()
-        .as_bytes(),
-    )
-    .iter()
-    .map(|b| format!("{b:02x}"))
-    .collect();
-    report::write_manifest(
-        dir,
-        &json!({
-            "tool": "battlelab",
-            "version": env!("CARGO_PKG_VERSION"),
-            "analysis": study.path.display().to_string(),
-            "name": study.name,
-            "system": "ratio",
-            "skirmish": study.skirmish,
-            "seed": results.seed,
-            "trials": results.trials,
-            "block_trials": BLOCK_TRIALS,
-            "threads": threads,
-            "rules_hash": hash,
-            "variants": study.variants,
-            "axes": axes,
-            "runs": study.runs.len(),
-            "exact_runs": results.runs.iter().filter(|r| r.exact.is_some()).count(),
-            "wall_time_seconds": (wall_time.as_secs_f64() * 1000.0).round() / 1000.0,
-        }),
-    )
+    report::write_text(dir, "tables.md", &rulebook_tables(study, results))
 }
 
 /// "A1+A2 vs B1, A3 vs B2; reserve A4" for a battle.
@@ -1781,7 +1791,7 @@ fn draw_charts(study: &RatioStudy, results: &RatioResults, dir: &Path) -> Result
                     .map(|r| {
                         let x = match study.runs[r].coordinates[0] {
                             AxisValue::Int(x) => x as f64,
-                            AxisValue::Odds { .. } => 0.0,
+                            _ => 0.0,
                         };
                         (x, best_summary(&results.runs[r]).p_wins(0))
                     })

@@ -7,19 +7,17 @@
 //! only when everything is written — an interrupted or failed run leaves no report.
 
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::path::Path;
 
 use polars::prelude::*;
 use serde_json::json;
-use sha2::{Digest, Sha256};
 
 use crate::analysis::{Analysis, AxisValue, Run, SweepAxis};
 use crate::chart::{self, BarGroup};
 use crate::frame;
 use crate::rules::crt::{BattleDistribution, BattleHistogram, BattleResult};
-use crate::sim::{Interrupted, RunControl, BLOCK_TRIALS};
-use crate::stats::{percentages_summing_to_100, wilson_interval, Z95};
+use crate::sim::{Interrupted, RunControl};
+use crate::stats::percentages_summing_to_100;
 
 /// Most (round, state) pairs a battle's exact enumeration may visit.
 pub const MAX_EXACT_STATES: usize = 100_000;
@@ -75,13 +73,7 @@ pub fn execute(
     control: &RunControl,
 ) -> Result<AnalysisResults, Interrupted> {
     let results = crate::engine::driver::run(analysis, trials, seed, control)?;
-    let runs = results
-        .counts
-        .into_iter()
-        .zip(results.exact)
-        .map(|(histogram, exact)| RunResult { histogram, exact })
-        .collect();
-    Ok(AnalysisResults { trials, seed, runs })
+    Ok(AnalysisResults::of(&results))
 }
 
 impl crate::engine::System for Analysis {
@@ -106,7 +98,6 @@ impl crate::engine::System for Analysis {
                 .map(|r| crate::engine::RunKey {
                     variant: self.variants[r.variant].name.clone(),
                     coordinates: r.coordinates.clone(),
-                    part: None,
                 })
                 .collect(),
             unit: "battles",
@@ -137,10 +128,69 @@ impl crate::engine::System for Analysis {
             .then(|| r.field.battle_distribution(&r.prepared, MAX_EXACT_STATES))
             .flatten()
     }
-}
 
-/// A distribution column: name, simulated counts, exact probabilities if computed.
-type Metric<'a> = (&'a str, &'a [u64], Option<&'a Vec<f64>>);
+    fn outcomes(
+        &self,
+        _run: usize,
+        h: &BattleHistogram,
+        exact: Option<&BattleDistribution>,
+    ) -> Vec<crate::engine::Outcome> {
+        BattleResult::ALL
+            .iter()
+            .map(|r| crate::engine::Outcome {
+                name: r.label().to_string(),
+                count: h.result[r.index()],
+                exact: exact.map(|e| e.result[r.index()]),
+                fraction: None,
+            })
+            .collect()
+    }
+
+    fn distributions(
+        &self,
+        _run: usize,
+        h: &BattleHistogram,
+        exact: Option<&BattleDistribution>,
+    ) -> Vec<crate::engine::Distribution> {
+        use crate::engine::Distribution;
+        // Battles last at least one round.
+        let rounds = Distribution {
+            metric: "rounds".into(),
+            first: 1,
+            counts: h.rounds[1..].to_vec(),
+            exact: exact.map(|e| e.rounds[1..].to_vec()),
+        };
+        vec![
+            rounds,
+            Distribution::new("sp_lost_a", &h.sp_lost[0], exact.map(|e| &e.sp_lost[0][..])),
+            Distribution::new("sp_lost_b", &h.sp_lost[1], exact.map(|e| &e.sp_lost[1][..])),
+            Distribution::new(
+                "morale_lost_a",
+                &h.morale_lost[0],
+                exact.map(|e| &e.morale_lost[0][..]),
+            ),
+            Distribution::new(
+                "morale_lost_b",
+                &h.morale_lost[1],
+                exact.map(|e| &e.morale_lost[1][..]),
+            ),
+        ]
+    }
+
+    fn rules(&self) -> serde_json::Value {
+        let rules: Vec<_> = self
+            .variants
+            .iter()
+            .map(|v| json!({"name": v.name, "rules": v.rules}))
+            .collect();
+        let axes: Vec<_> = self
+            .axes
+            .iter()
+            .map(|a| json!({"parameter": a.parameter, "values": a.values.iter().map(ToString::to_string).collect::<Vec<_>>()}))
+            .collect();
+        json!({"system": self.system, "variants": rules, "battle": self.base_battle, "sweep": axes})
+    }
+}
 
 /// Index (0 = A, 1 = B) of the side that is smaller at the start (ties: B, since A is
 /// the larger force on ties).
@@ -186,40 +236,37 @@ pub fn estimated(histogram: &BattleHistogram) -> BattleDistribution {
     }
 }
 
-/// The frames of a field analysis: long results, per-point expectations, distributions.
-pub fn frames(analysis: &Analysis, results: &AnalysisResults) -> PolarsResult<[DataFrame; 3]> {
+/// The mean of a histogram of whole-number values: an integer sum divided once.
+pub fn count_mean(counts: &[u64]) -> f64 {
+    let n: u64 = counts.iter().sum();
+    let sum: u128 = counts
+        .iter()
+        .enumerate()
+        .map(|(v, &c)| v as u128 * u128::from(c))
+        .sum();
+    sum as f64 / n.max(1) as f64
+}
+
+/// The field-battle expectations frame: per grid point, the starting forces and who
+/// loses (the smaller force above all), simulated and exact.
+pub fn expectations_frame(
+    analysis: &Analysis,
+    results: &AnalysisResults,
+) -> PolarsResult<DataFrame> {
     let axes: Vec<&str> = analysis.axes.iter().map(|a| a.parameter.as_str()).collect();
-    let mut long = frame::LongFrame::new(&axes);
     let mut expectations = frame::LongFrame::new(&axes);
-    let mut distributions = frame::LongFrame::new(&axes);
     for (run, result) in analysis.runs.iter().zip(&results.runs) {
         let variant = &analysis.variants[run.variant].name;
         let h = &result.histogram;
         let n = h.trials();
-        for outcome in BattleResult::ALL {
-            let count = h.result[outcome.index()];
-            let (lo, hi) = wilson_interval(count, n, Z95);
-            long.row(variant, &run.coordinates)
-                .text("outcome", outcome.label())
-                .int("trials", n as i64)
-                .int("count", count as i64)
-                .float("probability", Some(count as f64 / n as f64))
-                .float("ci_low", Some(lo))
-                .float("ci_high", Some(hi))
-                .float(
-                    "exact",
-                    result.exact.as_ref().map(|e| e.result[outcome.index()]),
-                )
-                .finish();
-        }
         let est = estimated(h);
         let smaller = smaller_side(run);
         let exact = result.exact.as_ref();
         let ex = |f: &dyn Fn(&BattleDistribution) -> f64| exact.map(f);
         expectations
             .row(variant, &run.coordinates)
-            .int("a_sp", run.battle.a.sp.into())
-            .int("b_sp", run.battle.b.sp.into())
+            .int("start_sp_a", run.battle.a.sp.into())
+            .int("start_sp_b", run.battle.b.sp.into())
             .text("smaller", ["A", "B"][smaller])
             .int("trials", n as i64)
             .float("p_a_loses", Some(p_loses(&est.result, 0)))
@@ -229,82 +276,49 @@ pub fn frames(analysis: &Analysis, results: &AnalysisResults) -> PolarsResult<[D
                 "exact_p_smaller_loses",
                 ex(&|e| p_loses(&e.result, smaller)),
             )
-            .float("mean_rounds", Some(mean(&est.rounds)))
-            .float("mean_sp_lost_a", Some(mean(&est.sp_lost[0])))
-            .float("mean_sp_lost_b", Some(mean(&est.sp_lost[1])))
+            .float("mean_rounds", Some(count_mean(&h.rounds)))
+            .float("mean_sp_lost_a", Some(count_mean(&h.sp_lost[0])))
+            .float("mean_sp_lost_b", Some(count_mean(&h.sp_lost[1])))
             .float("exact_mean_sp_lost_a", ex(&|e| mean(&e.sp_lost[0])))
             .float("exact_mean_sp_lost_b", ex(&|e| mean(&e.sp_lost[1])))
-            .float("mean_morale_lost_a", Some(mean(&est.morale_lost[0])))
-            .float("mean_morale_lost_b", Some(mean(&est.morale_lost[1])))
+            .float("mean_morale_lost_a", Some(count_mean(&h.morale_lost[0])))
+            .float("mean_morale_lost_b", Some(count_mean(&h.morale_lost[1])))
             .finish();
-        let metrics: [Metric; 5] = [
-            ("rounds", &h.rounds, exact.map(|e| &e.rounds)),
-            ("sp_lost_a", &h.sp_lost[0], exact.map(|e| &e.sp_lost[0])),
-            ("sp_lost_b", &h.sp_lost[1], exact.map(|e| &e.sp_lost[1])),
-            (
-                "morale_lost_a",
-                &h.morale_lost[0],
-                exact.map(|e| &e.morale_lost[0]),
-            ),
-            (
-                "morale_lost_b",
-                &h.morale_lost[1],
-                exact.map(|e| &e.morale_lost[1]),
-            ),
-        ];
-        for (metric, counts, exact) in metrics {
-            // Rounds start at 1; every other metric at 0.
-            let first = usize::from(metric == "rounds");
-            for (value, &count) in counts.iter().enumerate().skip(first) {
-                distributions
-                    .row(variant, &run.coordinates)
-                    .text("metric", metric)
-                    .int("value", value as i64)
-                    .int("count", count as i64)
-                    .float("probability", Some(count as f64 / n as f64))
-                    .float("exact", exact.map(|e| e[value]))
-                    .finish();
-            }
+    }
+    expectations.build("field")
+}
+
+impl crate::pipeline::SystemReport for Analysis {
+    fn extras(
+        &self,
+        results: &crate::engine::driver::PlanResults<Self>,
+        dir: &Path,
+    ) -> Result<(), ReportError> {
+        let results = AnalysisResults::of(results);
+        let mut expectations = expectations_frame(self, &results).map_err(frame_error(dir))?;
+        write_frame(dir, "expectations", &mut expectations)?;
+        draw_charts(self, &results, dir)?;
+        write_text(dir, "tables.md", &rulebook_tables(self, &results))
+    }
+}
+
+impl AnalysisResults {
+    /// The engine's results of a field analysis, run by run.
+    pub fn of(results: &crate::engine::driver::PlanResults<Analysis>) -> Self {
+        Self {
+            trials: results.trials,
+            seed: results.seed,
+            runs: results
+                .counts
+                .iter()
+                .zip(&results.exact)
+                .map(|(histogram, exact)| RunResult {
+                    histogram: histogram.clone(),
+                    exact: exact.clone(),
+                })
+                .collect(),
         }
     }
-    Ok([
-        long.build("field")?,
-        expectations.build("field")?,
-        distributions.build("field")?,
-    ])
-}
-
-/// A hex SHA-256 of the effective rules of every variant, the base battle and the grid.
-pub fn rules_hash(analysis: &Analysis) -> String {
-    let rules: Vec<_> = analysis
-        .variants
-        .iter()
-        .map(|v| json!({"name": v.name, "rules": v.rules}))
-        .collect();
-    let axes: Vec<_> = analysis
-        .axes
-        .iter()
-        .map(|a| json!({"parameter": a.parameter, "values": a.values.iter().map(ToString::to_string).collect::<Vec<_>>()}))
-        .collect();
-    let canonical = json!({"system": analysis.system, "variants": rules, "battle": analysis.base_battle, "sweep": axes});
-    hex(&Sha256::digest(canonical.to_string().as_bytes()))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// Writes the report folder for `analysis` at `out`, atomically.
-pub fn write_report(
-    analysis: &Analysis,
-    results: &AnalysisResults,
-    out: &Path,
-    threads: usize,
-    wall_time: Duration,
-) -> Result<Vec<PathBuf>, ReportError> {
-    write_atomically(out, |dir| {
-        write_contents(analysis, results, dir, threads, wall_time)
-    })
 }
 
 pub use crate::output::write_atomically;
@@ -342,43 +356,6 @@ pub fn write_text(dir: &Path, name: &str, text: &str) -> Result<(), ReportError>
     fs::write(&path, text).map_err(io_error(&path))
 }
 
-fn write_contents(
-    analysis: &Analysis,
-    results: &AnalysisResults,
-    dir: &Path,
-    threads: usize,
-    wall_time: Duration,
-) -> Result<(), ReportError> {
-    let [mut long, mut expectations, mut distributions] =
-        frames(analysis, results).map_err(|e| ReportError::Frame {
-            path: dir.display().to_string(),
-            message: e.to_string(),
-        })?;
-    write_frame(dir, "results", &mut long)?;
-    write_frame(dir, "expectations", &mut expectations)?;
-    write_frame(dir, "distributions", &mut distributions)?;
-    draw_charts(analysis, results, dir)?;
-    write_text(dir, "tables.md", &rulebook_tables(analysis, results))?;
-    let manifest = json!({
-        "tool": "battlelab",
-        "version": env!("CARGO_PKG_VERSION"),
-        "analysis": analysis.path.display().to_string(),
-        "name": analysis.name,
-        "system": analysis.system,
-        "seed": results.seed,
-        "trials": results.trials,
-        "block_trials": BLOCK_TRIALS,
-        "threads": threads,
-        "rules_hash": rules_hash(analysis),
-        "variants": analysis.variants.iter().map(|v| &v.name).collect::<Vec<_>>(),
-        "axes": analysis.axes.iter().map(|a| &a.parameter).collect::<Vec<_>>(),
-        "runs": analysis.runs.len(),
-        "exact_runs": results.runs.iter().filter(|r| r.exact.is_some()).count(),
-        "wall_time_seconds": (wall_time.as_secs_f64() * 1000.0).round() / 1000.0,
-    });
-    write_manifest(dir, &manifest)
-}
-
 /// Writes `manifest.json`.
 pub fn write_manifest(dir: &Path, manifest: &serde_json::Value) -> Result<(), ReportError> {
     let text = serde_json::to_string_pretty(manifest).expect("JSON values serialise");
@@ -392,7 +369,7 @@ fn fixed_value(axis: &SweepAxis) -> &AxisValue {
         .iter()
         .min_by_key(|v| match v {
             AxisValue::Int(x) => x.unsigned_abs(),
-            AxisValue::Odds { .. } => 0,
+            _ => 0,
         })
         .expect("axes are never empty")
 }

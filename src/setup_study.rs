@@ -23,11 +23,9 @@
 //! ```
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::json;
-use sha2::{Digest, Sha256};
 use toml::Spanned;
 
 use crate::analysis::{self, AnalysisError, AxisValue, Source};
@@ -36,8 +34,7 @@ use crate::dice::DiceStream;
 use crate::frame::LongFrame;
 use crate::report::{self, ReportError};
 use crate::rules::setup::{exact_total, roll_map, rows, MapState, Quantity, StateKind};
-use crate::sim::{Interrupted, RunControl, BLOCK_TRIALS};
-use crate::stats::{wilson_interval, Z95};
+use crate::sim::{Interrupted, RunControl};
 
 /// Most states on one map.
 pub const MAX_STATES: usize = 64;
@@ -209,54 +206,61 @@ pub fn execute(
     seed: u64,
     control: &RunControl,
 ) -> Result<SetupResults, Interrupted> {
-    let mut results = crate::engine::driver::run(study, trials, seed, control)?;
-    let flat = results.counts.pop().expect("one run");
-    let exact = results
-        .exact
-        .pop()
-        .flatten()
-        .expect("setup is always exact");
-    let (maxima, offsets) = study.layout();
-    let counts = (0..study.coalitions.len())
-        .map(|c| {
-            (0..7)
-                .map(|q| flat[offsets[c][q]..offsets[c][q] + maxima[c][q] + 1].to_vec())
-                .collect()
-        })
-        .collect();
-    Ok(SetupResults {
-        trials,
-        seed,
-        counts,
-        exact,
-    })
+    let results = crate::engine::driver::run(study, trials, seed, control)?;
+    Ok(SetupResults::of(study, &results))
+}
+
+impl SetupResults {
+    /// The engine's results of a setup study: one run per coalition.
+    pub fn of(
+        study: &SetupStudy,
+        results: &crate::engine::driver::PlanResults<SetupStudy>,
+    ) -> Self {
+        let counts = results
+            .counts
+            .iter()
+            .enumerate()
+            .map(|(c, flat)| {
+                let (maxima, offsets) = study.layout(c);
+                (0..7)
+                    .map(|q| flat[offsets[q]..offsets[q] + maxima[q] + 1].to_vec())
+                    .collect()
+            })
+            .collect();
+        let exact = results
+            .exact
+            .iter()
+            .map(|e| e.clone().expect("setup is always exact"))
+            .collect();
+        Self {
+            trials: results.trials,
+            seed: results.seed,
+            counts,
+            exact,
+        }
+    }
 }
 
 impl SetupStudy {
-    /// Largest total per coalition and quantity, and where each one's counts start in
-    /// the flat histogram.
-    fn layout(&self) -> (Vec<[usize; 7]>, Vec<[usize; 7]>) {
-        let maxima = self.maxima();
+    /// Largest total of each quantity for coalition `c`, and where each one's counts
+    /// start in the coalition's flat histogram.
+    fn layout(&self, c: usize) -> ([usize; 7], [usize; 7]) {
+        let maxima = self.maxima()[c];
         let mut next = 0;
-        let offsets = maxima
-            .iter()
-            .map(|m| {
-                m.map(|max| {
-                    let at = next;
-                    next += max + 1;
-                    at
-                })
-            })
-            .collect();
+        let offsets = maxima.map(|max| {
+            let at = next;
+            next += max + 1;
+            at
+        });
         (maxima, offsets)
     }
 }
 
 impl crate::engine::System for SetupStudy {
-    /// Every coalition's totals of every quantity, one flat histogram.
+    /// One coalition's totals of every quantity, one flat histogram.
     type Counts = Vec<u64>;
-    /// `[coalition][quantity]`: the exact distribution of the total.
-    type Exact = Vec<Vec<Vec<f64>>>;
+    /// `[quantity]`: the exact distribution of the coalition's total.
+    type Exact = Vec<Vec<f64>>;
 
     fn header(&self) -> crate::engine::Header<'_> {
         crate::engine::Header {
@@ -267,49 +271,109 @@ impl crate::engine::System for SetupStudy {
         }
     }
 
+    /// One run per coalition. Every run rolls the whole map with the same dice (common
+    /// random numbers), so the coalitions' totals are those of the same maps.
     fn plan(&self) -> crate::engine::Plan {
         crate::engine::Plan {
-            axes: Vec::new(),
-            runs: vec![crate::engine::RunKey {
-                variant: "base".into(),
-                coordinates: Vec::new(),
-                part: None,
-            }],
+            axes: vec!["coalition".into()],
+            runs: self
+                .coalitions
+                .iter()
+                .map(|c| crate::engine::RunKey {
+                    variant: "base".into(),
+                    coordinates: vec![AxisValue::Text(c.clone())],
+                })
+                .collect(),
             unit: "maps",
         }
     }
 
-    fn empty(&self, _run: usize) -> Vec<u64> {
-        let (maxima, _) = self.layout();
-        vec![0; maxima.iter().flatten().map(|m| m + 1).sum::<usize>()]
+    fn empty(&self, run: usize) -> Vec<u64> {
+        let (maxima, _) = self.layout(run);
+        vec![0; maxima.iter().map(|m| m + 1).sum::<usize>()]
     }
 
-    fn simulate(&self, _run: usize, dice: &mut DiceStream, n: u64, histogram: &mut Vec<u64>) {
-        let (_, offsets) = self.layout();
+    fn simulate(&self, run: usize, dice: &mut DiceStream, n: u64, histogram: &mut Vec<u64>) {
+        let (_, offsets) = self.layout(run);
         let coalitions = self.coalitions.len();
         let mut totals = [[0u32; 7]; MAX_STATES];
         let mut rolls = [0u8; MAX_STATES];
         for _ in 0..n {
             roll_map(&self.states, dice, &mut totals[..coalitions], &mut rolls);
-            for (c, coalition) in totals[..coalitions].iter().enumerate() {
-                for (q, &total) in coalition.iter().enumerate() {
-                    histogram[offsets[c][q] + total as usize] += 1;
-                }
+            for (q, &total) in totals[run].iter().enumerate() {
+                histogram[offsets[q] + total as usize] += 1;
             }
         }
     }
 
-    fn exact(&self, _run: usize) -> Option<Self::Exact> {
+    fn exact(&self, run: usize) -> Option<Self::Exact> {
         Some(
-            (0..self.coalitions.len())
-                .map(|c| {
-                    Quantity::ALL
-                        .iter()
-                        .map(|&q| exact_total(&self.members(c), q))
-                        .collect()
-                })
+            Quantity::ALL
+                .iter()
+                .map(|&q| exact_total(&self.members(run), q))
                 .collect(),
         )
+    }
+
+    fn outcomes(
+        &self,
+        run: usize,
+        counts: &Vec<u64>,
+        exact: Option<&Self::Exact>,
+    ) -> Vec<crate::engine::Outcome> {
+        let (maxima, offsets) = self.layout(run);
+        let mut out = Vec::new();
+        for (q, quantity) in Quantity::ALL.iter().enumerate() {
+            for total in 0..=maxima[q] {
+                let count = counts[offsets[q] + total];
+                let p = exact.and_then(|e| e[q].get(total).copied()).unwrap_or(0.0);
+                // Totals neither drawn nor possible are left out.
+                if count == 0 && p == 0.0 {
+                    continue;
+                }
+                out.push(crate::engine::Outcome {
+                    name: format!("{} = {total}", quantity.name()),
+                    count,
+                    exact: exact.map(|_| p),
+                    fraction: None,
+                });
+            }
+        }
+        out
+    }
+
+    fn distributions(
+        &self,
+        run: usize,
+        counts: &Vec<u64>,
+        exact: Option<&Self::Exact>,
+    ) -> Vec<crate::engine::Distribution> {
+        let (maxima, offsets) = self.layout(run);
+        Quantity::ALL
+            .iter()
+            .enumerate()
+            .map(|(q, quantity)| {
+                crate::engine::Distribution::new(
+                    quantity.name(),
+                    &counts[offsets[q]..offsets[q] + maxima[q] + 1],
+                    exact.map(|e| &e[q][..]),
+                )
+            })
+            .collect()
+    }
+
+    fn rules(&self) -> serde_json::Value {
+        json!({"coalitions": self.coalitions, "states": self.states})
+    }
+}
+
+impl crate::pipeline::SystemReport for SetupStudy {
+    fn extras(
+        &self,
+        results: &crate::engine::driver::PlanResults<Self>,
+        dir: &Path,
+    ) -> Result<(), ReportError> {
+        write_extras(self, &SetupResults::of(self, results), dir)
     }
 }
 
@@ -329,58 +393,17 @@ fn quantile(d: &[f64], q: f64) -> usize {
     d.len().saturating_sub(1)
 }
 
-pub fn write_report(
-    study: &SetupStudy,
-    results: &SetupResults,
-    out: &Path,
-    threads: usize,
-    wall_time: Duration,
-) -> Result<Vec<PathBuf>, ReportError> {
-    report::write_atomically(out, |dir| {
-        write_contents(study, results, dir, threads, wall_time)
-    })
-}
-
-fn write_contents(
-    study: &SetupStudy,
-    results: &SetupResults,
-    dir: &Path,
-    threads: usize,
-    wall_time: Duration,
-) -> Result<(), ReportError> {
+/// A setup study's own frames (expected forces per coalition and state), charts and
+/// rulebook tables.
+fn write_extras(study: &SetupStudy, results: &SetupResults, dir: &Path) -> Result<(), ReportError> {
     let frame_error = report::frame_error(dir);
     let none: [AxisValue; 0] = [];
-    let mut long = LongFrame::new(&[]);
     let mut expectations = LongFrame::new(&[]);
     for (c, coalition) in study.coalitions.iter().enumerate() {
         for (q, quantity) in Quantity::ALL.iter().enumerate() {
             let counts = &results.counts[c][q];
             let exact = &results.exact[c][q];
-            let n: u64 = counts.iter().sum();
-            for (total, &count) in counts.iter().enumerate() {
-                let p = exact.get(total).copied().unwrap_or(0.0);
-                if count == 0 && p == 0.0 {
-                    continue;
-                }
-                let (lo, hi) = wilson_interval(count, n, Z95);
-                long.row("base", &none)
-                    .text("coalition", coalition)
-                    .text("quantity", quantity.name())
-                    .int("total", total as i64)
-                    .int("trials", n as i64)
-                    .int("count", count as i64)
-                    .float("probability", Some(count as f64 / n as f64))
-                    .float("ci_low", Some(lo))
-                    .float("ci_high", Some(hi))
-                    .float("exact", Some(p))
-                    .finish();
-            }
-            let simulated = counts
-                .iter()
-                .enumerate()
-                .map(|(v, &k)| v as f64 * k as f64)
-                .sum::<f64>()
-                / n as f64;
+            let simulated = report::count_mean(counts);
             expectations
                 .row("base", &none)
                 .text("level", "coalition")
@@ -409,11 +432,6 @@ fn write_contents(
                 .finish();
         }
     }
-    report::write_frame(
-        dir,
-        "results",
-        &mut long.build("setup").map_err(frame_error)?,
-    )?;
     report::write_frame(
         dir,
         "expectations",
@@ -472,29 +490,7 @@ fn write_contents(
         ],
         &groups,
     )?;
-    report::write_text(dir, "tables.md", &rulebook_tables(study, results))?;
-    let hash: String = Sha256::digest(json!({"states": study.states}).to_string().as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    report::write_manifest(
-        dir,
-        &json!({
-            "tool": "battlelab",
-            "version": env!("CARGO_PKG_VERSION"),
-            "analysis": study.path.display().to_string(),
-            "name": study.name,
-            "system": "setup",
-            "seed": results.seed,
-            "trials": results.trials,
-            "block_trials": BLOCK_TRIALS,
-            "threads": threads,
-            "rules_hash": hash,
-            "states": study.states.len(),
-            "coalitions": study.coalitions,
-            "wall_time_seconds": (wall_time.as_secs_f64() * 1000.0).round() / 1000.0,
-        }),
-    )
+    report::write_text(dir, "tables.md", &rulebook_tables(study, results))
 }
 
 fn rulebook_tables(study: &SetupStudy, results: &SetupResults) -> String {

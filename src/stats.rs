@@ -18,10 +18,19 @@ pub fn wilson_interval(successes: u64, trials: u64, z: f64) -> (f64, f64) {
     let denominator = 1.0 + z2 / n;
     let centre = (p + z2 / (2.0 * n)) / denominator;
     let half_width = z * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / denominator;
-    (
-        (centre - half_width).max(0.0),
-        (centre + half_width).min(1.0),
-    )
+    // At no successes (or all) the bound is exactly 0 (or 1); computed, it lands a
+    // rounding error away (1e-19, 0.9999999999999998).
+    let low = if successes == 0 {
+        0.0
+    } else {
+        (centre - half_width).max(0.0)
+    };
+    let high = if successes >= trials {
+        1.0
+    } else {
+        (centre + half_width).min(1.0)
+    };
+    (low, high)
 }
 
 /// Pearson's chi-square statistic of observed counts against expected probabilities,

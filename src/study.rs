@@ -32,14 +32,12 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::json;
-use sha2::{Digest, Sha256};
 use toml::Spanned;
 
-use crate::analysis::{self, Analysis, AnalysisError, AxisValue, Source, SweepAxis};
+use crate::analysis::{self, AnalysisError, AxisValue, Source, SweepAxis};
 use crate::chart::{self, BarGroup};
 use crate::dice::DiceStream;
 use crate::exact::ExactDistribution;
@@ -47,8 +45,8 @@ use crate::frame::LongFrame;
 use crate::report::{self, ReportError};
 use crate::rules::crt::OddsColumn;
 use crate::rules::d6table::{self, CompiledD6Table, D6Table};
-use crate::sim::{Interrupted, RunControl, BLOCK_TRIALS};
-use crate::stats::{percentages_summing_to_100, wilson_interval, Z95};
+use crate::sim::{Interrupted, RunControl};
+use crate::stats::percentages_summing_to_100;
 
 /// Allowed range of a swept or fixed DRM on a d6 table.
 pub const TABLE_DRM_RANGE: (i64, i64) = (-20, 20);
@@ -56,65 +54,6 @@ pub const TABLE_DRM_RANGE: (i64, i64) = (-20, 20);
 pub const MAX_TURNS_SP: i64 = 200;
 /// Most turns of the attrition turns study.
 pub const MAX_TURNS: i64 = 100;
-
-/// Either kind of analysis file.
-#[derive(Debug, Clone)]
-pub enum Study {
-    Field(Box<Analysis>),
-    Table(Box<TableStudy>),
-    Setup(Box<crate::setup_study::SetupStudy>),
-    Naval(Box<crate::naval_study::NavalStudy>),
-    Ratio(Box<crate::ratio_study::RatioStudy>),
-    Melee(Box<crate::melee_study::MeleeStudy>),
-    Frontier(Box<crate::frontier_study::FrontierStudy>),
-}
-
-impl Study {
-    pub fn name(&self) -> &str {
-        match self {
-            Study::Field(a) => &a.name,
-            Study::Table(t) => &t.name,
-            Study::Setup(s) => &s.name,
-            Study::Naval(n) => &n.name,
-            Study::Ratio(r) => &r.name,
-            Study::Melee(m) => &m.name,
-            Study::Frontier(f) => &f.name,
-        }
-    }
-}
-
-/// Reads an analysis file of any system.
-pub fn load(path: &Path) -> Result<Study, AnalysisError> {
-    let text = crate::toml_input::read_analysis_file(path)?;
-    #[derive(Deserialize)]
-    struct SystemOnly {
-        system: Option<String>,
-    }
-    let system = toml::from_str::<SystemOnly>(&text)
-        .ok()
-        .and_then(|s| s.system);
-    match system.as_deref() {
-        Some(name) if D6Table::NAMES.contains(&name) => {
-            Ok(Study::Table(Box::new(TableStudy::parse(path, &text)?)))
-        }
-        Some("setup") => Ok(Study::Setup(Box::new(
-            crate::setup_study::SetupStudy::parse(path, &text)?,
-        ))),
-        Some("ratio") => Ok(Study::Ratio(Box::new(
-            crate::ratio_study::RatioStudy::parse(path, &text)?,
-        ))),
-        Some("frontier") => Ok(Study::Frontier(Box::new(
-            crate::frontier_study::FrontierStudy::parse(path, &text)?,
-        ))),
-        Some("melee") => Ok(Study::Melee(Box::new(
-            crate::melee_study::MeleeStudy::parse(path, &text)?,
-        ))),
-        Some("naval_engagement") => Ok(Study::Naval(Box::new(
-            crate::naval_study::NavalStudy::parse(path, &text)?,
-        ))),
-        _ => Ok(Study::Field(Box::new(Analysis::parse(path, &text)?))),
-    }
-}
 
 /// One grid point of one variant: which column and DRM to roll.
 #[derive(Debug, Clone)]
@@ -578,20 +517,33 @@ pub fn execute(
     control: &RunControl,
 ) -> Result<TableResults, Interrupted> {
     let results = crate::engine::driver::run(study, trials, seed, control)?;
-    let mut points = Vec::with_capacity(study.points.len());
-    let mut turns = Vec::new();
-    for (counts, exact) in results.counts.into_iter().zip(results.exact) {
-        match exact.expect("table studies are always exact") {
-            TableExact::Point(exact) => points.push(PointResult { counts, exact }),
-            TableExact::Turns(exact) => turns.push(TurnsResult { exact, counts }),
+    Ok(TableResults::of(&results))
+}
+
+impl TableResults {
+    /// The engine's results of a table study: the grid points, then the turns runs.
+    pub fn of(results: &crate::engine::driver::PlanResults<TableStudy>) -> Self {
+        let mut points = Vec::new();
+        let mut turns = Vec::new();
+        for (counts, exact) in results.counts.iter().zip(&results.exact) {
+            match exact.clone().expect("table studies are always exact") {
+                TableExact::Point(exact) => points.push(PointResult {
+                    counts: counts.clone(),
+                    exact,
+                }),
+                TableExact::Turns(exact) => turns.push(TurnsResult {
+                    exact,
+                    counts: counts.clone(),
+                }),
+            }
+        }
+        Self {
+            trials: results.trials,
+            seed: results.seed,
+            points,
+            turns,
         }
     }
-    Ok(TableResults {
-        trials,
-        seed,
-        points,
-        turns,
-    })
 }
 
 /// The exact result of a table study's run.
@@ -624,26 +576,36 @@ impl crate::engine::System for TableStudy {
     }
 
     fn plan(&self) -> crate::engine::Plan {
+        // The turns study's runs are told apart by a `turns` axis (unset for one roll).
+        let turns_axis = self.turns.map(|t| AxisValue::Int(t.turns.into()));
         let mut runs: Vec<crate::engine::RunKey> = self
             .points
             .iter()
-            .map(|p| crate::engine::RunKey {
-                variant: self.variants[p.variant].0.clone(),
-                coordinates: p.coordinates.clone(),
-                part: None,
+            .map(|p| {
+                let mut coordinates = p.coordinates.clone();
+                if turns_axis.is_some() {
+                    coordinates.push(AxisValue::Unset);
+                }
+                crate::engine::RunKey {
+                    variant: self.variants[p.variant].0.clone(),
+                    coordinates,
+                }
             })
             .collect();
-        if let Some(t) = self.turns {
+        let mut axes: Vec<String> = self.axes.iter().map(|a| a.parameter.clone()).collect();
+        if let Some(turns) = turns_axis {
+            axes.push("turns".into());
             for (name, _) in &self.variants {
+                let mut coordinates = vec![AxisValue::Unset; self.axes.len()];
+                coordinates.push(turns.clone());
                 runs.push(crate::engine::RunKey {
                     variant: name.clone(),
-                    coordinates: Vec::new(),
-                    part: Some(format!("{} turns from {} SP", t.turns, t.sp)),
+                    coordinates,
                 });
             }
         }
         crate::engine::Plan {
-            axes: self.axes.iter().map(|a| a.parameter.clone()).collect(),
+            axes,
             runs,
             unit: "rolls",
         }
@@ -701,6 +663,78 @@ impl crate::engine::System for TableStudy {
             None => certain(table.outcomes().len()),
         }))
     }
+
+    fn outcomes(
+        &self,
+        run: usize,
+        counts: &Vec<u64>,
+        exact: Option<&TableExact>,
+    ) -> Vec<crate::engine::Outcome> {
+        match exact {
+            Some(TableExact::Turns(exact)) => {
+                let last = exact.last().expect("at least the start");
+                counts
+                    .iter()
+                    .enumerate()
+                    .map(|(sp, &count)| crate::engine::Outcome {
+                        name: format!("{sp} SP left"),
+                        count,
+                        exact: Some(last[sp]),
+                        fraction: None,
+                    })
+                    .collect()
+            }
+            Some(TableExact::Point(exact)) => {
+                let table = &self.variants[self.points[run].variant].1;
+                table
+                    .outcomes()
+                    .iter()
+                    .enumerate()
+                    .map(|(i, outcome)| crate::engine::Outcome {
+                        name: outcome.clone(),
+                        count: counts[i],
+                        exact: Some(exact.probability(i)),
+                        fraction: Some(exact.fraction(i).to_string()),
+                    })
+                    .collect()
+            }
+            None => unreachable!("table studies are always exact"),
+        }
+    }
+
+    fn distributions(
+        &self,
+        _run: usize,
+        counts: &Vec<u64>,
+        exact: Option<&TableExact>,
+    ) -> Vec<crate::engine::Distribution> {
+        match exact {
+            Some(TableExact::Turns(exact)) => vec![crate::engine::Distribution::new(
+                "sp_left",
+                counts,
+                exact.last().map(Vec::as_slice),
+            )],
+            _ => Vec::new(),
+        }
+    }
+
+    fn rules(&self) -> serde_json::Value {
+        json!({
+            "system": self.system,
+            "variants": self.variants.iter().map(|(n, t)| json!({"name": n, "table": t.table()})).collect::<Vec<_>>(),
+            "small_stack_column": self.small_stack_column,
+        })
+    }
+}
+
+impl crate::pipeline::SystemReport for TableStudy {
+    fn extras(
+        &self,
+        results: &crate::engine::driver::PlanResults<Self>,
+        dir: &Path,
+    ) -> Result<(), ReportError> {
+        write_extras(self, &TableResults::of(results), dir)
+    }
 }
 
 /// SP eliminated by each outcome of the attrition table.
@@ -748,19 +782,6 @@ fn turns_exact(
     exact
 }
 
-/// Writes the report folder of a table study, atomically.
-pub fn write_report(
-    study: &TableStudy,
-    results: &TableResults,
-    out: &Path,
-    threads: usize,
-    wall_time: Duration,
-) -> Result<Vec<PathBuf>, ReportError> {
-    report::write_atomically(out, |dir| {
-        write_contents(study, results, dir, threads, wall_time)
-    })
-}
-
 fn frame_error(dir: &Path) -> impl Fn(polars::prelude::PolarsError) -> ReportError + '_ {
     move |e| ReportError::Frame {
         path: dir.display().to_string(),
@@ -768,32 +789,14 @@ fn frame_error(dir: &Path) -> impl Fn(polars::prelude::PolarsError) -> ReportErr
     }
 }
 
-fn write_contents(
-    study: &TableStudy,
-    results: &TableResults,
-    dir: &Path,
-    threads: usize,
-    wall_time: Duration,
-) -> Result<(), ReportError> {
+/// A table study's own frames (expected values per point, the turns study's survival),
+/// charts and rulebook tables.
+fn write_extras(study: &TableStudy, results: &TableResults, dir: &Path) -> Result<(), ReportError> {
     let axes: Vec<&str> = study.axes.iter().map(|a| a.parameter.as_str()).collect();
-    let mut long = LongFrame::new(&axes);
     let mut expectations = LongFrame::new(&axes);
     for (point, result) in study.points.iter().zip(&results.points) {
         let (variant, table) = &study.variants[point.variant];
         let n: u64 = result.counts.iter().sum();
-        for (i, outcome) in table.outcomes().iter().enumerate() {
-            let (lo, hi) = wilson_interval(result.counts[i], n, Z95);
-            long.row(variant, &point.coordinates)
-                .text("outcome", outcome)
-                .int("trials", n as i64)
-                .int("count", result.counts[i] as i64)
-                .float("probability", Some(result.counts[i] as f64 / n as f64))
-                .float("ci_low", Some(lo))
-                .float("ci_high", Some(hi))
-                .float("exact", Some(result.exact.probability(i)))
-                .text("fraction", &result.exact.fraction(i).to_string())
-                .finish();
-        }
         let mut row = expectations
             .row(variant, &point.coordinates)
             .text(
@@ -821,11 +824,9 @@ fn write_contents(
         }
         row.finish();
     }
-    let mut long = long.build(&study.system).map_err(frame_error(dir))?;
     let mut expectations = expectations
         .build(&study.system)
         .map_err(frame_error(dir))?;
-    report::write_frame(dir, "results", &mut long)?;
     report::write_frame(dir, "expectations", &mut expectations)?;
     if let Some(turns) = study.turns {
         let mut survival = LongFrame::new(&[]);
@@ -851,37 +852,7 @@ fn write_contents(
         report::write_frame(dir, "survival", &mut survival)?;
     }
     draw_charts(study, results, dir)?;
-    report::write_text(dir, "tables.md", &rulebook_tables(study, results))?;
-    let hash = {
-        let canonical = json!({
-            "system": study.system,
-            "variants": study.variants.iter().map(|(n, t)| json!({"name": n, "table": t.table()})).collect::<Vec<_>>(),
-            "small_stack_column": study.small_stack_column,
-        });
-        Sha256::digest(canonical.to_string().as_bytes())
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect::<String>()
-    };
-    report::write_manifest(
-        dir,
-        &json!({
-            "tool": "battlelab",
-            "version": env!("CARGO_PKG_VERSION"),
-            "analysis": study.path.display().to_string(),
-            "name": study.name,
-            "system": study.system,
-            "seed": results.seed,
-            "trials": results.trials,
-            "block_trials": BLOCK_TRIALS,
-            "threads": threads,
-            "rules_hash": hash,
-            "variants": study.variants.iter().map(|(n, _)| n).collect::<Vec<_>>(),
-            "axes": axes,
-            "runs": study.points.len(),
-            "wall_time_seconds": (wall_time.as_secs_f64() * 1000.0).round() / 1000.0,
-        }),
-    )
+    report::write_text(dir, "tables.md", &rulebook_tables(study, results))
 }
 
 /// Points of one variant on axis `free`, every other axis at its first value.

@@ -50,7 +50,7 @@ fn bad_files_are_refused_with_their_stated_error_and_nothing_written() {
             "--out".as_ref(),
             report.as_os_str(),
         ];
-        for (command, options) in [("run", run), ("check", Vec::new())] {
+        for (command, options) in [("run", run), ("validate", Vec::new())] {
             let output = Command::cargo_bin("battlelab")
                 .unwrap()
                 .current_dir(dir.path())
@@ -97,7 +97,10 @@ fn bad_files_are_refused_with_their_stated_error_and_nothing_written() {
 #[test]
 fn bad_files_name_a_line_where_there_is_one() {
     for file in data("bad") {
-        let error = battlelab::study::load(&file).unwrap_err().to_string();
+        let error = battlelab::systems::load(&file)
+            .err()
+            .expect("refused")
+            .to_string();
         // These errors concern the file as a whole (a missing key), not one line.
         let whole_file = [
             "missing_system",
@@ -136,7 +139,7 @@ fn good_files_check_and_run() {
         let name = file.display();
         Command::cargo_bin("battlelab")
             .unwrap()
-            .arg("check")
+            .arg("validate")
             .arg(&file)
             .assert()
             .success();

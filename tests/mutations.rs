@@ -256,7 +256,7 @@ fn mutated_shipped_analyses_never_panic_and_refusals_write_nothing() {
             let dir = tempfile::tempdir().unwrap();
             fs::write(dir.path().join("case.toml"), &mutated).unwrap();
             let label = format!("{} case {case} (seed {seed}): {what}", file.display());
-            let (check, stderr, _) = battlelab(dir.path(), &["check", "case.toml"]);
+            let (check, stderr, _) = battlelab(dir.path(), &["validate", "case.toml"]);
             assert!(
                 !stderr.contains("panicked"),
                 "{label}: check panicked: {stderr}"
@@ -275,7 +275,7 @@ fn mutated_shipped_analyses_never_panic_and_refusals_write_nothing() {
             );
             if check == Some(2) {
                 refused += 1;
-                for (command, message) in [("check", &stderr), ("run", &run_err)] {
+                for (command, message) in [("validate", &stderr), ("run", &run_err)] {
                     assert!(
                         message.contains("case.toml"),
                         "{label}: {command} does not name the file: {message}"

@@ -261,7 +261,7 @@ fn a_closed_stdout_ends_quietly_and_a_full_one_is_an_error_not_a_panic() {
     copy_storm(dir.path());
     for args in [
         vec!["run", "storm.toml", "--trials", "1000", "--out", "piped"],
-        vec!["check", "storm.toml"],
+        vec!["validate", "storm.toml"],
         vec!["table", "crt", "--odds", "1:1"],
     ] {
         // `battlelab … | head -0`: the reader is gone before anything is written.
@@ -531,7 +531,7 @@ fn trials_and_seeds_have_one_limit_on_the_command_line_and_in_files() {
         text.replace(line, "trials = 1_000_000_000_001"),
     )
     .unwrap();
-    let (code, stderr) = run_in(dir.path(), &["check", "big.toml"]);
+    let (code, stderr) = run_in(dir.path(), &["validate", "big.toml"]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("1 to 1000000000000"), "{stderr}");
     let (code, stderr) = run_in(
@@ -693,7 +693,7 @@ fn table_numbers_out_of_range_are_refused_not_wrapped() {
 fn unbounded_input_is_refused_quickly_with_its_cap() {
     let dir = tempfile::tempdir().unwrap();
     let started = Instant::now();
-    let (code, stderr) = run_in(dir.path(), &["check", "/dev/zero"]);
+    let (code, stderr) = run_in(dir.path(), &["validate", "/dev/zero"]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("larger than 1024 KiB"), "{stderr}");
     // A frontier CRT of 240,000 rows is far over the file cap; one of 20,000 rows fits
@@ -707,7 +707,7 @@ fn unbounded_input_is_refused_quickly_with_its_cap() {
             &"\n  [\"-\", \"-\", \"-\", \"-\", \"-\"],".repeat(rows),
         );
         fs::write(dir.path().join("crt.toml"), huge).unwrap();
-        let (code, stderr) = run_in(dir.path(), &["check", "crt.toml"]);
+        let (code, stderr) = run_in(dir.path(), &["validate", "crt.toml"]);
         assert_eq!(code, Some(2), "{stderr}");
         assert!(stderr.contains(needle), "{rows} rows: {stderr}");
     }
@@ -716,7 +716,7 @@ fn unbounded_input_is_refused_quickly_with_its_cap() {
     let field = fs::read_to_string(shipped("field_combat.toml")).unwrap();
     let text = field.replace("[sweep]", &format!("[sweep]\n\"a.leader\" = [{values}]"));
     fs::write(dir.path().join("sweep.toml"), text).unwrap();
-    let (code, stderr) = run_in(dir.path(), &["check", "sweep.toml"]);
+    let (code, stderr) = run_in(dir.path(), &["validate", "sweep.toml"]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(
         stderr.contains("at most 1001 items") && stderr.contains("sweep.a.leader"),
@@ -761,7 +761,7 @@ fn errors_name_the_key_and_what_is_allowed_without_rust_or_long_echoes() {
             format!("{extra}{base}")
         };
         fs::write(dir.path().join("e.toml"), text).unwrap();
-        let (code, stderr) = run_in(dir.path(), &["check", "e.toml"]);
+        let (code, stderr) = run_in(dir.path(), &["validate", "e.toml"]);
         assert_eq!(code, Some(2), "{stderr}");
         for needle in needles {
             assert!(stderr.contains(needle), "`{needle}` not in: {stderr}");
@@ -777,7 +777,7 @@ fn errors_name_the_key_and_what_is_allowed_without_rust_or_long_echoes() {
         format!("name = \"{long}\"\n{base}"),
     )
     .unwrap();
-    let (code, stderr) = run_in(dir.path(), &["check", "e.toml"]);
+    let (code, stderr) = run_in(dir.path(), &["validate", "e.toml"]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.len() < 1000, "{} bytes on stderr", stderr.len());
     fs::write(
@@ -785,7 +785,7 @@ fn errors_name_the_key_and_what_is_allowed_without_rust_or_long_echoes() {
         format!("{base}[side.c]\nsp = [{long}\n"),
     )
     .unwrap();
-    let (code, stderr) = run_in(dir.path(), &["check", "e.toml"]);
+    let (code, stderr) = run_in(dir.path(), &["validate", "e.toml"]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.len() < 1000, "{} bytes on stderr", stderr.len());
 }
@@ -795,7 +795,7 @@ fn sp_is_capped_the_same_in_every_system() {
     let dir = tempfile::tempdir().unwrap();
     let text = "system = \"attrition\"\ntrials = 1000\n[sweep]\nsp = [5, 9200000000000000000]\n";
     fs::write(dir.path().join("a.toml"), text).unwrap();
-    let (code, stderr) = run_in(dir.path(), &["check", "a.toml"]);
+    let (code, stderr) = run_in(dir.path(), &["validate", "a.toml"]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("at most 999 SP"), "{stderr}");
 }

@@ -7,7 +7,7 @@ use std::path::Path;
 use assert_cmd::Command;
 use battlelab::sim::{thread_pool, RunControl};
 use battlelab::stats::{chi_square, chi_square_critical};
-use battlelab::study::{self, Study};
+use battlelab::study;
 
 fn shipped(name: &str) -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -15,11 +15,18 @@ fn shipped(name: &str) -> std::path::PathBuf {
         .join(name)
 }
 
+/// Reads and validates a shipped analysis as a system of type `S`.
+fn load<S>(
+    name: &str,
+    parse: fn(&Path, &str) -> Result<S, battlelab::analysis::AnalysisError>,
+) -> S {
+    let path = shipped(name);
+    let text = battlelab::toml_input::read_analysis_file(&path).unwrap();
+    parse(&path, &text).unwrap()
+}
+
 fn table_study(name: &str) -> study::TableStudy {
-    match study::load(&shipped(name)).unwrap() {
-        Study::Table(t) => *t,
-        _ => panic!("{name} is not a table study"),
-    }
+    load(name, study::TableStudy::parse)
 }
 
 /// 12 SP, DRM +2, column 11-15: d6+2 reads rows 3,4,5,6,6,6 → 1, 2*, 2*, 3*, 3*, 3*.
@@ -141,10 +148,7 @@ fn march_rulebook_tables_snapshot() {
 /// exact convolution, for every coalition and quantity.
 #[test]
 fn setup_maps_agree_with_exact_convolution() {
-    let study = match study::load(&shipped("setup.toml")).unwrap() {
-        Study::Setup(s) => *s,
-        _ => panic!("setup.toml is a setup study"),
-    };
+    let study = load("setup.toml", battlelab::setup_study::SetupStudy::parse);
     assert_eq!(study.states.len(), 13);
     let results =
         battlelab::setup_study::execute(&study, 1_000_000, 4, &RunControl::default()).unwrap();
@@ -172,10 +176,10 @@ fn setup_maps_agree_with_exact_convolution() {
 /// (99.99%) against the exact enumeration of the battle → pursuit chain.
 #[test]
 fn naval_engagements_agree_with_exact_enumeration() {
-    let study = match study::load(&shipped("naval_engagement.toml")).unwrap() {
-        Study::Naval(n) => *n,
-        _ => panic!("naval_engagement.toml is a naval study"),
-    };
+    let study = load(
+        "naval_engagement.toml",
+        battlelab::naval_study::NavalStudy::parse,
+    );
     let results =
         battlelab::naval_study::execute(&study, 400_000, 12, &RunControl::default()).unwrap();
     for ((_, coordinates, _), (h, exact)) in study.runs.iter().zip(&results.runs) {

@@ -9,32 +9,105 @@
 //! the kernels in [`crate::rules`], unchanged.
 
 pub mod driver;
+pub mod shard;
 
 use crate::analysis::AxisValue;
 use crate::dice::DiceStream;
 use crate::sim::Histogram;
 
 /// One run of a plan: a variant at a grid point, or one of the extra runs a system needs
-/// (a reserve policy compared, the attrition turns study, a frontier sensitivity run).
+/// (a reserve policy compared, the attrition turns study, a frontier sensitivity run),
+/// told apart by the values of extra axes ([`AxisValue::Unset`] where a run has none).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunKey {
     /// The variant's name ("base" when the file has none).
     pub variant: String,
-    /// One value per swept parameter of the plan, in [`Plan::axes`] order.
+    /// One value per axis of the plan, in [`Plan::axes`] order.
     pub coordinates: Vec<AxisValue>,
-    /// What sets an extra run apart from the grid (`None` for a grid point).
-    pub part: Option<String>,
 }
 
 /// Every run an analysis will make, in a fixed order: the order of counts in a report, a
 /// shard and a merge.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Plan {
-    /// The swept parameters (columns of the grid).
+    /// The columns that tell runs apart besides the variant: the swept parameters as the
+    /// file names them (`a.morale`), then any extra axes (`policy`, `turns`, …).
     pub axes: Vec<String>,
     pub runs: Vec<RunKey>,
     /// What one trial is ("battles", "rolls", "engagements", "maps").
     pub unit: &'static str,
+}
+
+impl Plan {
+    /// The variants in the order they first appear.
+    pub fn variants(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = Vec::new();
+        for run in &self.runs {
+            if !names.contains(&run.variant.as_str()) {
+                names.push(&run.variant);
+            }
+        }
+        names
+    }
+}
+
+/// One named outcome of a run: how many trials ended so, and its exact probability where
+/// the run is exact (with the fraction where the system counts exactly in integers).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Outcome {
+    pub name: String,
+    pub count: u64,
+    pub exact: Option<f64>,
+    pub fraction: Option<String>,
+}
+
+/// The distribution of one per-trial quantity of a run (battle length, SP lost …): counts
+/// by value from `first` on, and the exact probabilities where the run is exact.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Distribution {
+    pub metric: String,
+    pub first: u64,
+    pub counts: Vec<u64>,
+    pub exact: Option<Vec<f64>>,
+}
+
+impl Distribution {
+    /// A distribution whose values start at 0.
+    pub fn new(metric: &str, counts: &[u64], exact: Option<&[f64]>) -> Self {
+        Self {
+            metric: metric.to_string(),
+            first: 0,
+            counts: counts.to_vec(),
+            exact: exact.map(<[f64]>::to_vec),
+        }
+    }
+
+    /// Trials counted.
+    pub fn trials(&self) -> u64 {
+        self.counts.iter().sum()
+    }
+
+    /// The simulated mean: an integer sum divided once, so it prints as the number it is
+    /// (1.8875, not 1.8875000000000002).
+    pub fn mean(&self) -> f64 {
+        let sum: u128 = self
+            .counts
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| u128::from(self.first + i as u64) * u128::from(c))
+            .sum();
+        sum as f64 / self.trials().max(1) as f64
+    }
+
+    /// The exact mean, where the distribution is exact.
+    pub fn exact_mean(&self) -> Option<f64> {
+        self.exact.as_ref().map(|p| {
+            p.iter()
+                .enumerate()
+                .map(|(i, p)| (self.first + i as u64) as f64 * p)
+                .sum()
+        })
+    }
 }
 
 /// The parts of an analysis every system has.
@@ -53,11 +126,16 @@ pub struct Header<'a> {
 pub trait System: Sync {
     /// Integer counts of one run; merged by addition, so any split of its blocks (threads,
     /// shards) gives the same counts.
-    type Counts: Histogram + Send;
+    type Counts: Histogram + Send + Clone + serde::Serialize + serde::de::DeserializeOwned;
     /// A run's exact result, where it is computed.
     type Exact: Send;
 
     fn header(&self) -> Header<'_>;
+
+    /// The system and its form, as `validate` prints it ("ratio (skirmish)").
+    fn kind(&self) -> String {
+        self.header().system.to_string()
+    }
 
     fn plan(&self) -> Plan;
 
@@ -76,4 +154,25 @@ pub trait System: Sync {
     /// off, or no enumeration exists). An enumeration cut short by a stop request may
     /// return `None`; the driver then reports the run as interrupted.
     fn exact(&self, run: usize) -> Option<Self::Exact>;
+
+    /// The run's named outcomes (the rows of `results`), from its finished counts.
+    fn outcomes(
+        &self,
+        run: usize,
+        counts: &Self::Counts,
+        exact: Option<&Self::Exact>,
+    ) -> Vec<Outcome>;
+
+    /// The run's per-trial distributions (the rows of `distributions`; their means are
+    /// `metrics`).
+    fn distributions(
+        &self,
+        run: usize,
+        counts: &Self::Counts,
+        exact: Option<&Self::Exact>,
+    ) -> Vec<Distribution>;
+
+    /// The validated rules and scenario every run draws from, as JSON: what the
+    /// manifest's rules hash is taken of (so reformatting the file changes nothing).
+    fn rules(&self) -> serde_json::Value;
 }

@@ -1200,7 +1200,7 @@ impl BattleDistribution {
 }
 
 /// Counts of simulated battles: the Monte Carlo counterpart of [`BattleDistribution`].
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct BattleHistogram {
     pub result: [u64; BattleResult::COUNT],
     pub rounds: Vec<u64>,

@@ -929,7 +929,7 @@ impl FrontierCombat {
 }
 
 /// Counts of many simulated battles.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FrontierHistogram {
     /// A wins, draw, B wins.
     pub result: [u64; 3],

@@ -1347,7 +1347,7 @@ fn add_into(mine: &mut [u64], theirs: &[u64]) {
 }
 
 /// Counts of many simulated engagements.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct EngagementHistogram {
     /// `ends[(phase − 1) · END_COUNT + end]`.
     pub ends: Vec<u64>,

@@ -396,7 +396,7 @@ impl EngagementDistribution {
 }
 
 /// Counts of simulated engagements.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct EngagementHistogram {
     pub result: [u64; EngagementResult::COUNT],
     pub rounds: Vec<u64>,

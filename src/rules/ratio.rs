@@ -1487,7 +1487,7 @@ impl RatioDistribution {
 }
 
 /// Counts of simulated battles, in the shape of [`RatioDistribution`].
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RatioHistogram {
     pub result: [u64; ArmyResult::COUNT],
     pub cp: [Vec<u64>; 2],

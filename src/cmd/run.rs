@@ -1,0 +1,69 @@
+//! `battlelab run FILE`: run an analysis (or one shard of it) and write its folder.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+
+use battlelab::engine::driver::Share;
+use battlelab::pipeline::RunInfo;
+use battlelab::progress::ProgressWatcher;
+
+use super::{interruptible, note, pool, print_written};
+use crate::cli::RunArgs;
+
+pub fn run(args: RunArgs) -> Result<()> {
+    let (study, analysis) = battlelab::systems::load(&args.file)?;
+    let header = study.header();
+    let plan = study.plan();
+    let trials = args.trials.unwrap_or(header.trials);
+    let seed = args.seed.unwrap_or(header.seed);
+    let out = args.out.clone().unwrap_or_else(|| match args.shard {
+        Some((k, n)) => PathBuf::from("shards")
+            .join(header.name)
+            .join(format!("shard-{k}-of-{n}")),
+        None => PathBuf::from("reports").join(header.name),
+    });
+    // Before any work: a run that cannot write its folder safely must not start.
+    battlelab::output::check_target(&out, &[&args.file])?;
+    let (pool, threads) = pool(args.threads)?;
+    let control = interruptible();
+    let share = args.shard.map_or(Share::ALL, |(k, n)| Share {
+        index: k - 1,
+        count: n,
+    });
+    if !args.quiet {
+        let variants = plan.variants().len();
+        let runs = plan.runs.len();
+        let shard = args
+            .shard
+            .map_or(String::new(), |(k, n)| format!(", shard {k} of {n}"));
+        note(&format!(
+            "running {}: {variants} variant(s), {runs} run(s) of {trials} {} each{shard}, seed {seed}, {threads} thread(s)",
+            args.file.display(),
+            plan.unit,
+        ));
+    }
+    let started = Instant::now();
+    let total = share.trials(plan.runs.len(), trials);
+    let watcher = ProgressWatcher::start(Arc::clone(&control), total, args.quiet);
+    let written = pool.install(|| match args.shard {
+        Some(shard) => study.run_shard(&analysis, trials, seed, shard, &control, &out),
+        None => {
+            let info = RunInfo {
+                analysis_path: args.file.clone(),
+                threads,
+                started,
+                how: "one machine".into(),
+            };
+            study.run(&analysis, trials, seed, &control, &out, &info)
+        }
+    });
+    watcher.finish();
+    let files = written.with_context(|| format!("no folder was written at {}", out.display()))?;
+    if !args.quiet {
+        print_written(&out, &files, started.elapsed().as_secs_f64())?;
+    }
+    Ok(())
+}

@@ -1,0 +1,169 @@
+//! The one report pipeline: a plan's counts become the same folder for every system.
+//!
+//! Why this module exists: every system's report has the same spine — results with
+//! Wilson intervals beside the exact values, metrics, distributions, the analysis file
+//! itself, a manifest and a run-info file — so it is written once, here, from
+//! [`System::outcomes`] and [`System::distributions`]. A system adds only what is its
+//! own (an expectations frame, charts, rulebook tables) through [`SystemReport::extras`].
+//!
+//! Same seed, same bytes: nothing in the data files, `tables.md` or `manifest.json`
+//! depends on the machine, the thread count or the shard split; wall time, threads and
+//! the path the analysis was read from go in `run_info.json` alone.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde_json::json;
+use sha2::{Digest, Sha256};
+
+use crate::engine::driver::PlanResults;
+use crate::engine::{Plan, System};
+use crate::frame::LongFrame;
+use crate::report::{self, ReportError};
+use crate::sim::BLOCK_TRIALS;
+use crate::stats::{wilson_interval, Z95};
+
+/// The copy of the analysis file in every report.
+pub const ANALYSIS_COPY: &str = "analysis.toml";
+/// What differs between two runs of the same plan: never in the manifest.
+pub const RUN_INFO: &str = "run_info.json";
+
+/// A system's own part of its report.
+pub trait SystemReport: System + Sized {
+    /// Writes the system's own frames, charts and `tables.md` into `dir`.
+    fn extras(&self, results: &PlanResults<Self>, dir: &Path) -> Result<(), ReportError>;
+}
+
+/// Where and how a run went: the contents of `run_info.json`.
+#[derive(Clone, Debug)]
+pub struct RunInfo {
+    /// The analysis file as the user named it.
+    pub analysis_path: PathBuf,
+    pub threads: usize,
+    /// When the command started; the wall time is taken when the folder is written.
+    pub started: Instant,
+    /// How the counts were made: "one machine", or the shards merged.
+    pub how: String,
+}
+
+/// Hex SHA-256 of `bytes`.
+pub fn sha256(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Writes the whole report folder of `system` at `out`, atomically.
+pub fn write_report<S: SystemReport>(
+    system: &S,
+    analysis_text: &str,
+    results: &PlanResults<S>,
+    out: &Path,
+    info: &RunInfo,
+) -> Result<Vec<PathBuf>, ReportError> {
+    let plan = system.plan();
+    report::write_atomically(out, |dir| {
+        write_frames(system, &plan, results, dir)?;
+        system.extras(results, dir)?;
+        report::write_text(dir, ANALYSIS_COPY, analysis_text)?;
+        report::write_manifest(dir, &manifest(system, &plan, analysis_text, results))?;
+        let run_info = json!({
+            "analysis_path": info.analysis_path.display().to_string(),
+            "threads": info.threads,
+            "wall_time_seconds": (info.started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
+            "made_by": info.how,
+        });
+        report::write_text(
+            dir,
+            RUN_INFO,
+            &(serde_json::to_string_pretty(&run_info).expect("JSON values serialise") + "\n"),
+        )
+    })
+}
+
+/// The manifest: what the report is of, and nothing that varies between machines.
+fn manifest<S: System>(
+    system: &S,
+    plan: &Plan,
+    analysis_text: &str,
+    results: &PlanResults<S>,
+) -> serde_json::Value {
+    let header = system.header();
+    json!({
+        "tool": "battlelab",
+        "version": env!("CARGO_PKG_VERSION"),
+        "name": header.name,
+        "system": header.system,
+        "analysis": ANALYSIS_COPY,
+        "analysis_sha256": sha256(analysis_text.as_bytes()),
+        "rules_hash": sha256(system.rules().to_string().as_bytes()),
+        "seed": results.seed,
+        "trials": results.trials,
+        "block_trials": BLOCK_TRIALS,
+        "variants": plan.variants(),
+        "axes": plan.axes,
+        "runs": plan.runs.len(),
+        "exact_runs": results.exact.iter().filter(|e| e.is_some()).count(),
+    })
+}
+
+/// `results`, `metrics` and `distributions`, in the schema every system shares.
+fn write_frames<S: System>(
+    system: &S,
+    plan: &Plan,
+    results: &PlanResults<S>,
+    dir: &Path,
+) -> Result<(), ReportError> {
+    let axes: Vec<&str> = plan.axes.iter().map(String::as_str).collect();
+    let mut outcomes = LongFrame::new(&axes);
+    let mut metrics = LongFrame::new(&axes);
+    let mut distributions = LongFrame::new(&axes);
+    let n = results.trials;
+    for (run, key) in plan.runs.iter().enumerate() {
+        let counts = &results.counts[run];
+        let exact = results.exact[run].as_ref();
+        for o in system.outcomes(run, counts, exact) {
+            let (lo, hi) = wilson_interval(o.count, n, Z95);
+            outcomes
+                .row(&key.variant, &key.coordinates)
+                .text("outcome", &o.name)
+                .int("trials", n as i64)
+                .int("count", o.count as i64)
+                .float("probability", Some(o.count as f64 / n as f64))
+                .float("ci_low", Some(lo))
+                .float("ci_high", Some(hi))
+                .float("exact", o.exact)
+                .text_opt("exact_fraction", o.fraction.as_deref())
+                .finish();
+        }
+        for d in system.distributions(run, counts, exact) {
+            metrics
+                .row(&key.variant, &key.coordinates)
+                .text("metric", &d.metric)
+                .int("trials", d.trials() as i64)
+                .float("mean", Some(d.mean()))
+                .float("exact_mean", d.exact_mean())
+                .finish();
+            for (i, &count) in d.counts.iter().enumerate() {
+                distributions
+                    .row(&key.variant, &key.coordinates)
+                    .text("metric", &d.metric)
+                    .int("value", (d.first + i as u64) as i64)
+                    .int("count", count as i64)
+                    .float("probability", Some(count as f64 / n as f64))
+                    .float("exact", d.exact.as_ref().and_then(|e| e.get(i).copied()))
+                    .finish();
+            }
+        }
+    }
+    let name = system.header().system;
+    let error = report::frame_error(dir);
+    report::write_frame(dir, "results", &mut outcomes.build(name).map_err(error)?)?;
+    report::write_frame(dir, "metrics", &mut metrics.build(name).map_err(error)?)?;
+    report::write_frame(
+        dir,
+        "distributions",
+        &mut distributions.build(name).map_err(error)?,
+    )
+}

@@ -1,0 +1,305 @@
+//! Every rules system, by the name an analysis file gives it, and what the commands do
+//! with any of them.
+//!
+//! Why this module exists: the commands (`run`, `validate`, shards and `merge`) are
+//! written once, against [`Study`] — an object-safe view of any [`System`] with a report
+//! — and the list of systems is one table, [`REGISTRY`]. Adding a system is one row here
+//! and one `System` + `SystemReport` implementation; no command changes. Dynamic dispatch
+//! happens once per command, never in a hot loop: the blanket implementation below calls
+//! the engine's generic driver, which is monomorphised for each system.
+
+use std::path::{Path, PathBuf};
+
+use crate::analysis::{Analysis, AnalysisError};
+use crate::engine::driver::{self, PlanResults, Share};
+use crate::engine::shard::{self, ShardError, ShardIdentity};
+use crate::engine::{Header, Plan, System};
+use crate::frontier_study::FrontierStudy;
+use crate::melee_study::MeleeStudy;
+use crate::naval_study::NavalStudy;
+use crate::pipeline::{self, RunInfo, SystemReport};
+use crate::ratio_study::RatioStudy;
+use crate::report::{self, ReportError};
+use crate::rules::d6table::D6Table;
+use crate::setup_study::SetupStudy;
+use crate::sim::{Histogram, Interrupted, RunControl, BLOCK_TRIALS};
+use crate::study::TableStudy;
+
+/// Why a run, a shard or a merge did not write its folder.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Interrupted(#[from] Interrupted),
+    #[error(transparent)]
+    Report(#[from] ReportError),
+    #[error(transparent)]
+    Shard(#[from] ShardError),
+}
+
+/// An analysis file's text and the name the user gave it.
+#[derive(Clone, Debug)]
+pub struct AnalysisText {
+    /// The path as given on the command line (it names the file in errors, and its stem
+    /// is the report's name when the file names none).
+    pub path: PathBuf,
+    pub text: String,
+}
+
+impl AnalysisText {
+    /// The file name alone: what a shard records, so that a merge elsewhere parses the
+    /// same text under the same name.
+    pub fn file_name(&self) -> String {
+        self.path.file_name().map_or_else(
+            || "analysis.toml".into(),
+            |n| n.to_string_lossy().into_owned(),
+        )
+    }
+}
+
+/// A shard folder read back for a merge.
+#[derive(Clone, Debug)]
+pub struct ShardFolder {
+    /// How the user named it (for messages).
+    pub label: String,
+    pub identity: ShardIdentity,
+    /// The counts file's text.
+    pub counts: String,
+}
+
+/// Any validated analysis, as the commands use it.
+pub trait Study: Send + Sync {
+    fn header(&self) -> Header<'_>;
+    /// The system and its form, for `validate` ("ratio (skirmish)").
+    fn kind(&self) -> String;
+    fn plan(&self) -> Plan;
+    /// Runs every block of every run and writes the report folder at `out`.
+    fn run(
+        &self,
+        analysis: &AnalysisText,
+        trials: u64,
+        seed: u64,
+        control: &RunControl,
+        out: &Path,
+        info: &RunInfo,
+    ) -> Result<Vec<PathBuf>, RunError>;
+    /// Runs share `shard` of `shards` (1-based) and writes a shard folder at `out`.
+    fn run_shard(
+        &self,
+        analysis: &AnalysisText,
+        trials: u64,
+        seed: u64,
+        shard: (u64, u64),
+        control: &RunControl,
+        out: &Path,
+    ) -> Result<Vec<PathBuf>, RunError>;
+    /// Adds up complete, checked shards and writes the report folder at `out`.
+    fn merge(
+        &self,
+        analysis: &AnalysisText,
+        shards: &[ShardFolder],
+        control: &RunControl,
+        out: &Path,
+        info: &RunInfo,
+    ) -> Result<Vec<PathBuf>, RunError>;
+}
+
+impl<S: SystemReport + Send + Sync> Study for S {
+    fn header(&self) -> Header<'_> {
+        System::header(self)
+    }
+
+    fn kind(&self) -> String {
+        System::kind(self)
+    }
+
+    fn plan(&self) -> Plan {
+        System::plan(self)
+    }
+
+    fn run(
+        &self,
+        analysis: &AnalysisText,
+        trials: u64,
+        seed: u64,
+        control: &RunControl,
+        out: &Path,
+        info: &RunInfo,
+    ) -> Result<Vec<PathBuf>, RunError> {
+        let results = driver::run(self, trials, seed, control)?;
+        Ok(pipeline::write_report(
+            self,
+            &analysis.text,
+            &results,
+            out,
+            info,
+        )?)
+    }
+
+    fn run_shard(
+        &self,
+        analysis: &AnalysisText,
+        trials: u64,
+        seed: u64,
+        (index, count): (u64, u64),
+        control: &RunControl,
+        out: &Path,
+    ) -> Result<Vec<PathBuf>, RunError> {
+        let runs = System::plan(self).runs.len();
+        let share = Share {
+            index: index - 1,
+            count,
+        };
+        let counts = driver::simulate(self, runs, trials, seed, share, control)?;
+        let identity = identity(self, analysis, trials, seed, index, count);
+        let mut manifest = serde_json::to_value(&identity).expect("identities serialise");
+        manifest["tool"] = "battlelab".into();
+        let counts_text = serde_json::to_string(&counts).expect("counts serialise") + "\n";
+        Ok(report::write_atomically(out, |dir| {
+            report::write_text(dir, shard::COUNTS_FILE, &counts_text)?;
+            report::write_text(dir, pipeline::ANALYSIS_COPY, &analysis.text)?;
+            report::write_manifest(dir, &manifest)
+        })?)
+    }
+
+    fn merge(
+        &self,
+        analysis: &AnalysisText,
+        shards: &[ShardFolder],
+        control: &RunControl,
+        out: &Path,
+        info: &RunInfo,
+    ) -> Result<Vec<PathBuf>, RunError> {
+        let first = &shards.first().ok_or(ShardError::Empty)?.identity;
+        let expected = identity(self, analysis, first.trials, first.seed, 1, first.shards);
+        let labelled: Vec<(String, ShardIdentity)> = shards
+            .iter()
+            .map(|s| (s.label.clone(), s.identity.clone()))
+            .collect();
+        shard::check_complete(&labelled)?;
+        // The shards agree with each other; they must also be of this analysis, as this
+        // battlelab reads it (the rules hash is of the validated rules).
+        let mut ours = expected.clone();
+        ours.shard = first.shard;
+        if *first != ours {
+            return Err(ShardError::Unreadable {
+                shard: shards[0].label.clone(),
+                message: "its rules do not match its own analysis file as this battlelab validates it; re-run the shards with this version".into(),
+            }
+            .into());
+        }
+        let runs = System::plan(self).runs.len();
+        let mut counts: Vec<S::Counts> = (0..runs).map(|run| self.empty(run)).collect();
+        for folder in shards {
+            let theirs: Vec<S::Counts> =
+                serde_json::from_str(&folder.counts).map_err(|e| ShardError::Unreadable {
+                    shard: folder.label.clone(),
+                    message: format!("its {} cannot be read: {e}", shard::COUNTS_FILE),
+                })?;
+            if theirs.len() != runs {
+                return Err(ShardError::Unreadable {
+                    shard: folder.label.clone(),
+                    message: format!("it holds {} runs, the plan {runs}", theirs.len()),
+                }
+                .into());
+            }
+            for (mine, theirs) in counts.iter_mut().zip(theirs) {
+                mine.merge(theirs);
+            }
+        }
+        for (run, c) in counts.iter_mut().enumerate() {
+            self.finish(run, c);
+        }
+        let exact = driver::exact(self, runs, control)?;
+        let results = PlanResults {
+            trials: first.trials,
+            seed: first.seed,
+            counts,
+            exact,
+        };
+        Ok(pipeline::write_report(
+            self,
+            &analysis.text,
+            &results,
+            out,
+            info,
+        )?)
+    }
+}
+
+/// What a shard of this analysis, seed and trials is.
+fn identity<S: System>(
+    system: &S,
+    analysis: &AnalysisText,
+    trials: u64,
+    seed: u64,
+    shard: u64,
+    shards: u64,
+) -> ShardIdentity {
+    let header = system.header();
+    ShardIdentity {
+        format: shard::FORMAT.into(),
+        format_version: shard::FORMAT_VERSION,
+        tool_version: env!("CARGO_PKG_VERSION").into(),
+        name: header.name.to_string(),
+        system: header.system.to_string(),
+        analysis_file: analysis.file_name(),
+        analysis_sha256: pipeline::sha256(analysis.text.as_bytes()),
+        rules_hash: pipeline::sha256(system.rules().to_string().as_bytes()),
+        seed,
+        trials,
+        block_trials: BLOCK_TRIALS,
+        runs: system.plan().runs.len(),
+        shard,
+        shards,
+    }
+}
+
+/// Parses an analysis of one system.
+type Parse = fn(&Path, &str) -> Result<Box<dyn Study>, AnalysisError>;
+
+fn boxed<S: Study + 'static>(
+    study: Result<S, AnalysisError>,
+) -> Result<Box<dyn Study>, AnalysisError> {
+    study.map(|s| Box::new(s) as Box<dyn Study>)
+}
+
+/// Every system: the `system = "…"` names it answers to, and its parser. Field battles
+/// come last: they also report a missing or unknown system.
+pub const REGISTRY: [(&[&str], Parse); 7] = [
+    (&D6Table::NAMES, |p, t| boxed(TableStudy::parse(p, t))),
+    (&["setup"], |p, t| boxed(SetupStudy::parse(p, t))),
+    (&["naval_engagement"], |p, t| boxed(NavalStudy::parse(p, t))),
+    (&["ratio"], |p, t| boxed(RatioStudy::parse(p, t))),
+    (&["frontier"], |p, t| boxed(FrontierStudy::parse(p, t))),
+    (&["melee"], |p, t| boxed(MeleeStudy::parse(p, t))),
+    (&["field"], |p, t| boxed(Analysis::parse(p, t))),
+];
+
+/// Validates analysis text of any system; `path` names it in errors.
+pub fn parse(path: &Path, text: &str) -> Result<Box<dyn Study>, AnalysisError> {
+    #[derive(serde::Deserialize)]
+    struct SystemOnly {
+        system: Option<String>,
+    }
+    let system = toml::from_str::<SystemOnly>(text)
+        .ok()
+        .and_then(|s| s.system);
+    let (_, parse) = REGISTRY
+        .iter()
+        .find(|(names, _)| system.as_deref().is_some_and(|s| names.contains(&s)))
+        .unwrap_or(&REGISTRY[REGISTRY.len() - 1]);
+    parse(path, text)
+}
+
+/// Reads and validates an analysis file of any system.
+pub fn load(path: &Path) -> Result<(Box<dyn Study>, AnalysisText), AnalysisError> {
+    let text = crate::toml_input::read_analysis_file(path)?;
+    let study = parse(path, &text)?;
+    Ok((
+        study,
+        AnalysisText {
+            path: path.to_path_buf(),
+            text,
+        },
+    ))
+}
