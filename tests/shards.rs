@@ -1,0 +1,205 @@
+//! Shards and merge (issue 12): any split of a plan's work, merged, writes the report one
+//! machine writes, byte for byte; a set that does not belong together is refused with a
+//! message naming the odd shard.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+
+fn battlelab(cwd: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let output = Command::cargo_bin("battlelab")
+        .unwrap()
+        .current_dir(cwd)
+        .args(args)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    (output.status.code(), stderr)
+}
+
+fn shipped(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("analyses")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// Every file of a report but `run_info.json` (wall time, threads, how it was made),
+/// with its bytes.
+fn report_bytes(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<(String, Vec<u8>)> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_name() != "run_info.json")
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// Runs `analysis` as `count` shards and merges them (the shards given in reverse order,
+/// which must not matter) into `out`.
+fn sharded(cwd: &Path, analysis: &str, trials: &str, count: u64, out: &str) -> Vec<PathBuf> {
+    let mut shards = Vec::new();
+    for k in 1..=count {
+        let dir = cwd.join(format!("{out}.shards/shard-{k}"));
+        let (code, stderr) = battlelab(
+            cwd,
+            &[
+                "run",
+                analysis,
+                "--trials",
+                trials,
+                "--shard",
+                &format!("{k}/{count}"),
+                "--out",
+                dir.to_str().unwrap(),
+                "--threads",
+                "1",
+                "-q",
+            ],
+        );
+        assert_eq!(code, Some(0), "shard {k}/{count}: {stderr}");
+        shards.push(dir);
+    }
+    let mut args = vec!["merge".to_string()];
+    args.extend(shards.iter().rev().map(|d| d.display().to_string()));
+    args.extend(["--out".to_string(), out.to_string(), "-q".to_string()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, stderr) = battlelab(cwd, &args);
+    assert_eq!(code, Some(0), "merge of {count}: {stderr}");
+    shards
+}
+
+#[test]
+fn any_split_merges_to_the_bytes_of_one_machine() {
+    let dir = tempfile::tempdir().unwrap();
+    // A field analysis (56 runs of 2 blocks) and a melee one: 4 runs of 1 block, so 7
+    // shards are more than its work units and some shards hold nothing.
+    for (analysis, trials) in [
+        (shipped("field_combat.toml"), "70000"),
+        (shipped("melee_engagement.toml"), "20000"),
+    ] {
+        let (code, stderr) = battlelab(
+            dir.path(),
+            &["run", &analysis, "--trials", trials, "--out", "plain", "-q"],
+        );
+        assert_eq!(code, Some(0), "{stderr}");
+        let plain = report_bytes(&dir.path().join("plain"));
+        assert!(plain.iter().any(|(n, _)| n == "results.parquet"));
+        for count in [1, 3, 7] {
+            let out = format!("merged{count}");
+            sharded(dir.path(), &analysis, trials, count, &out);
+            let merged = report_bytes(&dir.path().join(&out));
+            assert_eq!(
+                merged.iter().map(|(n, _)| n).collect::<Vec<_>>(),
+                plain.iter().map(|(n, _)| n).collect::<Vec<_>>(),
+                "{analysis}, {count} shards: different files"
+            );
+            for ((name, a), (_, b)) in plain.iter().zip(&merged) {
+                assert!(a == b, "{analysis}, {count} shards: {name} differs");
+            }
+            fs::remove_dir_all(dir.path().join(&out)).unwrap();
+            fs::remove_dir_all(dir.path().join(format!("{out}.shards"))).unwrap();
+        }
+        fs::remove_dir_all(dir.path().join("plain")).unwrap();
+    }
+}
+
+#[test]
+fn a_set_that_does_not_belong_together_is_refused_naming_the_odd_shard() {
+    let dir = tempfile::tempdir().unwrap();
+    let analysis = shipped("storm.toml");
+    let shard = |k: u64, seed: &str, out: &str| {
+        let (code, stderr) = battlelab(
+            dir.path(),
+            &[
+                "run",
+                &analysis,
+                "--trials",
+                "5000",
+                "--seed",
+                seed,
+                "--shard",
+                &format!("{k}/3"),
+                "--out",
+                out,
+                "-q",
+            ],
+        );
+        assert_eq!(code, Some(0), "{stderr}");
+    };
+    shard(1, "1", "s1");
+    shard(2, "1", "s2");
+    shard(3, "1", "s3");
+    shard(2, "9", "other_seed");
+    let merge = |shards: &[&str]| {
+        let mut args = vec!["merge"];
+        args.extend(shards);
+        args.extend(["--out", "report"]);
+        battlelab(dir.path(), &args)
+    };
+    for (shards, needle) in [
+        (vec!["s1", "s3"], "shard 2 of 3 is missing"),
+        (
+            vec!["s1", "s2", "s2", "s3"],
+            "s2: shard 2 of 3 was given again",
+        ),
+        (
+            vec!["s1", "other_seed", "s3"],
+            "other_seed: its seed is 9, but s1 has 1",
+        ),
+        (
+            vec!["s1", "s2", "nowhere"],
+            "nowhere: cannot read its manifest.json",
+        ),
+    ] {
+        let (code, stderr) = merge(&shards);
+        assert_eq!(code, Some(2), "{shards:?}: {stderr}");
+        assert!(
+            stderr.contains(needle),
+            "{shards:?}: `{needle}` not in {stderr}"
+        );
+        assert!(
+            !dir.path().join("report").exists(),
+            "{shards:?} wrote a report"
+        );
+    }
+    // A shard from another format version is refused with what to do.
+    let manifest = dir.path().join("s1/manifest.json");
+    let text = fs::read_to_string(&manifest).unwrap();
+    fs::write(
+        &manifest,
+        text.replace("\"format_version\": 1", "\"format_version\": 99"),
+    )
+    .unwrap();
+    let (code, stderr) = merge(&["s1", "s2", "s3"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("version 99"), "{stderr}");
+    // The complete set merges.
+    fs::write(&manifest, text).unwrap();
+    let (code, stderr) = merge(&["s3", "s1", "s2"]);
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+#[test]
+fn a_bad_split_is_refused_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    for bad in ["0/3", "4/3", "3", "1/0", "a/b"] {
+        let (code, stderr) = battlelab(
+            dir.path(),
+            &["run", &shipped("storm.toml"), "--shard", bad, "--out", "s"],
+        );
+        assert_eq!(code, Some(2), "{bad}: {stderr}");
+        assert!(stderr.contains("K/N"), "{bad}: {stderr}");
+    }
+    assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+}
