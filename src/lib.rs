@@ -18,27 +18,15 @@
 //! parallel driver), [`analysis`] (the TOML boundary), [`frame`], [`chart`], [`report`]
 //! and [`table`] (outputs). `ARCHITECTURE.md` states the invariants.
 
-pub mod analysis;
-pub mod chart;
-pub mod dice;
-pub mod engine;
-pub mod exact;
-pub mod frame;
-pub mod frontier_study;
-pub mod interrupt;
-pub mod limits;
-pub mod melee_study;
-pub mod naval_study;
-pub mod output;
-pub mod pipeline;
 pub mod progress;
-pub mod ratio_study;
 pub mod report;
-pub mod rules;
-pub mod setup_study;
-pub mod sim;
-pub mod stats;
-pub mod study;
 pub mod systems;
 pub mod table;
-pub mod toml_input;
+
+// The report folder's parts, under short paths.
+pub use report::{chart, frame, output, pipeline};
+
+// The core, under the paths the reports and the command line have always used.
+pub use battlelab_core::{
+    analysis, dice, engine, exact, interrupt, limits, rules, sim, stats, toml_input,
+};

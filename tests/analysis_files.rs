@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 mod common;
 
 use assert_cmd::Command;
-use battlelab::analysis::Analysis;
 use battlelab::rules::crt::{ClcRow, OddsRounding, ResultPair};
+use battlelab::systems::field::Analysis;
 
 fn data(kind: &str) -> Vec<PathBuf> {
     common::toml_files(

@@ -7,7 +7,7 @@ use std::path::Path;
 use assert_cmd::Command;
 use battlelab::sim::{thread_pool, RunControl};
 use battlelab::stats::{chi_square, chi_square_critical};
-use battlelab::study;
+use battlelab::systems::tables as study;
 
 fn shipped(name: &str) -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -148,10 +148,10 @@ fn march_rulebook_tables_snapshot() {
 /// exact convolution, for every coalition and quantity.
 #[test]
 fn setup_maps_agree_with_exact_convolution() {
-    let study = load("setup.toml", battlelab::setup_study::SetupStudy::parse);
+    let study = load("setup.toml", battlelab::systems::setup::SetupStudy::parse);
     assert_eq!(study.states.len(), 13);
     let results =
-        battlelab::setup_study::execute(&study, 1_000_000, 4, &RunControl::default()).unwrap();
+        battlelab::systems::setup::execute(&study, 1_000_000, 4, &RunControl::default()).unwrap();
     for (c, coalition) in study.coalitions.iter().enumerate() {
         for q in 0..7 {
             let (statistic, df) = chi_square(&results.counts[c][q], &results.exact[c][q]);
@@ -178,10 +178,10 @@ fn setup_maps_agree_with_exact_convolution() {
 fn naval_engagements_agree_with_exact_enumeration() {
     let study = load(
         "naval_engagement.toml",
-        battlelab::naval_study::NavalStudy::parse,
+        battlelab::systems::naval::NavalStudy::parse,
     );
     let results =
-        battlelab::naval_study::execute(&study, 400_000, 12, &RunControl::default()).unwrap();
+        battlelab::systems::naval::execute(&study, 400_000, 12, &RunControl::default()).unwrap();
     for ((_, coordinates, _), (h, exact)) in study.runs.iter().zip(&results.runs) {
         assert!((exact.result.iter().sum::<f64>() - 1.0).abs() < 1e-9);
         for (name, observed, expected) in [

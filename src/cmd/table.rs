@@ -6,10 +6,10 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use serde_json::json;
 
-use battlelab::analysis::Analysis;
 use battlelab::progress::ProgressWatcher;
 use battlelab::rules::crt::{FieldCombat, FieldRules};
 use battlelab::rules::d6table::{self, CompiledD6Table, D6Table};
+use battlelab::systems::field::Analysis;
 use battlelab::table::{self, signed, CrtRequest, D6Request, TableError};
 
 use super::{emit, interruptible, pool};

@@ -1,11 +1,11 @@
-//! The analysis file: a designer's whole question in one TOML file.
+//! Field battles (seed 003, RULES.md B1–B3): the analysis file's keys, validated once,
+//! and the system the engine runs.
 //!
-//! Why this module exists: it is the boundary where user input becomes validated plain
-//! data. Everything is checked here, once: unknown keys are refused, every value is held
-//! to its allowed range, every override is parsed and applied to the printed rules, every
-//! variant is compiled, and every grid point of every sweep is prepared. An error names the
-//! file, the line (where there is one), the field, the value and what is allowed. After
-//! [`Analysis::load`] succeeds, running it cannot fail on input.
+//! Why this module exists: it is where a field-battle file becomes plain data — every
+//! override parsed and applied to the printed rules, every variant compiled, every grid
+//! point of every sweep prepared — and where the engine learns what a run of it is (a
+//! whole battle through the CRT, the Combat Loss Chart and the tactical matrix, simulated,
+//! and enumerated exactly where small). Its report is `battlelab::systems::field`.
 //!
 //! ```toml
 //! name = "field_combat"        # report folder name (default: the file's stem)
@@ -44,104 +44,21 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::limits;
+use crate::analysis::{
+    check_grid_size, grid, header, sweep_axes, variant_name, AnalysisError, AxisValue, Source,
+    SweepAxis, SYSTEMS,
+};
 use crate::rules::crt::{
     self, ClcRow, FieldBattle, FieldCombat, FieldRules, Force, OddsColumn, OddsRounding,
     PreparedBattle, ResultPair, RulesError, TacticCell, TacticMix, CRT_COLUMNS, TACTIC_NAMES,
 };
-
-/// Trials per grid point when the file gives none.
-pub const DEFAULT_TRIALS: u64 = 1_000_000;
-/// Seed when the file gives none.
-pub const DEFAULT_SEED: u64 = 1;
-/// Most trials one grid point may ask for (the same bound as `--trials`).
-pub use crate::limits::MAX_TRIALS;
-/// Most grid points × variants one analysis may hold.
-pub const MAX_RUNS: usize = 10_000;
-/// Systems an analysis file can name.
-pub const SYSTEMS: [&str; 13] = [
-    "field",
-    "attrition",
-    "march",
-    "naval",
-    "blockade",
-    "pursuit",
-    "transport",
-    "storm",
-    "setup",
-    "naval_engagement",
-    "ratio",
-    "melee",
-    "frontier",
-];
-
-/// Why an analysis file was refused.
-#[derive(Debug, thiserror::Error)]
-pub enum AnalysisError {
-    #[error("cannot read analysis file {file}")]
-    Read {
-        file: String,
-        source: std::io::Error,
-    },
-    #[error("{file}: {}", limits::tidy(message))]
-    Syntax { file: String, message: String },
-    #[error("{file}{}: field `{}`: {}", line.map(|l| format!(", line {l}")).unwrap_or_default(), limits::tidy(field), limits::tidy(message))]
-    Invalid {
-        file: String,
-        line: Option<usize>,
-        field: String,
-        message: String,
-    },
-}
-
-/// One value a sweep axis (or an extra axis of a plan) takes.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum AxisValue {
-    Int(i64),
-    Odds {
-        larger: u32,
-        smaller: u32,
-    },
-    /// A name: a profile, a policy, a terrain.
-    Text(String),
-    /// The axis does not apply to this run (a null in the frames).
-    Unset,
-}
-
-impl AxisValue {
-    /// The value as a number, for charts' axes and sorting: odds as their ratio.
-    pub fn as_f64(&self) -> Option<f64> {
-        match self {
-            AxisValue::Int(v) => Some(*v as f64),
-            AxisValue::Odds { larger, smaller } => Some(f64::from(*larger) / f64::from(*smaller)),
-            AxisValue::Text(_) | AxisValue::Unset => None,
-        }
-    }
-}
-
-impl fmt::Display for AxisValue {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            AxisValue::Int(v) => write!(f, "{v}"),
-            AxisValue::Odds { larger, smaller } => write!(f, "{larger}:{smaller}"),
-            AxisValue::Text(t) => f.write_str(t),
-            AxisValue::Unset => f.write_str("–"),
-        }
-    }
-}
-
-/// A swept parameter and its values, in file order.
-#[derive(Clone, Debug)]
-pub struct SweepAxis {
-    pub parameter: String,
-    pub values: Vec<AxisValue>,
-}
+use crate::rules::crt::{BattleDistribution, BattleHistogram};
+use crate::sim::{Interrupted, RunControl};
 
 /// Parameters a field analysis can sweep, in the order axes are laid out (the first is
 /// the x of charts, the second the y of heatmaps).
@@ -270,78 +187,6 @@ struct VariantSpec {
     #[allow(dead_code)]
     description: Option<String>,
     rules: Option<OverridesSpec>,
-}
-
-/// Turns byte spans into line numbers and builds errors for one file.
-pub(crate) struct Source<'a> {
-    pub(crate) file: String,
-    pub(crate) text: &'a str,
-}
-
-impl Source<'_> {
-    /// The file's TOML as `T`; a syntax error, unknown key or wrong type names the file
-    /// and the parser's line.
-    pub(crate) fn parse_toml<T: serde::de::DeserializeOwned>(&self) -> Result<T, AnalysisError> {
-        crate::toml_input::check_shape(&self.file, self.text)?;
-        toml::from_str(self.text)
-            .map_err(|e| crate::toml_input::describe_error(&self.file, self.text, &e))
-    }
-
-    pub(crate) fn line_of(&self, span: std::ops::Range<usize>) -> usize {
-        self.text[..span.start.min(self.text.len())]
-            .matches('\n')
-            .count()
-            + 1
-    }
-
-    pub(crate) fn error<T>(
-        &self,
-        spanned: &Spanned<T>,
-        field: impl Into<String>,
-        message: impl Into<String>,
-    ) -> AnalysisError {
-        AnalysisError::Invalid {
-            file: self.file.clone(),
-            line: Some(self.line_of(spanned.span())),
-            field: field.into(),
-            message: message.into(),
-        }
-    }
-
-    pub(crate) fn error_at(
-        &self,
-        line: Option<usize>,
-        field: impl Into<String>,
-        message: impl Into<String>,
-    ) -> AnalysisError {
-        AnalysisError::Invalid {
-            file: self.file.clone(),
-            line,
-            field: field.into(),
-            message: message.into(),
-        }
-    }
-
-    /// An integer held to `lo..=hi`.
-    pub(crate) fn int_in(
-        &self,
-        value: &Spanned<i64>,
-        field: &str,
-        lo: i64,
-        hi: i64,
-        what: &str,
-    ) -> Result<i64, AnalysisError> {
-        let v = *value.get_ref();
-        if (lo..=hi).contains(&v) {
-            Ok(v)
-        } else {
-            Err(self.error(
-                value,
-                field,
-                format!("{what} must be {lo} to {hi}, got {v}"),
-            ))
-        }
-    }
 }
 
 impl Analysis {
@@ -849,329 +694,6 @@ fn apply_overrides(
     Ok(())
 }
 
-/// Reads `[sweep]` into axes in the order of `parameters`, with each axis's line.
-pub(crate) fn sweep_axes(
-    source: &Source,
-    sweep: Option<&BTreeMap<String, Spanned<toml::Value>>>,
-    parameters: &[&str],
-) -> Result<(Vec<SweepAxis>, Vec<Option<usize>>), AnalysisError> {
-    let Some(sweep) = sweep else {
-        return Ok((Vec::new(), Vec::new()));
-    };
-    // Flatten dotted keys: `a.sp = [..]` arrives as `a = { sp = [..] }`.
-    let mut entries: Vec<(String, toml::Value, &Spanned<toml::Value>)> = Vec::new();
-    for (key, value) in sweep {
-        match value.get_ref() {
-            toml::Value::Table(table) if !is_range(table) => {
-                for (inner, v) in table {
-                    entries.push((format!("{key}.{inner}"), v.clone(), value));
-                }
-            }
-            v => entries.push((key.clone(), v.clone(), value)),
-        }
-    }
-    if entries.is_empty() {
-        return Err(source.error_at(
-            None,
-            "sweep",
-            format!(
-                "an empty [sweep]; give at least one of {} or remove [sweep]",
-                parameters.join(", ")
-            ),
-        ));
-    }
-    let mut axes = Vec::new();
-    for (parameter, value, spanned) in entries {
-        let field = format!("sweep.{parameter}");
-        if !parameters.contains(&parameter.as_str()) {
-            return Err(source.error(
-                spanned,
-                &field,
-                format!(
-                    "cannot sweep \"{parameter}\"; sweepable parameters: {}",
-                    parameters.join(", ")
-                ),
-            ));
-        }
-        let values =
-            axis_values(&parameter, &value).map_err(|m| source.error(spanned, &field, m))?;
-        if values.is_empty() {
-            return Err(source.error(spanned, &field, "an empty sweep; give at least one value"));
-        }
-        for (i, v) in values.iter().enumerate() {
-            if values[..i].contains(v) {
-                return Err(source.error(spanned, &field, format!("the value {v} appears twice")));
-            }
-        }
-        axes.push((parameter, values, Some(source.line_of(spanned.span()))));
-    }
-    if axes.iter().any(|a| a.0 == "odds") && axes.iter().any(|a| a.0 == "a.sp") {
-        return Err(source.error_at(
-            None,
-            "sweep.odds",
-            "odds sets side A's SP from side B's; sweep either odds or a.sp, not both",
-        ));
-    }
-    axes.sort_by_key(|a| parameters.iter().position(|p| *p == a.0));
-    let lines = axes.iter().map(|a| a.2).collect();
-    Ok((
-        axes.into_iter()
-            .map(|(parameter, values, _)| SweepAxis { parameter, values })
-            .collect(),
-        lines,
-    ))
-}
-
-fn is_range(table: &toml::Table) -> bool {
-    table.contains_key("from") || table.contains_key("to")
-}
-
-fn axis_values(parameter: &str, value: &toml::Value) -> Result<Vec<AxisValue>, String> {
-    if parameter == "odds" {
-        let list = value.as_array().ok_or(
-            "odds are swept as a list of ratios, e.g. [\"1:1\", \"3:2\", \"2:1\", \"3:1\"]",
-        )?;
-        return list
-            .iter()
-            .map(|v| {
-                let text = v
-                    .as_str()
-                    .ok_or("odds are written as strings, e.g. \"3:2\"")?;
-                OddsColumn::parse_ratio(text)
-                    .filter(|(l, s)| l >= s)
-                    .map(|(larger, smaller)| AxisValue::Odds { larger, smaller })
-                    .ok_or(format!(
-                        "odds are written L:S with L ≥ S, e.g. \"3:2\"; got \"{text}\""
-                    ))
-            })
-            .collect();
-    }
-    match value {
-        toml::Value::Array(list) => list
-            .iter()
-            .map(|v| {
-                v.as_integer()
-                    .map(AxisValue::Int)
-                    .ok_or(format!("{parameter} takes whole numbers, got {v}"))
-            })
-            .collect(),
-        toml::Value::Table(range) => {
-            let get = |key: &str| {
-                range.get(key).map(|v| {
-                    v.as_integer()
-                        .ok_or(format!("{key} must be a whole number"))
-                })
-            };
-            for key in range.keys() {
-                if !["from", "to", "step"].contains(&key.as_str()) {
-                    return Err(format!(
-                        "a range has from, to and step; unknown key \"{key}\""
-                    ));
-                }
-            }
-            let from = get("from").ok_or("a range needs from")??;
-            let to = get("to").ok_or("a range needs to")??;
-            let step = get("step").unwrap_or(Ok(1))?;
-            if step <= 0 {
-                return Err(format!("step must be positive, got {step}"));
-            }
-            if from > to {
-                return Err(format!("an empty range: from ({from}) is above to ({to})"));
-            }
-            // In i128: `to - from` of two i64 values cannot overflow there.
-            let count = (i128::from(to) - i128::from(from)) / i128::from(step);
-            if count > 1000 {
-                return Err("a range may hold at most 1001 values".into());
-            }
-            Ok((0..=count as i64)
-                .map(|k| AxisValue::Int(from + k * step))
-                .collect())
-        }
-        other => Err(format!(
-            "sweep a list ([1, 2, 3]) or a range ({{ from = -3, to = 3 }}), got {other}"
-        )),
-    }
-}
-
-/// The report name, seed and trials of any analysis file, checked: the name defaults to
-/// the file's stem (see [`default_report_name`]), the seed to [`DEFAULT_SEED`], trials to
-/// [`DEFAULT_TRIALS`].
-pub(crate) fn header(
-    source: &Source,
-    path: &Path,
-    name: Option<&Spanned<String>>,
-    seed: Option<&Spanned<i64>>,
-    trials: Option<&Spanned<i64>>,
-) -> Result<(String, u64, u64), AnalysisError> {
-    let name = match name {
-        Some(name) => {
-            let text = name.get_ref();
-            let valid = !text.is_empty()
-                && text
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-            if !valid {
-                return Err(source.error(
-                    name,
-                    "name",
-                    format!(
-                        "the report folder name may use letters, digits, '_' and '-' only, got \"{}\"",
-                        limits::echo(text)
-                    ),
-                ));
-            }
-            if text.chars().count() > limits::MAX_NAME_CHARS {
-                return Err(source.error(
-                    name,
-                    "name",
-                    format!(
-                        "the report folder name is {} characters long; at most {} are allowed",
-                        text.chars().count(),
-                        limits::MAX_NAME_CHARS
-                    ),
-                ));
-            }
-            text.clone()
-        }
-        None => default_report_name(path).ok_or_else(|| {
-            source.error_at(
-                None,
-                "name",
-                format!(
-                    "the file name does not give a report folder name (it needs a letter or digit); add name = \"…\" (letters, digits, '_' and '-', at most {} characters)",
-                    limits::MAX_NAME_CHARS
-                ),
-            )
-        })?,
-    };
-    let seed = match seed {
-        Some(seed) => source.int_in(seed, "seed", 0, i64::MAX, "the seed")? as u64,
-        None => DEFAULT_SEED,
-    };
-    let trials = match trials {
-        Some(trials) => source.int_in(
-            trials,
-            "trials",
-            1,
-            MAX_TRIALS as i64,
-            "trials per grid point",
-        )? as u64,
-        None => DEFAULT_TRIALS,
-    };
-    Ok((name, seed, trials))
-}
-
-/// The report folder name a file gets when it names none: its stem, with every character
-/// other than ASCII letters, digits, `_` and `-` made `_`, runs of `_` made one and the
-/// ends trimmed, at most [`limits::MAX_NAME_CHARS`] long. `None` if nothing is left
-/// (`...toml` must not become the folder `..`).
-fn default_report_name(path: &Path) -> Option<String> {
-    let stem = path.file_stem()?.to_string_lossy();
-    let mut name = String::new();
-    for c in stem.chars() {
-        let c = if c.is_ascii_alphanumeric() || c == '-' {
-            c
-        } else {
-            '_'
-        };
-        if !(c == '_' && (name.is_empty() || name.ends_with('_'))) {
-            name.push(c);
-        }
-    }
-    let name: String = name
-        .trim_end_matches('_')
-        .chars()
-        .take(limits::MAX_NAME_CHARS)
-        .collect();
-    name.chars()
-        .any(|c| c.is_ascii_alphanumeric())
-        .then_some(name)
-}
-
-/// A variant's name, checked: not empty, at most [`limits::MAX_NAME_CHARS`] characters,
-/// and different from every earlier name in `taken` also as a file name: chart files are
-/// named after [`crate::report::slug`], so "printed", "Printed" and "printed!" would
-/// overwrite each other's charts.
-pub(crate) fn variant_name(
-    source: &Source,
-    name: &Spanned<String>,
-    field: &str,
-    taken: &[&str],
-) -> Result<String, AnalysisError> {
-    let text = name.get_ref().trim();
-    let refuse = |message: String| Err(source.error(name, format!("{field}.name"), message));
-    if text.is_empty() {
-        return refuse("each variant needs a non-empty name of its own".into());
-    }
-    let count = text.chars().count();
-    if count > limits::MAX_NAME_CHARS {
-        return refuse(format!(
-            "a variant name is at most {} characters, got {count}",
-            limits::MAX_NAME_CHARS
-        ));
-    }
-    if text.chars().any(char::is_control) {
-        return refuse("a variant name may not hold control characters (tabs, newlines)".into());
-    }
-    let slug = crate::report::slug(text);
-    if slug.is_empty() {
-        return refuse(format!(
-            "a variant name needs a letter or digit (it names chart files), got \"{}\"",
-            limits::echo(text)
-        ));
-    }
-    if let Some(other) = taken.iter().find(|t| crate::report::slug(t) == slug) {
-        return refuse(if *other == text {
-            format!(
-                "each variant needs a non-empty name of its own; \"{}\" is used twice",
-                limits::echo(text)
-            )
-        } else {
-            format!(
-                "\"{}\" and \"{}\" would name the same chart files (…_{slug}.png); give variants names that differ in their letters or digits",
-                limits::echo(other),
-                limits::echo(text)
-            )
-        });
-    }
-    Ok(text.to_string())
-}
-
-/// Refuses a grid of more than [`MAX_RUNS`] runs (grid points × variants).
-pub(crate) fn check_grid_size(
-    source: &Source,
-    axes: &[SweepAxis],
-    variants: usize,
-) -> Result<(), AnalysisError> {
-    let points = axes
-        .iter()
-        .fold(1usize, |n, a| n.saturating_mul(a.values.len()));
-    if points.saturating_mul(variants) > MAX_RUNS {
-        return Err(source.error_at(
-            None,
-            "sweep",
-            format!("{points} grid points × {variants} variants is more than {MAX_RUNS} runs; sweep fewer values"),
-        ));
-    }
-    Ok(())
-}
-
-/// Every combination of axis values, the last axis varying fastest.
-pub(crate) fn grid(axes: &[SweepAxis]) -> Vec<Vec<AxisValue>> {
-    axes.iter().fold(vec![Vec::new()], |points, axis| {
-        points
-            .into_iter()
-            .flat_map(|point| {
-                axis.values.iter().map(move |v| {
-                    let mut p = point.clone();
-                    p.push(v.clone());
-                    p
-                })
-            })
-            .collect()
-    })
-}
-
 /// Sets one swept parameter. Values are range-checked afterwards by
 /// [`FieldBattle::prepare`] and [`FieldCombat::new`]; out-of-range integers saturate so
 /// that the check sees them.
@@ -1215,4 +737,171 @@ fn apply_coordinate(
 /// Wraps a rules error from code paths outside a file (the `table` command).
 pub fn rules_error_message(error: &RulesError) -> String {
     format!("{}: {}", error.field, error.message)
+}
+
+/// Most (round, state) pairs a field battle's exact enumeration may visit.
+pub const MAX_EXACT_STATES: usize = 100_000;
+
+impl crate::engine::System for Analysis {
+    type Counts = crt::BattleHistogram;
+    type Exact = crt::BattleDistribution;
+
+    fn header(&self) -> crate::engine::Header<'_> {
+        crate::engine::Header {
+            name: &self.name,
+            system: &self.system,
+            seed: self.seed,
+            trials: self.trials,
+        }
+    }
+
+    fn plan(&self) -> crate::engine::Plan {
+        crate::engine::Plan {
+            axes: self.axes.iter().map(|a| a.parameter.clone()).collect(),
+            runs: self
+                .runs
+                .iter()
+                .map(|r| crate::engine::RunKey {
+                    variant: self.variants[r.variant].name.clone(),
+                    coordinates: r.coordinates.clone(),
+                })
+                .collect(),
+            unit: "battles",
+        }
+    }
+
+    fn empty(&self, run: usize) -> crt::BattleHistogram {
+        let r = &self.runs[run];
+        crt::BattleHistogram::new(&r.prepared, r.field.rules().round_limit)
+    }
+
+    fn simulate(
+        &self,
+        run: usize,
+        dice: &mut crate::dice::DiceStream,
+        n: u64,
+        counts: &mut crt::BattleHistogram,
+    ) {
+        let r = &self.runs[run];
+        for _ in 0..n {
+            counts.record(&r.field.fight(&r.prepared, dice));
+        }
+    }
+
+    fn exact(&self, run: usize) -> Option<crt::BattleDistribution> {
+        let r = &self.runs[run];
+        self.exact
+            .then(|| r.field.battle_distribution(&r.prepared, MAX_EXACT_STATES))
+            .flatten()
+    }
+
+    fn outcomes(
+        &self,
+        _run: usize,
+        h: &crt::BattleHistogram,
+        exact: Option<&crt::BattleDistribution>,
+    ) -> Vec<crate::engine::Outcome> {
+        crt::BattleResult::ALL
+            .iter()
+            .map(|r| crate::engine::Outcome {
+                name: r.label().to_string(),
+                count: h.result[r.index()],
+                exact: exact.map(|e| e.result[r.index()]),
+                fraction: None,
+            })
+            .collect()
+    }
+
+    fn distributions(
+        &self,
+        _run: usize,
+        h: &crt::BattleHistogram,
+        exact: Option<&crt::BattleDistribution>,
+    ) -> Vec<crate::engine::Distribution> {
+        use crate::engine::Distribution;
+        // Battles last at least one round.
+        let rounds = Distribution {
+            metric: "rounds".into(),
+            first: 1,
+            counts: h.rounds[1..].to_vec(),
+            exact: exact.map(|e| e.rounds[1..].to_vec()),
+        };
+        vec![
+            rounds,
+            Distribution::new("sp_lost_a", &h.sp_lost[0], exact.map(|e| &e.sp_lost[0][..])),
+            Distribution::new("sp_lost_b", &h.sp_lost[1], exact.map(|e| &e.sp_lost[1][..])),
+            Distribution::new(
+                "morale_lost_a",
+                &h.morale_lost[0],
+                exact.map(|e| &e.morale_lost[0][..]),
+            ),
+            Distribution::new(
+                "morale_lost_b",
+                &h.morale_lost[1],
+                exact.map(|e| &e.morale_lost[1][..]),
+            ),
+        ]
+    }
+
+    fn rules(&self) -> serde_json::Value {
+        let rules: Vec<_> = self
+            .variants
+            .iter()
+            .map(|v| serde_json::json!({"name": v.name, "rules": v.rules}))
+            .collect();
+        let axes: Vec<_> = self
+            .axes
+            .iter()
+            .map(|a| serde_json::json!({"parameter": a.parameter, "values": a.values.iter().map(ToString::to_string).collect::<Vec<_>>()}))
+            .collect();
+        serde_json::json!({"system": self.system, "variants": rules, "battle": self.base_battle, "sweep": axes})
+    }
+}
+
+/// One run's simulated counts and, where computed, its exact distribution.
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    pub histogram: BattleHistogram,
+    pub exact: Option<BattleDistribution>,
+}
+
+/// Every run of an analysis, in [`Analysis::runs`] order.
+#[derive(Debug, Clone)]
+pub struct AnalysisResults {
+    pub trials: u64,
+    pub seed: u64,
+    pub runs: Vec<RunResult>,
+}
+
+/// Runs every grid point of every variant on the engine's driver. Every run uses the same
+/// seed, so variants and grid points are compared on common random numbers (their
+/// differences are sharper than independent runs would give); the result of one run
+/// never depends on the others.
+pub fn execute(
+    analysis: &Analysis,
+    trials: u64,
+    seed: u64,
+    control: &RunControl,
+) -> Result<AnalysisResults, Interrupted> {
+    let results = crate::engine::driver::run(analysis, trials, seed, control)?;
+    Ok(AnalysisResults::of(&results))
+}
+
+impl AnalysisResults {
+    /// The engine's results of a field analysis, run by run.
+    pub fn of(results: &crate::engine::driver::PlanResults<Analysis>) -> Self {
+        Self {
+            trials: results.trials,
+            seed: results.seed,
+            runs: results
+                .counts
+                .iter()
+                .zip(&results.exact)
+                .map(|(histogram, exact)| RunResult {
+                    histogram: histogram.clone(),
+                    exact: exact.clone(),
+                })
+                .collect(),
+        }
+    }
 }

@@ -6,7 +6,7 @@
 //! terminal, `timeout`, a cluster scheduler) asks. Signals are process-wide, so the
 //! request is one atomic flag: long loops poll [`requested`] (a relaxed load, cheap enough
 //! to check every few thousand steps) and give up early; the binary then exits 130 and
-//! the report folder is never swapped in (see [`crate::output`]). A second signal ends
+//! the report folder is never swapped in (see the `battlelab` crate's `output`). A second signal ends
 //! the process at once, for a user who does not want to wait.
 //!
 //! Library code and tests that never call [`install`] are never stopped by it; the Monte

@@ -60,15 +60,11 @@ use serde_json::json;
 use toml::Spanned;
 
 use crate::analysis::{self, AnalysisError, AxisValue, Source, SweepAxis};
-use crate::chart::{self, BarGroup};
-use crate::frame::LongFrame;
-use crate::report::{self, ReportError};
 use crate::rules::ratio::{
-    ArmyResult, CombatState, MinScore, Objective, Pairing, RatioBattle, RatioCombat,
-    RatioDistribution, RatioHistogram, ReservePolicy, Unit, MAX_RESERVES, MAX_UNITS,
+    ArmyResult, MinScore, Objective, Pairing, RatioBattle, RatioCombat, RatioDistribution,
+    RatioHistogram, ReservePolicy, Unit, MAX_RESERVES, MAX_UNITS,
 };
 use crate::sim::{Interrupted, RunControl};
-use crate::stats::{percentages_summing_to_100, wilson_interval, Z95};
 
 /// What a ratio study can sweep.
 pub const PARAMETERS: [&str; 10] = [
@@ -1410,27 +1406,17 @@ impl crate::engine::System for RatioStudy {
     }
 }
 
-impl crate::pipeline::SystemReport for RatioStudy {
-    fn extras(
-        &self,
-        results: &crate::engine::driver::PlanResults<Self>,
-        dir: &Path,
-    ) -> Result<(), ReportError> {
-        write_extras(self, &RatioResults::of(self, results), dir)
-    }
-}
-
 /// A distribution column: name, simulated counts, exact probabilities if computed.
 /// Probabilities of a run's distribution, exact where enumerated, else simulated.
-struct Summary {
-    result: Vec<f64>,
-    cp: [Vec<f64>; 2],
-    reserves_used: Vec<f64>,
-    floor_decided: Vec<f64>,
-    combat_states: Vec<Vec<f64>>,
+pub struct Summary {
+    pub result: Vec<f64>,
+    pub cp: [Vec<f64>; 2],
+    pub reserves_used: Vec<f64>,
+    pub floor_decided: Vec<f64>,
+    pub combat_states: Vec<Vec<f64>>,
 }
 
-fn summary_exact(d: &RatioDistribution) -> Summary {
+pub fn summary_exact(d: &RatioDistribution) -> Summary {
     let p = |c: &[u128]| {
         c.iter()
             .map(|&x| RatioDistribution::probability(x, d.total))
@@ -1445,7 +1431,7 @@ fn summary_exact(d: &RatioDistribution) -> Summary {
     }
 }
 
-fn summary_simulated(h: &RatioHistogram) -> Summary {
+pub fn summary_simulated(h: &RatioHistogram) -> Summary {
     let n = h.trials() as f64;
     let p = |c: &[u64]| c.iter().map(|&x| x as f64 / n).collect::<Vec<_>>();
     Summary {
@@ -1457,139 +1443,41 @@ fn summary_simulated(h: &RatioHistogram) -> Summary {
     }
 }
 
-fn mean(d: &[f64]) -> f64 {
+pub fn mean(d: &[f64]) -> f64 {
     d.iter().enumerate().map(|(v, p)| v as f64 * p).sum()
 }
 
 impl Summary {
-    fn p_wins(&self, side: usize) -> f64 {
+    pub fn p_wins(&self, side: usize) -> f64 {
         (0..ArmyResult::COUNT)
             .filter(|&i| ArmyResult::winner(i) == Some(side))
             .map(|i| self.result[i])
             .sum()
     }
 
-    fn p_draw(&self) -> f64 {
+    pub fn p_draw(&self) -> f64 {
         self.result[ArmyResult::DRAW] + self.result[9 + ArmyResult::DRAW]
     }
 
-    fn p_exhaustion(&self) -> f64 {
+    pub fn p_exhaustion(&self) -> f64 {
         (0..ArmyResult::COUNT)
             .filter(|&i| ArmyResult::exhausts(i))
             .map(|i| self.result[i])
             .sum()
     }
 
-    fn p_escalation(&self) -> f64 {
+    pub fn p_escalation(&self) -> f64 {
         self.result[9..].iter().sum()
     }
 }
 
 /// Result slots shown for a study: 9 for open battles, 18 for skirmishes.
-fn slots(study: &RatioStudy) -> usize {
+pub fn slots(study: &RatioStudy) -> usize {
     if study.skirmish {
         ArmyResult::COUNT
     } else {
         9
     }
-}
-
-/// The ratio study's own frames (expectations, each combat's states, the policies
-/// compared), charts and rulebook tables.
-fn write_extras(study: &RatioStudy, results: &RatioResults, dir: &Path) -> Result<(), ReportError> {
-    let frame_error = report::frame_error(dir);
-    let axes: Vec<&str> = study.axes.iter().map(|a| a.parameter.as_str()).collect();
-    let mut expectations = LongFrame::new(&axes);
-    let mut combats = LongFrame::new(&axes);
-    let mut policies = LongFrame::new(&axes);
-    for (run, r) in study.runs.iter().zip(&results.runs) {
-        let vname = &study.variants[run.variant];
-        let h = &r.histogram;
-        let n = h.trials();
-        let exact = r.exact.as_ref().map(summary_exact);
-        let sim = summary_simulated(h);
-        let battle = run.combat.battle();
-        let open = battle.escalation.as_deref().unwrap_or(battle);
-        let ex = |f: &dyn Fn(&Summary) -> f64| exact.as_ref().map(f);
-        expectations
-            .row(vname, &run.coordinates)
-            .int("units_a", open.units[0].len() as i64)
-            .int("units_b", open.units[1].len() as i64)
-            .int("reserves_a", open.reserves[0].len() as i64)
-            .int("reserves_b", open.reserves[1].len() as i64)
-            .text("line", &describe_line(open))
-            .int("trials", n as i64)
-            .float("p_a_wins", Some(sim.p_wins(0)))
-            .float("p_b_wins", Some(sim.p_wins(1)))
-            .float("p_draw", Some(sim.p_draw()))
-            .float("exact_p_a_wins", ex(&|e| e.p_wins(0)))
-            .float("exact_p_b_wins", ex(&|e| e.p_wins(1)))
-            .float("exact_p_draw", ex(&|e| e.p_draw()))
-            .float("mean_cp_a", Some(mean(&sim.cp[0])))
-            .float("mean_cp_b", Some(mean(&sim.cp[1])))
-            .float("exact_mean_cp_a", ex(&|e| mean(&e.cp[0])))
-            .float("exact_mean_cp_b", ex(&|e| mean(&e.cp[1])))
-            .float("p_exhaustion", Some(sim.p_exhaustion()))
-            .float("exact_p_exhaustion", ex(&|e| e.p_exhaustion()))
-            .float("mean_reserves_used", Some(mean(&sim.reserves_used)))
-            .float("exact_mean_reserves_used", ex(&|e| mean(&e.reserves_used)))
-            .float("p_min_score_decides", Some(1.0 - sim.floor_decided[0]))
-            .float(
-                "exact_p_min_score_decides",
-                ex(&|e| 1.0 - e.floor_decided[0]),
-            )
-            .float("p_escalation", Some(sim.p_escalation()))
-            .float("exact_p_escalation", ex(&|e| e.p_escalation()))
-            .finish();
-        for (c, counts) in h.combat_states.iter().enumerate() {
-            for (s, &count) in counts.iter().enumerate() {
-                let (lo, hi) = wilson_interval(count, n, Z95);
-                combats
-                    .row(vname, &run.coordinates)
-                    .int("combat", c as i64 + 1)
-                    .text("pairing", &combat_label(run, c))
-                    .text("state", CombatState::LABELS[s])
-                    .int("count", count as i64)
-                    .float("probability", Some(count as f64 / n as f64))
-                    .float("ci_low", Some(lo))
-                    .float("ci_high", Some(hi))
-                    .float("exact", exact.as_ref().map(|e| e.combat_states[c][s]))
-                    .finish();
-            }
-        }
-        if let Some((side, _)) = &run.policies {
-            for p in &r.policies {
-                policies
-                    .row(vname, &run.coordinates)
-                    .text("reserve_side", ["A", "B"][*side])
-                    .text("policy", p.policy.name())
-                    .text("source", if p.exact { "exact" } else { "simulated" })
-                    .float("p_win", Some(p.p_win))
-                    .float("p_draw", Some(p.p_draw))
-                    .float("mean_cp_difference", Some(p.cp_difference))
-                    .finish();
-            }
-        }
-    }
-    report::write_frame(
-        dir,
-        "expectations",
-        &mut expectations.build("ratio").map_err(frame_error)?,
-    )?;
-    report::write_frame(
-        dir,
-        "combats",
-        &mut combats.build("ratio").map_err(frame_error)?,
-    )?;
-    if study.runs.iter().any(|r| r.policies.is_some()) {
-        report::write_frame(
-            dir,
-            "policies",
-            &mut policies.build("ratio").map_err(frame_error)?,
-        )?;
-    }
-    draw_charts(study, results, dir)?;
-    report::write_text(dir, "tables.md", &rulebook_tables(study, results))
 }
 
 /// "A1+A2 vs B1, A3 vs B2; reserve A4" for a battle.
@@ -1616,344 +1504,4 @@ pub fn describe_line(b: &RatioBattle) -> String {
         }
     }
     text
-}
-
-fn combat_label(run: &RatioRun, c: usize) -> String {
-    let b = run.combat.battle();
-    let p = &b.line[c];
-    let names = |s: usize, list: &[usize]| {
-        list.iter()
-            .map(|&u| b.units[s][u].name.as_str())
-            .collect::<Vec<_>>()
-            .join("+")
-    };
-    format!("{} vs {}", names(0, &p.a), names(1, &p.b))
-}
-
-fn slice(study: &RatioStudy, variant: usize, free: &[usize]) -> Vec<usize> {
-    report::slice_points(
-        &study.axes,
-        study
-            .runs
-            .iter()
-            .map(|r| (r.variant, r.coordinates.as_slice())),
-        variant,
-        free,
-    )
-}
-
-fn best_summary(r: &RatioRunResult) -> Summary {
-    r.exact
-        .as_ref()
-        .map_or_else(|| summary_simulated(&r.histogram), summary_exact)
-}
-
-fn draw_charts(study: &RatioStudy, results: &RatioResults, dir: &Path) -> Result<(), ReportError> {
-    let slots = slots(study);
-    let live: Vec<usize> = (0..slots)
-        .filter(|&i| {
-            results.runs.iter().any(|r| {
-                r.histogram.result[i] > 0 || r.exact.as_ref().is_some_and(|e| e.result[i] > 0)
-            })
-        })
-        .collect();
-    let series: Vec<String> = live.iter().map(|&i| ArmyResult::label(i)).collect();
-    let free: Vec<usize> = if study.axes.is_empty() {
-        vec![]
-    } else {
-        vec![0]
-    };
-    let x_label = study
-        .axes
-        .first()
-        .map_or("battle".to_string(), |a| a.parameter.clone());
-    let label = |r: usize| -> String {
-        if study.axes.is_empty() {
-            "battle".into()
-        } else {
-            format!(
-                "{} {}",
-                study.axes[0].parameter, study.runs[r].coordinates[0]
-            )
-        }
-    };
-    for (vi, vname) in study.variants.iter().enumerate() {
-        let suffix = if study.variants.len() > 1 {
-            format!("_{}", report::slug(vname))
-        } else {
-            String::new()
-        };
-        let runs = slice(study, vi, &free);
-        let groups: Vec<BarGroup> = runs
-            .iter()
-            .map(|&r| {
-                let s = best_summary(&results.runs[r]);
-                BarGroup {
-                    label: label(r),
-                    values: live.iter().map(|&i| s.result[i]).collect(),
-                }
-            })
-            .collect();
-        chart::grouped_bars(
-            &dir.join(format!("outcomes{suffix}")),
-            &format!("Battle outcomes — {vname}"),
-            &x_label,
-            "probability",
-            &series,
-            &groups,
-        )?;
-        if study.axes.len() >= 2 {
-            let (x, y) = (&study.axes[0], &study.axes[1]);
-            let grid = slice(study, vi, &[0, 1]);
-            let values: Vec<Vec<f64>> = y
-                .values
-                .iter()
-                .map(|yv| {
-                    x.values
-                        .iter()
-                        .map(|xv| {
-                            grid.iter()
-                                .find(|&&r| {
-                                    study.runs[r].coordinates[0] == *xv
-                                        && study.runs[r].coordinates[1] == *yv
-                                })
-                                .map_or(0.0, |&r| best_summary(&results.runs[r]).p_wins(0))
-                        })
-                        .collect()
-                })
-                .collect();
-            chart::heatmap(
-                &dir.join(format!("heatmap_a_wins{suffix}")),
-                &format!("P({} wins) — {vname}", study.side_names[0]),
-                &x.parameter,
-                &x.values.iter().map(ToString::to_string).collect::<Vec<_>>(),
-                &y.parameter,
-                &y.values.iter().map(ToString::to_string).collect::<Vec<_>>(),
-                &values,
-            )?;
-        }
-        for side in 0..2 {
-            let lines: Vec<(String, Vec<(f64, f64)>)> = runs
-                .iter()
-                .map(|&r| {
-                    let s = best_summary(&results.runs[r]);
-                    (
-                        label(r),
-                        s.cp[side]
-                            .iter()
-                            .enumerate()
-                            .map(|(v, &p)| (v as f64, p))
-                            .collect(),
-                    )
-                })
-                .collect();
-            chart::distributions(
-                &dir.join(format!("cp_{}{suffix}", ["a", "b"][side])),
-                &format!("Casualty points of {} — {vname}", study.side_names[side]),
-                "casualty points",
-                "probability",
-                &lines,
-            )?;
-        }
-        let with_policies: Vec<usize> = runs
-            .iter()
-            .copied()
-            .filter(|&r| !results.runs[r].policies.is_empty())
-            .collect();
-        if !with_policies.is_empty() {
-            let names: Vec<String> = ReservePolicy::NAMES.iter().map(|s| s.to_string()).collect();
-            let groups: Vec<BarGroup> = with_policies
-                .iter()
-                .map(|&r| BarGroup {
-                    label: label(r),
-                    values: results.runs[r].policies.iter().map(|p| p.p_win).collect(),
-                })
-                .collect();
-            chart::grouped_bars(
-                &dir.join(format!("policies_p_win{suffix}")),
-                &format!("Value of reserves: P(reserve side wins) by policy — {vname}"),
-                &x_label,
-                "P(win)",
-                &names,
-                &groups,
-            )?;
-        }
-    }
-    // Across variants: P(A wins) along the first integer axis, one line per variant.
-    if let Some(AxisValue::Int(_)) = study.axes.first().map(|a| &a.values[0]) {
-        let lines: Vec<(String, Vec<(f64, f64)>)> = study
-            .variants
-            .iter()
-            .enumerate()
-            .map(|(vi, vname)| {
-                let points = slice(study, vi, &[0])
-                    .into_iter()
-                    .map(|r| {
-                        let x = match study.runs[r].coordinates[0] {
-                            AxisValue::Int(x) => x as f64,
-                            _ => 0.0,
-                        };
-                        (x, best_summary(&results.runs[r]).p_wins(0))
-                    })
-                    .collect();
-                (vname.clone(), points)
-            })
-            .collect();
-        chart::distributions(
-            &dir.join("p_a_wins_by_variant"),
-            &format!(
-                "P({} wins) by {} and variant",
-                study.side_names[0], study.axes[0].parameter
-            ),
-            &study.axes[0].parameter,
-            "P(A wins)",
-            &lines,
-        )?;
-    }
-    Ok(())
-}
-
-fn percent_cells(p: &[f64]) -> Vec<String> {
-    percentages_summing_to_100(p, 1)
-        .iter()
-        .map(|u| format!("{}.{}", u / 10, u % 10))
-        .collect()
-}
-
-fn markdown_header(md: &mut String, header: &[String]) {
-    use std::fmt::Write;
-    let _ = writeln!(
-        md,
-        "| {} |\n|{}",
-        header.join(" | "),
-        "---|".repeat(header.len())
-    );
-}
-
-/// The runs of one variant with their results.
-fn runs_of<'a>(
-    study: &'a RatioStudy,
-    results: &'a RatioResults,
-    variant: usize,
-) -> impl Iterator<Item = (&'a RatioRun, &'a RatioRunResult)> {
-    study
-        .runs
-        .iter()
-        .zip(&results.runs)
-        .filter(move |(run, _)| run.variant == variant)
-}
-
-fn rulebook_tables(study: &RatioStudy, results: &RatioResults) -> String {
-    use std::fmt::Write;
-    let mut md = format!("# {} — rulebook tables\n\n", study.name);
-    if let Some(d) = &study.description {
-        let _ = writeln!(md, "{}\n", d.trim());
-    }
-    let all_exact = results.runs.iter().all(|r| r.exact.is_some());
-    let _ = writeln!(
-        md,
-        "Side A: {}. Side B: {}. Percent of battles from {}; each row adds up to exactly 100.0%. Seed {}, {} simulated battles per grid point beside them in results.csv.\n",
-        study.side_names[0],
-        study.side_names[1],
-        if all_exact { "exact enumeration" } else { "exact enumeration where the dice are few, else simulation" },
-        results.seed,
-        results.trials
-    );
-    let slots = slots(study);
-    let live: Vec<usize> = (0..slots)
-        .filter(|&i| results.runs.iter().any(|r| best_summary(r).result[i] > 0.0))
-        .collect();
-    for (vi, vname) in study.variants.iter().enumerate() {
-        let _ = writeln!(md, "## Battle outcomes — {vname}\n");
-        let header: Vec<String> = study
-            .axes
-            .iter()
-            .map(|a| a.parameter.clone())
-            .chain(["line".to_string()])
-            .chain(live.iter().map(|&i| ArmyResult::label(i)))
-            .collect();
-        markdown_header(&mut md, &header);
-        for (run, r) in runs_of(study, results, vi) {
-            let s = best_summary(r);
-            let shown: Vec<f64> = live.iter().map(|&i| s.result[i]).collect();
-            let battle = run.combat.battle();
-            let cells: Vec<String> = run
-                .coordinates
-                .iter()
-                .map(ToString::to_string)
-                .chain([describe_line(
-                    battle.escalation.as_deref().unwrap_or(battle),
-                )])
-                .chain(percent_cells(&shown))
-                .collect();
-            let _ = writeln!(md, "| {} |", cells.join(" | "));
-        }
-        let _ = writeln!(md, "\n## Expectations — {vname}\n");
-        let mut header: Vec<String> = study.axes.iter().map(|a| a.parameter.clone()).collect();
-        header.extend(
-            [
-                "P(A wins)",
-                "P(B wins)",
-                "P(draw)",
-                "CP A",
-                "CP B",
-                "P(exhaustion)",
-                "reserves used",
-                "P(min-score decides)",
-            ]
-            .map(String::from),
-        );
-        if study.skirmish {
-            header.push("P(escalation)".into());
-        }
-        markdown_header(&mut md, &header);
-        for (run, r) in runs_of(study, results, vi) {
-            let s = best_summary(r);
-            let mut cells: Vec<String> = run.coordinates.iter().map(ToString::to_string).collect();
-            cells.extend([
-                format!("{:.1}%", 100.0 * s.p_wins(0)),
-                format!("{:.1}%", 100.0 * s.p_wins(1)),
-                format!("{:.1}%", 100.0 * s.p_draw()),
-                format!("{:.2}", mean(&s.cp[0])),
-                format!("{:.2}", mean(&s.cp[1])),
-                format!("{:.1}%", 100.0 * s.p_exhaustion()),
-                format!("{:.2}", mean(&s.reserves_used)),
-                format!("{:.2}%", 100.0 * (1.0 - s.floor_decided[0])),
-            ]);
-            if study.skirmish {
-                cells.push(format!("{:.1}%", 100.0 * s.p_escalation()));
-            }
-            let _ = writeln!(md, "| {} |", cells.join(" | "));
-        }
-        if study
-            .runs
-            .iter()
-            .any(|r| r.variant == vi && r.policies.is_some())
-        {
-            let _ = writeln!(md, "\n## Value of reserves — {vname}\n\nP(the reserve side wins) and expected casualty points of its enemy minus its own, under each policy.\n");
-            let mut header: Vec<String> = study.axes.iter().map(|a| a.parameter.clone()).collect();
-            header.push("side".into());
-            for p in ReservePolicy::NAMES {
-                header.push(format!("{p}: P(win)"));
-                header.push(format!("{p}: CP diff"));
-            }
-            markdown_header(&mut md, &header);
-            for (run, r) in runs_of(study, results, vi) {
-                let Some((side, _)) = &run.policies else {
-                    continue;
-                };
-                let mut cells: Vec<String> =
-                    run.coordinates.iter().map(ToString::to_string).collect();
-                cells.push(["A", "B"][*side].into());
-                for p in &r.policies {
-                    cells.push(format!("{:.1}%", 100.0 * p.p_win));
-                    cells.push(format!("{:+.3}", p.cp_difference));
-                }
-                let _ = writeln!(md, "| {} |", cells.join(" | "));
-            }
-        }
-        let _ = writeln!(md);
-    }
-    let _ = writeln!(md, "A side loses the battle when it has more casualty points (routed 3, beaten 2, repulsed 1 per unit). The loser holds (or retires) when none of its units was routed or beaten, retires when some were beaten, retreats when some were routed or more than half beaten, and disperses when more than half were routed; after a retreat or a dispersal both sides fight at −1 for exhaustion next turn. \"min-score decides\": at least one combat's state was changed by the min-score floor.");
-    md
 }

@@ -1,8 +1,8 @@
 //! Fairness of the dice: chi-square tests at fixed seeds against the exact face
 //! probabilities, for d6, 2d6, dN and for every position of several dice cut from one word.
 
-use battlelab::dice::DiceStream;
-use battlelab::stats::{chi_square, chi_square_critical};
+use battlelab_core::dice::DiceStream;
+use battlelab_core::stats::{chi_square, chi_square_critical};
 
 /// 99.99% one-sided normal quantile: a fair die fails one of these tests with p = 1e-4.
 const Z: f64 = 3.719;

@@ -29,7 +29,7 @@ pub const fn splitmix64(mut z: u64) -> u64 {
 /// A fair, seeded source of dice for one block of trials.
 ///
 /// ```
-/// use battlelab::dice::DiceStream;
+/// use battlelab_core::dice::DiceStream;
 /// let mut dice = DiceStream::for_block(1815, 0);
 /// let roll = dice.two_d6();
 /// assert!((2..=12).contains(&roll));

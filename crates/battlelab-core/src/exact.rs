@@ -14,7 +14,7 @@ use num_traits::{One, ToPrimitive, Zero};
 /// A non-negative rational number in lowest terms.
 ///
 /// ```
-/// use battlelab::exact::Fraction;
+/// use battlelab_core::exact::Fraction;
 /// assert_eq!(Fraction::new(4, 36).to_string(), "1/9");
 /// assert_eq!(Fraction::new(1, 6).plus(Fraction::new(1, 12)).to_string(), "1/4");
 /// ```
@@ -91,7 +91,7 @@ impl fmt::Display for Fraction {
 /// distributions whose denominators outgrow `u128` (a melee phase rolls `36^dice`).
 ///
 /// ```
-/// use battlelab::exact::BigFraction;
+/// use battlelab_core::exact::BigFraction;
 /// use num_bigint::BigUint;
 /// let f = BigFraction::new(BigUint::from(9u32), BigUint::from(36u32));
 /// assert_eq!(f.to_string(), "1/4");

@@ -8,22 +8,31 @@
 //! happens once per command, never in a hot loop: the blanket implementation below calls
 //! the engine's generic driver, which is monomorphised for each system.
 
+pub mod field;
+pub mod frontier;
+pub mod melee;
+pub mod naval;
+pub mod ratio;
+pub mod setup;
+pub mod tables;
+
 use std::path::{Path, PathBuf};
 
-use crate::analysis::{Analysis, AnalysisError};
+use crate::analysis::AnalysisError;
 use crate::engine::driver::{self, PlanResults, Share};
 use crate::engine::shard::{self, ShardError, ShardIdentity};
 use crate::engine::{Header, Plan, System};
-use crate::frontier_study::FrontierStudy;
-use crate::melee_study::MeleeStudy;
-use crate::naval_study::NavalStudy;
 use crate::pipeline::{self, RunInfo, SystemReport};
-use crate::ratio_study::RatioStudy;
 use crate::report::{self, ReportError};
 use crate::rules::d6table::D6Table;
-use crate::setup_study::SetupStudy;
 use crate::sim::{Histogram, Interrupted, RunControl, BLOCK_TRIALS};
-use crate::study::TableStudy;
+use field::Analysis;
+use frontier::FrontierStudy;
+use melee::MeleeStudy;
+use naval::NavalStudy;
+use ratio::RatioStudy;
+use setup::SetupStudy;
+use tables::TableStudy;
 
 /// Why a run, a shard or a merge did not write its folder.
 #[derive(Debug, thiserror::Error)]

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use battlelab::rules::crt::{FieldCombat, FieldRules};
+use battlelab_core::rules::crt::{FieldCombat, FieldRules};
 
 /// RULES.md B1, transcribed independently of the library: the eleven result columns,
 /// and the column a modified roll reaches for each odds (shift 0/1/2/3).

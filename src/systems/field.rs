@@ -1,196 +1,21 @@
-//! Running an analysis and writing its report folder.
-//!
-//! Why this module exists: it is the one place where results become files. It runs every
-//! grid point of every variant through the Monte Carlo driver (and the exact enumeration
-//! where it is small enough), turns the integer counts into Polars frames, charts and
-//! rulebook tables, and writes them into a temporary folder that is renamed into place
-//! only when everything is written — an interrupted or failed run leaves no report.
+//! Field battles' report: who loses (the smaller force above all) per grid point,
+//! outcome bars, heatmaps over two swept axes, battle-length and SP-lost curves, and the
+//! rulebook tables (the effective CRT and battle outcomes). The system itself is in
+//! `battlelab_core::systems::field`.
 
-use std::fs;
+pub use battlelab_core::systems::field::*;
+
 use std::path::Path;
 
 use polars::prelude::*;
-use serde_json::json;
 
-use crate::analysis::{Analysis, AxisValue, Run, SweepAxis};
 use crate::chart::{self, BarGroup};
 use crate::frame;
+use crate::report::{
+    count_mean, fixed_value, frame_error, slice_points, slug, write_frame, write_text, ReportError,
+};
 use crate::rules::crt::{BattleDistribution, BattleHistogram, BattleResult};
-use crate::sim::{Interrupted, RunControl};
 use crate::stats::percentages_summing_to_100;
-
-/// Most (round, state) pairs a battle's exact enumeration may visit.
-pub const MAX_EXACT_STATES: usize = 100_000;
-
-/// Why a report could not be written.
-#[derive(Debug, thiserror::Error)]
-pub enum ReportError {
-    #[error(transparent)]
-    Interrupted(#[from] Interrupted),
-    #[error("cannot write {path}: {source}")]
-    Io {
-        path: String,
-        source: std::io::Error,
-    },
-    #[error("cannot write {path}: {message}")]
-    Frame { path: String, message: String },
-    #[error(transparent)]
-    Chart(#[from] chart::ChartError),
-    #[error(transparent)]
-    Refused(#[from] crate::output::OutputError),
-}
-
-fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> ReportError + '_ {
-    move |source| ReportError::Io {
-        path: path.display().to_string(),
-        source,
-    }
-}
-
-/// One run's simulated counts and, where computed, its exact distribution.
-#[derive(Debug, Clone)]
-pub struct RunResult {
-    pub histogram: BattleHistogram,
-    pub exact: Option<BattleDistribution>,
-}
-
-/// Every run of an analysis, in [`Analysis::runs`] order.
-#[derive(Debug, Clone)]
-pub struct AnalysisResults {
-    pub trials: u64,
-    pub seed: u64,
-    pub runs: Vec<RunResult>,
-}
-
-/// Runs every grid point of every variant on the engine's driver. Every run uses the same
-/// seed, so variants and grid points are compared on common random numbers (their
-/// differences are sharper than independent runs would give); the result of one run
-/// never depends on the others.
-pub fn execute(
-    analysis: &Analysis,
-    trials: u64,
-    seed: u64,
-    control: &RunControl,
-) -> Result<AnalysisResults, Interrupted> {
-    let results = crate::engine::driver::run(analysis, trials, seed, control)?;
-    Ok(AnalysisResults::of(&results))
-}
-
-impl crate::engine::System for Analysis {
-    type Counts = BattleHistogram;
-    type Exact = BattleDistribution;
-
-    fn header(&self) -> crate::engine::Header<'_> {
-        crate::engine::Header {
-            name: &self.name,
-            system: &self.system,
-            seed: self.seed,
-            trials: self.trials,
-        }
-    }
-
-    fn plan(&self) -> crate::engine::Plan {
-        crate::engine::Plan {
-            axes: self.axes.iter().map(|a| a.parameter.clone()).collect(),
-            runs: self
-                .runs
-                .iter()
-                .map(|r| crate::engine::RunKey {
-                    variant: self.variants[r.variant].name.clone(),
-                    coordinates: r.coordinates.clone(),
-                })
-                .collect(),
-            unit: "battles",
-        }
-    }
-
-    fn empty(&self, run: usize) -> BattleHistogram {
-        let r = &self.runs[run];
-        BattleHistogram::new(&r.prepared, r.field.rules().round_limit)
-    }
-
-    fn simulate(
-        &self,
-        run: usize,
-        dice: &mut crate::dice::DiceStream,
-        n: u64,
-        counts: &mut BattleHistogram,
-    ) {
-        let r = &self.runs[run];
-        for _ in 0..n {
-            counts.record(&r.field.fight(&r.prepared, dice));
-        }
-    }
-
-    fn exact(&self, run: usize) -> Option<BattleDistribution> {
-        let r = &self.runs[run];
-        self.exact
-            .then(|| r.field.battle_distribution(&r.prepared, MAX_EXACT_STATES))
-            .flatten()
-    }
-
-    fn outcomes(
-        &self,
-        _run: usize,
-        h: &BattleHistogram,
-        exact: Option<&BattleDistribution>,
-    ) -> Vec<crate::engine::Outcome> {
-        BattleResult::ALL
-            .iter()
-            .map(|r| crate::engine::Outcome {
-                name: r.label().to_string(),
-                count: h.result[r.index()],
-                exact: exact.map(|e| e.result[r.index()]),
-                fraction: None,
-            })
-            .collect()
-    }
-
-    fn distributions(
-        &self,
-        _run: usize,
-        h: &BattleHistogram,
-        exact: Option<&BattleDistribution>,
-    ) -> Vec<crate::engine::Distribution> {
-        use crate::engine::Distribution;
-        // Battles last at least one round.
-        let rounds = Distribution {
-            metric: "rounds".into(),
-            first: 1,
-            counts: h.rounds[1..].to_vec(),
-            exact: exact.map(|e| e.rounds[1..].to_vec()),
-        };
-        vec![
-            rounds,
-            Distribution::new("sp_lost_a", &h.sp_lost[0], exact.map(|e| &e.sp_lost[0][..])),
-            Distribution::new("sp_lost_b", &h.sp_lost[1], exact.map(|e| &e.sp_lost[1][..])),
-            Distribution::new(
-                "morale_lost_a",
-                &h.morale_lost[0],
-                exact.map(|e| &e.morale_lost[0][..]),
-            ),
-            Distribution::new(
-                "morale_lost_b",
-                &h.morale_lost[1],
-                exact.map(|e| &e.morale_lost[1][..]),
-            ),
-        ]
-    }
-
-    fn rules(&self) -> serde_json::Value {
-        let rules: Vec<_> = self
-            .variants
-            .iter()
-            .map(|v| json!({"name": v.name, "rules": v.rules}))
-            .collect();
-        let axes: Vec<_> = self
-            .axes
-            .iter()
-            .map(|a| json!({"parameter": a.parameter, "values": a.values.iter().map(ToString::to_string).collect::<Vec<_>>()}))
-            .collect();
-        json!({"system": self.system, "variants": rules, "battle": self.base_battle, "sweep": axes})
-    }
-}
 
 /// Index (0 = A, 1 = B) of the side that is smaller at the start (ties: B, since A is
 /// the larger force on ties).
@@ -234,17 +59,6 @@ pub fn estimated(histogram: &BattleHistogram) -> BattleDistribution {
             probabilities(&histogram.morale_lost[1], n),
         ],
     }
-}
-
-/// The mean of a histogram of whole-number values: an integer sum divided once.
-pub fn count_mean(counts: &[u64]) -> f64 {
-    let n: u64 = counts.iter().sum();
-    let sum: u128 = counts
-        .iter()
-        .enumerate()
-        .map(|(v, &c)| v as u128 * u128::from(c))
-        .sum();
-    sum as f64 / n.max(1) as f64
 }
 
 /// The field-battle expectations frame: per grid point, the starting forces and who
@@ -302,78 +116,6 @@ impl crate::pipeline::SystemReport for Analysis {
     }
 }
 
-impl AnalysisResults {
-    /// The engine's results of a field analysis, run by run.
-    pub fn of(results: &crate::engine::driver::PlanResults<Analysis>) -> Self {
-        Self {
-            trials: results.trials,
-            seed: results.seed,
-            runs: results
-                .counts
-                .iter()
-                .zip(&results.exact)
-                .map(|(histogram, exact)| RunResult {
-                    histogram: histogram.clone(),
-                    exact: exact.clone(),
-                })
-                .collect(),
-        }
-    }
-}
-
-pub use crate::output::write_atomically;
-
-/// Writes a frame as `<stem>.csv` and `<stem>.parquet` in `dir`.
-/// Turns a Polars error while building a report's frames into a report error naming the
-/// report folder.
-pub(crate) fn frame_error(dir: &Path) -> impl Fn(PolarsError) -> ReportError + Copy + '_ {
-    move |e| ReportError::Frame {
-        path: dir.display().to_string(),
-        message: e.to_string(),
-    }
-}
-
-pub fn write_frame(dir: &Path, stem: &str, df: &mut DataFrame) -> Result<(), ReportError> {
-    crate::interrupt::check()?;
-    let frame_error = |path: &Path| {
-        let path = path.display().to_string();
-        move |e: PolarsError| ReportError::Frame {
-            path,
-            message: e.to_string(),
-        }
-    };
-    let csv = dir.join(format!("{stem}.csv"));
-    frame::write_csv(df, &csv).map_err(frame_error(&csv))?;
-    let parquet = dir.join(format!("{stem}.parquet"));
-    frame::write_parquet(df, &parquet).map_err(frame_error(&parquet))?;
-    Ok(())
-}
-
-/// Writes `text` to `dir/name`.
-pub fn write_text(dir: &Path, name: &str, text: &str) -> Result<(), ReportError> {
-    crate::interrupt::check()?;
-    let path = dir.join(name);
-    fs::write(&path, text).map_err(io_error(&path))
-}
-
-/// Writes `manifest.json`.
-pub fn write_manifest(dir: &Path, manifest: &serde_json::Value) -> Result<(), ReportError> {
-    let text = serde_json::to_string_pretty(manifest).expect("JSON values serialise");
-    write_text(dir, "manifest.json", &(text + "\n"))
-}
-
-/// The value a chart holds an axis at when it is not drawn: the value nearest zero for
-/// numbers (no modifier), else the first.
-fn fixed_value(axis: &SweepAxis) -> &AxisValue {
-    axis.values
-        .iter()
-        .min_by_key(|v| match v {
-            AxisValue::Int(x) => x.unsigned_abs(),
-            _ => 0,
-        })
-        .expect("axes are never empty")
-}
-
 /// Runs of one variant on the axes `free`, every other axis at its [`fixed_value`].
 fn slice(analysis: &Analysis, variant: usize, free: &[usize]) -> Vec<usize> {
     slice_points(
@@ -385,45 +127,6 @@ fn slice(analysis: &Analysis, variant: usize, free: &[usize]) -> Vec<usize> {
         variant,
         free,
     )
-}
-
-/// Indices of the points `(variant, coordinates)` of one variant on the axes `free`, every
-/// other axis at its [`fixed_value`]: the slice a chart draws.
-pub(crate) fn slice_points<'a>(
-    axes: &[SweepAxis],
-    points: impl IntoIterator<Item = (usize, &'a [AxisValue])>,
-    variant: usize,
-    free: &[usize],
-) -> Vec<usize> {
-    points
-        .into_iter()
-        .enumerate()
-        .filter(|(_, (v, coordinates))| {
-            *v == variant
-                && coordinates
-                    .iter()
-                    .zip(axes)
-                    .enumerate()
-                    .all(|(i, (value, axis))| free.contains(&i) || value == fixed_value(axis))
-        })
-        .map(|(i, _)| i)
-        .collect()
-}
-
-/// A name as a file-name part: ASCII letters and digits lower-cased, every run of other
-/// characters one `_`, no `_` at either end. Variant names are checked to differ here
-/// ([`crate::analysis::variant_name`]), so no two variants share a chart file.
-pub fn slug(name: &str) -> String {
-    let mut s = String::with_capacity(name.len());
-    for c in name.chars() {
-        if c.is_ascii_alphanumeric() {
-            s.push(c.to_ascii_lowercase());
-        } else if !s.is_empty() && !s.ends_with('_') {
-            s.push('_');
-        }
-    }
-    s.truncate(s.trim_end_matches('_').len());
-    s
 }
 
 /// Result labels that occur somewhere in the analysis (simulated or exactly possible).

@@ -176,7 +176,7 @@ pub fn distributions(
 
 const SIZE: (u32, u32) = (900, 600);
 const FONT_FAMILY: &str = "sans-serif";
-static FONT_DATA: &[u8] = include_bytes!("../assets/fonts/DejaVuSans.ttf");
+static FONT_DATA: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
 
 const TITLE_SIZE: f64 = 26.0;
 const DESC_SIZE: f64 = 19.0;

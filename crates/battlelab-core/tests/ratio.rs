@@ -5,12 +5,12 @@
 
 mod ratio_oracle;
 
-use battlelab::dice::DiceStream;
-use battlelab::rules::ratio::{
+use battlelab_core::dice::DiceStream;
+use battlelab_core::rules::ratio::{
     parse_line, simulate_battles, ArmyResult, MinScore, Objective, Pairing, RatioBattle,
     RatioCombat, RatioDistribution, RatioHistogram, ReservePolicy, Unit,
 };
-use battlelab::sim::{thread_pool, RunControl};
+use battlelab_core::sim::{thread_pool, RunControl};
 use ratio_oracle::{enumerate, trimmed, OracleBattle};
 
 const BUDGET: usize = 50_000_000;

@@ -6,14 +6,14 @@
 
 mod melee_oracle;
 
-use battlelab::exact::BigFraction;
-use battlelab::melee_study::bradley_terry;
-use battlelab::rules::melee::{
+use battlelab_core::exact::BigFraction;
+use battlelab_core::rules::melee::{
     simulate_engagements, simulate_phases, BreakDice, Engagement, EngagementEnd,
     EngagementHistogram, EngagementOdds, Facing, MeleeCombat, PhaseHistogram, PhaseOdds,
     RankBonusRule, UnitProfile, END_COUNT,
 };
-use battlelab::sim::{thread_pool, RunControl};
+use battlelab_core::sim::{thread_pool, RunControl};
+use battlelab_core::systems::melee::bradley_terry;
 use num_bigint::BigUint;
 
 fn profile(models: u32, frontage: u32, stats: [u32; 6]) -> UnitProfile {

@@ -45,7 +45,6 @@
 //! surprise = true            # none, A won surprise, B won surprise
 //! ```
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -53,16 +52,12 @@ use serde_json::json;
 use toml::Spanned;
 
 use crate::analysis::{self, AnalysisError, AxisValue, Source};
-use crate::chart::{self, BarGroup};
-use crate::frame::LongFrame;
-use crate::report::{self, ReportError};
 use crate::rules::frontier::{Terrain, UnitType, MAX_LEADER, MAX_LEVEL};
 use crate::rules::frontier_battle::{
     CrtLoss, FrontierBattle, FrontierCombat, FrontierHistogram, MeleeCrt, MovePolicy, Side, Stack,
     Unit, VictoryRule,
 };
 use crate::sim::{Interrupted, RunControl};
-use crate::stats::percentages_summing_to_100;
 
 /// One battle of the study: which sensitivity group it belongs to and its label there.
 #[derive(Debug, Clone)]
@@ -784,164 +779,4 @@ impl FrontierRun {
     }
 }
 
-impl crate::pipeline::SystemReport for FrontierStudy {
-    fn extras(
-        &self,
-        results: &crate::engine::driver::PlanResults<Self>,
-        dir: &Path,
-    ) -> Result<(), ReportError> {
-        let results = FrontierResults {
-            trials: results.trials,
-            seed: results.seed,
-            runs: results.counts.clone(),
-        };
-        let mut expectations = LongFrame::new(&SENSITIVITY_AXES);
-        for (run, h) in self.runs.iter().zip(&results.runs) {
-            let n: u64 = h.result.iter().sum();
-            let mut row = expectations
-                .row("base", &run.coordinates())
-                .int("trials", n as i64);
-            for (i, label) in ["p_a_victory", "p_draw", "p_b_victory"].iter().enumerate() {
-                row = row.float(label, Some(h.result[i] as f64 / n as f64));
-            }
-            for (s, side) in ["a", "b"].iter().enumerate() {
-                row = row
-                    .float(
-                        &format!("mean_eliminated_{side}"),
-                        Some(report::count_mean(&h.eliminated[s])),
-                    )
-                    .float(
-                        &format!("mean_routed_{side}"),
-                        Some(report::count_mean(&h.routed[s])),
-                    )
-                    .float(
-                        &format!("mean_disrupted_{side}"),
-                        Some(report::count_mean(&h.disrupted[s])),
-                    )
-                    .float(
-                        &format!("mean_leaders_lost_{side}"),
-                        Some(report::count_mean(&h.leaders_lost[s])),
-                    );
-            }
-            row.float("mean_rounds", Some(report::count_mean(&h.rounds)))
-                .finish();
-        }
-        report::write_frame(
-            dir,
-            "expectations",
-            &mut expectations
-                .build("frontier")
-                .map_err(report::frame_error(dir))?,
-        )?;
-        draw_charts(self, &results, dir)?;
-        report::write_text(dir, "tables.md", &rulebook_tables(self, &results))
-    }
-}
-
-const RESULTS: [&str; 3] = ["A victory", "draw", "B victory"];
-
-fn probabilities(h: &FrontierHistogram) -> Vec<f64> {
-    let n: u64 = h.result.iter().sum();
-    h.result.iter().map(|&c| c as f64 / n as f64).collect()
-}
-
-fn draw_charts(
-    study: &FrontierStudy,
-    results: &FrontierResults,
-    dir: &Path,
-) -> Result<(), ReportError> {
-    let series: Vec<String> = RESULTS.iter().map(|r| r.to_string()).collect();
-    let mut groups: BTreeMap<&str, Vec<BarGroup>> = BTreeMap::new();
-    for (run, h) in study.runs.iter().zip(&results.runs) {
-        groups
-            .entry(run.group.as_str())
-            .or_default()
-            .push(BarGroup {
-                label: run.label.clone(),
-                values: probabilities(h),
-            });
-    }
-    for (group, bars) in &groups {
-        let (stem, title, x) = match *group {
-            "as written" => ("outcome", "How the battle ends".to_string(), "battle"),
-            "terrain × weather" => (
-                "outcome_by_terrain_weather",
-                "Outcome by terrain and weather".to_string(),
-                "terrain, weather",
-            ),
-            "levels" => (
-                "outcome_by_level_difference",
-                "Outcome by commitment-level difference (A's level − B's, B as written)"
-                    .to_string(),
-                "level difference",
-            ),
-            "leaders" => (
-                "outcome_by_leader",
-                "Sensitivity to each side's primary leader rating".to_string(),
-                "primary leader",
-            ),
-            _ => (
-                "outcome_by_surprise",
-                "Sensitivity to surprise".to_string(),
-                "surprise",
-            ),
-        };
-        chart::grouped_bars(&dir.join(stem), &title, x, "probability", &series, bars)?;
-    }
-    // Units lost round by round, in the battle as written.
-    let h = &results.runs[0];
-    let curve = |side: usize| -> Vec<(f64, f64)> {
-        std::iter::once((0.0, 0.0))
-            .chain(
-                h.lost_by_round
-                    .iter()
-                    .enumerate()
-                    .map(|(r, by_side)| ((r + 1) as f64, report::count_mean(&by_side[side]))),
-            )
-            .collect()
-    };
-    chart::distributions(
-        &dir.join("lost_by_round"),
-        "Mean units lost (eliminated or routed) by the end of each round, as written",
-        "round",
-        "mean units lost",
-        &[
-            (format!("side A ({})", study.side_names[0]), curve(0)),
-            (format!("side B ({})", study.side_names[1]), curve(1)),
-        ],
-    )?;
-    Ok(())
-}
-
-fn rulebook_tables(study: &FrontierStudy, results: &FrontierResults) -> String {
-    let mut md = format!("# {}\n\n", study.name);
-    if let Some(d) = &study.description {
-        md.push_str(&format!("{d}\n\n"));
-    }
-    md.push_str(&format!(
-        "Side A: {}. Side B: {}. Simulated with {} battles per row (seed {}); victory goes to the side that lost fewer units (eliminated + still routed) unless the file reads it otherwise.\n\n",
-        study.side_names[0], study.side_names[1], results.trials, results.seed
-    ));
-    md.push_str("| group | run | A victory % | draw % | B victory % | mean A eliminated | mean B eliminated |\n|---|---|---|---|---|---|---|\n");
-    for (run, h) in study.runs.iter().zip(&results.runs) {
-        let p = percentages_summing_to_100(&probabilities(h), 1);
-        let cell = |u: u64| format!("{}.{}", u / 10, u % 10);
-        md.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {:.2} | {:.2} |\n",
-            run.group,
-            run.label,
-            cell(p[0]),
-            cell(p[1]),
-            cell(p[2]),
-            report::count_mean(&h.eliminated[0]),
-            report::count_mean(&h.eliminated[1])
-        ));
-    }
-    if !study.skipped.is_empty() {
-        md.push_str("\nSensitivity runs left out (their battle breaks rule 19.1):\n\n");
-        for (group, label, why) in &study.skipped {
-            md.push_str(&format!("- {group}, {label}: {why}\n"));
-        }
-    }
-    md
-}
+pub const RESULTS: [&str; 3] = ["A victory", "draw", "B victory"];

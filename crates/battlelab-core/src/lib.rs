@@ -1,0 +1,23 @@
+//! # battlelab-core
+//!
+//! What battlelab computes, without how it is shown: seeded dice streams ([`dice`]),
+//! exact arithmetic ([`exact`], [`stats`]), the rules kernels over validated plain data
+//! ([`rules`]), the analysis-file boundary ([`analysis`], [`toml_input`], [`limits`]), and
+//! the engine every system plugs into ([`engine`], [`sim`], [`interrupt`]).
+//!
+//! Why a crate of its own: it depends on neither Polars, plotters nor clap, so "kernels
+//! never see Polars" is a compiler fact, its tests build in seconds, and another front end
+//! (a browser, Python) can reuse it. The `battlelab` crate adds the command line and the
+//! reports on top.
+
+pub mod analysis;
+pub mod dice;
+pub mod engine;
+pub mod exact;
+pub mod interrupt;
+pub mod limits;
+pub mod rules;
+pub mod sim;
+pub mod stats;
+pub mod systems;
+pub mod toml_input;

@@ -1,0 +1,243 @@
+//! Naval engagements' report: expected control and NSP lost, charts over odds and DRM,
+//! rulebook tables. The system itself (keys, plan, kernel calls) is in
+//! `battlelab_core::systems::naval`.
+
+pub use battlelab_core::systems::naval::*;
+
+use std::path::Path;
+
+use crate::analysis::AxisValue;
+use crate::chart::{self, BarGroup};
+use crate::frame::LongFrame;
+use crate::report::{self, ReportError};
+use crate::rules::naval::EngagementResult;
+use crate::stats::percentages_summing_to_100;
+
+impl crate::pipeline::SystemReport for NavalStudy {
+    fn extras(
+        &self,
+        results: &crate::engine::driver::PlanResults<Self>,
+        dir: &Path,
+    ) -> Result<(), ReportError> {
+        let results = NavalResults::of(results);
+        let frame_error = report::frame_error(dir);
+        let axes: Vec<&str> = self.axes.iter().map(|a| a.parameter.as_str()).collect();
+        let mut expectations = LongFrame::new(&axes);
+        for ((variant, coordinates, engagement), (h, exact)) in self.runs.iter().zip(&results.runs)
+        {
+            let vname = &self.variants[*variant].0;
+            let n = h.trials();
+            let est: [f64; EngagementResult::COUNT] =
+                std::array::from_fn(|i| h.result[i] as f64 / n as f64);
+            expectations
+                .row(vname, coordinates)
+                .int("start_nsp_a", engagement.a.nsp.into())
+                .int("start_nsp_b", engagement.b.nsp.into())
+                .int("trials", n as i64)
+                .float("p_a_control", Some(p_control(&est, 0)))
+                .float("p_b_control", Some(p_control(&est, 1)))
+                .float("exact_p_a_control", Some(p_control(&exact.result, 0)))
+                .float("exact_p_b_control", Some(p_control(&exact.result, 1)))
+                .float("mean_nsp_lost_a", Some(report::count_mean(&h.nsp_lost[0])))
+                .float("mean_nsp_lost_b", Some(report::count_mean(&h.nsp_lost[1])))
+                .float("exact_mean_nsp_lost_a", Some(mean(&exact.nsp_lost[0])))
+                .float("exact_mean_nsp_lost_b", Some(mean(&exact.nsp_lost[1])))
+                .float("mean_rounds", Some(report::count_mean(&h.rounds)))
+                .finish();
+        }
+        report::write_frame(
+            dir,
+            "expectations",
+            &mut expectations
+                .build("naval_engagement")
+                .map_err(frame_error)?,
+        )?;
+        draw_charts(self, &results, dir)?;
+        report::write_text(dir, "tables.md", &rulebook_tables(self, &results))
+    }
+}
+
+fn p_control(result: &[f64; EngagementResult::COUNT], side: usize) -> f64 {
+    EngagementResult::ALL
+        .iter()
+        .filter(|r| r.control() == Some(side))
+        .map(|r| result[*r as usize])
+        .sum()
+}
+
+fn mean(d: &[f64]) -> f64 {
+    d.iter().enumerate().map(|(v, p)| v as f64 * p).sum()
+}
+
+/// Runs of one variant where every axis after the first two is at its first value.
+fn base_runs(study: &NavalStudy, variant: usize) -> Vec<usize> {
+    study
+        .runs
+        .iter()
+        .enumerate()
+        .filter(|(_, (v, c, _))| {
+            *v == variant
+                && c.iter()
+                    .enumerate()
+                    .skip(2)
+                    .all(|(i, x)| *x == study.axes[i].values[0])
+        })
+        .map(|(i, _)| i)
+        .collect()
+}
+
+fn draw_charts(study: &NavalStudy, results: &NavalResults, dir: &Path) -> Result<(), ReportError> {
+    for (variant, (vname, _)) in study.variants.iter().enumerate() {
+        let suffix = if study.variants.len() > 1 {
+            format!("_{}", report::slug(vname))
+        } else {
+            String::new()
+        };
+        let runs = base_runs(study, variant);
+        if study.axes.len() >= 2 {
+            let (x, y) = (&study.axes[0], &study.axes[1]);
+            let values: Vec<Vec<f64>> = y
+                .values
+                .iter()
+                .map(|yv| {
+                    x.values
+                        .iter()
+                        .map(|xv| {
+                            runs.iter()
+                                .find(|&&r| study.runs[r].1[0] == *xv && study.runs[r].1[1] == *yv)
+                                .map_or(0.0, |&r| p_control(&results.runs[r].1.result, 0))
+                        })
+                        .collect()
+                })
+                .collect();
+            chart::heatmap(
+                &dir.join(format!("heatmap_a_control{suffix}")),
+                &format!("P(A ends in control of the sea) — {vname}"),
+                &x.parameter,
+                &x.values.iter().map(ToString::to_string).collect::<Vec<_>>(),
+                &y.parameter,
+                &y.values.iter().map(ToString::to_string).collect::<Vec<_>>(),
+                &values,
+            )?;
+        }
+        // Outcome bars and NSP lost over the first axis, other axes at their first value
+        // (the value nearest zero for a DRM axis).
+        let first_only: Vec<usize> = runs
+            .iter()
+            .copied()
+            .filter(|&r| {
+                study.runs[r].1.iter().enumerate().skip(1).all(|(i, v)| {
+                    let values = &study.axes[i].values;
+                    let nearest_zero = values.iter().min_by_key(|x| match x {
+                        AxisValue::Int(n) => n.unsigned_abs(),
+                        _ => 0,
+                    });
+                    Some(v) == nearest_zero
+                })
+            })
+            .collect();
+        let label = |r: usize| {
+            if study.axes.is_empty() {
+                "engagement".to_string()
+            } else {
+                format!("{} {}", study.axes[0].parameter, study.runs[r].1[0])
+            }
+        };
+        let groups: Vec<BarGroup> = first_only
+            .iter()
+            .map(|&r| BarGroup {
+                label: label(r),
+                values: results.runs[r].1.result.to_vec(),
+            })
+            .collect();
+        let series: Vec<String> = EngagementResult::LABELS
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        chart::grouped_bars(
+            &dir.join(format!("outcomes{suffix}")),
+            &format!("Engagement outcomes — {vname}"),
+            study
+                .axes
+                .first()
+                .map_or("engagement", |a| a.parameter.as_str()),
+            "probability",
+            &series,
+            &groups,
+        )?;
+        for side in 0..2 {
+            let lines: Vec<(String, Vec<(f64, f64)>)> = first_only
+                .iter()
+                .map(|&r| {
+                    (
+                        label(r),
+                        results.runs[r].1.nsp_lost[side]
+                            .iter()
+                            .enumerate()
+                            .map(|(v, &p)| (v as f64, p))
+                            .collect(),
+                    )
+                })
+                .collect();
+            chart::distributions(
+                &dir.join(format!("nsp_lost_{}{suffix}", ["a", "b"][side])),
+                &format!("NSP lost by fleet {} — {vname}", ["A", "B"][side]),
+                "NSP lost (sunk or captured)",
+                "probability",
+                &lines,
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn rulebook_tables(study: &NavalStudy, results: &NavalResults) -> String {
+    use std::fmt::Write;
+    let mut md = format!("# {} — rulebook tables\n\n", study.name);
+    if let Some(d) = &study.description {
+        let _ = writeln!(md, "{}\n", d.trim());
+    }
+    let _ = writeln!(md, "Percent of engagements from exact enumeration (each row adds up to exactly 100.0%); seed {}, {} simulated engagements per grid point beside them in results.csv.\n", results.seed, results.trials);
+    for (variant, (vname, naval)) in study.variants.iter().enumerate() {
+        let t = naval.table().table();
+        let _ = writeln!(md, "## Naval combat table — {vname}\n\n{}", t.markdown());
+        let _ = writeln!(md, "## Engagements — {vname}\n");
+        let header: Vec<String> = study
+            .axes
+            .iter()
+            .map(|a| a.parameter.clone())
+            .chain(EngagementResult::LABELS.iter().map(|s| s.to_string()))
+            .chain([
+                "A in control".to_string(),
+                "NSP lost A".to_string(),
+                "NSP lost B".to_string(),
+            ])
+            .collect();
+        let _ = writeln!(
+            md,
+            "| {} |\n|{}",
+            header.join(" | "),
+            "---|".repeat(header.len())
+        );
+        for ((v, coordinates, _), (_, exact)) in study.runs.iter().zip(&results.runs) {
+            if *v != variant {
+                continue;
+            }
+            let units = percentages_summing_to_100(&exact.result, 1);
+            let cells: Vec<String> = coordinates
+                .iter()
+                .map(ToString::to_string)
+                .chain(units.iter().map(|u| format!("{}.{}", u / 10, u % 10)))
+                .chain([
+                    format!("{:.1}%", p_control(&exact.result, 0) * 100.0),
+                    format!("{:.2}", mean(&exact.nsp_lost[0])),
+                    format!("{:.2}", mean(&exact.nsp_lost[1])),
+                ])
+                .collect();
+            let _ = writeln!(md, "| {} |", cells.join(" | "));
+        }
+        let _ = writeln!(md);
+    }
+    let _ = writeln!(md, "A fleet named by a result breaks off; the other may pursue, and on an intercept another round is fought. \"in control\": the fleet that did not break off at the end.");
+    md
+}
