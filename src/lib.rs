@@ -13,10 +13,11 @@
 //! cargo run --release -- table ratio --line "1v1,2v1" --reserve-a 1   # a ratio battle
 //! ```
 //!
-//! Layers, from the bottom: [`dice`] (seeded streams), [`rules`] (pure kernels over
-//! validated tables), [`exact`] and [`stats`] (fractions, intervals), [`sim`] (the
-//! parallel driver), [`analysis`] (the TOML boundary), [`frame`], [`chart`], [`report`]
-//! and [`table`] (outputs). `ARCHITECTURE.md` states the invariants.
+//! This crate shows what `battlelab-core` computes: [`systems`] (the registry of rules
+//! systems and each one's own report), [`report`] (the report folder: safe writing, the
+//! one pipeline, frames, charts), [`table`] (single-roll tables on the terminal) and
+//! [`progress`]. The core's modules are re-exported under their usual paths ([`dice`],
+//! [`rules`], [`engine`], [`analysis`], …). `ARCHITECTURE.md` states the invariants.
 
 pub mod progress;
 pub mod report;

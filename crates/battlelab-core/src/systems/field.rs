@@ -221,7 +221,7 @@ impl Analysis {
                 return Err(source.error(
                     &system,
                     "system",
-                    format!("\"{other}\" is a table study; load it with battlelab::study::load"),
+                    format!("\"{other}\" is not a field-battle system; read the file with battlelab::systems::load, which picks the system"),
                 ))
             }
             other => {
