@@ -20,6 +20,8 @@ use crate::rules::setup;
 use crate::sim::{Interrupted, RunControl};
 use crate::stats::{wilson_interval, Z95};
 
+pub mod requests;
+
 /// One outcome of a single-roll table.
 #[derive(Debug, Clone, Serialize)]
 pub struct OutcomeRow {
@@ -83,6 +85,8 @@ pub enum TableError {
     Invalid { option: String, message: String },
     #[error("--variant {given}: no such variant in the analysis file; allowed: {allowed}")]
     UnknownVariant { given: String, allowed: String },
+    #[error(transparent)]
+    Analysis(#[from] crate::analysis::AnalysisError),
     #[error(transparent)]
     Interrupted(#[from] Interrupted),
 }
