@@ -60,6 +60,82 @@ fn run(file: &Path, threads: &str, out: &Path) -> String {
     hashes(out)
 }
 
+/// Every system's `results`, `metrics` and `distributions` share their columns: `system,
+/// variant`, the run's axes, then the same fixed tail; odds columns are numbers that sort
+/// beside their printed label.
+fn one_schema(stem: &str, report: &Path) {
+    let header = |name: &str| -> Vec<String> {
+        let text = fs::read_to_string(report.join(name)).unwrap();
+        text.lines()
+            .next()
+            .unwrap()
+            .split(',')
+            .map(str::to_string)
+            .collect()
+    };
+    for (file, tail) in [
+        (
+            "results.csv",
+            &[
+                "outcome",
+                "trials",
+                "count",
+                "probability",
+                "ci_low",
+                "ci_high",
+                "exact",
+                "exact_fraction",
+            ][..],
+        ),
+        (
+            "metrics.csv",
+            &["metric", "trials", "mean", "exact_mean"][..],
+        ),
+        (
+            "distributions.csv",
+            &["metric", "value", "count", "probability", "exact"][..],
+        ),
+    ] {
+        let columns = header(file);
+        assert_eq!(
+            &columns[..2],
+            ["system", "variant"],
+            "{stem} {file}: {columns:?}"
+        );
+        assert_eq!(
+            &columns[columns.len() - tail.len()..],
+            tail,
+            "{stem} {file}: {columns:?}"
+        );
+        for axis in &columns[2..columns.len() - tail.len()] {
+            assert!(
+                axis.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'),
+                "{stem} {file}: column {axis} is not snake case"
+            );
+        }
+        if let Some(at) = columns.iter().position(|c| c == "odds") {
+            assert_eq!(columns[at + 1], "odds_label", "{stem} {file}");
+            let text = fs::read_to_string(report.join(file)).unwrap();
+            let mut odds: Vec<(f64, String)> = text
+                .lines()
+                .skip(1)
+                .map(|l| {
+                    // Axis columns come before any quoted outcome name.
+                    let cells: Vec<&str> = l.split(',').collect();
+                    (cells[at].parse::<f64>().unwrap(), cells[at + 1].to_string())
+                })
+                .collect();
+            odds.sort_by(|a, b| a.0.total_cmp(&b.0));
+            odds.dedup();
+            let labels: Vec<&str> = odds.iter().map(|(_, l)| l.as_str()).collect();
+            if labels.len() == 4 && labels[0].contains(':') {
+                assert_eq!(labels, ["1:1", "3:2", "2:1", "3:1"], "{stem}");
+            }
+        }
+    }
+}
+
 #[test]
 fn every_shipped_analysis_writes_its_pinned_bytes_on_1_and_4_threads() {
     let dir = tempfile::tempdir().unwrap();
@@ -69,6 +145,7 @@ fn every_shipped_analysis_writes_its_pinned_bytes_on_1_and_4_threads() {
         let one = run(&file, "1", &dir.path().join(format!("{stem}_1")));
         let four = run(&file, "4", &dir.path().join(format!("{stem}_4")));
         assert_eq!(one, four, "{stem}: 1 and 4 threads differ");
+        one_schema(&stem, &dir.path().join(format!("{stem}_1")));
         assert!(!one.is_empty(), "{stem}: no data files");
         all += &format!("# {stem}\n{one}");
     }

@@ -19,6 +19,16 @@ enum ColumnData {
     Float(Vec<Option<f64>>),
 }
 
+/// The type of a declared column ([`LongFrame::with_columns`]).
+#[derive(Clone, Copy, Debug)]
+pub enum ColumnKind {
+    Text,
+    /// Text that may be null.
+    OptText,
+    Int,
+    Float,
+}
+
 /// A long-format frame under construction: fixed leading columns (`system`, `variant`,
 /// one per axis), then the columns each row adds, in the order rows add them.
 pub struct LongFrame {
@@ -27,6 +37,9 @@ pub struct LongFrame {
     coordinates: Vec<Vec<AxisValue>>,
     columns: Vec<(String, ColumnData)>,
     rows: usize,
+    /// Every value each axis takes in the plan: decides an axis column's type even when
+    /// the frame has no rows.
+    axis_values: Vec<Vec<AxisValue>>,
 }
 
 /// One row being filled; [`RowBuilder::finish`] commits it.
@@ -43,7 +56,31 @@ impl LongFrame {
             coordinates: Vec::new(),
             columns: Vec::new(),
             rows: 0,
+            axis_values: Vec::new(),
         }
+    }
+
+    /// Types the axis columns from every run's coordinates (not only the rows written).
+    pub fn typed_by(mut self, runs: &[&[AxisValue]]) -> Self {
+        self.axis_values = (0..self.axes.len())
+            .map(|i| runs.iter().map(|r| r[i].clone()).collect())
+            .collect();
+        self
+    }
+
+    /// Declares the columns every row will add, in order, so that a frame with no rows
+    /// still has them (an empty `metrics` frame keeps its schema).
+    pub fn with_columns(mut self, columns: &[(&str, ColumnKind)]) -> Self {
+        for (name, kind) in columns {
+            let data = match kind {
+                ColumnKind::Text => ColumnData::Text(Vec::new()),
+                ColumnKind::OptText => ColumnData::OptText(Vec::new()),
+                ColumnKind::Int => ColumnData::Int(Vec::new()),
+                ColumnKind::Float => ColumnData::Float(Vec::new()),
+            };
+            self.columns.push((name.to_string(), data));
+        }
+        self
     }
 
     /// Starts a row for one variant and grid point.
@@ -64,7 +101,11 @@ impl LongFrame {
         ];
         for (i, axis) in self.axes.iter().enumerate() {
             let values: Vec<&AxisValue> = self.coordinates.iter().map(|c| &c[i]).collect();
-            columns.extend(axis_columns(axis, &values));
+            let all: Vec<&AxisValue> = match self.axis_values.get(i) {
+                Some(plan) => plan.iter().collect(),
+                None => values.clone(),
+            };
+            columns.extend(axis_columns(axis, &values, &all));
         }
         for (name, data) in self.columns {
             columns.push(match data {
@@ -141,10 +182,10 @@ pub fn column_name(parameter: &str) -> String {
 /// The column(s) of one axis: whole numbers as integers, names as text, odds as their
 /// ratio (so they sort: 1:1 < 3:2 < 2:1 < 3:1) with the printed label beside it in
 /// `<axis>_label`. A run the axis does not apply to has a null.
-fn axis_columns(axis: &str, values: &[&AxisValue]) -> Vec<Column> {
+fn axis_columns(axis: &str, values: &[&AxisValue], all: &[&AxisValue]) -> Vec<Column> {
     let name = column_name(axis);
-    let odds = values.iter().any(|v| matches!(v, AxisValue::Odds { .. }));
-    let ints = values
+    let odds = all.iter().any(|v| matches!(v, AxisValue::Odds { .. }));
+    let ints = all
         .iter()
         .all(|v| matches!(v, AxisValue::Int(_) | AxisValue::Unset));
     if odds {

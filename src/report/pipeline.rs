@@ -116,9 +116,32 @@ fn write_frames<S: System>(
     dir: &Path,
 ) -> Result<(), ReportError> {
     let axes: Vec<&str> = plan.axes.iter().map(String::as_str).collect();
-    let mut outcomes = LongFrame::new(&axes);
-    let mut metrics = LongFrame::new(&axes);
-    let mut distributions = LongFrame::new(&axes);
+    use crate::frame::ColumnKind::{Float, Int, OptText, Text};
+    let runs: Vec<&[crate::analysis::AxisValue]> =
+        plan.runs.iter().map(|r| r.coordinates.as_slice()).collect();
+    let mut outcomes = LongFrame::new(&axes).typed_by(&runs).with_columns(&[
+        ("outcome", Text),
+        ("trials", Int),
+        ("count", Int),
+        ("probability", Float),
+        ("ci_low", Float),
+        ("ci_high", Float),
+        ("exact", Float),
+        ("exact_fraction", OptText),
+    ]);
+    let mut metrics = LongFrame::new(&axes).typed_by(&runs).with_columns(&[
+        ("metric", Text),
+        ("trials", Int),
+        ("mean", Float),
+        ("exact_mean", Float),
+    ]);
+    let mut distributions = LongFrame::new(&axes).typed_by(&runs).with_columns(&[
+        ("metric", Text),
+        ("value", Int),
+        ("count", Int),
+        ("probability", Float),
+        ("exact", Float),
+    ]);
     let n = results.trials;
     for (run, key) in plan.runs.iter().enumerate() {
         let counts = &results.counts[run];
