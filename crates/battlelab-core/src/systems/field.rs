@@ -58,7 +58,6 @@ use crate::rules::crt::{
     PreparedBattle, ResultPair, RulesError, TacticCell, TacticMix, CRT_COLUMNS, TACTIC_NAMES,
 };
 use crate::rules::crt::{BattleDistribution, BattleHistogram};
-use crate::sim::{Interrupted, RunControl};
 
 /// Parameters a field analysis can sweep, in the order axes are laid out (the first is
 /// the x of charts, the second the y of heatmaps).
@@ -871,20 +870,6 @@ pub struct AnalysisResults {
     pub trials: u64,
     pub seed: u64,
     pub runs: Vec<RunResult>,
-}
-
-/// Runs every grid point of every variant on the engine's driver. Every run uses the same
-/// seed, so variants and grid points are compared on common random numbers (their
-/// differences are sharper than independent runs would give); the result of one run
-/// never depends on the others.
-pub fn execute(
-    analysis: &Analysis,
-    trials: u64,
-    seed: u64,
-    control: &RunControl,
-) -> Result<AnalysisResults, Interrupted> {
-    let results = crate::engine::driver::run(analysis, trials, seed, control)?;
-    Ok(AnalysisResults::of(&results))
 }
 
 impl AnalysisResults {

@@ -57,7 +57,6 @@ use crate::rules::frontier_battle::{
     CrtLoss, FrontierBattle, FrontierCombat, FrontierHistogram, MeleeCrt, MovePolicy, Side, Stack,
     Unit, VictoryRule,
 };
-use crate::sim::{Interrupted, RunControl};
 
 /// One battle of the study: which sensitivity group it belongs to and its label there.
 #[derive(Debug, Clone)]
@@ -624,21 +623,6 @@ pub struct FrontierResults {
     pub trials: u64,
     pub seed: u64,
     pub runs: Vec<FrontierHistogram>,
-}
-
-/// Runs every battle on the engine's driver (common random numbers: one seed for all).
-pub fn execute(
-    study: &FrontierStudy,
-    trials: u64,
-    seed: u64,
-    control: &RunControl,
-) -> Result<FrontierResults, Interrupted> {
-    let results = crate::engine::driver::run(study, trials, seed, control)?;
-    Ok(FrontierResults {
-        trials,
-        seed,
-        runs: results.counts,
-    })
 }
 
 impl crate::engine::System for FrontierStudy {

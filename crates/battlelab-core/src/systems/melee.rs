@@ -65,7 +65,6 @@ use crate::rules::melee::{
     PhaseOdds, RankBonusRule, UnitProfile, END_COUNT, MAX_B_UNITS, MAX_MODELS, MAX_ROUND_LIMIT,
     STAT_MAX,
 };
-use crate::sim::{Interrupted, RunControl};
 
 /// Profile stats a sweep or a variant can set, with their allowed range.
 const STATS: [(&str, u32, u32); 9] = [
@@ -719,18 +718,6 @@ pub struct MeleeResults {
     pub trials: u64,
     pub seed: u64,
     pub runs: Vec<MeleeRunResult>,
-}
-
-/// Runs every engagement on the engine's driver (common random numbers: one seed for
-/// every run).
-pub fn execute(
-    study: &MeleeStudy,
-    trials: u64,
-    seed: u64,
-    control: &RunControl,
-) -> Result<MeleeResults, Interrupted> {
-    let results = crate::engine::driver::run(study, trials, seed, control)?;
-    Ok(MeleeResults::of(&results))
 }
 
 impl MeleeResults {

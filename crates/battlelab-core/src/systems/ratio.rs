@@ -64,7 +64,6 @@ use crate::rules::ratio::{
     ArmyResult, MinScore, Objective, Pairing, RatioBattle, RatioCombat, RatioDistribution,
     RatioHistogram, ReservePolicy, Unit, MAX_RESERVES, MAX_UNITS,
 };
-use crate::sim::{Interrupted, RunControl};
 
 /// What a ratio study can sweep.
 pub const PARAMETERS: [&str; 10] = [
@@ -1165,17 +1164,6 @@ fn policy_value_simulated(h: &RatioHistogram, side: usize, policy: ReservePolicy
         p_draw: (h.result[ArmyResult::DRAW] + h.result[9 + ArmyResult::DRAW]) as f64 / n,
         cp_difference: mean(&h.cp[1 - side]) - mean(&h.cp[side]),
     }
-}
-
-/// Runs every grid point of every variant (common random numbers: one seed for all).
-pub fn execute(
-    study: &RatioStudy,
-    trials: u64,
-    seed: u64,
-    control: &RunControl,
-) -> Result<RatioResults, Interrupted> {
-    let results = crate::engine::driver::run(study, trials, seed, control)?;
-    Ok(RatioResults::of(study, &results))
 }
 
 impl RatioResults {
