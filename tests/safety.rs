@@ -496,11 +496,16 @@ fn a_live_runs_staging_folder_is_never_removed_and_a_dead_runs_is() {
     let foreign = dir.path().join(".r.partial-999993");
     fs::create_dir(&foreign).unwrap();
     fs::write(foreign.join("mine.txt"), "a user's file").unwrap();
+    // A run killed before it wrote anything: an empty folder (its PID may come again,
+    // as in a container, and must be able to stage).
+    let empty = dir.path().join(".r.partial-999994");
+    fs::create_dir(&empty).unwrap();
     let (code, stderr) = run_in(
         dir.path(),
         &["run", "storm.toml", "--trials", "1000", "--out", "r", "-q"],
     );
     assert_eq!(code, Some(0), "{stderr}");
+    assert!(!empty.exists(), "an empty dead staging folder was left");
     assert!(
         live.join("results.csv").is_file(),
         "a live run's staging folder was removed"

@@ -184,8 +184,44 @@ fn a_set_that_does_not_belong_together_is_refused_naming_the_odd_shard() {
     let (code, stderr) = merge(&["s1", "s2", "s3"]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("version 99"), "{stderr}");
+    fs::write(&manifest, &text).unwrap();
+    // A split no run makes (in every shard alike) is refused, not allocated.
+    let originals: Vec<(std::path::PathBuf, String)> = ["s1", "s2", "s3"]
+        .iter()
+        .map(|s| {
+            let m = dir.path().join(s).join("manifest.json");
+            let t = fs::read_to_string(&m).unwrap();
+            (m, t)
+        })
+        .collect();
+    for (m, t) in &originals {
+        fs::write(
+            m,
+            t.replace("\"shards\": 3", "\"shards\": 18446744073709551615"),
+        )
+        .unwrap();
+    }
+    let (code, stderr) = merge(&["s1", "s2", "s3"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("a run is split into 1 to"), "{stderr}");
+    for (m, t) in &originals {
+        fs::write(m, t).unwrap();
+    }
+    // Counts of another shape (a tampered file) are refused, naming the shard.
+    let counts = dir.path().join("s2/counts.json");
+    let good = fs::read_to_string(&counts).unwrap();
+    let mut json: serde_json::Value = serde_json::from_str(&good).unwrap();
+    // (A table study's counts are one list per run.)
+    json[0].as_array_mut().unwrap().pop();
+    fs::write(&counts, json.to_string()).unwrap();
+    let (code, stderr) = merge(&["s1", "s2", "s3"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("s2: its counts of run 1 do not have the shape"),
+        "{stderr}"
+    );
+    fs::write(&counts, good).unwrap();
     // The complete set merges.
-    fs::write(&manifest, text).unwrap();
     let (code, stderr) = merge(&["s3", "s1", "s2"]);
     assert_eq!(code, Some(0), "{stderr}");
 }

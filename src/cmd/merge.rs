@@ -21,7 +21,12 @@ fn read_shard(dir: &Path) -> Result<(ShardFolder, String), ShardError> {
         message,
     };
     let read = |name: &str| {
-        battlelab::output::read_small_file(&dir.join(name))
+        let cap = if name == "manifest.json" {
+            battlelab::output::MAX_MANIFEST_BYTES
+        } else {
+            battlelab::output::MAX_READ_BACK_BYTES
+        };
+        battlelab::output::read_capped(&dir.join(name), cap)
             .map_err(|e| unreadable(format!("cannot read its {name}: {e} (is this a shard folder from `battlelab run --shard`?)")))
     };
     let manifest = read("manifest.json")?;
@@ -72,7 +77,7 @@ pub fn merge(args: MergeArgs) -> Result<()> {
         note(&format!(
             "merging {} shard(s) of {} ({} runs of {} {} each, seed {})",
             shards.len(),
-            first.analysis_file,
+            battlelab::limits::echo(&first.analysis_file),
             first.runs,
             first.trials,
             study.plan().unit,

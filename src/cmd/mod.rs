@@ -58,6 +58,10 @@ pub fn exit_code(error: &anyhow::Error) -> u8 {
             || e.downcast_ref::<battlelab::engine::shard::ShardError>()
                 .is_some()
             || matches!(
+                e.downcast_ref::<RunError>(),
+                Some(RunError::Shard(_) | RunError::Report(ReportError::Refused(_)))
+            )
+            || matches!(
                 e.downcast_ref::<ReportError>(),
                 Some(ReportError::Refused(_))
             )

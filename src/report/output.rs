@@ -34,7 +34,7 @@ const STAGING_MARK: &str = ".battlelab-staging";
 /// staging folder adds a prefix and suffix.
 pub const MAX_FOLDER_NAME_BYTES: usize = 200;
 /// Largest manifest read when recognising a report.
-const MAX_MANIFEST_BYTES: u64 = 1 << 20;
+pub const MAX_MANIFEST_BYTES: u64 = 1 << 20;
 
 /// Why a report cannot be written at a path. Checked before a run starts.
 #[derive(Debug, thiserror::Error)]
@@ -187,8 +187,10 @@ fn classify(out: &Path) -> Result<Existing, OutputError> {
     let mut entries = Vec::new();
     for entry in fs::read_dir(out).map_err(|e| refuse(out, format!("cannot list it: {e}")))? {
         let entry = entry.map_err(|e| refuse(out, format!("cannot list it: {e}")))?;
-        let plain = entry.file_type().is_ok_and(|t| t.is_file());
-        entries.push((entry.file_name().to_string_lossy().into_owned(), plain));
+        // A name that is not UTF-8 cannot be one battlelab wrote: foreign.
+        let name = entry.file_name();
+        let plain = entry.file_type().is_ok_and(|t| t.is_file()) && name.to_str().is_some();
+        entries.push((name.to_string_lossy().into_owned(), plain));
     }
     if entries.is_empty() {
         return Ok(Existing::EmptyFolder);
@@ -259,9 +261,15 @@ fn manifest_files(path: &Path) -> Option<Option<Vec<String>>> {
         .iter()
         .map(|f| f.as_str().map(str::to_string))
         .filter(|f| {
-            // A listed name must be a plain file name inside the folder.
-            f.as_deref()
-                .is_none_or(|f| !f.is_empty() && !f.contains(['/', '\\']) && f != "." && f != "..")
+            // A listed name must be a plain file name inside the folder: one normal
+            // path component, no separators.
+            f.as_deref().is_none_or(|f| {
+                !f.contains(['/', '\\'])
+                    && matches!(
+                        Path::new(f).components().collect::<Vec<_>>()[..],
+                        [Component::Normal(_)]
+                    )
+            })
         })
         .collect();
     Some(Some(files?))
@@ -289,9 +297,14 @@ pub fn write_atomically(
     remove_stale_staging(parent, &target.name);
     let staging = parent.join(format!(".{}.partial-{}", target.name, std::process::id()));
     fs::create_dir(&staging).map_err(io_error(&staging))?;
-    // Held until this function returns: other runs see the folder as live.
+    // Held until this function returns: other runs see the folder as live. Blocking: a
+    // cleaner that opened the new folder holds its lock only for a moment, and a run
+    // must never go on unlocked.
     let lock = File::open(&staging).map_err(io_error(&staging))?;
-    let _ = lock.try_lock();
+    if let Err(e) = lock.lock() {
+        let _ = fs::remove_dir(&staging);
+        return Err(io_error(&staging)(e));
+    }
     let written = File::create(staging.join(STAGING_MARK))
         .map_err(io_error(&staging))
         .and_then(|_| write(&staging))
@@ -497,13 +510,31 @@ fn remove_stale_staging(parent: &Path, name: &str) {
         let Some(file_name) = file_name.to_str() else {
             continue;
         };
-        let is_ours = file_name
-            .strip_prefix(&prefix)
-            .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()));
-        if !is_ours || !entry.file_type().is_ok_and(|t| t.is_dir()) {
+        let Some(rest) = file_name.strip_prefix(&prefix) else {
+            continue;
+        };
+        if !entry.file_type().is_ok_and(|t| t.is_dir()) {
             continue;
         }
         let path = entry.path();
+        // A report set aside by the portable swap of a run killed in the middle: put it
+        // back where it was if nothing took its place, else it was replaced.
+        if let Some(pid) = rest.strip_suffix(".swap") {
+            if !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()) {
+                if let Ok(Existing::Report(files)) = classify(&path) {
+                    let out = parent.join(name);
+                    if fs::symlink_metadata(&out).is_err() {
+                        let _ = rename_noreplace(&path, &out);
+                    } else {
+                        remove_report(&path, &files);
+                    }
+                }
+            }
+            continue;
+        }
+        if rest.is_empty() || !rest.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
         let Ok(handle) = File::open(&path) else {
             continue;
         };
@@ -514,6 +545,10 @@ fn remove_stale_staging(parent: &Path, name: &str) {
             let _ = fs::remove_dir_all(&path);
         } else if let Ok(Existing::Report(files)) = classify(&path) {
             remove_report(&path, &files);
+        } else {
+            // Killed before it wrote anything (or after an empty folder was swapped out):
+            // only an empty folder goes, and a PID reused later can stage again.
+            let _ = fs::remove_dir(&path);
         }
     }
 }
@@ -521,20 +556,20 @@ fn remove_stale_staging(parent: &Path, name: &str) {
 /// Largest file battlelab reads back from a folder it wrote (a shard's counts).
 pub const MAX_READ_BACK_BYTES: u64 = 1 << 30;
 
-/// Reads a UTF-8 file of at most [`MAX_READ_BACK_BYTES`].
-pub fn read_small_file(path: &Path) -> io::Result<String> {
+/// Reads a UTF-8 file of at most `cap` bytes.
+pub fn read_capped(path: &Path, cap: u64) -> io::Result<String> {
     use std::io::Read;
     let mut text = String::new();
-    File::open(path)?
-        .take(MAX_READ_BACK_BYTES + 1)
-        .read_to_string(&mut text)?;
-    if text.len() as u64 > MAX_READ_BACK_BYTES {
-        return Err(io::Error::other(format!(
-            "larger than {} MiB",
-            MAX_READ_BACK_BYTES >> 20
-        )));
+    File::open(path)?.take(cap + 1).read_to_string(&mut text)?;
+    if text.len() as u64 > cap {
+        return Err(io::Error::other(format!("larger than {} KiB", cap >> 10)));
     }
     Ok(text)
+}
+
+/// Reads a UTF-8 file of at most [`MAX_READ_BACK_BYTES`].
+pub fn read_small_file(path: &Path) -> io::Result<String> {
+    read_capped(path, MAX_READ_BACK_BYTES)
 }
 
 #[cfg(test)]

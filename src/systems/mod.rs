@@ -211,7 +211,19 @@ impl<S: SystemReport + Send + Sync> Study for S {
                 }
                 .into());
             }
-            for (mine, theirs) in counts.iter_mut().zip(theirs) {
+            for (run, (mine, theirs)) in counts.iter_mut().zip(theirs).enumerate() {
+                // Counts of another shape (a tampered or foreign file) would be cut short
+                // or overflow when added: refuse them.
+                if !same_shape(&to_json(mine), &to_json(&theirs)) {
+                    return Err(ShardError::Unreadable {
+                        shard: folder.label.clone(),
+                        message: format!(
+                            "its counts of run {} do not have the shape this plan's run has",
+                            run + 1
+                        ),
+                    }
+                    .into());
+                }
                 mine.merge(theirs);
             }
         }
@@ -232,6 +244,27 @@ impl<S: SystemReport + Send + Sync> Study for S {
             out,
             info,
         )?)
+    }
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> serde_json::Value {
+    serde_json::to_value(value).expect("counts serialise")
+}
+
+/// Whether two counts have the same fields and the same list lengths (values aside).
+fn same_shape(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    match (a, b) {
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same_shape(x, y))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| same_shape(v, w)))
+        }
+        (Value::Number(_), Value::Number(y)) => y.is_u64(),
+        _ => false,
     }
 }
 

@@ -102,7 +102,8 @@ pub fn check_complete(shards: &[(String, ShardIdentity)]) -> Result<(), ShardErr
             shard: first_label.clone(),
             message: format!(
                 "a shard of format {} version {}; this battlelab reads {FORMAT} version {FORMAT_VERSION}",
-                first.format, first.format_version
+                crate::limits::echo(&first.format),
+                first.format_version
             ),
         });
     }
@@ -111,7 +112,7 @@ pub fn check_complete(shards: &[(String, ShardIdentity)]) -> Result<(), ShardErr
             shard: first_label.clone(),
             message: format!(
                 "made by battlelab {}; merge shards with the version that made them (this is {})",
-                first.tool_version,
+                crate::limits::echo(&first.tool_version),
                 env!("CARGO_PKG_VERSION")
             ),
         });
@@ -124,13 +125,19 @@ pub fn check_complete(shards: &[(String, ShardIdentity)]) -> Result<(), ShardErr
                     shard: label.clone(),
                     first: first_label.clone(),
                     field,
-                    theirs,
-                    ours: mine.clone(),
+                    theirs: crate::limits::echo(&theirs),
+                    ours: crate::limits::echo(mine),
                 });
             }
         }
     }
     let count = first.shards;
+    if count == 0 || count > MAX_SHARDS {
+        return Err(ShardError::Unreadable {
+            shard: first_label.clone(),
+            message: format!("it claims {count} shards; a run is split into 1 to {MAX_SHARDS}"),
+        });
+    }
     let mut seen: Vec<Option<&str>> = vec![None; count as usize];
     for (label, identity) in shards {
         let index = identity.shard;

@@ -1550,7 +1550,7 @@ impl RatioHistogram {
             }
         }
         let floored: u64 = self.floor_decided[1..].iter().sum();
-        self.floor_decided[0] += trials - floored;
+        self.floor_decided[0] += trials.saturating_sub(floored);
     }
 
     pub fn trials(&self) -> u64 {
