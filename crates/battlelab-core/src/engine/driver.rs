@@ -159,11 +159,16 @@ pub fn run<S: System>(
     control: &RunControl,
 ) -> Result<PlanResults<S>, Interrupted> {
     let runs = system.plan().runs.len();
-    let mut counts = simulate(system, runs, trials, seed, Share::ALL, control)?;
+    // The exact results and the simulation share the pool: a core idle in one takes
+    // work from the other (neither depends on the other; both are deterministic).
+    let (counts, exact) = rayon::join(
+        || simulate(system, runs, trials, seed, Share::ALL, control),
+        || exact(system, runs, control),
+    );
+    let (mut counts, exact) = (counts?, exact?);
     for (run, c) in counts.iter_mut().enumerate() {
         system.finish(run, c);
     }
-    let exact = exact(system, runs, control)?;
     Ok(PlanResults {
         trials,
         seed,
