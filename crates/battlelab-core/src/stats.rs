@@ -252,9 +252,9 @@ pub fn benjamini_hochberg(p_values: &[f64], alpha: f64) -> Vec<bool> {
     let last = order
         .iter()
         .enumerate()
-        .filter(|(rank, &i)| p_values[i] <= alpha * (rank + 1) as f64 / m as f64)
-        .map(|(rank, _)| rank)
-        .last();
+        .rev()
+        .find(|(rank, &i)| p_values[i] <= alpha * (rank + 1) as f64 / m as f64)
+        .map(|(rank, _)| rank);
     let mut significant = vec![false; m];
     if let Some(last) = last {
         for &i in &order[..=last] {
