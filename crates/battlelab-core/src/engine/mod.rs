@@ -8,6 +8,7 @@
 //! A system's `simulate` is called once per block and is monomorphised: the hot loops are
 //! the kernels in [`crate::rules`], unchanged.
 
+pub mod compare;
 pub mod driver;
 pub mod shard;
 

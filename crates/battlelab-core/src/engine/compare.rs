@@ -1,0 +1,359 @@
+//! Did a change matter? Two arms (two variants of one plan, two analyses with the same
+//! plan) compared cell by cell — run × outcome — with the test the data allow.
+//!
+//! Why this module exists: the engine seeds every run of a plan identically, so two arms
+//! draw the same dice in the same block (common random numbers). The difference of the
+//! two arms' frequencies in one block then carries far less noise than two independent
+//! runs would, and a test on the per-block paired differences sees changes the naive test
+//! misses. This module holds that test, the naive one for arms that are not paired, the
+//! exact difference where both arms are exact (no test needed), and the corrections for
+//! the number of cells compared.
+//!
+//! Method (written into every output):
+//! - **paired**: per-block differences d_b = (a_b − b_b)/n_b, weighted by block size;
+//!   the standard error of the mean difference is the ratio-estimator one,
+//!   √(B/(B−1) · Σ n_b²(d_b − d̄)²) / N; Student's t with B − 1 degrees of freedom gives
+//!   the p-value and the 95% interval. Needs at least 2 blocks.
+//! - **independent**: the two-proportion z-test (unpooled standard error
+//!   √(p_a(1−p_a)/N_a + p_b(1−p_b)/N_b)), normal p-value and interval.
+//! - **exact**: where both arms are exact, the difference is decided exactly: no p-value,
+//!   significant iff it is not zero, and the cell is left out of the correction's family.
+//! - **correction**: Holm's step-down (family-wise error rate ≤ α) by default, or
+//!   Benjamini–Hochberg (false discovery rate ≤ α) with `--fdr`.
+
+use rayon::prelude::*;
+
+use super::driver::blocks_per_run;
+use super::System;
+use crate::dice::DiceStream;
+use crate::sim::{Interrupted, RunControl, BLOCK_TRIALS};
+use crate::stats::{
+    benjamini_hochberg, holm, normal_two_sided_p, student_t_quantile, student_t_two_sided_p, Z95,
+};
+
+/// One run's outcome counts, block by block, and its exact probabilities.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Arm {
+    pub outcomes: Vec<String>,
+    /// `(trials, counts per outcome)` for each block, in block order.
+    pub blocks: Vec<(u64, Vec<u64>)>,
+    /// Exact probability per outcome, where the run is exact.
+    pub exact: Option<Vec<Option<f64>>>,
+}
+
+impl Arm {
+    pub fn trials(&self) -> u64 {
+        self.blocks.iter().map(|(n, _)| n).sum()
+    }
+
+    pub fn count(&self, outcome: usize) -> u64 {
+        self.blocks.iter().map(|(_, c)| c[outcome]).sum()
+    }
+
+    /// An arm known only by its totals (a report's results): one "block".
+    pub fn from_totals(
+        outcomes: Vec<String>,
+        trials: u64,
+        counts: Vec<u64>,
+        exact: Option<Vec<Option<f64>>>,
+    ) -> Self {
+        Self {
+            outcomes,
+            blocks: vec![(trials, counts)],
+            exact,
+        }
+    }
+}
+
+/// Simulates `run` of `system` block by block and keeps each block's outcome counts, with
+/// the run's exact outcome probabilities. Blocks are the driver's: block `b` draws from
+/// `DiceStream::for_block(seed, b)`, so the counts add up to a plain run's.
+pub fn arm<S: System>(
+    system: &S,
+    run: usize,
+    trials: u64,
+    seed: u64,
+    control: &RunControl,
+) -> Result<Arm, Interrupted> {
+    let empty = system.empty(run);
+    let names: Vec<String> = system
+        .outcomes(run, &empty, None)
+        .into_iter()
+        .map(|o| o.name)
+        .collect();
+    let blocks: Vec<(u64, Vec<u64>)> = (0..blocks_per_run(trials))
+        .into_par_iter()
+        .map(|block| {
+            if control.stopped() {
+                return Err(Interrupted);
+            }
+            let n = BLOCK_TRIALS.min(trials - block * BLOCK_TRIALS);
+            let mut counts = system.empty(run);
+            let mut dice = DiceStream::for_block(seed, block);
+            system.simulate(run, &mut dice, n, &mut counts);
+            system.finish(run, &mut counts);
+            control
+                .trials_done
+                .fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+            // Outcomes are named the same in every block (the run's own list).
+            let outcomes = system.outcomes(run, &counts, None);
+            let by_name = names
+                .iter()
+                .map(|name| {
+                    outcomes
+                        .iter()
+                        .find(|o| &o.name == name)
+                        .map_or(0, |o| o.count)
+                })
+                .collect();
+            Ok((n, by_name))
+        })
+        .collect::<Result<_, _>>()?;
+    let exact = system.exact(run).map(|e| {
+        let outcomes = system.outcomes(run, &empty, Some(&e));
+        names
+            .iter()
+            .map(|name| {
+                outcomes
+                    .iter()
+                    .find(|o| &o.name == name)
+                    .and_then(|o| o.exact)
+            })
+            .collect()
+    });
+    if control.stopped() {
+        return Err(Interrupted);
+    }
+    Ok(Arm {
+        outcomes: names,
+        blocks,
+        exact,
+    })
+}
+
+/// Which test a cell was decided by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Test {
+    /// Paired t-test on per-block differences (common random numbers).
+    Paired,
+    /// Two-proportion z-test (arms drawn independently, or known by totals only).
+    Independent,
+    /// Both arms exact: the difference is exact.
+    Exact,
+}
+
+impl Test {
+    pub fn name(self) -> &'static str {
+        match self {
+            Test::Paired => "paired t-test on per-block differences (common random numbers)",
+            Test::Independent => "two-proportion z-test (independent arms)",
+            Test::Exact => "exact difference (no test)",
+        }
+    }
+}
+
+/// One compared cell.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cell {
+    pub outcome: String,
+    pub p_a: f64,
+    pub p_b: f64,
+    /// `p_b − p_a`: what the change did.
+    pub diff: f64,
+    pub ci_low: f64,
+    pub ci_high: f64,
+    pub exact_diff: Option<f64>,
+    pub p_value: Option<f64>,
+    pub significant: bool,
+    pub test: Test,
+    /// Variance of the paired difference over that of independent arms (paired only).
+    pub variance_ratio: Option<f64>,
+    /// Trials per arm independent arms would have needed for this precision (paired only).
+    pub trials_unpaired: Option<f64>,
+}
+
+/// Compares two arms of one run outcome by outcome (`b` against `a`). `paired` says the
+/// arms drew the same dice block by block; with fewer than 2 blocks the test falls back
+/// to the independent one.
+pub fn compare_arms(a: &Arm, b: &Arm, paired: bool) -> Vec<Cell> {
+    let (na, nb) = (a.trials(), b.trials());
+    let paired = paired && a.blocks.len() >= 2 && a.blocks.len() == b.blocks.len();
+    a.outcomes
+        .iter()
+        .enumerate()
+        .filter_map(|(i, name)| {
+            let j = b.outcomes.iter().position(|o| o == name)?;
+            let (ca, cb) = (a.count(i), b.count(j));
+            let p_a = ca as f64 / na.max(1) as f64;
+            let p_b = cb as f64 / nb.max(1) as f64;
+            let diff = p_b - p_a;
+            let exact = match (&a.exact, &b.exact) {
+                (Some(ea), Some(eb)) => ea[i].zip(eb[j]).map(|(x, y)| y - x),
+                _ => None,
+            };
+            let independent_var =
+                p_a * (1.0 - p_a) / na.max(1) as f64 + p_b * (1.0 - p_b) / nb.max(1) as f64;
+            let mut cell = Cell {
+                outcome: name.clone(),
+                p_a,
+                p_b,
+                diff,
+                ci_low: diff,
+                ci_high: diff,
+                exact_diff: exact,
+                p_value: None,
+                significant: false,
+                test: Test::Independent,
+                variance_ratio: None,
+                trials_unpaired: None,
+            };
+            if let Some(e) = exact {
+                cell.test = Test::Exact;
+                cell.significant = e.abs() > 1e-12;
+                cell.ci_low = e;
+                cell.ci_high = e;
+                return Some(cell);
+            }
+            if paired {
+                let n = na as f64;
+                let blocks = a.blocks.len() as f64;
+                // w_b(d_b − d̄) = (b_b − a_b) − w_b·(B − A)/N, summed squared; in
+                // integers (× N) so that equal differences give exactly no spread.
+                let total = i128::from(cb) - i128::from(ca);
+                let spread: f64 = a
+                    .blocks
+                    .iter()
+                    .zip(&b.blocks)
+                    .map(|((w, ca), (_, cb))| {
+                        let d = (i128::from(cb[j]) - i128::from(ca[i])) * i128::from(na)
+                            - i128::from(*w) * total;
+                        (d as f64).powi(2)
+                    })
+                    .sum::<f64>()
+                    / (n * n);
+                let variance = blocks / (blocks - 1.0) * spread / (n * n);
+                let se = variance.sqrt();
+                let df = blocks - 1.0;
+                let t = student_t_quantile(0.975, df);
+                cell.test = Test::Paired;
+                cell.ci_low = diff - t * se;
+                cell.ci_high = diff + t * se;
+                cell.p_value = Some(if se > 0.0 {
+                    student_t_two_sided_p(diff / se, df)
+                } else if diff == 0.0 {
+                    1.0
+                } else {
+                    0.0
+                });
+                if independent_var > 0.0 {
+                    let ratio = variance / independent_var;
+                    cell.variance_ratio = Some(ratio);
+                    cell.trials_unpaired = (ratio > 0.0).then(|| n / ratio);
+                }
+            } else {
+                let se = independent_var.sqrt();
+                cell.ci_low = diff - Z95 * se;
+                cell.ci_high = diff + Z95 * se;
+                cell.p_value = Some(if se > 0.0 {
+                    normal_two_sided_p(diff / se)
+                } else if diff == 0.0 {
+                    1.0
+                } else {
+                    0.0
+                });
+            }
+            Some(cell)
+        })
+        .collect()
+}
+
+/// The multiple-comparison correction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Correction {
+    Holm,
+    BenjaminiHochberg,
+}
+
+impl Correction {
+    pub fn name(self) -> &'static str {
+        match self {
+            Correction::Holm => "Holm (family-wise error rate)",
+            Correction::BenjaminiHochberg => "Benjamini-Hochberg (false discovery rate)",
+        }
+    }
+}
+
+/// Marks the tested cells (those with a p-value) significant after `correction` at
+/// `alpha` over all of them; exact cells keep their exact verdict.
+pub fn correct(cells: &mut [&mut Cell], correction: Correction, alpha: f64) {
+    let tested: Vec<usize> = (0..cells.len())
+        .filter(|&i| cells[i].p_value.is_some())
+        .collect();
+    let p: Vec<f64> = tested
+        .iter()
+        .map(|&i| cells[i].p_value.expect("tested"))
+        .collect();
+    let verdict = match correction {
+        Correction::Holm => holm(&p, alpha),
+        Correction::BenjaminiHochberg => benjamini_hochberg(&p, alpha),
+    };
+    for (k, &i) in tested.iter().enumerate() {
+        cells[i].significant = verdict[k];
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn arm(blocks: &[(u64, u64)]) -> Arm {
+        Arm {
+            outcomes: vec!["win".into(), "lose".into()],
+            blocks: blocks.iter().map(|&(n, w)| (n, vec![w, n - w])).collect(),
+            exact: None,
+        }
+    }
+
+    #[test]
+    fn paired_differences_by_hand() {
+        // Four blocks of 100: A wins 50, 52, 48, 50; B wins 2 more in every block.
+        let a = arm(&[(100, 50), (100, 52), (100, 48), (100, 50)]);
+        let b = arm(&[(100, 52), (100, 54), (100, 50), (100, 52)]);
+        let cells = compare_arms(&a, &b, true);
+        let win = &cells[0];
+        assert_eq!(win.test, Test::Paired);
+        assert!((win.diff - 0.02).abs() < 1e-12);
+        // Every block's difference is the same: no spread, so the change is certain.
+        assert_eq!(win.p_value, Some(0.0));
+        assert!((win.ci_high - win.ci_low).abs() < 1e-12);
+        assert_eq!(win.variance_ratio, Some(0.0));
+        // Differences 0.01, 0.03, 0.01, 0.03: mean 0.02; each block's weighted deviation
+        // is 100·0.01 = 1, so the standard error is √(4/3 · 4) / 400 = 0.005774.
+        let b = arm(&[(100, 51), (100, 55), (100, 49), (100, 53)]);
+        let win = &compare_arms(&a, &b, true)[0];
+        let se = (4.0f64 / 3.0 * 4.0).sqrt() / 400.0;
+        let t = 0.02 / se;
+        assert!((win.p_value.unwrap() - student_t_two_sided_p(t, 3.0)).abs() < 1e-12);
+        // Unpaired, the same totals give a much wider interval.
+        let z = compare_arms(&a, &b, false);
+        assert_eq!(z[0].test, Test::Independent);
+        // Half-widths: 1.96·√(2·0.25/400) = 0.069 against 3.182·0.00577 = 0.0184.
+        assert!(z[0].ci_high - z[0].ci_low > 3.5 * (win.ci_high - win.ci_low));
+    }
+
+    #[test]
+    fn exact_cells_are_decided_exactly_and_left_out_of_the_correction() {
+        let mut a = arm(&[(100, 50), (100, 50)]);
+        let mut b = arm(&[(100, 50), (100, 50)]);
+        a.exact = Some(vec![Some(0.5), Some(0.5)]);
+        b.exact = Some(vec![Some(0.5), Some(0.5)]);
+        let cells = compare_arms(&a, &b, true);
+        assert!(cells
+            .iter()
+            .all(|c| c.test == Test::Exact && !c.significant && c.p_value.is_none()));
+        b.exact = Some(vec![Some(0.6), Some(0.4)]);
+        let cells = compare_arms(&a, &b, true);
+        assert!(cells.iter().all(|c| c.significant));
+        assert!((cells[0].exact_diff.unwrap() - 0.1).abs() < 1e-12);
+    }
+}
