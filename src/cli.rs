@@ -26,6 +26,10 @@ pub enum Command {
     /// Add up the shards of one run (from `run --shard K/N`) and write its report, the
     /// same bytes one machine would have written.
     Merge(MergeArgs),
+    /// Did a change matter? Compare two variants of one analysis (FILE --variants A,B),
+    /// two analyses with the same plan (FILE_A FILE_B), or two report folders, run by run
+    /// and outcome by outcome, with a paired test where the arms share their dice.
+    Compare(CompareArgs),
     /// Print the distribution of one roll on a table, exactly (and simulated with --trials).
     #[command(subcommand)]
     Table(TableCommand),
@@ -56,6 +60,56 @@ pub struct RunArgs {
     /// No progress bar and no summary.
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// One analysis file (with --variants), two analysis files, or two report folders.
+    #[arg(required = true, num_args = 1..=2, value_name = "FILE_OR_REPORT")]
+    pub inputs: Vec<PathBuf>,
+    /// The two variants of one analysis file to compare: A,B (B − A is reported).
+    #[arg(long, value_name = "A,B")]
+    pub variants: Option<String>,
+    /// Trials per run and arm, 1 to 10^12 (overrides the files).
+    #[arg(long, value_parser = trials_parser())]
+    pub trials: Option<u64>,
+    /// Seed for both arms, 0 to 2^63-1 (overrides the files).
+    #[arg(long, value_parser = seed_parser())]
+    pub seed: Option<u64>,
+    /// Control the false discovery rate (Benjamini–Hochberg) instead of the family-wise
+    /// error rate (Holm).
+    #[arg(long)]
+    pub fdr: bool,
+    /// Significance level for the family of cells compared.
+    #[arg(long, default_value_t = 0.05, value_parser = alpha_parser)]
+    pub alpha: f64,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Also write a compare report folder (compare.csv/.json, a difference heatmap per
+    /// outcome over two swept axes, tables.md).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Worker threads [default: one per core].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub threads: Option<u64>,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// A significance level strictly between 0 and 1.
+fn alpha_parser(text: &str) -> Result<f64, String> {
+    let alpha: f64 = text
+        .parse()
+        .map_err(|_| format!("a significance level is a number, e.g. 0.05; got \"{text}\""))?;
+    if alpha > 0.0 && alpha < 1.0 {
+        Ok(alpha)
+    } else {
+        Err(format!(
+            "a significance level is between 0 and 1, got {alpha}"
+        ))
+    }
 }
 
 #[derive(Debug, Args)]

@@ -1,6 +1,7 @@
 //! The subcommands, one module each, and what they share: output that survives a closed
 //! pipe, exit codes, the worker pool.
 
+mod compare;
 mod merge;
 mod run;
 mod table;
@@ -28,6 +29,7 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Command::Run(args) => run::run(args),
         Command::Validate { file } => validate::validate(&file),
         Command::Merge(args) => merge::merge(args),
+        Command::Compare(args) => compare::compare(args),
         Command::Table(command) => table::table(command),
     }
 }

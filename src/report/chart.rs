@@ -105,7 +105,40 @@ pub fn heatmap(
             y_label,
             y_ticks,
             values,
-            scale_max: None,
+            scale: Scale::Probability,
+        },
+    )
+}
+
+/// Heatmap of differences of probabilities (one arm minus another): a diverging scale
+/// centred on 0 and symmetric about it, cells labelled in signed percentage points.
+///
+/// Writes `<stem>.png` and `<stem>.svg`.
+pub fn heatmap_difference(
+    stem: &Path,
+    title: &str,
+    x_label: &str,
+    x_ticks: &[String],
+    y_label: &str,
+    y_ticks: &[String],
+    values: &[Vec<f64>],
+) -> Result<(), ChartError> {
+    let m = values
+        .iter()
+        .flatten()
+        .copied()
+        .filter(|v| v.is_finite())
+        .fold(0.0f64, |m, v| m.max(v.abs()));
+    render(
+        stem,
+        &Heatmap {
+            title,
+            x_label,
+            x_ticks,
+            y_label,
+            y_ticks,
+            values,
+            scale: Scale::Difference(if m > 0.0 { m } else { 0.01 }),
         },
     )
 }
@@ -139,7 +172,7 @@ pub fn heatmap_scaled(
             y_label,
             y_ticks,
             values,
-            scale_max: Some(if max > 0.0 { max } else { 1.0 }),
+            scale: Scale::UpTo(if max > 0.0 { max } else { 1.0 }),
         },
     )
 }
@@ -673,24 +706,49 @@ struct Heatmap<'a> {
     y_label: &'a str,
     y_ticks: &'a [String],
     values: &'a [Vec<f64>],
-    /// `None`: probabilities in 0..=1 labelled as percentages. `Some(max)`: values in
-    /// 0..=max, coloured by `v / max` and labelled with two decimals.
-    scale_max: Option<f64>,
+    scale: Scale,
+}
+
+/// How a heatmap's values map to colours and labels.
+#[derive(Clone, Copy)]
+enum Scale {
+    /// Probabilities in 0..=1, labelled as percentages.
+    Probability,
+    /// Values in 0..=max, coloured by `v / max`, labelled with two decimals.
+    UpTo(f64),
+    /// Differences of probabilities in −m..=m, the middle colour at 0, labelled in
+    /// percentage points.
+    Difference(f64),
 }
 
 impl Heatmap<'_> {
     /// The cell's position on the colour ramp, 0..=1.
     fn unit(&self, v: f64) -> f64 {
-        self.scale_max.map_or(v, |max| v / max)
+        match self.scale {
+            Scale::Probability => v,
+            Scale::UpTo(max) => v / max,
+            Scale::Difference(m) => (v + m) / (2.0 * m),
+        }
     }
 
     fn label(&self, v: f64) -> String {
-        match self.scale_max {
-            _ if !v.is_finite() => String::new(),
-            None => percent_label(v),
-            Some(_) if v.is_finite() => format!("{v:.2}"),
-            Some(_) => String::new(),
+        if !v.is_finite() {
+            return String::new();
         }
+        match self.scale {
+            Scale::Probability => percent_label(v),
+            Scale::UpTo(_) => format!("{v:.2}"),
+            Scale::Difference(_) => points_label(v),
+        }
+    }
+}
+
+/// A difference of probabilities in percentage points, signed: "+1.2", "−0.4", "0.0".
+fn points_label(v: f64) -> String {
+    let s = format!("{:+.1}", v * 100.0);
+    match s.as_str() {
+        "+0.0" | "-0.0" => "0.0".to_string(),
+        _ => s.replace('-', "−"),
     }
 }
 
@@ -854,14 +912,18 @@ impl Chart for Heatmap<'_> {
             .margin_left(6)
             .margin_right(4)
             .x_label_area_size(60)
-            .right_y_label_area_size(if self.scale_max.is_some() { 64 } else { 54 })
+            .right_y_label_area_size(match self.scale {
+                Scale::Probability => 54,
+                _ => 64,
+            })
             .build_cartesian_2d(
                 0.0..1.0,
                 TickAxis::new(0.0, 1.0, vec![0.0, 0.25, 0.5, 0.75, 1.0]),
             )?;
-        let pct_fmt = |v: &f64| match self.scale_max {
-            None => format!("{:.0}%", v * 100.0),
-            Some(max) => format!("{:.2}", v * max),
+        let pct_fmt = |v: &f64| match self.scale {
+            Scale::Probability => format!("{:.0}%", v * 100.0),
+            Scale::UpTo(max) => format!("{:.2}", v * max),
+            Scale::Difference(m) => format!("{} pp", points_label((2.0 * v - 1.0) * m)),
         };
         scale
             .configure_mesh()

@@ -101,6 +101,14 @@ pub trait Study: Send + Sync {
         control: &RunControl,
         out: &Path,
     ) -> Result<Vec<PathBuf>, RunError>;
+    /// One run simulated block by block, for `compare`.
+    fn arm(
+        &self,
+        run: usize,
+        trials: u64,
+        seed: u64,
+        control: &RunControl,
+    ) -> Result<crate::engine::compare::Arm, Interrupted>;
     /// Adds up complete, checked shards and writes the report folder at `out`.
     fn merge(
         &self,
@@ -142,6 +150,16 @@ impl<S: SystemReport + Send + Sync> Study for S {
             out,
             info,
         )?)
+    }
+
+    fn arm(
+        &self,
+        run: usize,
+        trials: u64,
+        seed: u64,
+        control: &RunControl,
+    ) -> Result<crate::engine::compare::Arm, Interrupted> {
+        crate::engine::compare::arm(self, run, trials, seed, control)
     }
 
     fn run_shard(

@@ -324,8 +324,10 @@ impl crate::engine::System for SetupStudy {
             for total in 0..=maxima[q] {
                 let count = counts[offsets[q] + total];
                 let p = exact.and_then(|e| e[q].get(total).copied()).unwrap_or(0.0);
-                // Totals neither drawn nor possible are left out.
-                if count == 0 && p == 0.0 {
+                // Totals neither drawn nor possible are left out of a report (which
+                // always knows what is possible); without the exact result every total
+                // is named, so that blocks of one run name the same outcomes.
+                if exact.is_some() && count == 0 && p == 0.0 {
                     continue;
                 }
                 out.push(crate::engine::Outcome {

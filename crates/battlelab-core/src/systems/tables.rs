@@ -668,36 +668,40 @@ impl crate::engine::System for TableStudy {
         counts: &Vec<u64>,
         exact: Option<&TableExact>,
     ) -> Vec<crate::engine::Outcome> {
-        match exact {
-            Some(TableExact::Turns(exact)) => {
-                let last = exact.last().expect("at least the start");
-                counts
-                    .iter()
-                    .enumerate()
-                    .map(|(sp, &count)| crate::engine::Outcome {
-                        name: format!("{sp} SP left"),
-                        count,
-                        exact: Some(last[sp]),
-                        fraction: None,
-                    })
-                    .collect()
-            }
-            Some(TableExact::Point(exact)) => {
-                let table = &self.variants[self.points[run].variant].1;
-                table
-                    .outcomes()
-                    .iter()
-                    .enumerate()
-                    .map(|(i, outcome)| crate::engine::Outcome {
-                        name: outcome.clone(),
-                        count: counts[i],
-                        exact: Some(exact.probability(i)),
-                        fraction: Some(exact.fraction(i).to_string()),
-                    })
-                    .collect()
-            }
-            None => unreachable!("table studies are always exact"),
+        // A run's outcomes are named the same with or without its exact result (which
+        // `compare` asks for first).
+        if self.turns_variant(run).is_some() {
+            let last = match exact {
+                Some(TableExact::Turns(exact)) => exact.last(),
+                _ => None,
+            };
+            return counts
+                .iter()
+                .enumerate()
+                .map(|(sp, &count)| crate::engine::Outcome {
+                    name: format!("{sp} SP left"),
+                    count,
+                    exact: last.map(|l| l[sp]),
+                    fraction: None,
+                })
+                .collect();
         }
+        let point = match exact {
+            Some(TableExact::Point(exact)) => Some(exact),
+            _ => None,
+        };
+        let table = &self.variants[self.points[run].variant].1;
+        table
+            .outcomes()
+            .iter()
+            .enumerate()
+            .map(|(i, outcome)| crate::engine::Outcome {
+                name: outcome.clone(),
+                count: counts[i],
+                exact: point.map(|e| e.probability(i)),
+                fraction: point.map(|e| e.fraction(i).to_string()),
+            })
+            .collect()
     }
 
     fn distributions(

@@ -1,0 +1,807 @@
+//! `battlelab compare`: did a change matter? Two variants of one analysis, two analyses
+//! with the same plan, or two report folders, compared cell by cell (run × outcome).
+//!
+//! The arms of one file, or of two files with the same seed and trials, draw the same dice
+//! block by block, so each cell is decided by the paired test on per-block differences;
+//! otherwise by the independent test; where both arms are exact, exactly. See
+//! `battlelab_core::engine::compare` for the method, which every output names.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{bail, Context, Result};
+use serde_json::{json, Value};
+
+use battlelab::analysis::AxisValue;
+use battlelab::engine::compare::{self, Arm, Cell, Correction, Test};
+use battlelab::engine::Plan;
+use battlelab::progress::ProgressWatcher;
+use battlelab::report::{self, ReportError};
+use battlelab::sim::RunControl;
+use battlelab::systems::Study;
+use battlelab::table::TableError;
+
+use super::{emit, interruptible, pool};
+use crate::cli::{CompareArgs, Format};
+
+/// One compared run: what tells it apart, and its cells.
+struct Row {
+    run: Vec<(String, String)>,
+    cells: Vec<Cell>,
+}
+
+/// What was compared, and how.
+struct Comparison {
+    a: String,
+    b: String,
+    paired: bool,
+    tests_note: String,
+    correction: Correction,
+    alpha: f64,
+    rows: Vec<Row>,
+    /// Axis names and per-row axis values, for the heatmaps.
+    axes: Vec<String>,
+    coordinates: Vec<Vec<AxisValue>>,
+}
+
+fn usage(message: impl Into<String>) -> TableError {
+    TableError::Invalid {
+        option: "compare".into(),
+        message: message.into(),
+    }
+}
+
+/// The run's description: its axes with their values (unset axes left out).
+fn describe(plan: &Plan, coordinates: &[AxisValue]) -> Vec<(String, String)> {
+    plan.axes
+        .iter()
+        .zip(coordinates)
+        .filter(|(_, v)| !matches!(v, AxisValue::Unset))
+        .map(|(a, v)| (a.clone(), v.to_string()))
+        .collect()
+}
+
+pub fn compare(args: CompareArgs) -> Result<()> {
+    let correction = if args.fdr {
+        Correction::BenjaminiHochberg
+    } else {
+        Correction::Holm
+    };
+    let (pool, _) = pool(args.threads)?;
+    let control = interruptible();
+    let comparison = match args.inputs.as_slice() {
+        [file] => {
+            let Some(variants) = &args.variants else {
+                bail!(usage(
+                    "with one analysis file, say which two variants: --variants A,B"
+                ));
+            };
+            let (a, b) = variants
+                .split_once(',')
+                .map(|(a, b)| (a.trim().to_string(), b.trim().to_string()))
+                .ok_or_else(|| usage("--variants takes two names: --variants A,B"))?;
+            let (study, _) = battlelab::systems::load(file)?;
+            pool.install(|| variants_of_one(&*study, &a, &b, &args, &control))?
+        }
+        [first, second] if first.is_dir() && second.is_dir() => {
+            if args.variants.is_some() {
+                bail!(usage("--variants is for one analysis file"));
+            }
+            pool.install(|| two_reports(first, second, &args, &control))?
+        }
+        [first, second] => {
+            if args.variants.is_some() {
+                bail!(usage("--variants is for one analysis file"));
+            }
+            let (a, _) = battlelab::systems::load(first)?;
+            let (b, _) = battlelab::systems::load(second)?;
+            let names = (first.display().to_string(), second.display().to_string());
+            pool.install(|| two_studies(&*a, &*b, names, &args, &control))?
+        }
+        _ => bail!(usage(
+            "give one analysis file with --variants A,B, two analysis files, or two report folders"
+        )),
+    };
+    let mut comparison = comparison;
+    {
+        let mut cells: Vec<&mut Cell> = comparison
+            .rows
+            .iter_mut()
+            .flat_map(|r| r.cells.iter_mut())
+            .collect();
+        compare::correct(&mut cells, correction, args.alpha);
+    }
+    comparison.correction = correction;
+    comparison.alpha = args.alpha;
+    if let Some(out) = &args.out {
+        battlelab::output::check_target(out, &[])?;
+        write_report(&comparison, out)?;
+    }
+    emit(&match args.format {
+        Format::Text => text(&comparison),
+        Format::Csv => csv(&comparison),
+        Format::Json => serde_json::to_string_pretty(&to_json(&comparison)).expect("JSON") + "\n",
+        Format::Md => markdown(&comparison),
+    })
+}
+
+/// Runs every pair of arms with a progress bar; `pairs` are (run in a, run in b).
+fn arms(
+    a: &dyn Study,
+    b: &dyn Study,
+    pairs: &[(usize, usize)],
+    trials: [u64; 2],
+    seeds: [u64; 2],
+    quiet: bool,
+    control: &Arc<RunControl>,
+) -> Result<Vec<(Arm, Arm)>> {
+    let total = pairs.len() as u64 * (trials[0] + trials[1]);
+    let watcher = ProgressWatcher::start(Arc::clone(control), total, quiet);
+    let result = pairs
+        .iter()
+        .map(
+            |&(i, j)| -> Result<(Arm, Arm), battlelab::sim::Interrupted> {
+                Ok((
+                    a.arm(i, trials[0], seeds[0], control)?,
+                    b.arm(j, trials[1], seeds[1], control)?,
+                ))
+            },
+        )
+        .collect::<Result<Vec<_>, _>>();
+    watcher.finish();
+    Ok(result?)
+}
+
+fn variants_of_one(
+    study: &dyn Study,
+    a: &str,
+    b: &str,
+    args: &CompareArgs,
+    control: &Arc<RunControl>,
+) -> Result<Comparison> {
+    let plan = study.plan();
+    let known = plan.variants();
+    for name in [a, b] {
+        if !known.contains(&name) {
+            bail!(usage(format!(
+                "--variants: no variant \"{}\"; the file has: {}",
+                battlelab::limits::echo(name),
+                known.join(", ")
+            )));
+        }
+    }
+    let mut pairs = Vec::new();
+    for (i, run) in plan.runs.iter().enumerate() {
+        if run.variant != a {
+            continue;
+        }
+        if let Some(j) = plan
+            .runs
+            .iter()
+            .position(|r| r.variant == b && r.coordinates == run.coordinates)
+        {
+            pairs.push((i, j));
+        }
+    }
+    let header = study.header();
+    let trials = args.trials.unwrap_or(header.trials);
+    let seed = args.seed.unwrap_or(header.seed);
+    let arms = arms(
+        study,
+        study,
+        &pairs,
+        [trials; 2],
+        [seed; 2],
+        args.quiet,
+        control,
+    )?;
+    Ok(build(
+        a.to_string(),
+        b.to_string(),
+        true,
+        &plan,
+        &pairs,
+        arms,
+        args.alpha,
+    ))
+}
+
+fn two_studies(
+    a: &dyn Study,
+    b: &dyn Study,
+    names: (String, String),
+    args: &CompareArgs,
+    control: &Arc<RunControl>,
+) -> Result<Comparison> {
+    let (pa, pb) = (a.plan(), b.plan());
+    let (ha, hb) = (a.header(), b.header());
+    if ha.system != hb.system || pa.axes != pb.axes || pa.runs.len() != pb.runs.len() {
+        bail!(usage(format!(
+            "{} and {} do not have the same plan (system {} vs {}, axes [{}] vs [{}], {} vs {} runs); compare analyses of one system over the same grid",
+            names.0,
+            names.1,
+            ha.system,
+            hb.system,
+            pa.axes.join(", "),
+            pb.axes.join(", "),
+            pa.runs.len(),
+            pb.runs.len()
+        )));
+    }
+    if let Some(k) = (0..pa.runs.len()).find(|&k| pa.runs[k].coordinates != pb.runs[k].coordinates)
+    {
+        bail!(usage(format!(
+            "{} and {} differ at run {}: their grids are not the same",
+            names.0,
+            names.1,
+            k + 1
+        )));
+    }
+    let trials = [
+        args.trials.unwrap_or(ha.trials),
+        args.trials.unwrap_or(hb.trials),
+    ];
+    let seeds = [args.seed.unwrap_or(ha.seed), args.seed.unwrap_or(hb.seed)];
+    // Pairing holds only when both arms draw the same dice in the same blocks.
+    let paired = trials[0] == trials[1] && seeds[0] == seeds[1];
+    let pairs: Vec<(usize, usize)> = (0..pa.runs.len()).map(|k| (k, k)).collect();
+    let arms = arms(a, b, &pairs, trials, seeds, args.quiet, control)?;
+    let mut c = build(names.0, names.1, paired, &pa, &pairs, arms, args.alpha);
+    if !paired {
+        c.tests_note = format!(
+            "independent arms: seeds {} and {}, trials {} and {} differ, so the dice are not shared",
+            seeds[0], seeds[1], trials[0], trials[1]
+        );
+    }
+    Ok(c)
+}
+
+/// Two report folders: re-simulated from their analysis files (paired) when they share
+/// seed, trials and block size; otherwise compared from their totals (independent).
+fn two_reports(
+    a: &Path,
+    b: &Path,
+    args: &CompareArgs,
+    control: &Arc<RunControl>,
+) -> Result<Comparison> {
+    let manifest = |dir: &Path| -> Result<Value> {
+        let text = battlelab::output::read_capped(
+            &dir.join("manifest.json"),
+            battlelab::output::MAX_MANIFEST_BYTES,
+        )
+        .with_context(|| {
+            format!(
+                "{} is not a battlelab report folder (no manifest.json)",
+                dir.display()
+            )
+        })?;
+        serde_json::from_str(&text)
+            .with_context(|| format!("{}: manifest.json is not JSON", dir.display()))
+    };
+    let (ma, mb) = (manifest(a)?, manifest(b)?);
+    let same = ["seed", "trials", "block_trials"]
+        .iter()
+        .all(|k| ma.get(k).is_some() && ma.get(k) == mb.get(k));
+    let load = |dir: &Path, m: &Value| -> Result<Box<dyn Study>> {
+        let text = battlelab::output::read_capped(
+            &dir.join(battlelab::pipeline::ANALYSIS_COPY),
+            battlelab::limits::MAX_FILE_BYTES,
+        )
+        .with_context(|| format!("{}: no analysis.toml to re-run", dir.display()))?;
+        let name = m["name"].as_str().unwrap_or("analysis").to_string();
+        Ok(battlelab::systems::parse(
+            &PathBuf::from(format!("{name}.toml")),
+            &text,
+        )?)
+    };
+    if same {
+        let (sa, sb) = (load(a, &ma)?, load(b, &mb)?);
+        let names = (a.display().to_string(), b.display().to_string());
+        let mut c = two_studies(&*sa, &*sb, names, args, control)?;
+        c.tests_note = format!(
+            "paired: both reports have seed {}, {} trials and the same blocks, so their analyses were re-run block by block",
+            ma["seed"], ma["trials"]
+        );
+        return Ok(c);
+    }
+    totals_of_reports(a, b)
+}
+
+/// Reports that do not share their dice: their `results.csv` totals, independent test.
+fn totals_of_reports(a: &Path, b: &Path) -> Result<Comparison> {
+    let (ta, tb) = (read_results(a)?, read_results(b)?);
+    if ta.axes != tb.axes {
+        bail!(usage(format!(
+            "{} and {} are not over the same axes ([{}] vs [{}])",
+            a.display(),
+            b.display(),
+            ta.axes.join(", "),
+            tb.axes.join(", ")
+        )));
+    }
+    let mut rows = Vec::new();
+    let mut coordinates = Vec::new();
+    for (key, arm_a) in &ta.runs {
+        let Some((_, arm_b)) = tb.runs.iter().find(|(k, _)| k == key) else {
+            continue;
+        };
+        let cells = compare::compare_arms(arm_a, arm_b, false);
+        rows.push(Row {
+            run: ta
+                .axes
+                .iter()
+                .cloned()
+                .zip(key.iter().cloned())
+                .filter(|(_, v)| !v.is_empty())
+                .collect(),
+            cells,
+        });
+        coordinates.push(key.iter().map(|v| AxisValue::Text(v.clone())).collect());
+    }
+    Ok(Comparison {
+        a: a.display().to_string(),
+        b: b.display().to_string(),
+        paired: false,
+        tests_note: "independent arms: the reports do not share seed, trials and blocks, so their totals are compared".into(),
+        correction: Correction::Holm,
+        alpha: 0.05,
+        rows,
+        axes: ta.axes,
+        coordinates,
+    })
+}
+
+/// A report's results by run (its axis values as printed) and outcome.
+struct Totals {
+    axes: Vec<String>,
+    runs: Vec<(Vec<String>, Arm)>,
+}
+
+/// Splits one CSV line (fields with commas are quoted, quotes doubled).
+fn csv_fields(line: &str) -> Vec<String> {
+    let mut fields = Vec::new();
+    let mut field = String::new();
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                field.push('"');
+                chars.next();
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => fields.push(std::mem::take(&mut field)),
+            _ => field.push(c),
+        }
+    }
+    fields.push(field);
+    fields
+}
+
+fn read_results(dir: &Path) -> Result<Totals> {
+    let path = dir.join("results.csv");
+    let text = battlelab::output::read_small_file(&path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    let mut lines = text.lines();
+    let header = csv_fields(lines.next().unwrap_or_default());
+    let at = |name: &str| -> Result<usize> {
+        header.iter().position(|h| h == name).with_context(|| {
+            format!(
+                "{}: no `{name}` column; is it a battlelab report?",
+                path.display()
+            )
+        })
+    };
+    let (outcome, trials, count, exact) =
+        (at("outcome")?, at("trials")?, at("count")?, at("exact")?);
+    // Axis columns: between `variant` and `outcome`, labels rather than odds ratios.
+    let axes: Vec<String> = header[2..outcome]
+        .iter()
+        .filter(|h| !header.contains(&format!("{h}_label")))
+        .cloned()
+        .collect();
+    let axis_at: Vec<usize> = axes
+        .iter()
+        .map(|a| header.iter().position(|h| h == a).unwrap_or(0))
+        .collect();
+    let mut runs: Vec<(Vec<String>, Arm)> = Vec::new();
+    for line in lines {
+        let f = csv_fields(line);
+        if f.len() != header.len() {
+            bail!(
+                "{}: a row with {} fields under {} columns",
+                path.display(),
+                f.len(),
+                header.len()
+            );
+        }
+        let mut key: Vec<String> = vec![f[1].clone()];
+        key.extend(axis_at.iter().map(|&i| {
+            let label = header
+                .iter()
+                .position(|h| *h == format!("{}_label", header[i]));
+            label.map_or_else(|| f[i].clone(), |l| f[l].clone())
+        }));
+        let n: u64 = f[trials].parse().context("trials")?;
+        let c: u64 = f[count].parse().context("count")?;
+        let e: Option<f64> = f[exact].parse().ok();
+        match runs.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, arm)) => {
+                arm.outcomes.push(f[outcome].clone());
+                arm.blocks[0].1.push(c);
+                if let Some(ex) = &mut arm.exact {
+                    ex.push(e);
+                }
+            }
+            None => runs.push((
+                key,
+                Arm::from_totals(vec![f[outcome].clone()], n, vec![c], Some(vec![e])),
+            )),
+        }
+    }
+    let mut axes_with_variant = vec!["variant".to_string()];
+    axes_with_variant.extend(axes);
+    Ok(Totals {
+        axes: axes_with_variant,
+        runs,
+    })
+}
+
+fn build(
+    a: String,
+    b: String,
+    paired: bool,
+    plan: &Plan,
+    pairs: &[(usize, usize)],
+    arms: Vec<(Arm, Arm)>,
+    alpha: f64,
+) -> Comparison {
+    let mut rows = Vec::new();
+    let mut coordinates = Vec::new();
+    for (&(i, _), (arm_a, arm_b)) in pairs.iter().zip(&arms) {
+        let key = &plan.runs[i];
+        rows.push(Row {
+            run: describe(plan, &key.coordinates),
+            cells: compare::compare_arms(arm_a, arm_b, paired),
+        });
+        coordinates.push(key.coordinates.clone());
+    }
+    Comparison {
+        a,
+        b,
+        paired,
+        tests_note: if paired {
+            "both arms draw the same dice in the same blocks".into()
+        } else {
+            "independent arms".into()
+        },
+        correction: Correction::Holm,
+        alpha,
+        rows,
+        axes: plan.axes.clone(),
+        coordinates,
+    }
+}
+
+fn run_label(run: &[(String, String)]) -> String {
+    if run.is_empty() {
+        "(the one run)".into()
+    } else {
+        run.iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+fn tests_used(c: &Comparison) -> Vec<&'static str> {
+    let mut tests = Vec::new();
+    for cell in c.rows.iter().flat_map(|r| &r.cells) {
+        if !tests.contains(&cell.test.name()) {
+            tests.push(cell.test.name());
+        }
+    }
+    tests
+}
+
+/// The summary: which cells moved, largest first, or "no significant change".
+fn summary(c: &Comparison) -> String {
+    let mut moved: Vec<(&Row, &Cell)> = c
+        .rows
+        .iter()
+        .flat_map(|r| r.cells.iter().map(move |cell| (r, cell)))
+        .filter(|(_, cell)| cell.significant)
+        .collect();
+    if moved.is_empty() {
+        return format!(
+            "no significant change ({} cells compared, {} at α = {})",
+            c.rows.iter().map(|r| r.cells.len()).sum::<usize>(),
+            c.correction.name(),
+            c.alpha
+        );
+    }
+    moved.sort_by(|x, y| {
+        let size = |cell: &Cell| cell.exact_diff.unwrap_or(cell.diff).abs();
+        size(y.1).total_cmp(&size(x.1))
+    });
+    let mut text = format!("{} cell(s) moved, largest first:\n", moved.len());
+    for (row, cell) in moved {
+        text += &if let Some(exact) = cell.exact_diff {
+            format!(
+                "  {}: {} {:+.4} exactly (simulated {:.4} → {:.4})\n",
+                run_label(&row.run),
+                cell.outcome,
+                exact,
+                cell.p_a,
+                cell.p_b
+            )
+        } else {
+            format!(
+                "  {}: {} {:.4} → {:.4} ({:+.4}, 95% CI [{:+.4}, {:+.4}])\n",
+                run_label(&row.run),
+                cell.outcome,
+                cell.p_a,
+                cell.p_b,
+                cell.diff,
+                cell.ci_low,
+                cell.ci_high
+            )
+        };
+    }
+    text.trim_end().to_string()
+}
+
+fn opt(v: Option<f64>) -> String {
+    v.map_or("–".into(), |v| format!("{v:.4}"))
+}
+
+fn text(c: &Comparison) -> String {
+    let mut t = format!("compare: {} (A) against {} (B), B − A\n", c.a, c.b);
+    t += &format!(
+        "method: {}; {}; correction {} at α = {}\n\n",
+        tests_used(c).join(" / "),
+        c.tests_note,
+        c.correction.name(),
+        c.alpha
+    );
+    t += &format!(
+        "{:<28} {:<22} {:>8} {:>8} {:>9} {:>21} {:>9} {:>9} {:>4} {:>8}\n",
+        "run", "outcome", "P(A)", "P(B)", "B − A", "95% interval", "exact", "p", "sig", "var ratio"
+    );
+    for row in &c.rows {
+        for cell in &row.cells {
+            t += &format!(
+                "{:<28} {:<22} {:>8.4} {:>8.4} {:>+9.4} {:>21} {:>9} {:>9} {:>4} {:>8}\n",
+                run_label(&row.run),
+                cell.outcome,
+                cell.p_a,
+                cell.p_b,
+                cell.diff,
+                format!("[{:+.4}, {:+.4}]", cell.ci_low, cell.ci_high),
+                opt(cell.exact_diff),
+                cell.p_value.map_or("–".into(), |p| format!("{p:.2e}")),
+                if cell.significant { "yes" } else { "no" },
+                opt(cell.variance_ratio)
+            );
+        }
+    }
+    t + "\n" + &summary(c) + "\n"
+}
+
+fn markdown(c: &Comparison) -> String {
+    let mut t = format!("## {} (A) against {} (B)\n\n", c.a, c.b);
+    t += &format!(
+        "Method: {}; {}; correction {} at α = {}. Differences are B − A.\n\n",
+        tests_used(c).join(" / "),
+        c.tests_note,
+        c.correction.name(),
+        c.alpha
+    );
+    t += "| run | outcome | P(A) | P(B) | B − A | 95% interval | exact | p | significant | variance ratio |\n";
+    t += "|---|---|---:|---:|---:|---|---:|---:|---|---:|\n";
+    for row in &c.rows {
+        for cell in &row.cells {
+            t += &format!(
+                "| {} | {} | {:.4} | {:.4} | {:+.4} | [{:+.4}, {:+.4}] | {} | {} | {} | {} |\n",
+                run_label(&row.run),
+                cell.outcome,
+                cell.p_a,
+                cell.p_b,
+                cell.diff,
+                cell.ci_low,
+                cell.ci_high,
+                opt(cell.exact_diff),
+                cell.p_value.map_or("–".into(), |p| format!("{p:.2e}")),
+                if cell.significant { "yes" } else { "no" },
+                opt(cell.variance_ratio)
+            );
+        }
+    }
+    t + "\n" + &summary(c).replace("\n  ", "\n- ") + "\n"
+}
+
+fn csv_field(text: &str) -> String {
+    if text.contains([',', '"', '\n']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_string()
+    }
+}
+
+fn csv(c: &Comparison) -> String {
+    let mut t = String::new();
+    for a in &c.axes {
+        t += &csv_field(a);
+        t.push(',');
+    }
+    t += "outcome,p_a,p_b,diff,ci_low,ci_high,exact_diff,p_value,significant,variance_ratio,trials_unpaired,test\n";
+    let num = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
+    for (row, coords) in c.rows.iter().zip(&c.coordinates) {
+        for cell in &row.cells {
+            for v in coords {
+                if !matches!(v, AxisValue::Unset) {
+                    t += &csv_field(&v.to_string());
+                }
+                t.push(',');
+            }
+            t += &format!(
+                "{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                csv_field(&cell.outcome),
+                cell.p_a,
+                cell.p_b,
+                cell.diff,
+                cell.ci_low,
+                cell.ci_high,
+                num(cell.exact_diff),
+                num(cell.p_value),
+                cell.significant,
+                num(cell.variance_ratio),
+                num(cell.trials_unpaired),
+                match cell.test {
+                    Test::Paired => "paired",
+                    Test::Independent => "independent",
+                    Test::Exact => "exact",
+                }
+            );
+        }
+    }
+    t
+}
+
+fn to_json(c: &Comparison) -> Value {
+    let cells: Vec<Value> = c
+        .rows
+        .iter()
+        .flat_map(|row| {
+            let run: serde_json::Map<String, Value> = row
+                .run
+                .iter()
+                .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                .collect();
+            row.cells.iter().map(move |cell| {
+                json!({
+                    "run": run,
+                    "outcome": cell.outcome,
+                    "p_a": cell.p_a,
+                    "p_b": cell.p_b,
+                    "diff": cell.diff,
+                    "ci_low": cell.ci_low,
+                    "ci_high": cell.ci_high,
+                    "exact_diff": cell.exact_diff,
+                    "p_value": cell.p_value,
+                    "significant": cell.significant,
+                    "variance_ratio": cell.variance_ratio,
+                    "trials_unpaired": cell.trials_unpaired,
+                    "test": match cell.test {
+                        Test::Paired => "paired",
+                        Test::Independent => "independent",
+                        Test::Exact => "exact",
+                    },
+                })
+            })
+        })
+        .collect();
+    json!({
+        "a": c.a,
+        "b": c.b,
+        "method": {
+            "test": tests_used(c).join(" / "),
+            "pairing": c.tests_note,
+            "correction": c.correction.name(),
+            "alpha": c.alpha,
+            "paired": c.paired,
+        },
+        "cells": cells,
+        "summary": summary(c),
+    })
+}
+
+/// The compare report folder: `compare.csv`, a difference heatmap per outcome over the
+/// first two axes, `tables.md` and a manifest.
+fn write_report(c: &Comparison, out: &Path) -> Result<(), ReportError> {
+    let files = report::write_atomically(out, |dir| {
+        report::write_text(dir, "compare.csv", &csv(c))?;
+        report::write_text(dir, "tables.md", &markdown(c))?;
+        report::write_text(
+            dir,
+            "compare.json",
+            &(serde_json::to_string_pretty(&to_json(c)).expect("JSON") + "\n"),
+        )?;
+        // Heatmaps over the first two axes with two or more values, other axes at their
+        // first value.
+        let varied: Vec<usize> = (0..c.axes.len())
+            .filter(|&i| {
+                let mut values: Vec<String> =
+                    c.coordinates.iter().map(|k| k[i].to_string()).collect();
+                values.dedup();
+                values.len() > 1
+            })
+            .take(2)
+            .collect();
+        if let [x, y] = varied[..] {
+            let values_of = |i: usize| {
+                let mut v: Vec<String> = Vec::new();
+                for k in &c.coordinates {
+                    let s = k[i].to_string();
+                    if !v.contains(&s) {
+                        v.push(s);
+                    }
+                }
+                v
+            };
+            let (xs, ys) = (values_of(x), values_of(y));
+            let outcomes: Vec<String> = c.rows.first().map_or(Vec::new(), |r| {
+                r.cells.iter().map(|cell| cell.outcome.clone()).collect()
+            });
+            for outcome in outcomes {
+                let grid: Vec<Vec<f64>> = ys
+                    .iter()
+                    .map(|yv| {
+                        xs.iter()
+                            .map(|xv| {
+                                c.rows
+                                    .iter()
+                                    .zip(&c.coordinates)
+                                    .find(|(_, k)| {
+                                        k[x].to_string() == *xv && k[y].to_string() == *yv
+                                    })
+                                    .and_then(|(r, _)| {
+                                        r.cells.iter().find(|cell| cell.outcome == outcome)
+                                    })
+                                    .map_or(f64::NAN, |cell| cell.exact_diff.unwrap_or(cell.diff))
+                            })
+                            .collect()
+                    })
+                    .collect();
+                battlelab::chart::heatmap_difference(
+                    &dir.join(format!("diff_{}", battlelab::report::slug(&outcome))),
+                    &format!("{outcome}: B − A"),
+                    &c.axes[x],
+                    &xs,
+                    &c.axes[y],
+                    &ys,
+                    &grid,
+                )?;
+            }
+        }
+        report::write_manifest(
+            dir,
+            &json!({"tool": "battlelab", "kind": "compare", "a": c.a, "b": c.b}),
+        )
+    })?;
+    let _ = files;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::csv_fields;
+
+    #[test]
+    fn quoted_csv_fields_split_as_written() {
+        assert_eq!(
+            csv_fields("a,\"b, c\",\"d \"\"e\"\"\""),
+            ["a", "b, c", "d \"e\""]
+        );
+    }
+}
