@@ -26,6 +26,10 @@ pub enum Command {
     /// Add up the shards of one run (from `run --shard K/N`) and write its report, the
     /// same bytes one machine would have written.
     Merge(MergeArgs),
+    /// Does the rulebook still hold? Decide every [[expect]] of the analyses: exactly
+    /// where a run is exact, else by a sequential test that stops as soon as the bound is
+    /// decided. Exit 0 when all pass, 1 when any fails or is undecided.
+    Check(CheckArgs),
     /// Did a change matter? Compare two variants of one analysis (FILE --variants A,B),
     /// two analyses with the same plan (FILE_A FILE_B), or two report folders, run by run
     /// and outcome by outcome, with a paired test where the arms share their dice.
@@ -58,6 +62,28 @@ pub struct RunArgs {
     #[arg(long, value_name = "K/N", value_parser = battlelab::engine::shard::parse_share)]
     pub shard: Option<(u64, u64)>,
     /// No progress bar and no summary.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Analysis files, or folders of them (their .toml files).
+    #[arg(required = true, value_name = "FILE_OR_DIR")]
+    pub inputs: Vec<PathBuf>,
+    /// Most trials one run may take before an expectation still open is UNDECIDED.
+    #[arg(long, default_value_t = 1 << 26, value_parser = trials_parser())]
+    pub max_trials: u64,
+    /// Seed (overrides the files'). The same seed decides the same way every time.
+    #[arg(long, value_parser = seed_parser())]
+    pub seed: Option<u64>,
+    /// Also write the results as JUnit XML to this file (for CI systems).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Worker threads [default: one per core].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub threads: Option<u64>,
+    /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
 }

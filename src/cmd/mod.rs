@@ -1,6 +1,7 @@
 //! The subcommands, one module each, and what they share: output that survives a closed
 //! pipe, exit codes, the worker pool.
 
+mod check;
 mod compare;
 mod merge;
 mod run;
@@ -30,6 +31,7 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Command::Validate { file } => validate::validate(&file),
         Command::Merge(args) => merge::merge(args),
         Command::Compare(args) => compare::compare(args),
+        Command::Check(args) => check::check(args),
         Command::Table(command) => table::table(command),
     }
 }

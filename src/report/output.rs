@@ -553,6 +553,50 @@ fn remove_stale_staging(parent: &Path, name: &str) {
     }
 }
 
+/// Writes `text` to the file `path`, atomically (a temporary file beside it, fsynced, then
+/// renamed), refusing before anything is written if `path` is a link, a folder, or a file
+/// battlelab did not write (one whose start does not contain `marker`).
+pub fn write_owned_file(path: &Path, text: &str, marker: &str) -> Result<(), OutputError> {
+    use std::io::Write;
+    match fs::symlink_metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(refuse(path, format!("cannot read it: {e}"))),
+        Ok(meta) if !meta.is_file() => {
+            return Err(refuse(
+                path,
+                "it is not a plain file (a folder or a link); give a new file's path",
+            ))
+        }
+        Ok(_) => {
+            let head = read_capped(path, MAX_MANIFEST_BYTES).unwrap_or_default();
+            if !head.chars().take(400).collect::<String>().contains(marker) {
+                return Err(refuse(
+                    path,
+                    "it is a file battlelab did not write, and battlelab never replaces a file of yours; give a new file's path",
+                ));
+            }
+        }
+    }
+    let name = path
+        .file_name()
+        .ok_or_else(|| refuse(path, "that path does not name a file"))?
+        .to_string_lossy()
+        .into_owned();
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let temporary = parent.join(format!(".{name}.partial-{}", std::process::id()));
+    let written = File::create(&temporary)
+        .and_then(|mut f| f.write_all(text.as_bytes()).and_then(|()| f.sync_all()))
+        .and_then(|()| fs::rename(&temporary, path));
+    if let Err(e) = written {
+        let _ = fs::remove_file(&temporary);
+        return Err(refuse(path, format!("could not write it: {e}")));
+    }
+    Ok(())
+}
+
 /// Largest file battlelab reads back from a folder it wrote (a shard's counts).
 pub const MAX_READ_BACK_BYTES: u64 = 1 << 30;
 

@@ -101,6 +101,19 @@ pub trait Study: Send + Sync {
         control: &RunControl,
         out: &Path,
     ) -> Result<Vec<PathBuf>, RunError>;
+    /// What run `run` can be asked about: its outcomes and metrics (for `[[expect]]`).
+    fn run_names(&self, run: usize) -> crate::engine::expect::RunNames;
+    /// Blocks `blocks` of `run` (of a run of `trials` trials), each block's outcome counts
+    /// and metric sums, and with `with_exact` the run's exact results (for `check`).
+    fn arm_blocks(
+        &self,
+        run: usize,
+        blocks: std::ops::Range<u64>,
+        trials: u64,
+        seed: u64,
+        with_exact: bool,
+        control: &RunControl,
+    ) -> Result<crate::engine::compare::Arm, Interrupted>;
     /// One run simulated block by block, for `compare`.
     fn arm(
         &self,
@@ -160,6 +173,34 @@ impl<S: SystemReport + Send + Sync> Study for S {
         control: &RunControl,
     ) -> Result<crate::engine::compare::Arm, Interrupted> {
         crate::engine::compare::arm(self, run, trials, seed, control)
+    }
+
+    fn run_names(&self, run: usize) -> crate::engine::expect::RunNames {
+        let empty = self.empty(run);
+        crate::engine::expect::RunNames {
+            outcomes: self
+                .outcomes(run, &empty, None)
+                .into_iter()
+                .map(|o| o.name)
+                .collect(),
+            metrics: self
+                .distributions(run, &empty, None)
+                .into_iter()
+                .map(|d| d.metric)
+                .collect(),
+        }
+    }
+
+    fn arm_blocks(
+        &self,
+        run: usize,
+        blocks: std::ops::Range<u64>,
+        trials: u64,
+        seed: u64,
+        with_exact: bool,
+        control: &RunControl,
+    ) -> Result<crate::engine::compare::Arm, Interrupted> {
+        crate::engine::compare::arm_blocks(self, run, blocks, trials, seed, with_exact, control)
     }
 
     fn run_shard(
@@ -351,10 +392,22 @@ pub fn parse(path: &Path, text: &str) -> Result<Box<dyn Study>, AnalysisError> {
     parse(path, text)
 }
 
-/// Reads and validates an analysis file of any system.
+/// The `[[expect]]` entries of an analysis, validated against its plan.
+pub fn expectations(
+    study: &dyn Study,
+    path: &Path,
+    text: &str,
+) -> Result<Vec<crate::engine::expect::Expectation>, AnalysisError> {
+    crate::engine::expect::parse(&path.display().to_string(), text, &study.plan(), &|run| {
+        study.run_names(run)
+    })
+}
+
+/// Reads and validates an analysis file of any system, its expectations included.
 pub fn load(path: &Path) -> Result<(Box<dyn Study>, AnalysisText), AnalysisError> {
     let text = crate::toml_input::read_analysis_file(path)?;
     let study = parse(path, &text)?;
+    expectations(&*study, path, &text)?;
     Ok((
         study,
         AnalysisText {

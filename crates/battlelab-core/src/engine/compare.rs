@@ -31,7 +31,8 @@ use crate::stats::{
     benjamini_hochberg, holm, normal_two_sided_p, student_t_quantile, student_t_two_sided_p, Z95,
 };
 
-/// One run's outcome counts, block by block, and its exact probabilities.
+/// One run's outcome counts (and its metrics' sums), block by block, with its exact
+/// outcome probabilities and metric means.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Arm {
     pub outcomes: Vec<String>,
@@ -39,6 +40,35 @@ pub struct Arm {
     pub blocks: Vec<(u64, Vec<u64>)>,
     /// Exact probability per outcome, where the run is exact.
     pub exact: Option<Vec<Option<f64>>>,
+    /// The exact probabilities as fractions, where the system counts exactly.
+    pub fractions: Option<Vec<Option<String>>>,
+    /// The run's metrics (the quantities whose means `metrics.csv` reports).
+    pub metrics: Vec<MetricTrack>,
+}
+
+/// One metric of a run, block by block.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MetricTrack {
+    pub name: String,
+    /// Smallest and largest value the metric can take (its support).
+    pub range: (u64, u64),
+    /// `(sum of values, trials counted)` per block, in block order.
+    pub blocks: Vec<(u128, u64)>,
+    pub exact_mean: Option<f64>,
+}
+
+impl MetricTrack {
+    pub fn mean(&self) -> f64 {
+        let (sum, n) = self
+            .blocks
+            .iter()
+            .fold((0u128, 0u64), |(s, n), (bs, bn)| (s + bs, n + bn));
+        sum as f64 / n.max(1) as f64
+    }
+
+    pub fn trials(&self) -> u64 {
+        self.blocks.iter().map(|(_, n)| n).sum()
+    }
 }
 
 impl Arm {
@@ -61,9 +91,22 @@ impl Arm {
             outcomes,
             blocks: vec![(trials, counts)],
             exact,
+            fractions: None,
+            metrics: Vec::new(),
+        }
+    }
+
+    /// Adds the blocks of `more` (a later range of the same run) to this arm.
+    pub fn extend(&mut self, more: Arm) {
+        self.blocks.extend(more.blocks);
+        for (mine, theirs) in self.metrics.iter_mut().zip(more.metrics) {
+            mine.blocks.extend(theirs.blocks);
         }
     }
 }
+
+/// One block: its trials, its outcome counts, and each metric's (sum, trials).
+type BlockCounts = (u64, Vec<u64>, Vec<(u128, u64)>);
 
 /// Simulates `run` of `system` block by block and keeps each block's outcome counts, with
 /// the run's exact outcome probabilities. Blocks are the driver's: block `b` draws from
@@ -75,13 +118,37 @@ pub fn arm<S: System>(
     seed: u64,
     control: &RunControl,
 ) -> Result<Arm, Interrupted> {
+    arm_blocks(
+        system,
+        run,
+        0..blocks_per_run(trials),
+        trials,
+        seed,
+        true,
+        control,
+    )
+}
+
+/// The blocks `blocks` of `run` (of a run of `trials` trials: the last block may be
+/// short), each block's outcome counts and metric sums, and with `with_exact` the run's
+/// exact results.
+pub fn arm_blocks<S: System>(
+    system: &S,
+    run: usize,
+    blocks: std::ops::Range<u64>,
+    trials: u64,
+    seed: u64,
+    with_exact: bool,
+    control: &RunControl,
+) -> Result<Arm, Interrupted> {
     let empty = system.empty(run);
     let names: Vec<String> = system
         .outcomes(run, &empty, None)
         .into_iter()
         .map(|o| o.name)
         .collect();
-    let blocks: Vec<(u64, Vec<u64>)> = (0..blocks_per_run(trials))
+    let shapes = system.distributions(run, &empty, None);
+    let per_block: Vec<BlockCounts> = blocks
         .into_par_iter()
         .map(|block| {
             if control.stopped() {
@@ -106,28 +173,64 @@ pub fn arm<S: System>(
                         .map_or(0, |o| o.count)
                 })
                 .collect();
-            Ok((n, by_name))
+            let metrics = system
+                .distributions(run, &counts, None)
+                .iter()
+                .map(|d| {
+                    let sum = d
+                        .counts
+                        .iter()
+                        .enumerate()
+                        .map(|(i, &c)| u128::from(d.first + i as u64) * u128::from(c))
+                        .sum();
+                    (sum, d.trials())
+                })
+                .collect();
+            Ok((n, by_name, metrics))
         })
         .collect::<Result<_, _>>()?;
-    let exact = system.exact(run).map(|e| {
-        let outcomes = system.outcomes(run, &empty, Some(&e));
+    let exact = if with_exact { system.exact(run) } else { None };
+    let exact_outcomes: Option<Vec<_>> = exact.as_ref().map(|e| {
+        let outcomes = system.outcomes(run, &empty, Some(e));
         names
             .iter()
-            .map(|name| {
-                outcomes
-                    .iter()
-                    .find(|o| &o.name == name)
-                    .and_then(|o| o.exact)
-            })
+            .map(|name| outcomes.iter().find(|o| &o.name == name).cloned())
             .collect()
     });
+    let fractions = exact_outcomes
+        .as_ref()
+        .map(|o: &Vec<Option<super::Outcome>>| {
+            o.iter()
+                .map(|o| o.as_ref().and_then(|o| o.fraction.clone()))
+                .collect()
+        });
+    let exact_outcomes =
+        exact_outcomes.map(|o| o.iter().map(|o| o.as_ref().and_then(|o| o.exact)).collect());
+    let exact_metrics = exact
+        .as_ref()
+        .map(|e| system.distributions(run, &empty, Some(e)));
+    let metrics = shapes
+        .iter()
+        .enumerate()
+        .map(|(k, d)| MetricTrack {
+            name: d.metric.clone(),
+            range: (d.first, d.first + d.counts.len().saturating_sub(1) as u64),
+            blocks: per_block.iter().map(|(_, _, m)| m[k]).collect(),
+            exact_mean: exact_metrics
+                .as_ref()
+                .and_then(|e| e.get(k))
+                .and_then(|d| d.exact_mean()),
+        })
+        .collect();
     if control.stopped() {
         return Err(Interrupted);
     }
     Ok(Arm {
         outcomes: names,
-        blocks,
-        exact,
+        blocks: per_block.into_iter().map(|(n, c, _)| (n, c)).collect(),
+        exact: exact_outcomes,
+        fractions,
+        metrics,
     })
 }
 
@@ -311,6 +414,8 @@ mod tests {
             outcomes: vec!["win".into(), "lose".into()],
             blocks: blocks.iter().map(|&(n, w)| (n, vec![w, n - w])).collect(),
             exact: None,
+            fractions: None,
+            metrics: Vec::new(),
         }
     }
 

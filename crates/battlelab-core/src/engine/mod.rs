@@ -10,6 +10,7 @@
 
 pub mod compare;
 pub mod driver;
+pub mod expect;
 pub mod shard;
 
 use crate::analysis::AxisValue;

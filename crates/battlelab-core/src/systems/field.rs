@@ -133,6 +133,9 @@ struct FieldFile {
     sweep: Option<BTreeMap<String, Spanned<toml::Value>>>,
     rules: Option<OverridesSpec>,
     variant: Option<Vec<VariantSpec>>,
+    /// Balance assertions, read by the engine (`engine::expect`), not by this system.
+    #[allow(dead_code)]
+    expect: Option<toml::Value>,
 }
 
 #[derive(Deserialize, Default)]

@@ -96,6 +96,9 @@ struct FrontierFile {
     crt: Spanned<CrtSpec>,
     #[serde(default)]
     sensitivity: SensitivitySpec,
+    /// Balance assertions, read by the engine (`engine::expect`), not by this system.
+    #[allow(dead_code)]
+    expect: Option<toml::Value>,
 }
 
 #[derive(Deserialize, Default)]

@@ -162,6 +162,9 @@ struct MeleeFile {
     round_robin: Option<Spanned<RoundRobinSpec>>,
     sweep: Option<BTreeMap<String, Spanned<toml::Value>>>,
     variant: Option<Vec<VariantSpec>>,
+    /// Balance assertions, read by the engine (`engine::expect`), not by this system.
+    #[allow(dead_code)]
+    expect: Option<toml::Value>,
 }
 
 #[derive(Deserialize, Default, Clone)]

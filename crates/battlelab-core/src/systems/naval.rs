@@ -80,6 +80,9 @@ struct NavalFile {
     sweep: Option<BTreeMap<String, Spanned<toml::Value>>>,
     rules: Option<CellOverrides>,
     variant: Option<Vec<VariantSpec>>,
+    /// Balance assertions, read by the engine (`engine::expect`), not by this system.
+    #[allow(dead_code)]
+    expect: Option<toml::Value>,
 }
 
 #[derive(Deserialize, Default)]

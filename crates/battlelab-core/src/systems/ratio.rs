@@ -143,6 +143,9 @@ struct RatioFile {
     skirmish: Option<SkirmishSpec>,
     sweep: Option<BTreeMap<String, Spanned<toml::Value>>>,
     variant: Option<Vec<VariantSpec>>,
+    /// Balance assertions, read by the engine (`engine::expect`), not by this system.
+    #[allow(dead_code)]
+    expect: Option<toml::Value>,
 }
 
 #[derive(Deserialize, Default, Clone)]

@@ -58,6 +58,9 @@ struct SetupFile {
     seed: Option<Spanned<i64>>,
     trials: Option<Spanned<i64>>,
     state: Option<Vec<StateSpec>>,
+    /// Balance assertions, read by the engine (`engine::expect`), not by this system.
+    #[allow(dead_code)]
+    expect: Option<toml::Value>,
 }
 
 #[derive(Deserialize)]

@@ -102,6 +102,9 @@ struct TableFile {
     rules: Option<CellOverrides>,
     variant: Option<Vec<VariantSpec>>,
     turns: Option<TurnsSpec>,
+    /// Balance assertions, read by the engine (`engine::expect`), not by this system.
+    #[allow(dead_code)]
+    expect: Option<toml::Value>,
 }
 
 #[derive(Deserialize, Default)]
