@@ -57,6 +57,11 @@ pub struct RunArgs {
     /// shards/<name>/shard-K-of-N].
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Run each run until every simulated probability's 95% interval half-width is at
+    /// most this (e.g. 0.002), with --trials (or the file's trials) as the cap; overrides
+    /// the file's `precision`.
+    #[arg(long, value_parser = precision_parser)]
+    pub precision: Option<f64>,
     /// Run only shard K of N (1-based) of the plan's work and write its counts, for
     /// `battlelab merge` to add up: e.g. --shard 2/8 on the second of eight machines.
     #[arg(long, value_name = "K/N", value_parser = battlelab::engine::shard::parse_share)]
@@ -122,6 +127,21 @@ pub struct CompareArgs {
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+/// A precision: a half-width above 0 and at most 0.25.
+fn precision_parser(text: &str) -> Result<f64, String> {
+    let p: f64 = text
+        .parse()
+        .map_err(|_| format!("a precision is a number, e.g. 0.002; got \"{text}\""))?;
+    if p > 0.0 && p <= battlelab::analysis::MAX_PRECISION {
+        Ok(p)
+    } else {
+        Err(format!(
+            "a precision is above 0 and at most {}, got {p}",
+            battlelab::analysis::MAX_PRECISION
+        ))
+    }
 }
 
 /// A significance level strictly between 0 and 1.

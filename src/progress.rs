@@ -32,7 +32,7 @@ impl ProgressWatcher {
                 let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
                 bar.set_style(
                     ProgressStyle::with_template(
-                        "{elapsed_precise} [{wide_bar}] {human_pos}/{human_len} battles, eta {eta}",
+                        "{elapsed_precise} [{wide_bar}] {human_pos}/{human_len} trials, eta {eta}{msg}",
                     )
                     .unwrap_or_else(|_| ProgressStyle::default_bar()),
                 );
@@ -43,6 +43,10 @@ impl ProgressWatcher {
                         visible = true;
                     }
                     bar.set_position(control.trials_done.load(Ordering::Relaxed));
+                    // Running to a precision: the widest interval still open.
+                    if let Some(w) = control.widest() {
+                        bar.set_message(format!(", widest interval left ±{w:.4}"));
+                    }
                     thread::sleep(Duration::from_millis(100));
                 }
                 bar.finish_and_clear();

@@ -19,6 +19,18 @@ pub fn run(args: RunArgs) -> Result<()> {
     let plan = study.plan();
     let trials = args.trials.unwrap_or(header.trials);
     let seed = args.seed.unwrap_or(header.seed);
+    let precision = match args.precision {
+        Some(p) => Some(p),
+        None => {
+            battlelab::analysis::precision_of(&args.file.display().to_string(), &analysis.text)?
+        }
+    };
+    if precision.is_some() && args.shard.is_some() {
+        anyhow::bail!(battlelab::table::TableError::Invalid {
+            option: "--shard".into(),
+            message: "a run to a precision decides its trials as it goes, so it cannot be split into shards; give --trials instead of a precision".into(),
+        });
+    }
     let out = args.out.clone().unwrap_or_else(|| match args.shard {
         Some((k, n)) => PathBuf::from("shards")
             .join(header.name)
@@ -39,6 +51,12 @@ pub fn run(args: RunArgs) -> Result<()> {
         let shard = args
             .shard
             .map_or(String::new(), |(k, n)| format!(", shard {k} of {n}"));
+        let shard = match precision {
+            Some(p) => {
+                format!("{shard}, each until its 95% intervals are ±{p} (at most {trials} trials)")
+            }
+            None => shard,
+        };
         note(&format!(
             "running {}: {variants} variant(s), {runs} run(s) of {trials} {} each{shard}, seed {seed}, {threads} thread(s)",
             args.file.display(),
@@ -57,7 +75,7 @@ pub fn run(args: RunArgs) -> Result<()> {
                 started,
                 how: "one machine".into(),
             };
-            study.run(&analysis, trials, seed, &control, &out, &info)
+            study.run(&analysis, trials, seed, precision, &control, &out, &info)
         }
     });
     watcher.finish();

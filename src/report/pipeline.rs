@@ -90,7 +90,7 @@ fn manifest<S: System>(
     results: &PlanResults<S>,
 ) -> serde_json::Value {
     let header = system.header();
-    json!({
+    let mut manifest = json!({
         "tool": "battlelab",
         "version": env!("CARGO_PKG_VERSION"),
         "name": header.name,
@@ -105,7 +105,13 @@ fn manifest<S: System>(
         "axes": plan.axes,
         "runs": plan.runs.len(),
         "exact_runs": results.exact.iter().filter(|e| e.is_some()).count(),
-    })
+    });
+    if let Some(precision) = results.precision {
+        // Runs taken to a precision: what each took (trials is the cap then).
+        manifest["precision"] = json!(precision);
+        manifest["run_trials"] = json!(results.run_trials);
+    }
+    manifest
 }
 
 /// `results`, `metrics` and `distributions`, in the schema every system shares.
@@ -142,8 +148,8 @@ fn write_frames<S: System>(
         ("probability", Float),
         ("exact", Float),
     ]);
-    let n = results.trials;
     for (run, key) in plan.runs.iter().enumerate() {
+        let n = results.run_trials[run];
         let counts = &results.counts[run];
         let exact = results.exact[run].as_ref();
         for o in system.outcomes(run, counts, exact) {

@@ -81,12 +81,16 @@ pub trait Study: Send + Sync {
     /// The system and its form, for `validate` ("ratio (skirmish)").
     fn kind(&self) -> String;
     fn plan(&self) -> Plan;
-    /// Runs every block of every run and writes the report folder at `out`.
+    /// Runs every block of every run — or, with `precision`, each run until its
+    /// probabilities' 95% intervals are that narrow (at most `trials`) — and writes the
+    /// report folder at `out`.
+    #[allow(clippy::too_many_arguments)]
     fn run(
         &self,
         analysis: &AnalysisText,
         trials: u64,
         seed: u64,
+        precision: Option<f64>,
         control: &RunControl,
         out: &Path,
         info: &RunInfo,
@@ -151,11 +155,15 @@ impl<S: SystemReport + Send + Sync> Study for S {
         analysis: &AnalysisText,
         trials: u64,
         seed: u64,
+        precision: Option<f64>,
         control: &RunControl,
         out: &Path,
         info: &RunInfo,
     ) -> Result<Vec<PathBuf>, RunError> {
-        let results = driver::run(self, trials, seed, control)?;
+        let results = match precision {
+            Some(p) => driver::run_to_precision(self, p, trials, seed, control)?,
+            None => driver::run(self, trials, seed, control)?,
+        };
         Ok(pipeline::write_report(
             self,
             &analysis.text,
@@ -295,6 +303,8 @@ impl<S: SystemReport + Send + Sync> Study for S {
             seed: first.seed,
             counts,
             exact,
+            run_trials: vec![first.trials; runs],
+            precision: None,
         };
         Ok(pipeline::write_report(
             self,
@@ -408,6 +418,7 @@ pub fn load(path: &Path) -> Result<(Box<dyn Study>, AnalysisText), AnalysisError
     let text = crate::toml_input::read_analysis_file(path)?;
     let study = parse(path, &text)?;
     expectations(&*study, path, &text)?;
+    crate::analysis::precision_of(&path.display().to_string(), &text)?;
     Ok((
         study,
         AnalysisText {

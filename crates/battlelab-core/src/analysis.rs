@@ -517,3 +517,37 @@ pub fn slug(name: &str) -> String {
     s.truncate(s.trim_end_matches('_').len());
     s
 }
+
+/// Largest `precision` (the 95% interval's half-width) a file or `--precision` may ask for.
+pub const MAX_PRECISION: f64 = 0.25;
+
+/// The `precision = …` of an analysis file, checked: the 95% interval half-width every
+/// simulated probability must reach, greater than 0 and at most [`MAX_PRECISION`].
+pub fn precision_of(file: &str, text: &str) -> Result<Option<f64>, AnalysisError> {
+    #[derive(serde::Deserialize)]
+    struct Only {
+        precision: Option<Spanned<toml::Value>>,
+    }
+    let only: Only =
+        toml::from_str(text).map_err(|e| crate::toml_input::describe_error(file, text, &e))?;
+    let Some(value) = only.precision else {
+        return Ok(None);
+    };
+    let p = match value.get_ref() {
+        toml::Value::Float(f) => Some(*f),
+        toml::Value::Integer(i) => Some(*i as f64),
+        _ => None,
+    };
+    match p {
+        Some(p) if p > 0.0 && p <= MAX_PRECISION => Ok(Some(p)),
+        _ => Err(AnalysisError::Invalid {
+            file: file.to_string(),
+            line: Some(text[..value.span().start.min(text.len())].matches('\n').count() + 1),
+            field: "precision".into(),
+            message: format!(
+                "the half-width of every 95% interval, above 0 and at most {MAX_PRECISION} (e.g. 0.002), got {}",
+                limits::echo(&value.get_ref().to_string())
+            ),
+        }),
+    }
+}

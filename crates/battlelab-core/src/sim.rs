@@ -30,9 +30,23 @@ pub trait Histogram: Send {
 pub struct RunControl {
     pub trials_done: AtomicU64,
     pub stop: AtomicBool,
+    /// While running to a precision: the widest interval half-width still open (f64
+    /// bits; 0 for none), for the progress bar.
+    pub widest: AtomicU64,
 }
 
 impl RunControl {
+    /// Records the widest half-width still open (see [`RunControl::widest`]).
+    pub fn set_widest(&self, half_width: f64) {
+        self.widest.store(half_width.to_bits(), Ordering::Relaxed);
+    }
+
+    /// The widest half-width still open, if a precision run reported one.
+    pub fn widest(&self) -> Option<f64> {
+        let w = f64::from_bits(self.widest.load(Ordering::Relaxed));
+        (w > 0.0).then_some(w)
+    }
+
     /// Whether this run should stop: its own flag, or a signal to the process.
     #[inline]
     pub fn stopped(&self) -> bool {

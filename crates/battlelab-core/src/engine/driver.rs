@@ -145,10 +145,15 @@ pub fn exact<S: System>(
 
 /// Counts and exact results of a whole plan, finished: what a report is written from.
 pub struct PlanResults<S: System> {
+    /// Trials per run (the most any run took, when runs ran to a precision).
     pub trials: u64,
     pub seed: u64,
     pub counts: Vec<S::Counts>,
     pub exact: Vec<Option<S::Exact>>,
+    /// Trials each run took.
+    pub run_trials: Vec<u64>,
+    /// The precision the runs were taken to, if they were.
+    pub precision: Option<f64>,
 }
 
 /// Runs a whole plan on one machine: every block of every run, then the exact results.
@@ -174,6 +179,128 @@ pub fn run<S: System>(
         seed,
         counts,
         exact,
+        run_trials: vec![trials; runs],
+        precision: None,
+    })
+}
+
+/// Blocks `blocks` of `run` (whole blocks), merged, before [`System::finish`].
+fn simulate_run_blocks<S: System>(
+    system: &S,
+    run: usize,
+    blocks: Range<u64>,
+    seed: u64,
+    control: &RunControl,
+) -> Result<S::Counts, Interrupted> {
+    blocks
+        .into_par_iter()
+        .try_fold(
+            || system.empty(run),
+            |mut counts, block| {
+                if control.stopped() {
+                    return Err(Interrupted);
+                }
+                let mut dice = DiceStream::for_block(seed, block);
+                system.simulate(run, &mut dice, BLOCK_TRIALS, &mut counts);
+                control
+                    .trials_done
+                    .fetch_add(BLOCK_TRIALS, Ordering::Relaxed);
+                Ok(counts)
+            },
+        )
+        .try_reduce(
+            || system.empty(run),
+            |mut left, right| {
+                left.merge(right);
+                Ok(left)
+            },
+        )
+}
+
+/// The widest 95% Wilson half-width among a run's simulated outcome probabilities (0
+/// when the run is exact: its probabilities need no interval).
+fn widest_half_width<S: System>(
+    system: &S,
+    run: usize,
+    counts: &S::Counts,
+    exact: Option<&S::Exact>,
+    trials: u64,
+) -> f64 {
+    if exact.is_some() {
+        return 0.0;
+    }
+    let mut finished = counts.clone();
+    system.finish(run, &mut finished);
+    system
+        .outcomes(run, &finished, None)
+        .iter()
+        .map(|o| {
+            let (lo, hi) = crate::stats::wilson_interval(o.count, trials, crate::stats::Z95);
+            (hi - lo) / 2.0
+        })
+        .fold(0.0, f64::max)
+}
+
+/// Runs every run of the plan until each simulated probability's 95% interval has a
+/// half-width of at most `precision`, or the run has `max_trials` (rounded up to whole
+/// blocks). A run takes 1, 2, 4, … whole blocks, always blocks 0, 1, 2, … in order, and is
+/// judged after each doubling, so the trials it takes — and its counts — are the same on
+/// any thread count. Exact runs take one block (their probabilities need no interval).
+/// `control.widest` shows the widest half-width still open.
+pub fn run_to_precision<S: System>(
+    system: &S,
+    precision: f64,
+    max_trials: u64,
+    seed: u64,
+    control: &RunControl,
+) -> Result<PlanResults<S>, Interrupted> {
+    let runs = system.plan().runs.len();
+    let exact = exact(system, runs, control)?;
+    let max_blocks = blocks_per_run(max_trials).max(1);
+    let mut counts: Vec<S::Counts> = (0..runs).map(|run| system.empty(run)).collect();
+    let mut done = vec![0u64; runs];
+    let mut target = vec![1u64; runs];
+    loop {
+        let open: Vec<usize> = (0..runs).filter(|&r| done[r] < target[r]).collect();
+        if open.is_empty() {
+            break;
+        }
+        let more: Vec<(usize, S::Counts)> = open
+            .par_iter()
+            .map(|&run| {
+                simulate_run_blocks(system, run, done[run]..target[run], seed, control)
+                    .map(|c| (run, c))
+            })
+            .collect::<Result<_, _>>()?;
+        let mut widest = 0.0f64;
+        for (run, c) in more {
+            counts[run].merge(c);
+            done[run] = target[run];
+            let width = widest_half_width(
+                system,
+                run,
+                &counts[run],
+                exact[run].as_ref(),
+                done[run] * BLOCK_TRIALS,
+            );
+            if width > precision && done[run] < max_blocks {
+                target[run] = (2 * done[run]).min(max_blocks);
+                widest = widest.max(width);
+            }
+        }
+        control.set_widest(widest);
+    }
+    for (run, c) in counts.iter_mut().enumerate() {
+        system.finish(run, c);
+    }
+    let run_trials: Vec<u64> = done.iter().map(|b| b * BLOCK_TRIALS).collect();
+    Ok(PlanResults {
+        trials: run_trials.iter().copied().max().unwrap_or(0),
+        seed,
+        counts,
+        exact,
+        run_trials,
+        precision: Some(precision),
     })
 }
 

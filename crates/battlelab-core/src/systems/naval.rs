@@ -83,6 +83,9 @@ struct NavalFile {
     /// Balance assertions, read by the engine (`engine::expect`), not by this system.
     #[allow(dead_code)]
     expect: Option<toml::Value>,
+    /// Run until precise, read by the engine (`analysis::precision_of`).
+    #[allow(dead_code)]
+    precision: Option<toml::Value>,
 }
 
 #[derive(Deserialize, Default)]
