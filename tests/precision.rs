@@ -77,7 +77,10 @@ fn every_interval_reaches_the_precision_with_the_same_bytes_on_any_thread_count(
     let mut trials: Vec<u64> = rows.iter().map(|r| r.1).collect();
     trials.sort_unstable();
     trials.dedup();
-    assert!(trials.len() > 1 && *trials.last().unwrap() < 10_000_000, "{trials:?}");
+    assert!(
+        trials.len() > 1 && *trials.last().unwrap() < 10_000_000,
+        "{trials:?}"
+    );
     for f in [
         "results.csv",
         "results.parquet",
