@@ -96,18 +96,8 @@ pub fn heatmap(
     y_ticks: &[String],
     values: &[Vec<f64>],
 ) -> Result<(), ChartError> {
-    render(
-        stem,
-        &Heatmap {
-            title,
-            x_label,
-            x_ticks,
-            y_label,
-            y_ticks,
-            values,
-            scale: Scale::Probability,
-        },
-    )
+    let labels = (title, x_label, x_ticks, y_label, y_ticks);
+    heat(stem, labels, values, Scale::Probability)
 }
 
 /// Heatmap of differences of probabilities (one arm minus another): a diverging scale
@@ -123,23 +113,13 @@ pub fn heatmap_difference(
     y_ticks: &[String],
     values: &[Vec<f64>],
 ) -> Result<(), ChartError> {
-    let m = values
-        .iter()
-        .flatten()
-        .copied()
-        .filter(|v| v.is_finite())
-        .fold(0.0f64, |m, v| m.max(v.abs()));
-    render(
+    let m = largest(values, f64::abs);
+    let labels = (title, x_label, x_ticks, y_label, y_ticks);
+    heat(
         stem,
-        &Heatmap {
-            title,
-            x_label,
-            x_ticks,
-            y_label,
-            y_ticks,
-            values,
-            scale: Scale::Difference(if m > 0.0 { m } else { 0.01 }),
-        },
+        labels,
+        values,
+        Scale::Difference(if m > 0.0 { m } else { 0.01 }),
     )
 }
 
@@ -157,12 +137,35 @@ pub fn heatmap_scaled(
     y_ticks: &[String],
     values: &[Vec<f64>],
 ) -> Result<(), ChartError> {
-    let max = values
+    let max = largest(values, |v| v);
+    let labels = (title, x_label, x_ticks, y_label, y_ticks);
+    heat(
+        stem,
+        labels,
+        values,
+        Scale::UpTo(if max > 0.0 { max } else { 1.0 }),
+    )
+}
+
+/// The largest `f(v)` over the finite values (0 when there are none).
+fn largest(values: &[Vec<f64>], f: impl Fn(f64) -> f64) -> f64 {
+    values
         .iter()
         .flatten()
         .copied()
         .filter(|v| v.is_finite())
-        .fold(0.0f64, f64::max);
+        .fold(0.0f64, |m, v| m.max(f(v)))
+}
+
+/// A heatmap's title, x label, x ticks, y label and y ticks.
+type HeatLabels<'a> = (&'a str, &'a str, &'a [String], &'a str, &'a [String]);
+
+fn heat(
+    stem: &Path,
+    (title, x_label, x_ticks, y_label, y_ticks): HeatLabels,
+    values: &[Vec<f64>],
+    scale: Scale,
+) -> Result<(), ChartError> {
     render(
         stem,
         &Heatmap {
@@ -172,7 +175,7 @@ pub fn heatmap_scaled(
             y_label,
             y_ticks,
             values,
-            scale: Scale::UpTo(if max > 0.0 { max } else { 1.0 }),
+            scale,
         },
     )
 }
