@@ -141,9 +141,11 @@ fn arms(
         .iter()
         .map(
             |&(i, j)| -> Result<(Arm, Arm), battlelab::sim::Interrupted> {
+                // Every block of each run, with its exact results.
+                let all = |t: u64| 0..battlelab::engine::driver::blocks_per_run(t);
                 Ok((
-                    a.arm(i, trials[0], seeds[0], control)?,
-                    b.arm(j, trials[1], seeds[1], control)?,
+                    a.arm_blocks(i, all(trials[0]), trials[0], seeds[0], true, control)?,
+                    b.arm_blocks(j, all(trials[1]), trials[1], seeds[1], true, control)?,
                 ))
             },
         )

@@ -44,16 +44,7 @@ fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> ReportError + '_ {
     }
 }
 
-/// The mean of a histogram of whole-number values: an integer sum divided once.
-pub fn count_mean(counts: &[u64]) -> f64 {
-    let n: u64 = counts.iter().sum();
-    let sum: u128 = counts
-        .iter()
-        .enumerate()
-        .map(|(v, &c)| v as u128 * u128::from(c))
-        .sum();
-    sum as f64 / n.max(1) as f64
-}
+pub use crate::stats::count_mean;
 
 pub use crate::output::write_atomically;
 

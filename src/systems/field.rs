@@ -32,14 +32,6 @@ fn p_loses(result: &[f64; BattleResult::COUNT], side: usize) -> f64 {
         .sum()
 }
 
-fn mean(distribution: &[f64]) -> f64 {
-    distribution
-        .iter()
-        .enumerate()
-        .map(|(v, p)| v as f64 * p)
-        .sum()
-}
-
 fn probabilities(counts: &[u64], trials: u64) -> Vec<f64> {
     counts.iter().map(|&c| c as f64 / trials as f64).collect()
 }
@@ -93,8 +85,14 @@ pub fn expectations_frame(
             .float("mean_rounds", Some(count_mean(&h.rounds)))
             .float("mean_sp_lost_a", Some(count_mean(&h.sp_lost[0])))
             .float("mean_sp_lost_b", Some(count_mean(&h.sp_lost[1])))
-            .float("exact_mean_sp_lost_a", ex(&|e| mean(&e.sp_lost[0])))
-            .float("exact_mean_sp_lost_b", ex(&|e| mean(&e.sp_lost[1])))
+            .float(
+                "exact_mean_sp_lost_a",
+                ex(&|e| crate::stats::distribution_mean(&e.sp_lost[0])),
+            )
+            .float(
+                "exact_mean_sp_lost_b",
+                ex(&|e| crate::stats::distribution_mean(&e.sp_lost[1])),
+            )
             .float("mean_morale_lost_a", Some(count_mean(&h.morale_lost[0])))
             .float("mean_morale_lost_b", Some(count_mean(&h.morale_lost[1])))
             .finish();

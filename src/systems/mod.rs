@@ -108,7 +108,8 @@ pub trait Study: Send + Sync {
     /// What run `run` can be asked about: its outcomes and metrics (for `[[expect]]`).
     fn run_names(&self, run: usize) -> crate::engine::expect::RunNames;
     /// Blocks `blocks` of `run` (of a run of `trials` trials), each block's outcome counts
-    /// and metric sums, and with `with_exact` the run's exact results (for `check`).
+    /// and metric sums, and with `with_exact` the run's exact results (for `check` and
+    /// `compare`).
     fn arm_blocks(
         &self,
         run: usize,
@@ -116,14 +117,6 @@ pub trait Study: Send + Sync {
         trials: u64,
         seed: u64,
         with_exact: bool,
-        control: &RunControl,
-    ) -> Result<crate::engine::compare::Arm, Interrupted>;
-    /// One run simulated block by block, for `compare`.
-    fn arm(
-        &self,
-        run: usize,
-        trials: u64,
-        seed: u64,
         control: &RunControl,
     ) -> Result<crate::engine::compare::Arm, Interrupted>;
     /// Adds up complete, checked shards and writes the report folder at `out`.
@@ -171,16 +164,6 @@ impl<S: SystemReport + Send + Sync> Study for S {
             out,
             info,
         )?)
-    }
-
-    fn arm(
-        &self,
-        run: usize,
-        trials: u64,
-        seed: u64,
-        control: &RunControl,
-    ) -> Result<crate::engine::compare::Arm, Interrupted> {
-        crate::engine::compare::arm(self, run, trials, seed, control)
     }
 
     fn run_names(&self, run: usize) -> crate::engine::expect::RunNames {

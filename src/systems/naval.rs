@@ -40,8 +40,14 @@ impl crate::pipeline::SystemReport for NavalStudy {
                 .float("exact_p_b_control", Some(p_control(&exact.result, 1)))
                 .float("mean_nsp_lost_a", Some(report::count_mean(&h.nsp_lost[0])))
                 .float("mean_nsp_lost_b", Some(report::count_mean(&h.nsp_lost[1])))
-                .float("exact_mean_nsp_lost_a", Some(mean(&exact.nsp_lost[0])))
-                .float("exact_mean_nsp_lost_b", Some(mean(&exact.nsp_lost[1])))
+                .float(
+                    "exact_mean_nsp_lost_a",
+                    Some(crate::stats::distribution_mean(&exact.nsp_lost[0])),
+                )
+                .float(
+                    "exact_mean_nsp_lost_b",
+                    Some(crate::stats::distribution_mean(&exact.nsp_lost[1])),
+                )
                 .float("mean_rounds", Some(report::count_mean(&h.rounds)))
                 .finish();
         }
@@ -63,10 +69,6 @@ fn p_control(result: &[f64; EngagementResult::COUNT], side: usize) -> f64 {
         .filter(|r| r.control() == Some(side))
         .map(|r| result[*r as usize])
         .sum()
-}
-
-fn mean(d: &[f64]) -> f64 {
-    d.iter().enumerate().map(|(v, p)| v as f64 * p).sum()
 }
 
 /// Runs of one variant where every axis after the first two is at its first value.
@@ -230,8 +232,8 @@ fn rulebook_tables(study: &NavalStudy, results: &NavalResults) -> String {
                 .chain(units.iter().map(|u| format!("{}.{}", u / 10, u % 10)))
                 .chain([
                     format!("{:.1}%", p_control(&exact.result, 0) * 100.0),
-                    format!("{:.2}", mean(&exact.nsp_lost[0])),
-                    format!("{:.2}", mean(&exact.nsp_lost[1])),
+                    format!("{:.2}", crate::stats::distribution_mean(&exact.nsp_lost[0])),
+                    format!("{:.2}", crate::stats::distribution_mean(&exact.nsp_lost[1])),
                 ])
                 .collect();
             let _ = writeln!(md, "| {} |", cells.join(" | "));

@@ -53,14 +53,32 @@ fn write_extras(study: &RatioStudy, results: &RatioResults, dir: &Path) -> Resul
             .float("exact_p_a_wins", ex(&|e| e.p_wins(0)))
             .float("exact_p_b_wins", ex(&|e| e.p_wins(1)))
             .float("exact_p_draw", ex(&|e| e.p_draw()))
-            .float("mean_cp_a", Some(mean(&sim.cp[0])))
-            .float("mean_cp_b", Some(mean(&sim.cp[1])))
-            .float("exact_mean_cp_a", ex(&|e| mean(&e.cp[0])))
-            .float("exact_mean_cp_b", ex(&|e| mean(&e.cp[1])))
+            .float(
+                "mean_cp_a",
+                Some(crate::stats::distribution_mean(&sim.cp[0])),
+            )
+            .float(
+                "mean_cp_b",
+                Some(crate::stats::distribution_mean(&sim.cp[1])),
+            )
+            .float(
+                "exact_mean_cp_a",
+                ex(&|e| crate::stats::distribution_mean(&e.cp[0])),
+            )
+            .float(
+                "exact_mean_cp_b",
+                ex(&|e| crate::stats::distribution_mean(&e.cp[1])),
+            )
             .float("p_exhaustion", Some(sim.p_exhaustion()))
             .float("exact_p_exhaustion", ex(&|e| e.p_exhaustion()))
-            .float("mean_reserves_used", Some(mean(&sim.reserves_used)))
-            .float("exact_mean_reserves_used", ex(&|e| mean(&e.reserves_used)))
+            .float(
+                "mean_reserves_used",
+                Some(crate::stats::distribution_mean(&sim.reserves_used)),
+            )
+            .float(
+                "exact_mean_reserves_used",
+                ex(&|e| crate::stats::distribution_mean(&e.reserves_used)),
+            )
             .float("p_min_score_decides", Some(1.0 - sim.floor_decided[0]))
             .float(
                 "exact_p_min_score_decides",
@@ -416,10 +434,10 @@ fn rulebook_tables(study: &RatioStudy, results: &RatioResults) -> String {
                 format!("{:.1}%", 100.0 * s.p_wins(0)),
                 format!("{:.1}%", 100.0 * s.p_wins(1)),
                 format!("{:.1}%", 100.0 * s.p_draw()),
-                format!("{:.2}", mean(&s.cp[0])),
-                format!("{:.2}", mean(&s.cp[1])),
+                format!("{:.2}", crate::stats::distribution_mean(&s.cp[0])),
+                format!("{:.2}", crate::stats::distribution_mean(&s.cp[1])),
                 format!("{:.1}%", 100.0 * s.p_exhaustion()),
-                format!("{:.2}", mean(&s.reserves_used)),
+                format!("{:.2}", crate::stats::distribution_mean(&s.reserves_used)),
                 format!("{:.2}%", 100.0 * (1.0 - s.floor_decided[0])),
             ]);
             if study.skirmish {

@@ -21,10 +21,6 @@ impl crate::pipeline::SystemReport for SetupStudy {
     }
 }
 
-fn mean(d: &[f64]) -> f64 {
-    d.iter().enumerate().map(|(v, p)| v as f64 * p).sum()
-}
-
 /// The smallest total whose cumulative probability reaches `q`.
 fn quantile(d: &[f64], q: f64) -> usize {
     let mut cumulative = 0.0;
@@ -54,7 +50,7 @@ fn write_extras(study: &SetupStudy, results: &SetupResults, dir: &Path) -> Resul
                 .text("group", coalition)
                 .text("quantity", quantity.name())
                 .float("mean", Some(simulated))
-                .float("exact_mean", Some(mean(exact)))
+                .float("exact_mean", Some(crate::stats::distribution_mean(exact)))
                 .finish();
         }
     }
@@ -172,7 +168,7 @@ fn rulebook_tables(study: &SetupStudy, results: &SetupResults) -> String {
             md,
             "| {name} | {} | {:.2} | {} | {} | {} | {min} | {max} |",
             study.members(c).len(),
-            mean(d),
+            crate::stats::distribution_mean(d),
             quantile(d, 0.05),
             quantile(d, 0.5),
             quantile(d, 0.95)

@@ -113,7 +113,15 @@ pub struct Source<'a> {
     pub text: &'a str,
 }
 
-impl Source<'_> {
+impl<'a> Source<'a> {
+    /// The file at `path` (named so in errors) holding `text`.
+    pub fn new(path: &Path, text: &'a str) -> Self {
+        Self {
+            file: path.display().to_string(),
+            text,
+        }
+    }
+
     /// The file's TOML as `T`; a syntax error, unknown key or wrong type names the file
     /// and the parser's line.
     pub fn parse_toml<T: serde::de::DeserializeOwned>(&self) -> Result<T, AnalysisError> {

@@ -87,6 +87,27 @@ pub fn percentages_summing_to_100(probabilities: &[f64], decimals: u32) -> Vec<u
     units
 }
 
+/// The mean of a histogram of the values 0, 1, 2, …: an integer sum divided once, so it
+/// prints as the number it is (1.8875, not 1.8875000000000002).
+pub fn count_mean(counts: &[u64]) -> f64 {
+    let n: u64 = counts.iter().sum();
+    let sum: u128 = counts
+        .iter()
+        .enumerate()
+        .map(|(v, &c)| v as u128 * u128::from(c))
+        .sum();
+    sum as f64 / n.max(1) as f64
+}
+
+/// The mean of a distribution given as probabilities of the values 0, 1, 2, …
+pub fn distribution_mean(probabilities: &[f64]) -> f64 {
+    probabilities
+        .iter()
+        .enumerate()
+        .map(|(v, p)| v as f64 * p)
+        .sum()
+}
+
 /// `ln Γ(x)` for x > 0 (Lanczos, g = 7, 9 terms: about 15 significant digits).
 pub fn ln_gamma(x: f64) -> f64 {
     const G: f64 = 7.0;

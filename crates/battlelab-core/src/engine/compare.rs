@@ -23,7 +23,6 @@
 
 use rayon::prelude::*;
 
-use super::driver::blocks_per_run;
 use super::System;
 use crate::dice::DiceStream;
 use crate::sim::{Interrupted, RunControl, BLOCK_TRIALS};
@@ -107,27 +106,6 @@ impl Arm {
 
 /// One block: its trials, its outcome counts, and each metric's (sum, trials).
 type BlockCounts = (u64, Vec<u64>, Vec<(u128, u64)>);
-
-/// Simulates `run` of `system` block by block and keeps each block's outcome counts, with
-/// the run's exact outcome probabilities. Blocks are the driver's: block `b` draws from
-/// `DiceStream::for_block(seed, b)`, so the counts add up to a plain run's.
-pub fn arm<S: System>(
-    system: &S,
-    run: usize,
-    trials: u64,
-    seed: u64,
-    control: &RunControl,
-) -> Result<Arm, Interrupted> {
-    arm_blocks(
-        system,
-        run,
-        0..blocks_per_run(trials),
-        trials,
-        seed,
-        true,
-        control,
-    )
-}
 
 /// The blocks `blocks` of `run` (of a run of `trials` trials: the last block may be
 /// short), each block's outcome counts and metric sums, and with `with_exact` the run's

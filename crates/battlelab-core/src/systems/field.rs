@@ -203,10 +203,7 @@ impl Analysis {
 
     /// Validates analysis text; `path` names it in errors and gives the default name.
     pub fn parse(path: &Path, text: &str) -> Result<Self, AnalysisError> {
-        let source = Source {
-            file: path.display().to_string(),
-            text,
-        };
+        let source = Source::new(path, text);
         let syntax = |e: toml::de::Error| crate::toml_input::describe_error(&source.file, text, &e);
         crate::toml_input::check_shape(&source.file, text)?;
         let system: SystemOnly = toml::from_str(text).map_err(syntax)?;

@@ -395,10 +395,7 @@ fn parse_side(
 
 impl FrontierStudy {
     pub fn parse(path: &Path, text: &str) -> Result<Self, AnalysisError> {
-        let source = Source {
-            file: path.display().to_string(),
-            text,
-        };
+        let source = Source::new(path, text);
         let spec: FrontierFile = source.parse_toml()?;
         let (name, seed, trials) = analysis::header(
             &source,

@@ -316,10 +316,7 @@ fn apply_options(
 
 impl MeleeStudy {
     pub fn parse(path: &Path, text: &str) -> Result<Self, AnalysisError> {
-        let source = Source {
-            file: path.display().to_string(),
-            text,
-        };
+        let source = Source::new(path, text);
         let spec: MeleeFile = source.parse_toml()?;
         let (name, seed, trials) = analysis::header(
             &source,

@@ -157,10 +157,7 @@ fn fleet(source: &Source, key: &str, spec: &FleetSpec) -> Result<Fleet, Analysis
 
 impl NavalStudy {
     pub fn parse(path: &Path, text: &str) -> Result<Self, AnalysisError> {
-        let source = Source {
-            file: path.display().to_string(),
-            text,
-        };
+        let source = Source::new(path, text);
         let spec: NavalFile = source.parse_toml()?;
         let (name, seed, trials) = analysis::header(
             &source,

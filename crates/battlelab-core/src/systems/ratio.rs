@@ -582,10 +582,7 @@ fn parse_pairing(text: &str, units: &[Vec<Unit>; 2]) -> Result<Pairing, String> 
 
 impl RatioStudy {
     pub fn parse(path: &Path, text: &str) -> Result<Self, AnalysisError> {
-        let source = Source {
-            file: path.display().to_string(),
-            text,
-        };
+        let source = Source::new(path, text);
         let spec: RatioFile = source.parse_toml()?;
         let (name, seed, trials) = analysis::header(
             &source,
@@ -1152,13 +1149,6 @@ pub fn policy_value_exact(
 
 fn policy_value_simulated(h: &RatioHistogram, side: usize, policy: ReservePolicy) -> PolicyValue {
     let n = h.trials() as f64;
-    let mean = |c: &[u64]| {
-        c.iter()
-            .enumerate()
-            .map(|(v, k)| v as f64 * *k as f64)
-            .sum::<f64>()
-            / n
-    };
     let wins: u64 = (0..ArmyResult::COUNT)
         .filter(|&i| ArmyResult::winner(i) == Some(side))
         .map(|i| h.result[i])
@@ -1168,7 +1158,8 @@ fn policy_value_simulated(h: &RatioHistogram, side: usize, policy: ReservePolicy
         exact: false,
         p_win: wins as f64 / n,
         p_draw: (h.result[ArmyResult::DRAW] + h.result[9 + ArmyResult::DRAW]) as f64 / n,
-        cp_difference: mean(&h.cp[1 - side]) - mean(&h.cp[side]),
+        cp_difference: crate::stats::count_mean(&h.cp[1 - side])
+            - crate::stats::count_mean(&h.cp[side]),
     }
 }
 
@@ -1435,10 +1426,6 @@ pub fn summary_simulated(h: &RatioHistogram) -> Summary {
         floor_decided: p(&h.floor_decided),
         combat_states: h.combat_states.iter().map(|s| p(s)).collect(),
     }
-}
-
-pub fn mean(d: &[f64]) -> f64 {
-    d.iter().enumerate().map(|(v, p)| v as f64 * p).sum()
 }
 
 impl Summary {

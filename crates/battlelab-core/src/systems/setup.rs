@@ -77,10 +77,7 @@ struct StateSpec {
 
 impl SetupStudy {
     pub fn parse(path: &Path, text: &str) -> Result<Self, AnalysisError> {
-        let source = Source {
-            file: path.display().to_string(),
-            text,
-        };
+        let source = Source::new(path, text);
         let spec: SetupFile = source.parse_toml()?;
         let (name, seed, trials) = analysis::header(
             &source,

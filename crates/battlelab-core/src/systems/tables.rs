@@ -157,10 +157,7 @@ fn parameters(system: &str) -> &'static [&'static str] {
 impl TableStudy {
     /// Validates a table-study file.
     pub fn parse(path: &Path, text: &str) -> Result<Self, AnalysisError> {
-        let source = Source {
-            file: path.display().to_string(),
-            text,
-        };
+        let source = Source::new(path, text);
         let spec: TableFile = source.parse_toml()?;
         let system = spec.system.clone();
         let printed = D6Table::printed(&system).expect("load() dispatches table names only");
