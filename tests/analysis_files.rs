@@ -204,12 +204,7 @@ fn overrides_reach_the_rules() {
 /// a manifest: the commands README gives each of them work.
 #[test]
 fn shipped_analyses_run() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("analyses");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    files.sort();
+    let files = common::shipped_analyses();
     assert!(
         files.len() >= 10,
         "expected the shipped analyses, found {files:?}"

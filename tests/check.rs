@@ -5,31 +5,12 @@
 use std::fs;
 use std::path::Path;
 
-use assert_cmd::Command;
+mod common;
 
-fn battlelab(cwd: &Path, args: &[&str]) -> (Option<i32>, String, String) {
-    let output = Command::cargo_bin("battlelab")
-        .unwrap()
-        .current_dir(cwd)
-        .args(args)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
-    (
-        output.status.code(),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr,
-    )
-}
+use common::battlelab;
 
 fn shipped(name: &str) -> String {
-    fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("analyses")
-            .join(name),
-    )
-    .unwrap()
+    fs::read_to_string(common::shipped(name)).unwrap()
 }
 
 /// The trials a check line reports.

@@ -1,21 +1,14 @@
 //! The binary as a designer runs it: the table command's formats and JSON shape, the
 //! report folder, and byte-for-byte determinism across thread counts.
 
+mod common;
+
 use assert_cmd::Command;
+use common::stdout;
 use serde_json::Value;
 
 fn battlelab() -> Command {
     Command::cargo_bin("battlelab").unwrap()
-}
-
-fn stdout(args: &[&str]) -> String {
-    let output = battlelab().args(args).output().unwrap();
-    assert!(
-        output.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
 }
 
 #[test]

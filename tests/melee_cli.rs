@@ -1,21 +1,14 @@
 //! Melee from the command line: `table melee` in every format, its refusals, and `run` on
 //! the shipped melee analyses, byte for byte on any thread count.
 
+mod common;
+
 use assert_cmd::Command;
+use common::stdout;
 use serde_json::Value;
 
 fn battlelab() -> Command {
     Command::cargo_bin("battlelab").unwrap()
-}
-
-fn stdout(args: &[&str]) -> String {
-    let output = battlelab().args(args).output().unwrap();
-    assert!(
-        output.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
 }
 
 /// A small engagement: 6 v 6 three wide, with a two-model flanker.

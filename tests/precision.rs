@@ -5,19 +5,9 @@
 use std::fs;
 use std::path::Path;
 
-use assert_cmd::Command;
+mod common;
 
-fn run(cwd: &Path, args: &[&str]) -> (Option<i32>, String) {
-    let output = Command::cargo_bin("battlelab")
-        .unwrap()
-        .current_dir(cwd)
-        .args(args)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
-    (output.status.code(), stderr)
-}
+use common::battlelab;
 
 /// `(ci_high − ci_low, trials)` of every row of a results.csv (axis values never hold
 /// commas in this analysis; outcome names come before the numbers).
@@ -42,15 +32,14 @@ fn widths(path: &Path) -> Vec<(f64, u64)> {
 #[test]
 fn every_interval_reaches_the_precision_with_the_same_bytes_on_any_thread_count() {
     let dir = tempfile::tempdir().unwrap();
-    let file =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("analyses/frontier_illustrative_crt.toml");
+    let file = common::shipped("frontier_illustrative_crt.toml");
     // Frontier battles are simulated only: every run must be taken to the precision.
-    let text = fs::read_to_string(&file)
-        .unwrap()
-        .replace("trials = 100_000", "trials = 10_000_000\nprecision = 0.003");
+    let text = fs::read_to_string(&file).unwrap();
+    assert!(text.contains("trials = 100_000"), "{}", file.display());
+    let text = text.replace("trials = 100_000", "trials = 10_000_000\nprecision = 0.003");
     fs::write(dir.path().join("f.toml"), text).unwrap();
     for threads in ["1", "2"] {
-        let (code, stderr) = run(
+        let (code, _, stderr) = battlelab(
             dir.path(),
             &[
                 "run",
@@ -102,7 +91,7 @@ fn every_interval_reaches_the_precision_with_the_same_bytes_on_any_thread_count(
         manifest["runs"].as_u64().unwrap() as usize
     );
     // The flag overrides the file; a precision cannot be sharded.
-    let (code, stderr) = run(
+    let (code, _, stderr) = battlelab(
         dir.path(),
         &[
             "run",
@@ -117,7 +106,7 @@ fn every_interval_reaches_the_precision_with_the_same_bytes_on_any_thread_count(
     assert_eq!(code, Some(0), "{stderr}");
     let coarse = widths(&dir.path().join("flag/results.csv"));
     assert!(coarse.iter().map(|r| r.1).sum::<u64>() < rows.iter().map(|r| r.1).sum::<u64>());
-    let (code, stderr) = run(
+    let (code, _, stderr) = battlelab(
         dir.path(),
         &["run", "f.toml", "--shard", "1/2", "--out", "s", "-q"],
     );

@@ -1,21 +1,14 @@
 //! Ratio battles from the command line: `table ratio` in every format, its refusals, and
 //! `run` on the shipped ratio analyses, byte for byte on any thread count.
 
+mod common;
+
 use assert_cmd::Command;
+use common::stdout;
 use serde_json::Value;
 
 fn battlelab() -> Command {
     Command::cargo_bin("battlelab").unwrap()
-}
-
-fn stdout(args: &[&str]) -> String {
-    let output = battlelab().args(args).output().unwrap();
-    assert!(
-        output.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
 }
 
 const ISSUE_EXAMPLE: [&str; 13] = [

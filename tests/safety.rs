@@ -9,7 +9,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command as Process, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+
 use assert_cmd::Command;
+use common::shipped;
 
 fn battlelab() -> Command {
     Command::cargo_bin("battlelab").unwrap()
@@ -17,12 +20,6 @@ fn battlelab() -> Command {
 
 fn binary() -> PathBuf {
     assert_cmd::cargo::cargo_bin("battlelab")
-}
-
-fn shipped(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("analyses")
-        .join(name)
 }
 
 fn slow(name: &str) -> PathBuf {
@@ -70,19 +67,11 @@ fn names(dir: &Path) -> Vec<String> {
     v
 }
 
-/// Runs `battlelab args…` in `cwd` and returns (exit code, stderr).
-fn run_in(cwd: &Path, args: &[&str]) -> (Option<i32>, String) {
-    let output = battlelab().current_dir(cwd).args(args).output().unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
-    (output.status.code(), stderr)
-}
-
 /// A refusal must come before the run: with 10^12 trials a run that started would take
 /// hours, so a quick exit 2 shows nothing ran.
 fn refused_before_running(cwd: &Path, file: &Path, out: &str) -> String {
     let started = Instant::now();
-    let (code, stderr) = run_in(
+    let (code, _, stderr) = common::battlelab(
         cwd,
         &[
             "run",
@@ -135,7 +124,7 @@ fn out_refuses_the_folder_of_all_reports_and_the_folder_of_the_analysis() {
     let file = copy_storm(dir.path());
     // Two real reports side by side, as under reports/.
     for name in ["one", "two"] {
-        let (code, stderr) = run_in(
+        let (code, _, stderr) = common::battlelab(
             dir.path(),
             &[
                 "run",
@@ -164,7 +153,7 @@ fn out_writes_into_an_empty_folder_and_replaces_a_report_whole() {
     copy_storm(dir.path());
     fs::create_dir(dir.path().join("empty")).unwrap();
     let run = |out: &str, seed: &str| {
-        run_in(
+        common::battlelab(
             dir.path(),
             &[
                 "run",
@@ -202,7 +191,7 @@ fn out_writes_into_an_empty_folder_and_replaces_a_report_whole() {
 fn out_refuses_a_report_the_user_added_files_to_or_an_unlisted_old_report() {
     let dir = tempfile::tempdir().unwrap();
     let file = copy_storm(dir.path());
-    let (code, _) = run_in(
+    let (code, _, _) = common::battlelab(
         dir.path(),
         &["run", "storm.toml", "--trials", "1000", "--out", "r", "-q"],
     );
@@ -449,7 +438,7 @@ fn every_stop_signal_while_the_report_is_written_leaves_no_folder() {
 fn a_stopped_replacement_keeps_the_old_report_whole() {
     let dir = tempfile::tempdir().unwrap();
     many_charts(dir.path(), 1000);
-    let (code, stderr) = run_in(
+    let (code, _, stderr) = common::battlelab(
         dir.path(),
         &[
             "run",
@@ -500,7 +489,7 @@ fn a_live_runs_staging_folder_is_never_removed_and_a_dead_runs_is() {
     // as in a container, and must be able to stage).
     let empty = dir.path().join(".r.partial-999994");
     fs::create_dir(&empty).unwrap();
-    let (code, stderr) = run_in(
+    let (code, _, stderr) = common::battlelab(
         dir.path(),
         &["run", "storm.toml", "--trials", "1000", "--out", "r", "-q"],
     );
@@ -525,7 +514,8 @@ fn trials_and_seeds_have_one_limit_on_the_command_line_and_in_files() {
     let dir = tempfile::tempdir().unwrap();
     copy_storm(dir.path());
     for trials in ["1000000000001", "18446744073709551615"] {
-        let (code, stderr) = run_in(dir.path(), &["run", "storm.toml", "--trials", trials]);
+        let (code, _, stderr) =
+            common::battlelab(dir.path(), &["run", "storm.toml", "--trials", trials]);
         assert_eq!(code, Some(2), "{stderr}");
         assert!(stderr.contains("1..=1000000000000"), "{stderr}");
     }
@@ -536,15 +526,17 @@ fn trials_and_seeds_have_one_limit_on_the_command_line_and_in_files() {
         text.replace(line, "trials = 1_000_000_000_001"),
     )
     .unwrap();
-    let (code, stderr) = run_in(dir.path(), &["validate", "big.toml"]);
+    let (code, _, stderr) = common::battlelab(dir.path(), &["validate", "big.toml"]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("1 to 1000000000000"), "{stderr}");
-    let (code, stderr) = run_in(
+    let (code, _, stderr) = common::battlelab(
         dir.path(),
         &["run", "storm.toml", "--seed", "9223372036854775808"],
     );
     assert_eq!(code, Some(2), "{stderr}");
-    let (code, stderr) = run_in(
+    // The seed's bound is 2^63 - 1 (`limits::MAX_SEED`), as for `seed` in a file.
+    assert!(stderr.contains("0..=9223372036854775807"), "{stderr}");
+    let (code, _, stderr) = common::battlelab(
         dir.path(),
         &[
             "table",
@@ -558,6 +550,7 @@ fn trials_and_seeds_have_one_limit_on_the_command_line_and_in_files() {
         ],
     );
     assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("0..=9223372036854775807"), "{stderr}");
     assert_eq!(names(dir.path()), ["big.toml", "storm.toml"]);
 }
 
@@ -581,7 +574,7 @@ fn paths_and_names_that_cannot_be_written_are_refused_before_the_run() {
         ),
     )
     .unwrap();
-    let (code, stderr) = run_in(
+    let (code, _, stderr) = common::battlelab(
         dir.path(),
         &["run", "long.toml", "--trials", "1000000000000"],
     );
@@ -590,13 +583,14 @@ fn paths_and_names_that_cannot_be_written_are_refused_before_the_run() {
     // `...toml` with no name: its stem must not become the folder `..`.
     let dots = dir.path().join("...toml");
     fs::write(&dots, text.replace("name = \"storm\"\n", "")).unwrap();
-    let (code, stderr) = run_in(dir.path(), &["run", "...toml", "--trials", "1000000000000"]);
+    let (code, _, stderr) =
+        common::battlelab(dir.path(), &["run", "...toml", "--trials", "1000000000000"]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("add name ="), "{stderr}");
     // A file name that is not a folder name becomes one.
     let odd = dir.path().join("my storm (v2).toml");
     fs::write(&odd, text.replace("name = \"storm\"\n", "")).unwrap();
-    let (code, stderr) = run_in(
+    let (code, _, stderr) = common::battlelab(
         dir.path(),
         &["run", "my storm (v2).toml", "--trials", "1000", "-q"],
     );
@@ -629,7 +623,8 @@ fn variant_names_that_would_share_chart_files_are_refused() {
             ),
         )
         .unwrap();
-        let (code, stderr) = run_in(dir.path(), &["run", "v.toml", "--trials", "1000000000000"]);
+        let (code, _, stderr) =
+            common::battlelab(dir.path(), &["run", "v.toml", "--trials", "1000000000000"]);
         assert_eq!(code, Some(2), "{stderr}");
         assert!(
             stderr.contains("same chart files") && stderr.contains(b),
@@ -698,7 +693,7 @@ fn table_numbers_out_of_range_are_refused_not_wrapped() {
 fn unbounded_input_is_refused_quickly_with_its_cap() {
     let dir = tempfile::tempdir().unwrap();
     let started = Instant::now();
-    let (code, stderr) = run_in(dir.path(), &["validate", "/dev/zero"]);
+    let (code, _, stderr) = common::battlelab(dir.path(), &["validate", "/dev/zero"]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("larger than 1024 KiB"), "{stderr}");
     // A frontier CRT of 240,000 rows is far over the file cap; one of 20,000 rows fits
@@ -712,7 +707,7 @@ fn unbounded_input_is_refused_quickly_with_its_cap() {
             &"\n  [\"-\", \"-\", \"-\", \"-\", \"-\"],".repeat(rows),
         );
         fs::write(dir.path().join("crt.toml"), huge).unwrap();
-        let (code, stderr) = run_in(dir.path(), &["validate", "crt.toml"]);
+        let (code, _, stderr) = common::battlelab(dir.path(), &["validate", "crt.toml"]);
         assert_eq!(code, Some(2), "{stderr}");
         assert!(stderr.contains(needle), "{rows} rows: {stderr}");
     }
@@ -721,7 +716,7 @@ fn unbounded_input_is_refused_quickly_with_its_cap() {
     let field = fs::read_to_string(shipped("field_combat.toml")).unwrap();
     let text = field.replace("[sweep]", &format!("[sweep]\n\"a.leader\" = [{values}]"));
     fs::write(dir.path().join("sweep.toml"), text).unwrap();
-    let (code, stderr) = run_in(dir.path(), &["validate", "sweep.toml"]);
+    let (code, _, stderr) = common::battlelab(dir.path(), &["validate", "sweep.toml"]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(
         stderr.contains("at most 1001 items") && stderr.contains("sweep.a.leader"),
@@ -766,7 +761,7 @@ fn errors_name_the_key_and_what_is_allowed_without_rust_or_long_echoes() {
             format!("{extra}{base}")
         };
         fs::write(dir.path().join("e.toml"), text).unwrap();
-        let (code, stderr) = run_in(dir.path(), &["validate", "e.toml"]);
+        let (code, _, stderr) = common::battlelab(dir.path(), &["validate", "e.toml"]);
         assert_eq!(code, Some(2), "{stderr}");
         for needle in needles {
             assert!(stderr.contains(needle), "`{needle}` not in: {stderr}");
@@ -782,7 +777,7 @@ fn errors_name_the_key_and_what_is_allowed_without_rust_or_long_echoes() {
         format!("name = \"{long}\"\n{base}"),
     )
     .unwrap();
-    let (code, stderr) = run_in(dir.path(), &["validate", "e.toml"]);
+    let (code, _, stderr) = common::battlelab(dir.path(), &["validate", "e.toml"]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.len() < 1000, "{} bytes on stderr", stderr.len());
     fs::write(
@@ -790,7 +785,7 @@ fn errors_name_the_key_and_what_is_allowed_without_rust_or_long_echoes() {
         format!("{base}[side.c]\nsp = [{long}\n"),
     )
     .unwrap();
-    let (code, stderr) = run_in(dir.path(), &["validate", "e.toml"]);
+    let (code, _, stderr) = common::battlelab(dir.path(), &["validate", "e.toml"]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.len() < 1000, "{} bytes on stderr", stderr.len());
 }
@@ -800,7 +795,7 @@ fn sp_is_capped_the_same_in_every_system() {
     let dir = tempfile::tempdir().unwrap();
     let text = "system = \"attrition\"\ntrials = 1000\n[sweep]\nsp = [5, 9200000000000000000]\n";
     fs::write(dir.path().join("a.toml"), text).unwrap();
-    let (code, stderr) = run_in(dir.path(), &["validate", "a.toml"]);
+    let (code, _, stderr) = common::battlelab(dir.path(), &["validate", "a.toml"]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("at most 999 SP"), "{stderr}");
 }

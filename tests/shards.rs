@@ -5,27 +5,9 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
+mod common;
 
-fn battlelab(cwd: &Path, args: &[&str]) -> (Option<i32>, String) {
-    let output = Command::cargo_bin("battlelab")
-        .unwrap()
-        .current_dir(cwd)
-        .args(args)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
-    (output.status.code(), stderr)
-}
-
-fn shipped(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("analyses")
-        .join(name)
-        .display()
-        .to_string()
-}
+use common::{battlelab, shipped};
 
 /// Every file of a report but `run_info.json` (wall time, threads, how it was made),
 /// with its bytes.
@@ -51,7 +33,7 @@ fn sharded(cwd: &Path, analysis: &str, trials: &str, count: u64, out: &str) -> V
     let mut shards = Vec::new();
     for k in 1..=count {
         let dir = cwd.join(format!("{out}.shards/shard-{k}"));
-        let (code, stderr) = battlelab(
+        let (code, _, stderr) = battlelab(
             cwd,
             &[
                 "run",
@@ -74,7 +56,7 @@ fn sharded(cwd: &Path, analysis: &str, trials: &str, count: u64, out: &str) -> V
     args.extend(shards.iter().rev().map(|d| d.display().to_string()));
     args.extend(["--out".to_string(), out.to_string(), "-q".to_string()]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let (code, stderr) = battlelab(cwd, &args);
+    let (code, _, stderr) = battlelab(cwd, &args);
     assert_eq!(code, Some(0), "merge of {count}: {stderr}");
     shards
 }
@@ -88,16 +70,17 @@ fn any_split_merges_to_the_bytes_of_one_machine() {
         (shipped("field_combat.toml"), "70000"),
         (shipped("melee_engagement.toml"), "20000"),
     ] {
-        let (code, stderr) = battlelab(
+        let analysis = analysis.to_str().unwrap();
+        let (code, _, stderr) = battlelab(
             dir.path(),
-            &["run", &analysis, "--trials", trials, "--out", "plain", "-q"],
+            &["run", analysis, "--trials", trials, "--out", "plain", "-q"],
         );
         assert_eq!(code, Some(0), "{stderr}");
         let plain = report_bytes(&dir.path().join("plain"));
         assert!(plain.iter().any(|(n, _)| n == "results.parquet"));
         for count in [1, 3, 7] {
             let out = format!("merged{count}");
-            sharded(dir.path(), &analysis, trials, count, &out);
+            sharded(dir.path(), analysis, trials, count, &out);
             let merged = report_bytes(&dir.path().join(&out));
             assert_eq!(
                 merged.iter().map(|(n, _)| n).collect::<Vec<_>>(),
@@ -118,12 +101,13 @@ fn any_split_merges_to_the_bytes_of_one_machine() {
 fn a_set_that_does_not_belong_together_is_refused_naming_the_odd_shard() {
     let dir = tempfile::tempdir().unwrap();
     let analysis = shipped("storm.toml");
+    let analysis = analysis.to_str().unwrap();
     let shard = |k: u64, seed: &str, out: &str| {
-        let (code, stderr) = battlelab(
+        let (code, _, stderr) = battlelab(
             dir.path(),
             &[
                 "run",
-                &analysis,
+                analysis,
                 "--trials",
                 "5000",
                 "--seed",
@@ -145,7 +129,8 @@ fn a_set_that_does_not_belong_together_is_refused_naming_the_odd_shard() {
         let mut args = vec!["merge"];
         args.extend(shards);
         args.extend(["--out", "report"]);
-        battlelab(dir.path(), &args)
+        let (code, _, stderr) = battlelab(dir.path(), &args);
+        (code, stderr)
     };
     for (shards, needle) in [
         (vec!["s1", "s3"], "shard 2 of 3 is missing"),
@@ -230,9 +215,16 @@ fn a_set_that_does_not_belong_together_is_refused_naming_the_odd_shard() {
 fn a_bad_split_is_refused_before_anything_runs() {
     let dir = tempfile::tempdir().unwrap();
     for bad in ["0/3", "4/3", "3", "1/0", "a/b"] {
-        let (code, stderr) = battlelab(
+        let (code, _, stderr) = battlelab(
             dir.path(),
-            &["run", &shipped("storm.toml"), "--shard", bad, "--out", "s"],
+            &[
+                "run",
+                shipped("storm.toml").to_str().unwrap(),
+                "--shard",
+                bad,
+                "--out",
+                "s",
+            ],
         );
         assert_eq!(code, Some(2), "{bad}: {stderr}");
         assert!(stderr.contains("K/N"), "{bad}: {stderr}");

@@ -4,16 +4,13 @@
 
 use std::path::Path;
 
+mod common;
+
 use assert_cmd::Command;
 use battlelab::sim::{thread_pool, RunControl};
 use battlelab::stats::{chi_square, chi_square_critical};
 use battlelab::systems::tables as study;
-
-fn shipped(name: &str) -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("analyses")
-        .join(name)
-}
+use common::shipped;
 
 /// Reads and validates a shipped analysis as a system of type `S`.
 fn load<S>(

@@ -79,6 +79,8 @@ fn melee(c: &mut Criterion) {
     group.finish();
 
     let mut exact = c.benchmark_group("melee exact");
+    // One enumeration per iteration, as in the other exact groups.
+    exact.throughput(Throughput::Elements(1));
     exact.sample_size(10);
     exact.bench_function("first phase 20 v 20, exact fractions", |b| {
         b.iter(|| black_box(duel.phase_odds(&duel.fresh_state())))

@@ -12,7 +12,28 @@ root=$(cd "$here/../.." && pwd)
 battlelab=$(realpath "${BATTLELAB:-$root/target/release/battlelab}")
 trials=${TRIALS:-3000}
 [ -x "$battlelab" ] || { echo "no battlelab binary at $battlelab (cargo build --release, or set BATTLELAB)" >&2; exit 2; }
-python3 -c 'import yaml' 2>/dev/null || pip install --quiet pyyaml
+# A Python that can read YAML: python3 if it has PyYAML, else the system's /usr/bin/python3,
+# else (as root) the distribution's python3-yaml; never pip into a system Python.
+python=""
+for candidate in python3 /usr/bin/python3; do
+  if command -v "$candidate" >/dev/null 2>&1 && "$candidate" -c 'import yaml' 2>/dev/null; then
+    python=$candidate
+    break
+  fi
+done
+if [ -z "$python" ]; then
+  if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "== installing python3-yaml (apt-get)"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends python3-yaml >/dev/null
+    python=/usr/bin/python3
+    "$python" -c 'import yaml' || { echo "installed python3-yaml, but $python still cannot import yaml" >&2; exit 2; }
+  else
+    echo "no python3 with PyYAML: install python3-yaml (sudo apt-get install python3-yaml) and run this again" >&2
+    exit 2
+  fi
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/bin" "$tmp/data/analyses"
@@ -25,7 +46,7 @@ SH
 chmod +x "$tmp/bin/battlelab"
 
 # What each job's container runs, and its environment, with /data → the temp volume.
-python3 - "$here" "$tmp" <<'PY'
+"$python" - "$here" "$tmp" <<'PY'
 import sys, yaml, json
 here, tmp = sys.argv[1], sys.argv[2]
 def job(name):
@@ -54,13 +75,13 @@ out = {
 }
 json.dump(out, open(f"{tmp}/plan.json", "w"))
 PY
-get() { python3 -c "import json,sys; print(json.load(open('$tmp/plan.json'))[sys.argv[1]])" "$1"; }
+get() { "$python" -c "import json,sys; print(json.load(open('$tmp/plan.json'))[sys.argv[1]])" "$1"; }
 n=$(get shards)
 analysis=$(get analysis)
 cp "$root/analyses/$(basename "$analysis")" "$analysis"
 run_container() { # $1 = shard_ or merge_, then extra env
   local kind=$1; shift
-  python3 - "$tmp/plan.json" "$kind" "$tmp/bin" "$@" <<'PY'
+  "$python" - "$tmp/plan.json" "$kind" "$tmp/bin" "$@" <<'PY'
 import json, os, subprocess, sys
 plan, kind, bindir = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3]
 env = dict(os.environ, PATH=bindir + ":" + os.environ["PATH"], **plan[kind + "env"])
@@ -73,7 +94,7 @@ for ((i = 0; i < n; i++)); do
   run_container shard_ "JOB_COMPLETION_INDEX=$i"
 done
 run_container merge_
-report=$(python3 -c "import json; print(json.load(open('$tmp/plan.json'))['merge_env']['REPORT_DIR'])")
+report=$("$python" -c "import json; print(json.load(open('$tmp/plan.json'))['merge_env']['REPORT_DIR'])")
 "$tmp/bin/battlelab" run "$analysis" --out "$tmp/plain" --quiet
 fail=0
 if [ "$(cd "$tmp/plain" && ls)" != "$(cd "$report" && ls)" ]; then echo "FAIL file names differ"; fail=1; fi

@@ -73,9 +73,8 @@ fi
 echo "== $(slurmctld -V), $(munged -V 2>&1 | head -1)"
 
 # --- temp folder and cleanup ------------------------------------------------------------
-tmp="$(mktemp -d /tmp/battlelab-slurm.XXXXXX)"
-chmod 755 "$tmp" # munged wants every folder above its socket searchable by all
-conf="$tmp/slurm.conf"
+tmp=""  # set by mktemp below, before anything is put in it
+conf="" # $tmp/slurm.conf
 munged_pid=""
 slurmctld_pid=""
 slurmd_pid=""
@@ -126,31 +125,41 @@ cleanup() {
             done
         fi
     fi
+    # stop_pid does nothing for a daemon whose PID is not set (it was never started).
     stop_pid slurmd "$slurmd_pid"
     stop_pid slurmctld "$slurmctld_pid"
     stop_pid munged "$munged_pid"
     # slurmd runs each job under a slurmstepd that detaches from it. Anything still alive
     # that carries this cluster's SLURM_CONF in its environment was started by this test
-    # (no other process can name this temp folder): stop those, by PID, too.
+    # (no other process can name this temp folder): stop those, by PID, too. Only the
+    # Slurm daemons start such processes, so there are none unless one of them was started.
     unset SLURM_CONF
-    for dir in /proc/[0-9]*; do
-        pid="${dir#/proc/}"
-        ((pid != $$)) || continue
-        if tr '\0' '\n' 2>/dev/null <"$dir/environ" | grep -qxF "SLURM_CONF=$conf"; then
-            echo "   stopping leftover $(cat "$dir/comm" 2>/dev/null) (pid $pid)"
-            kill -KILL "$pid" 2>/dev/null
-        fi
-    done
-    rm -rf "$tmp"
+    if [[ -n "$conf" && -n "$slurmctld_pid$slurmd_pid" ]]; then
+        for dir in /proc/[0-9]*; do
+            pid="${dir#/proc/}"
+            ((pid != $$)) || continue
+            if tr '\0' '\n' 2>/dev/null <"$dir/environ" | grep -qxF "SLURM_CONF=$conf"; then
+                echo "   stopping leftover $(cat "$dir/comm" 2>/dev/null) (pid $pid)"
+                kill -KILL "$pid" 2>/dev/null
+            fi
+        done
+    fi
+    [[ -z "$tmp" ]] || rm -rf "$tmp"
     ((rc < 128)) || fail "interrupted (exit $rc)"
     echo "slurm recipe: $passed passed, $failed failed"
     ((failed == 0)) || rc=1
     exit "$rc"
 }
+
+# The temp folder, with the cleanup in place at once: any failure from here on (even
+# before a daemon starts) stops what was started and removes it.
+tmp="$(mktemp -d /tmp/battlelab-slurm.XXXXXX)"
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 trap 'exit 129' HUP
+chmod 755 "$tmp" # munged wants every folder above its socket searchable by all
+conf="$tmp/slurm.conf"
 
 show_logs() { # print the tail of every log under the given folders
     local f

@@ -6,13 +6,15 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Result};
 
+use battlelab::engine::driver::blocks_per_run;
 use battlelab::engine::expect::{self, Expectation, RunVerdict, Status, Target};
+use battlelab::engine::Plan;
 use battlelab::progress::ProgressWatcher;
 use battlelab::sim::BLOCK_TRIALS;
 
-use super::{emit, interruptible, pool};
+use super::{emit, interruptible, pool, usage};
 use crate::cli::CheckArgs;
 
 /// The analysis files named: files as given, folders' `.toml` files in name order.
@@ -21,10 +23,16 @@ fn files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
     for input in inputs {
         if input.is_dir() {
             let mut found: Vec<PathBuf> = std::fs::read_dir(input)
-                .with_context(|| format!("cannot list {}", input.display()))?
+                .map_err(|e| usage(format!("cannot list {}: {e}", input.display())))?
                 .filter_map(|e| e.ok().map(|e| e.path()))
                 .filter(|p| p.extension().is_some_and(|e| e == "toml") && p.is_file())
                 .collect();
+            if found.is_empty() {
+                bail!(usage(format!(
+                    "{} holds no analysis files (*.toml)",
+                    input.display()
+                )));
+            }
             found.sort();
             out.extend(found);
         } else {
@@ -42,18 +50,12 @@ struct Decided {
     detail: String,
 }
 
-fn describe_run(study: &dyn battlelab::systems::Study, run: usize) -> String {
-    let plan = study.plan();
-    let key = &plan.runs[run];
+fn describe_run(plan: &Plan, run: usize) -> String {
     let mut parts: Vec<String> = Vec::new();
     if plan.variants().len() > 1 {
-        parts.push(format!("variant={}", key.variant));
+        parts.push(format!("variant={}", plan.runs[run].variant));
     }
-    for (axis, value) in plan.axes.iter().zip(&key.coordinates) {
-        if !matches!(value, battlelab::analysis::AxisValue::Unset) {
-            parts.push(format!("{axis}={value}"));
-        }
-    }
+    parts.extend(plan.describe(run).iter().map(|(a, v)| format!("{a}={v}")));
     if parts.is_empty() {
         "the run".into()
     } else {
@@ -61,17 +63,12 @@ fn describe_run(study: &dyn battlelab::systems::Study, run: usize) -> String {
     }
 }
 
-fn detail(
-    study: &dyn battlelab::systems::Study,
-    e: &Expectation,
-    v: &RunVerdict,
-    runs: usize,
-) -> String {
+fn detail(plan: &Plan, e: &Expectation, v: &RunVerdict, runs: usize) -> String {
     let what = match &e.target {
         Target::Outcome(o) => format!("P({o})"),
         Target::Metric(m) => format!("mean {m}"),
     };
-    let at = describe_run(study, v.run);
+    let at = describe_run(plan, v.run);
     let of = if runs > 1 {
         format!(" ({} runs)", runs)
     } else {
@@ -102,26 +99,35 @@ fn detail(
 }
 
 pub fn check(args: CheckArgs) -> Result<()> {
+    // Before any work: the JUnit file must be one battlelab may write, and every file
+    // must be valid.
+    if let Some(path) = &args.junit {
+        battlelab::output::check_owned_file(path, JUNIT_MARK)?;
+    }
+    let loaded = files(&args.inputs)?
+        .into_iter()
+        .map(|file| Ok((battlelab::systems::load(&file)?, file)))
+        .collect::<Result<Vec<_>>>()?;
     let (pool, _) = pool(args.threads)?;
-    let max_blocks = args.max_trials.div_ceil(BLOCK_TRIALS).max(1);
+    let max_blocks = blocks_per_run(args.max_trials).max(1);
+    let trials = max_blocks * BLOCK_TRIALS;
     let mut decided: Vec<Decided> = Vec::new();
     let mut text = String::new();
-    for file in files(&args.inputs)? {
-        let (study, analysis) = battlelab::systems::load(&file)?;
-        let expectations = battlelab::systems::expectations(&*study, &file, &analysis.text)?;
-        if expectations.is_empty() {
+    for (loaded, file) in loaded {
+        let study = &*loaded.study;
+        if loaded.expectations.is_empty() {
             text += &format!("{}: no expectations\n", file.display());
             continue;
         }
+        let plan = study.plan();
         let seed = args.seed.unwrap_or(study.header().seed);
-        for e in expectations {
+        for e in loaded.expectations {
             let control = interruptible();
             let watcher = ProgressWatcher::start(
                 Arc::clone(&control),
-                max_blocks * BLOCK_TRIALS * e.runs.len() as u64,
+                trials * e.runs.len() as u64,
                 args.quiet,
             );
-            let trials = max_blocks * BLOCK_TRIALS;
             let verdicts = pool.install(|| {
                 expect::decide(&e, max_blocks, &mut |run, blocks, with_exact| {
                     study.arm_blocks(run, blocks, trials, seed, with_exact, &control)
@@ -130,7 +136,7 @@ pub fn check(args: CheckArgs) -> Result<()> {
             watcher.finish();
             let verdicts = verdicts?;
             let (status, v) = expect::overall(&verdicts);
-            let detail = detail(&*study, &e, v, e.runs.len());
+            let detail = detail(&plan, &e, v, e.runs.len());
             text += &format!(
                 "{:<9} {}:{}  {}\n          {}\n",
                 status.name(),
@@ -179,8 +185,17 @@ pub struct ExpectationsFailed {
 /// What marks a JUnit file as battlelab's (so a later `check` may replace it).
 const JUNIT_MARK: &str = "<testsuites name=\"battlelab check\">";
 
+/// `text` as XML character data: markup escaped, and the control characters XML 1.0
+/// forbids replaced.
 fn xml(text: &str) -> String {
-    text.replace('&', "&amp;")
+    text.chars()
+        .map(|c| match c {
+            '\t' | '\n' | '\r' => c,
+            c if c < ' ' => '\u{FFFD}',
+            c => c,
+        })
+        .collect::<String>()
+        .replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")

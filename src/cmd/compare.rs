@@ -9,19 +9,19 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use serde_json::{json, Value};
 
 use battlelab::analysis::AxisValue;
-use battlelab::engine::compare::{self, Arm, Cell, Correction, Test};
+use battlelab::engine::compare::{self, Arm, Cell, Correction};
 use battlelab::engine::Plan;
 use battlelab::progress::ProgressWatcher;
 use battlelab::report::{self, ReportError};
 use battlelab::sim::RunControl;
 use battlelab::systems::Study;
-use battlelab::table::TableError;
+use battlelab::table::csv_field;
 
-use super::{emit, interruptible, pool};
+use super::{emit, interruptible, pool, usage};
 use crate::cli::{CompareArgs, Format};
 
 /// One compared run: what tells it apart, and its cells.
@@ -44,29 +44,21 @@ struct Comparison {
     coordinates: Vec<Vec<AxisValue>>,
 }
 
-fn usage(message: impl Into<String>) -> TableError {
-    TableError::Invalid {
-        option: "compare".into(),
-        message: message.into(),
-    }
-}
-
-/// The run's description: its axes with their values (unset axes left out).
-fn describe(plan: &Plan, coordinates: &[AxisValue]) -> Vec<(String, String)> {
-    plan.axes
-        .iter()
-        .zip(coordinates)
-        .filter(|(_, v)| !matches!(v, AxisValue::Unset))
-        .map(|(a, v)| (a.clone(), v.to_string()))
-        .collect()
-}
-
-pub fn compare(args: CompareArgs) -> Result<()> {
-    let correction = if args.fdr {
+/// The multiple-comparison correction the command line asks for.
+fn correction(args: &CompareArgs) -> Correction {
+    if args.fdr {
         Correction::BenjaminiHochberg
     } else {
         Correction::Holm
-    };
+    }
+}
+
+pub fn compare(args: CompareArgs) -> Result<()> {
+    if let Some(out) = &args.out {
+        // Before any work, and never over what is being compared.
+        let inputs: Vec<&Path> = args.inputs.iter().map(PathBuf::as_path).collect();
+        battlelab::output::check_target(out, &inputs)?;
+    }
     let (pool, _) = pool(args.threads)?;
     let control = interruptible();
     let comparison = match args.inputs.as_slice() {
@@ -80,7 +72,7 @@ pub fn compare(args: CompareArgs) -> Result<()> {
                 .split_once(',')
                 .map(|(a, b)| (a.trim().to_string(), b.trim().to_string()))
                 .ok_or_else(|| usage("--variants takes two names: --variants A,B"))?;
-            let (study, _) = battlelab::systems::load(file)?;
+            let study = battlelab::systems::load(file)?.study;
             pool.install(|| variants_of_one(&*study, &a, &b, &args, &control))?
         }
         [first, second] if first.is_dir() && second.is_dir() => {
@@ -93,8 +85,8 @@ pub fn compare(args: CompareArgs) -> Result<()> {
             if args.variants.is_some() {
                 bail!(usage("--variants is for one analysis file"));
             }
-            let (a, _) = battlelab::systems::load(first)?;
-            let (b, _) = battlelab::systems::load(second)?;
+            let a = battlelab::systems::load(first)?.study;
+            let b = battlelab::systems::load(second)?.study;
             let names = (first.display().to_string(), second.display().to_string());
             pool.install(|| two_studies(&*a, &*b, names, &args, &control))?
         }
@@ -103,18 +95,14 @@ pub fn compare(args: CompareArgs) -> Result<()> {
         )),
     };
     let mut comparison = comparison;
-    {
-        let mut cells: Vec<&mut Cell> = comparison
-            .rows
-            .iter_mut()
-            .flat_map(|r| r.cells.iter_mut())
-            .collect();
-        compare::correct(&mut cells, correction, args.alpha);
-    }
-    comparison.correction = correction;
-    comparison.alpha = args.alpha;
+    let (correction, alpha) = (comparison.correction, comparison.alpha);
+    let mut cells: Vec<&mut Cell> = comparison
+        .rows
+        .iter_mut()
+        .flat_map(|r| r.cells.iter_mut())
+        .collect();
+    compare::correct(&mut cells, correction, alpha);
     if let Some(out) = &args.out {
-        battlelab::output::check_target(out, &[])?;
         write_report(&comparison, out)?;
     }
     emit(&match args.format {
@@ -163,6 +151,12 @@ fn variants_of_one(
 ) -> Result<Comparison> {
     let plan = study.plan();
     let known = plan.variants();
+    if a == b {
+        bail!(usage(format!(
+            "--variants names \"{}\" twice; name two different variants",
+            battlelab::limits::echo(a)
+        )));
+    }
     for name in [a, b] {
         if !known.contains(&name) {
             bail!(usage(format!(
@@ -204,7 +198,7 @@ fn variants_of_one(
         &plan,
         &pairs,
         arms,
-        args.alpha,
+        args,
     ))
 }
 
@@ -248,7 +242,7 @@ fn two_studies(
     let paired = trials[0] == trials[1] && seeds[0] == seeds[1];
     let pairs: Vec<(usize, usize)> = (0..pa.runs.len()).map(|k| (k, k)).collect();
     let arms = arms(a, b, &pairs, trials, seeds, args.quiet, control)?;
-    let mut c = build(names.0, names.1, paired, &pa, &pairs, arms, args.alpha);
+    let mut c = build(names.0, names.1, paired, &pa, &pairs, arms, args);
     if !paired {
         c.tests_note = format!(
             "independent arms: seeds {} and {}, trials {} and {} differ, so the dice are not shared",
@@ -268,17 +262,24 @@ fn two_reports(
 ) -> Result<Comparison> {
     let manifest = |dir: &Path| -> Result<Value> {
         let text = battlelab::output::read_capped(
-            &dir.join("manifest.json"),
+            &dir.join(battlelab::output::MANIFEST),
             battlelab::output::MAX_MANIFEST_BYTES,
         )
-        .with_context(|| {
-            format!(
-                "{} is not a battlelab report folder (no manifest.json)",
-                dir.display()
-            )
+        .map_err(|e| {
+            usage(format!(
+                "{} is not a battlelab report folder (cannot read its {}: {e}); give two report folders or two analysis files",
+                dir.display(),
+                battlelab::output::MANIFEST
+            ))
         })?;
-        serde_json::from_str(&text)
-            .with_context(|| format!("{}: manifest.json is not JSON", dir.display()))
+        serde_json::from_str(&text).map_err(|e| {
+            usage(format!(
+                "{}: its {} is not JSON ({e}); is it a battlelab report?",
+                dir.display(),
+                battlelab::output::MANIFEST
+            ))
+            .into()
+        })
     };
     let (ma, mb) = (manifest(a)?, manifest(b)?);
     let same = ["seed", "trials", "block_trials"]
@@ -289,7 +290,13 @@ fn two_reports(
             &dir.join(battlelab::pipeline::ANALYSIS_COPY),
             battlelab::limits::MAX_FILE_BYTES,
         )
-        .with_context(|| format!("{}: no analysis.toml to re-run", dir.display()))?;
+        .map_err(|e| {
+            usage(format!(
+                "{}: cannot read its {} to re-run it: {e}",
+                dir.display(),
+                battlelab::pipeline::ANALYSIS_COPY
+            ))
+        })?;
         let name = m["name"].as_str().unwrap_or("analysis").to_string();
         Ok(battlelab::systems::parse(
             &PathBuf::from(format!("{name}.toml")),
@@ -306,11 +313,11 @@ fn two_reports(
         );
         return Ok(c);
     }
-    totals_of_reports(a, b)
+    totals_of_reports(a, b, args)
 }
 
 /// Reports that do not share their dice: their `results.csv` totals, independent test.
-fn totals_of_reports(a: &Path, b: &Path) -> Result<Comparison> {
+fn totals_of_reports(a: &Path, b: &Path, args: &CompareArgs) -> Result<Comparison> {
     let (ta, tb) = (read_results(a)?, read_results(b)?);
     if ta.axes != tb.axes {
         bail!(usage(format!(
@@ -340,13 +347,20 @@ fn totals_of_reports(a: &Path, b: &Path) -> Result<Comparison> {
         });
         coordinates.push(key.iter().map(|v| AxisValue::Text(v.clone())).collect());
     }
+    if rows.is_empty() {
+        bail!(usage(format!(
+            "{} and {} have no run in common (the same variant and axis values)",
+            a.display(),
+            b.display()
+        )));
+    }
     Ok(Comparison {
         a: a.display().to_string(),
         b: b.display().to_string(),
         paired: false,
         tests_note: "independent arms: the reports do not share seed, trials and blocks, so their totals are compared".into(),
-        correction: Correction::Holm,
-        alpha: 0.05,
+        correction: correction(args),
+        alpha: args.alpha,
         rows,
         axes: ta.axes,
         coordinates,
@@ -383,19 +397,31 @@ fn csv_fields(line: &str) -> Vec<String> {
 fn read_results(dir: &Path) -> Result<Totals> {
     let path = dir.join("results.csv");
     let text = battlelab::output::read_small_file(&path)
-        .with_context(|| format!("cannot read {}", path.display()))?;
+        .map_err(|e| usage(format!("cannot read {}: {e}", path.display())))?;
+    let not_ours = |what: String| {
+        usage(format!(
+            "{}: {what}; is it a battlelab report's results.csv?",
+            path.display()
+        ))
+    };
     let mut lines = text.lines();
     let header = csv_fields(lines.next().unwrap_or_default());
     let at = |name: &str| -> Result<usize> {
-        header.iter().position(|h| h == name).with_context(|| {
-            format!(
-                "{}: no `{name}` column; is it a battlelab report?",
-                path.display()
-            )
-        })
+        Ok(header
+            .iter()
+            .position(|h| h == name)
+            .ok_or_else(|| not_ours(format!("no `{name}` column")))?)
     };
     let (outcome, trials, count, exact) =
         (at("outcome")?, at("trials")?, at("count")?, at("exact")?);
+    if header.first().map(String::as_str) != Some("system")
+        || header.get(1).map(String::as_str) != Some("variant")
+        || outcome < 2
+    {
+        bail!(not_ours(
+            "its columns do not start with `system, variant` before `outcome`".into()
+        ));
+    }
     // Axis columns: between `variant` and `outcome`, labels rather than odds ratios.
     let axes: Vec<String> = header[2..outcome]
         .iter()
@@ -410,12 +436,11 @@ fn read_results(dir: &Path) -> Result<Totals> {
     for line in lines {
         let f = csv_fields(line);
         if f.len() != header.len() {
-            bail!(
-                "{}: a row with {} fields under {} columns",
-                path.display(),
+            bail!(not_ours(format!(
+                "a row with {} fields under {} columns",
                 f.len(),
                 header.len()
-            );
+            )));
         }
         let mut key: Vec<String> = vec![f[1].clone()];
         key.extend(axis_at.iter().map(|&i| {
@@ -424,8 +449,19 @@ fn read_results(dir: &Path) -> Result<Totals> {
                 .position(|h| *h == format!("{}_label", header[i]));
             label.map_or_else(|| f[i].clone(), |l| f[l].clone())
         }));
-        let n: u64 = f[trials].parse().context("trials")?;
-        let c: u64 = f[count].parse().context("count")?;
+        let whole = |i: usize| -> Result<u64> {
+            Ok(f[i].parse().map_err(|_| {
+                not_ours(format!(
+                    "`{}` is not a whole number in a row: {}",
+                    header[i],
+                    battlelab::limits::echo(&f[i])
+                ))
+            })?)
+        };
+        let (n, c) = (whole(trials)?, whole(count)?);
+        if n == 0 || c > n {
+            bail!(not_ours(format!("a row counts {c} of {n} trials")));
+        }
         let e: Option<f64> = f[exact].parse().ok();
         match runs.iter_mut().find(|(k, _)| *k == key) {
             Some((_, arm)) => {
@@ -456,14 +492,14 @@ fn build(
     plan: &Plan,
     pairs: &[(usize, usize)],
     arms: Vec<(Arm, Arm)>,
-    alpha: f64,
+    args: &CompareArgs,
 ) -> Comparison {
     let mut rows = Vec::new();
     let mut coordinates = Vec::new();
     for (&(i, _), (arm_a, arm_b)) in pairs.iter().zip(&arms) {
         let key = &plan.runs[i];
         rows.push(Row {
-            run: describe(plan, &key.coordinates),
+            run: plan.describe(i),
             cells: compare::compare_arms(arm_a, arm_b, paired),
         });
         coordinates.push(key.coordinates.clone());
@@ -477,8 +513,8 @@ fn build(
         } else {
             "independent arms".into()
         },
-        correction: Correction::Holm,
-        alpha,
+        correction: correction(args),
+        alpha: args.alpha,
         rows,
         axes: plan.axes.clone(),
         coordinates,
@@ -622,14 +658,6 @@ fn markdown(c: &Comparison) -> String {
     t + "\n" + &summary(c).replace("\n  ", "\n- ") + "\n"
 }
 
-fn csv_field(text: &str) -> String {
-    if text.contains([',', '"', '\n']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
-    } else {
-        text.to_string()
-    }
-}
-
 fn csv(c: &Comparison) -> String {
     let mut t = String::new();
     for a in &c.axes {
@@ -659,11 +687,7 @@ fn csv(c: &Comparison) -> String {
                 cell.significant,
                 num(cell.variance_ratio),
                 num(cell.trials_unpaired),
-                match cell.test {
-                    Test::Paired => "paired",
-                    Test::Independent => "independent",
-                    Test::Exact => "exact",
-                }
+                cell.test.key()
             );
         }
     }
@@ -694,11 +718,7 @@ fn to_json(c: &Comparison) -> Value {
                     "significant": cell.significant,
                     "variance_ratio": cell.variance_ratio,
                     "trials_unpaired": cell.trials_unpaired,
-                    "test": match cell.test {
-                        Test::Paired => "paired",
-                        Test::Independent => "independent",
-                        Test::Exact => "exact",
-                    },
+                    "test": cell.test.key(),
                 })
             })
         })
@@ -721,7 +741,7 @@ fn to_json(c: &Comparison) -> Value {
 /// The compare report folder: `compare.csv`, a difference heatmap per outcome over the
 /// first two axes, `tables.md` and a manifest.
 fn write_report(c: &Comparison, out: &Path) -> Result<(), ReportError> {
-    let files = report::write_atomically(out, |dir| {
+    report::write_atomically(out, |dir| {
         report::write_text(dir, "compare.csv", &csv(c))?;
         report::write_text(dir, "tables.md", &markdown(c))?;
         report::write_text(
@@ -776,7 +796,7 @@ fn write_report(c: &Comparison, out: &Path) -> Result<(), ReportError> {
                     })
                     .collect();
                 battlelab::chart::heatmap_difference(
-                    &dir.join(format!("diff_{}", battlelab::report::slug(&outcome))),
+                    &dir.join(format!("diff_{}", battlelab::analysis::slug(&outcome))),
                     &format!("{outcome}: B − A"),
                     &c.axes[x],
                     &xs,
@@ -790,9 +810,8 @@ fn write_report(c: &Comparison, out: &Path) -> Result<(), ReportError> {
             dir,
             &json!({"tool": "battlelab", "kind": "compare", "a": c.a, "b": c.b}),
         )
-    })?;
-    let _ = files;
-    Ok(())
+    })
+    .map(|_| ())
 }
 
 #[cfg(test)]

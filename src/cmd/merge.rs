@@ -7,62 +7,65 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 
 use battlelab::engine::shard::{self, ShardError, ShardIdentity};
+use battlelab::output::MANIFEST;
 use battlelab::pipeline::{RunInfo, ANALYSIS_COPY};
 use battlelab::systems::{AnalysisText, ShardFolder};
 
 use super::{interruptible, note, pool, print_written};
 use crate::cli::MergeArgs;
 
-/// Reads one shard folder.
-fn read_shard(dir: &Path) -> Result<(ShardFolder, String), ShardError> {
-    let label = dir.display().to_string();
-    let unreadable = |message: String| ShardError::Unreadable {
-        shard: label.clone(),
+/// Why a shard folder cannot be read.
+fn unreadable(dir: &Path, message: String) -> ShardError {
+    ShardError::Unreadable {
+        shard: dir.display().to_string(),
         message,
-    };
-    let read = |name: &str| {
-        let cap = if name == "manifest.json" {
-            battlelab::output::MAX_MANIFEST_BYTES
-        } else {
-            battlelab::output::MAX_READ_BACK_BYTES
-        };
-        battlelab::output::read_capped(&dir.join(name), cap)
-            .map_err(|e| unreadable(format!("cannot read its {name}: {e} (is this a shard folder from `battlelab run --shard`?)")))
-    };
-    let manifest = read("manifest.json")?;
+    }
+}
+
+/// Reads the file `name` of a shard folder, at most `cap` bytes.
+fn read_part(dir: &Path, name: &str, cap: u64) -> Result<String, ShardError> {
+    battlelab::output::read_capped(&dir.join(name), cap).map_err(|e| {
+        unreadable(
+            dir,
+            format!("cannot read its {name}: {e} (is this a shard folder from `battlelab run --shard`?)"),
+        )
+    })
+}
+
+/// Reads one shard folder: its identity and counts.
+fn read_shard(dir: &Path) -> Result<ShardFolder, ShardError> {
+    let manifest = read_part(dir, MANIFEST, battlelab::output::MAX_MANIFEST_BYTES)?;
     let identity: ShardIdentity = serde_json::from_str(&manifest)
-        .map_err(|e| unreadable(format!("its manifest.json is not a shard's: {e}")))?;
-    let counts = read(shard::COUNTS_FILE)?;
-    let analysis = read(ANALYSIS_COPY)?;
-    Ok((
-        ShardFolder {
-            label,
-            identity,
-            counts,
-        },
-        analysis,
-    ))
+        .map_err(|e| unreadable(dir, format!("its {MANIFEST} is not a shard's: {e}")))?;
+    let counts = read_part(
+        dir,
+        shard::COUNTS_FILE,
+        battlelab::output::MAX_READ_BACK_BYTES,
+    )?;
+    Ok(ShardFolder {
+        label: dir.display().to_string(),
+        identity,
+        counts,
+    })
 }
 
 pub fn merge(args: MergeArgs) -> Result<()> {
     let started = Instant::now();
-    let mut shards = Vec::with_capacity(args.shards.len());
-    let mut texts = Vec::with_capacity(args.shards.len());
-    for dir in &args.shards {
-        let (folder, text) = read_shard(dir)?;
-        shards.push(folder);
-        texts.push(text);
-    }
-    let labelled: Vec<(String, ShardIdentity)> = shards
+    let shards = args
+        .shards
         .iter()
-        .map(|s| (s.label.clone(), s.identity.clone()))
-        .collect();
-    shard::check_complete(&labelled)?;
+        .map(|dir| read_shard(dir))
+        .collect::<Result<Vec<_>, _>>()?;
     let first = &shards[0].identity;
-    // The analysis as the shards ran it, under the name its user gave it.
+    // The analysis as the shards ran it, under the name its user gave it (the merge
+    // checks that every shard ran this text).
     let analysis = AnalysisText {
         path: PathBuf::from(&first.analysis_file),
-        text: texts.swap_remove(0),
+        text: read_part(
+            &args.shards[0],
+            ANALYSIS_COPY,
+            battlelab::limits::MAX_FILE_BYTES,
+        )?,
     };
     let study = battlelab::systems::parse(&analysis.path, &analysis.text)
         .with_context(|| format!("the analysis carried by {}", shards[0].label))?;
@@ -70,7 +73,9 @@ pub fn merge(args: MergeArgs) -> Result<()> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("reports").join(study.header().name));
-    battlelab::output::check_target(&out, &[])?;
+    // Before any work, and never over a shard being merged.
+    let inputs: Vec<&Path> = args.shards.iter().map(PathBuf::as_path).collect();
+    battlelab::output::check_target(&out, &inputs)?;
     let (pool, threads) = pool(args.threads)?;
     let control = interruptible();
     if !args.quiet {

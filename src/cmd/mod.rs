@@ -19,6 +19,17 @@ use battlelab::table::TableError;
 
 use crate::cli::{Cli, Command};
 
+/// A command line or input that cannot work as given (exit 2): the message says what to
+/// change.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+/// A [`UsageError`] with `message`.
+pub fn usage(message: impl Into<String>) -> UsageError {
+    UsageError(message.into())
+}
+
 /// Exit code for input the user must fix (also clap's usage errors).
 pub const EXIT_BAD_INPUT: u8 = 2;
 /// Exit code after Ctrl-C, SIGTERM or SIGHUP, as shells expect after Ctrl-C.
@@ -58,6 +69,7 @@ pub fn exit_code(error: &anyhow::Error) -> u8 {
     let bad_input = error.chain().any(|e| {
         e.downcast_ref::<battlelab::analysis::AnalysisError>()
             .is_some()
+            || e.downcast_ref::<UsageError>().is_some()
             || e.downcast_ref::<battlelab::output::OutputError>().is_some()
             || e.downcast_ref::<battlelab::engine::shard::ShardError>()
                 .is_some()

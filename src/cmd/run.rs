@@ -10,26 +10,33 @@ use battlelab::engine::driver::Share;
 use battlelab::pipeline::RunInfo;
 use battlelab::progress::ProgressWatcher;
 
-use super::{interruptible, note, pool, print_written};
+use super::{interruptible, note, pool, print_written, usage};
 use crate::cli::RunArgs;
 
 pub fn run(args: RunArgs) -> Result<()> {
-    let (study, analysis) = battlelab::systems::load(&args.file)?;
+    let battlelab::systems::Loaded {
+        study,
+        analysis,
+        precision: file_precision,
+        ..
+    } = battlelab::systems::load(&args.file)?;
     let header = study.header();
     let plan = study.plan();
     let trials = args.trials.unwrap_or(header.trials);
     let seed = args.seed.unwrap_or(header.seed);
-    let precision = match args.precision {
-        Some(p) => Some(p),
-        None => {
-            battlelab::analysis::precision_of(&args.file.display().to_string(), &analysis.text)?
-        }
-    };
+    let precision = args.precision.or(file_precision);
     if precision.is_some() && args.shard.is_some() {
-        anyhow::bail!(battlelab::table::TableError::Invalid {
-            option: "--shard".into(),
-            message: "a run to a precision decides its trials as it goes, so it cannot be split into shards; give --trials instead of a precision".into(),
-        });
+        let fix = if args.precision.is_some() {
+            "leave out --precision".to_string()
+        } else {
+            format!(
+                "remove `precision` from {} (its `trials` then fix the run's size)",
+                args.file.display()
+            )
+        };
+        anyhow::bail!(usage(format!(
+            "--shard: a run to a precision decides its trials as it goes, so it cannot be split into shards; to shard it, {fix}"
+        )));
     }
     let out = args.out.clone().unwrap_or_else(|| match args.shard {
         Some((k, n)) => PathBuf::from("shards")

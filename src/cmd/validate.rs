@@ -8,7 +8,7 @@ use anyhow::Result;
 use super::emit;
 
 pub fn validate(file: &Path) -> Result<()> {
-    let (study, _) = battlelab::systems::load(file)?;
+    let study = battlelab::systems::load(file)?.study;
     let header = study.header();
     let plan = study.plan();
     let variants = plan.variants();
@@ -24,14 +24,7 @@ pub fn validate(file: &Path) -> Result<()> {
         header.seed
     );
     for (i, axis) in plan.axes.iter().enumerate() {
-        let mut values: Vec<String> = Vec::new();
-        for run in &plan.runs {
-            let value = run.coordinates[i].to_string();
-            if !values.contains(&value) {
-                values.push(value);
-            }
-        }
-        text += &format!("  {axis}: {}\n", values.join(", "));
+        text += &format!("  {axis}: {}\n", plan.axis_values(i).join(", "));
     }
     emit(&text)
 }

@@ -44,29 +44,20 @@ fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> ReportError + '_ {
     }
 }
 
-pub use crate::stats::count_mean;
-
 pub use crate::output::write_atomically;
 
-/// Writes a frame as `<stem>.csv` and `<stem>.parquet` in `dir`.
-/// Turns a Polars error while building a report's frames into a report error naming the
-/// report folder.
-pub(crate) fn frame_error(dir: &Path) -> impl Fn(PolarsError) -> ReportError + Copy + '_ {
+/// Turns a Polars error while building or writing a report's frames into a report error
+/// naming the folder or file.
+pub(crate) fn frame_error(path: &Path) -> impl Fn(PolarsError) -> ReportError + Copy + '_ {
     move |e| ReportError::Frame {
-        path: dir.display().to_string(),
+        path: path.display().to_string(),
         message: e.to_string(),
     }
 }
 
+/// Writes a frame as `<stem>.csv` and `<stem>.parquet` in `dir`.
 pub fn write_frame(dir: &Path, stem: &str, df: &mut DataFrame) -> Result<(), ReportError> {
     crate::interrupt::check()?;
-    let frame_error = |path: &Path| {
-        let path = path.display().to_string();
-        move |e: PolarsError| ReportError::Frame {
-            path,
-            message: e.to_string(),
-        }
-    };
     let csv = dir.join(format!("{stem}.csv"));
     frame::write_csv(df, &csv).map_err(frame_error(&csv))?;
     let parquet = dir.join(format!("{stem}.parquet"));
@@ -84,7 +75,16 @@ pub fn write_text(dir: &Path, name: &str, text: &str) -> Result<(), ReportError>
 /// Writes `manifest.json`.
 pub fn write_manifest(dir: &Path, manifest: &serde_json::Value) -> Result<(), ReportError> {
     let text = serde_json::to_string_pretty(manifest).expect("JSON values serialise");
-    write_text(dir, "manifest.json", &(text + "\n"))
+    write_text(dir, crate::output::MANIFEST, &(text + "\n"))
+}
+
+/// What a chart's file name adds for a variant: nothing when the analysis has one.
+pub(crate) fn variant_suffix(variant: &str, variants: usize) -> String {
+    if variants > 1 {
+        format!("_{}", crate::analysis::slug(variant))
+    } else {
+        String::new()
+    }
 }
 
 /// The value a chart holds an axis at when it is not drawn: the value nearest zero for
@@ -121,5 +121,3 @@ pub(crate) fn slice_points<'a>(
         .map(|(i, _)| i)
         .collect()
 }
-
-pub use crate::analysis::slug;

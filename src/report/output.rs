@@ -553,11 +553,9 @@ fn remove_stale_staging(parent: &Path, name: &str) {
     }
 }
 
-/// Writes `text` to the file `path`, atomically (a temporary file beside it, fsynced, then
-/// renamed), refusing before anything is written if `path` is a link, a folder, or a file
-/// battlelab did not write (one whose start does not contain `marker`).
-pub fn write_owned_file(path: &Path, text: &str, marker: &str) -> Result<(), OutputError> {
-    use std::io::Write;
+/// Checks that `write_owned_file(path, …, marker)` may write `path`: nothing is there, or
+/// a file battlelab wrote (one whose start contains `marker`), not a link or a folder.
+pub fn check_owned_file(path: &Path, marker: &str) -> Result<(), OutputError> {
     match fs::symlink_metadata(path) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {}
         Err(e) => return Err(refuse(path, format!("cannot read it: {e}"))),
@@ -577,6 +575,14 @@ pub fn write_owned_file(path: &Path, text: &str, marker: &str) -> Result<(), Out
             }
         }
     }
+    Ok(())
+}
+
+/// Writes `text` to the file `path`, atomically (a temporary file beside it, fsynced, then
+/// renamed), refusing before anything is written where [`check_owned_file`] refuses.
+pub fn write_owned_file(path: &Path, text: &str, marker: &str) -> Result<(), OutputError> {
+    use std::io::Write;
+    check_owned_file(path, marker)?;
     let name = path
         .file_name()
         .ok_or_else(|| refuse(path, "that path does not name a file"))?
@@ -587,8 +593,20 @@ pub fn write_owned_file(path: &Path, text: &str, marker: &str) -> Result<(), Out
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     let temporary = parent.join(format!(".{name}.partial-{}", std::process::id()));
-    let written = File::create(&temporary)
-        .and_then(|mut f| f.write_all(text.as_bytes()).and_then(|()| f.sync_all()))
+    // `create_new`: a file already at the temporary name is not ours to truncate.
+    let mut file = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&temporary)
+        .map_err(|e| {
+            refuse(
+                path,
+                format!("could not create {}: {e}", temporary.display()),
+            )
+        })?;
+    let written = file
+        .write_all(text.as_bytes())
+        .and_then(|()| file.sync_all())
         .and_then(|()| fs::rename(&temporary, path));
     if let Err(e) = written {
         let _ = fs::remove_file(&temporary);

@@ -11,11 +11,9 @@ use polars::prelude::*;
 
 use crate::chart::{self, BarGroup};
 use crate::frame;
-use crate::report::{
-    count_mean, fixed_value, frame_error, slice_points, slug, write_frame, write_text, ReportError,
-};
+use crate::report::{fixed_value, frame_error, slice_points, write_frame, write_text, ReportError};
 use crate::rules::crt::{BattleDistribution, BattleHistogram, BattleResult};
-use crate::stats::percentages_summing_to_100;
+use crate::stats::{count_mean, percentages_summing_to_100};
 
 /// Index (0 = A, 1 = B) of the side that is smaller at the start (ties: B, since A is
 /// the larger force on ties).
@@ -191,11 +189,7 @@ fn draw_charts(
         .first()
         .map_or("battle".to_string(), |a| a.parameter.clone());
     for (variant_index, variant) in analysis.variants.iter().enumerate() {
-        let suffix = if analysis.variants.len() > 1 {
-            format!("_{}", slug(&variant.name))
-        } else {
-            String::new()
-        };
+        let suffix = crate::report::variant_suffix(&variant.name, analysis.variants.len());
         let runs = slice(analysis, variant_index, &x_axis);
         let note = fixed_note(analysis, &x_axis);
         let groups: Vec<BarGroup> = runs

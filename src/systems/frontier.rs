@@ -36,22 +36,22 @@ impl crate::pipeline::SystemReport for FrontierStudy {
                 row = row
                     .float(
                         &format!("mean_eliminated_{side}"),
-                        Some(report::count_mean(&h.eliminated[s])),
+                        Some(crate::stats::count_mean(&h.eliminated[s])),
                     )
                     .float(
                         &format!("mean_routed_{side}"),
-                        Some(report::count_mean(&h.routed[s])),
+                        Some(crate::stats::count_mean(&h.routed[s])),
                     )
                     .float(
                         &format!("mean_disrupted_{side}"),
-                        Some(report::count_mean(&h.disrupted[s])),
+                        Some(crate::stats::count_mean(&h.disrupted[s])),
                     )
                     .float(
                         &format!("mean_leaders_lost_{side}"),
-                        Some(report::count_mean(&h.leaders_lost[s])),
+                        Some(crate::stats::count_mean(&h.leaders_lost[s])),
                     );
             }
-            row.float("mean_rounds", Some(report::count_mean(&h.rounds)))
+            row.float("mean_rounds", Some(crate::stats::count_mean(&h.rounds)))
                 .finish();
         }
         report::write_frame(
@@ -122,7 +122,7 @@ fn draw_charts(
                 h.lost_by_round
                     .iter()
                     .enumerate()
-                    .map(|(r, by_side)| ((r + 1) as f64, report::count_mean(&by_side[side]))),
+                    .map(|(r, by_side)| ((r + 1) as f64, crate::stats::count_mean(&by_side[side]))),
             )
             .collect()
     };
@@ -159,8 +159,8 @@ fn rulebook_tables(study: &FrontierStudy, results: &FrontierResults) -> String {
             cell(p[0]),
             cell(p[1]),
             cell(p[2]),
-            report::count_mean(&h.eliminated[0]),
-            report::count_mean(&h.eliminated[1])
+            crate::stats::count_mean(&h.eliminated[0]),
+            crate::stats::count_mean(&h.eliminated[1])
         ));
     }
     if !study.skipped.is_empty() {

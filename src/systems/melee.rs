@@ -335,11 +335,7 @@ fn draw_charts(
         )?;
     }
     for (vi, vname) in study.variants.iter().enumerate() {
-        let suffix = if study.variants.len() > 1 {
-            format!("_{}", report::slug(vname))
-        } else {
-            String::new()
-        };
+        let suffix = report::variant_suffix(vname, study.variants.len());
         let title_note = if study.variants.len() > 1 {
             format!(" — {vname}")
         } else {

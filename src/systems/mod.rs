@@ -167,19 +167,7 @@ impl<S: SystemReport + Send + Sync> Study for S {
     }
 
     fn run_names(&self, run: usize) -> crate::engine::expect::RunNames {
-        let empty = self.empty(run);
-        crate::engine::expect::RunNames {
-            outcomes: self
-                .outcomes(run, &empty, None)
-                .into_iter()
-                .map(|o| o.name)
-                .collect(),
-            metrics: self
-                .distributions(run, &empty, None)
-                .into_iter()
-                .map(|d| d.metric)
-                .collect(),
-        }
+        crate::engine::expect::RunNames::of(self, run)
     }
 
     fn arm_blocks(
@@ -396,17 +384,30 @@ pub fn expectations(
     })
 }
 
-/// Reads and validates an analysis file of any system, its expectations included.
-pub fn load(path: &Path) -> Result<(Box<dyn Study>, AnalysisText), AnalysisError> {
+/// An analysis file read and validated, with what the engine reads from any file.
+pub struct Loaded {
+    pub study: Box<dyn Study>,
+    pub analysis: AnalysisText,
+    /// Its `[[expect]]` entries, validated against its plan.
+    pub expectations: Vec<crate::engine::expect::Expectation>,
+    /// Its `precision = …`, if it runs until precise.
+    pub precision: Option<f64>,
+}
+
+/// Reads and validates an analysis file of any system, its expectations and precision
+/// included.
+pub fn load(path: &Path) -> Result<Loaded, AnalysisError> {
     let text = crate::toml_input::read_analysis_file(path)?;
     let study = parse(path, &text)?;
-    expectations(&*study, path, &text)?;
-    crate::analysis::precision_of(&path.display().to_string(), &text)?;
-    Ok((
+    let expectations = expectations(&*study, path, &text)?;
+    let precision = crate::analysis::precision_of(&path.display().to_string(), &text)?;
+    Ok(Loaded {
         study,
-        AnalysisText {
+        analysis: AnalysisText {
             path: path.to_path_buf(),
             text,
         },
-    ))
+        expectations,
+        precision,
+    })
 }

@@ -6,7 +6,6 @@ pub use battlelab_core::systems::naval::*;
 
 use std::path::Path;
 
-use crate::analysis::AxisValue;
 use crate::chart::{self, BarGroup};
 use crate::frame::LongFrame;
 use crate::report::{self, ReportError};
@@ -38,8 +37,14 @@ impl crate::pipeline::SystemReport for NavalStudy {
                 .float("p_b_control", Some(p_control(&est, 1)))
                 .float("exact_p_a_control", Some(p_control(&exact.result, 0)))
                 .float("exact_p_b_control", Some(p_control(&exact.result, 1)))
-                .float("mean_nsp_lost_a", Some(report::count_mean(&h.nsp_lost[0])))
-                .float("mean_nsp_lost_b", Some(report::count_mean(&h.nsp_lost[1])))
+                .float(
+                    "mean_nsp_lost_a",
+                    Some(crate::stats::count_mean(&h.nsp_lost[0])),
+                )
+                .float(
+                    "mean_nsp_lost_b",
+                    Some(crate::stats::count_mean(&h.nsp_lost[1])),
+                )
                 .float(
                     "exact_mean_nsp_lost_a",
                     Some(crate::stats::distribution_mean(&exact.nsp_lost[0])),
@@ -48,7 +53,7 @@ impl crate::pipeline::SystemReport for NavalStudy {
                     "exact_mean_nsp_lost_b",
                     Some(crate::stats::distribution_mean(&exact.nsp_lost[1])),
                 )
-                .float("mean_rounds", Some(report::count_mean(&h.rounds)))
+                .float("mean_rounds", Some(crate::stats::count_mean(&h.rounds)))
                 .finish();
         }
         report::write_frame(
@@ -71,32 +76,22 @@ fn p_control(result: &[f64; EngagementResult::COUNT], side: usize) -> f64 {
         .sum()
 }
 
-/// Runs of one variant where every axis after the first two is at its first value.
-fn base_runs(study: &NavalStudy, variant: usize) -> Vec<usize> {
-    study
-        .runs
-        .iter()
-        .enumerate()
-        .filter(|(_, (v, c, _))| {
-            *v == variant
-                && c.iter()
-                    .enumerate()
-                    .skip(2)
-                    .all(|(i, x)| *x == study.axes[i].values[0])
-        })
-        .map(|(i, _)| i)
-        .collect()
+/// Runs of one variant on the axes `free`, every other axis at its
+/// [`report::fixed_value`].
+fn slice(study: &NavalStudy, variant: usize, free: &[usize]) -> Vec<usize> {
+    report::slice_points(
+        &study.axes,
+        study.runs.iter().map(|(v, c, _)| (*v, c.as_slice())),
+        variant,
+        free,
+    )
 }
 
 fn draw_charts(study: &NavalStudy, results: &NavalResults, dir: &Path) -> Result<(), ReportError> {
     for (variant, (vname, _)) in study.variants.iter().enumerate() {
-        let suffix = if study.variants.len() > 1 {
-            format!("_{}", report::slug(vname))
-        } else {
-            String::new()
-        };
-        let runs = base_runs(study, variant);
+        let suffix = report::variant_suffix(vname, study.variants.len());
         if study.axes.len() >= 2 {
+            let runs = slice(study, variant, &[0, 1]);
             let (x, y) = (&study.axes[0], &study.axes[1]);
             let values: Vec<Vec<f64>> = y
                 .values
@@ -122,22 +117,9 @@ fn draw_charts(study: &NavalStudy, results: &NavalResults, dir: &Path) -> Result
                 &values,
             )?;
         }
-        // Outcome bars and NSP lost over the first axis, other axes at their first value
-        // (the value nearest zero for a DRM axis).
-        let first_only: Vec<usize> = runs
-            .iter()
-            .copied()
-            .filter(|&r| {
-                study.runs[r].1.iter().enumerate().skip(1).all(|(i, v)| {
-                    let values = &study.axes[i].values;
-                    let nearest_zero = values.iter().min_by_key(|x| match x {
-                        AxisValue::Int(n) => n.unsigned_abs(),
-                        _ => 0,
-                    });
-                    Some(v) == nearest_zero
-                })
-            })
-            .collect();
+        // Outcome bars and NSP lost over the first axis, other axes held at their fixed
+        // value (the value nearest zero for a DRM axis).
+        let first_only = slice(study, variant, &[0]);
         let label = |r: usize| {
             if study.axes.is_empty() {
                 "engagement".to_string()

@@ -198,11 +198,7 @@ fn draw_charts(study: &RatioStudy, results: &RatioResults, dir: &Path) -> Result
         }
     };
     for (vi, vname) in study.variants.iter().enumerate() {
-        let suffix = if study.variants.len() > 1 {
-            format!("_{}", report::slug(vname))
-        } else {
-            String::new()
-        };
+        let suffix = report::variant_suffix(vname, study.variants.len());
         let runs = slice(study, vi, &free);
         let groups: Vec<BarGroup> = runs
             .iter()

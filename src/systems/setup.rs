@@ -43,7 +43,7 @@ fn write_extras(study: &SetupStudy, results: &SetupResults, dir: &Path) -> Resul
         for (q, quantity) in Quantity::ALL.iter().enumerate() {
             let counts = &results.counts[c][q];
             let exact = &results.exact[c][q];
-            let simulated = report::count_mean(counts);
+            let simulated = crate::stats::count_mean(counts);
             expectations
                 .row("base", &none)
                 .text("level", "coalition")

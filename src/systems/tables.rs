@@ -23,13 +23,6 @@ impl crate::pipeline::SystemReport for TableStudy {
     }
 }
 
-fn frame_error(dir: &Path) -> impl Fn(polars::prelude::PolarsError) -> ReportError + '_ {
-    move |e| ReportError::Frame {
-        path: dir.display().to_string(),
-        message: e.to_string(),
-    }
-}
-
 /// A table study's own frames (expected values per point, the turns study's survival),
 /// charts and rulebook tables.
 fn write_extras(study: &TableStudy, results: &TableResults, dir: &Path) -> Result<(), ReportError> {
@@ -49,7 +42,7 @@ fn write_extras(study: &TableStudy, results: &TableResults, dir: &Path) -> Resul
             .int("net_drm", point.drm.into())
             .int("trials", n as i64);
         for (name, values) in d6table::outcome_values(&study.system, table.outcomes()) {
-            let key = report::slug(name);
+            let key = crate::analysis::slug(name);
             let simulated = result
                 .counts
                 .iter()
@@ -67,7 +60,7 @@ fn write_extras(study: &TableStudy, results: &TableResults, dir: &Path) -> Resul
     }
     let mut expectations = expectations
         .build(&study.system)
-        .map_err(frame_error(dir))?;
+        .map_err(report::frame_error(dir))?;
     report::write_frame(dir, "expectations", &mut expectations)?;
     if let Some(turns) = study.turns {
         let mut survival = LongFrame::new(&[]);
@@ -89,7 +82,9 @@ fn write_extras(study: &TableStudy, results: &TableResults, dir: &Path) -> Resul
                 }
             }
         }
-        let mut survival = survival.build(&study.system).map_err(frame_error(dir))?;
+        let mut survival = survival
+            .build(&study.system)
+            .map_err(report::frame_error(dir))?;
         report::write_frame(dir, "survival", &mut survival)?;
     }
     draw_charts(study, results, dir)?;
@@ -126,11 +121,7 @@ fn draw_charts(study: &TableStudy, results: &TableResults, dir: &Path) -> Result
         .first()
         .map_or("roll".to_string(), |a| a.parameter.clone());
     for (variant, (name, table)) in study.variants.iter().enumerate() {
-        let suffix = if study.variants.len() > 1 {
-            format!("_{}", report::slug(name))
-        } else {
-            String::new()
-        };
+        let suffix = report::variant_suffix(name, study.variants.len());
         let series: Vec<String> = table.outcomes().to_vec();
         let groups: Vec<BarGroup> = slice(study, variant, x, None)
             .into_iter()
@@ -185,7 +176,10 @@ fn draw_charts(study: &TableStudy, results: &TableResults, dir: &Path) -> Result
                 })
                 .collect();
             chart::distributions(
-                &dir.join(format!("expected_{}{suffix}", report::slug(expectation))),
+                &dir.join(format!(
+                    "expected_{}{suffix}",
+                    crate::analysis::slug(expectation)
+                )),
                 &format!("{expectation} per roll — {name}"),
                 &x_label,
                 expectation,

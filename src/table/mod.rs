@@ -417,7 +417,7 @@ pub const RATIO_EXACT_STEPS: usize = 50_000_000;
 /// under every policy.
 pub fn ratio_table(
     combat: &ratio::RatioCombat,
-    policies: Option<&(usize, Vec<ratio::RatioCombat>)>,
+    policies: Option<&(usize, Vec<(ratio::ReservePolicy, ratio::RatioCombat)>)>,
     trials: Option<u64>,
     seed: u64,
     params: Value,
@@ -527,9 +527,18 @@ pub fn ratio_table(
                 }
             }
         }
-        if let Some((side, combats)) = policies {
-            for (policy_combat, policy) in combats.iter().zip(ratio::ReservePolicy::ALL) {
-                if let Some(pd) = policy_combat.distribution(RATIO_EXACT_STEPS) {
+        if let Some((side, others)) = policies {
+            for policy in ratio::ReservePolicy::ALL {
+                // The battle's own policy was enumerated above; the others here.
+                let pd = if policy == combat.battle().policy[*side] {
+                    exact.clone()
+                } else {
+                    others
+                        .iter()
+                        .find(|(p, _)| *p == policy)
+                        .and_then(|(_, c)| c.distribution(RATIO_EXACT_STEPS))
+                };
+                if let Some(pd) = pd {
                     let side_name = ["A", "B"][*side];
                     let other = ["B", "A"][*side];
                     expectations.push(row(
@@ -1178,7 +1187,7 @@ impl Exporter for TextExporter {
 }
 
 /// A CSV field, quoted when it holds a comma, a quote or a line break (RFC 4180).
-fn csv_field(text: &str) -> String {
+pub fn csv_field(text: &str) -> String {
     if text.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", text.replace('"', "\"\""))
     } else {

@@ -257,7 +257,9 @@ pub struct RatioQuery {
 /// battle under every policy.
 pub struct RatioPrepared {
     pub combat: RatioCombat,
-    pub policies: Option<(usize, Vec<RatioCombat>)>,
+    /// The side with reserves and the battle under every other policy (its own is
+    /// `combat`), in [`ReservePolicy::ALL`] order.
+    pub policies: Option<(usize, Vec<(ReservePolicy, RatioCombat)>)>,
     pub params: Value,
     pub title: String,
 }
@@ -347,13 +349,14 @@ impl RatioQuery {
             Some(side) => Some((
                 side,
                 ReservePolicy::ALL
-                    .iter()
-                    .map(|&p| {
+                    .into_iter()
+                    .filter(|&p| p != battle.policy[side])
+                    .map(|p| {
                         let mut b = battle.clone();
                         b.policy[side] = p;
-                        compile(b)
+                        Ok((p, compile(b)?))
                     })
-                    .collect::<Result<Vec<_>, _>>()?,
+                    .collect::<Result<Vec<_>, TableError>>()?,
             )),
             None => None,
         };

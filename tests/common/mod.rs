@@ -3,6 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
+use assert_cmd::Command;
+
 /// The `.toml` files directly in `dir`, sorted.
 pub fn toml_files(dir: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -17,4 +19,43 @@ pub fn toml_files(dir: &Path) -> Vec<PathBuf> {
 /// Every shipped analysis under `analyses/`, sorted.
 pub fn shipped_analyses() -> Vec<PathBuf> {
     toml_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("analyses"))
+}
+
+/// The shipped analysis `analyses/<name>`.
+pub fn shipped(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("analyses")
+        .join(name)
+}
+
+/// Runs `battlelab args…` in `cwd`: (exit code, stdout, stderr). No run may panic.
+pub fn battlelab(cwd: &Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let output = Command::cargo_bin("battlelab")
+        .unwrap()
+        .current_dir(cwd)
+        .args(args)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr,
+    )
+}
+
+/// The standard output of `battlelab args…`, which must succeed.
+pub fn stdout(args: &[&str]) -> String {
+    let output = Command::cargo_bin("battlelab")
+        .unwrap()
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
 }

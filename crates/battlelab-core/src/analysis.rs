@@ -559,3 +559,30 @@ pub fn precision_of(file: &str, text: &str) -> Result<Option<f64>, AnalysisError
         }),
     }
 }
+
+/// A grid point as errors name it: `a.sp = 3, drm = -1`.
+pub fn grid_point(axes: &[SweepAxis], coordinates: &[AxisValue]) -> String {
+    axes.iter()
+        .zip(coordinates)
+        .map(|(a, v)| format!("{} = {v}", a.parameter))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Where in a plan an error arose, as a message's suffix: ` (variant v, at the grid point
+/// a = 1, b = 2)`, either part left out where it says nothing (no variant named, no axes).
+pub fn describe_point(
+    axes: &[SweepAxis],
+    coordinates: &[AxisValue],
+    variant: Option<&str>,
+) -> String {
+    let variant_note = variant.map(|v| format!("variant {v}"));
+    let point =
+        (!axes.is_empty()).then(|| format!("at the grid point {}", grid_point(axes, coordinates)));
+    let parts: Vec<String> = variant_note.into_iter().chain(point).collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", parts.join(", "))
+    }
+}

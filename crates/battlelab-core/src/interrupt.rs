@@ -19,15 +19,10 @@ static REQUESTED: AtomicBool = AtomicBool::new(false);
 /// Exit code of a process stopped by a signal, as shells expect after Ctrl-C.
 pub const EXIT_INTERRUPTED: i32 = 130;
 
-/// Whether a stop has been requested (by a signal or [`request`]).
+/// Whether a stop has been requested (by a signal).
 #[inline]
 pub fn requested() -> bool {
     REQUESTED.load(Ordering::Relaxed)
-}
-
-/// Requests a stop, as a signal would.
-pub fn request() {
-    REQUESTED.store(true, Ordering::Relaxed);
 }
 
 /// Makes SIGINT, SIGTERM and SIGHUP request a stop; a second one exits at once with

@@ -59,6 +59,13 @@ impl RunControl {
 #[error("the run was interrupted before it finished")]
 pub struct Interrupted;
 
+/// Trials in block `block` of a run of `trials` trials: [`BLOCK_TRIALS`], but the last
+/// block may be short.
+#[inline]
+pub fn block_trials(trials: u64, block: u64) -> u64 {
+    BLOCK_TRIALS.min(trials - block * BLOCK_TRIALS)
+}
+
 /// Runs `trials` trials of `block` in parallel on the current rayon pool.
 ///
 /// `empty` makes a zeroed histogram; `block(dice, n, histogram)` runs `n` trials drawing
@@ -75,17 +82,42 @@ where
     E: Fn() -> H + Sync + Send,
     B: Fn(&mut DiceStream, u64, &mut H) + Sync + Send,
 {
-    let blocks = trials.div_ceil(BLOCK_TRIALS);
+    run_block_range(
+        seed,
+        trials,
+        0..trials.div_ceil(BLOCK_TRIALS),
+        empty,
+        block,
+        control,
+    )
+}
+
+/// Runs the blocks `blocks` of a run of `trials` trials in parallel on the current rayon
+/// pool, merged: what [`run_blocks`] does for all of them, and the engine's driver for a
+/// shard's share of a run or a precision run's next doubling.
+pub fn run_block_range<H, E, B>(
+    seed: u64,
+    trials: u64,
+    blocks: std::ops::Range<u64>,
+    empty: E,
+    block: B,
+    control: &RunControl,
+) -> Result<H, Interrupted>
+where
+    H: Histogram,
+    E: Fn() -> H + Sync + Send,
+    B: Fn(&mut DiceStream, u64, &mut H) + Sync + Send,
+{
     // `try_fold`/`try_reduce` short-circuit: once the run is stopped no further block is
     // even visited, so a stop is prompt at any trial count (2^64 − 1 trials are 2^48
     // blocks). Without a stop the result is the same integer sum as a plain fold.
-    (0..blocks)
+    blocks
         .into_par_iter()
         .try_fold(&empty, |mut histogram, index| {
             if control.stopped() {
                 return Err(Interrupted);
             }
-            let n = BLOCK_TRIALS.min(trials - index * BLOCK_TRIALS);
+            let n = block_trials(trials, index);
             let mut dice = DiceStream::for_block(seed, index);
             block(&mut dice, n, &mut histogram);
             control.trials_done.fetch_add(n, Ordering::Relaxed);

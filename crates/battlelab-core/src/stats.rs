@@ -91,12 +91,17 @@ pub fn percentages_summing_to_100(probabilities: &[f64], decimals: u32) -> Vec<u
 /// prints as the number it is (1.8875, not 1.8875000000000002).
 pub fn count_mean(counts: &[u64]) -> f64 {
     let n: u64 = counts.iter().sum();
-    let sum: u128 = counts
+    count_sum(counts, 0) as f64 / n.max(1) as f64
+}
+
+/// The sum of the values counted by a histogram of the values `first`, `first + 1`, …,
+/// in integers.
+pub fn count_sum(counts: &[u64], first: u64) -> u128 {
+    counts
         .iter()
         .enumerate()
-        .map(|(v, &c)| v as u128 * u128::from(c))
-        .sum();
-    sum as f64 / n.max(1) as f64
+        .map(|(i, &c)| u128::from(first + i as u64) * u128::from(c))
+        .sum()
 }
 
 /// The mean of a distribution given as probabilities of the values 0, 1, 2, …

@@ -25,7 +25,7 @@ use rayon::prelude::*;
 
 use super::System;
 use crate::dice::DiceStream;
-use crate::sim::{Interrupted, RunControl, BLOCK_TRIALS};
+use crate::sim::{block_trials, Interrupted, RunControl};
 use crate::stats::{
     benjamini_hochberg, holm, normal_two_sided_p, student_t_quantile, student_t_two_sided_p, Z95,
 };
@@ -132,7 +132,7 @@ pub fn arm_blocks<S: System>(
             if control.stopped() {
                 return Err(Interrupted);
             }
-            let n = BLOCK_TRIALS.min(trials - block * BLOCK_TRIALS);
+            let n = block_trials(trials, block);
             let mut counts = system.empty(run);
             let mut dice = DiceStream::for_block(seed, block);
             system.simulate(run, &mut dice, n, &mut counts);
@@ -154,15 +154,7 @@ pub fn arm_blocks<S: System>(
             let metrics = system
                 .distributions(run, &counts, None)
                 .iter()
-                .map(|d| {
-                    let sum = d
-                        .counts
-                        .iter()
-                        .enumerate()
-                        .map(|(i, &c)| u128::from(d.first + i as u64) * u128::from(c))
-                        .sum();
-                    (sum, d.trials())
-                })
+                .map(|d| (d.sum(), d.trials()))
                 .collect();
             Ok((n, by_name, metrics))
         })
@@ -194,9 +186,10 @@ pub fn arm_blocks<S: System>(
             name: d.metric.clone(),
             range: (d.first, d.first + d.counts.len().saturating_sub(1) as u64),
             blocks: per_block.iter().map(|(_, _, m)| m[k]).collect(),
+            // By name: a system may list other metrics with an exact result.
             exact_mean: exact_metrics
                 .as_ref()
-                .and_then(|e| e.get(k))
+                .and_then(|e| e.iter().find(|e| e.metric == d.metric))
                 .and_then(|d| d.exact_mean()),
         })
         .collect();
@@ -224,6 +217,15 @@ pub enum Test {
 }
 
 impl Test {
+    /// The test's key in csv and json (`paired`, `independent`, `exact`).
+    pub fn key(self) -> &'static str {
+        match self {
+            Test::Paired => "paired",
+            Test::Independent => "independent",
+            Test::Exact => "exact",
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Test::Paired => "paired t-test on per-block differences (common random numbers)",
@@ -254,11 +256,21 @@ pub struct Cell {
 }
 
 /// Compares two arms of one run outcome by outcome (`b` against `a`). `paired` says the
-/// arms drew the same dice block by block; with fewer than 2 blocks the test falls back
-/// to the independent one.
+/// arms drew the same dice block by block; with fewer than 2 blocks, or blocks of other
+/// sizes, the test falls back to the independent one.
 pub fn compare_arms(a: &Arm, b: &Arm, paired: bool) -> Vec<Cell> {
     let (na, nb) = (a.trials(), b.trials());
-    let paired = paired && a.blocks.len() >= 2 && a.blocks.len() == b.blocks.len();
+    let paired = paired
+        && a.blocks.len() >= 2
+        && a.blocks.len() == b.blocks.len()
+        && a.blocks.iter().zip(&b.blocks).all(|(x, y)| x.0 == y.0);
+    // The paired test's degrees of freedom and t quantile: the same for every cell.
+    let df = a.blocks.len() as f64 - 1.0;
+    let t = if paired {
+        student_t_quantile(0.975, df)
+    } else {
+        f64::NAN
+    };
     a.outcomes
         .iter()
         .enumerate()
@@ -314,8 +326,6 @@ pub fn compare_arms(a: &Arm, b: &Arm, paired: bool) -> Vec<Cell> {
                     / (n * n);
                 let variance = blocks / (blocks - 1.0) * spread / (n * n);
                 let se = variance.sqrt();
-                let df = blocks - 1.0;
-                let t = student_t_quantile(0.975, df);
                 cell.test = Test::Paired;
                 cell.ci_low = diff - t * se;
                 cell.ci_high = diff + t * se;

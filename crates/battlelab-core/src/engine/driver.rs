@@ -11,13 +11,11 @@
 //! any thread count and any split into [`Share`]s give the same counts.
 
 use std::ops::Range;
-use std::sync::atomic::Ordering;
 
 use rayon::prelude::*;
 
 use super::System;
-use crate::dice::DiceStream;
-use crate::sim::{Histogram, Interrupted, RunControl, BLOCK_TRIALS};
+use crate::sim::{block_trials, run_block_range, Histogram, Interrupted, RunControl, BLOCK_TRIALS};
 
 /// Blocks of one run of `trials` trials.
 pub fn blocks_per_run(trials: u64) -> u64 {
@@ -59,9 +57,13 @@ impl Share {
         (0..runs)
             .map(|run| {
                 let b = self.blocks_of(run, runs, blocks);
-                (b.start..b.end)
-                    .map(|block| BLOCK_TRIALS.min(trials - block * BLOCK_TRIALS))
-                    .sum::<u64>()
+                // Whole blocks, but the last may be short.
+                match b.end.checked_sub(1) {
+                    Some(last) if b.start <= last => {
+                        (last - b.start) * BLOCK_TRIALS + block_trials(trials, last)
+                    }
+                    _ => 0,
+                }
             })
             .sum()
     }
@@ -82,31 +84,14 @@ pub fn simulate<S: System>(
     (0..runs)
         .into_par_iter()
         .map(|run| {
-            share
-                .blocks_of(run, runs, blocks)
-                .into_par_iter()
-                .try_fold(
-                    || system.empty(run),
-                    |mut counts, block| {
-                        // Checked per block, so a stop is prompt at any trial count: no
-                        // further block is even visited.
-                        if control.stopped() {
-                            return Err(Interrupted);
-                        }
-                        let n = BLOCK_TRIALS.min(trials - block * BLOCK_TRIALS);
-                        let mut dice = DiceStream::for_block(seed, block);
-                        system.simulate(run, &mut dice, n, &mut counts);
-                        control.trials_done.fetch_add(n, Ordering::Relaxed);
-                        Ok(counts)
-                    },
-                )
-                .try_reduce(
-                    || system.empty(run),
-                    |mut left, right| {
-                        left.merge(right);
-                        Ok(left)
-                    },
-                )
+            simulate_run_blocks(
+                system,
+                run,
+                share.blocks_of(run, runs, blocks),
+                trials,
+                seed,
+                control,
+            )
         })
         .collect::<Result<Vec<_>, _>>()
         .and_then(|counts| {
@@ -184,37 +169,24 @@ pub fn run<S: System>(
     })
 }
 
-/// Blocks `blocks` of `run` (whole blocks), merged, before [`System::finish`].
+/// Blocks `blocks` of `run` (of a run of `trials` trials), merged, before
+/// [`System::finish`]. A stop is checked per block, so it is prompt at any trial count.
 fn simulate_run_blocks<S: System>(
     system: &S,
     run: usize,
     blocks: Range<u64>,
+    trials: u64,
     seed: u64,
     control: &RunControl,
 ) -> Result<S::Counts, Interrupted> {
-    blocks
-        .into_par_iter()
-        .try_fold(
-            || system.empty(run),
-            |mut counts, block| {
-                if control.stopped() {
-                    return Err(Interrupted);
-                }
-                let mut dice = DiceStream::for_block(seed, block);
-                system.simulate(run, &mut dice, BLOCK_TRIALS, &mut counts);
-                control
-                    .trials_done
-                    .fetch_add(BLOCK_TRIALS, Ordering::Relaxed);
-                Ok(counts)
-            },
-        )
-        .try_reduce(
-            || system.empty(run),
-            |mut left, right| {
-                left.merge(right);
-                Ok(left)
-            },
-        )
+    run_block_range(
+        seed,
+        trials,
+        blocks,
+        || system.empty(run),
+        |dice, n, counts| system.simulate(run, dice, n, counts),
+        control,
+    )
 }
 
 /// The widest 95% Wilson half-width among a run's simulated outcome probabilities (0
@@ -268,8 +240,15 @@ pub fn run_to_precision<S: System>(
         let more: Vec<(usize, S::Counts)> = open
             .par_iter()
             .map(|&run| {
-                simulate_run_blocks(system, run, done[run]..target[run], seed, control)
-                    .map(|c| (run, c))
+                simulate_run_blocks(
+                    system,
+                    run,
+                    done[run]..target[run],
+                    max_blocks * BLOCK_TRIALS,
+                    seed,
+                    control,
+                )
+                .map(|c| (run, c))
             })
             .collect::<Result<_, _>>()?;
         let mut widest = 0.0f64;

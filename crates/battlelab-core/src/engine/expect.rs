@@ -24,8 +24,9 @@ use toml::Spanned;
 
 use super::compare::Arm;
 use super::Plan;
-use crate::analysis::AnalysisError;
+use crate::analysis::{AnalysisError, AxisValue};
 use crate::limits;
+use crate::rules::crt::OddsColumn;
 use crate::sim::BLOCK_TRIALS;
 
 /// What an expectation bounds.
@@ -59,14 +60,6 @@ impl Bound {
             Some(Status::Fail)
         } else {
             None
-        }
-    }
-
-    pub fn describe(self) -> String {
-        match self {
-            Bound::AtLeast(b) => format!("at least {b}"),
-            Bound::AtMost(b) => format!("at most {b}"),
-            Bound::Between(a, b) => format!("between {a} and {b}"),
         }
     }
 }
@@ -116,6 +109,25 @@ fn number(v: &toml::Value) -> Option<f64> {
 pub struct RunNames {
     pub outcomes: Vec<String>,
     pub metrics: Vec<String>,
+}
+
+impl RunNames {
+    /// The outcomes and metrics `system` reports for `run` (from its empty counts).
+    pub fn of<S: super::System>(system: &S, run: usize) -> Self {
+        let empty = system.empty(run);
+        Self {
+            outcomes: system
+                .outcomes(run, &empty, None)
+                .into_iter()
+                .map(|o| o.name)
+                .collect(),
+            metrics: system
+                .distributions(run, &empty, None)
+                .into_iter()
+                .map(|d| d.metric)
+                .collect(),
+        }
+    }
 }
 
 /// Reads and validates the `[[expect]]` entries of `text` against `plan`; `names(run)`
@@ -176,18 +188,8 @@ pub fn parse(
         let mut runs: Vec<usize> = (0..plan.runs.len()).collect();
         for (key, value) in spec.at.iter().flatten() {
             let wanted = match value.get_ref() {
-                // Odds are printed L:S; the naval table's files write them L-S.
-                toml::Value::String(s) => match s.split_once('-') {
-                    Some((l, r))
-                        if !l.is_empty()
-                            && l.bytes().all(|b| b.is_ascii_digit())
-                            && r.bytes().all(|b| b.is_ascii_digit()) =>
-                    {
-                        format!("{l}:{r}")
-                    }
-                    _ => s.clone(),
-                },
-                toml::Value::Integer(i) => i.to_string(),
+                toml::Value::String(s) => AxisValue::Text(s.clone()),
+                toml::Value::Integer(i) => AxisValue::Int(*i),
                 other => {
                     return Err(error(
                         value.span().start,
@@ -199,41 +201,53 @@ pub fn parse(
                     ))
                 }
             };
-            let values_of = |k: &dyn Fn(usize) -> String| {
-                let mut v: Vec<String> = Vec::new();
-                for r in 0..plan.runs.len() {
-                    let s = k(r);
-                    if !v.contains(&s) {
-                        v.push(s);
-                    }
+            let (value_at, all): (Box<dyn Fn(usize) -> AxisValue>, Vec<String>) =
+                if key == "variant" {
+                    let names = plan.variants().iter().map(|v| v.to_string()).collect();
+                    (
+                        Box::new(|r: usize| AxisValue::Text(plan.runs[r].variant.clone())),
+                        names,
+                    )
+                } else if let Some(a) = plan.axes.iter().position(|a| a == key) {
+                    (
+                        Box::new(move |r: usize| plan.runs[r].coordinates[a].clone()),
+                        plan.axis_values(a),
+                    )
+                } else {
+                    let mut allowed = vec!["variant".to_string()];
+                    allowed.extend(plan.axes.iter().cloned());
+                    return Err(error(
+                        value.span().start,
+                        &field("where"),
+                        format!(
+                            "\"{}\" is not a swept parameter of this analysis; allowed: {}",
+                            limits::echo(key),
+                            allowed.join(", ")
+                        ),
+                    ));
+                };
+            // A variant named by a number; odds written as the sweep may write them
+            // ("3:2", "3-2", "6:4").
+            let wanted = match wanted {
+                AxisValue::Int(i) if key == "variant" => AxisValue::Text(i.to_string()),
+                AxisValue::Text(text)
+                    if (0..plan.runs.len())
+                        .any(|r| matches!(value_at(r), AxisValue::Odds { .. })) =>
+                {
+                    OddsColumn::parse_ratio(&text).map_or(
+                        AxisValue::Text(text),
+                        |(larger, smaller)| AxisValue::Odds { larger, smaller },
+                    )
                 }
-                v
+                wanted => wanted,
             };
-            let value_at: Box<dyn Fn(usize) -> String> = if key == "variant" {
-                Box::new(|r: usize| plan.runs[r].variant.clone())
-            } else if let Some(a) = plan.axes.iter().position(|a| a == key) {
-                Box::new(move |r: usize| plan.runs[r].coordinates[a].to_string())
-            } else {
-                let mut allowed = vec!["variant".to_string()];
-                allowed.extend(plan.axes.iter().cloned());
-                return Err(error(
-                    value.span().start,
-                    &field("where"),
-                    format!(
-                        "\"{}\" is not a swept parameter of this analysis; allowed: {}",
-                        limits::echo(key),
-                        allowed.join(", ")
-                    ),
-                ));
-            };
-            let all = values_of(&*value_at);
-            if !all.contains(&wanted) {
+            if !(0..plan.runs.len()).any(|r| value_at(r) == wanted) {
                 return Err(error(
                     value.span().start,
                     &field(&format!("where.{key}")),
                     format!(
                         "{} is not on the grid; {key} takes: {}",
-                        limits::echo(&wanted),
+                        limits::echo(&wanted.to_string()),
                         all.join(", ")
                     ),
                 ));
@@ -518,5 +532,51 @@ mod tests {
             Some(Status::Pass)
         );
         assert_eq!(Bound::AtLeast(0.2).judge(0.1, 0.15), Some(Status::Fail));
+    }
+
+    /// A plan of two variants ("1-2" and "base") over two odds columns.
+    fn odds_plan() -> Plan {
+        let mut runs = Vec::new();
+        for variant in ["1-2", "base"] {
+            for (larger, smaller) in [(1, 1), (2, 1)] {
+                runs.push(super::super::RunKey {
+                    variant: variant.into(),
+                    coordinates: vec![AxisValue::Odds { larger, smaller }],
+                });
+            }
+        }
+        Plan {
+            axes: vec!["odds".into()],
+            runs,
+            unit: "rolls",
+        }
+    }
+
+    fn runs_of(where_: &str) -> Result<Vec<usize>, AnalysisError> {
+        let text = format!("[[expect]]\nwhere = {{ {where_} }}\noutcome = \"A\"\nat_least = 0.1\n");
+        let names = |_| RunNames {
+            outcomes: vec!["A".into()],
+            metrics: vec![],
+        };
+        Ok(parse("t.toml", &text, &odds_plan(), &names)?.remove(0).runs)
+    }
+
+    #[test]
+    fn where_reads_odds_as_the_sweep_does_and_variants_by_name() {
+        // Odds as the sweep may write them, reduced: all name the 2:1 column.
+        for odds in ["\"2:1\"", "\"2-1\"", "\"4:2\""] {
+            assert_eq!(
+                runs_of(&format!("odds = {odds}")).unwrap(),
+                [1, 3],
+                "{odds}"
+            );
+        }
+        // A variant's name is matched as written, even where it looks like odds.
+        assert_eq!(runs_of("variant = \"1-2\"").unwrap(), [0, 1]);
+        let error = runs_of("odds = \"3:1\"").unwrap_err().to_string();
+        assert!(
+            error.contains("3:1 is not on the grid; odds takes: 1:1, 2:1"),
+            "{error}"
+        );
     }
 }

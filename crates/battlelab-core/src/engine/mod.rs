@@ -51,6 +51,28 @@ impl Plan {
         }
         names
     }
+
+    /// The distinct values of axis `axis`, in the order they first appear.
+    pub fn axis_values(&self, axis: usize) -> Vec<String> {
+        let mut values: Vec<String> = Vec::new();
+        for run in &self.runs {
+            let value = run.coordinates[axis].to_string();
+            if !values.contains(&value) {
+                values.push(value);
+            }
+        }
+        values
+    }
+
+    /// What tells run `run` apart: its axes with their values (unset axes left out).
+    pub fn describe(&self, run: usize) -> Vec<(String, String)> {
+        self.axes
+            .iter()
+            .zip(&self.runs[run].coordinates)
+            .filter(|(_, v)| !matches!(v, AxisValue::Unset))
+            .map(|(a, v)| (a.clone(), v.to_string()))
+            .collect()
+    }
 }
 
 /// One named outcome of a run: how many trials ended so, and its exact probability where
@@ -89,16 +111,15 @@ impl Distribution {
         self.counts.iter().sum()
     }
 
+    /// The sum of the quantity over every trial counted, in integers.
+    pub fn sum(&self) -> u128 {
+        crate::stats::count_sum(&self.counts, self.first)
+    }
+
     /// The simulated mean: an integer sum divided once, so it prints as the number it is
     /// (1.8875, not 1.8875000000000002).
     pub fn mean(&self) -> f64 {
-        let sum: u128 = self
-            .counts
-            .iter()
-            .enumerate()
-            .map(|(i, &c)| u128::from(self.first + i as u64) * u128::from(c))
-            .sum();
-        sum as f64 / self.trials().max(1) as f64
+        self.sum() as f64 / self.trials().max(1) as f64
     }
 
     /// The exact mean, where the distribution is exact.

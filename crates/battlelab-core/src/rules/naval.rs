@@ -418,6 +418,15 @@ impl EngagementHistogram {
     pub fn trials(&self) -> u64 {
         self.result.iter().sum()
     }
+
+    /// Counts one engagement.
+    #[inline]
+    pub fn record(&mut self, o: &EngagementOutcome) {
+        self.result[o.result as usize] += 1;
+        self.rounds[o.rounds as usize] += 1;
+        self.nsp_lost[0][o.nsp_lost[0] as usize] += 1;
+        self.nsp_lost[1][o.nsp_lost[1] as usize] += 1;
+    }
 }
 
 impl crate::sim::Histogram for EngagementHistogram {
@@ -428,31 +437,6 @@ impl crate::sim::Histogram for EngagementHistogram {
         add(&mut self.nsp_lost[0], &other.nsp_lost[0]);
         add(&mut self.nsp_lost[1], &other.nsp_lost[1]);
     }
-}
-
-/// Simulates `trials` engagements with the parallel driver.
-pub fn simulate_engagements(
-    naval: &NavalCombat,
-    engagement: &Engagement,
-    seed: u64,
-    trials: u64,
-    control: &crate::sim::RunControl,
-) -> Result<EngagementHistogram, crate::sim::Interrupted> {
-    crate::sim::run_blocks(
-        seed,
-        trials,
-        || EngagementHistogram::new(engagement),
-        |dice, n, h| {
-            for _ in 0..n {
-                let o = naval.engage(engagement, dice);
-                h.result[o.result as usize] += 1;
-                h.rounds[o.rounds as usize] += 1;
-                h.nsp_lost[0][o.nsp_lost[0] as usize] += 1;
-                h.nsp_lost[1][o.nsp_lost[1] as usize] += 1;
-            }
-        },
-        control,
-    )
 }
 
 #[cfg(test)]

@@ -55,7 +55,7 @@ use crate::analysis::{
 };
 use crate::rules::crt::{
     self, ClcRow, FieldBattle, FieldCombat, FieldRules, Force, OddsColumn, OddsRounding,
-    PreparedBattle, ResultPair, RulesError, TacticCell, TacticMix, CRT_COLUMNS, TACTIC_NAMES,
+    PreparedBattle, ResultPair, TacticCell, TacticMix, CRT_COLUMNS, TACTIC_NAMES,
 };
 use crate::rules::crt::{BattleDistribution, BattleHistogram};
 
@@ -134,11 +134,11 @@ struct FieldFile {
     rules: Option<OverridesSpec>,
     variant: Option<Vec<VariantSpec>>,
     /// Balance assertions, read by the engine (`engine::expect`), not by this system.
-    #[allow(dead_code)]
-    expect: Option<toml::Value>,
+    #[serde(rename = "expect")]
+    _expect: Option<serde::de::IgnoredAny>,
     /// Run until precise, read by the engine (`analysis::precision_of`).
-    #[allow(dead_code)]
-    precision: Option<toml::Value>,
+    #[serde(rename = "precision")]
+    _precision: Option<serde::de::IgnoredAny>,
 }
 
 #[derive(Deserialize, Default)]
@@ -315,13 +315,6 @@ impl Analysis {
                     );
                 }
                 battle.a.drm += extra_drm;
-                let describe = || {
-                    axes.iter()
-                        .zip(coordinates)
-                        .map(|(a, v)| format!("{} = {v}", a.parameter))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                };
                 let field = FieldCombat::new(rules).map_err(|e| {
                     // Only the round limit is a swept rule; point at its sweep line.
                     let swept = axes
@@ -331,11 +324,18 @@ impl Analysis {
                         Some(i) => source.error_at(
                             axis_lines[i],
                             format!("sweep.{}", axes[i].parameter),
-                            format!("{} (at the grid point {})", e.message, describe()),
+                            format!(
+                                "{}{}",
+                                e.message,
+                                crate::analysis::describe_point(&axes, coordinates, None)
+                            ),
                         ),
                         None => source.error_at(
                             axis_lines.first().copied().flatten(),
-                            format!("sweep ({})", describe()),
+                            format!(
+                                "sweep ({})",
+                                crate::analysis::grid_point(&axes, coordinates)
+                            ),
                             format!("{}: {}", e.field, e.message),
                         ),
                     }
@@ -352,11 +352,11 @@ impl Analysis {
                     source.error_at(
                         line,
                         e.field.clone(),
-                        if axes.is_empty() {
-                            e.message.clone()
-                        } else {
-                            format!("{} (at the grid point {})", e.message, describe())
-                        },
+                        format!(
+                            "{}{}",
+                            e.message,
+                            crate::analysis::describe_point(&axes, coordinates, None)
+                        ),
                     )
                 })?;
                 runs.push(Run {
@@ -734,11 +734,6 @@ fn apply_coordinate(
         "round_limit" => rules.round_limit = as_u32,
         _ => unreachable!("parameters are checked against FIELD_PARAMETERS"),
     }
-}
-
-/// Wraps a rules error from code paths outside a file (the `table` command).
-pub fn rules_error_message(error: &RulesError) -> String {
-    format!("{}: {}", error.field, error.message)
 }
 
 /// Most (round, state) pairs a field battle's exact enumeration may visit.

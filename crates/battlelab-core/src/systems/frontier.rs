@@ -97,11 +97,11 @@ struct FrontierFile {
     #[serde(default)]
     sensitivity: SensitivitySpec,
     /// Balance assertions, read by the engine (`engine::expect`), not by this system.
-    #[allow(dead_code)]
-    expect: Option<toml::Value>,
+    #[serde(rename = "expect")]
+    _expect: Option<serde::de::IgnoredAny>,
     /// Run until precise, read by the engine (`analysis::precision_of`).
-    #[allow(dead_code)]
-    precision: Option<toml::Value>,
+    #[serde(rename = "precision")]
+    _precision: Option<serde::de::IgnoredAny>,
 }
 
 #[derive(Deserialize, Default)]

@@ -163,11 +163,11 @@ struct MeleeFile {
     sweep: Option<BTreeMap<String, Spanned<toml::Value>>>,
     variant: Option<Vec<VariantSpec>>,
     /// Balance assertions, read by the engine (`engine::expect`), not by this system.
-    #[allow(dead_code)]
-    expect: Option<toml::Value>,
+    #[serde(rename = "expect")]
+    _expect: Option<serde::de::IgnoredAny>,
     /// Run until precise, read by the engine (`analysis::precision_of`).
-    #[allow(dead_code)]
-    precision: Option<toml::Value>,
+    #[serde(rename = "precision")]
+    _precision: Option<serde::de::IgnoredAny>,
 }
 
 #[derive(Deserialize, Default, Clone)]
@@ -640,7 +640,7 @@ impl MeleeStudy {
                             let slot = usize::from(side == "b");
                             side_line[slot] = side_line[slot].or(*line);
                         }
-                        let at = describe_point(&axes, &coordinates, named_variants.then_some(vname.as_str()));
+                        let at = analysis::describe_point(&axes, &coordinates, named_variants.then_some(vname.as_str()));
                         let engagement = Engagement {
                             a,
                             b,
@@ -683,27 +683,6 @@ impl MeleeStudy {
 
     pub fn is_round_robin(&self) -> bool {
         !self.round_robin.is_empty()
-    }
-}
-
-/// " (variant v, at the grid point a.skill = 3)" for error messages; empty for one run.
-fn describe_point(axes: &[SweepAxis], coordinates: &[AxisValue], variant: Option<&str>) -> String {
-    let variant_note = variant.map(|v| format!("variant {v}"));
-    let point = (!axes.is_empty()).then(|| {
-        format!(
-            "at the grid point {}",
-            axes.iter()
-                .zip(coordinates)
-                .map(|(a, v)| format!("{} = {v}", a.parameter))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    });
-    let parts: Vec<String> = variant_note.into_iter().chain(point).collect();
-    if parts.is_empty() {
-        String::new()
-    } else {
-        format!(" ({})", parts.join(", "))
     }
 }
 

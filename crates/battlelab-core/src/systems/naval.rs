@@ -81,11 +81,11 @@ struct NavalFile {
     rules: Option<CellOverrides>,
     variant: Option<Vec<VariantSpec>>,
     /// Balance assertions, read by the engine (`engine::expect`), not by this system.
-    #[allow(dead_code)]
-    expect: Option<toml::Value>,
+    #[serde(rename = "expect")]
+    _expect: Option<serde::de::IgnoredAny>,
     /// Run until precise, read by the engine (`analysis::precision_of`).
-    #[allow(dead_code)]
-    precision: Option<toml::Value>,
+    #[serde(rename = "precision")]
+    _precision: Option<serde::de::IgnoredAny>,
 }
 
 #[derive(Deserialize, Default)]
@@ -241,12 +241,6 @@ impl NavalStudy {
                 }
                 e.a.drm += extra as i32;
                 e.validate().map_err(|err| {
-                    let at = axes
-                        .iter()
-                        .zip(&coordinates)
-                        .map(|(a, v)| format!("{} = {v}", a.parameter))
-                        .collect::<Vec<_>>()
-                        .join(", ");
                     let line = axes
                         .iter()
                         .position(|a| {
@@ -255,12 +249,8 @@ impl NavalStudy {
                                 || (a.parameter == "drm" && err.field == "fleet.a.drm")
                         })
                         .and_then(|i| lines[i]);
-                    let suffix = if axes.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" (at the grid point {at})")
-                    };
-                    source.error_at(line, err.field.clone(), format!("{}{suffix}", err.message))
+                    let at = analysis::describe_point(&axes, &coordinates, None);
+                    source.error_at(line, err.field.clone(), format!("{}{at}", err.message))
                 })?;
                 runs.push((variant, coordinates, e));
             }
@@ -360,11 +350,7 @@ impl crate::engine::System for NavalStudy {
         let (variant, _, engagement) = &self.runs[run];
         let naval = &self.variants[*variant].1;
         for _ in 0..n {
-            let o = naval.engage(engagement, dice);
-            h.result[o.result as usize] += 1;
-            h.rounds[o.rounds as usize] += 1;
-            h.nsp_lost[0][o.nsp_lost[0] as usize] += 1;
-            h.nsp_lost[1][o.nsp_lost[1] as usize] += 1;
+            h.record(&naval.engage(engagement, dice));
         }
     }
 

@@ -106,9 +106,10 @@ pub struct RatioRun {
     pub variant: usize,
     pub coordinates: Vec<AxisValue>,
     pub combat: RatioCombat,
-    /// The same battle under every reserve policy, for the value-of-reserves frame (the
-    /// side with reserves, and one battle per policy), when policies are compared.
-    pub policies: Option<(usize, Vec<RatioCombat>)>,
+    /// When policies are compared, for the value-of-reserves frame: the side with
+    /// reserves, and the same battle under every other reserve policy (in
+    /// [`ReservePolicy::ALL`] order; the battle's own policy is `combat`).
+    pub policies: Option<(usize, Vec<(ReservePolicy, RatioCombat)>)>,
 }
 
 /// A validated ratio study.
@@ -125,6 +126,9 @@ pub struct RatioStudy {
     pub variants: Vec<String>,
     pub axes: Vec<SweepAxis>,
     pub runs: Vec<RatioRun>,
+    /// The engine's runs: (study run, `None` for its battle or `Some(k)` for its k-th
+    /// compared policy), in plan order.
+    engine_runs: Vec<(usize, Option<usize>)>,
 }
 
 #[derive(Deserialize)]
@@ -144,11 +148,11 @@ struct RatioFile {
     sweep: Option<BTreeMap<String, Spanned<toml::Value>>>,
     variant: Option<Vec<VariantSpec>>,
     /// Balance assertions, read by the engine (`engine::expect`), not by this system.
-    #[allow(dead_code)]
-    expect: Option<toml::Value>,
+    #[serde(rename = "expect")]
+    _expect: Option<serde::de::IgnoredAny>,
     /// Run until precise, read by the engine (`analysis::precision_of`).
-    #[allow(dead_code)]
-    precision: Option<toml::Value>,
+    #[serde(rename = "precision")]
+    _precision: Option<serde::de::IgnoredAny>,
 }
 
 #[derive(Deserialize, Default, Clone)]
@@ -885,27 +889,11 @@ impl RatioStudy {
                 for s in 0..2 {
                     sides[s].count += extra_units[s];
                 }
-                let variant_note = if spec.variant.is_some() {
-                    format!("variant {vname}, ")
-                } else {
-                    String::new()
-                };
-                let at = if axes.is_empty() {
-                    if variant_note.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" (variant {vname})")
-                    }
-                } else {
-                    format!(
-                        " ({variant_note}at the grid point {})",
-                        axes.iter()
-                            .zip(&coordinates)
-                            .map(|(a, v)| format!("{} = {v}", a.parameter))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
-                };
+                let at = analysis::describe_point(
+                    &axes,
+                    &coordinates,
+                    spec.variant.is_some().then_some(vname.as_str()),
+                );
                 for (s, side) in sides.iter().enumerate() {
                     if !(1..=MAX_UNITS as i64).contains(&side.count) {
                         return Err(source.error_at(
@@ -916,6 +904,30 @@ impl RatioStudy {
                                 side.count
                             ),
                         ));
+                    }
+                    // A skirmish needs one unit to fight besides its reserve, at every
+                    // grid point (a sweep or variant may field fewer units than the base).
+                    if let Some(sk) = skirmish {
+                        let reserves = sk[s].0 as i64;
+                        if reserves >= side.count {
+                            let key = ["a", "b"][s];
+                            let line = spec
+                                .skirmish
+                                .as_ref()
+                                .and_then(|k| [&k.a, &k.b][s].as_ref())
+                                .and_then(|k| k.reserves.as_ref())
+                                .map(|v| source.line_of(v.span()));
+                            return Err(source.error_at(
+                                swept_line.or(line),
+                                format!("skirmish.{key}.reserves"),
+                                format!(
+                                    "side {} fields {} unit(s), so at most {} can wait in the skirmish's reserve, got {reserves}{at}; set skirmish.{key}.reserves lower or field more units",
+                                    key.to_uppercase(),
+                                    side.count,
+                                    side.count - 1
+                                ),
+                            ));
+                        }
                     }
                 }
                 let units = [sides[0].units("A"), sides[1].units("B")];
@@ -1065,15 +1077,17 @@ impl RatioStudy {
                 };
                 let policies = if compare && skirmish.is_none() {
                     (0..2).find(|&s| !open.reserves[s].is_empty()).map(|side| {
-                        let all: Result<Vec<RatioCombat>, AnalysisError> = ReservePolicy::ALL
-                            .iter()
-                            .map(|&p| {
-                                let mut bp = open.clone();
-                                bp.policy[side] = p;
-                                compile(bp)
-                            })
-                            .collect();
-                        all.map(|a| (side, a))
+                        let others: Result<Vec<(ReservePolicy, RatioCombat)>, AnalysisError> =
+                            ReservePolicy::ALL
+                                .into_iter()
+                                .filter(|&p| p != open.policy[side])
+                                .map(|p| {
+                                    let mut bp = open.clone();
+                                    bp.policy[side] = p;
+                                    Ok((p, compile(bp)?))
+                                })
+                                .collect();
+                        others.map(|o| (side, o))
                     })
                 } else {
                     None
@@ -1098,6 +1112,14 @@ impl RatioStudy {
             side_names: [base_sides[0].name.clone(), base_sides[1].name.clone()],
             variants: variants.into_iter().map(|v| v.0).collect(),
             axes,
+            engine_runs: runs
+                .iter()
+                .enumerate()
+                .flat_map(|(i, r)| {
+                    let compared = r.policies.as_ref().map_or(0, |(_, p)| p.len());
+                    std::iter::once((i, None)).chain((0..compared).map(move |k| (i, Some(k))))
+                })
+                .collect(),
             runs,
         })
     }
@@ -1176,10 +1198,11 @@ impl RatioResults {
             let histogram = counts.next().expect("one count per run");
             let main_exact = exact.next().expect("one exact per run");
             let mut policies = Vec::new();
-            if let Some((side, combats)) = &run.policies {
+            if let Some((side, _)) = &run.policies {
                 let own = run.combat.battle().policy[*side];
-                for &policy in ReservePolicy::ALL.iter().take(combats.len()) {
-                    // The battle's own policy is the battle's own run.
+                for policy in ReservePolicy::ALL {
+                    // The battle's own policy is the battle's own run; the others follow
+                    // it in `ALL` order.
                     let (h, e) = if policy == own {
                         (histogram, main_exact)
                     } else {
@@ -1212,34 +1235,11 @@ impl RatioResults {
 impl RatioStudy {
     /// The battle of engine run `run`: each study run, then its policy comparisons.
     fn combat_of(&self, run: usize) -> &RatioCombat {
-        let mut at = run;
-        for r in &self.runs {
-            if at == 0 {
-                return &r.combat;
-            }
-            at -= 1;
-            let compared = r.compared_policies();
-            if at < compared.len() {
-                return &r.policies.as_ref().expect("compared policies").1[compared[at]];
-            }
-            at -= compared.len();
-        }
-        unreachable!("run {run} is outside the plan")
-    }
-}
-
-impl RatioRun {
-    /// The policies compared in runs of their own: every policy but the one the battle
-    /// already uses (its run is the battle's own), as indices into [`ReservePolicy::ALL`].
-    fn compared_policies(&self) -> Vec<usize> {
-        match &self.policies {
-            None => Vec::new(),
-            Some((side, combats)) => {
-                let own = self.combat.battle().policy[*side];
-                (0..combats.len())
-                    .filter(|&i| ReservePolicy::ALL[i] != own)
-                    .collect()
-            }
+        let (study_run, policy) = self.engine_runs[run];
+        let r = &self.runs[study_run];
+        match (policy, &r.policies) {
+            (Some(k), Some((_, others))) => &others[k].1,
+            _ => &r.combat,
         }
     }
 }
@@ -1285,8 +1285,8 @@ impl crate::engine::System for RatioStudy {
                 }
             };
             runs.push(key(None));
-            for i in r.compared_policies() {
-                runs.push(key(Some(ReservePolicy::ALL[i])));
+            for (policy, _) in r.policies.iter().flat_map(|(_, others)| others) {
+                runs.push(key(Some(*policy)));
             }
         }
         let mut axes: Vec<String> = self.axes.iter().map(|a| a.parameter.clone()).collect();

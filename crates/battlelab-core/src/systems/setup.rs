@@ -59,11 +59,11 @@ struct SetupFile {
     trials: Option<Spanned<i64>>,
     state: Option<Vec<StateSpec>>,
     /// Balance assertions, read by the engine (`engine::expect`), not by this system.
-    #[allow(dead_code)]
-    expect: Option<toml::Value>,
+    #[serde(rename = "expect")]
+    _expect: Option<serde::de::IgnoredAny>,
     /// Run until precise, read by the engine (`analysis::precision_of`).
-    #[allow(dead_code)]
-    precision: Option<toml::Value>,
+    #[serde(rename = "precision")]
+    _precision: Option<serde::de::IgnoredAny>,
 }
 
 #[derive(Deserialize)]
@@ -175,18 +175,15 @@ impl SetupStudy {
             .collect()
     }
 
-    /// Histogram layout: for each coalition and quantity, the largest possible total.
-    fn maxima(&self) -> Vec<[usize; 7]> {
-        (0..self.coalitions.len())
-            .map(|c| {
-                Quantity::ALL.map(|q| {
-                    self.members(c)
-                        .iter()
-                        .map(|s| s.rows.iter().map(|r| r.quantity(q)).max().unwrap_or(0) as usize)
-                        .sum()
-                })
-            })
-            .collect()
+    /// Largest total of each quantity for coalition `c` (the histogram's layout).
+    fn maxima(&self, c: usize) -> [usize; 7] {
+        let members = self.members(c);
+        Quantity::ALL.map(|q| {
+            members
+                .iter()
+                .map(|s| s.rows.iter().map(|r| r.quantity(q)).max().unwrap_or(0) as usize)
+                .sum()
+        })
     }
 }
 
@@ -245,7 +242,7 @@ impl SetupStudy {
     /// Largest total of each quantity for coalition `c`, and where each one's counts
     /// start in the coalition's flat histogram.
     fn layout(&self, c: usize) -> ([usize; 7], [usize; 7]) {
-        let maxima = self.maxima()[c];
+        let maxima = self.maxima(c);
         let mut next = 0;
         let offsets = maxima.map(|max| {
             let at = next;

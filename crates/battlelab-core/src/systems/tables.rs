@@ -40,6 +40,7 @@ use toml::Spanned;
 use crate::analysis::{self, AnalysisError, AxisValue, Source, SweepAxis};
 use crate::dice::DiceStream;
 use crate::exact::ExactDistribution;
+use crate::limits;
 use crate::rules::crt::OddsColumn;
 use crate::rules::d6table::{self, CompiledD6Table, D6Table};
 use crate::sim::{Interrupted, RunControl};
@@ -103,11 +104,11 @@ struct TableFile {
     variant: Option<Vec<VariantSpec>>,
     turns: Option<TurnsSpec>,
     /// Balance assertions, read by the engine (`engine::expect`), not by this system.
-    #[allow(dead_code)]
-    expect: Option<toml::Value>,
+    #[serde(rename = "expect")]
+    _expect: Option<serde::de::IgnoredAny>,
     /// Run until precise, read by the engine (`analysis::precision_of`).
-    #[allow(dead_code)]
-    precision: Option<toml::Value>,
+    #[serde(rename = "precision")]
+    _precision: Option<serde::de::IgnoredAny>,
 }
 
 #[derive(Deserialize, Default)]
@@ -160,7 +161,17 @@ impl TableStudy {
         let source = Source::new(path, text);
         let spec: TableFile = source.parse_toml()?;
         let system = spec.system.clone();
-        let printed = D6Table::printed(&system).expect("load() dispatches table names only");
+        let printed = D6Table::printed(&system).ok_or_else(|| {
+            source.error_at(
+                None,
+                "system",
+                format!(
+                    "\"{}\" is not a dice table; allowed: {}",
+                    limits::echo(&system),
+                    D6Table::NAMES.join(", ")
+                ),
+            )
+        })?;
         let (name, seed, trials) = analysis::header(
             &source,
             path,
@@ -290,19 +301,8 @@ impl TableStudy {
                         None => fixed(key),
                     }
                 };
-                let at = || {
-                    axes.iter()
-                        .zip(coordinates)
-                        .map(|(a, v)| format!("{} = {v}", a.parameter))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                };
                 let bad = |field: &str, message: String| {
-                    let suffix = if axes.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" (at the grid point {})", at())
-                    };
+                    let suffix = analysis::describe_point(&axes, coordinates, None);
                     let section = if axes.iter().any(|a| a.parameter == field) {
                         "sweep"
                     } else {
