@@ -34,9 +34,92 @@ pub enum Command {
     /// two analyses with the same plan (FILE_A FILE_B), or two report folders, run by run
     /// and outcome by outcome, with a paired test where the arms share their dice.
     Compare(CompareArgs),
+    /// What is a +1 worth? Price each modifier (a.drm+1, odds+1, a.skill+1 …) at every
+    /// run: the headline without and with it, the paired difference with its 95%
+    /// interval (exact where the runs are exact), and its equivalent in the system's own
+    /// currency (odds columns, units, points of skill, leader rating).
+    Value(ValueArgs),
+    /// Which value hits my target? Vary one whole-number setting (a DRM, SP, a stat, the
+    /// round limit) and find the value where an outcome's probability or a metric's mean
+    /// equals, or first reaches, a target: exactly where the runs are exact, else with
+    /// intervals, saying which candidates cannot be told apart.
+    Solve(SolveArgs),
     /// Print the distribution of one roll on a table, exactly (and simulated with --trials).
     #[command(subcommand)]
     Table(TableCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct ValueArgs {
+    /// The analysis file (TOML), e.g. analyses/field_combat.toml.
+    pub file: PathBuf,
+    /// A modifier to price: a setting and a signed step, e.g. a.drm+1, odds+1, b.sp-2
+    /// (repeat for several) [default: the file's [value] modifiers, else the system's
+    /// own list].
+    #[arg(long = "modifier", value_name = "SETTING±N")]
+    pub modifiers: Vec<String>,
+    /// The headline to price by its key (e.g. a_wins, sp_lost_b), or all [default: the
+    /// file's [value] headline, else the system's first].
+    #[arg(long)]
+    pub headline: Option<String>,
+    /// Trials per run and arm, 1 to 10^12 (overrides the file).
+    #[arg(long, value_parser = trials_parser())]
+    pub trials: Option<u64>,
+    /// Seed, 0 to 2^63-1 (overrides the file).
+    #[arg(long, value_parser = seed_parser())]
+    pub seed: Option<u64>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Also write a report folder (value.csv/.parquet/.json, a tornado chart per
+    /// headline at the reference run, tables.md).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Worker threads [default: one per core].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub threads: Option<u64>,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SolveArgs {
+    /// The analysis file (TOML), e.g. analyses/field_combat.toml.
+    pub file: PathBuf,
+    /// What to hit: "<outcome, metric or headline> = p", ">= p" (the smallest value
+    /// reaching p) or "<= p" (the smallest value at or below p); e.g. "A wins >= 0.5",
+    /// "sp_lost_b = 3".
+    #[arg(long)]
+    pub target: String,
+    /// The whole-number setting to vary, e.g. drm, a.drm, b.sp, a.skill, round_limit.
+    #[arg(long)]
+    pub vary: String,
+    /// Hold a swept parameter (or the variant) at one value: AXIS=VALUE (repeat); the
+    /// runs left must be one.
+    #[arg(long = "where", value_name = "AXIS=VALUE")]
+    pub at: Vec<String>,
+    /// The smallest value tried [default: the setting's usual range].
+    #[arg(long, allow_hyphen_values = true)]
+    pub from: Option<i64>,
+    /// The largest value tried [default: the setting's usual range].
+    #[arg(long, allow_hyphen_values = true)]
+    pub to: Option<i64>,
+    /// Trials per candidate, 1 to 10^12 (overrides the file).
+    #[arg(long, value_parser = trials_parser())]
+    pub trials: Option<u64>,
+    /// Seed, 0 to 2^63-1 (overrides the file).
+    #[arg(long, value_parser = seed_parser())]
+    pub seed: Option<u64>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Worker threads [default: one per core].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub threads: Option<u64>,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Args)]

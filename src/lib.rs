@@ -19,6 +19,7 @@
 //! [`progress`]. The core's modules are re-exported under their usual paths ([`dice`],
 //! [`rules`], [`engine`], [`analysis`], …). `ARCHITECTURE.md` states the invariants.
 
+pub mod levers;
 pub mod progress;
 pub mod report;
 pub mod systems;

@@ -5,8 +5,10 @@ mod check;
 mod compare;
 mod merge;
 mod run;
+mod solve;
 mod table;
 mod validate;
+mod value;
 
 use std::sync::Arc;
 
@@ -43,6 +45,8 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Command::Merge(args) => merge::merge(args),
         Command::Compare(args) => compare::compare(args),
         Command::Check(args) => check::check(args),
+        Command::Value(args) => value::value(args),
+        Command::Solve(args) => solve::solve(args),
         Command::Table(command) => table::table(command),
     }
 }

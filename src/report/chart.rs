@@ -699,6 +699,111 @@ impl Chart for GroupedBars<'_> {
 }
 
 // ---------------------------------------------------------------------------
+// Tornado
+// ---------------------------------------------------------------------------
+
+/// One bar of a tornado chart: a change and what it did, with its 95% interval.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TornadoBar {
+    pub label: String,
+    pub value: f64,
+    pub ci_low: f64,
+    pub ci_high: f64,
+}
+
+/// A tornado chart: one horizontal bar per change from 0 to its effect, the largest
+/// effect at the top, each with its 95% interval as a whisker.
+///
+/// Writes `<stem>.png` and `<stem>.svg`.
+pub fn tornado(
+    stem: &Path,
+    title: &str,
+    x_label: &str,
+    bars: &[TornadoBar],
+) -> Result<(), ChartError> {
+    let mut sorted = bars.to_vec();
+    sorted.sort_by(|a, b| clean(a.value).abs().total_cmp(&clean(b.value).abs()));
+    render(
+        stem,
+        &Tornado {
+            title,
+            x_label,
+            bars: &sorted,
+        },
+    )
+}
+
+struct Tornado<'a> {
+    title: &'a str,
+    x_label: &'a str,
+    /// Smallest effect first (drawn at the bottom).
+    bars: &'a [TornadoBar],
+}
+
+impl Chart for Tornado<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<(), DB> {
+        root.fill(&WHITE)?;
+        let body = titled(root, self.title)?;
+        let reach = self
+            .bars
+            .iter()
+            .flat_map(|b| [b.value, b.ci_low, b.ci_high])
+            .map(|v| clean(v).abs())
+            .fold(0.0, f64::max);
+        let reach = if reach > 0.0 { reach * 1.1 } else { 0.01 };
+        let n = self.bars.len();
+        let labels: Vec<String> = self.bars.iter().map(|b| b.label.clone()).collect();
+        let y_fmt = |v: &f64| {
+            let i = v.floor();
+            if (v - i - 0.5).abs() < 1e-9 && i >= 0.0 && (i as usize) < labels.len() {
+                labels[i as usize].clone()
+            } else {
+                String::new()
+            }
+        };
+        let mut chart = ChartBuilder::on(&body)
+            .margin(12)
+            .margin_right(24)
+            .x_label_area_size(60)
+            .y_label_area_size(150)
+            .build_cartesian_2d(-reach..reach, 0.0..n.max(1) as f64)?;
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .y_labels(n.max(1) * 2 + 1)
+            .bold_line_style(GRID_BOLD)
+            .axis_style(AXIS)
+            .y_label_formatter(&y_fmt)
+            .x_label_formatter(&number_label)
+            .x_label_style(style(LABEL_SIZE, &TEXT))
+            .y_label_style(style(LABEL_SIZE, &TEXT))
+            .axis_desc_style(style(DESC_SIZE, &TEXT))
+            .x_desc(self.x_label)
+            .draw()?;
+        chart.draw_series(self.bars.iter().enumerate().map(|(i, b)| {
+            let y = i as f64;
+            let v = clean(b.value);
+            Rectangle::new(
+                [(0.0_f64.min(v), y + 0.2), (0.0_f64.max(v), y + 0.8)],
+                series_color(usize::from(v < 0.0)).filled(),
+            )
+        }))?;
+        chart.draw_series(self.bars.iter().enumerate().map(|(i, b)| {
+            let y = i as f64 + 0.5;
+            PathElement::new(vec![(clean(b.ci_low), y), (clean(b.ci_high), y)], TEXT)
+        }))?;
+        chart.draw_series(std::iter::once(PathElement::new(
+            vec![(0.0, 0.0), (0.0, n.max(1) as f64)],
+            TEXT,
+        )))?;
+        if n == 0 {
+            draw_no_data(chart.plotting_area())?;
+        }
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------
 // Heatmap
 // ---------------------------------------------------------------------------
 

@@ -48,7 +48,7 @@ pub use crate::output::write_atomically;
 
 /// Turns a Polars error while building or writing a report's frames into a report error
 /// naming the folder or file.
-pub(crate) fn frame_error(path: &Path) -> impl Fn(PolarsError) -> ReportError + Copy + '_ {
+pub fn frame_error(path: &Path) -> impl Fn(PolarsError) -> ReportError + Copy + '_ {
     move |e| ReportError::Frame {
         path: path.display().to_string(),
         message: e.to_string(),

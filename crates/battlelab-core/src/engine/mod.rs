@@ -11,6 +11,7 @@
 pub mod compare;
 pub mod driver;
 pub mod expect;
+pub mod headline;
 pub mod shard;
 
 use crate::analysis::AxisValue;

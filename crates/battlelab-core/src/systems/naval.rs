@@ -86,6 +86,9 @@ struct NavalFile {
     /// Run until precise, read by the engine (`analysis::precision_of`).
     #[serde(rename = "precision")]
     _precision: Option<serde::de::IgnoredAny>,
+    /// What `battlelab value` prices, read by the `value` command.
+    #[serde(rename = "value")]
+    _value: Option<serde::de::IgnoredAny>,
 }
 
 #[derive(Deserialize, Default)]

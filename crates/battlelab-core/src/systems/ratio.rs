@@ -153,6 +153,9 @@ struct RatioFile {
     /// Run until precise, read by the engine (`analysis::precision_of`).
     #[serde(rename = "precision")]
     _precision: Option<serde::de::IgnoredAny>,
+    /// What `battlelab value` prices, read by the `value` command.
+    #[serde(rename = "value")]
+    _value: Option<serde::de::IgnoredAny>,
 }
 
 #[derive(Deserialize, Default, Clone)]

@@ -1,0 +1,1061 @@
+//! The settings a designer turns: which integer settings of an analysis file `value` can
+//! price and `solve` can vary, where each lives in the file, and what each system reads
+//! first (its headlines) and counts in (its currency).
+//!
+//! Why this module exists: "what is a +1 worth?" and "which value hits my target?" are
+//! asked of every system the same way — change one setting, run the same plan with the
+//! same dice, and read the headline — so the change is made once, here, on the analysis
+//! file itself (a TOML document), and the changed file goes through the system's own
+//! parser. Nothing is priced that the parser would not accept, every range check is the
+//! parser's, and a changed file is an ordinary analysis: exact where the original is
+//! exact, drawing the same dice block by block (common random numbers).
+//!
+//! A lever is changed where it is set: in `[sweep]` when it is swept (each value moved),
+//! else at its key (and in every `[[variant]]` that overrides it), else — for settings
+//! that exist only as sweeps, like field battles' extra `drm` — as a one-value sweep.
+
+use battlelab_core::engine::headline::{Headline, Match};
+
+/// Where a lever lives in an analysis file.
+#[derive(Clone, Copy, Debug)]
+pub enum Place {
+    /// A key (`side.a.drm`), with the value it has when the file leaves it out (`None`:
+    /// the file must give it), and the same key under a `[[variant]]` that overrides it.
+    Key {
+        path: &'static [&'static str],
+        default: Option<i64>,
+        variant_path: &'static [&'static str],
+    },
+    /// Only ever a sweep (field battles' extra `drm`); the value is `default` when the
+    /// file does not sweep it.
+    SweepOnly { default: i64 },
+    /// A step along the odds columns (`odds+1`: 1:1 → 3:2); only where odds are swept.
+    Odds,
+    /// A stat of the profiles a melee side fields (`side` "a" or "b").
+    MeleeStat {
+        side: &'static str,
+        stat: &'static str,
+    },
+}
+
+/// One setting `value` prices and `solve` varies.
+#[derive(Clone, Copy, Debug)]
+pub struct Lever {
+    /// Its name on the command line and in `[value]`: the sweep parameter's name.
+    pub name: &'static str,
+    pub meaning: &'static str,
+    pub place: Place,
+    /// The `[sweep]` parameter that sets it, where it can be swept.
+    pub sweep: Option<&'static str>,
+    /// The values `solve` tries when not told (`--from`, `--to`).
+    pub search: (i64, i64),
+}
+
+/// What a system offers `value` and `solve`.
+pub struct SystemLevers {
+    pub systems: &'static [&'static str],
+    pub levers: &'static [Lever],
+    /// The headlines, the first the default.
+    pub headlines: fn() -> Vec<Headline>,
+    /// The modifiers priced when the file does not say.
+    pub default_modifiers: &'static [&'static str],
+    /// The lever equivalents are counted in, and the unit's name.
+    pub currency: Option<(&'static str, &'static str)>,
+}
+
+const fn key(
+    name: &'static str,
+    meaning: &'static str,
+    path: &'static [&'static str],
+    default: Option<i64>,
+    search: (i64, i64),
+) -> Lever {
+    Lever {
+        name,
+        meaning,
+        place: Place::Key {
+            path,
+            default,
+            variant_path: &[],
+        },
+        sweep: Some(name),
+        search,
+    }
+}
+
+const fn rules_key(
+    name: &'static str,
+    meaning: &'static str,
+    path: &'static [&'static str],
+    default: Option<i64>,
+    search: (i64, i64),
+) -> Lever {
+    Lever {
+        name,
+        meaning,
+        place: Place::Key {
+            path,
+            default,
+            variant_path: path,
+        },
+        sweep: Some(name),
+        search,
+    }
+}
+
+const FIELD_LEVERS: &[Lever] = &[
+    Lever {
+        name: "odds",
+        meaning: "one odds column along the swept odds (1:1 → 3:2 → 2:1 → 3:1 …)",
+        place: Place::Odds,
+        sweep: Some("odds"),
+        search: (0, 0),
+    },
+    Lever {
+        name: "drm",
+        meaning: "the extra DRM in side A's favour (a sweep; 0 when not swept)",
+        place: Place::SweepOnly { default: 0 },
+        sweep: Some("drm"),
+        search: (-6, 6),
+    },
+    key(
+        "a.drm",
+        "side A's own DRM",
+        &["side", "a", "drm"],
+        Some(0),
+        (-6, 6),
+    ),
+    key(
+        "b.drm",
+        "side B's own DRM",
+        &["side", "b", "drm"],
+        Some(0),
+        (-6, 6),
+    ),
+    key(
+        "a.leader",
+        "side A's leader rating",
+        &["side", "a", "leader"],
+        Some(0),
+        (0, 3),
+    ),
+    key(
+        "b.leader",
+        "side B's leader rating",
+        &["side", "b", "leader"],
+        Some(0),
+        (0, 3),
+    ),
+    key(
+        "a.morale",
+        "side A's morale",
+        &["side", "a", "morale"],
+        None,
+        (1, 9),
+    ),
+    key(
+        "b.morale",
+        "side B's morale",
+        &["side", "b", "morale"],
+        None,
+        (1, 9),
+    ),
+    key(
+        "a.sp",
+        "side A's strength points",
+        &["side", "a", "sp"],
+        None,
+        (1, 40),
+    ),
+    key(
+        "b.sp",
+        "side B's strength points",
+        &["side", "b", "sp"],
+        None,
+        (1, 40),
+    ),
+    key(
+        "terrain_drm",
+        "the terrain DRM in side A's favour",
+        &["battle", "terrain_drm"],
+        Some(0),
+        (-6, 6),
+    ),
+    rules_key(
+        "round_limit",
+        "the round limit",
+        &["rules", "round_limit"],
+        Some(6),
+        (1, 12),
+    ),
+];
+
+const NAVAL_LEVERS: &[Lever] = &[
+    Lever {
+        name: "odds",
+        meaning: "one odds column along the swept odds (1-1 → 3-2 → 2-1 …)",
+        place: Place::Odds,
+        sweep: Some("odds"),
+        search: (0, 0),
+    },
+    Lever {
+        name: "drm",
+        meaning: "the extra DRM in side A's favour (a sweep; 0 when not swept)",
+        place: Place::SweepOnly { default: 0 },
+        sweep: Some("drm"),
+        search: (-6, 6),
+    },
+    key(
+        "a.leader",
+        "fleet A's leader rating",
+        &["fleet", "a", "leader"],
+        Some(0),
+        (0, 3),
+    ),
+    key(
+        "b.leader",
+        "fleet B's leader rating",
+        &["fleet", "b", "leader"],
+        Some(0),
+        (0, 3),
+    ),
+    key(
+        "a.morale",
+        "fleet A's morale",
+        &["fleet", "a", "morale"],
+        None,
+        (1, 3),
+    ),
+    key(
+        "b.morale",
+        "fleet B's morale",
+        &["fleet", "b", "morale"],
+        None,
+        (1, 3),
+    ),
+    key(
+        "a.nsp",
+        "fleet A's naval strength points",
+        &["fleet", "a", "nsp"],
+        None,
+        (1, 30),
+    ),
+    key(
+        "b.nsp",
+        "fleet B's naval strength points",
+        &["fleet", "b", "nsp"],
+        None,
+        (1, 30),
+    ),
+];
+
+const fn ratio_side(
+    name: &'static str,
+    meaning: &'static str,
+    path: &'static [&'static str],
+    variant_path: &'static [&'static str],
+    default: Option<i64>,
+    search: (i64, i64),
+) -> Lever {
+    Lever {
+        name,
+        meaning,
+        place: Place::Key {
+            path,
+            default,
+            variant_path,
+        },
+        sweep: Some(name),
+        search,
+    }
+}
+
+const RATIO_LEVERS: &[Lever] = &[
+    ratio_side(
+        "a.argument",
+        "side A's argument modifier",
+        &["side", "a", "argument"],
+        &["a", "argument"],
+        Some(0),
+        (-3, 3),
+    ),
+    ratio_side(
+        "b.argument",
+        "side B's argument modifier",
+        &["side", "b", "argument"],
+        &["b", "argument"],
+        Some(0),
+        (-3, 3),
+    ),
+    ratio_side(
+        "a.quality",
+        "side A's quality modifier",
+        &["side", "a", "quality"],
+        &["a", "quality"],
+        Some(0),
+        (-3, 3),
+    ),
+    ratio_side(
+        "b.quality",
+        "side B's quality modifier",
+        &["side", "b", "quality"],
+        &["b", "quality"],
+        Some(0),
+        (-3, 3),
+    ),
+    ratio_side(
+        "a.units",
+        "side A's units (an extra unit in the line)",
+        &["side", "a", "units"],
+        &[],
+        None,
+        (1, 12),
+    ),
+    ratio_side(
+        "b.units",
+        "side B's units (an extra unit in the line)",
+        &["side", "b", "units"],
+        &[],
+        None,
+        (1, 12),
+    ),
+    ratio_side(
+        "a.reserves",
+        "side A's units in reserve",
+        &["side", "a", "reserves"],
+        &["a", "reserves"],
+        Some(0),
+        (0, 6),
+    ),
+    ratio_side(
+        "b.reserves",
+        "side B's units in reserve",
+        &["side", "b", "reserves"],
+        &["b", "reserves"],
+        Some(0),
+        (0, 6),
+    ),
+];
+
+macro_rules! melee_stats {
+    ($($name:literal, $side:literal, $stat:literal, $meaning:literal, $lo:literal, $hi:literal);* $(;)?) => {
+        &[$(Lever {
+            name: $name,
+            meaning: $meaning,
+            place: Place::MeleeStat { side: $side, stat: $stat },
+            sweep: Some($name),
+            search: ($lo, $hi),
+        }),*]
+    };
+}
+
+const MELEE_LEVERS: &[Lever] = melee_stats![
+    "a.models", "a", "models", "side A's models", 1, 40;
+    "a.attacks", "a", "attacks", "side A's attacks per model", 1, 6;
+    "a.skill", "a", "skill", "side A's skill", 1, 10;
+    "a.power", "a", "power", "side A's power", 1, 10;
+    "a.defense", "a", "defense", "side A's defense", 1, 10;
+    "a.discipline", "a", "discipline", "side A's discipline", 2, 12;
+    "b.models", "b", "models", "side B's models", 1, 40;
+    "b.attacks", "b", "attacks", "side B's attacks per model", 1, 6;
+    "b.skill", "b", "skill", "side B's skill", 1, 10;
+    "b.power", "b", "power", "side B's power", 1, 10;
+    "b.defense", "b", "defense", "side B's defense", 1, 10;
+    "b.discipline", "b", "discipline", "side B's discipline", 2, 12;
+];
+
+const FRONTIER_LEVERS: &[Lever] = &[
+    Lever {
+        name: "a.leader",
+        meaning: "side A's primary leader rating",
+        place: Place::Key {
+            path: &["side", "a", "primary_leader"],
+            default: None,
+            variant_path: &[],
+        },
+        sweep: None,
+        search: (0, 4),
+    },
+    Lever {
+        name: "b.leader",
+        meaning: "side B's primary leader rating",
+        place: Place::Key {
+            path: &["side", "b", "primary_leader"],
+            default: None,
+            variant_path: &[],
+        },
+        sweep: None,
+        search: (0, 4),
+    },
+    Lever {
+        name: "a.level",
+        meaning: "side A's commitment level",
+        place: Place::Key {
+            path: &["side", "a", "level"],
+            default: None,
+            variant_path: &[],
+        },
+        sweep: None,
+        search: (1, 5),
+    },
+    Lever {
+        name: "b.level",
+        meaning: "side B's commitment level",
+        place: Place::Key {
+            path: &["side", "b", "level"],
+            default: None,
+            variant_path: &[],
+        },
+        sweep: None,
+        search: (1, 5),
+    },
+];
+
+const TABLE_LEVERS: &[Lever] = &[
+    key(
+        "drm",
+        "the DRM on the roll",
+        &["roll", "drm"],
+        Some(0),
+        (-6, 6),
+    ),
+    key(
+        "sp",
+        "the SP in the hex (attrition)",
+        &["roll", "sp"],
+        None,
+        (1, 30),
+    ),
+    key(
+        "extra",
+        "the extra MP asked for (forced march)",
+        &["roll", "extra"],
+        None,
+        (1, 3),
+    ),
+];
+
+fn field_headlines() -> Vec<Headline> {
+    vec![
+        Headline::outcomes("a_wins", "P(A wins)", Match::Is(vec!["A wins".into()])),
+        Headline::metric("sp_lost_b"),
+        Headline::metric("sp_lost_a"),
+    ]
+}
+
+fn naval_headlines() -> Vec<Headline> {
+    vec![
+        Headline::outcomes(
+            "b_destroyed",
+            "P(B destroyed)",
+            Match::Is(vec!["B destroyed".into()]),
+        ),
+        Headline::metric("nsp_lost_b"),
+        Headline::metric("nsp_lost_a"),
+    ]
+}
+
+fn ratio_headlines() -> Vec<Headline> {
+    vec![
+        Headline::outcomes("a_wins", "P(A wins)", Match::Contains("A wins".into())),
+        Headline::metric("cp_a"),
+        Headline::metric("cp_b"),
+    ]
+}
+
+fn melee_headlines() -> Vec<Headline> {
+    vec![
+        Headline::outcomes(
+            "a_wins",
+            "P(A wins) = P(B destroyed or flees)",
+            Match::Is(vec!["B destroyed".into(), "B flees".into()]),
+        ),
+        Headline::metric("models_lost_b"),
+        Headline::metric("models_lost_a"),
+    ]
+}
+
+fn frontier_headlines() -> Vec<Headline> {
+    vec![
+        Headline::outcomes(
+            "a_victory",
+            "P(A victory)",
+            Match::Is(vec!["A victory".into()]),
+        ),
+        Headline::metric("eliminated_b"),
+        Headline::metric("eliminated_a"),
+    ]
+}
+
+fn attrition_headlines() -> Vec<Headline> {
+    vec![Headline::outcomes(
+        "no_loss",
+        "P(no SP lost)",
+        Match::Is(vec!["0".into()]),
+    )]
+}
+
+fn no_headlines() -> Vec<Headline> {
+    Vec::new()
+}
+
+/// Every system `value` and `solve` serve, by the names files give them.
+pub const CATALOG: &[SystemLevers] = &[
+    SystemLevers {
+        systems: &["field"],
+        levers: FIELD_LEVERS,
+        headlines: field_headlines,
+        default_modifiers: &["drm+1", "a.leader+1", "a.morale+1", "odds+1"],
+        currency: Some(("odds", "odds columns")),
+    },
+    SystemLevers {
+        systems: &["naval_engagement"],
+        levers: NAVAL_LEVERS,
+        headlines: naval_headlines,
+        default_modifiers: &["drm+1", "a.leader+1", "a.morale+1", "odds+1"],
+        currency: Some(("odds", "odds columns")),
+    },
+    SystemLevers {
+        systems: &["ratio"],
+        levers: RATIO_LEVERS,
+        headlines: ratio_headlines,
+        default_modifiers: &["a.argument+1", "a.quality+1", "a.units+1", "a.reserves+1"],
+        currency: Some(("a.units", "units")),
+    },
+    SystemLevers {
+        systems: &["melee"],
+        levers: MELEE_LEVERS,
+        headlines: melee_headlines,
+        default_modifiers: &[
+            "a.attacks+1",
+            "a.skill+1",
+            "a.power+1",
+            "a.defense+1",
+            "a.discipline+1",
+            "a.models+1",
+        ],
+        currency: Some(("a.skill", "points of skill")),
+    },
+    SystemLevers {
+        systems: &["frontier"],
+        levers: FRONTIER_LEVERS,
+        headlines: frontier_headlines,
+        default_modifiers: &["a.leader+1", "a.level+1"],
+        currency: Some(("a.leader", "leader rating")),
+    },
+    SystemLevers {
+        systems: &["attrition"],
+        levers: TABLE_LEVERS,
+        headlines: attrition_headlines,
+        default_modifiers: &["drm+1"],
+        currency: None,
+    },
+    SystemLevers {
+        systems: &[
+            "march",
+            "naval",
+            "storm",
+            "pursuit",
+            "blockade",
+            "transport",
+        ],
+        levers: TABLE_LEVERS,
+        headlines: no_headlines,
+        default_modifiers: &["drm+1"],
+        currency: None,
+    },
+];
+
+/// What `system` offers, or `None` where it offers nothing (setup).
+pub fn of(system: &str) -> Option<&'static SystemLevers> {
+    CATALOG.iter().find(|s| s.systems.contains(&system))
+}
+
+impl SystemLevers {
+    /// The lever called `name`, or an error listing the ones there are.
+    pub fn lever(&self, name: &str, system: &str) -> Result<&'static Lever, String> {
+        self.levers.iter().find(|l| l.name == name).ok_or_else(|| {
+            format!(
+                "{system} analyses have no setting \"{}\"; the settings are: {}",
+                battlelab_core::limits::echo(name),
+                self.levers
+                    .iter()
+                    .map(|l| l.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })
+    }
+}
+
+/// A modifier to price: a lever and how far to move it (`a.drm+1`, `odds+1`, `b.sp-2`).
+#[derive(Clone, Copy, Debug)]
+pub struct Modifier {
+    pub lever: &'static Lever,
+    pub step: i64,
+}
+
+impl Modifier {
+    /// Reads `a.drm+1` (the sign is required; the step is 1 to 99).
+    pub fn parse(text: &str, levers: &SystemLevers, system: &str) -> Result<Self, String> {
+        let at = text.rfind(['+', '-']).ok_or_else(|| {
+            format!(
+                "a modifier is a setting and a signed step, e.g. \"a.drm+1\" or \"odds-1\"; got \"{}\"",
+                battlelab_core::limits::echo(text)
+            )
+        })?;
+        let (name, step) = text.split_at(at);
+        let step: i64 = step
+            .parse()
+            .ok()
+            .filter(|s: &i64| (1..=99).contains(&s.abs()))
+            .ok_or_else(|| {
+                format!(
+                    "the step of \"{}\" must be +1 to +99 or -1 to -99",
+                    battlelab_core::limits::echo(text)
+                )
+            })?;
+        Ok(Self {
+            lever: levers.lever(name.trim(), system)?,
+            step,
+        })
+    }
+
+    pub fn name(&self) -> String {
+        format!("{}{:+}", self.lever.name, self.step)
+    }
+
+    /// The side the modifier helps or hurts: "a", "b", or "both" (a setting of the
+    /// battle, like the extra DRM in A's favour, counts as "a").
+    pub fn side(&self) -> &'static str {
+        match self.lever.name.split_once('.') {
+            Some(("b", _)) => "b",
+            Some(("a", _)) => "a",
+            _ => "a",
+        }
+    }
+}
+
+/// The odds columns a lever steps along, in order.
+const ODDS_LADDER: [(u32, u32); 8] = [
+    (1, 1),
+    (3, 2),
+    (2, 1),
+    (3, 1),
+    (4, 1),
+    (5, 1),
+    (6, 1),
+    (7, 1),
+];
+
+fn step_odds(text: &str, step: i64) -> Result<String, String> {
+    let separator = if text.contains(':') { ':' } else { '-' };
+    let (l, s) = battlelab_core::rules::crt::OddsColumn::parse_ratio(text)
+        .ok_or_else(|| format!("odds \"{text}\" are not L:S"))?;
+    let at = ODDS_LADDER
+        .iter()
+        .position(|&(a, b)| u64::from(a) * u64::from(s) == u64::from(b) * u64::from(l))
+        .ok_or_else(|| {
+            format!(
+                "odds {text} are not on the ladder the odds modifier steps along ({})",
+                ladder_text(separator)
+            )
+        })?;
+    let to = at as i64 + step;
+    let (a, b) = usize::try_from(to)
+        .ok()
+        .and_then(|i| ODDS_LADDER.get(i))
+        .ok_or_else(|| {
+            format!(
+                "odds {text} {step:+} column(s) is off the ladder ({})",
+                ladder_text(separator)
+            )
+        })?;
+    Ok(format!("{a}{separator}{b}"))
+}
+
+fn ladder_text(separator: char) -> String {
+    ODDS_LADDER
+        .iter()
+        .map(|(a, b)| format!("{a}{separator}{b}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+type Doc = toml::Table;
+
+fn get<'a>(doc: &'a Doc, path: &[&str]) -> Option<&'a toml::Value> {
+    let (last, parents) = path.split_last()?;
+    let mut table = doc;
+    for p in parents {
+        table = table.get(*p)?.as_table()?;
+    }
+    table.get(*last)
+}
+
+fn get_mut<'a>(doc: &'a mut Doc, path: &[&str]) -> Option<&'a mut toml::Value> {
+    let (last, parents) = path.split_last()?;
+    let mut table = doc;
+    for p in parents {
+        table = table.get_mut(*p)?.as_table_mut()?;
+    }
+    table.get_mut(*last)
+}
+
+/// Sets `path`, making the tables on the way.
+fn put(doc: &mut Doc, path: &[&str], value: toml::Value) -> Result<(), String> {
+    let (last, parents) = path.split_last().expect("a path");
+    let mut table = doc;
+    for p in parents {
+        table = table
+            .entry(p.to_string())
+            .or_insert_with(|| toml::Value::Table(Doc::new()))
+            .as_table_mut()
+            .ok_or_else(|| format!("`{}` is not a table", path.join(".")))?;
+    }
+    table.insert(last.to_string(), value);
+    Ok(())
+}
+
+/// The `[sweep]` entry of `parameter` (written `"a.drm" = …` or `[sweep.a] drm = …`).
+fn sweep_path(doc: &Doc, parameter: &str) -> Option<Vec<String>> {
+    let sweep = doc.get("sweep")?.as_table()?;
+    if sweep.contains_key(parameter) {
+        return Some(vec!["sweep".into(), parameter.into()]);
+    }
+    let (side, key) = parameter.split_once('.')?;
+    sweep
+        .get(side)?
+        .as_table()?
+        .contains_key(key)
+        .then(|| vec!["sweep".into(), side.into(), key.into()])
+}
+
+/// The values a sweep entry lists, ranges written out.
+fn sweep_values(value: &toml::Value) -> Result<Vec<toml::Value>, String> {
+    match value {
+        toml::Value::Array(list) => Ok(list.clone()),
+        toml::Value::Table(range) => {
+            let int = |k: &str| range.get(k).and_then(toml::Value::as_integer);
+            let (from, to) = int("from")
+                .zip(int("to"))
+                .ok_or("a range sweep needs whole-number from and to")?;
+            let step = int("step").unwrap_or(1).max(1);
+            let mut values = Vec::new();
+            let mut v = from;
+            while v <= to && values.len() < 10_000 {
+                values.push(toml::Value::Integer(v));
+                v += step;
+            }
+            Ok(values)
+        }
+        _ => Err("a sweep is a list or a {from, to} range".into()),
+    }
+}
+
+fn shift_value(value: &toml::Value, lever: &Lever, step: i64) -> Result<toml::Value, String> {
+    match (lever.place, value) {
+        (Place::Odds, toml::Value::String(text)) => Ok(toml::Value::String(step_odds(text, step)?)),
+        (_, toml::Value::Integer(v)) => Ok(toml::Value::Integer(v + step)),
+        _ => Err(format!(
+            "{} is not a whole number here, so it cannot be moved by {step:+}",
+            lever.name
+        )),
+    }
+}
+
+fn variants_mut(doc: &mut Doc) -> Vec<&mut Doc> {
+    doc.get_mut("variant")
+        .and_then(toml::Value::as_array_mut)
+        .map(|list| {
+            list.iter_mut()
+                .filter_map(toml::Value::as_table_mut)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The melee profiles side `side` fields (by name, in `[engagement]`).
+fn melee_profiles(doc: &Doc, side: &str) -> Result<Vec<String>, String> {
+    let engagement = doc
+        .get("engagement")
+        .and_then(toml::Value::as_table)
+        .ok_or("melee stats are priced on an [engagement]; this file has none (a round robin?)")?;
+    let mut names = Vec::new();
+    match engagement.get(side) {
+        Some(toml::Value::String(name)) => names.push(name.clone()),
+        Some(toml::Value::Array(list)) => {
+            for entry in list {
+                if let Some(name) = entry.get("unit").and_then(toml::Value::as_str) {
+                    if !names.iter().any(|n| n == name) {
+                        names.push(name.to_string());
+                    }
+                }
+            }
+        }
+        _ => return Err(format!("[engagement] names no side {side}")),
+    }
+    Ok(names)
+}
+
+/// `doc` with `lever` moved by `step` (every swept value, or its key and every variant's
+/// override of it).
+pub fn shifted(doc: &Doc, lever: &Lever, step: i64) -> Result<Doc, String> {
+    let mut doc = doc.clone();
+    if let Some(path) = lever.sweep.and_then(|p| sweep_path(&doc, p)) {
+        let path: Vec<&str> = path.iter().map(String::as_str).collect();
+        let values = sweep_values(get(&doc, &path).expect("found"))?;
+        let moved = values
+            .iter()
+            .map(|v| shift_value(v, lever, step))
+            .collect::<Result<Vec<_>, _>>()?;
+        put(&mut doc, &path, toml::Value::Array(moved))?;
+        return Ok(doc);
+    }
+    match lever.place {
+        Place::Key {
+            path,
+            default,
+            variant_path,
+        } => {
+            let base = match get(&doc, path) {
+                Some(v) => v.clone(),
+                None => toml::Value::Integer(default.ok_or_else(|| {
+                    format!("the file gives no {} to move", path.join("."))
+                })?),
+            };
+            put(&mut doc, path, shift_value(&base, lever, step)?)?;
+            if !variant_path.is_empty() {
+                for variant in variants_mut(&mut doc) {
+                    if let Some(v) = get_mut(variant, variant_path) {
+                        *v = shift_value(v, lever, step)?;
+                    }
+                }
+            }
+        }
+        Place::SweepOnly { default } => {
+            let name = lever.sweep.expect("a sweep-only lever has a sweep");
+            put(
+                &mut doc,
+                &["sweep", name],
+                toml::Value::Array(vec![toml::Value::Integer(default + step)]),
+            )?;
+        }
+        Place::Odds => {
+            return Err(
+                "odds+N steps along the swept odds; this file does not sweep odds (add [sweep] odds = [\"1:1\", …])"
+                    .into(),
+            )
+        }
+        Place::MeleeStat { side, stat } => {
+            for profile in melee_profiles(&doc, side)? {
+                let path = ["profiles", profile.as_str(), stat];
+                let base = get(&doc, &path).cloned().ok_or_else(|| {
+                    format!("profile \"{profile}\" gives no {stat} to move")
+                })?;
+                put(&mut doc, &path, shift_value(&base, lever, step)?)?;
+            }
+            for variant in variants_mut(&mut doc) {
+                if let Some(v) = get_mut(variant, &[side, stat]) {
+                    *v = shift_value(v, lever, step)?;
+                }
+            }
+        }
+    }
+    Ok(doc)
+}
+
+/// `doc` with `lever` set to `value` everywhere: its sweep removed, its key (and every
+/// variant's override) set.
+pub fn set(doc: &Doc, lever: &Lever, value: i64) -> Result<Doc, String> {
+    let mut doc = doc.clone();
+    if let Some(path) = lever.sweep.and_then(|p| sweep_path(&doc, p)) {
+        let (last, parents) = path.split_last().expect("a path");
+        let parents: Vec<&str> = parents.iter().map(String::as_str).collect();
+        if let Some(table) = get_mut(&mut doc, &parents).and_then(toml::Value::as_table_mut) {
+            table.remove(last);
+        } else if let Some(sweep) = doc.get_mut("sweep").and_then(toml::Value::as_table_mut) {
+            sweep.remove(last);
+        }
+        // An emptied [sweep] or [sweep.a] is an error to the parsers: drop it.
+        if let Some(sweep) = doc.get_mut("sweep").and_then(toml::Value::as_table_mut) {
+            sweep.retain(|_, v| v.as_table().is_none_or(|t| !t.is_empty()));
+        }
+        if doc
+            .get("sweep")
+            .and_then(toml::Value::as_table)
+            .is_some_and(toml::Table::is_empty)
+        {
+            doc.remove("sweep");
+        }
+    }
+    let int = toml::Value::Integer(value);
+    match lever.place {
+        Place::Key {
+            path, variant_path, ..
+        } => {
+            put(&mut doc, path, int.clone())?;
+            if !variant_path.is_empty() {
+                for variant in variants_mut(&mut doc) {
+                    if let Some(v) = get_mut(variant, variant_path) {
+                        *v = int.clone();
+                    }
+                }
+            }
+        }
+        Place::SweepOnly { .. } => {
+            let name = lever.sweep.expect("a sweep-only lever has a sweep");
+            put(&mut doc, &["sweep", name], toml::Value::Array(vec![int]))?;
+        }
+        Place::Odds => {
+            return Err("odds are not a whole number; vary a side's SP or the DRM instead".into())
+        }
+        Place::MeleeStat { side, stat } => {
+            for profile in melee_profiles(&doc, side)? {
+                put(&mut doc, &["profiles", profile.as_str(), stat], int.clone())?;
+            }
+            for variant in variants_mut(&mut doc) {
+                if let Some(v) = get_mut(variant, &[side, stat]) {
+                    *v = int.clone();
+                }
+            }
+        }
+    }
+    Ok(doc)
+}
+
+/// The runs of `plan` where every `axis=value` holds (`variant=NAME` too); an error names
+/// the axes and values there are.
+pub fn select(
+    plan: &battlelab_core::engine::Plan,
+    wanted: &[(String, String)],
+) -> Result<Vec<usize>, String> {
+    use battlelab_core::analysis::AxisValue;
+    let mut runs: Vec<usize> = (0..plan.runs.len()).collect();
+    for (key, value) in wanted {
+        let value_at = |r: usize| -> AxisValue {
+            if key == "variant" {
+                AxisValue::Text(plan.runs[r].variant.clone())
+            } else {
+                let a = plan.axes.iter().position(|a| a == key).expect("checked");
+                plan.runs[r].coordinates[a].clone()
+            }
+        };
+        let all = if key == "variant" {
+            plan.variants().iter().map(|v| v.to_string()).collect()
+        } else if let Some(a) = plan.axes.iter().position(|a| a == key) {
+            plan.axis_values(a)
+        } else {
+            let mut allowed = vec!["variant".to_string()];
+            allowed.extend(plan.axes.iter().cloned());
+            return Err(format!(
+                "\"{}\" is not a column of this analysis's runs; allowed: {}",
+                battlelab_core::limits::echo(key),
+                allowed.join(", ")
+            ));
+        };
+        let odds = battlelab_core::rules::crt::OddsColumn::parse_ratio(value);
+        let holds = |r: usize| match value_at(r) {
+            AxisValue::Odds { larger, smaller } if key != "variant" => {
+                odds.is_some_and(|(l, s)| {
+                    u64::from(l) * u64::from(smaller) == u64::from(s) * u64::from(larger)
+                })
+            }
+            v => v.to_string() == *value,
+        };
+        if !(0..plan.runs.len()).any(holds) {
+            return Err(format!(
+                "{key}={} is not on the grid; {key} takes: {}",
+                battlelab_core::limits::echo(value),
+                all.join(", ")
+            ));
+        }
+        runs.retain(|&r| holds(r));
+    }
+    if runs.is_empty() {
+        return Err("no run matches all of these values together".into());
+    }
+    Ok(runs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(text: &str) -> Doc {
+        text.parse().expect("toml")
+    }
+
+    fn field(name: &str) -> &'static Lever {
+        of("field").unwrap().lever(name, "field").unwrap()
+    }
+
+    #[test]
+    fn a_key_moves_with_its_variant_overrides_and_defaults() {
+        let d = doc("[side.a]\nsp = 3\n[rules]\nround_limit = 4\n[[variant]]\nname = \"x\"\nrules = { round_limit = 2 }\n");
+        let moved = shifted(&d, field("round_limit"), 1).unwrap();
+        assert_eq!(
+            get(&moved, &["rules", "round_limit"]).unwrap().as_integer(),
+            Some(5)
+        );
+        let variant = &moved["variant"].as_array().unwrap()[0];
+        assert_eq!(variant["rules"]["round_limit"].as_integer(), Some(3));
+        // Left out: the parser's default, moved.
+        let moved = shifted(&d, field("a.drm"), -2).unwrap();
+        assert_eq!(
+            get(&moved, &["side", "a", "drm"]).unwrap().as_integer(),
+            Some(-2)
+        );
+    }
+
+    #[test]
+    fn a_swept_setting_moves_every_value_and_odds_step_along_the_ladder() {
+        let d = doc("[sweep]\nodds = [\"1:1\", \"2:1\"]\ndrm = { from = -1, to = 1 }\n[sweep.a]\nleader = [0, 2]\n");
+        let moved = shifted(&d, field("odds"), 1).unwrap();
+        assert_eq!(
+            moved["sweep"]["odds"],
+            toml::Value::Array(vec!["3:2".into(), "3:1".into()])
+        );
+        let moved = shifted(&d, field("drm"), 1).unwrap();
+        assert_eq!(
+            moved["sweep"]["drm"],
+            toml::Value::Array(vec![0.into(), 1.into(), 2.into()])
+        );
+        let moved = shifted(&d, field("a.leader"), 1).unwrap();
+        assert_eq!(
+            moved["sweep"]["a"]["leader"],
+            toml::Value::Array(vec![1.into(), 3.into()])
+        );
+        assert!(shifted(&d, field("odds"), -1)
+            .unwrap_err()
+            .contains("off the ladder"));
+    }
+
+    #[test]
+    fn set_removes_the_sweep_and_sets_the_key() {
+        let d = doc("[side.a]\nsp = 3\n[sweep.a]\nsp = [1, 2]\n");
+        let set = set(&d, field("a.sp"), 7).unwrap();
+        assert!(set.get("sweep").is_none(), "{set:?}");
+        assert_eq!(
+            get(&set, &["side", "a", "sp"]).unwrap().as_integer(),
+            Some(7)
+        );
+    }
+
+    #[test]
+    fn modifiers_read_a_setting_and_a_signed_step() {
+        let levers = of("field").unwrap();
+        let m = Modifier::parse("a.drm+1", levers, "field").unwrap();
+        assert_eq!((m.lever.name, m.step, m.side()), ("a.drm", 1, "a"));
+        assert_eq!(
+            Modifier::parse("b.sp-2", levers, "field").unwrap().name(),
+            "b.sp-2"
+        );
+        assert!(Modifier::parse("a.drm", levers, "field")
+            .unwrap_err()
+            .contains("signed step"));
+        assert!(Modifier::parse("a.luck+1", levers, "field")
+            .unwrap_err()
+            .contains("the settings are: odds, drm"));
+    }
+}
