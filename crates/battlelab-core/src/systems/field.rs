@@ -42,6 +42,24 @@
 //! name = "cap 3"
 //! rules = { drm_cap = 3 }
 //! ```
+//!
+//! The CRT can be changed two ways, in `[rules]` or in a variant's `rules`:
+//!
+//! ```toml
+//! [rules.crt]                  # a whole result column (1–11) = "L/S": every odds row
+//! "8" = "1/1"                  # that reaches column 8 changes (1:1 roll 9, 3:2 roll 8,
+//!                              # 2:1 roll 7, 3:1 roll 6)
+//!
+//! [rules.crt_cells."3:2"]      # one printed cell: this odds row (one of the rules' odds
+//! "8" = "1/1"                  # columns) and this modified roll (2–12), nothing else
+//! ```
+//!
+//! A variant writes `rules = { crt_cells = { "3:2" = { "8" = "1/1" } } }` or
+//! `[variant.rules.crt_cells."3:2"]`. Column edits apply first, then cell edits on top of
+//! the column reading, and a variant's cell edit replaces `[rules]`'s for the same cell;
+//! odds rows added under `[rules.odds]` can be edited too. `tables.md` prints the CRT by
+//! odds row × modified roll and marks each edited cell `*`. A table under `crt`
+//! (`[rules.crt."3:2"]`) is refused with a pointer to `crt_cells`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
