@@ -251,14 +251,17 @@ fn shipped_analyses_run() {
     }
 }
 
+/// Rows of a printed CRT: (odds label, cells by modified roll).
+type CrtRows = Vec<(String, Vec<String>)>;
+
 /// The CRT sections of a `tables.md`: variant name → rows of (odds label, cells by roll),
 /// with the lines that follow each table up to the next section.
-fn crt_sections(md: &str) -> Vec<(String, Vec<(String, Vec<String>)>, String)> {
+fn crt_sections(md: &str) -> Vec<(String, CrtRows, String)> {
     md.split("## ")
         .filter_map(|section| {
             let (title, body) = section.split_once('\n')?;
             let variant = title.strip_prefix("Combat Results Table — ")?;
-            let rows: Vec<(String, Vec<String>)> = body
+            let rows: CrtRows = body
                 .lines()
                 .filter(|l| l.starts_with("| ") && !l.starts_with("| odds"))
                 .map(|l| {
