@@ -250,3 +250,100 @@ fn shipped_analyses_run() {
         assert!(charts >= 1, "{}: no chart", file.display());
     }
 }
+
+/// Rows of a printed CRT: (odds label, cells by modified roll).
+type CrtRows = Vec<(String, Vec<String>)>;
+
+/// The CRT sections of a `tables.md`: variant name → rows of (odds label, cells by roll),
+/// with the lines that follow each table up to the next section.
+fn crt_sections(md: &str) -> Vec<(String, CrtRows, String)> {
+    md.split("## ")
+        .filter_map(|section| {
+            let (title, body) = section.split_once('\n')?;
+            let variant = title.strip_prefix("Combat Results Table — ")?;
+            let rows: CrtRows = body
+                .lines()
+                .filter(|l| l.starts_with("| ") && !l.starts_with("| odds"))
+                .map(|l| {
+                    let cells: Vec<String> = l
+                        .trim_matches('|')
+                        .split('|')
+                        .map(|c| c.trim().to_string())
+                        .collect();
+                    (cells[0].clone(), cells[1..].to_vec())
+                })
+                .collect();
+            let after = body.lines().filter(|l| !l.starts_with('|')).collect();
+            Some((variant.to_string(), rows, after))
+        })
+        .collect()
+}
+
+/// `tables.md` of `crt_cells.toml` prints the CRT by odds row × modified roll, marks the
+/// cells `[rules.crt_cells]` edited and nothing else, and the `crt` column form still
+/// changes the four cells that read its column.
+#[test]
+fn tables_md_marks_edited_cells() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/good/crt_cells.toml");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let output = Command::cargo_bin("battlelab")
+        .unwrap()
+        .args(["run", "--quiet", "--trials", "2000", "--out"])
+        .arg(&out)
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let md = std::fs::read_to_string(out.join("tables.md")).unwrap();
+    let sections = crt_sections(&md);
+    let names: Vec<&str> = sections.iter().map(|s| s.0.as_str()).collect();
+    assert_eq!(
+        names,
+        ["printed", "one cell", "column 8", "2:1 sevens and eights"]
+    );
+    let printed = &sections[0].1;
+    assert_eq!(printed.len(), 4);
+    // (odds, roll, cell as printed in tables.md) wherever a variant differs from printed.
+    let changes = |rows: &[(String, Vec<String>)]| -> Vec<(String, usize, String)> {
+        let mut changed = Vec::new();
+        for ((odds, cells), (printed_odds, printed_cells)) in rows.iter().zip(printed) {
+            assert_eq!(odds, printed_odds);
+            assert_eq!(cells.len(), 11, "one cell per modified roll 2…12");
+            for (i, (cell, was)) in cells.iter().zip(printed_cells).enumerate() {
+                if cell != was {
+                    changed.push((odds.clone(), i + 2, cell.clone()));
+                }
+            }
+        }
+        changed
+    };
+    let note = "`*` edited by rules.crt_cells";
+    assert!(!sections[0].2.contains(note));
+    assert!(printed
+        .iter()
+        .all(|(_, cells)| cells.iter().all(|c| !c.contains('*'))));
+    assert_eq!(
+        changes(&sections[1].1),
+        [("3:2".to_string(), 8, "1/1*".to_string())]
+    );
+    assert!(sections[1].2.contains(note), "{}", sections[1].2);
+    assert_eq!(
+        changes(&sections[2].1),
+        [
+            ("1:1".to_string(), 9, "1/1".to_string()),
+            ("3:2".to_string(), 8, "1/1".to_string()),
+            ("2:1".to_string(), 7, "1/1".to_string()),
+            ("3:1".to_string(), 6, "1/1".to_string()),
+        ]
+    );
+    assert!(!sections[2].2.contains(note));
+    assert_eq!(
+        changes(&sections[3].1),
+        [
+            ("2:1".to_string(), 7, "D1/D1*".to_string()),
+            ("2:1".to_string(), 8, "D1/D2*".to_string()),
+        ]
+    );
+    assert!(sections[3].2.contains(note));
+}

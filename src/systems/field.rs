@@ -322,20 +322,42 @@ pub fn rulebook_tables(analysis: &Analysis, results: &AnalysisResults) -> String
                 .join(" | ")
         );
         let _ = writeln!(md, "|---|{}", "---|".repeat(rolls.len()));
-        for column in &rules.odds_columns {
+        for (odds, column) in rules.odds_columns.iter().enumerate() {
             let cells: Vec<String> = rolls
                 .iter()
-                .map(|roll| {
-                    let index = (roll - 1 + column.shift())
-                        .clamp(1, crate::rules::crt::CRT_COLUMNS as i32)
-                        as usize
-                        - 1;
-                    rules.crt.columns[index].to_string()
+                .map(|&roll| {
+                    let mark = if rules.cell_edit(odds, roll).is_some() {
+                        "*"
+                    } else {
+                        ""
+                    };
+                    format!("{}{mark}", rules.cell(odds, roll))
                 })
                 .collect();
             let _ = writeln!(md, "| {} | {} |", column.label(), cells.join(" | "));
         }
         let _ = writeln!(md);
+        if !rules.crt_cells.is_empty() {
+            let _ = writeln!(
+                md,
+                "`*` edited by rules.crt_cells: that odds row and modified roll only; every other cell reads its result column.\n"
+            );
+            let unreached: Vec<String> = rules
+                .crt_cells
+                .iter()
+                .filter(|e| !(rules.roll_min..=rules.roll_max).contains(&e.roll))
+                .map(|e| format!("{} roll {} = {}", e.odds_label(), e.roll, e.pair))
+                .collect();
+            if !unreached.is_empty() {
+                let _ = writeln!(
+                    md,
+                    "Edited but never reached (the modified roll is clamped to {}–{}): {}.\n",
+                    rules.roll_min,
+                    rules.roll_max,
+                    unreached.join(", ")
+                );
+            }
+        }
 
         let live = live_results(results);
         let axes: Vec<usize> = (0..analysis.axes.len()).collect();

@@ -2,8 +2,8 @@
 //! tolerances derived from the sample size; and pinned fixed-seed outputs.
 
 use battlelab_core::rules::crt::{
-    simulate_battles, simulate_resolutions, BattleResult, FieldBattle, FieldCombat, FieldRules,
-    Force, TacticMix,
+    simulate_battles, simulate_resolutions, BattleDistribution, BattleHistogram, BattleResult,
+    FieldBattle, FieldCombat, FieldRules, Force, PreparedBattle, TacticMix,
 };
 use battlelab_core::sim::{thread_pool, RunControl};
 use battlelab_core::stats::{chi_square, chi_square_critical};
@@ -74,34 +74,110 @@ fn scenarios() -> Vec<FieldBattle> {
     ]
 }
 
+/// The chi-square checks of a simulated battle against an exact distribution at the
+/// 99.99% level (z = 3.719): result, length and SP lost per side, each as
+/// (name, statistic, critical value, degrees of freedom).
+fn chi_square_checks(
+    histogram: &BattleHistogram,
+    exact: &BattleDistribution,
+) -> Vec<(&'static str, f64, f64, usize)> {
+    let checks: [(&str, &[u64], &[f64]); 4] = [
+        ("result", &histogram.result, &exact.result),
+        ("rounds", &histogram.rounds, &exact.rounds),
+        ("sp lost A", &histogram.sp_lost[0], &exact.sp_lost[0]),
+        ("sp lost B", &histogram.sp_lost[1], &exact.sp_lost[1]),
+    ];
+    checks
+        .into_iter()
+        .map(|(name, observed, expected)| {
+            let (statistic, df) = chi_square(observed, expected);
+            (name, statistic, chi_square_critical(df, 3.719), df)
+        })
+        .collect()
+}
+
+/// 2·10^6 battles simulated with `field` pass every chi-square check against the exact
+/// enumeration of the same field.
+fn assert_battles_agree(field: &FieldCombat, prepared: &PreparedBattle, what: &str) {
+    let exact = field
+        .battle_distribution(prepared, 1_000_000)
+        .expect("small battle");
+    assert!((exact.result.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+    let histogram =
+        simulate_battles(field, prepared, 77, 2_000_000, &RunControl::default()).unwrap();
+    for (name, statistic, critical, df) in chi_square_checks(&histogram, &exact) {
+        assert!(
+            statistic < critical,
+            "{what}, {name}: chi-square {statistic:.1} ≥ {critical:.1} (df {df})"
+        );
+    }
+}
+
 /// Whole battles: the simulated result, length and SP-lost histograms pass a chi-square
 /// test against the exact enumeration at the 99.99% level (z = 3.719).
 #[test]
 fn battles_agree_with_exact_enumeration() {
     let field = FieldCombat::new(FieldRules::printed()).unwrap();
-    let control = RunControl::default();
     for (k, battle) in scenarios().iter().enumerate() {
-        let prepared = battle.prepare().unwrap();
-        let exact = field
-            .battle_distribution(&prepared, 1_000_000)
-            .expect("small battle");
-        assert!((exact.result.iter().sum::<f64>() - 1.0).abs() < 1e-12);
-        let histogram = simulate_battles(&field, &prepared, 77, 2_000_000, &control).unwrap();
-        let checks: [(&str, &[u64], &[f64]); 4] = [
-            ("result", &histogram.result, &exact.result),
-            ("rounds", &histogram.rounds, &exact.rounds),
-            ("sp lost A", &histogram.sp_lost[0], &exact.sp_lost[0]),
-            ("sp lost B", &histogram.sp_lost[1], &exact.sp_lost[1]),
-        ];
-        for (name, observed, expected) in checks {
-            let (statistic, df) = chi_square(observed, expected);
-            let critical = chi_square_critical(df, 3.719);
-            assert!(
-                statistic < critical,
-                "scenario {k}, {name}: chi-square {statistic:.1} ≥ {critical:.1} (df {df})"
-            );
-        }
+        assert_battles_agree(&field, &battle.prepare().unwrap(), &format!("scenario {k}"));
     }
+}
+
+fn crt_cells_file() -> battlelab_core::systems::field::Analysis {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/data/good/crt_cells.toml");
+    battlelab_core::systems::field::Analysis::load(&path).unwrap()
+}
+
+/// A file with edited CRT cells (`tests/data/good/crt_cells.toml`): every variant's
+/// kernel agrees with the exact enumeration of the same compiled table.
+#[test]
+fn battles_with_edited_cells_agree_with_exact_enumeration() {
+    let analysis = crt_cells_file();
+    assert!(analysis
+        .variants
+        .iter()
+        .any(|v| !v.rules.crt_cells.is_empty()));
+    for run in &analysis.runs {
+        let variant = &analysis.variants[run.variant].name;
+        assert_battles_agree(&run.field, &run.prepared, variant);
+    }
+}
+
+/// …and the comparison sees the one edited cell: the kernel with the cell edited is far
+/// from the exact enumeration of the printed table.
+#[test]
+fn the_comparison_detects_one_edited_cell() {
+    let analysis = crt_cells_file();
+    let run = |name: &str| {
+        let v = analysis
+            .variants
+            .iter()
+            .position(|v| v.name == name)
+            .unwrap();
+        analysis.runs.iter().find(|r| r.variant == v).unwrap()
+    };
+    let (printed, edited) = (run("printed"), run("one cell"));
+    assert_eq!(edited.field.rules().crt_cells.len(), 1);
+    let exact = printed
+        .field
+        .battle_distribution(&printed.prepared, 1_000_000)
+        .unwrap();
+    let histogram = simulate_battles(
+        &edited.field,
+        &edited.prepared,
+        77,
+        2_000_000,
+        &RunControl::default(),
+    )
+    .unwrap();
+    let checks = chi_square_checks(&histogram, &exact);
+    assert!(
+        checks
+            .iter()
+            .any(|(_, statistic, critical, _)| statistic > critical),
+        "one edited cell went unnoticed: {checks:?}"
+    );
 }
 
 /// The kernel must break when the rules it names break: a battle simulated under the

@@ -23,6 +23,13 @@ use crate::exact::ExactDistribution;
 
 /// Number of result columns on the CRT.
 pub const CRT_COLUMNS: usize = 11;
+/// Modified rolls the CRT is printed for (2d6: 2 to 12), one printed cell per odds row each.
+pub const CRT_ROLLS: (i32, i32) = (2, 12);
+/// Cells in one printed odds row: one per modified roll.
+pub const CRT_ROLL_COUNT: usize = (CRT_ROLLS.1 - CRT_ROLLS.0 + 1) as usize;
+/// Most distinct result pairs a CRT can hold (five results for L times five for S); the
+/// single-roll kernel counts outcomes in this many lanes or fewer.
+pub const MAX_PAIRS: usize = 25;
 /// Faces of two d6 read as one uniform draw: `face = 6·(die1−1) + (die2−1)`.
 pub const TWO_D6_FACES: u32 = 36;
 /// Largest strength a force may have (keeps histograms small and exact sums in range).
@@ -172,6 +179,26 @@ impl CombatResultsTable {
         Self {
             columns: std::array::from_fn(|i| ResultPair::new(l[i], s[i])),
         }
+    }
+}
+
+/// One printed CRT cell edited on its own (`[rules.crt_cells."3:2"] "8" = "1/1"`): the
+/// result pair for one odds row and one modified roll, read instead of the result column
+/// that roll reaches at those odds. Nothing else changes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct CrtCellEdit {
+    /// The odds row, as a reduced ratio `larger:smaller` (must be an odds column).
+    pub larger: u32,
+    pub smaller: u32,
+    /// The modified roll, 2 to 12.
+    pub roll: i32,
+    pub pair: ResultPair,
+}
+
+impl CrtCellEdit {
+    /// The odds row's label, e.g. `3:2`.
+    pub fn odds_label(&self) -> String {
+        format!("{}:{}", self.larger, self.smaller)
     }
 }
 
@@ -384,6 +411,11 @@ impl TacticalMatrix {
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 pub struct FieldRules {
     pub crt: CombatResultsTable,
+    /// Single printed cells edited on top of the column reading, at most one per
+    /// (odds row, modified roll), in the order first given. Empty as printed (and then not
+    /// serialised, so the validated rules of files without edits keep their bytes).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub crt_cells: Vec<CrtCellEdit>,
     /// Ascending by ratio; the first must be 1:1 (L is never weaker than S).
     pub odds_columns: Vec<OddsColumn>,
     pub odds_rounding: OddsRounding,
@@ -403,6 +435,7 @@ impl FieldRules {
     pub fn printed() -> Self {
         Self {
             crt: CombatResultsTable::printed(),
+            crt_cells: Vec::new(),
             odds_columns: vec![
                 OddsColumn {
                     larger: 1,
@@ -446,6 +479,53 @@ impl FieldRules {
         self.odds_columns.iter().map(OddsColumn::label).collect()
     }
 
+    /// Edits one printed cell (odds row `larger:smaller`, modified roll `roll`), replacing
+    /// an earlier edit of the same cell. Checked by [`FieldCombat::new`].
+    pub fn edit_crt_cell(&mut self, larger: u32, smaller: u32, roll: i32, pair: ResultPair) {
+        let edit = CrtCellEdit {
+            larger,
+            smaller,
+            roll,
+            pair,
+        };
+        let same = |e: &&mut CrtCellEdit| {
+            e.roll == roll
+                && u64::from(e.larger) * u64::from(smaller)
+                    == u64::from(e.smaller) * u64::from(larger)
+        };
+        match self.crt_cells.iter_mut().find(same) {
+            Some(existing) => *existing = edit,
+            None => self.crt_cells.push(edit),
+        }
+    }
+
+    /// The result column (1-based) a modified roll reaches in an odds column.
+    pub fn column_of(column: &OddsColumn, roll: i32) -> usize {
+        (roll - 1 + column.shift()).clamp(1, CRT_COLUMNS as i32) as usize
+    }
+
+    /// The edit of the printed cell (odds column `odds`, modified roll `roll`), if any.
+    pub fn cell_edit(&self, odds: usize, roll: i32) -> Option<&CrtCellEdit> {
+        let column = self.odds_columns.get(odds)?;
+        self.crt_cells.iter().find(|e| {
+            e.roll == roll
+                && u64::from(e.larger) * u64::from(column.smaller)
+                    == u64::from(e.smaller) * u64::from(column.larger)
+        })
+    }
+
+    /// The printed cell (odds column `odds`, modified roll `roll`) as these rules read it:
+    /// its edit if it has one, otherwise the result column the roll reaches.
+    pub fn cell(&self, odds: usize, roll: i32) -> ResultPair {
+        match self.cell_edit(odds, roll) {
+            Some(edit) => edit.pair,
+            None => {
+                let column = Self::column_of(&self.odds_columns[odds], roll);
+                self.crt.columns[column - 1]
+            }
+        }
+    }
+
     fn validate(&self) -> Result<(), RulesError> {
         if self.odds_columns.is_empty() {
             return Err(RulesError::new(
@@ -485,6 +565,32 @@ impl FieldRules {
                     format!(
                         "a modified roll of 2 must reach a result column 1 to {CRT_COLUMNS}, got {}",
                         column.roll_two_column
+                    ),
+                ));
+            }
+        }
+        for edit in &self.crt_cells {
+            let field = format!(
+                "rules.crt_cells.\"{}\".\"{}\"",
+                edit.odds_label(),
+                edit.roll
+            );
+            if self.odds_column_index(edit.larger, edit.smaller).is_none() {
+                return Err(RulesError::new(
+                    field,
+                    format!(
+                        "the CRT has odds rows {}; got \"{}\"",
+                        self.odds_labels().join(", "),
+                        edit.odds_label()
+                    ),
+                ));
+            }
+            if !(CRT_ROLLS.0..=CRT_ROLLS.1).contains(&edit.roll) {
+                return Err(RulesError::new(
+                    field,
+                    format!(
+                        "the CRT is printed for modified rolls {} to {}, got {}",
+                        CRT_ROLLS.0, CRT_ROLLS.1, edit.roll
                     ),
                 ));
             }
@@ -577,7 +683,11 @@ pub struct FieldCombat {
     rules: FieldRules,
     /// Distinct result pairs in column order: the outcomes of one resolution.
     pairs: Vec<ResultPair>,
-    /// `pair_by_face[(odds · drm_steps + drm + cap) · 36 + face]` → index into `pairs`.
+    /// `pair_by_roll[odds · 11 + modified roll − 2]` → index into `pairs`: the printed CRT
+    /// by odds row and modified roll, cell edits applied on top of the column reading.
+    pair_by_roll: Vec<u8>,
+    /// `pair_by_face[(odds · drm_steps + drm + cap) · 36 + face]` → index into `pairs`,
+    /// read from `pair_by_roll`.
     pair_by_face: Vec<u8>,
     drm_steps: usize,
     odds_thresholds: Vec<OddsThreshold>,
@@ -589,28 +699,41 @@ impl FieldCombat {
     /// Validates the rules and compiles the lookups.
     pub fn new(rules: FieldRules) -> Result<Self, RulesError> {
         rules.validate()?;
+        // Pairs in column order, then those only cell edits bring, in the order given.
         let mut pairs: Vec<ResultPair> = Vec::new();
-        let mut pair_of_column = [0u8; CRT_COLUMNS];
-        for (column, pair) in rules.crt.columns.iter().enumerate() {
-            let index = match pairs.iter().position(|p| p == pair) {
-                Some(index) => index,
-                None => {
-                    pairs.push(*pair);
-                    pairs.len() - 1
-                }
-            };
-            pair_of_column[column] = index as u8;
+        let mut index_of = |pair: ResultPair| match pairs.iter().position(|p| *p == pair) {
+            Some(index) => index as u8,
+            None => {
+                pairs.push(pair);
+                (pairs.len() - 1) as u8
+            }
+        };
+        let pair_of_column = rules.crt.columns.map(&mut index_of);
+        let edit_pairs: Vec<u8> = rules.crt_cells.iter().map(|e| index_of(e.pair)).collect();
+        debug_assert!(pairs.len() <= MAX_PAIRS);
+        // The printed CRT by odds row × modified roll: the column reading, then the edits.
+        let mut pair_by_roll = Vec::with_capacity(rules.odds_columns.len() * CRT_ROLL_COUNT);
+        for odds in &rules.odds_columns {
+            for roll in CRT_ROLLS.0..=CRT_ROLLS.1 {
+                pair_by_roll.push(pair_of_column[FieldRules::column_of(odds, roll) - 1]);
+            }
+        }
+        for (edit, &pair) in rules.crt_cells.iter().zip(&edit_pairs) {
+            let odds = rules
+                .odds_column_index(edit.larger, edit.smaller)
+                .expect("validated: an odds column");
+            pair_by_roll[odds * CRT_ROLL_COUNT + (edit.roll - CRT_ROLLS.0) as usize] = pair;
         }
         let cap = rules.drm_cap;
         let drm_steps = (2 * cap + 1) as usize;
         let mut pair_by_face = Vec::with_capacity(rules.odds_columns.len() * drm_steps * 36);
-        for odds in &rules.odds_columns {
+        for odds in 0..rules.odds_columns.len() {
+            let row = &pair_by_roll[odds * CRT_ROLL_COUNT..(odds + 1) * CRT_ROLL_COUNT];
             for drm in -cap..=cap {
                 for face in 0..TWO_D6_FACES {
                     let roll = (face / 6 + face % 6 + 2) as i32;
                     let modified = (roll + drm).clamp(rules.roll_min, rules.roll_max);
-                    let column = (modified - 1 + odds.shift()).clamp(1, CRT_COLUMNS as i32);
-                    pair_by_face.push(pair_of_column[(column - 1) as usize]);
+                    pair_by_face.push(row[(modified - CRT_ROLLS.0) as usize]);
                 }
             }
         }
@@ -623,6 +746,7 @@ impl FieldCombat {
         Ok(Self {
             rules,
             pairs,
+            pair_by_roll,
             pair_by_face,
             drm_steps,
             odds_thresholds,
@@ -678,6 +802,14 @@ impl FieldCombat {
             .iter()
             .map(|t| usize::from(l * t.denominator >= s * t.numerator + t.strict))
             .sum()
+    }
+
+    /// The compiled CRT cell: the pair index (into [`Self::pairs`]) for odds column `odds`
+    /// and modified roll `roll` (2 to 12, after the DRM and the roll clamp), edits applied.
+    /// [`Self::faces`] reads every resolution from these cells.
+    pub fn pair_at(&self, odds: usize, roll: i32) -> usize {
+        assert!((CRT_ROLLS.0..=CRT_ROLLS.1).contains(&roll), "roll {roll}");
+        usize::from(self.pair_by_roll[odds * CRT_ROLL_COUNT + (roll - CRT_ROLLS.0) as usize])
     }
 
     /// The 36 pair indices for one odds column and net DRM (clamped to the cap here).
@@ -1291,25 +1423,31 @@ pub fn simulate_resolutions(
     )
 }
 
+/// Counters per local histogram of [`resolve_many`].
+pub const OUTCOME_LANES: usize = MAX_PAIRS.next_power_of_two();
+
 /// The single-roll kernel's inner loop: `n` resolutions into `histogram`.
 ///
 /// PERF: one 64-bit word yields four faces of 36 (36^4 / 2^64 < 1e-13 bias, see dice.rs);
 /// the counts go to four interleaved local histograms (one per face of the word) so that
-/// repeated outcomes do not chain every increment on the one before.
+/// repeated outcomes do not chain every increment on the one before. Each holds
+/// [`OUTCOME_LANES`] counters (a power of two at least [`MAX_PAIRS`], so the mask that
+/// drops the bounds check never aliases an outcome).
 #[inline]
 pub fn resolve_many(faces: &[u8; 36], dice: &mut DiceStream, n: u64, histogram: &mut [u64]) {
-    let mut counts = [[0u64; 16]; 4];
+    const MASK: usize = OUTCOME_LANES - 1;
+    let mut counts = [[0u64; OUTCOME_LANES]; 4];
     for _ in 0..n / 4 {
         let mut word = dice.word();
         for lane in &mut counts {
-            lane[usize::from(faces[word.take(TWO_D6_FACES) as usize]) & 15] += 1;
+            lane[usize::from(faces[word.take(TWO_D6_FACES) as usize]) & MASK] += 1;
         }
     }
     let mut word = dice.word();
     for _ in 0..n % 4 {
-        counts[0][usize::from(faces[word.take(TWO_D6_FACES) as usize]) & 15] += 1;
+        counts[0][usize::from(faces[word.take(TWO_D6_FACES) as usize]) & MASK] += 1;
     }
-    for (outcome, total) in histogram.iter_mut().enumerate().take(16) {
+    for (outcome, total) in histogram.iter_mut().enumerate().take(OUTCOME_LANES) {
         *total += counts.iter().map(|c| c[outcome]).sum::<u64>();
     }
 }
@@ -1466,8 +1604,157 @@ mod tests {
         assert!(TacticMix::new([MAX_MIX_WEIGHT, 1, 0, 0, 0, 0, 0]).is_err());
     }
 
+    /// Every printed cell (odds row × modified roll 2…12) as the compiled lookup reads it,
+    /// checked against the kernel's own face table at every net DRM on the way.
+    fn compiled_cells(field: &FieldCombat) -> Vec<Vec<ResultPair>> {
+        let rules = field.rules();
+        for odds in 0..rules.odds_columns.len() {
+            for drm in -rules.drm_cap..=rules.drm_cap {
+                for face in 0..TWO_D6_FACES {
+                    let roll = (face / 6 + face % 6 + 2) as i32;
+                    let modified = (roll + drm).clamp(rules.roll_min, rules.roll_max);
+                    assert_eq!(
+                        field.resolve_face(odds, drm, face),
+                        field.pair_at(odds, modified),
+                        "odds {odds} DRM {drm} face {face}"
+                    );
+                }
+            }
+        }
+        (0..rules.odds_columns.len())
+            .map(|odds| {
+                (CRT_ROLLS.0..=CRT_ROLLS.1)
+                    .map(|roll| {
+                        let pair = field.pairs()[field.pair_at(odds, roll)];
+                        assert_eq!(pair, rules.cell(odds, roll), "odds {odds} roll {roll}");
+                        pair
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// The (odds label, roll, printed, now) cells where two CRTs differ.
+    fn differences(
+        before: &FieldCombat,
+        after: &FieldCombat,
+    ) -> Vec<(String, i32, String, String)> {
+        let (b, a) = (compiled_cells(before), compiled_cells(after));
+        let labels = after.rules().odds_labels();
+        let mut diff = Vec::new();
+        for odds in 0..labels.len() {
+            for (i, roll) in (CRT_ROLLS.0..=CRT_ROLLS.1).enumerate() {
+                if b[odds][i] != a[odds][i] {
+                    diff.push((
+                        labels[odds].clone(),
+                        roll,
+                        b[odds][i].to_string(),
+                        a[odds][i].to_string(),
+                    ));
+                }
+            }
+        }
+        diff
+    }
+
+    #[test]
+    fn printed_cells_follow_the_column_rule() {
+        let field = printed();
+        let cells = compiled_cells(&field);
+        // 1:1 roll 2 → column 1, 3:2 roll 8 → column 8, 3:1 roll 9+ → column 11.
+        assert_eq!(cells[0][0].to_string(), "D3/1");
+        assert_eq!(cells[1][6].to_string(), "0/1");
+        assert!(cells[3][7..].iter().all(|p| p.to_string() == "1/D3"));
+    }
+
+    #[test]
+    fn a_cell_edit_changes_exactly_that_cell() {
+        let mut rules = FieldRules::printed();
+        rules.edit_crt_cell(3, 2, 8, ResultPair::parse("1/1").unwrap());
+        let edited = FieldCombat::new(rules).unwrap();
+        assert_eq!(
+            differences(&printed(), &edited),
+            [("3:2".to_string(), 8, "0/1".to_string(), "1/1".to_string())]
+        );
+        // Editing the same cell again replaces the edit (6:4 is 3:2).
+        let mut rules = edited.rules().clone();
+        rules.edit_crt_cell(6, 4, 8, ResultPair::parse("D1/0").unwrap());
+        assert_eq!(rules.crt_cells.len(), 1);
+        let twice = FieldCombat::new(rules).unwrap();
+        assert_eq!(differences(&printed(), &twice)[0].3, "D1/0");
+        assert_eq!(differences(&printed(), &twice).len(), 1);
+    }
+
+    #[test]
+    fn a_column_edit_changes_four_cells() {
+        let mut rules = FieldRules::printed();
+        rules.crt.columns[7] = ResultPair::parse("1/1").unwrap();
+        let edited = FieldCombat::new(rules).unwrap();
+        let changed: Vec<(String, i32)> = differences(&printed(), &edited)
+            .into_iter()
+            .map(|(odds, roll, before, after)| {
+                assert_eq!((before.as_str(), after.as_str()), ("0/1", "1/1"));
+                (odds, roll)
+            })
+            .collect();
+        assert_eq!(
+            changed,
+            [
+                ("1:1".to_string(), 9),
+                ("3:2".to_string(), 8),
+                ("2:1".to_string(), 7),
+                ("3:1".to_string(), 6)
+            ]
+        );
+    }
+
+    /// Edits may bring every one of the 25 result pairs; outcomes past the old 16 lanes
+    /// of the single-roll kernel are counted where they fall.
+    #[test]
+    fn every_pair_can_be_an_outcome() {
+        let mut rules = FieldRules::printed();
+        let mut cells = (0..4usize).flat_map(|odds| (2..=12).map(move |roll| (odds, roll)));
+        for l in CrtResult::ALL {
+            for s in CrtResult::ALL {
+                let (odds, roll) = cells.next().unwrap();
+                let column = rules.odds_columns[odds];
+                rules.edit_crt_cell(column.larger, column.smaller, roll, ResultPair::new(l, s));
+            }
+        }
+        let field = FieldCombat::new(rules).unwrap();
+        assert_eq!(field.pairs().len(), MAX_PAIRS);
+        let n = 720_000;
+        for odds in 0..4 {
+            let counts =
+                simulate_resolutions(&field, odds, 0, 5, n, &crate::sim::RunControl::default())
+                    .unwrap();
+            let exact = field.resolution_distribution(odds, 0);
+            assert_eq!(counts.iter().sum::<u64>(), n);
+            for (i, &count) in counts.iter().enumerate() {
+                let p = exact.probability(i);
+                let se = (p * (1.0 - p) / n as f64).sqrt();
+                let estimate = count as f64 / n as f64;
+                assert!(
+                    (p == 0.0 && count == 0) || (estimate - p).abs() < 5.0 * se,
+                    "odds {odds} pair {i}: {estimate} vs {p}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn invalid_rules_are_named() {
+        let mut rules = FieldRules::printed();
+        rules.edit_crt_cell(5, 2, 8, ResultPair::parse("1/1").unwrap());
+        let e = FieldCombat::new(rules).unwrap_err();
+        assert_eq!(e.field, "rules.crt_cells.\"5:2\".\"8\"");
+        assert!(e.message.contains("1:1, 3:2, 2:1, 3:1"), "{}", e.message);
+        let mut rules = FieldRules::printed();
+        rules.edit_crt_cell(3, 2, 13, ResultPair::parse("1/1").unwrap());
+        assert!(FieldCombat::new(rules)
+            .unwrap_err()
+            .message
+            .contains("2 to 12"));
         let mut rules = FieldRules::printed();
         rules.drm_cap = 13;
         assert_eq!(FieldCombat::new(rules).unwrap_err().field, "rules.drm_cap");

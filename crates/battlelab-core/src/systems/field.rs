@@ -42,6 +42,24 @@
 //! name = "cap 3"
 //! rules = { drm_cap = 3 }
 //! ```
+//!
+//! The CRT can be changed two ways, in `[rules]` or in a variant's `rules`:
+//!
+//! ```toml
+//! [rules.crt]                  # a whole result column (1–11) = "L/S": every odds row
+//! "8" = "1/1"                  # that reaches column 8 changes (1:1 roll 9, 3:2 roll 8,
+//!                              # 2:1 roll 7, 3:1 roll 6)
+//!
+//! [rules.crt_cells."3:2"]      # one printed cell: this odds row (one of the rules' odds
+//! "8" = "1/1"                  # columns) and this modified roll (2–12), nothing else
+//! ```
+//!
+//! A variant writes `rules = { crt_cells = { "3:2" = { "8" = "1/1" } } }` or
+//! `[variant.rules.crt_cells."3:2"]`. Column edits apply first, then cell edits on top of
+//! the column reading, and a variant's cell edit replaces `[rules]`'s for the same cell;
+//! odds rows added under `[rules.odds]` can be edited too. `tables.md` prints the CRT by
+//! odds row × modified roll and marks each edited cell `*`. A table under `crt`
+//! (`[rules.crt."3:2"]`) is refused with a pointer to `crt_cells`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -175,7 +193,10 @@ struct OverridesSpec {
     roll: Option<RollSpec>,
     odds_rounding: Option<Spanned<String>>,
     round_limit: Option<Spanned<i64>>,
-    crt: Option<BTreeMap<String, Spanned<String>>>,
+    /// Values are read as any TOML value so that a table here (`[rules.crt."3:2"]`) gets
+    /// an error that points at `crt_cells`, not a type error.
+    crt: Option<BTreeMap<String, Spanned<toml::Value>>>,
+    crt_cells: Option<BTreeMap<String, BTreeMap<String, Spanned<toml::Value>>>>,
     odds: Option<BTreeMap<String, Spanned<i64>>>,
     clc: Option<BTreeMap<String, BTreeMap<String, Spanned<i64>>>>,
     tactics: Option<BTreeMap<String, BTreeMap<String, Spanned<toml::Value>>>>,
@@ -568,6 +589,15 @@ fn apply_overrides(
     }
     for (column, cell) in spec.crt.iter().flatten() {
         let field = format!("{prefix}.crt.\"{column}\"");
+        if cell.get_ref().is_table() {
+            return Err(source.error(
+                cell,
+                &field,
+                format!(
+                    "[rules.crt] edits whole result columns (\"1\" to \"{CRT_COLUMNS}\" = \"L/S\"), which changes every odds row reaching that column; to edit one printed cell, write it under crt_cells: [rules.crt_cells.\"{column}\"] with \"<modified roll>\" = \"L/S\""
+                ),
+            ));
+        }
         let index: usize = column
             .trim()
             .parse()
@@ -580,17 +610,7 @@ fn apply_overrides(
                     format!("the CRT has result columns 1 to {CRT_COLUMNS}, not \"{column}\""),
                 )
             })?;
-        rules.crt.columns[index - 1] = ResultPair::parse(cell.get_ref()).ok_or_else(|| {
-            source.error(
-                cell,
-                &field,
-                format!(
-                    "a CRT cell is L's result / S's result, each one of {}, e.g. \"1/D1\"; got \"{}\"",
-                    crt::CrtResult::CODES.join(", "),
-                    cell.get_ref()
-                ),
-            )
-        })?;
+        rules.crt.columns[index - 1] = result_pair(source, &field, cell)?;
     }
     for (odds, column) in spec.odds.iter().flatten() {
         let field = format!("{prefix}.odds.\"{odds}\"");
@@ -623,6 +643,39 @@ fn apply_overrides(
                         .cmp(&(u64::from(b.larger) * u64::from(a.smaller)))
                 });
             }
+        }
+    }
+    // After [rules.odds], so a cell may be edited in an odds row added there.
+    for (odds, cells) in spec.crt_cells.iter().flatten() {
+        for (roll, cell) in cells {
+            let field = format!("{prefix}.crt_cells.\"{odds}\".\"{roll}\"");
+            let labels = rules.odds_labels().join(", ");
+            let (larger, smaller) = OddsColumn::parse_ratio(odds)
+                .filter(|(l, s)| rules.odds_column_index(*l, *s).is_some())
+                .ok_or_else(|| {
+                    source.error(
+                        cell,
+                        &field,
+                        format!("the CRT has odds rows {labels}; got \"{odds}\""),
+                    )
+                })?;
+            let (lo, hi) = crt::CRT_ROLLS;
+            let roll_value: i32 = roll
+                .trim()
+                .parse()
+                .ok()
+                .filter(|r| (lo..=hi).contains(r))
+                .ok_or_else(|| {
+                    source.error(
+                        cell,
+                        &field,
+                        format!(
+                            "the CRT is printed for modified rolls {lo} to {hi}, a whole number as the key (\"8\" = \"1/1\"); got \"{roll}\""
+                        ),
+                    )
+                })?;
+            let pair = result_pair(source, &field, cell)?;
+            rules.edit_crt_cell(larger, smaller, roll_value, pair);
         }
     }
     for (row_name, bands) in spec.clc.iter().flatten() {
@@ -697,6 +750,31 @@ fn apply_overrides(
         }
     }
     Ok(())
+}
+
+/// A CRT cell's text, `"L/S"`: L's result, then S's.
+fn result_pair(
+    source: &Source,
+    field: &str,
+    cell: &Spanned<toml::Value>,
+) -> Result<ResultPair, AnalysisError> {
+    cell.get_ref()
+        .as_str()
+        .and_then(ResultPair::parse)
+        .ok_or_else(|| {
+            let got = match cell.get_ref() {
+                toml::Value::String(s) => format!("\"{s}\""),
+                other => other.to_string(),
+            };
+            source.error(
+                cell,
+                field,
+                format!(
+                    "a CRT cell is L's result / S's result in quotes, each one of {}, e.g. \"1/D1\"; got {got}",
+                    crt::CrtResult::CODES.join(", ")
+                ),
+            )
+        })
 }
 
 /// Sets one swept parameter. Values are range-checked afterwards by
