@@ -2,6 +2,8 @@
 
 pub mod crt;
 pub mod d6table;
+pub mod field_game;
+pub mod matrix_game;
 pub mod frontier;
 pub mod frontier_battle;
 pub mod melee;
