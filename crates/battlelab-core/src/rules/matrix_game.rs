@@ -147,7 +147,9 @@ fn normalise(mix: &mut [f64]) {
     if total > 0.0 {
         mix.iter_mut().for_each(|p| *p /= total);
     } else {
-        mix.iter_mut().enumerate().for_each(|(i, p)| *p = f64::from(u8::from(i == 0)));
+        mix.iter_mut()
+            .enumerate()
+            .for_each(|(i, p)| *p = f64::from(u8::from(i == 0)));
     }
 }
 
@@ -189,9 +191,7 @@ pub fn dominated_rows(payoff: &[Vec<f64>], tolerance: f64) -> Vec<usize> {
 pub fn dominated_columns(payoff: &[Vec<f64>], tolerance: f64) -> Vec<usize> {
     let n = payoff.first().map_or(0, Vec::len);
     (0..n)
-        .filter(|&j| {
-            (0..n).any(|l| l != j && payoff.iter().all(|row| row[l] < row[j] - tolerance))
-        })
+        .filter(|&j| (0..n).any(|l| l != j && payoff.iter().all(|row| row[l] < row[j] - tolerance)))
         .collect()
 }
 
