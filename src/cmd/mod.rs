@@ -3,6 +3,7 @@
 
 mod check;
 mod compare;
+mod equilibrium;
 mod merge;
 mod run;
 mod table;
@@ -44,6 +45,7 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Command::Compare(args) => compare::compare(args),
         Command::Check(args) => check::check(args),
         Command::Table(command) => table::table(command),
+        Command::Equilibrium(args) => equilibrium::equilibrium(args),
     }
 }
 
