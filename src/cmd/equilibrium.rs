@@ -135,10 +135,7 @@ fn to_json(s: &Solved) -> Value {
             for (axis, value) in s.analysis.axes.iter().zip(&p.coordinates) {
                 run.insert(axis.parameter.clone(), axis_json(value));
             }
-            run.insert(
-                "variant".into(),
-                json!(s.analysis.variants[p.variant].name),
-            );
+            run.insert("variant".into(), json!(s.analysis.variants[p.variant].name));
             let e = &p.result;
             json!({
                 "run": run,
@@ -165,10 +162,7 @@ fn point_label(s: &Solved, p: &Point) -> String {
         .map(|(a, v)| format!("{} = {v}", a.parameter))
         .collect();
     if s.analysis.variants.len() > 1 || parts.is_empty() {
-        parts.push(format!(
-            "variant = {}",
-            s.analysis.variants[p.variant].name
-        ));
+        parts.push(format!("variant = {}", s.analysis.variants[p.variant].name));
     }
     parts.join(", ")
 }
@@ -291,11 +285,19 @@ fn frame(s: &Solved) -> PolarsResult<DataFrame> {
                     .text("exact", if e.exact { "true" } else { "false" })
                     .text(
                         "dominated",
-                        if e.dominated[side].contains(&k) { "true" } else { "false" },
+                        if e.dominated[side].contains(&k) {
+                            "true"
+                        } else {
+                            "false"
+                        },
                     )
                     .text(
                         "never_played",
-                        if e.never_played[side].contains(&k) { "true" } else { "false" },
+                        if e.never_played[side].contains(&k) {
+                            "true"
+                        } else {
+                            "false"
+                        },
                     )
                     .finish();
             }
