@@ -26,11 +26,16 @@
 //! [side.b]
 //! sp = 8
 //! morale = 2
-//! tactic = "uniform"
+//! tactic = "uniform"           # or "equilibrium": the solved game's optimal mix
+//!
+//! [equilibrium]
+//! payoff = "win"               # the game "equilibrium" sides play: win = P(A wins),
+//!                              # sp = B's SP lost minus A's (A maximises, B minimises)
 //!
 //! [sweep]
 //! odds = ["1:1", "3:2", "2:1", "3:1"]   # sets A's SP from B's
 //! drm = { from = -3, to = 3 }           # extra DRM in A's favour
+//! # a.tactic = ["charge", "envelop", "uniform", "equilibrium"]   # policies by name
 //!
 //! [rules]                      # overrides for every variant
 //! round_limit = 6
@@ -41,7 +46,20 @@
 //! [[variant]]
 //! name = "cap 3"
 //! rules = { drm_cap = 3 }
+//!
+//! [[variant]]
+//! name = "square defender"
+//! tactic = { b = "square" }    # any policy a side takes, for a and/or b
 //! ```
+//!
+//! Tactic policies: a tactic name, `"uniform"`, `{ uniform = [...] }`, `{ mix = {...} }`,
+//! or `"equilibrium"`. An `equilibrium` side plays, at every round and state, its optimal
+//! mix in the battle's zero-sum game for `[equilibrium] payoff` (`rules::field_game`),
+//! solved here once per run (both sides' strategies are solved; a side with its own
+//! policy keeps it). A run whose game has more than `field_game::MAX_GAME_STATES` slots,
+//! or an analysis whose equilibrium runs hold more than [`MAX_ANALYSIS_GAME_STATES`] in
+//! all, is refused. The side's own `tactic`, then a variant's `tactic = { a, b }`, then a
+//! swept `a.tactic`/`b.tactic` decide a run's policy, the later winning.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
