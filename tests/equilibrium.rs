@@ -100,8 +100,7 @@ fn run_realises_the_value_exactly() {
         let line = results
             .lines()
             .find(|l| {
-                l.starts_with(&format!("field,both equilibrium,"))
-                    && l.contains(&format!(",{odds},A wins,"))
+                l.starts_with("field,both equilibrium,") && l.contains(&format!(",{odds},A wins,"))
             })
             .unwrap_or_else(|| panic!("no A wins row at {odds}"));
         let exact: f64 = line.split(',').nth(10).unwrap().parse().unwrap();

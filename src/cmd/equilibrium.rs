@@ -273,11 +273,11 @@ fn frame(s: &Solved) -> PolarsResult<DataFrame> {
     let mut frame = battlelab::frame::LongFrame::new(&axes).typed_by(&runs);
     for p in &s.points {
         let e = &p.result;
-        for side in 0..2 {
+        for (side, side_name) in SIDES.iter().enumerate() {
             for (k, name) in TACTIC_NAMES.iter().enumerate() {
                 frame
                     .row(&s.analysis.variants[p.variant].name, &p.coordinates)
-                    .text("side", SIDES[side])
+                    .text("side", side_name)
                     .text("tactic", name)
                     .float("probability", Some(e.mix[side][k]))
                     .float("shortfall", Some(e.shortfall[side][k]))
@@ -355,7 +355,7 @@ fn draw_charts(s: &Solved, dir: &Path) -> Result<(), ReportError> {
             &free,
         );
         let x_label = axes.first().map_or("start", |a| a.parameter.as_str());
-        for side in 0..2 {
+        for (side, side_name) in SIDES.iter().enumerate() {
             let groups: Vec<battlelab::chart::BarGroup> = indices
                 .iter()
                 .map(|&i| {
@@ -371,14 +371,14 @@ fn draw_charts(s: &Solved, dir: &Path) -> Result<(), ReportError> {
                 .collect();
             let stem = dir.join(format!(
                 "mix_{}{}",
-                SIDES[side],
+                side_name,
                 report::variant_suffix(&variant.name, variants)
             ));
             battlelab::chart::grouped_bars(
                 &stem,
                 &format!(
                     "Side {}'s optimal mix at the start ({}) — {}",
-                    SIDES[side].to_uppercase(),
+                    side_name.to_uppercase(),
                     s.payoff.name(),
                     variant.name
                 ),

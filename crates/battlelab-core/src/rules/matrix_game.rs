@@ -51,7 +51,7 @@ pub fn solve(payoff: &[Vec<f64>]) -> GameSolution {
             (lo.min(v), hi.max(v))
         });
     let range = hi - lo;
-    if !(range > 0.0) {
+    if range.is_nan() || range <= 0.0 {
         // Every entry equal (or the matrix is degenerate in some other way): any play is
         // optimal; the first strategy each.
         let pure = |k: usize| (0..k).map(|i| f64::from(u8::from(i == 0))).collect();
