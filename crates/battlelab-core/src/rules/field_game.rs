@@ -34,6 +34,8 @@
 //! enumeration ([`FieldCombat::battle_distribution_with`]) weights each tactic pair by
 //! the very probabilities those thresholds give.
 
+use std::sync::Arc;
+
 use crate::dice::DiceStream;
 use crate::rules::crt::{
     BattleDistribution, BattleOutcome, BattleResult, BattleState, FieldCombat, PreparedBattle,
@@ -42,9 +44,10 @@ use crate::rules::crt::{
 use crate::rules::matrix_game::{self, GameSolution};
 
 /// Most state slots (rounds × the dense SP/morale box) a game may have to be solved.
-/// 200 000 slots solve in well under a second and keep a played policy's tables under
-/// 20 MB per side.
-pub const MAX_GAME_STATES: usize = 200_000;
+/// A slot costs 5 bytes while solving and 4 in a played policy's index (values, mixes and
+/// thresholds are kept for reachable states only, which are far fewer: CLC losses jump),
+/// so 4·10^6 slots stay under 20 MB.
+pub const MAX_GAME_STATES: usize = 4_000_000;
 
 /// A probability at or below this counts as "not played".
 pub const PLAYED: f64 = 1e-12;
@@ -139,36 +142,47 @@ pub struct FieldGame {
     pub shape: GameShape,
     /// The value at the start (round 1).
     pub value: f64,
-    /// Slots reachable from the start (live, round by round), in slot order.
+    /// Live (round, state) pairs reachable from the start under some play, round by
+    /// round, states sorted.
     pub reachable: Vec<(u32, BattleState)>,
-    /// Per slot: the state's value (NaN where not reachable).
+    /// Per slot: its index in `reachable`, or `reachable.len()` where not reachable (the
+    /// row a played table keeps for those).
+    compact: Arc<Vec<u32>>,
+    /// Per reachable state: its value.
     values: Vec<f64>,
-    /// Per slot: A's and B's optimal mixes (zeros where not reachable).
+    /// Per reachable state: A's and B's optimal mixes.
     mixes: Vec<[[f64; 7]; 2]>,
 }
 
 impl FieldGame {
     /// The value of the game from `state` at the start of `round`, if reachable.
     pub fn value_at(&self, round: u32, state: &BattleState) -> Option<f64> {
-        let v = self.values[self.shape.index(round, state)];
-        (!v.is_nan()).then_some(v)
+        self.reachable_index(round, state).map(|i| self.values[i])
     }
 
     /// A's and B's optimal mixes at `state` at the start of `round`, if reachable.
     pub fn mix_at(&self, round: u32, state: &BattleState) -> Option<[[f64; 7]; 2]> {
-        self.value_at(round, state)
-            .map(|_| self.mixes[self.shape.index(round, state)])
+        self.reachable_index(round, state).map(|i| self.mixes[i])
+    }
+
+    fn reachable_index(&self, round: u32, state: &BattleState) -> Option<usize> {
+        let inside = (1..=self.shape.rounds).contains(&round)
+            && (0..2).all(|s| {
+                (state.sp[s] as usize) * self.shape.strides[1 + s] < self.shape.strides[s]
+                    && (state.morale[s] as usize) * self.shape.strides[3 + s]
+                        < self.shape.strides[2 + s]
+            });
+        inside
+            .then(|| self.compact[self.shape.index(round, state)])
+            .map(|i| i as usize)
+            .filter(|&i| i < self.reachable.len())
     }
 
     /// Tactics a side plays with probability above [`PLAYED`] at no reachable state.
     pub fn never_played(&self) -> [Vec<usize>; 2] {
         [0, 1].map(|side| {
             (0..7)
-                .filter(|&t| {
-                    self.reachable.iter().all(|(round, state)| {
-                        self.mixes[self.shape.index(*round, state)][side][t] <= PLAYED
-                    })
-                })
+                .filter(|&t| self.mixes.iter().all(|mix| mix[side][t] <= PLAYED))
                 .collect()
         })
     }
@@ -262,32 +276,36 @@ pub fn solve(
         next.sort_by_key(|s| (s.sp, s.morale));
         by_round.push(next);
     }
-    // Backward: each round's stage games, valued with the next round's solution.
-    let mut values = vec![f64::NAN; shape.slots()];
-    let mut mixes = vec![[[0.0; 7]; 2]; shape.slots()];
-    for round in (1..=rounds).rev() {
-        for state in &by_round[round as usize - 1] {
-            if crate::interrupt::requested() {
-                return Err(GameError::Interrupted);
-            }
-            let next = |after: &BattleState| values[shape.index(round + 1, after)];
-            let matrix = stage_matrix(field, battle, payoff, round, state, &next);
-            let solution = matrix_game::solve(&matrix);
-            let slot = shape.index(round, state);
-            values[slot] = solution.value;
-            mixes[slot] = [to_array(&solution.row), to_array(&solution.column)];
-        }
-    }
-    let reachable = by_round
+    drop(live);
+    let reachable: Vec<(u32, BattleState)> = by_round
         .iter()
         .enumerate()
         .flat_map(|(r, states)| states.iter().map(move |s| (r as u32 + 1, *s)))
         .collect();
+    let mut compact = vec![reachable.len() as u32; shape.slots()];
+    for (i, (round, state)) in reachable.iter().enumerate() {
+        compact[shape.index(*round, state)] = i as u32;
+    }
+    // Backward: each round's stage games, valued with the next round's solution.
+    let mut values = vec![f64::NAN; reachable.len()];
+    let mut mixes = vec![[[0.0; 7]; 2]; reachable.len()];
+    for (i, (round, state)) in reachable.iter().enumerate().rev() {
+        if crate::interrupt::requested() {
+            return Err(GameError::Interrupted);
+        }
+        let round = *round;
+        let next = |after: &BattleState| values[compact[shape.index(round + 1, after)] as usize];
+        let matrix = stage_matrix(field, battle, payoff, round, state, &next);
+        let solution = matrix_game::solve(&matrix);
+        values[i] = solution.value;
+        mixes[i] = [to_array(&solution.row), to_array(&solution.column)];
+    }
     Ok(FieldGame {
         payoff,
         shape,
-        value: values[shape.index(1, &battle.start)],
+        value: values[0],
         reachable,
+        compact: Arc::new(compact),
         values,
         mixes,
     })
@@ -399,8 +417,11 @@ fn summary(
 /// the tactic being the number of thresholds a 32-bit uniform reaches.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TacticTable {
-    /// Cumulative probability through tactics 0..6 (the seventh is 2^32, never reached).
+    /// Cumulative probability through tactics 0..6 (the seventh is 2^32, never reached);
+    /// per reachable state, then one row for every other state (the first tactic).
     thresholds: Vec<[u64; 6]>,
+    /// Per slot: its row in `thresholds` (one slot, row 0, for a plain mix).
+    rows: Arc<Vec<u32>>,
     /// Strides of (round − 1, SP A, SP B, morale A, morale B); all zero for a plain mix.
     strides: [usize; 5],
 }
@@ -427,19 +448,20 @@ impl TacticTable {
         });
         Self {
             thresholds: vec![row],
+            rows: Arc::new(vec![0]),
             strides: [0; 5],
         }
     }
 
     /// A side's optimal mixes in a solved game; unreachable slots play the first tactic.
     pub fn solved(game: &FieldGame, side: usize) -> Self {
-        let mut table = vec![[1u64 << 32; 6]; game.shape.slots()];
-        for (round, state) in &game.reachable {
-            let slot = game.shape.index(*round, state);
-            table[slot] = thresholds(&game.mixes[slot][side]);
-        }
+        let mut table: Vec<[u64; 6]> = game.mixes.iter().map(|m| thresholds(&m[side])).collect();
+        // The row unreachable slots read; the slot map is shared with the game (and so
+        // between both sides' tables).
+        table.push([1u64 << 32; 6]);
         Self {
             thresholds: table,
+            rows: Arc::clone(&game.compact),
             strides: game.shape.strides,
         }
     }
@@ -447,14 +469,14 @@ impl TacticTable {
     /// The tactic a 32-bit uniform `u` picks at this state.
     #[inline(always)]
     pub fn pick(&self, round: u32, state: &BattleState, u: u32) -> usize {
-        let row = &self.thresholds[index(&self.strides, round, state)];
+        let row = &self.thresholds[self.rows[index(&self.strides, round, state)] as usize];
         // PERF: the tactic is the number of cumulative thresholds ≤ u, summed as integers.
         row.iter().map(|&c| usize::from(u64::from(u) >= c)).sum()
     }
 
     /// The probabilities [`Self::pick`] samples at this state (multiples of 2^-32).
     pub fn probabilities(&self, round: u32, state: &BattleState) -> [f64; 7] {
-        let row = &self.thresholds[index(&self.strides, round, state)];
+        let row = &self.thresholds[self.rows[index(&self.strides, round, state)] as usize];
         let mut previous = 0u64;
         std::array::from_fn(|t| {
             let upto = if t < 6 { row[t] } else { 1 << 32 };

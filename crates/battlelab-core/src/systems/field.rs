@@ -902,8 +902,9 @@ pub const MAX_EXACT_STATES: usize = 100_000;
 
 /// Most state slots the solved games of one analysis's `equilibrium` runs may hold in
 /// all (each run's game is capped at [`MAX_GAME_STATES`]): bounds the time `parse` takes
-/// and the memory the tables keep (about 50 bytes a slot per equilibrium side).
-pub const MAX_ANALYSIS_GAME_STATES: usize = 2_000_000;
+/// and the memory the tables keep (a 4-byte slot map per run, shared by both sides, plus
+/// 48 bytes per reachable state and equilibrium side): 64 MB of maps at most.
+pub const MAX_ANALYSIS_GAME_STATES: usize = 16_000_000;
 
 impl crate::engine::System for Analysis {
     type Counts = crt::BattleHistogram;
