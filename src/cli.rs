@@ -47,6 +47,41 @@ pub enum Command {
     /// Print the distribution of one roll on a table, exactly (and simulated with --trials).
     #[command(subcommand)]
     Table(TableCommand),
+    /// What should each side play? Solve a field battle (system = "field") as a
+    /// zero-sum game, exactly by backward induction where it is small enough, at every
+    /// grid point: the value, both sides' optimal tactic mixes at the start, dominated
+    /// and never-played tactics, and each tactic's shortfall against the other side's mix.
+    Equilibrium(EquilibriumArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct EquilibriumArgs {
+    /// A field-battle analysis file (TOML), e.g. analyses/field_equilibrium.toml.
+    pub file: PathBuf,
+    /// What A maximises and B minimises: win = P(A wins), sp = B's SP lost minus A's
+    /// [default: the file's [equilibrium] payoff, else win].
+    #[arg(long, value_enum)]
+    pub payoff: Option<PayoffArg>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Also write a report folder: equilibrium.csv/.parquet, charts of the mixes over
+    /// the first swept axis, tables.md.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Worker threads [default: one per core].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub threads: Option<u64>,
+    /// No summary of the written folder.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// `--payoff`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PayoffArg {
+    Win,
+    Sp,
 }
 
 #[derive(Debug, Args)]

@@ -17,7 +17,7 @@ pub fn battle() -> FieldBattle {
         morale: 2,
         leader: 1,
         drm: 0,
-        tactics,
+        tactics: TacticMix::into(tactics),
     };
     FieldBattle {
         a: force(12, TacticMix::new([2, 1, 0, 1, 0, 0, 0]).unwrap()),

@@ -3,6 +3,7 @@
 
 mod check;
 mod compare;
+mod equilibrium;
 mod merge;
 mod run;
 mod solve;
@@ -48,6 +49,7 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Command::Value(args) => value::value(args),
         Command::Solve(args) => solve::solve(args),
         Command::Table(command) => table::table(command),
+        Command::Equilibrium(args) => equilibrium::equilibrium(args),
     }
 }
 

@@ -79,7 +79,7 @@ pub fn write_manifest(dir: &Path, manifest: &serde_json::Value) -> Result<(), Re
 }
 
 /// What a chart's file name adds for a variant: nothing when the analysis has one.
-pub(crate) fn variant_suffix(variant: &str, variants: usize) -> String {
+pub fn variant_suffix(variant: &str, variants: usize) -> String {
     if variants > 1 {
         format!("_{}", crate::analysis::slug(variant))
     } else {
@@ -89,7 +89,7 @@ pub(crate) fn variant_suffix(variant: &str, variants: usize) -> String {
 
 /// The value a chart holds an axis at when it is not drawn: the value nearest zero for
 /// numbers (no modifier), else the first.
-pub(crate) fn fixed_value(axis: &SweepAxis) -> &AxisValue {
+pub fn fixed_value(axis: &SweepAxis) -> &AxisValue {
     axis.values
         .iter()
         .min_by_key(|v| match v {
@@ -101,7 +101,7 @@ pub(crate) fn fixed_value(axis: &SweepAxis) -> &AxisValue {
 
 /// Indices of the points `(variant, coordinates)` of one variant on the axes `free`, every
 /// other axis at its [`fixed_value`]: the slice a chart draws.
-pub(crate) fn slice_points<'a>(
+pub fn slice_points<'a>(
     axes: &[SweepAxis],
     points: impl IntoIterator<Item = (usize, &'a [AxisValue])>,
     variant: usize,

@@ -284,6 +284,22 @@ fn axis_values(parameter: &str, value: &toml::Value) -> Result<Vec<AxisValue>, S
             })
             .collect();
     }
+    if parameter.ends_with(".tactic") {
+        // Field battles' tactic policies: names, checked by the field parser.
+        let list = value.as_array().ok_or(
+            "tactics are swept as a list of names, e.g. [\"charge\", \"envelop\", \"uniform\", \"equilibrium\"]",
+        )?;
+        return list
+            .iter()
+            .map(|v| {
+                v.as_str()
+                    .map(|t| AxisValue::Text(t.trim().to_string()))
+                    .ok_or(format!(
+                        "tactics are swept as names (\"charge\", \"uniform\", \"equilibrium\"), got {v}"
+                    ))
+            })
+            .collect();
+    }
     match value {
         toml::Value::Array(list) => list
             .iter()

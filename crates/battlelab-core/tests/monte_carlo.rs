@@ -47,7 +47,7 @@ fn force(sp: u32, morale: u32, leader: i32, tactics: TacticMix) -> Force {
         morale,
         leader,
         drm: 0,
-        tactics,
+        tactics: tactics.into(),
     }
 }
 

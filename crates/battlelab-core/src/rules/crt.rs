@@ -955,10 +955,22 @@ impl FieldCombat {
         battle: &PreparedBattle,
         max_states: usize,
     ) -> Option<BattleDistribution> {
+        let mix = [battle.mix[0].probabilities(), battle.mix[1].probabilities()];
+        self.battle_distribution_by(battle, max_states, &|_, _| mix)
+    }
+
+    /// [`Self::battle_distribution`] with each side's tactic probabilities given per
+    /// round and state by `mixes` (A's, then B's): the one enumeration behind plain mixes
+    /// and state-dependent policies (`rules::field_game`).
+    pub fn battle_distribution_by(
+        &self,
+        battle: &PreparedBattle,
+        max_states: usize,
+        mixes: &dyn Fn(u32, &BattleState) -> [[f64; 7]; 2],
+    ) -> Option<BattleDistribution> {
         use std::collections::HashMap;
         let mut distribution = BattleDistribution::new(battle, self.rules.round_limit);
         let mut live: HashMap<BattleState, f64> = HashMap::from([(battle.start, 1.0)]);
-        let mix = [battle.mix[0].probabilities(), battle.mix[1].probabilities()];
         let mut visited = 0usize;
         for round in 1..=self.rules.round_limit {
             visited += live.len();
@@ -976,6 +988,7 @@ impl FieldCombat {
                     return None;
                 }
                 let setup = self.round_setup(battle, &state);
+                let mix = mixes(round, &state);
                 for (ta, &pa) in mix[0].iter().enumerate().filter(|(_, p)| **p > 0.0) {
                     for (tb, &pb) in mix[1].iter().enumerate().filter(|(_, p)| **p > 0.0) {
                         let tactic = [ta, tb];
@@ -1117,6 +1130,46 @@ impl TacticMix {
     }
 }
 
+/// A side's tactic policy as the file gives it: a fixed mix (a tactic, uniform, weights)
+/// or the solved equilibrium of the battle's game (`rules::field_game`), which depends on
+/// the state and so is compiled per run, not here.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TacticPolicy {
+    Mix(TacticMix),
+    Equilibrium,
+}
+
+impl From<TacticMix> for TacticPolicy {
+    fn from(mix: TacticMix) -> Self {
+        Self::Mix(mix)
+    }
+}
+
+impl TacticPolicy {
+    /// `charge`, `uniform`, `charge 3, envelop 1` or `equilibrium`.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Mix(mix) => mix.describe(),
+            Self::Equilibrium => "equilibrium".into(),
+        }
+    }
+
+    pub fn is_equilibrium(&self) -> bool {
+        matches!(self, Self::Equilibrium)
+    }
+}
+
+/// A mix serialises as its weights (as before policies existed), the equilibrium as the
+/// string `"equilibrium"`.
+impl Serialize for TacticPolicy {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Mix(mix) => mix.serialize(serializer),
+            Self::Equilibrium => serializer.serialize_str("equilibrium"),
+        }
+    }
+}
+
 /// One side of a field battle as a designer describes it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 pub struct Force {
@@ -1126,7 +1179,7 @@ pub struct Force {
     pub leader: i32,
     /// Other DRMs in this side's favour.
     pub drm: i32,
-    pub tactics: TacticMix,
+    pub tactics: TacticPolicy,
 }
 
 /// A field battle: side A (the attacker) and side B, and terrain.
@@ -1145,7 +1198,11 @@ pub struct PreparedBattle {
     pub leader: [i32; 2],
     pub drm: [i32; 2],
     pub terrain_drm: i32,
+    /// Each side's mix; for an `equilibrium` side, uniform (the run plays a
+    /// `field_game::StatePolicy` instead).
     pub mix: [TacticMix; 2],
+    /// Which sides play the solved equilibrium.
+    pub equilibrium: [bool; 2],
 }
 
 impl FieldBattle {
@@ -1203,7 +1260,16 @@ impl FieldBattle {
             leader: [self.a.leader, self.b.leader],
             drm: [self.a.drm, self.b.drm],
             terrain_drm: self.terrain_drm,
-            mix: [self.a.tactics, self.b.tactics],
+            mix: [&self.a, &self.b].map(|f| match f.tactics {
+                TacticPolicy::Mix(mix) => mix,
+                TacticPolicy::Equilibrium => {
+                    TacticMix::uniform(&[0, 1, 2, 3, 4, 5, 6]).expect("seven tactics")
+                }
+            }),
+            equilibrium: [
+                self.a.tactics.is_equilibrium(),
+                self.b.tactics.is_equilibrium(),
+            ],
         })
     }
 }
@@ -1278,7 +1344,12 @@ pub struct BattleOutcome {
 }
 
 impl BattleOutcome {
-    fn new(result: BattleResult, rounds: u32, start: &BattleState, end: &BattleState) -> Self {
+    pub(crate) fn new(
+        result: BattleResult,
+        rounds: u32,
+        start: &BattleState,
+        end: &BattleState,
+    ) -> Self {
         Self {
             result,
             rounds,
@@ -1539,7 +1610,7 @@ mod tests {
             morale: 2,
             leader: 0,
             drm: 0,
-            tactics: TacticMix::fixed(tactic),
+            tactics: TacticMix::fixed(tactic).into(),
         };
         let battle = FieldBattle {
             a: force(10, 0),
@@ -1570,10 +1641,10 @@ mod tests {
             morale: 2,
             leader: 0,
             drm: 0,
-            tactics: TacticMix::fixed(WITHDRAW),
+            tactics: TacticMix::fixed(WITHDRAW).into(),
         };
         let b = Force {
-            tactics: TacticMix::fixed(3),
+            tactics: TacticMix::fixed(3).into(),
             ..a.clone()
         }; // bombard vs withdraw: (NC)
         let battle = FieldBattle {

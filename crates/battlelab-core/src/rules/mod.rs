@@ -2,8 +2,10 @@
 
 pub mod crt;
 pub mod d6table;
+pub mod field_game;
 pub mod frontier;
 pub mod frontier_battle;
+pub mod matrix_game;
 pub mod melee;
 pub mod naval;
 pub mod ratio;

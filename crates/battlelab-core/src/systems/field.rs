@@ -26,11 +26,16 @@
 //! [side.b]
 //! sp = 8
 //! morale = 2
-//! tactic = "uniform"
+//! tactic = "uniform"           # or "equilibrium": the solved game's optimal mix
+//!
+//! [equilibrium]
+//! payoff = "win"               # the game "equilibrium" sides play: win = P(A wins),
+//!                              # sp = B's SP lost minus A's (A maximises, B minimises)
 //!
 //! [sweep]
 //! odds = ["1:1", "3:2", "2:1", "3:1"]   # sets A's SP from B's
 //! drm = { from = -3, to = 3 }           # extra DRM in A's favour
+//! # a.tactic = ["charge", "envelop", "uniform", "equilibrium"]   # policies by name
 //!
 //! [rules]                      # overrides for every variant
 //! round_limit = 6
@@ -41,6 +46,10 @@
 //! [[variant]]
 //! name = "cap 3"
 //! rules = { drm_cap = 3 }
+//!
+//! [[variant]]
+//! name = "square defender"
+//! tactic = { b = "square" }    # any policy a side takes, for a and/or b
 //! ```
 //!
 //! The CRT can be changed two ways, in `[rules]` or in a variant's `rules`:
@@ -60,9 +69,19 @@
 //! odds rows added under `[rules.odds]` can be edited too. `tables.md` prints the CRT by
 //! odds row × modified roll and marks each edited cell `*`. A table under `crt`
 //! (`[rules.crt."3:2"]`) is refused with a pointer to `crt_cells`.
+//!
+//! Tactic policies: a tactic name, `"uniform"`, `{ uniform = [...] }`, `{ mix = {...} }`,
+//! or `"equilibrium"`. An `equilibrium` side plays, at every round and state, its optimal
+//! mix in the battle's zero-sum game for `[equilibrium] payoff` (`rules::field_game`),
+//! solved here once per run (both sides' strategies are solved; a side with its own
+//! policy keeps it). A run whose game has more than `field_game::MAX_GAME_STATES` slots,
+//! or an analysis whose equilibrium runs hold more than [`MAX_ANALYSIS_GAME_STATES`] in
+//! all, is refused. The side's own `tactic`, then a variant's `tactic = { a, b }`, then a
+//! swept `a.tactic`/`b.tactic` decide a run's policy, the later winning.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::Deserialize;
 use toml::Spanned;
@@ -75,11 +94,12 @@ use crate::rules::crt::{
     self, ClcRow, FieldBattle, FieldCombat, FieldRules, Force, OddsColumn, OddsRounding,
     PreparedBattle, ResultPair, TacticCell, TacticMix, CRT_COLUMNS, TACTIC_NAMES,
 };
-use crate::rules::crt::{BattleDistribution, BattleHistogram};
+use crate::rules::crt::{BattleDistribution, BattleHistogram, TacticPolicy};
+use crate::rules::field_game::{self, Payoff, StatePolicy, TacticTable, MAX_GAME_STATES};
 
 /// Parameters a field analysis can sweep, in the order axes are laid out (the first is
 /// the x of charts, the second the y of heatmaps).
-pub const FIELD_PARAMETERS: [&str; 12] = [
+pub const FIELD_PARAMETERS: [&str; 14] = [
     "odds",
     "drm",
     "a.sp",
@@ -92,6 +112,8 @@ pub const FIELD_PARAMETERS: [&str; 12] = [
     "b.drm",
     "terrain_drm",
     "round_limit",
+    "a.tactic",
+    "b.tactic",
 ];
 
 /// A named set of overrides, compiled.
@@ -99,6 +121,8 @@ pub const FIELD_PARAMETERS: [&str; 12] = [
 pub struct Variant {
     pub name: String,
     pub rules: FieldRules,
+    /// `tactic = { a = …, b = … }`: policies replacing the sides' own.
+    pub tactics: [Option<TacticPolicy>; 2],
 }
 
 /// One grid point of one variant, ready to run.
@@ -110,6 +134,9 @@ pub struct Run {
     pub battle: FieldBattle,
     pub prepared: PreparedBattle,
     pub field: FieldCombat,
+    /// Where a side plays `equilibrium`: both sides' tactic tables (the solved game's
+    /// mixes for that side, the plain mix for the other).
+    pub policy: Option<Arc<StatePolicy>>,
 }
 
 /// A validated analysis.
@@ -123,6 +150,9 @@ pub struct Analysis {
     pub trials: u64,
     /// Compute exact battle distributions where the state space is small.
     pub exact: bool,
+    /// `[equilibrium] payoff`: what an `equilibrium` side's game maximises (A) and
+    /// minimises (B), and the default of `battlelab equilibrium`.
+    pub payoff: Payoff,
     pub base_battle: FieldBattle,
     pub variants: Vec<Variant>,
     pub axes: Vec<SweepAxis>,
@@ -151,6 +181,7 @@ struct FieldFile {
     sweep: Option<BTreeMap<String, Spanned<toml::Value>>>,
     rules: Option<OverridesSpec>,
     variant: Option<Vec<VariantSpec>>,
+    equilibrium: Option<EquilibriumSpec>,
     /// Balance assertions, read by the engine (`engine::expect`), not by this system.
     #[serde(rename = "expect")]
     _expect: Option<serde::de::IgnoredAny>,
@@ -160,6 +191,19 @@ struct FieldFile {
     /// What `battlelab value` prices, read by the `value` command.
     #[serde(rename = "value")]
     _value: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EquilibriumSpec {
+    payoff: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct VariantTactics {
+    a: Option<Spanned<toml::Value>>,
+    b: Option<Spanned<toml::Value>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -216,6 +260,7 @@ struct VariantSpec {
     #[allow(dead_code)]
     description: Option<String>,
     rules: Option<OverridesSpec>,
+    tactic: Option<VariantTactics>,
 }
 
 impl Analysis {
@@ -305,7 +350,20 @@ impl Analysis {
             let line = Some(source.line_of(variant.name.span()));
             FieldCombat::new(rules.clone())
                 .map_err(|e| source.error_at(line, format!("{field}.{}", e.field), e.message))?;
-            variants.push(Variant { name, rules });
+            let mut tactics = [None, None];
+            if let Some(spec) = &variant.tactic {
+                for (side, value) in [&spec.a, &spec.b].into_iter().enumerate() {
+                    if let Some(value) = value {
+                        let key = format!("{field}.tactic.{}", ["a", "b"][side]);
+                        tactics[side] = Some(tactic_policy(source, &key, value)?);
+                    }
+                }
+            }
+            variants.push(Variant {
+                name,
+                rules,
+                tactics,
+            });
         }
         if variants.is_empty() {
             FieldCombat::new(base_rules.clone())
@@ -313,16 +371,49 @@ impl Analysis {
             variants.push(Variant {
                 name: "base".into(),
                 rules: base_rules,
+                tactics: [None, None],
             });
         }
+        let payoff = match spec.equilibrium.as_ref().and_then(|e| e.payoff.as_ref()) {
+            Some(name) => Payoff::parse(name.get_ref()).ok_or_else(|| {
+                source.error(
+                    name,
+                    "equilibrium.payoff",
+                    format!(
+                        "unknown payoff \"{}\"; allowed: win (P(A wins)), sp (B's SP lost minus A's)",
+                        crate::limits::echo(name.get_ref())
+                    ),
+                )
+            })?,
+            None => Payoff::default(),
+        };
 
         let (axes, axis_lines) = sweep_axes(source, spec.sweep.as_ref(), &FIELD_PARAMETERS)?;
+        for (axis, line) in axes.iter().zip(&axis_lines) {
+            for value in &axis.values {
+                if let AxisValue::Text(name) = value {
+                    if named_policy(name).is_none() {
+                        return Err(source.error_at(
+                            *line,
+                            format!("sweep.{}", axis.parameter),
+                            unknown_policy(&crate::limits::echo(name)),
+                        ));
+                    }
+                }
+            }
+        }
         check_grid_size(source, &axes, variants.len())?;
+        let mut game_slots = 0usize;
         let points = grid(&axes);
         let mut runs = Vec::with_capacity(points.len() * variants.len());
         for (variant_index, variant) in variants.iter().enumerate() {
             for coordinates in &points {
                 let mut battle = base_battle.clone();
+                for (side, policy) in variant.tactics.iter().enumerate() {
+                    if let Some(policy) = policy {
+                        [&mut battle.a, &mut battle.b][side].tactics = *policy;
+                    }
+                }
                 let mut rules = variant.rules.clone();
                 let mut extra_drm = 0;
                 // Odds go last: they set A's SP from B's SP, which another axis may set.
@@ -383,12 +474,53 @@ impl Analysis {
                         ),
                     )
                 })?;
+                let policy = if prepared.equilibrium.contains(&true) {
+                    let at = || {
+                        crate::analysis::describe_point(
+                            &axes,
+                            coordinates,
+                            (variants.len() > 1).then_some(variant.name.as_str()),
+                        )
+                    };
+                    let side = usize::from(!prepared.equilibrium[0]);
+                    let key = format!("side.{}.tactic", ["a", "b"][side]);
+                    let game = field_game::solve(&field, &prepared, payoff, MAX_GAME_STATES)
+                        .map_err(|e| match e {
+                            field_game::GameError::TooLarge { .. } => source.error_at(
+                                None,
+                                key.clone(),
+                                format!("\"equilibrium\" play needs the battle's game solved, but {e}{}; use fewer SP, morale or rounds, or a fixed mix", at()),
+                            ),
+                            field_game::GameError::Interrupted => source.error_at(None, key.clone(), "stopped on request while solving the battle's game"),
+                        })?;
+                    game_slots += game.shape.slots();
+                    if game_slots > MAX_ANALYSIS_GAME_STATES {
+                        return Err(source.error_at(
+                            None,
+                            key,
+                            format!("\"equilibrium\" play needs one solved game per run, and these hold more than {MAX_ANALYSIS_GAME_STATES} state slots in all{}; sweep fewer points or use smaller battles", at()),
+                        ));
+                    }
+                    let table = |side: usize| {
+                        if prepared.equilibrium[side] {
+                            TacticTable::solved(&game, side)
+                        } else {
+                            TacticTable::mix(&prepared.mix[side])
+                        }
+                    };
+                    Some(Arc::new(StatePolicy {
+                        sides: [table(0), table(1)],
+                    }))
+                } else {
+                    None
+                };
                 runs.push(Run {
                     variant: variant_index,
                     coordinates: coordinates.clone(),
                     battle,
                     prepared,
                     field,
+                    policy,
                 });
             }
         }
@@ -400,6 +532,7 @@ impl Analysis {
             seed,
             trials,
             exact: spec.exact.unwrap_or(true),
+            payoff,
             base_battle,
             variants,
             axes,
@@ -446,7 +579,9 @@ fn side(source: &Source, key: &str, spec: &SideSpec) -> Result<Force, AnalysisEr
     };
     let tactics = match &spec.tactic {
         Some(value) => tactic_policy(source, &field("tactic"), value)?,
-        None => TacticMix::uniform(&[0, 1, 2, 3, 4, 5, 6]).expect("seven tactics"),
+        None => TacticMix::uniform(&[0, 1, 2, 3, 4, 5, 6])
+            .expect("seven tactics")
+            .into(),
     };
     Ok(Force {
         name: spec
@@ -468,21 +603,37 @@ fn unknown_tactic(name: &str) -> String {
     )
 }
 
-/// `"charge"`, `"uniform"`, `{ uniform = ["charge", "envelop"] }` or
+fn unknown_policy(name: &str) -> String {
+    format!(
+        "unknown tactic \"{name}\"; the tactical matrix has: {}; policies: uniform, equilibrium",
+        TACTIC_NAMES.join(", ")
+    )
+}
+
+/// A policy written as one word, as sweeps give it: a tactic name, `uniform` or
+/// `equilibrium`.
+pub fn named_policy(name: &str) -> Option<TacticPolicy> {
+    match name.trim() {
+        "uniform" => Some(TacticMix::uniform(&[0, 1, 2, 3, 4, 5, 6]).ok()?.into()),
+        "equilibrium" => Some(TacticPolicy::Equilibrium),
+        name => crt::tactic_index(name).map(|t| TacticMix::fixed(t).into()),
+    }
+}
+
+/// `"charge"`, `"uniform"`, `"equilibrium"`, `{ uniform = ["charge", "envelop"] }` or
 /// `{ mix = { charge = 3, envelop = 1 } }`.
 fn tactic_policy(
     source: &Source,
     field: &str,
     value: &Spanned<toml::Value>,
-) -> Result<TacticMix, AnalysisError> {
+) -> Result<TacticPolicy, AnalysisError> {
     let fail = |message: String| source.error(value, field, message);
     let lookup = |name: &str| crt::tactic_index(name).ok_or_else(|| fail(unknown_tactic(name)));
-    let usage = "write a tactic name (\"charge\"), \"uniform\", { uniform = [\"charge\", \"envelop\"] } or { mix = { charge = 3, envelop = 1 } }";
-    match value.get_ref() {
-        toml::Value::String(name) if name == "uniform" => {
-            Ok(TacticMix::uniform(&[0, 1, 2, 3, 4, 5, 6]).expect("seven tactics"))
+    let usage = "write a tactic name (\"charge\"), \"uniform\", \"equilibrium\", { uniform = [\"charge\", \"envelop\"] } or { mix = { charge = 3, envelop = 1 } }";
+    let mix = match value.get_ref() {
+        toml::Value::String(name) => {
+            return named_policy(name).ok_or_else(|| fail(unknown_policy(name)))
         }
-        toml::Value::String(name) => Ok(TacticMix::fixed(lookup(name)?)),
         toml::Value::Table(table) if table.len() == 1 => {
             let (kind, inner) = table.iter().next().expect("one entry");
             match (kind.as_str(), inner) {
@@ -517,7 +668,8 @@ fn tactic_policy(
             }
         }
         _ => Err(fail(usage.to_string())),
-    }
+    };
+    mix.map(TacticPolicy::Mix)
 }
 
 fn apply_overrides(
@@ -795,9 +947,18 @@ fn apply_coordinate(
             battle.a.sp = sp.min(u64::from(u32::MAX)) as u32;
             return;
         }
-        AxisValue::Text(_) | AxisValue::Unset => {
-            unreachable!("field sweeps hold numbers and odds only")
+        AxisValue::Text(name) => {
+            // Names were checked against `named_policy` when the sweep was read.
+            if let Some(policy) = named_policy(name) {
+                match parameter {
+                    "a.tactic" => battle.a.tactics = policy,
+                    "b.tactic" => battle.b.tactics = policy,
+                    _ => {}
+                }
+            }
+            return;
         }
+        AxisValue::Unset => return,
     };
     let as_u32 = int.clamp(0, i64::from(u32::MAX)) as u32;
     let as_i32 = int.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32;
@@ -819,6 +980,12 @@ fn apply_coordinate(
 
 /// Most (round, state) pairs a field battle's exact enumeration may visit.
 pub const MAX_EXACT_STATES: usize = 100_000;
+
+/// Most state slots the solved games of one analysis's `equilibrium` runs may hold in
+/// all (each run's game is capped at [`MAX_GAME_STATES`]): bounds the time `parse` takes
+/// and the memory the tables keep (a 4-byte slot map per run, shared by both sides, plus
+/// 48 bytes per reachable state and equilibrium side): 64 MB of maps at most.
+pub const MAX_ANALYSIS_GAME_STATES: usize = 16_000_000;
 
 impl crate::engine::System for Analysis {
     type Counts = crt::BattleHistogram;
@@ -861,15 +1028,30 @@ impl crate::engine::System for Analysis {
         counts: &mut crt::BattleHistogram,
     ) {
         let r = &self.runs[run];
-        for _ in 0..n {
-            counts.record(&r.field.fight(&r.prepared, dice));
+        match &r.policy {
+            None => {
+                for _ in 0..n {
+                    counts.record(&r.field.fight(&r.prepared, dice));
+                }
+            }
+            Some(policy) => {
+                for _ in 0..n {
+                    counts.record(&r.field.fight_with(&r.prepared, policy, dice));
+                }
+            }
         }
     }
 
     fn exact(&self, run: usize) -> Option<crt::BattleDistribution> {
         let r = &self.runs[run];
         self.exact
-            .then(|| r.field.battle_distribution(&r.prepared, MAX_EXACT_STATES))
+            .then(|| match &r.policy {
+                None => r.field.battle_distribution(&r.prepared, MAX_EXACT_STATES),
+                Some(policy) => {
+                    r.field
+                        .battle_distribution_with(&r.prepared, policy, MAX_EXACT_STATES)
+                }
+            })
             .flatten()
     }
 
@@ -925,14 +1107,26 @@ impl crate::engine::System for Analysis {
         let rules: Vec<_> = self
             .variants
             .iter()
-            .map(|v| serde_json::json!({"name": v.name, "rules": v.rules}))
+            .map(|v| {
+                let mut variant = serde_json::json!({"name": v.name, "rules": v.rules});
+                // Only variants that set tactics say so (older reports' bytes stay).
+                if v.tactics.iter().any(Option::is_some) {
+                    variant["tactics"] = serde_json::json!({"a": v.tactics[0], "b": v.tactics[1]});
+                }
+                variant
+            })
             .collect();
         let axes: Vec<_> = self
             .axes
             .iter()
             .map(|a| serde_json::json!({"parameter": a.parameter, "values": a.values.iter().map(ToString::to_string).collect::<Vec<_>>()}))
             .collect();
-        serde_json::json!({"system": self.system, "variants": rules, "battle": self.base_battle, "sweep": axes})
+        let mut rules = serde_json::json!({"system": self.system, "variants": rules, "battle": self.base_battle, "sweep": axes});
+        // Only where a side plays the equilibrium does the payoff change a run.
+        if self.runs.iter().any(|r| r.policy.is_some()) {
+            rules["payoff"] = serde_json::json!(self.payoff);
+        }
+        rules
     }
 }
 

@@ -1,0 +1,310 @@
+//! Two-player zero-sum matrix games solved exactly enough (f64, a dense simplex) for the
+//! field battle's stochastic game (`rules::field_game`).
+//!
+//! Why this module exists: the field battle's tactical matrix (RULES.md B3) makes every
+//! round a simultaneous choice, so optimal play is a mixed strategy found by linear
+//! programming. The matrices are tiny (at most 7 × 7) and there are many of them (one per
+//! battle state and round), so a small dense tableau simplex in f64 with Bland's rule
+//! (which cannot cycle on the degenerate games the matrix produces: "no combat" cells
+//! give whole blocks of equal payoffs) is both faster and easier to audit than a general
+//! LP crate. `DESIGN.md` allowed `minilp`/`microlp` or an own solver; these games need
+//! neither rationals nor sparse storage.
+//!
+//! The row player maximises, the column player minimises. The payoffs are shifted and
+//! scaled to lie in `[1, 2]`, then the column player's LP
+//! `max Σ y  s.t.  A'·y ≤ 1, y ≥ 0` is solved from the slack basis; its optimum `z` gives
+//! the value `1/z` (undone to the original scale), `y/z` is the column player's optimal
+//! mix and the dual prices of the slack rows, divided by `z`, the row player's.
+
+/// Largest number of strategies per player.
+pub const MAX_STRATEGIES: usize = 7;
+
+/// Pivot and reduced-cost tolerance on the scaled tableau (payoffs in `[1, 2]`).
+const EPS: f64 = 1e-12;
+
+/// A solved game: its value and one optimal mixed strategy per player.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GameSolution {
+    /// The value of the game to the row player (who maximises).
+    pub value: f64,
+    /// The row player's optimal mix (probabilities summing to 1).
+    pub row: Vec<f64>,
+    /// The column player's optimal mix.
+    pub column: Vec<f64>,
+}
+
+/// Solves the zero-sum game `payoff[i][j]` (row player's payoff when it plays `i` and the
+/// column player `j`; rows of equal length, at most [`MAX_STRATEGIES`] each way, no
+/// non-finite entries). Where several mixes are optimal, the one Bland's rule reaches
+/// first is returned, so the answer is the same on every run.
+pub fn solve(payoff: &[Vec<f64>]) -> GameSolution {
+    let m = payoff.len();
+    let n = payoff.first().map_or(0, Vec::len);
+    assert!(
+        (1..=MAX_STRATEGIES).contains(&m) && (1..=MAX_STRATEGIES).contains(&n),
+        "a matrix game has 1 to {MAX_STRATEGIES} strategies a side"
+    );
+    let (lo, hi) = payoff
+        .iter()
+        .flatten()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
+            (lo.min(v), hi.max(v))
+        });
+    let range = hi - lo;
+    if range.is_nan() || range <= 0.0 {
+        // Every entry equal (or the matrix is degenerate in some other way): any play is
+        // optimal; the first strategy each.
+        let pure = |k: usize| (0..k).map(|i| f64::from(u8::from(i == 0))).collect();
+        return GameSolution {
+            value: lo,
+            row: pure(m),
+            column: pure(n),
+        };
+    }
+    // Tableau: m rows of [A' | I | 1], then the objective row [-1 … | 0 … | 0].
+    let width = n + m + 1;
+    let mut t = vec![0.0f64; (m + 1) * width];
+    for i in 0..m {
+        for j in 0..n {
+            t[i * width + j] = (payoff[i][j] - lo) / range + 1.0;
+        }
+        t[i * width + n + i] = 1.0;
+        t[i * width + width - 1] = 1.0;
+    }
+    for j in 0..n {
+        t[m * width + j] = -1.0;
+    }
+    // basis[i]: the variable basic in row i (y_j = j, slack_i = n + i).
+    let mut basis: Vec<usize> = (n..n + m).collect();
+    // Bland's rule terminates; the cap only guards against floating-point surprises.
+    for _ in 0..1000 {
+        let Some(enter) = (0..n + m).find(|&c| t[m * width + c] < -EPS) else {
+            break;
+        };
+        let mut leave: Option<(usize, f64)> = None;
+        for r in 0..m {
+            let a = t[r * width + enter];
+            if a > EPS {
+                let ratio = t[r * width + width - 1] / a;
+                leave = match leave {
+                    None => Some((r, ratio)),
+                    Some((best, best_ratio)) => {
+                        if ratio < best_ratio - EPS
+                            || (ratio <= best_ratio + EPS && basis[r] < basis[best])
+                        {
+                            Some((r, ratio))
+                        } else {
+                            Some((best, best_ratio))
+                        }
+                    }
+                };
+            }
+        }
+        // The LP is bounded (every scaled payoff is at least 1), so a row always leaves.
+        let Some((pivot_row, _)) = leave else { break };
+        let pivot = t[pivot_row * width + enter];
+        for c in 0..width {
+            t[pivot_row * width + c] /= pivot;
+        }
+        for r in 0..=m {
+            if r != pivot_row {
+                let factor = t[r * width + enter];
+                if factor != 0.0 {
+                    for c in 0..width {
+                        t[r * width + c] -= factor * t[pivot_row * width + c];
+                    }
+                }
+            }
+        }
+        basis[pivot_row] = enter;
+    }
+    let z = t[m * width + width - 1];
+    let mut column = vec![0.0; n];
+    for (r, &b) in basis.iter().enumerate() {
+        if b < n {
+            column[b] = t[r * width + width - 1];
+        }
+    }
+    let mut row: Vec<f64> = (0..m).map(|i| t[m * width + n + i]).collect();
+    normalise(&mut row);
+    normalise(&mut column);
+    let scaled_value = 1.0 / z;
+    GameSolution {
+        value: (scaled_value - 1.0) * range + lo,
+        row,
+        column,
+    }
+}
+
+/// Clips round-off below zero and rescales to a sum of 1.
+fn normalise(mix: &mut [f64]) {
+    for p in mix.iter_mut() {
+        if *p < 1e-15 {
+            *p = 0.0;
+        }
+    }
+    let total: f64 = mix.iter().sum();
+    if total > 0.0 {
+        mix.iter_mut().for_each(|p| *p /= total);
+    } else {
+        mix.iter_mut()
+            .enumerate()
+            .for_each(|(i, p)| *p = f64::from(u8::from(i == 0)));
+    }
+}
+
+/// The row player's expected payoff of each pure row against the column mix `column`.
+pub fn row_payoffs(payoff: &[Vec<f64>], column: &[f64]) -> Vec<f64> {
+    payoff
+        .iter()
+        .map(|row| row.iter().zip(column).map(|(a, q)| a * q).sum())
+        .collect()
+}
+
+/// The row player's expected payoff when the column player plays each pure column
+/// against the row mix `row`.
+pub fn column_payoffs(payoff: &[Vec<f64>], row: &[f64]) -> Vec<f64> {
+    let n = payoff.first().map_or(0, Vec::len);
+    (0..n)
+        .map(|j| payoff.iter().zip(row).map(|(r, p)| r[j] * p).sum())
+        .collect()
+}
+
+/// Rows strictly dominated by another pure row (worse against every column, by more than
+/// `tolerance`) for the maximising row player.
+pub fn dominated_rows(payoff: &[Vec<f64>], tolerance: f64) -> Vec<usize> {
+    (0..payoff.len())
+        .filter(|&i| {
+            (0..payoff.len()).any(|k| {
+                k != i
+                    && payoff[k]
+                        .iter()
+                        .zip(&payoff[i])
+                        .all(|(better, worse)| *better > worse + tolerance)
+            })
+        })
+        .collect()
+}
+
+/// Columns strictly dominated by another pure column (higher payoff to the row player
+/// against every row, by more than `tolerance`) for the minimising column player.
+pub fn dominated_columns(payoff: &[Vec<f64>], tolerance: f64) -> Vec<usize> {
+    let n = payoff.first().map_or(0, Vec::len);
+    (0..n)
+        .filter(|&j| (0..n).any(|l| l != j && payoff.iter().all(|row| row[l] < row[j] - tolerance)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(rows: &[&[f64]]) -> Vec<Vec<f64>> {
+        rows.iter().map(|r| r.to_vec()).collect()
+    }
+
+    fn close(a: &[f64], b: &[f64]) -> bool {
+        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-12)
+    }
+
+    /// Against the other side's optimal mix no pure strategy beats the value.
+    fn assert_equilibrium(game: &[Vec<f64>], s: &GameSolution) {
+        for v in row_payoffs(game, &s.column) {
+            assert!(v <= s.value + 1e-12, "{v} > {}", s.value);
+        }
+        for v in column_payoffs(game, &s.row) {
+            assert!(v >= s.value - 1e-12, "{v} < {}", s.value);
+        }
+        assert!((s.row.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+        assert!((s.column.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn matching_pennies_is_half_half_with_value_zero() {
+        let game = m(&[&[1.0, -1.0], &[-1.0, 1.0]]);
+        let s = solve(&game);
+        assert!(s.value.abs() < 1e-12);
+        assert!(close(&s.row, &[0.5, 0.5]) && close(&s.column, &[0.5, 0.5]));
+        assert_equilibrium(&game, &s);
+    }
+
+    #[test]
+    fn rock_paper_scissors_is_uniform() {
+        let game = m(&[&[0.0, -1.0, 1.0], &[1.0, 0.0, -1.0], &[-1.0, 1.0, 0.0]]);
+        let s = solve(&game);
+        let third = [1.0 / 3.0; 3];
+        assert!(s.value.abs() < 1e-12);
+        assert!(close(&s.row, &third) && close(&s.column, &third));
+        assert_equilibrium(&game, &s);
+    }
+
+    /// A saddle point: row 1, column 0 (value 3): the row minimum that is its column's
+    /// maximum.
+    #[test]
+    fn saddle_point_is_pure() {
+        let game = m(&[&[2.0, 5.0, 1.0], &[3.0, 4.0, 6.0], &[1.0, 7.0, 0.0]]);
+        // Row minima 1, 3, 0 → maximin 3 (row 1); column maxima 3, 7, 6 → minimax 3 (col 0).
+        let s = solve(&game);
+        assert!((s.value - 3.0).abs() < 1e-12);
+        assert!(close(&s.row, &[0.0, 1.0, 0.0]));
+        assert!(close(&s.column, &[1.0, 0.0, 0.0]));
+        assert_equilibrium(&game, &s);
+    }
+
+    /// Row 2 is dominated by row 0; without it the game is [[3, -1], [-2, 1]]:
+    /// p·3 − 2(1−p) = −p + (1−p) → p = 3/7, value 1/7; column q: 3q − (1−q) = −2q + (1−q)
+    /// → q = 2/7.
+    #[test]
+    fn dominated_row_is_never_played() {
+        let game = m(&[&[3.0, -1.0], &[-2.0, 1.0], &[2.0, -2.0]]);
+        let s = solve(&game);
+        assert!((s.value - 1.0 / 7.0).abs() < 1e-12, "{}", s.value);
+        assert!(close(&s.row, &[3.0 / 7.0, 4.0 / 7.0, 0.0]), "{:?}", s.row);
+        assert!(close(&s.column, &[2.0 / 7.0, 5.0 / 7.0]), "{:?}", s.column);
+        assert_eq!(dominated_rows(&game, 1e-12), [2]);
+        assert!(dominated_columns(&game, 1e-12).is_empty());
+        assert_equilibrium(&game, &s);
+    }
+
+    #[test]
+    fn constant_and_degenerate_games() {
+        let game = m(&[&[0.25; 7], &[0.25; 7]]);
+        let s = solve(&game);
+        assert_eq!(s.value, 0.25);
+        assert_equilibrium(&game, &s);
+        // Blocks of equal payoffs (like "no combat" cells) and a duplicated row.
+        let game = m(&[
+            &[0.0, 1.0, 0.5, 0.5],
+            &[1.0, 0.0, 0.5, 0.5],
+            &[0.5, 0.5, 0.5, 0.5],
+            &[0.0, 1.0, 0.5, 0.5],
+        ]);
+        let s = solve(&game);
+        assert!((s.value - 0.5).abs() < 1e-12);
+        assert_equilibrium(&game, &s);
+        let single = solve(&m(&[&[4.0, -2.0, 7.0]]));
+        assert_eq!(single.value, -2.0);
+        assert!(close(&single.column, &[0.0, 1.0, 0.0]));
+    }
+
+    /// Random 7 × 7 games with small integer payoffs (many ties): the equilibrium
+    /// conditions hold for every one.
+    #[test]
+    fn random_games_meet_the_equilibrium_conditions() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..2000 {
+            let rows = (next() % 7 + 1) as usize;
+            let cols = (next() % 7 + 1) as usize;
+            let game: Vec<Vec<f64>> = (0..rows)
+                .map(|_| (0..cols).map(|_| (next() % 5) as f64 - 2.0).collect())
+                .collect();
+            assert_equilibrium(&game, &solve(&game));
+        }
+    }
+}

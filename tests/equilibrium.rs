@@ -1,0 +1,324 @@
+//! `battlelab equilibrium`: the JSON shape, mixes that add up to 1, refusals (exit 2) and
+//! the report folder; tactic sweeps and `tactic = "equilibrium"` through `run`.
+
+mod common;
+
+use std::fs;
+
+use common::{battlelab, shipped};
+use serde_json::Value;
+
+const TACTICS: [&str; 7] = [
+    "charge", "envelop", "skirmish", "bombard", "square", "refuse", "withdraw",
+];
+
+fn json_of(args: &[&str]) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out, err) = battlelab(dir.path(), args);
+    assert_eq!(code, Some(0), "{args:?}: {err}");
+    serde_json::from_str(&out).unwrap()
+}
+
+#[test]
+fn json_has_the_documented_shape_and_mixes_add_up_to_one() {
+    let file = shipped("field_equilibrium.toml");
+    for payoff in ["win", "sp"] {
+        let json = json_of(&[
+            "equilibrium",
+            file.to_str().unwrap(),
+            "--payoff",
+            payoff,
+            "--format",
+            "json",
+        ]);
+        assert_eq!(json["payoff"], payoff);
+        let points = json["points"].as_array().unwrap();
+        // 4 odds × 2 variants.
+        assert_eq!(points.len(), 8);
+        for point in points {
+            let run = point["run"].as_object().unwrap();
+            assert!(
+                run["odds"].is_string() && run["variant"].is_string(),
+                "{run:?}"
+            );
+            assert!(point["value"].is_f64());
+            assert_eq!(point["exact"], true);
+            for side in ["a", "b"] {
+                let mix = point[side].as_object().unwrap();
+                assert_eq!(mix.len(), 7);
+                let total: f64 = TACTICS.iter().map(|t| mix[*t].as_f64().unwrap()).sum();
+                assert!((total - 1.0).abs() < 1e-9, "{side}: {total}");
+                let shortfall = point["shortfall"][side].as_object().unwrap();
+                for t in TACTICS {
+                    let s = shortfall[t].as_f64().unwrap();
+                    assert!(s >= 0.0);
+                    if mix[t].as_f64().unwrap() > 1e-9 {
+                        assert!(s < 1e-9, "{side} plays {t} but falls short by {s}");
+                    }
+                }
+                for key in ["dominated", "never_played"] {
+                    for t in point[key][side].as_array().unwrap() {
+                        assert!(TACTICS.contains(&t.as_str().unwrap()), "{key}: {t}");
+                    }
+                }
+            }
+        }
+        if payoff == "win" {
+            for point in points {
+                let v = point["value"].as_f64().unwrap();
+                assert!((0.0..=1.0).contains(&v), "{v}");
+            }
+        }
+    }
+}
+
+/// The value with both sides at equilibrium is what `run` finds exactly for P(A wins).
+#[test]
+fn run_realises_the_value_exactly() {
+    let file = shipped("field_equilibrium.toml");
+    let json = json_of(&["equilibrium", file.to_str().unwrap(), "--format", "json"]);
+    let dir = tempfile::tempdir().unwrap();
+    let (code, _, err) = battlelab(
+        dir.path(),
+        &[
+            "run",
+            file.to_str().unwrap(),
+            "--trials",
+            "2000",
+            "--out",
+            "r",
+            "-q",
+        ],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let results = fs::read_to_string(dir.path().join("r/results.csv")).unwrap();
+    for point in json["points"].as_array().unwrap() {
+        if point["run"]["variant"] != "both equilibrium" {
+            continue;
+        }
+        let odds = point["run"]["odds"].as_str().unwrap();
+        let line = results
+            .lines()
+            .find(|l| {
+                l.starts_with("field,both equilibrium,") && l.contains(&format!(",{odds},A wins,"))
+            })
+            .unwrap_or_else(|| panic!("no A wins row at {odds}"));
+        let exact: f64 = line.split(',').nth(10).unwrap().parse().unwrap();
+        let value = point["value"].as_f64().unwrap();
+        assert!((exact - value).abs() < 1e-9, "{odds}: {exact} vs {value}");
+    }
+}
+
+#[test]
+fn bad_payoff_and_non_field_files_are_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = shipped("field_equilibrium.toml");
+    let (code, _, err) = battlelab(
+        dir.path(),
+        &["equilibrium", file.to_str().unwrap(), "--payoff", "glory"],
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("glory") && err.contains("win") && err.contains("sp"),
+        "{err}"
+    );
+    let ratio = shipped("ratio_line.toml");
+    let (code, out, err) = battlelab(dir.path(), &["equilibrium", ratio.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(out.is_empty());
+    assert!(
+        err.contains("\"ratio\"") && err.contains("field battles"),
+        "{err}"
+    );
+    // A bad payoff in the file names the file, the line and the allowed values.
+    let text = fs::read_to_string(&file)
+        .unwrap()
+        .replace("payoff = \"win\"", "payoff = \"glory\"");
+    fs::write(dir.path().join("bad.toml"), text).unwrap();
+    let (code, _, err) = battlelab(dir.path(), &["equilibrium", "bad.toml"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("bad.toml, line") && err.contains("equilibrium.payoff") && err.contains("win"),
+        "{err}"
+    );
+    assert_eq!(
+        fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "a refusal wrote something"
+    );
+}
+
+#[test]
+fn out_writes_a_report_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = shipped("field_equilibrium.toml");
+    let (code, out, err) = battlelab(
+        dir.path(),
+        &[
+            "equilibrium",
+            file.to_str().unwrap(),
+            "--format",
+            "csv",
+            "--out",
+            "eq",
+        ],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let report = dir.path().join("eq");
+    for name in [
+        "equilibrium.csv",
+        "equilibrium.parquet",
+        "tables.md",
+        "manifest.json",
+        "mix_a_both_equilibrium.png",
+        "mix_b_uniform_defender.svg",
+    ] {
+        assert!(report.join(name).is_file(), "no {name}");
+    }
+    let csv = fs::read_to_string(report.join("equilibrium.csv")).unwrap();
+    assert_eq!(csv, out, "stdout CSV and the report's differ");
+    assert_eq!(
+        csv.lines().next().unwrap(),
+        "variant,odds,odds_label,side,tactic,probability,shortfall,value,exact,dominated,never_played"
+    );
+    // 8 points × 2 sides × 7 tactics.
+    assert_eq!(csv.lines().count(), 1 + 8 * 14);
+    let manifest: Value =
+        serde_json::from_str(&fs::read_to_string(report.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["tool"], "battlelab");
+    assert_eq!(manifest["kind"], "equilibrium");
+    assert!(manifest["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f == "equilibrium.parquet"));
+    // Written again over itself (a battlelab report), refused over a folder of the user's.
+    let (code, _, err) = battlelab(
+        dir.path(),
+        &["equilibrium", file.to_str().unwrap(), "--out", "eq", "-q"],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    fs::create_dir(dir.path().join("mine")).unwrap();
+    fs::write(dir.path().join("mine/notes.txt"), "keep").unwrap();
+    let (code, _, err) = battlelab(
+        dir.path(),
+        &["equilibrium", file.to_str().unwrap(), "--out", "mine"],
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(
+        fs::read_to_string(dir.path().join("mine/notes.txt")).unwrap(),
+        "keep"
+    );
+}
+
+/// Tactics as a sweep axis and a variant override: "which tactic against a uniform
+/// defender" is one file, and a bad name is refused at its line.
+#[test]
+fn tactic_sweeps_and_variants_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = r#"
+system = "field"
+seed = 3
+trials = 5000
+
+[side.a]
+sp = 9
+morale = 2
+
+[side.b]
+sp = 6
+morale = 2
+tactic = "uniform"
+
+[sweep]
+a.tactic = ["charge", "envelop", "uniform", "equilibrium"]
+
+[[variant]]
+name = "uniform defender"
+
+[[variant]]
+name = "square defender"
+tactic = { b = "square" }
+"#;
+    fs::write(dir.path().join("which.toml"), text).unwrap();
+    let (code, _, err) = battlelab(dir.path(), &["run", "which.toml", "--out", "r", "-q"]);
+    assert_eq!(code, Some(0), "{err}");
+    let results = fs::read_to_string(dir.path().join("r/results.csv")).unwrap();
+    assert!(
+        results.starts_with("system,variant,a_tactic,outcome"),
+        "{results}"
+    );
+    for tactic in ["charge", "envelop", "uniform", "equilibrium"] {
+        assert!(
+            results.contains(&format!("field,square defender,{tactic},A wins")),
+            "{tactic}"
+        );
+    }
+    let (code, _, err) = battlelab(
+        dir.path(),
+        &["equilibrium", "which.toml", "--format", "json"],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let bad = text.replace("\"envelop\", \"uniform\"", "\"envelop\", \"feint\"");
+    fs::write(dir.path().join("bad.toml"), bad).unwrap();
+    let (code, _, err) = battlelab(dir.path(), &["validate", "bad.toml"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("line 16") && err.contains("sweep.a.tactic") && err.contains("feint"),
+        "{err}"
+    );
+    let bad = text.replace("tactic = { b = \"square\" }", "tactic = { b = \"feint\" }");
+    fs::write(dir.path().join("bad.toml"), bad).unwrap();
+    let (code, _, err) = battlelab(dir.path(), &["validate", "bad.toml"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("variant[1].tactic.b") && err.contains("equilibrium"),
+        "{err}"
+    );
+}
+
+/// A battle too large to solve: the command falls back to the one-round game and says
+/// so; `tactic = "equilibrium"` is refused with the cap named.
+#[test]
+fn too_large_games_are_reported_as_not_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = r#"
+system = "field"
+
+[side.a]
+sp = 300
+morale = 3
+
+[side.b]
+sp = 200
+morale = 3
+"#;
+    fs::write(dir.path().join("big.toml"), text).unwrap();
+    let (code, out, err) = battlelab(dir.path(), &["equilibrium", "big.toml"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.contains("NOT exact") && out.contains("one-round game"),
+        "{out}"
+    );
+    let json = json_of(&[
+        "equilibrium",
+        dir.path().join("big.toml").to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(json["points"][0]["exact"], false);
+    fs::write(
+        dir.path().join("big.toml"),
+        text.replace(
+            "morale = 3\n\n[side.b]",
+            "morale = 3\ntactic = \"equilibrium\"\n\n[side.b]",
+        ),
+    )
+    .unwrap();
+    let (code, _, err) = battlelab(dir.path(), &["validate", "big.toml"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("side.a.tactic") && err.contains("at most"),
+        "{err}"
+    );
+}
