@@ -188,7 +188,47 @@ const FIELD_LEVERS: &[Lever] = &[
         Some(6),
         (1, 12),
     ),
+    cap(
+        "cap.leader",
+        "the cap on the leader DRM",
+        &["rules", "caps", "leader"],
+    ),
+    cap(
+        "cap.morale",
+        "the cap on the morale DRM",
+        &["rules", "caps", "morale"],
+    ),
+    cap(
+        "cap.terrain",
+        "the cap on the terrain DRM",
+        &["rules", "caps", "terrain"],
+    ),
+    cap(
+        "cap.tactic",
+        "the cap on the tactical-matrix DRM",
+        &["rules", "caps", "tactic"],
+    ),
+    cap(
+        "cap.drm",
+        "the cap on the sides' own DRMs",
+        &["rules", "caps", "drm"],
+    ),
 ];
+
+/// A per-source DRM cap (`[rules] caps`): moved where the file sets it.
+const fn cap(name: &'static str, meaning: &'static str, path: &'static [&'static str]) -> Lever {
+    Lever {
+        name,
+        meaning,
+        place: Place::Key {
+            path,
+            default: None,
+            variant_path: path,
+        },
+        sweep: None,
+        search: (0, 6),
+    }
+}
 
 const NAVAL_LEVERS: &[Lever] = &[
     Lever {

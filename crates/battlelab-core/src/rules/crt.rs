@@ -406,6 +406,55 @@ impl TacticalMatrix {
     }
 }
 
+/// Caps on what each DRM source may contribute to L's roll, applied before the net DRM is
+/// clamped (`[rules] caps = { leader = 2, tactic = 2 }`): a source's contribution is held
+/// to `−cap…+cap`. `None`: the source is not capped (as printed).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct DrmCaps {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leader: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub morale: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub terrain: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tactic: Option<i32>,
+    /// The sides' own DRMs (their difference).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drm: Option<i32>,
+}
+
+impl DrmCaps {
+    /// The sources that can be capped, as files name them.
+    pub const SOURCES: [&'static str; 5] = ["leader", "morale", "terrain", "tactic", "drm"];
+
+    pub fn is_none(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// The cap of source `name` (one of [`Self::SOURCES`]).
+    pub fn get_mut(&mut self, name: &str) -> Option<&mut Option<i32>> {
+        match name {
+            "leader" => Some(&mut self.leader),
+            "morale" => Some(&mut self.morale),
+            "terrain" => Some(&mut self.terrain),
+            "tactic" => Some(&mut self.tactic),
+            "drm" => Some(&mut self.drm),
+            _ => None,
+        }
+    }
+
+    fn bound(cap: Option<i32>) -> i32 {
+        cap.unwrap_or(i32::MAX / 4)
+    }
+
+    /// `v` held to the cap (no cap: `v`).
+    #[inline(always)]
+    fn hold(cap: i32, v: i32) -> i32 {
+        v.clamp(-cap, cap)
+    }
+}
+
 /// Every printed value of field combat, possibly overridden: plain data, checked by
 /// [`FieldCombat::new`].
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -421,6 +470,10 @@ pub struct FieldRules {
     pub odds_rounding: OddsRounding,
     /// The net DRM is clamped to `−drm_cap…+drm_cap`.
     pub drm_cap: i32,
+    /// Each source's contribution capped before the net clamp **[option]**; none as
+    /// printed (and then not serialised, so files without caps keep their bytes).
+    #[serde(skip_serializing_if = "DrmCaps::is_none")]
+    pub caps: DrmCaps,
     /// The modified roll is clamped to `roll_min…roll_max`.
     pub roll_min: i32,
     pub roll_max: i32,
@@ -460,6 +513,7 @@ impl FieldRules {
             ],
             odds_rounding: OddsRounding::Down,
             drm_cap: 4,
+            caps: DrmCaps::default(),
             roll_min: 2,
             roll_max: 12,
             clc: CombatLossChart::printed(),
@@ -595,6 +649,22 @@ impl FieldRules {
                 ));
             }
         }
+        for (name, cap) in [
+            ("leader", self.caps.leader),
+            ("morale", self.caps.morale),
+            ("terrain", self.caps.terrain),
+            ("tactic", self.caps.tactic),
+            ("drm", self.caps.drm),
+        ] {
+            if let Some(cap) = cap {
+                if !(0..=12).contains(&cap) {
+                    return Err(RulesError::new(
+                        format!("rules.caps.{name}"),
+                        format!("a source's cap must be 0 to 12, got {cap}"),
+                    ));
+                }
+            }
+        }
         if !(0..=12).contains(&self.drm_cap) {
             return Err(RulesError::new(
                 "rules.drm_cap",
@@ -681,6 +751,10 @@ struct OddsThreshold {
 #[derive(Clone, Debug)]
 pub struct FieldCombat {
     rules: FieldRules,
+    /// The tactical matrix with `caps.tactic` applied to every cell's DRM.
+    tactics: [[TacticCell; 7]; 7],
+    /// `[leader, morale, terrain, drm]` caps (a large bound where a source is uncapped).
+    source_caps: [i32; 4],
     /// Distinct result pairs in column order: the outcomes of one resolution.
     pairs: Vec<ResultPair>,
     /// `pair_by_roll[odds · 11 + modified roll − 2]` → index into `pairs`: the printed CRT
@@ -743,8 +817,23 @@ impl FieldCombat {
             Some(row) => rules.clc.values[row as usize].clone(),
             None => zero_row.clone(),
         });
+        let tactic_cap = DrmCaps::bound(rules.caps.tactic);
+        let tactics = rules.tactics.cells.map(|row| {
+            row.map(|cell| TacticCell {
+                drm: DrmCaps::hold(tactic_cap, cell.drm),
+                ..cell
+            })
+        });
+        let source_caps = [
+            DrmCaps::bound(rules.caps.leader),
+            DrmCaps::bound(rules.caps.morale),
+            DrmCaps::bound(rules.caps.terrain),
+            DrmCaps::bound(rules.caps.drm),
+        ];
         Ok(Self {
             rules,
+            tactics,
+            source_caps,
             pairs,
             pair_by_roll,
             pair_by_face,
@@ -850,10 +939,16 @@ impl FieldCombat {
         let smaller = 1 - larger;
         let odds = self.odds_index(state.sp[larger], state.sp[smaller]);
         let sign = 1 - 2 * larger as i32; // +1 when A is larger, −1 when B is.
-        let base_drm = (battle.leader[larger] - battle.leader[smaller])
-            + (state.morale[larger] as i32 - state.morale[smaller] as i32)
-            + (battle.drm[larger] - battle.drm[smaller])
-            + sign * battle.terrain_drm;
+                                          // Each source held to its cap (`[rules] caps`) before the net clamp; uncapped
+                                          // sources have a bound no sum reaches.
+        let [leader, morale, terrain, drm] = self.source_caps;
+        let base_drm = DrmCaps::hold(leader, battle.leader[larger] - battle.leader[smaller])
+            + DrmCaps::hold(
+                morale,
+                state.morale[larger] as i32 - state.morale[smaller] as i32,
+            )
+            + DrmCaps::hold(drm, battle.drm[larger] - battle.drm[smaller])
+            + DrmCaps::hold(terrain, sign * battle.terrain_drm);
         RoundSetup {
             larger,
             odds,
@@ -864,7 +959,7 @@ impl FieldCombat {
     /// The tactic cell for A's and B's tactics, read with L's choice as the row.
     #[inline(always)]
     pub fn tactic_cell(&self, setup: &RoundSetup, tactic: [usize; 2]) -> TacticCell {
-        self.rules.tactics.cells[tactic[setup.larger]][tactic[1 - setup.larger]]
+        self.tactics[tactic[setup.larger]][tactic[1 - setup.larger]]
     }
 
     /// Applies one round's CRT result (`pair`, ignored when the cell is no combat) and
@@ -1630,6 +1725,62 @@ mod tests {
         // A's SP lost (same band): all columns but 8 give L=1 → 1 SP; column 8 (2d6=5) none.
         assert!((d.sp_lost[0][0] - 4.0 / 36.0).abs() < 1e-12);
         assert!((d.sp_lost[0][1] - 32.0 / 36.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn source_caps_hold_each_contribution_before_the_net_clamp() {
+        // A: leader 3, morale 3, own DRM +2; B: leader 0, morale 1; terrain +2 for A.
+        let force = |sp, morale, leader, drm| Force {
+            name: String::new(),
+            sp,
+            morale,
+            leader,
+            drm,
+            tactics: TacticMix::fixed(0).into(),
+        };
+        let battle = FieldBattle {
+            a: force(8, 3, 3, 2),
+            b: force(8, 1, 0, 0),
+            terrain_drm: 2,
+        }
+        .prepare()
+        .unwrap();
+        let base = |caps: DrmCaps| {
+            let mut rules = FieldRules::printed();
+            rules.caps = caps;
+            let field = FieldCombat::new(rules).unwrap();
+            field.round_setup(&battle, &battle.start).base_drm
+        };
+        // Uncapped: 3 + 2 + 2 + 2 = 9 (the net clamp to ±4 comes later).
+        assert_eq!(base(DrmCaps::default()), 9);
+        let one = |f: fn(&mut DrmCaps) -> &mut Option<i32>| {
+            let mut caps = DrmCaps::default();
+            *f(&mut caps) = Some(1);
+            base(caps)
+        };
+        assert_eq!(one(|c| &mut c.leader), 1 + 2 + 2 + 2);
+        assert_eq!(one(|c| &mut c.morale), 3 + 1 + 2 + 2);
+        assert_eq!(one(|c| &mut c.drm), 3 + 2 + 1 + 2);
+        assert_eq!(one(|c| &mut c.terrain), 3 + 2 + 2 + 1);
+        // The tactic cap holds every cell of the matrix; the printed rules are kept.
+        let mut rules = FieldRules::printed();
+        rules.caps.tactic = Some(1);
+        let field = FieldCombat::new(rules).unwrap();
+        let setup = field.round_setup(&battle, &battle.start);
+        // Skirmish (L) vs Charge (S) is +2 printed.
+        assert_eq!(field.tactic_cell(&setup, [2, 0]).drm, 1);
+        assert_eq!(field.rules().tactics.cells[2][0].drm, 2);
+        assert_eq!(
+            field.tactic_cell(&setup, [4, 0]).drm,
+            -1,
+            "square v charge, −2"
+        );
+        let mut rules = FieldRules::printed();
+        rules.caps.leader = Some(13);
+        assert_eq!(
+            FieldCombat::new(rules).unwrap_err().field,
+            "rules.caps.leader"
+        );
     }
 
     #[test]

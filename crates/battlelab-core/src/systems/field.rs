@@ -39,6 +39,9 @@
 //!
 //! [rules]                      # overrides for every variant
 //! round_limit = 6
+//! caps = { leader = 2, tactic = 2 }   # [option] a source's DRM held to ±cap before the
+//!                                     # net clamp; sources: leader, morale, terrain,
+//!                                     # tactic, drm (the sides' own DRMs)
 //!
 //! [[variant]]
 //! name = "printed"
@@ -244,6 +247,7 @@ struct OverridesSpec {
     odds: Option<BTreeMap<String, Spanned<i64>>>,
     clc: Option<BTreeMap<String, BTreeMap<String, Spanned<i64>>>>,
     tactics: Option<BTreeMap<String, BTreeMap<String, Spanned<toml::Value>>>>,
+    caps: Option<BTreeMap<String, Spanned<i64>>>,
 }
 
 #[derive(Deserialize)]
@@ -681,6 +685,21 @@ fn apply_overrides(
     if let Some(cap) = &spec.drm_cap {
         rules.drm_cap =
             source.int_in(cap, &format!("{prefix}.drm_cap"), 0, 12, "the DRM cap")? as i32;
+    }
+    for (name, cap) in spec.caps.iter().flatten() {
+        let field = format!("{prefix}.caps.{name}");
+        let slot = rules.caps.get_mut(name).ok_or_else(|| {
+            source.error(
+                cap,
+                &field,
+                format!(
+                    "no DRM source \"{}\"; a cap is set per source: {}",
+                    crate::limits::echo(name),
+                    crt::DrmCaps::SOURCES.join(", ")
+                ),
+            )
+        })?;
+        *slot = Some(source.int_in(cap, &field, 0, 12, "a source's cap")? as i32);
     }
     if let Some(roll) = &spec.roll {
         if let Some(min) = &roll.min {
