@@ -47,6 +47,43 @@ pub enum Command {
     /// Print the distribution of one roll on a table, exactly (and simulated with --trials).
     #[command(subcommand)]
     Table(TableCommand),
+    /// Every key of a system's analysis file: path, type, default, allowed values, meaning,
+    /// and whether it can be swept or overridden by a variant. Without SYSTEM: the systems.
+    Keys(KeysArgs),
+    /// Write a commented starting file for a system (NAME.toml, default <system>.toml)
+    /// that `validate` accepts and `run` runs; never overwrites a file.
+    New(NewArgs),
+    /// Print the JSON Schema of a system's analysis file, for editors (Taplo / Even Better
+    /// TOML): `battlelab schema field > field.schema.json`, then `#:schema ./field.schema.json`
+    /// at the top of the TOML file.
+    Schema {
+        /// The system, e.g. field, melee, attrition (`battlelab keys` lists them).
+        system: String,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct KeysArgs {
+    /// The system, e.g. field, melee, attrition [default: list the systems].
+    pub system: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = KeysFormat::Text)]
+    pub format: KeysFormat,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum KeysFormat {
+    Text,
+    Md,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct NewArgs {
+    /// The system, e.g. field, melee, attrition (`battlelab keys` lists them).
+    pub system: String,
+    /// The file to write: NAME.toml in the current folder [default: <system>.toml].
+    pub name: Option<String>,
 }
 
 #[derive(Debug, Args)]

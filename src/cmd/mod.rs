@@ -3,6 +3,7 @@
 
 mod check;
 mod compare;
+mod keys;
 mod merge;
 mod run;
 mod solve;
@@ -48,6 +49,9 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Command::Value(args) => value::value(args),
         Command::Solve(args) => solve::solve(args),
         Command::Table(command) => table::table(command),
+        Command::Keys(args) => keys::keys(args),
+        Command::New(args) => keys::new(args),
+        Command::Schema { system } => keys::schema(&system),
     }
 }
 
