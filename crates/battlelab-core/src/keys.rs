@@ -443,13 +443,16 @@ impl SystemDoc {
                 let mut swept = *doc;
                 if !doc.path.starts_with("sweep.") {
                     swept.ty = Ty::Sweep;
-                    swept.meaning = doc.meaning;
+                    swept.default = "not swept";
+                    swept.example = "[1, 2]";
                 }
                 push(format!("sweep.{parameter}"), swept, Origin::Sweep);
             }
             if let Some(v) = doc.variant_path() {
+                let mut overridden = *doc;
+                overridden.default = "the file's value";
                 for path in expand(&v) {
-                    push(path, *doc, Origin::Variant);
+                    push(path, overridden, Origin::Variant);
                 }
             }
         }

@@ -255,7 +255,7 @@ pub const DOCS: [SystemDoc; 7] = [
 ];
 
 /// What each table sweeps: its column parameter (if any) and the DRM.
-fn parameters(system: &str) -> &'static [&'static str] {
+pub fn parameters(system: &str) -> &'static [&'static str] {
     match system {
         "attrition" => &["sp", "drm"],
         "march" => &["extra", "drm"],
