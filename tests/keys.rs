@@ -518,3 +518,53 @@ fn the_schema_accepts_every_shipped_file_and_refuses_a_misspelt_key() {
         }
     }
 }
+
+// ---- the command line speaks the file's words ----
+
+#[test]
+fn table_crt_reads_odds_as_a_file_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |odds: &str| {
+        common::battlelab(
+            dir.path(),
+            &["table", "crt", "--odds", odds, "--format", "json"],
+        )
+    };
+    let (code, between, stderr) = run("5:2");
+    assert_eq!(code, Some(0), "{stderr}");
+    let (code, printed, _) = run("2:1");
+    assert_eq!(code, Some(0));
+    let between: Value = serde_json::from_str(&between).unwrap();
+    let printed: Value = serde_json::from_str(&printed).unwrap();
+    assert_eq!(between["params"]["odds"], "2:1");
+    assert_eq!(between["params"]["odds_given"], "5:2");
+    assert_eq!(between["outcomes"], printed["outcomes"]);
+    // Past the top column: the top column, as a battle at 7:1 reads it.
+    let (code, past, _) = run("7:1");
+    assert_eq!(code, Some(0));
+    let past: Value = serde_json::from_str(&past).unwrap();
+    assert_eq!(past["params"]["odds"], "3:1");
+    // What a file refuses, the command line refuses.
+    let (code, _, stderr) = run("2:3");
+    assert_eq!(code, Some(2), "{stderr}");
+    let (code, _, _) = run("odds");
+    assert_eq!(code, Some(2));
+}
+
+#[test]
+fn table_melee_takes_the_files_profile_words_and_the_old_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let run =
+        |a: &str, b: &str| common::battlelab(dir.path(), &["table", "melee", "--a", a, "--b", b]);
+    let (code, new, stderr) = run(
+        "models=6 frontage=3 rank_bonus=full-ranks rank_bonus_cap=2",
+        "models=6 frontage=3",
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    let (code, old, stderr) = run(
+        "models=6 wide=3 rank-bonus=full-ranks rank-cap=2",
+        "models=6 wide=3",
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(new, old);
+}
