@@ -70,7 +70,7 @@ fn set(table: &mut toml::Table, path: &[keys::Segment], value: toml::Value) {
         .entry(name)
         .or_insert_with(|| toml::Value::Table(toml::Table::new()));
     for _ in 0..first.arrays {
-        if !matches!(slot, toml::Value::Array(a) if a.first().is_some()) {
+        if !matches!(slot, toml::Value::Array(a) if !a.is_empty()) {
             *slot = toml::Value::Array(vec![toml::Value::Table(toml::Table::new())]);
         }
         let toml::Value::Array(items) = slot else {
