@@ -52,6 +52,19 @@ pub enum Command {
     /// grid point: the value, both sides' optimal tactic mixes at the start, dominated
     /// and never-played tactics, and each tactic's shortfall against the other side's mix.
     Equilibrium(EquilibriumArgs),
+    /// Every key of a system's analysis file: path, type, default, allowed values, meaning,
+    /// and whether it can be swept or overridden by a variant. Without SYSTEM: the systems.
+    Keys(KeysArgs),
+    /// Write a commented starting file for a system (NAME.toml, default <system>.toml)
+    /// that `validate` accepts and `run` runs; never overwrites a file.
+    New(NewArgs),
+    /// Print the JSON Schema of a system's analysis file, for editors (Taplo / Even Better
+    /// TOML): `battlelab schema field > field.schema.json`, then `#:schema ./field.schema.json`
+    /// at the top of the TOML file.
+    Schema {
+        /// The system, e.g. field, melee, attrition (`battlelab keys` lists them).
+        system: String,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -82,6 +95,30 @@ pub struct EquilibriumArgs {
 pub enum PayoffArg {
     Win,
     Sp,
+}
+
+#[derive(Debug, Args)]
+pub struct KeysArgs {
+    /// The system, e.g. field, melee, attrition [default: list the systems].
+    pub system: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = KeysFormat::Text)]
+    pub format: KeysFormat,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum KeysFormat {
+    Text,
+    Md,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct NewArgs {
+    /// The system, e.g. field, melee, attrition (`battlelab keys` lists them).
+    pub system: String,
+    /// The file to write: NAME.toml in the current folder [default: <system>.toml].
+    pub name: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -391,19 +428,20 @@ pub struct FrontierRecoveryArgs {
 }
 
 const MELEE_AFTER_HELP: &str = "\
-A profile is key=value pairs: models, wide (or frontage), attacks, skill, power, defense,
-discipline, wounds (per model), rank-bonus (ranks, full-ranks, none), rank-cap. Ranks follow
-from models and wide. Keys left out keep a default unit: models=20 wide=5 attacks=1 skill=3
-power=3 defense=3 discipline=7 wounds=1 rank-bonus=ranks rank-cap=3 (so a unit of fewer than
-5 models needs wide=…).
+A profile is key=value pairs, in the analysis file's words ([profiles.<name>]): models,
+frontage (models wide), attacks, skill, power, defense, discipline, wounds (per model),
+rank_bonus (ranks, full-ranks, none), rank_bonus_cap. The older spellings wide, rank-bonus
+and rank-cap are accepted too. Ranks follow from models and frontage. Keys left out keep a
+default unit: models=20 frontage=5 attacks=1 skill=3 power=3 defense=3 discipline=7 wounds=1
+rank_bonus=ranks rank_bonus_cap=3 (so a unit of fewer than 5 models needs frontage=…).
 
-Example: battlelab table melee --a \"models=20 wide=5 skill=4\" --b \"models=15 wide=5 defense=4\" --b-flank \"models=5 wide=5\"
+Example: battlelab table melee --a \"models=20 frontage=5 skill=4\" --b \"models=15 frontage=5 defense=4\" --b-flank \"models=5 frontage=5\"
 
 Readings of the engagement geometry: docs/melee-readings.md.";
 
 #[derive(Debug, Args)]
 pub struct MeleeArgs {
-    /// Side A's unit, the one engaged, e.g. "models=20 wide=5 attacks=1 skill=3 power=3 defense=3 discipline=7".
+    /// Side A's unit, the one engaged, e.g. "models=20 frontage=5 attacks=1 skill=3 power=3 defense=3 discipline=7".
     #[arg(long)]
     pub a: String,
     /// Side B's unit engaging A's front.
@@ -599,7 +637,9 @@ impl Format {
 
 #[derive(Debug, Args)]
 pub struct CrtArgs {
-    /// Odds column, larger:smaller: 1:1, 3:2, 2:1 or 3:1.
+    /// Odds, larger:smaller, as an analysis file writes them: a printed column (1:1, 3:2,
+    /// 2:1, 3:1) or any ratio L:S with L ≥ S, read as the file's battles read it (5:2 →
+    /// 2:1 under the printed rounding down; `odds_rounding` of --rules applies).
     #[arg(long)]
     pub odds: String,
     /// Net DRM to the larger force's 2d6 (e.g. +1, -2); capped at ±4 as printed.

@@ -83,8 +83,12 @@ fn table_crt_with_trials_adds_estimates_and_intervals() {
 #[test]
 fn table_crt_refuses_bad_input() {
     for (args, needle) in [
-        (vec!["--odds", "4:1"], "allowed: 1:1, 3:2, 2:1, 3:1"),
-        (vec!["--odds", "one"], "not an odds column"),
+        // 4:1 is read as a file reads it (the 3:1 column); a smaller-first ratio is not.
+        (
+            vec!["--odds", "2:3"],
+            "the CRT's columns are 1:1, 3:2, 2:1, 3:1",
+        ),
+        (vec!["--odds", "one"], "not odds L:S"),
         (vec!["--odds", "1:1", "--smaller-sp", "0"], "--smaller-sp 0"),
         (
             vec!["--odds", "1:1", "--trials", "0"],

@@ -4,6 +4,7 @@
 mod check;
 mod compare;
 mod equilibrium;
+mod keys;
 mod merge;
 mod run;
 mod solve;
@@ -50,6 +51,9 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Command::Solve(args) => solve::solve(args),
         Command::Table(command) => table::table(command),
         Command::Equilibrium(args) => equilibrium::equilibrium(args),
+        Command::Keys(args) => keys::keys(args),
+        Command::New(args) => keys::new(args),
+        Command::Schema { system } => keys::schema(&system),
     }
 }
 

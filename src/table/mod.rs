@@ -74,7 +74,7 @@ pub struct TableSection {
 #[derive(Debug, thiserror::Error)]
 pub enum TableError {
     #[error(
-        "--odds {given}: not an odds column of the CRT; allowed: {allowed} (write L:S, e.g. 3:2)"
+        "--odds {given}: not odds L:S with L ≥ S; the CRT's columns are {allowed}, and a ratio between or past them is read as the rules' odds rounding reads it (write L:S, e.g. 5:2)"
     )]
     UnknownOdds { given: String, allowed: String },
     #[error("--smaller-sp {0}: the smaller force's strength must be 1 to {max}", max = crate::rules::crt::MAX_SP)]
@@ -121,10 +121,18 @@ pub fn crt_table(
         given: request.odds.clone(),
         allowed: rules.odds_labels().join(", "),
     };
-    let (larger, smaller) = OddsColumn::parse_ratio(&request.odds).ok_or_else(unknown)?;
-    let odds = rules
-        .odds_column_index(larger, smaller)
+    // As a file's odds are read (`odds = ["5:2"]` in a sweep): any L:S with L ≥ S, and a
+    // ratio between or past the printed columns falls to a column by the rules' own
+    // rounding, through the same `odds_index` every battle of the file uses.
+    let (larger, smaller) = OddsColumn::parse_ratio(&request.odds)
+        .filter(|(l, s)| l >= s)
         .ok_or_else(unknown)?;
+    let odds = match rules.odds_column_index(larger, smaller) {
+        Some(listed) => listed,
+        None => field.odds_index(larger, smaller),
+    };
+    let read_as =
+        (rules.odds_column_index(larger, smaller).is_none()).then(|| format!("{larger}:{smaller}"));
     if let Some(sp) = request.smaller_sp {
         if !(1..=crate::rules::crt::MAX_SP).contains(&sp) {
             return Err(TableError::SmallerSp(sp));
@@ -180,6 +188,9 @@ pub fn crt_table(
         "drm": request.drm,
         "net_drm": net_drm,
     });
+    if let Some(given) = &read_as {
+        params["odds_given"] = json!(given);
+    }
     if let Some(sp) = request.smaller_sp {
         params["smaller_sp"] = json!(sp);
     }
@@ -198,8 +209,12 @@ pub fn crt_table(
     Ok(TableReport {
         system: "crt".into(),
         title: format!(
-            "CRT resolution — odds {}, DRM {}{capped}",
+            "CRT resolution — odds {}{}, DRM {}{capped}",
             rules.odds_columns[odds].label(),
+            read_as.map_or_else(String::new, |given| format!(
+                " ({given} read as {} by the odds rounding)",
+                rules.odds_columns[odds].label()
+            )),
             signed(request.drm)
         ),
         params,

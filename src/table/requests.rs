@@ -450,7 +450,7 @@ impl MeleeQuery {
                 _ => "--b/--b-flank/--b-rear".to_string(),
             };
             let hint = if e.field.ends_with(".frontage") {
-                " (wide is 5 unless given)"
+                " (frontage is 5 unless given)"
             } else {
                 ""
             };

@@ -15,6 +15,7 @@ pub mod dice;
 pub mod engine;
 pub mod exact;
 pub mod interrupt;
+pub mod keys;
 pub mod limits;
 pub mod rules;
 pub mod sim;

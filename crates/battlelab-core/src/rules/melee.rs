@@ -1504,7 +1504,7 @@ pub fn simulate_engagements(
 
 impl UnitProfile {
     /// Keys of the quick profile form, e.g. `"models=20 wide=5 attacks=1 skill=3"`.
-    pub const QUICK_KEYS: &'static str = "models, wide (or frontage), attacks, skill, power, defense, discipline, wounds, rank-bonus (ranks, full-ranks, none), rank-cap";
+    pub const QUICK_KEYS: &'static str = "models, frontage, attacks, skill, power, defense, discipline, wounds, rank_bonus (ranks, full-ranks, none), rank_bonus_cap (the analysis file's words; wide, rank-bonus and rank-cap are accepted too)";
 
     /// Parses the quick form: `key=value` pairs separated by spaces or commas; keys left
     /// out keep [`UnitProfile::default`]. The result is not validated yet.
@@ -1521,11 +1521,11 @@ impl UnitProfile {
             seen.push(key);
             if key == "ranks" {
                 return Err(format!(
-                    "ranks follow from models and frontage (models ÷ wide, rounded up); give models and wide instead. Keys: {}",
+                    "ranks follow from models and frontage (models ÷ frontage, rounded up); give models and frontage instead. Keys: {}",
                     Self::QUICK_KEYS
                 ));
             }
-            if matches!(key, "rank-bonus" | "rank_bonus") {
+            if matches!(key, "rank_bonus" | "rank-bonus") {
                 unit.rank_bonus = RankBonusRule::parse(value).ok_or_else(|| {
                     format!("rank-bonus={value}: allowed {}", RankBonusRule::NAMES)
                 })?;
@@ -1536,14 +1536,15 @@ impl UnitProfile {
                 .map_err(|_| format!("{key}={value}: not a whole number"))?;
             match key {
                 "models" => unit.models = number,
-                "wide" | "frontage" => unit.frontage = number,
+                "frontage" | "wide" => unit.frontage = number,
                 "attacks" => unit.attacks = number,
                 "skill" => unit.skill = number,
                 "power" => unit.power = number,
                 "defense" | "defence" => unit.defense = number,
                 "discipline" => unit.discipline = number,
                 "wounds" => unit.wounds = number,
-                "rank-cap" | "rank_bonus_cap" => unit.rank_bonus_cap = number,
+                // The file's words first; the older command-line spellings still work.
+                "rank_bonus_cap" | "rank-bonus-cap" | "rank-cap" => unit.rank_bonus_cap = number,
                 _ => return Err(format!("unknown key \"{key}\"; keys: {}", Self::QUICK_KEYS)),
             }
         }

@@ -93,6 +93,7 @@ use crate::analysis::{
     check_grid_size, grid, header, sweep_axes, variant_name, AnalysisError, AxisValue, Source,
     SweepAxis, SYSTEMS,
 };
+use crate::keys::{self, key, KeyDoc, SystemDoc, Ty, REQUIRED};
 use crate::rules::crt::{
     self, ClcRow, FieldBattle, FieldCombat, FieldRules, Force, OddsColumn, OddsRounding,
     PreparedBattle, ResultPair, TacticCell, TacticMix, CRT_COLUMNS, TACTIC_NAMES,
@@ -266,6 +267,75 @@ struct VariantSpec {
     rules: Option<OverridesSpec>,
     tactic: Option<VariantTactics>,
 }
+
+/// Every key of a field-battle file (`battlelab keys field`), beside the structs above
+/// that parse them; tests hold the two against each other.
+pub const KEYS: &[&[KeyDoc]] = &[keys::HEADER, keys::EXACT, FIELD_KEYS, keys::EXPECT_VALUE];
+
+const DRM: Ty = Ty::Int(crt::DRM_RANGE.0 as i64, crt::DRM_RANGE.1 as i64);
+
+const FIELD_KEYS: &[KeyDoc] = &[
+    key("battle.terrain_drm", DRM, "0", "terrain DRM in side A's favour (A is the attacker)", "-1").sweep("terrain_drm"),
+    key("side.{a,b}.name", Ty::Text, "\"A\" / \"B\"", "the side's name in reports", "\"French\""),
+    key("side.{a,b}.sp", Ty::Int(1, crt::MAX_SP as i64), REQUIRED, "strength in SP", "8").sweep("{a,b}.sp"),
+    key("side.{a,b}.morale", Ty::Int(1, crt::MAX_MORALE as i64), REQUIRED, "morale (Guards 3, Major 2, Minor 1)", "2").sweep("{a,b}.morale"),
+    key("side.{a,b}.leader", Ty::Int(crt::LEADER_RANGE.0 as i64, crt::LEADER_RANGE.1 as i64), "0", "leader rating; the leader DRM is the larger force's minus the smaller's", "1").sweep("{a,b}.leader"),
+    key("side.{a,b}.drm", DRM, "0", "a DRM in this side's favour", "1").sweep("{a,b}.drm"),
+    key("side.{a,b}.tactic", Ty::Tactic, "\"uniform\"", "tactic policy: a tactic, \"uniform\", { uniform = [..] } or { mix = { charge = 3, envelop = 1 } }", "{ mix = { charge = 2, envelop = 1 } }"),
+    key("sweep.odds", Ty::OddsList, "none", "odds L:S; sets A's SP to B's SP × L/S, rounded up", "[\"1:1\", \"3:2\", \"2:1\"]").sweep("odds"),
+    key("sweep.drm", Ty::Sweep, "none", "an extra DRM in A's favour", "{ from = -2, to = 2 }").sweep("drm"),
+    key("rules.drm_cap", Ty::Int(0, 12), "4", "the net DRM is capped at ± this", "3").in_variant(),
+    key("rules.roll.min", Ty::Int(2, 12), "2", "the lowest modified roll", "3").in_variant(),
+    key("rules.roll.max", Ty::Int(2, 12), "12", "the highest modified roll", "11").in_variant(),
+    key("rules.odds_rounding", Ty::OneOf(&OddsRounding::NAMES), "\"down\"", "how a ratio between printed odds columns is read", "\"nearest\"").in_variant(),
+    key("rules.round_limit", Ty::Int(crt::ROUND_LIMIT_RANGE.0 as i64, crt::ROUND_LIMIT_RANGE.1 as i64), "6", "rounds before the battle is called off", "6").sweep("round_limit").in_variant(),
+    key("rules.crt.<column>", Ty::Text, "as printed", "a whole CRT result column (\"1\" to \"11\") = \"L/S\" (each 0, 1, D1, D2, D3)", "\"1/1\"").in_variant(),
+    key("rules.crt_cells.<odds>.<roll>", Ty::Text, "as printed", "one printed cell: odds row (\"3:2\") × modified roll (\"2\" to \"12\") = \"L/S\"", "\"1/1\"").in_variant(),
+    key("rules.odds.<odds>", Ty::Int(1, CRT_COLUMNS as i64), "as printed", "an odds column (\"4:1\", new or printed) = the result column a modified 2 reaches", "5").in_variant(),
+    key("rules.clc.<row>.<band>", Ty::Int(crt::CLC_VALUE_RANGE.0 as i64, crt::CLC_VALUE_RANGE.1 as i64), "as printed", "Combat Loss Chart: row (\"1\", \"D1\", \"D2\") × SP band (\"6-10\") = SP lost", "2").in_variant(),
+    key("rules.tactics.<tactic>.<tactic>", Ty::Any, "as printed", "tactical matrix cell, larger's tactic × smaller's: a DRM (-2), \"NC\", or either in parentheses to end the battle", "\"(NC)\"").in_variant(),
+    key("[[variant]].name", Ty::Text, REQUIRED, "the variant's name (reports, --variants)", "\"printed\""),
+    key("[[variant]].description", Ty::Text, "none", "what the variant changes", "\"as printed\""),
+];
+
+/// `battlelab keys` and `battlelab new` for field battles.
+pub const DOC: SystemDoc = SystemDoc {
+    name: "field",
+    summary: "field battles (seed 003, RULES.md B1-B3): CRT, Combat Loss Chart and tactical matrix, round by round",
+    keys: KEYS,
+    starter: STARTER,
+};
+
+const STARTER: &str = r#"system = "field"
+trials = 10_000
+
+[battle]
+terrain_drm = 0              # DRM in side A's favour (A is the attacker)
+
+[side.a]
+sp = 12
+morale = 2                   # Guards 3, Major 2, Minor 1
+leader = 1
+tactic = { mix = { charge = 2, envelop = 1, bombard = 1 } }
+
+[side.b]
+sp = 8
+morale = 2
+tactic = "uniform"
+
+[sweep]
+odds = ["1:1", "3:2", "2:1"]     # sets A's SP from B's
+
+[rules]                      # overrides of the printed rules, for every variant
+round_limit = 6
+
+[[variant]]
+name = "printed"
+
+[[variant]]
+name = "cap 3"
+rules = { drm_cap = 3 }
+"#;
 
 impl Analysis {
     /// Reads and validates an analysis file.

@@ -52,6 +52,7 @@ use serde_json::json;
 use toml::Spanned;
 
 use crate::analysis::{self, AnalysisError, AxisValue, Source};
+use crate::keys::{self, key, KeyDoc, SystemDoc, Ty, REQUIRED};
 use crate::rules::frontier::{Terrain, UnitType, MAX_LEADER, MAX_LEVEL};
 use crate::rules::frontier_battle::{
     CrtLoss, FrontierBattle, FrontierCombat, FrontierHistogram, MeleeCrt, MovePolicy, Side, Stack,
@@ -168,6 +169,43 @@ struct SensitivitySpec {
     #[serde(default)]
     surprise: bool,
 }
+
+/// Every key of a frontier file (`battlelab keys frontier`), beside the structs above that
+/// parse them.
+pub const KEYS: &[&[KeyDoc]] = &[keys::HEADER, FRONTIER_KEYS, keys::EXPECT_VALUE];
+
+const FRONTIER_KEYS: &[KeyDoc] = &[
+    key("battle.terrain", Ty::OneOf(&["rough", "wilderness", "settled"]), "\"wilderness\"", "the battle's terrain", "\"rough\""),
+    key("battle.severe_weather", Ty::Bool, "false", "severe weather", "true"),
+    key("battle.initiative", Ty::OneOf(&["a", "b"]), "\"a\"", "the side with the initiative fires and moves first", "\"b\""),
+    key("battle.surprise", Ty::OneOf(&["none", "a", "b"]), "\"none\"", "the side that won surprise", "\"a\""),
+    key("battle.extra_round", Ty::Bool, "true", "the non-initiative side tries for the extra round (19.1)", "true"),
+    key("battle.leader_loss", Ty::Text, "\"1/6\"", "[option] P(a leader is lost) per event, written n/d", "\"1/6\""),
+    key("battle.victory", Ty::OneOf(&["fewer-lost", "fewer-lost-share"]), "\"fewer-lost\"", "[option] how the winner is read", "\"fewer-lost-share\""),
+    key("side.{a,b}.name", Ty::Text, "\"A\" / \"B\"", "the side's name in reports", "\"Shawnee\""),
+    key("side.{a,b}.level", Ty::Int(1, crate::rules::frontier::MAX_LEVEL as i64), REQUIRED, "commitment/mobilisation level", "3"),
+    key("side.{a,b}.primary_leader", Ty::Int(1, crate::rules::frontier::MAX_LEADER as i64), REQUIRED, "the primary leader's rating", "2"),
+    key("side.{a,b}.movement", Ty::OneOf(&["aggressive", "fire-only"]), "\"aggressive\"", "[option] whether front stacks try to melee", "\"fire-only\""),
+    key("side.{a,b}.avoid_melee", Ty::Bool, "false", "[option] a stack the enemy moved atop tries to move away (+1)", "true"),
+    key("side.{a,b}.lanes[][].units", Ty::TextList, REQUIRED, "lanes left to right, each a list of stacks, front row first: a stack's units, \"type fire/melee\" (\"warrior 3/2\")", "[\"warrior 3/2\"]"),
+    key("side.{a,b}.lanes[][].leader", Ty::Int(0, crate::rules::frontier::MAX_LEADER as i64), "0", "a (secondary) leader's rating with the stack", "1"),
+    key("side.{a,b}.lanes[][].primary", Ty::Bool, "false", "the primary leader is with this stack", "true"),
+    key("crt.columns", Ty::TextList, REQUIRED, "the melee CRT's odds columns, e.g. [\"1:2\", \"1:1\", \"2:1\"]", "[\"1:1\", \"2:1\"]"),
+    key("crt.first_roll", Ty::Int(-20, 20), "1", "the modified roll of the first row", "1"),
+    key("crt.rows", Ty::TextRows, REQUIRED, "rows of attacker/defender results: - | a number | R", "[[\"1/-\", \"-/1\"]]"),
+    key("sensitivity.terrain_weather", Ty::Bool, "false", "extra runs: every terrain × fair and severe weather", "true"),
+    key("sensitivity.levels", Ty::Bool, "false", "extra runs: side A's level 1-5 against B's as written", "true"),
+    key("sensitivity.leaders", Ty::Bool, "false", "extra runs: each side's primary leader 1-3", "true"),
+    key("sensitivity.surprise", Ty::Bool, "false", "extra runs: none, A won surprise, B won surprise", "true"),
+];
+
+/// `battlelab keys` and `battlelab new` for frontier quick battles.
+pub const DOC: SystemDoc = SystemDoc {
+    name: "frontier",
+    summary: "frontier quick battles (seed 002 rule 19, RULES.md C): lanes of stacks, fire, movement, melee",
+    keys: KEYS,
+    starter: "# ILLUSTRATIVE melee CRT: the game's own is not in the seed; replace it.\nsystem = \"frontier\"\ntrials = 10_000\n\n[battle]\nterrain = \"wilderness\"     # rough | wilderness | settled\ninitiative = \"a\"           # a | b\n\n[side.a]\nlevel = 3                  # commitment level, 1-5\nprimary_leader = 2         # 1-3\nlanes = [\n  [{ units = [\"warrior 3/2\", \"warrior 3/2\"], primary = true }],\n  [{ units = [\"warrior 3/2\", \"warrior 3/2\"] }],\n]\n\n[side.b]\nlevel = 3\nprimary_leader = 2\nlanes = [\n  [{ units = [\"militia 2/2\", \"militia 2/2\"], primary = true }],\n  [{ units = [\"militia 2/2\", \"militia 2/2\"] }],\n]\n\n[crt]                      # ILLUSTRATIVE, not the game's\ncolumns = [\"1:2\", \"1:1\", \"3:2\", \"2:1\", \"3:1\"]\nfirst_roll = -2\nrows = [\n  [\"R/-\", \"R/-\", \"1/-\", \"1/-\", \"1/1\"],\n  [\"R/-\", \"1/-\", \"1/-\", \"1/1\", \"-/1\"],\n  [\"1/-\", \"1/-\", \"1/1\", \"-/1\", \"-/1\"],\n  [\"1/-\", \"1/1\", \"-/1\", \"-/1\", \"-/R\"],\n  [\"1/1\", \"-/1\", \"-/1\", \"-/R\", \"-/R\"],\n  [\"1/1\", \"-/1\", \"-/R\", \"-/R\", \"-/2\"],\n  [\"-/1\", \"-/R\", \"-/R\", \"-/2\", \"-/2\"],\n  [\"-/1\", \"-/R\", \"-/2\", \"-/2\", \"-/R\"],\n  [\"-/R\", \"-/2\", \"-/2\", \"-/R\", \"-/R\"],\n  [\"-/R\", \"-/2\", \"-/R\", \"-/R\", \"-/R\"],\n  [\"-/2\", \"-/R\", \"-/R\", \"-/R\", \"-/R\"],\n  [\"-/2\", \"-/R\", \"-/R\", \"-/R\", \"-/R\"],\n]\n",
+};
 
 fn side_index(
     source: &Source,

@@ -60,6 +60,7 @@ use serde_json::json;
 use toml::Spanned;
 
 use crate::analysis::{self, AnalysisError, AxisValue, Source, SweepAxis};
+use crate::keys::{self, key, KeyDoc, SystemDoc, Ty, REQUIRED};
 use crate::rules::melee::{
     BreakDice, Engagement, EngagementEnd, EngagementHistogram, EngagementOdds, Facing, MeleeCombat,
     PhaseOdds, RankBonusRule, UnitProfile, END_COUNT, MAX_B_UNITS, MAX_MODELS, MAX_ROUND_LIMIT,
@@ -241,6 +242,165 @@ struct VariantSpec {
     b: Option<ProfileSpec>,
     options: Option<OptionsSpec>,
 }
+
+/// Every key of a melee file (`battlelab keys melee`), beside the structs above that parse
+/// them.
+pub const KEYS: &[&[KeyDoc]] = &[keys::HEADER, keys::EXACT, MELEE_KEYS, keys::EXPECT_VALUE];
+
+const STAT: Ty = Ty::Int(1, STAT_MAX as i64);
+
+const MELEE_KEYS: &[KeyDoc] = &[
+    key(
+        "options.break_dice",
+        Ty::OneOf(&["1d6", "2d6", "3d6"]),
+        "\"2d6\"",
+        "[option] dice of the break test",
+        "\"3d6\"",
+    )
+    .in_variant(),
+    key(
+        "options.round_limit",
+        Ty::Int(1, MAX_ROUND_LIMIT as i64),
+        "6",
+        "[option] combat phases before the engagement is called off",
+        "6",
+    )
+    .sweep("round_limit")
+    .in_variant(),
+    key(
+        "profiles.<name>.models",
+        Ty::Int(1, MAX_MODELS as i64),
+        REQUIRED,
+        "models in the unit",
+        "20",
+    )
+    .sweep("{a,b}.models")
+    .variant("[[variant]].{a,b}.models"),
+    key(
+        "profiles.<name>.frontage",
+        Ty::Int(1, MAX_MODELS as i64),
+        REQUIRED,
+        "models wide (the front rank)",
+        "5",
+    )
+    .sweep("{a,b}.frontage")
+    .variant("[[variant]].{a,b}.frontage"),
+    key(
+        "profiles.<name>.attacks",
+        STAT,
+        REQUIRED,
+        "attacks per front-rank model",
+        "1",
+    )
+    .sweep("{a,b}.attacks")
+    .variant("[[variant]].{a,b}.attacks"),
+    key(
+        "profiles.<name>.skill",
+        STAT,
+        REQUIRED,
+        "skill: to hit",
+        "3",
+    )
+    .sweep("{a,b}.skill")
+    .variant("[[variant]].{a,b}.skill"),
+    key(
+        "profiles.<name>.power",
+        STAT,
+        REQUIRED,
+        "power: to wound",
+        "3",
+    )
+    .sweep("{a,b}.power")
+    .variant("[[variant]].{a,b}.power"),
+    key(
+        "profiles.<name>.defense",
+        STAT,
+        REQUIRED,
+        "defense: the save",
+        "3",
+    )
+    .sweep("{a,b}.defense")
+    .variant("[[variant]].{a,b}.defense"),
+    key(
+        "profiles.<name>.discipline",
+        STAT,
+        REQUIRED,
+        "discipline: the break test",
+        "7",
+    )
+    .sweep("{a,b}.discipline")
+    .variant("[[variant]].{a,b}.discipline"),
+    key("profiles.<name>.wounds", STAT, "1", "wounds per model", "1")
+        .sweep("{a,b}.wounds")
+        .variant("[[variant]].{a,b}.wounds"),
+    key(
+        "profiles.<name>.rank_bonus",
+        Ty::OneOf(&["ranks", "full-ranks", "none"]),
+        "\"ranks\"",
+        "[option] which ranks count for the rank bonus",
+        "\"full-ranks\"",
+    )
+    .variant("[[variant]].{a,b}.rank_bonus"),
+    key(
+        "profiles.<name>.rank_bonus_cap",
+        Ty::Int(0, STAT_MAX as i64),
+        "3",
+        "[option] the rank bonus is at most this",
+        "3",
+    )
+    .sweep("{a,b}.rank_bonus_cap")
+    .variant("[[variant]].{a,b}.rank_bonus_cap"),
+    key(
+        "profiles.<name>.points",
+        Ty::Int(1, 1_000_000),
+        "none",
+        "the unit's cost, for the round robin's value hints",
+        "60",
+    ),
+    key(
+        "engagement.a",
+        Ty::Text,
+        "none (or [round_robin])",
+        "side A's unit (a profile name), the one engaged",
+        "\"spearmen\"",
+    ),
+    key(
+        "engagement.b[].unit",
+        Ty::Text,
+        REQUIRED,
+        "a side-B unit engaging A (a profile name); 1 front, 2 flanks, 1 rear at most",
+        "\"swordsmen\"",
+    ),
+    key(
+        "engagement.b[].facing",
+        Ty::OneOf(&["front", "flank", "rear"]),
+        "\"front\"",
+        "where the B unit engages A",
+        "\"flank\"",
+    ),
+    key(
+        "round_robin.profiles",
+        Ty::TextList,
+        "every profile",
+        "instead of [engagement]: every listed profile against every other",
+        "[\"spearmen\", \"swordsmen\"]",
+    ),
+    key(
+        "[[variant]].name",
+        Ty::Text,
+        REQUIRED,
+        "the variant's name",
+        "\"as written\"",
+    ),
+];
+
+/// `battlelab keys` and `battlelab new` for melee studies.
+pub const DOC: SystemDoc = SystemDoc {
+    name: "melee",
+    summary: "melee engagements (RULES.md D): unit profiles, one unit engaged front/flank/rear, or a round robin",
+    keys: KEYS,
+    starter: "system = \"melee\"\ntrials = 10_000\n\n[options]\nbreak_dice = \"2d6\"            # [option] 1d6 | 2d6 | 3d6\nround_limit = 6               # [option] combat phases, 1-50\n\n[profiles.spearmen]\nmodels = 20\nfrontage = 5                  # models wide\nattacks = 1                   # stats 1-10\nskill = 3\npower = 3\ndefense = 4\ndiscipline = 7\n\n[profiles.swordsmen]\nmodels = 15\nfrontage = 5\nattacks = 1\nskill = 4\npower = 3\ndefense = 3\ndiscipline = 7\n\n[engagement]                  # side A's unit, engaged by side B's units\na = \"spearmen\"\nb = [{ unit = \"swordsmen\", facing = \"front\" }]\n\n[[variant]]\nname = \"as written\"\n\n[[variant]]\nname = \"veteran spearmen\"\na = { discipline = 8 }\n",
+};
 
 /// Applies a profile's (or an override's) values onto `unit`, checking each range.
 fn apply_profile(

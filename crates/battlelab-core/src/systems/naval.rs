@@ -39,6 +39,7 @@ use serde_json::json;
 use toml::Spanned;
 
 use crate::analysis::{self, AnalysisError, AxisValue, Source, SweepAxis};
+use crate::keys::{self, key, KeyDoc, SystemDoc, Ty, REQUIRED};
 use crate::rules::d6table::D6Table;
 use crate::rules::naval::{
     Engagement, EngagementDistribution, EngagementHistogram, EngagementResult, Fleet, NavalCombat,
@@ -124,6 +125,34 @@ struct VariantSpec {
     description: Option<String>,
     rules: Option<CellOverrides>,
 }
+
+/// Every key of a naval-engagement file (`battlelab keys naval_engagement`), beside the
+/// structs that parse them.
+pub const KEYS: &[&[KeyDoc]] = &[keys::HEADER, NAVAL_KEYS, keys::EXPECT_VALUE];
+
+const NAVAL_KEYS: &[KeyDoc] = &[
+    key("engagement.coastal", Ty::Bool, "false", "-1 to pursuit rolls: pursuers in a coastal hex or port", "true"),
+    key("engagement.round_limit", Ty::Int(1, 100), "20", "safety bound on the battle → pursuit → battle chain", "20"),
+    key("fleet.{a,b}.name", Ty::Text, "\"A\" / \"B\"", "the fleet's name in reports", "\"Squadron\""),
+    key("fleet.{a,b}.nsp", Ty::Int(1, crate::rules::naval::MAX_NSP as i64), REQUIRED, "naval strength points", "4").sweep("{a,b}.nsp"),
+    key("fleet.{a,b}.morale", Ty::Int(1, 2), REQUIRED, "naval morale (Major 2, Minor 1)", "2").sweep("{a,b}.morale"),
+    key("fleet.{a,b}.leader", Ty::Int(0, 3), "0", "leader rating", "1").sweep("{a,b}.leader"),
+    key("fleet.{a,b}.drm", Ty::Int(-6, 6), "0", "a DRM in this fleet's favour", "1"),
+    key("fleet.{a,b}.pursue", Ty::Bool, "true", "whether the fleet pursues one that breaks off", "false"),
+    key("sweep.odds", Ty::OddsList, "none", "odds L-S (\"1-1\", \"3-2\", \"2-1\"); sets A's NSP from B's", "[\"1-1\", \"2-1\"]").sweep("odds"),
+    key("sweep.drm", Ty::Sweep, "none", "an extra DRM in A's favour", "{ from = -2, to = 2 }").sweep("drm"),
+    key("rules.cells.<column>.<roll>", Ty::Text, "as printed", "a naval-table cell: column (\"1-1\") × modified roll = code (2LS, LC, LR, SR, SS, SC, 2SC …)", "\"2SC\"").in_variant(),
+    key("[[variant]].name", Ty::Text, REQUIRED, "the variant's name", "\"printed\""),
+    key("[[variant]].description", Ty::Text, "none", "what the variant changes", "\"as printed\""),
+];
+
+/// `battlelab keys` and `battlelab new` for naval engagements.
+pub const DOC: SystemDoc = SystemDoc {
+    name: "naval_engagement",
+    summary: "naval engagements (RULES.md B6-B7): the naval table and the pursuit chain, swept over odds and DRM",
+    keys: KEYS,
+    starter: "system = \"naval_engagement\"\ntrials = 10_000\n\n[engagement]\ncoastal = false      # -1 to pursuit rolls: pursuers in a coastal hex or port\nround_limit = 20\n\n[fleet.a]\nnsp = 6\nmorale = 2           # Major 2, Minor 1\nleader = 1\n\n[fleet.b]\nnsp = 4\nmorale = 2\n\n[sweep]\nodds = [\"1-1\", \"3-2\", \"2-1\"]   # sets A's NSP from B's\ndrm = { from = -1, to = 1 }    # extra DRM in A's favour\n",
+};
 
 fn fleet(source: &Source, key: &str, spec: &FleetSpec) -> Result<Fleet, AnalysisError> {
     let field = |f: &str| format!("fleet.{key}.{f}");

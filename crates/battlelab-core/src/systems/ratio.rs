@@ -60,6 +60,7 @@ use serde_json::json;
 use toml::Spanned;
 
 use crate::analysis::{self, AnalysisError, AxisValue, Source, SweepAxis};
+use crate::keys::{self, key, KeyDoc, SystemDoc, Ty, REQUIRED};
 use crate::rules::ratio::{
     ArmyResult, MinScore, Objective, Pairing, RatioBattle, RatioCombat, RatioDistribution,
     RatioHistogram, ReservePolicy, Unit, MAX_RESERVES, MAX_UNITS,
@@ -244,6 +245,221 @@ struct BattleOverrides {
     auto_deploy: Option<Spanned<String>>,
     objective: Option<Spanned<String>>,
 }
+
+/// Every key of a ratio-battle file (`battlelab keys ratio`), beside the structs above that
+/// parse them.
+pub const KEYS: &[&[KeyDoc]] = &[keys::HEADER, keys::EXACT, RATIO_KEYS, keys::EXPECT_VALUE];
+
+const POLICIES: Ty = Ty::OneOf(&ReservePolicy::NAMES);
+const MIN_SCORE: Ty = Ty::IntOr(1, 6, &["none"]);
+
+const RATIO_KEYS: &[KeyDoc] = &[
+    key(
+        "battle.min_score",
+        MIN_SCORE,
+        "1",
+        "[option] a modified total below this counts as this, or \"none\"",
+        "\"none\"",
+    )
+    .sweep("min_score")
+    .in_variant(),
+    key(
+        "battle.auto_deploy",
+        Ty::OneOf(&["double-first", "reserve-first"]),
+        "\"double-first\"",
+        "[option] how units are paired when no line is given",
+        "\"reserve-first\"",
+    )
+    .in_variant(),
+    key(
+        "battle.objective",
+        Ty::OneOf(&crate::rules::ratio::Objective::NAMES),
+        "\"cp\"",
+        "what `optimal` maximises: expected CP difference or P(win)",
+        "\"win\"",
+    )
+    .in_variant(),
+    key(
+        "battle.compare_policies",
+        Ty::Bool,
+        "true",
+        "also evaluate none/rescue/press/optimal side by side",
+        "false",
+    ),
+    key(
+        "battle.line",
+        Ty::TextList,
+        "auto-deployment",
+        "explicit pairings, e.g. [\"A1+A2 vs B1\", \"A3 vs B2\"]",
+        "[\"A1 vs B1\", \"A2 vs B2\"]",
+    ),
+    key(
+        "battle.reserve",
+        Ty::TextList,
+        "none",
+        "explicit reserves (unit names), with line",
+        "[]",
+    ),
+    key(
+        "battle.order",
+        Ty::IntList,
+        "as listed",
+        "the attacker's order of resolution (positions in line)",
+        "[2, 1]",
+    ),
+    key(
+        "side.{a,b}.name",
+        Ty::Text,
+        "\"A\" / \"B\"",
+        "the side's name in reports",
+        "\"Royalists\"",
+    ),
+    key(
+        "side.{a,b}.units",
+        Ty::CountOrTables(1, MAX_UNITS as i64),
+        REQUIRED,
+        "a count of identical units, or a list of units",
+        "2",
+    )
+    .sweep("{a,b}.units"),
+    key(
+        "side.{a,b}.units[].name",
+        Ty::Text,
+        "A1, A2 …",
+        "a listed unit's name",
+        "\"Guards\"",
+    ),
+    key(
+        "side.{a,b}.units[].argument",
+        Ty::Int(-3, 3),
+        "the side's",
+        "a listed unit's argument modifier",
+        "1",
+    ),
+    key(
+        "side.{a,b}.units[].quality",
+        Ty::Int(-3, 3),
+        "the side's",
+        "a listed unit's quality modifier",
+        "1",
+    ),
+    key(
+        "side.{a,b}.units[].ambush",
+        Ty::Bool,
+        "the side's",
+        "a listed unit ambushes (+1)",
+        "true",
+    ),
+    key(
+        "side.{a,b}.units[].exhausted",
+        Ty::Bool,
+        "the side's",
+        "a listed unit is exhausted (-1)",
+        "true",
+    ),
+    key(
+        "side.{a,b}.argument",
+        Ty::Int(-3, 3),
+        "0",
+        "+1 advantaged / -1 disadvantaged by the argument",
+        "1",
+    )
+    .sweep("{a,b}.argument")
+    .variant("[[variant]].{a,b}.argument"),
+    key(
+        "side.{a,b}.quality",
+        Ty::Int(-3, 3),
+        "0",
+        "troop quality, on every die",
+        "1",
+    )
+    .sweep("{a,b}.quality")
+    .variant("[[variant]].{a,b}.quality"),
+    key(
+        "side.{a,b}.ambush",
+        Ty::Bool,
+        "false",
+        "ambush (+1)",
+        "true",
+    )
+    .variant("[[variant]].{a,b}.ambush"),
+    key(
+        "side.{a,b}.exhausted",
+        Ty::Bool,
+        "false",
+        "exhausted (-1)",
+        "true",
+    )
+    .variant("[[variant]].{a,b}.exhausted"),
+    key(
+        "side.{a,b}.reserves",
+        Ty::Int(0, MAX_RESERVES as i64),
+        "per auto_deploy",
+        "auto-deployment: units kept back",
+        "0",
+    )
+    .sweep("{a,b}.reserves")
+    .variant("[[variant]].{a,b}.reserves"),
+    key(
+        "side.{a,b}.policy",
+        POLICIES,
+        "\"rescue\"",
+        "how the side commits its reserves",
+        "\"press\"",
+    )
+    .variant("[[variant]].{a,b}.policy"),
+    key(
+        "[[variant]].{a,b}.extra_units",
+        Ty::Int(-(MAX_UNITS as i64), MAX_UNITS as i64),
+        "0",
+        "units added to (or taken from) the side",
+        "1",
+    ),
+    key(
+        "skirmish.{a,b}.reserves",
+        Ty::Int(0, 2),
+        "2",
+        "a skirmish: units waiting behind the first (up to two)",
+        "1",
+    ),
+    key(
+        "skirmish.{a,b}.policy",
+        Ty::OneOf(&["none", "rescue", "press"]),
+        "the side's policy",
+        "a skirmish: how the waiting units commit",
+        "\"rescue\"",
+    ),
+    key(
+        "sweep.size",
+        Ty::Sweep,
+        "none",
+        "both sides' unit counts at once",
+        "{ from = 1, to = 4 }",
+    )
+    .sweep("size"),
+    key(
+        "[[variant]].name",
+        Ty::Text,
+        REQUIRED,
+        "the variant's name",
+        "\"printed\"",
+    ),
+    key(
+        "[[variant]].description",
+        Ty::Text,
+        "none",
+        "what the variant changes",
+        "\"as printed\"",
+    ),
+];
+
+/// `battlelab keys` and `battlelab new` for ratio battles.
+pub const DOC: SystemDoc = SystemDoc {
+    name: "ratio",
+    summary: "ratio battles (RULES.md A): lines of units, doubles, reserves and skirmishes",
+    keys: KEYS,
+    starter: "system = \"ratio\"\ntrials = 10_000\n\n[battle]\nmin_score = 1                 # [option] floor of a modified total, 1-6, or \"none\"\n\n[side.a]\nunits = 4\nargument = 1                  # +1 advantaged / -1 disadvantaged by the argument\npolicy = \"rescue\"             # none | rescue | press | optimal\n\n[side.b]\nunits = 3\n\n[sweep]\n\"a.quality\" = [0, 1]\n\n[[variant]]\nname = \"as written\"\n\n[[variant]]\nname = \"no floor\"\nbattle = { min_score = \"none\" }\n",
+};
 
 /// One side as the grid sees it, before deployment.
 #[derive(Clone, Debug)]

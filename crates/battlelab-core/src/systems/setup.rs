@@ -30,6 +30,7 @@ use toml::Spanned;
 
 use crate::analysis::{self, AnalysisError, AxisValue, Source};
 use crate::dice::DiceStream;
+use crate::keys::{self, key, KeyDoc, SystemDoc, Ty, REQUIRED};
 use crate::rules::setup::{exact_total, roll_map, rows, MapState, Quantity, StateKind};
 use crate::sim::{Interrupted, RunControl};
 
@@ -77,6 +78,48 @@ struct StateSpec {
     coalition: Option<Spanned<String>>,
     port: Option<Spanned<bool>>,
 }
+
+/// Every key of a setup file (`battlelab keys setup`), beside the structs that parse them.
+pub const KEYS: &[&[KeyDoc]] = &[keys::HEADER, SETUP_KEYS, keys::EXPECT_VALUE];
+
+const SETUP_KEYS: &[KeyDoc] = &[
+    key(
+        "[[state]].name",
+        Ty::Text,
+        REQUIRED,
+        "the state's name (1 to 64 states)",
+        "\"Blue\"",
+    ),
+    key(
+        "[[state]].kind",
+        Ty::OneOf(&["major", "minor"]),
+        REQUIRED,
+        "major or minor state (picks its initial-forces table)",
+        "\"minor\"",
+    ),
+    key(
+        "[[state]].coalition",
+        Ty::Text,
+        "the state's own name",
+        "the coalition whose totals it adds to",
+        "\"North\"",
+    ),
+    key(
+        "[[state]].port",
+        Ty::Bool,
+        "true",
+        "minor states only: false = no NSP or transports",
+        "false",
+    ),
+];
+
+/// `battlelab keys` and `battlelab new` for setup studies.
+pub const DOC: SystemDoc = SystemDoc {
+    name: "setup",
+    summary: "whole-map setup (RULES.md B8): every state rolls its initial forces; coalition totals",
+    keys: KEYS,
+    starter: "system = \"setup\"\ntrials = 10_000\n\n[[state]]\nname = \"Blue\"\nkind = \"major\"        # major | minor\ncoalition = \"North\"\n\n[[state]]\nname = \"Red\"\nkind = \"major\"\ncoalition = \"South\"\n\n[[state]]\nname = \"a\"\nkind = \"minor\"\nport = false          # minor states only; default true\ncoalition = \"Neutral\"\n",
+};
 
 impl SetupStudy {
     pub fn parse(path: &Path, text: &str) -> Result<Self, AnalysisError> {

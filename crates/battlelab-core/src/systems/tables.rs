@@ -40,6 +40,7 @@ use toml::Spanned;
 use crate::analysis::{self, AnalysisError, AxisValue, Source, SweepAxis};
 use crate::dice::DiceStream;
 use crate::exact::ExactDistribution;
+use crate::keys::{self, key, KeyDoc, SystemDoc, Ty, REQUIRED};
 use crate::limits;
 use crate::rules::crt::OddsColumn;
 use crate::rules::d6table::{self, CompiledD6Table, D6Table};
@@ -148,8 +149,113 @@ struct TurnsSpec {
     drm: Option<Spanned<i64>>,
 }
 
+/// A key a file gives or sweeps (the schema cannot require it).
+const GIVE_OR_SWEEP: &str = "none: give it or sweep it";
+
+const TABLE_DRM: Ty = Ty::Int(TABLE_DRM_RANGE.0, TABLE_DRM_RANGE.1);
+
+/// Keys every d6 table's file has.
+const TABLE_KEYS: &[KeyDoc] = &[
+    key("roll.drm", TABLE_DRM, "0", "the net DRM of the roll", "1").sweep("drm"),
+    key("rules.cells.<column>.<roll>", Ty::Text, "as printed", "a printed cell: column label (\"11-15\", \"d6\") × modified roll = code (`battlelab table <system>` prints them)", "\"E\"").in_variant(),
+    key("[[variant]].name", Ty::Text, REQUIRED, "the variant's name", "\"printed\""),
+    key("[[variant]].description", Ty::Text, "none", "what the variant changes", "\"as printed\""),
+];
+
+const ATTRITION_KEYS: &[KeyDoc] = &[
+    key(
+        "roll.sp",
+        Ty::Int(1, crate::limits::MAX_SP as i64),
+        GIVE_OR_SWEEP,
+        "total SP in the hex (picks the column); or sweep sp",
+        "12",
+    )
+    .sweep("sp"),
+    key(
+        "roll.small_stack",
+        Ty::OneOf(&["none", "column"]),
+        "\"none\"",
+        "a hex under 3 SP: no attrition, or the 3-5 column",
+        "\"column\"",
+    ),
+    key(
+        "turns.sp",
+        Ty::Int(1, MAX_TURNS_SP),
+        REQUIRED,
+        "with [turns]: the stack's SP at the start",
+        "12",
+    ),
+    key(
+        "turns.count",
+        Ty::Int(1, MAX_TURNS),
+        REQUIRED,
+        "with [turns]: how many turns it sits",
+        "6",
+    ),
+    key(
+        "turns.drm",
+        TABLE_DRM,
+        "0",
+        "with [turns]: the DRM of every turn's roll",
+        "1",
+    ),
+];
+
+const MARCH_KEYS: &[KeyDoc] = &[key(
+    "roll.extra",
+    Ty::Int(1, 3),
+    GIVE_OR_SWEEP,
+    "extra MP asked for (picks the column); or sweep extra",
+    "2",
+)
+.sweep("extra")];
+
+const NAVAL_KEYS: &[KeyDoc] = &[
+    key(
+        "roll.odds",
+        Ty::Text,
+        GIVE_OR_SWEEP,
+        "odds column, larger-smaller: \"1-1\", \"3-2\" or \"2-1\"; or sweep odds",
+        "\"3-2\"",
+    ),
+    key(
+        "sweep.odds",
+        Ty::OddsList,
+        "none",
+        "odds columns, e.g. [\"1-1\", \"3-2\", \"2-1\"]",
+        "[\"1-1\", \"2-1\"]",
+    )
+    .sweep("odds"),
+];
+
+const fn table_doc(
+    name: &'static str,
+    summary: &'static str,
+    keys: &'static [&'static [KeyDoc]],
+    starter: &'static str,
+) -> SystemDoc {
+    SystemDoc {
+        name,
+        summary,
+        keys,
+        starter,
+    }
+}
+
+/// `battlelab keys` and `battlelab new` for the seven d6 tables, in [`D6Table::NAMES`]
+/// order.
+pub const DOCS: [SystemDoc; 7] = [
+    table_doc("attrition", "attrition rolls (RULES.md B4), swept over SP and DRM; [turns]: a stack sitting K turns", &[keys::HEADER, TABLE_KEYS, ATTRITION_KEYS, keys::EXPECT_VALUE], "system = \"attrition\"\ntrials = 10_000\n\n[roll]\ndrm = 0\n\n[sweep]\nsp = { from = 3, to = 21, step = 3 }\n\n[turns]                 # N SP sitting K turns under one DRM\nsp = 12\ncount = 4\ndrm = 0\n"),
+    table_doc("march", "forced-march rolls (RULES.md B5), swept over extra MP and DRM", &[keys::HEADER, TABLE_KEYS, MARCH_KEYS, keys::EXPECT_VALUE], "system = \"march\"\ntrials = 10_000\n\n[sweep]\nextra = [1, 2, 3]       # extra MP asked for\ndrm = { from = -1, to = 2 }\n"),
+    table_doc("naval", "one naval combat roll (RULES.md B6), swept over odds and DRM", &[keys::HEADER, TABLE_KEYS, NAVAL_KEYS, keys::EXPECT_VALUE], "system = \"naval\"\ntrials = 10_000\n\n[sweep]\nodds = [\"1-1\", \"3-2\", \"2-1\"]\ndrm = { from = -2, to = 2 }\n"),
+    table_doc("blockade", "blockade rolls (RULES.md B7), swept over DRM", &[keys::HEADER, TABLE_KEYS, keys::EXPECT_VALUE], "system = \"blockade\"\ntrials = 10_000\n\n[sweep]\ndrm = { from = -1, to = 1 }\n"),
+    table_doc("pursuit", "pursuit rolls (RULES.md B7), swept over DRM", &[keys::HEADER, TABLE_KEYS, keys::EXPECT_VALUE], "system = \"pursuit\"\ntrials = 10_000\n\n[sweep]\ndrm = [-1, 0]          # -1: pursuers in a coastal hex or port\n"),
+    table_doc("transport", "naval transport rolls (RULES.md B7), swept over DRM", &[keys::HEADER, TABLE_KEYS, keys::EXPECT_VALUE], "system = \"transport\"\ntrials = 10_000\n\n[sweep]\ndrm = { from = -1, to = 1 }\n"),
+    table_doc("storm", "storm/ice rolls (RULES.md B7), swept over DRM", &[keys::HEADER, TABLE_KEYS, keys::EXPECT_VALUE], "system = \"storm\"\ntrials = 10_000\n\n[sweep]\ndrm = { from = -1, to = 2 }\n\n[[variant]]\nname = \"printed\"\n\n[[variant]]\nname = \"a 1 only damages\"\nrules = { cells = { d6 = { \"1\" = \"D\" } } }\n"),
+];
+
 /// What each table sweeps: its column parameter (if any) and the DRM.
-fn parameters(system: &str) -> &'static [&'static str] {
+pub fn parameters(system: &str) -> &'static [&'static str] {
     match system {
         "attrition" => &["sp", "drm"],
         "march" => &["extra", "drm"],
