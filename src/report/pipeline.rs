@@ -78,7 +78,10 @@ pub fn write_report<S: SystemReport>(
             dir,
             RUN_INFO,
             &(serde_json::to_string_pretty(&run_info).expect("JSON values serialise") + "\n"),
-        )
+        )?;
+        // Last: the page shows every file written above.
+        let checks = crate::report::index::expectations(system, analysis_text, results);
+        crate::report::index::write_index(dir, Some(&checks))
     })
 }
 
