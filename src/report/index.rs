@@ -947,7 +947,17 @@ impl Page<'_> {
             if in_group.is_empty() {
                 continue;
             }
-            let _ = writeln!(body, "<h4>{label}</h4><ul class=\"files\">");
+            // The charts are on the page already: their files fold away.
+            let fold = label == "Charts";
+            if fold {
+                let _ = writeln!(
+                    body,
+                    "<details><summary>{label} <span class=\"count\">({} files)</span></summary><ul class=\"files\">",
+                    in_group.len()
+                );
+            } else {
+                let _ = writeln!(body, "<h4>{label}</h4><ul class=\"files\">");
+            }
             for f in in_group {
                 let what = describe_file(f);
                 let _ = writeln!(
@@ -962,7 +972,7 @@ impl Page<'_> {
                     }
                 );
             }
-            body.push_str("</ul>\n");
+            body.push_str(if fold { "</ul></details>\n" } else { "</ul>\n" });
         }
         body.push_str("</section>\n");
 

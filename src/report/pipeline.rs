@@ -6,8 +6,10 @@
 //! [`System::outcomes`] and [`System::distributions`]. A system adds only what is its
 //! own (an expectations frame, charts, rulebook tables) through [`SystemReport::extras`].
 //!
-//! Same seed, same bytes: nothing in the data files, `tables.md` or `manifest.json`
-//! depends on the machine, the thread count or the shard split; wall time, threads and
+//! Last, `index.html` (`report::index`) shows the folder on one page.
+//!
+//! Same seed, same bytes: nothing in the data files, `tables.md`, `manifest.json` or
+//! `index.html` depends on the machine, the thread count or the shard split; wall time, threads and
 //! the path the analysis was read from go in `run_info.json` alone.
 
 use std::path::{Path, PathBuf};
