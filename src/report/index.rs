@@ -551,6 +551,7 @@ nav.toc{background:var(--bg2);border:1px solid var(--line);border-radius:6px;pad
 nav.toc ul{margin:.2rem 0;padding-left:1.2rem}
 nav.toc li{margin:.1rem 0}
 nav.toc details{border:none;margin:0;padding:0}
+nav.toc details details summary{font-weight:400;padding:0;color:var(--muted)}
 dl.facts{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.25rem 1rem;margin:.5rem 0}
 dl.facts dt{font-weight:600}
 dl.facts dd{margin:0;min-width:0}
@@ -586,6 +587,7 @@ ul.files li{margin:.15rem 0}
  nav.toc,.noprint{display:none}
  a{color:inherit;text-decoration:none}
  details{border:none;padding:0}
+ details::details-content{content-visibility:visible;display:block}
  summary{list-style:none}
  summary::-webkit-details-marker{display:none}
  .scroll{overflow:visible}
@@ -907,11 +909,23 @@ impl Page<'_> {
         if let Some((html, sections)) = &tables {
             let mut entry = String::from("<li><a href=\"#tables\">Rulebook tables</a>");
             if sections.len() > 1 {
+                // A long sweep's many sections fold away in the contents too.
+                let fold = sections.len() > 8;
+                if fold {
+                    let _ = write!(
+                        entry,
+                        "<details><summary class=\"count\">{} sections</summary>",
+                        sections.len()
+                    );
+                }
                 entry.push_str("<ul>");
                 for (id, title) in sections {
                     let _ = write!(entry, "<li><a href=\"#{id}\">{}</a></li>", inline(title));
                 }
                 entry.push_str("</ul>");
+                if fold {
+                    entry.push_str("</details>");
+                }
             }
             entry.push_str("</li>");
             toc.push(entry);
