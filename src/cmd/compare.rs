@@ -809,7 +809,8 @@ fn write_report(c: &Comparison, out: &Path) -> Result<(), ReportError> {
         report::write_manifest(
             dir,
             &json!({"tool": "battlelab", "kind": "compare", "a": c.a, "b": c.b}),
-        )
+        )?;
+        report::index::write_index(dir, None)
     })
     .map(|_| ())
 }

@@ -728,7 +728,8 @@ fn write_report(v: &Valuation, out: &Path, analysis: &str) -> Result<()> {
         report::write_manifest(
             dir,
             &json!({"tool": "battlelab", "kind": "value", "analysis": v.file, "system": v.system, "seed": v.seed, "trials": v.trials}),
-        )
+        )?;
+        report::index::write_index(dir, None)
     })?;
     Ok(())
 }

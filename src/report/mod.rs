@@ -8,6 +8,7 @@
 
 pub mod chart;
 pub mod frame;
+pub mod index;
 pub mod output;
 pub mod pipeline;
 

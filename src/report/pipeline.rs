@@ -6,8 +6,10 @@
 //! [`System::outcomes`] and [`System::distributions`]. A system adds only what is its
 //! own (an expectations frame, charts, rulebook tables) through [`SystemReport::extras`].
 //!
-//! Same seed, same bytes: nothing in the data files, `tables.md` or `manifest.json`
-//! depends on the machine, the thread count or the shard split; wall time, threads and
+//! Last, `index.html` (`report::index`) shows the folder on one page.
+//!
+//! Same seed, same bytes: nothing in the data files, `tables.md`, `manifest.json` or
+//! `index.html` depends on the machine, the thread count or the shard split; wall time, threads and
 //! the path the analysis was read from go in `run_info.json` alone.
 
 use std::path::{Path, PathBuf};
@@ -78,7 +80,10 @@ pub fn write_report<S: SystemReport>(
             dir,
             RUN_INFO,
             &(serde_json::to_string_pretty(&run_info).expect("JSON values serialise") + "\n"),
-        )
+        )?;
+        // Last: the page shows every file written above.
+        let checks = crate::report::index::expectations(system, analysis_text, results);
+        crate::report::index::write_index(dir, Some(&checks))
     })
 }
 
