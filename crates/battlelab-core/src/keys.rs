@@ -441,7 +441,12 @@ impl SystemDoc {
         for doc in self.keys() {
             for parameter in doc.sweep_parameters() {
                 let mut swept = *doc;
-                if !doc.path.starts_with("sweep.") {
+                if matches!(doc.ty, Ty::Tactic) {
+                    // Tactics are swept by name.
+                    swept.ty = Ty::TextList;
+                    swept.default = "not swept";
+                    swept.example = "[\"charge\", \"uniform\"]";
+                } else if !doc.path.starts_with("sweep.") {
                     swept.ty = Ty::Sweep;
                     swept.default = "not swept";
                     swept.example = "[1, 2]";
