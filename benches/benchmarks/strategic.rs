@@ -7,10 +7,10 @@ use criterion::{criterion_group, Criterion, Throughput};
 
 use battlelab::dice::DiceStream;
 use battlelab::rules::d6table::{roll_many, CompiledD6Table, D6Table};
-use battlelab::rules::naval::{Engagement, Fleet, NavalCombat};
-use battlelab::rules::setup::{roll_map, rows, MapState, StateKind};
+use battlelab::rules::setup::roll_map;
+use battlelab_core::scenarios;
 
-use super::{bare_xoshiro, BATCH};
+use super::{bare_xoshiro, print_words, BATCH};
 
 fn strategic(c: &mut Criterion) {
     let mut group = c.benchmark_group("d6 tables");
@@ -38,21 +38,10 @@ fn strategic(c: &mut Criterion) {
     }
     group.finish();
 
-    let naval = NavalCombat::new(D6Table::naval()).unwrap();
-    let fleet = |nsp| Fleet {
-        name: String::new(),
-        nsp,
-        morale: 2,
-        leader: 1,
-        drm: 0,
-        pursues: true,
-    };
-    let engagement = Engagement {
-        a: fleet(6),
-        b: fleet(4),
-        coastal: false,
-        round_limit: 20,
-    };
+    let (naval, engagement) = scenarios::naval();
+    print_words("naval engagement 6 v 4", |d| {
+        black_box(naval.engage(&engagement, d));
+    });
     let mut group = c.benchmark_group("naval engagement");
     group.throughput(Throughput::Elements(BATCH));
     let mut dice = DiceStream::for_block(1, 0);
@@ -71,22 +60,11 @@ fn strategic(c: &mut Criterion) {
     });
     group.finish();
 
-    let states: Vec<MapState> = (0..13)
-        .map(|i| {
-            let kind = if i < 6 {
-                StateKind::Major
-            } else {
-                StateKind::Minor
-            };
-            MapState {
-                name: i.to_string(),
-                kind,
-                port: true,
-                coalition: i % 3,
-                rows: rows(kind, true),
-            }
-        })
-        .collect();
+    let states = scenarios::setup_map();
+    let (mut totals, mut rolls) = ([[0u32; 7]; 3], [0u8; 13]);
+    print_words("setup, 13-state map", |d| {
+        roll_map(&states, d, &mut totals, &mut rolls)
+    });
     let mut group = c.benchmark_group("setup map");
     group.throughput(Throughput::Elements(BATCH));
     let mut dice = DiceStream::for_block(1, 0);

@@ -17,6 +17,8 @@ pub mod exact;
 pub mod interrupt;
 pub mod limits;
 pub mod rules;
+#[doc(hidden)]
+pub mod scenarios;
 pub mod sim;
 pub mod stats;
 pub mod systems;
