@@ -7,7 +7,7 @@ use criterion::{criterion_group, Criterion, Throughput};
 
 use battlelab::dice::DiceStream;
 use battlelab::rules::d6table::{roll_many, CompiledD6Table, D6Table};
-use battlelab::rules::setup::roll_map;
+use battlelab::rules::setup::CompiledMap;
 use battlelab_core::scenarios;
 
 use super::{bare_xoshiro, print_words, BATCH};
@@ -39,8 +39,9 @@ fn strategic(c: &mut Criterion) {
     group.finish();
 
     let (naval, engagement) = scenarios::naval();
+    let naval = naval.kernel(&engagement);
     print_words("naval engagement 6 v 4", |d| {
-        black_box(naval.engage(&engagement, d));
+        black_box(naval.engage(d));
     });
     let mut group = c.benchmark_group("naval engagement");
     group.throughput(Throughput::Elements(BATCH));
@@ -53,18 +54,16 @@ fn strategic(c: &mut Criterion) {
         b.iter(|| {
             let mut rounds = 0u64;
             for _ in 0..BATCH {
-                rounds += u64::from(naval.engage(black_box(&engagement), &mut dice).rounds);
+                rounds += u64::from(black_box(&naval).engage(&mut dice).rounds);
             }
             black_box(rounds)
         })
     });
     group.finish();
 
-    let states = scenarios::setup_map();
-    let (mut totals, mut rolls) = ([[0u32; 7]; 3], [0u8; 13]);
-    print_words("setup, 13-state map", |d| {
-        roll_map(&states, d, &mut totals, &mut rolls)
-    });
+    let map = CompiledMap::new(&scenarios::setup_map());
+    let mut totals = [[0u32; 7]; 3];
+    print_words("setup, 13-state map", |d| map.roll_totals(d, &mut totals));
     let mut group = c.benchmark_group("setup map");
     group.throughput(Throughput::Elements(BATCH));
     let mut dice = DiceStream::for_block(1, 0);
@@ -75,10 +74,9 @@ fn strategic(c: &mut Criterion) {
     group.bench_function("whole map (6 majors, 7 minors, 3 coalitions)", |b| {
         b.iter(|| {
             let mut totals = [[0u32; 7]; 3];
-            let mut rolls = [0u8; 13];
             let mut sum = 0u64;
             for _ in 0..BATCH {
-                roll_map(black_box(&states), &mut dice, &mut totals, &mut rolls);
+                black_box(&map).roll_totals(&mut dice, &mut totals);
                 sum += u64::from(totals[0][0]);
             }
             black_box(sum)

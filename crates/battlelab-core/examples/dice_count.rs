@@ -12,7 +12,7 @@
 
 use battlelab_core::dice::DiceStream;
 use battlelab_core::rules::ratio::{RatioCombat, ReservePolicy};
-use battlelab_core::rules::setup::roll_map;
+use battlelab_core::rules::setup::CompiledMap;
 use battlelab_core::scenarios::{self, words_per_battle};
 
 const N: u64 = 1 << 18;
@@ -60,15 +60,13 @@ fn main() {
         surrounded.engagement_block(d, 1, &mut h)
     });
 
-    let states = scenarios::setup_map();
+    let map = CompiledMap::new(&scenarios::setup_map());
     let mut totals = [[0u32; 7]; 3];
-    let mut rolls = [0u8; 13];
-    count("setup, 13-state map", |d| {
-        roll_map(&states, d, &mut totals, &mut rolls)
-    });
+    count("setup, 13-state map", |d| map.roll_totals(d, &mut totals));
 
     let (naval, engagement) = scenarios::naval();
+    let naval = naval.kernel(&engagement);
     count("naval engagement 6 v 4", |d| {
-        std::hint::black_box(naval.engage(&engagement, d));
+        std::hint::black_box(naval.engage(d));
     });
 }
