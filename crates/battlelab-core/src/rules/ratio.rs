@@ -607,8 +607,8 @@ impl RatioCombat {
             offsets.push(per_used);
         }
         let mut entries = vec![0u64; size];
-        for (c, p) in self.pairings.iter().enumerate() {
-            for used in 0..=reserves {
+        for (c, (p, starts)) in self.pairings.iter().zip(&offsets).enumerate() {
+            for (used, &start) in starts.iter().enumerate() {
                 let left = reserves - used;
                 let paths = 6usize.pow(left as u32);
                 for d in 0..diff_len {
@@ -628,8 +628,7 @@ impl RatioCombat {
                             let (totals, units, taken) =
                                 self.commit_reserves(c, p, face, used, side, diff, &mut die);
                             let o = self.resolve(totals[0], totals[1], units);
-                            let at =
-                                offsets[c][used] + (d * p.faces as usize + face) * paths + path;
+                            let at = start + (d * p.faces as usize + face) * paths + path;
                             entries[at] = o.packed
                                 | (o.state as u64) << TABLE_STATE
                                 | (taken as u64) << TABLE_TAKEN;
