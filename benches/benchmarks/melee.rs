@@ -8,40 +8,21 @@ use std::hint::black_box;
 use criterion::{criterion_group, Criterion, Throughput};
 
 use battlelab::dice::DiceStream;
-use battlelab::rules::melee::{Engagement, Facing, MeleeCombat, UnitProfile};
+use battlelab_core::scenarios;
 
-use super::{bare_xoshiro, BATCH};
-
-fn line_unit(skill: u32, power: u32) -> UnitProfile {
-    UnitProfile {
-        models: 20,
-        frontage: 5,
-        skill,
-        power,
-        ..UnitProfile::default()
-    }
-}
+use super::{bare_xoshiro, print_words, BATCH};
 
 fn melee(c: &mut Criterion) {
-    let duel = MeleeCombat::new(Engagement::one_on_one(line_unit(4, 3), line_unit(3, 4))).unwrap();
-    let mut surrounded = Engagement::one_on_one(line_unit(3, 3), line_unit(3, 3));
-    surrounded.b.push((
-        Facing::Flank,
-        UnitProfile {
-            models: 5,
-            frontage: 5,
-            attacks: 2,
-            ..UnitProfile::default()
-        },
-    ));
-    surrounded.b.push((
-        Facing::Rear,
-        UnitProfile {
-            models: 10,
-            ..UnitProfile::default()
-        },
-    ));
-    let surrounded = MeleeCombat::new(surrounded).unwrap();
+    let duel = scenarios::melee_duel();
+    let surrounded = scenarios::melee_surrounded();
+    let mut histogram = duel.empty_engagement_histogram();
+    print_words("melee engagement 20 v 20", |d| {
+        duel.engagement_block(d, 1, &mut histogram)
+    });
+    let mut histogram = surrounded.empty_engagement_histogram();
+    print_words("melee engagement 20 v 20 + flank + rear", |d| {
+        surrounded.engagement_block(d, 1, &mut histogram)
+    });
 
     let mut group = c.benchmark_group("melee");
     group.throughput(Throughput::Elements(BATCH));

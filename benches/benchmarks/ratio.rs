@@ -7,37 +7,11 @@ use std::hint::black_box;
 use criterion::{criterion_group, Criterion, Throughput};
 
 use battlelab::dice::DiceStream;
-use battlelab::rules::ratio::{
-    parse_line, MinScore, Objective, RatioBattle, RatioCombat, RatioHistogram, ReservePolicy, Unit,
-};
+use battlelab::rules::ratio::{RatioCombat, RatioHistogram, ReservePolicy};
 
-use super::{bare_xoshiro, BATCH};
+use super::{bare_xoshiro, print_words, BATCH};
 
-/// A battle from a quick line, `reserve_a` reserves for A, every A die at `mod_a`.
-pub fn line(text: &str, reserve_a: usize, mod_a: i32, policy: ReservePolicy) -> RatioBattle {
-    let (line, counts) = parse_line(text).unwrap();
-    let units = |prefix: &str, n: usize, modifier: i32| {
-        (0..n)
-            .map(|i| Unit {
-                name: format!("{prefix}{}", i + 1),
-                modifier,
-            })
-            .collect::<Vec<_>>()
-    };
-    RatioBattle {
-        units: [
-            units("A", counts[0] + reserve_a, mod_a),
-            units("B", counts[1], 0),
-        ],
-        line,
-        reserves: [(counts[0]..counts[0] + reserve_a).collect(), vec![]],
-        policy: [policy; 2],
-        objective: Objective::CpDifference,
-        min_score: MinScore::Floor(1),
-        skirmish: false,
-        escalation: None,
-    }
-}
+use battlelab_core::scenarios::ratio_line as line;
 
 fn ratio(c: &mut Criterion) {
     let five = RatioCombat::new(line("1v1,1v1,1v1,1v1,2v1", 0, 1, ReservePolicy::None)).unwrap();
@@ -85,6 +59,12 @@ fn ratio(c: &mut Criterion) {
     });
     for policy in ReservePolicy::ALL {
         let combat = RatioCombat::new(line("1v1,1v1,1v1,1v1,2v1", 2, 0, policy)).unwrap();
+        print_words(
+            &format!("ratio 5-combat line, 2 reserves, {}", policy.name()),
+            |d| {
+                black_box(combat.fight(d));
+            },
+        );
         let mut dice = DiceStream::for_block(1, 0);
         group.bench_function(
             format!("5-combat line, 2 reserves, {}", policy.name()),

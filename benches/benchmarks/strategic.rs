@@ -7,10 +7,10 @@ use criterion::{criterion_group, Criterion, Throughput};
 
 use battlelab::dice::DiceStream;
 use battlelab::rules::d6table::{roll_many, CompiledD6Table, D6Table};
-use battlelab::rules::naval::{Engagement, Fleet, NavalCombat};
-use battlelab::rules::setup::{roll_map, rows, MapState, StateKind};
+use battlelab::rules::setup::CompiledMap;
+use battlelab_core::scenarios;
 
-use super::{bare_xoshiro, BATCH};
+use super::{bare_xoshiro, print_words, BATCH};
 
 fn strategic(c: &mut Criterion) {
     let mut group = c.benchmark_group("d6 tables");
@@ -38,21 +38,11 @@ fn strategic(c: &mut Criterion) {
     }
     group.finish();
 
-    let naval = NavalCombat::new(D6Table::naval()).unwrap();
-    let fleet = |nsp| Fleet {
-        name: String::new(),
-        nsp,
-        morale: 2,
-        leader: 1,
-        drm: 0,
-        pursues: true,
-    };
-    let engagement = Engagement {
-        a: fleet(6),
-        b: fleet(4),
-        coastal: false,
-        round_limit: 20,
-    };
+    let (naval, engagement) = scenarios::naval();
+    let naval = naval.kernel(&engagement);
+    print_words("naval engagement 6 v 4", |d| {
+        black_box(naval.engage(d));
+    });
     let mut group = c.benchmark_group("naval engagement");
     group.throughput(Throughput::Elements(BATCH));
     let mut dice = DiceStream::for_block(1, 0);
@@ -64,29 +54,16 @@ fn strategic(c: &mut Criterion) {
         b.iter(|| {
             let mut rounds = 0u64;
             for _ in 0..BATCH {
-                rounds += u64::from(naval.engage(black_box(&engagement), &mut dice).rounds);
+                rounds += u64::from(black_box(&naval).engage(&mut dice).rounds);
             }
             black_box(rounds)
         })
     });
     group.finish();
 
-    let states: Vec<MapState> = (0..13)
-        .map(|i| {
-            let kind = if i < 6 {
-                StateKind::Major
-            } else {
-                StateKind::Minor
-            };
-            MapState {
-                name: i.to_string(),
-                kind,
-                port: true,
-                coalition: i % 3,
-                rows: rows(kind, true),
-            }
-        })
-        .collect();
+    let map = CompiledMap::new(&scenarios::setup_map());
+    let mut totals = [[0u32; 7]; 3];
+    print_words("setup, 13-state map", |d| map.roll_totals(d, &mut totals));
     let mut group = c.benchmark_group("setup map");
     group.throughput(Throughput::Elements(BATCH));
     let mut dice = DiceStream::for_block(1, 0);
@@ -97,10 +74,9 @@ fn strategic(c: &mut Criterion) {
     group.bench_function("whole map (6 majors, 7 minors, 3 coalitions)", |b| {
         b.iter(|| {
             let mut totals = [[0u32; 7]; 3];
-            let mut rolls = [0u8; 13];
             let mut sum = 0u64;
             for _ in 0..BATCH {
-                roll_map(black_box(&states), &mut dice, &mut totals, &mut rolls);
+                black_box(&map).roll_totals(&mut dice, &mut totals);
                 sum += u64::from(totals[0][0]);
             }
             black_box(sum)

@@ -36,7 +36,7 @@ pub const fn splitmix64(mut z: u64) -> u64 {
 /// // The same seed and block give the same dice.
 /// assert_eq!(DiceStream::for_block(7, 3).next_u64(), DiceStream::for_block(7, 3).next_u64());
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DiceStream {
     rng: Xoshiro256PlusPlus,
 }
@@ -63,7 +63,25 @@ impl DiceStream {
     /// The next raw 64-bit output of xoshiro256++.
     #[inline(always)]
     pub fn next_u64(&mut self) -> u64 {
+        #[cfg(feature = "count-dice")]
+        counting::WORDS.with(|c| c.set(c.get() + 1));
         self.rng.next_u64()
+    }
+
+    /// How many words (`next_u64` calls) lead from `self` to `later`, if at most `limit`.
+    ///
+    /// For benches and tests only: it steps a copy of the stream until it equals `later`,
+    /// so it costs nothing in the kernels and needs no instrumented build. Run N battles on
+    /// a stream, then `start.words_until(&stream, limit) / N` is the words per battle.
+    pub fn words_until(&self, later: &DiceStream, limit: u64) -> Option<u64> {
+        let mut probe = self.rng.clone();
+        for n in 0..=limit {
+            if probe == later.rng {
+                return Some(n);
+            }
+            probe.next_u64();
+        }
+        None
     }
 
     /// A uniform value in `0..n` (n ≥ 1), by multiply-high.
@@ -111,9 +129,28 @@ impl DiceWord {
     /// A uniform value in `0..n`.
     #[inline(always)]
     pub fn take(&mut self, n: u32) -> u32 {
+        #[cfg(feature = "count-dice")]
+        counting::DRAWS.with(|c| c.set(c.get() + 1));
         let product = u128::from(self.0) * u128::from(n);
         self.0 = product as u64;
         (product >> 64) as u32
+    }
+}
+
+/// Draw counters for the dice-count table (`--features count-dice`, benches and the
+/// `dice_count` example only): every `next_u64` and every value taken from a word (a die,
+/// or a count sampled from a table) on this thread. Normal builds have no counters.
+#[cfg(feature = "count-dice")]
+pub mod counting {
+    use std::cell::Cell;
+    thread_local! {
+        pub(crate) static WORDS: Cell<u64> = const { Cell::new(0) };
+        pub(crate) static DRAWS: Cell<u64> = const { Cell::new(0) };
+    }
+
+    /// (words, draws) so far on this thread.
+    pub fn counts() -> (u64, u64) {
+        (WORDS.with(Cell::get), DRAWS.with(Cell::get))
     }
 }
 

@@ -18,6 +18,8 @@ pub mod interrupt;
 pub mod keys;
 pub mod limits;
 pub mod rules;
+#[doc(hidden)]
+pub mod scenarios;
 pub mod sim;
 pub mod stats;
 pub mod systems;

@@ -302,29 +302,41 @@ impl NavalCombat {
         (round >= engagement.round_limit).then_some(RoundLimit)
     }
 
-    /// One whole engagement: the Monte Carlo kernel. One word per round gives the battle
-    /// die and the pursuit die.
+    /// One whole engagement: the Monte Carlo kernel ([`EngagementKernel::engage`], compiled
+    /// for this engagement; compile once with [`NavalCombat::kernel`] to run many).
     pub fn engage(&self, engagement: &Engagement, dice: &mut DiceStream) -> EngagementOutcome {
-        let start = NavalState {
-            nsp: [engagement.a.nsp, engagement.b.nsp],
-            captured: [0, 0],
-        };
-        let mut state = start;
-        let mut round = 0;
-        loop {
-            round += 1;
-            let mut word = dice.word();
-            let step = self.step(engagement, &state, word.take(6));
-            let intercepted = Self::intercepts(engagement, word.take(6));
-            state = step.after;
-            if let Some(result) = self.end(engagement, &step, intercepted, round) {
-                return EngagementOutcome {
-                    result,
-                    rounds: round,
-                    nsp_lost: [start.nsp[0] - state.nsp[0], start.nsp[1] - state.nsp[1]],
-                    captured: state.captured,
-                };
+        self.kernel(engagement).engage(dice)
+    }
+
+    /// The engagement compiled for the kernel: every (larger fleet, odds column, battle
+    /// face) as the side that breaks off and its losses, and the pursuit faces.
+    pub fn kernel(&self, engagement: &Engagement) -> EngagementKernel {
+        let columns = self.thresholds.len() + 1;
+        let mut effects = Vec::with_capacity(2 * columns);
+        for larger in 0..2 {
+            // Any strengths with this larger side: only the DRM and the column matter here.
+            let fleets = [&engagement.a, &engagement.b];
+            let smaller = 1 - larger;
+            let drm = (fleets[larger].morale as i32 - fleets[smaller].morale as i32)
+                + (fleets[larger].leader - fleets[smaller].leader)
+                + (fleets[larger].drm - fleets[smaller].drm);
+            for column in 0..columns {
+                let faces = self.table.faces(column, drm);
+                effects.push(faces.map(|outcome| {
+                    let e = self.effects[usize::from(outcome)];
+                    let affected = if e.smaller_affected { smaller } else { larger };
+                    [affected as u8, e.sunk as u8, e.captured as u8]
+                }));
             }
+        }
+        EngagementKernel {
+            effects,
+            columns,
+            thresholds: self.thresholds.clone(),
+            intercepts: std::array::from_fn(|f| Self::intercepts(engagement, f as u32)),
+            pursues: [engagement.a.pursues, engagement.b.pursues],
+            round_limit: engagement.round_limit,
+            nsp: [engagement.a.nsp, engagement.b.nsp],
         }
     }
 
@@ -356,6 +368,78 @@ impl NavalCombat {
             live = next;
         }
         d
+    }
+}
+
+/// PERF: an engagement compiled for the Monte Carlo kernel. `engage` used to rebuild the
+/// DRM, find the table row and decode the cell's code into an effect every round (~18
+/// `next_u64` a round for one word of dice); here the DRM, the rows and the effects are
+/// resolved once per engagement into `effects[larger][column][face]`, and a round is the
+/// odds column (thresholds reached), one lookup and the loss. Same dice in the same order
+/// (one word a round: battle die, then pursuit die) and the same rules as
+/// [`NavalCombat::distribution`]'s step, so the same engagements.
+#[derive(Clone, Debug)]
+pub struct EngagementKernel {
+    /// `effects[larger * columns + column][face]` = [side that breaks off, sunk, captured].
+    effects: Vec<[[u8; 3]; 6]>,
+    columns: usize,
+    thresholds: Vec<(u64, u64)>,
+    intercepts: [bool; 6],
+    pursues: [bool; 2],
+    round_limit: u32,
+    nsp: [u32; 2],
+}
+
+impl EngagementKernel {
+    /// One whole engagement. One word per round gives the battle die and the pursuit die.
+    #[inline]
+    pub fn engage(&self, dice: &mut DiceStream) -> EngagementOutcome {
+        use EngagementResult::*;
+        let mut nsp = self.nsp;
+        let mut captured = [0u32; 2];
+        let mut round = 0;
+        loop {
+            round += 1;
+            let mut word = dice.word();
+            let battle = word.take(6) as usize;
+            let pursuit = word.take(6) as usize;
+            let larger = usize::from(nsp[1] > nsp[0]);
+            let (l, s) = (u64::from(nsp[larger]), u64::from(nsp[1 - larger]));
+            let column: usize = self
+                .thresholds
+                .iter()
+                .map(|&(n, d)| usize::from(l * d >= s * n))
+                .sum();
+            let [affected, sunk, taken] = self.effects[larger * self.columns + column][battle];
+            let affected = usize::from(affected);
+            let sunk = u32::from(sunk).min(nsp[affected]);
+            nsp[affected] -= sunk;
+            let taken = u32::from(taken).min(nsp[affected]);
+            nsp[affected] -= taken;
+            captured[affected] += taken;
+            let a = affected == 0;
+            let result = if nsp[affected] == 0 {
+                Some(if a { ADestroyed } else { BDestroyed })
+            } else if !self.pursues[1 - affected] {
+                Some(if a {
+                    ARetreatsUnpursued
+                } else {
+                    BRetreatsUnpursued
+                })
+            } else if !self.intercepts[pursuit] {
+                Some(if a { AEscapes } else { BEscapes })
+            } else {
+                (round >= self.round_limit).then_some(RoundLimit)
+            };
+            if let Some(result) = result {
+                return EngagementOutcome {
+                    result,
+                    rounds: round,
+                    nsp_lost: [self.nsp[0] - nsp[0], self.nsp[1] - nsp[1]],
+                    captured,
+                };
+            }
+        }
     }
 }
 

@@ -312,7 +312,40 @@ pub struct RatioCombat {
     signature: Option<SignatureKernel>,
     /// Sides that may ever commit a reserve: they hold one and their policy is not `none`.
     committing: Vec<usize>,
+    /// Every combat's reserve decisions as one table lookup (see [`ReserveTable`]).
+    reserve_table: Option<ReserveTable>,
 }
+
+/// PERF: an open battle with reserves spent ~135 `next_u64` (rescue, press; ~230 for
+/// `optimal`) on 2 words of dice: per combat the commit loop re-read the policy, classified
+/// the totals after every reserve die and resolved the combat, and those data-dependent
+/// branches mispredicted several times a combat. With one committing side (validation
+/// allows no other outside a skirmish), a combat is a function of (reserves used before
+/// it, the casualty-point difference so far when the policy reads it, the line's combined
+/// face, the next reserve dice): `entries[...]` holds, per such key, the combat's tallies
+/// with its state and the number of reserve dice it took packed in the top byte. The kernel
+/// reads the next `6^left` reserve faces from a copy of the reserve word, looks the combat
+/// up, and then takes exactly the dice the combat used, so it draws the same dice as the
+/// loop (which it still runs when the reserve word has fewer dice left than reserves
+/// remain). Built with [`RatioCombat::commits`] and [`RatioCombat::resolve`], the same step
+/// as every other path; only built within [`RESERVE_TABLE_ENTRIES`].
+#[derive(Clone, Debug)]
+struct ReserveTable {
+    side: usize,
+    /// `offsets[combat][used]`: start of that block (`diff_len × faces × 6^(R − used)`).
+    offsets: Vec<Vec<usize>>,
+    /// Casualty-point difference (enemy − own) from `diff_lo`, `diff_len` values (1 when
+    /// the policy does not read it).
+    diff_lo: i32,
+    diff_len: usize,
+    entries: Vec<u64>,
+}
+
+/// The largest reserve table built (8 bytes an entry).
+pub const RESERVE_TABLE_ENTRIES: usize = 1 << 18;
+const TABLE_STATE: u32 = 56;
+const POW6: [u32; 7] = [1, 6, 36, 216, 1296, 7776, 46656];
+const TABLE_TAKEN: u32 = 60;
 
 /// PERF: a line without reserves is a function of its dice alone, so the kernel only needs
 /// each combat's state. Each combat's table maps its combined face to `state × 7^c` (plus
@@ -532,6 +565,7 @@ impl RatioCombat {
             optimal: None,
             escalation,
             signature,
+            reserve_table: None,
         };
         // Validation leaves at most one side with reserves outside a skirmish, and refuses
         // `optimal` inside one: at most one side needs a solved policy.
@@ -541,7 +575,102 @@ impl RatioCombat {
         }) {
             combat.optimal = Some(combat.solve_optimal(side)?);
         }
+        combat.reserve_table = combat.build_reserve_table();
         Ok(combat)
+    }
+
+    /// The reserve table of an open battle with one committing side, if small enough.
+    fn build_reserve_table(&self) -> Option<ReserveTable> {
+        if self.battle.skirmish || self.committing.len() != 1 {
+            return None;
+        }
+        let side = self.committing[0];
+        let reserves = self.reserve_mods[side].len();
+        if reserves > 6 {
+            return None;
+        }
+        let (diff_lo, diff_len) = match (&self.optimal, self.battle.policy[side]) {
+            (Some(o), ReservePolicy::Optimal) => (o.diff_lo, o.diff_len),
+            _ => (0, 1),
+        };
+        let mut offsets = Vec::with_capacity(self.pairings.len());
+        let mut size = 0usize;
+        for p in &self.pairings {
+            let mut per_used = Vec::with_capacity(reserves + 1);
+            for used in 0..=reserves {
+                per_used.push(size);
+                size += diff_len * p.faces as usize * 6usize.pow((reserves - used) as u32);
+                if size > RESERVE_TABLE_ENTRIES {
+                    return None;
+                }
+            }
+            offsets.push(per_used);
+        }
+        let mut entries = vec![0u64; size];
+        for (c, (p, starts)) in self.pairings.iter().zip(&offsets).enumerate() {
+            for (used, &start) in starts.iter().enumerate() {
+                let left = reserves - used;
+                let paths = 6usize.pow(left as u32);
+                for d in 0..diff_len {
+                    let diff = diff_lo + d as i32;
+                    for face in 0..p.faces as usize {
+                        for path in 0..paths {
+                            // The reserve dice, first die most significant (as `take(6^left)`
+                            // splits into `left` successive `take(6)`).
+                            let mut digits = path;
+                            let mut div = paths;
+                            let mut die = || {
+                                div /= 6;
+                                let d = digits / div;
+                                digits %= div;
+                                d as u32
+                            };
+                            let (totals, units, taken) =
+                                self.commit_reserves(c, p, face, used, side, diff, &mut die);
+                            let o = self.resolve(totals[0], totals[1], units);
+                            let at = start + (d * p.faces as usize + face) * paths + path;
+                            entries[at] = o.packed
+                                | (o.state as u64) << TABLE_STATE
+                                | (taken as u64) << TABLE_TAKEN;
+                        }
+                    }
+                }
+            }
+        }
+        Some(ReserveTable {
+            side,
+            offsets,
+            diff_lo,
+            diff_len,
+            entries,
+        })
+    }
+
+    /// One combat's commit loop for `side`: the line's totals for `face`, then reserves
+    /// while the policy commits, each rolling `die()`. Returns totals, units and reserves
+    /// committed here.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn commit_reserves(
+        &self,
+        c: usize,
+        p: &CompiledPairing,
+        face: usize,
+        mut used: usize,
+        side: usize,
+        diff: i32,
+        mut die: impl FnMut() -> u32,
+    ) -> ([i32; 2], [u32; 2], usize) {
+        let mut totals = p.totals[face];
+        let mut units = p.units;
+        let mut here = 0;
+        while self.commits(side, c, totals, used, here, diff) {
+            totals[side] += die() as i32 + self.reserve_mods[side][used];
+            units[side] += 1;
+            used += 1;
+            here += 1;
+        }
+        (totals, units, here)
     }
 
     pub fn battle(&self) -> &RatioBattle {
@@ -730,8 +859,81 @@ impl RatioCombat {
         }
     }
 
+    /// Open battles with reserves by the reserve table: the same dice as the loop below.
+    #[inline]
+    fn fight_with_table(&self, t: &ReserveTable, dice: &mut DiceStream) -> RatioOutcome {
+        let side = t.side;
+        let reserves = self.reserve_mods[side].len();
+        let mut word = DiceWord(0);
+        let mut reserve_word = DiceWord(0);
+        let mut reserve_dice_left = 0u32;
+        let mut packed = 0u64;
+        let mut states = 0u64;
+        let mut used = 0usize;
+        for (c, p) in self.pairings.iter().enumerate() {
+            if p.new_word {
+                word = dice.word();
+            }
+            let face = word.take(p.faces) as usize;
+            let left = reserves - used;
+            let diff = cp_diff(packed, side);
+            // The next `left` reserve dice as one number (first die most significant):
+            // those left in the reserve word, then those of the word after it, peeked
+            // from a copy of the stream.
+            let here = (reserve_dice_left as usize).min(left) as u32;
+            let beyond = left as u32 - here;
+            let mut path = reserve_word.clone().take(POW6[here as usize]) as usize;
+            let mut next = None;
+            if beyond > 0 {
+                let peeked = dice.clone().word();
+                path = path * POW6[beyond as usize] as usize
+                    + peeked.clone().take(POW6[beyond as usize]) as usize;
+                next = Some(peeked);
+            }
+            let d = if t.diff_len == 1 {
+                0
+            } else {
+                (diff - t.diff_lo) as usize
+            };
+            let paths = POW6[left] as usize;
+            let e = t.entries[t.offsets[c][used] + (d * p.faces as usize + face) * paths + path];
+            let taken = (e >> TABLE_TAKEN) as u32;
+            // Then take exactly the dice the combat used, as the loop would have.
+            if taken <= here {
+                reserve_word.take(POW6[taken as usize]);
+                reserve_dice_left -= taken;
+            } else {
+                let word = dice.word();
+                debug_assert_eq!(Some(word.0), next.map(|w| w.0));
+                reserve_word = word;
+                reserve_word.take(POW6[(taken - here) as usize]);
+                reserve_dice_left = 8 - (taken - here);
+            }
+            let (o_packed, state, taken) = (
+                e & ((1 << TABLE_STATE) - 1),
+                (e >> TABLE_STATE) & 0xF,
+                taken as usize,
+            );
+            used += taken;
+            packed += o_packed;
+            states |= state << (4 * c);
+        }
+        let mut units = self.line_units;
+        units[side] += used as u32;
+        self.outcome(packed, units, used as u32, states)
+    }
+
     /// Open battles with reserves: the reserve side decides after each of its dice.
     fn fight_with_reserves(&self, dice: &mut DiceStream) -> RatioOutcome {
+        match &self.reserve_table {
+            Some(t) => self.fight_with_table(t, dice),
+            None => self.fight_reserve_loop(dice),
+        }
+    }
+
+    /// Open battles with reserves, die by die (where no reserve table is built, and the
+    /// reference the table is tested against).
+    fn fight_reserve_loop(&self, dice: &mut DiceStream) -> RatioOutcome {
         let mut word = DiceWord(0);
         let mut reserve_word = DiceWord(0);
         let mut reserve_dice_left = 0u32;
@@ -1684,6 +1886,47 @@ mod tests {
             skirmish: false,
             escalation: None,
         }
+    }
+
+    #[test]
+    fn reserve_table_draws_the_same_dice_as_the_loop() {
+        let mut tables = 0;
+        for text in ["1v1,1v1,1v1,1v1,2v1", "2v1,1v1", "1v1,1v1,1v1"] {
+            for reserves in [1, 2, 3] {
+                for policy in [
+                    ReservePolicy::Rescue,
+                    ReservePolicy::Press,
+                    ReservePolicy::Optimal,
+                ] {
+                    for objective in [Objective::CpDifference, Objective::WinProbability] {
+                        for min_score in [MinScore::Floor(1), MinScore::None] {
+                            let mut battle =
+                                crate::scenarios::ratio_line(text, reserves, 0, policy);
+                            battle.objective = objective;
+                            battle.min_score = min_score;
+                            for (i, u) in battle.units[0].iter_mut().enumerate() {
+                                u.modifier = i as i32 % 3 - 1;
+                            }
+                            let combat = RatioCombat::new(battle).unwrap();
+                            let Some(t) = &combat.reserve_table else {
+                                continue;
+                            };
+                            tables += 1;
+                            let mut a = DiceStream::for_block(11, 2);
+                            let mut b = a.clone();
+                            for _ in 0..20_000 {
+                                assert_eq!(
+                                    combat.fight_with_table(t, &mut a),
+                                    combat.fight_reserve_loop(&mut b)
+                                );
+                            }
+                            assert_eq!(a, b);
+                        }
+                    }
+                }
+            }
+        }
+        assert!(tables >= 60, "{tables} tables built");
     }
 
     #[test]

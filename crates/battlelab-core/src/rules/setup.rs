@@ -210,6 +210,80 @@ pub fn roll_map(
     }
 }
 
+/// PERF: the whole map compiled for the kernel. `roll_map` recomputed every row's seven
+/// values (SP and leader sums) for every state of every map and added them one by one into
+/// `u32` slots: ~51 `next_u64` per map for 2 words of dice. Here every row is packed once
+/// into a `u128` of 16-bit lanes, one per quantity (a total is at most 64 states × 53 SP,
+/// under 2^16, so lanes never carry into each other), and a map is one table load and one
+/// 128-bit add per state into its coalition's packed total. Same dice as `roll_map`, in the
+/// same order (8 d6 per word), so the same maps.
+#[derive(Clone, Debug)]
+pub struct CompiledMap {
+    /// `rows[state][face]`: the row's seven values, 16 bits each.
+    rows: Vec<[u128; 6]>,
+    coalition: Vec<usize>,
+}
+
+/// Bits per quantity in a packed total.
+const LANE: u32 = 16;
+
+impl CompiledMap {
+    /// Packs every state's rows (at most 64 states: totals stay under 2^16 per lane).
+    pub fn new(states: &[MapState]) -> Self {
+        assert!(states.len() <= 64, "at most 64 states (16-bit lanes)");
+        let rows = states
+            .iter()
+            .map(|state| {
+                std::array::from_fn(|row| {
+                    state
+                        .values(row)
+                        .iter()
+                        .enumerate()
+                        .map(|(q, &v)| u128::from(v) << (LANE * q as u32))
+                        .sum()
+                })
+            })
+            .collect();
+        Self {
+            rows,
+            coalition: states.iter().map(|s| s.coalition).collect(),
+        }
+    }
+
+    /// Rolls one setup of the whole map into packed per-coalition totals (one `u128` per
+    /// coalition; read them with [`CompiledMap::total`]).
+    #[inline]
+    pub fn roll(&self, dice: &mut DiceStream, packed: &mut [u128]) {
+        packed.fill(0);
+        let mut word = dice.word();
+        for (index, (rows, &coalition)) in self.rows.iter().zip(&self.coalition).enumerate() {
+            if index > 0 && index % 8 == 0 {
+                word = dice.word();
+            }
+            packed[coalition] += rows[word.take(6) as usize];
+        }
+    }
+
+    /// Quantity `q` (in [`Quantity::ALL`] order) of a packed total.
+    #[inline(always)]
+    pub fn total(packed: u128, q: usize) -> u32 {
+        (packed >> (LANE * q as u32)) as u32 & 0xFFFF
+    }
+
+    /// Rolls one setup into `totals[coalition][quantity]`, as [`roll_map`] does.
+    #[inline]
+    pub fn roll_totals(&self, dice: &mut DiceStream, totals: &mut [[u32; 7]]) {
+        let mut packed = [0u128; 64];
+        let packed = &mut packed[..totals.len()];
+        self.roll(dice, packed);
+        for (coalition, &p) in totals.iter_mut().zip(packed.iter()) {
+            for (q, slot) in coalition.iter_mut().enumerate() {
+                *slot = Self::total(p, q);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -243,5 +317,35 @@ mod tests {
         assert!((d.iter().sum::<f64>() - 1.0).abs() < 1e-12);
         // 14: (8,6), (6,8), (7,7) twice each way: 1+1+4 = 6 of 36.
         assert!((d[14] - 6.0 / 36.0).abs() < 1e-15);
+    }
+
+    #[test]
+    fn compiled_map_draws_the_same_maps() {
+        let states: Vec<MapState> = (0..21)
+            .map(|i| {
+                let kind = if i % 4 == 0 {
+                    StateKind::Major
+                } else {
+                    StateKind::Minor
+                };
+                MapState {
+                    name: String::new(),
+                    kind,
+                    port: i % 3 != 0,
+                    coalition: i % 5,
+                    rows: rows(kind, i % 3 != 0),
+                }
+            })
+            .collect();
+        let map = CompiledMap::new(&states);
+        let (mut a, mut b) = (DiceStream::for_block(3, 1), DiceStream::for_block(3, 1));
+        let (mut expected, mut got) = ([[0u32; 7]; 5], [[0u32; 7]; 5]);
+        let mut rolls = [0u8; 21];
+        for _ in 0..10_000 {
+            roll_map(&states, &mut a, &mut expected, &mut rolls);
+            map.roll_totals(&mut b, &mut got);
+            assert_eq!(expected, got);
+        }
+        assert_eq!(a, b);
     }
 }

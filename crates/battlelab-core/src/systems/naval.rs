@@ -380,9 +380,9 @@ impl crate::engine::System for NavalStudy {
         h: &mut EngagementHistogram,
     ) {
         let (variant, _, engagement) = &self.runs[run];
-        let naval = &self.variants[*variant].1;
+        let kernel = self.variants[*variant].1.kernel(engagement);
         for _ in 0..n {
-            h.record(&naval.engage(engagement, dice));
+            h.record(&kernel.engage(dice));
         }
     }
 

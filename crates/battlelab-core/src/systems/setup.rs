@@ -31,7 +31,7 @@ use toml::Spanned;
 use crate::analysis::{self, AnalysisError, AxisValue, Source};
 use crate::dice::DiceStream;
 use crate::keys::{self, key, KeyDoc, SystemDoc, Ty, REQUIRED};
-use crate::rules::setup::{exact_total, roll_map, rows, MapState, Quantity, StateKind};
+use crate::rules::setup::{exact_total, rows, CompiledMap, MapState, Quantity, StateKind};
 use crate::sim::{Interrupted, RunControl};
 
 /// Most states on one map.
@@ -339,12 +339,12 @@ impl crate::engine::System for SetupStudy {
     fn simulate(&self, run: usize, dice: &mut DiceStream, n: u64, histogram: &mut Vec<u64>) {
         let (_, offsets) = self.layout(run);
         let coalitions = self.coalitions.len();
-        let mut totals = [[0u32; 7]; MAX_STATES];
-        let mut rolls = [0u8; MAX_STATES];
+        let map = CompiledMap::new(&self.states);
+        let mut packed = [0u128; MAX_STATES];
         for _ in 0..n {
-            roll_map(&self.states, dice, &mut totals[..coalitions], &mut rolls);
-            for (q, &total) in totals[run].iter().enumerate() {
-                histogram[offsets[q] + total as usize] += 1;
+            map.roll(dice, &mut packed[..coalitions]);
+            for (q, &offset) in offsets.iter().enumerate() {
+                histogram[offset + CompiledMap::total(packed[run], q) as usize] += 1;
             }
         }
     }

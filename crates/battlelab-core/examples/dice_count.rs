@@ -1,0 +1,72 @@
+//! Words and dice one whole battle of each bench scenario draws on average (the
+//! dice-count columns of README's kernel table).
+//!
+//! ```text
+//! cargo run -p battlelab-core --release --features count-dice --example dice_count
+//! ```
+//!
+//! Words (64-bit `next_u64` draws) are counted by stepping a copy of the stream, so they
+//! need no feature; draws (values taken from a word: a die, or a count sampled from a
+//! binomial table) need `count-dice`, which puts thread-local counters in `DiceStream`.
+//! Benches never enable it.
+
+use battlelab_core::dice::DiceStream;
+use battlelab_core::rules::ratio::{RatioCombat, ReservePolicy};
+use battlelab_core::rules::setup::CompiledMap;
+use battlelab_core::scenarios::{self, words_per_battle};
+
+const N: u64 = 1 << 18;
+
+fn count(name: &str, mut battle: impl FnMut(&mut DiceStream)) {
+    #[cfg(feature = "count-dice")]
+    let before = battlelab_core::dice::counting::counts();
+    let words = words_per_battle(N, &mut battle);
+    #[cfg(feature = "count-dice")]
+    {
+        let after = battlelab_core::dice::counting::counts();
+        let draws = (after.1 - before.1) as f64 / N as f64;
+        println!("{name:<44} words/battle {words:>8.3}   draws/battle {draws:>8.3}");
+    }
+    #[cfg(not(feature = "count-dice"))]
+    println!("{name:<44} words/battle {words:>8.3}   draws/battle (needs --features count-dice)");
+}
+
+fn main() {
+    let frontier = scenarios::frontier();
+    let mut h = frontier.empty_histogram();
+    count("frontier, 6 stacks a side", |d| {
+        frontier.battle_block(d, 1, &mut h)
+    });
+
+    for policy in ReservePolicy::ALL {
+        let combat = RatioCombat::new(scenarios::ratio_line(scenarios::RATIO_LINE, 2, 0, policy))
+            .expect("valid");
+        count(
+            &format!("ratio, 5 combats, 2 reserves, {}", policy.name()),
+            |d| {
+                std::hint::black_box(combat.fight(d));
+            },
+        );
+    }
+
+    let duel = scenarios::melee_duel();
+    let mut h = duel.empty_engagement_histogram();
+    count("melee engagement 20 v 20", |d| {
+        duel.engagement_block(d, 1, &mut h)
+    });
+    let surrounded = scenarios::melee_surrounded();
+    let mut h = surrounded.empty_engagement_histogram();
+    count("melee engagement 20 v 20 + flank + rear", |d| {
+        surrounded.engagement_block(d, 1, &mut h)
+    });
+
+    let map = CompiledMap::new(&scenarios::setup_map());
+    let mut totals = [[0u32; 7]; 3];
+    count("setup, 13-state map", |d| map.roll_totals(d, &mut totals));
+
+    let (naval, engagement) = scenarios::naval();
+    let naval = naval.kernel(&engagement);
+    count("naval engagement 6 v 4", |d| {
+        std::hint::black_box(naval.engage(d));
+    });
+}
