@@ -103,7 +103,9 @@ pub fn units_text(units: u64, decimals: u32) -> String {
 /// Each value starts at its nearest rounding (a remainder of exactly one half rounds up).
 /// If those do not add up, the values moved are the ones whose move costs least: the
 /// total absolute deviation from the exact values grows by `|1 − 2·remainder|` per value
-/// moved, so the remainders nearest one half move first; among exact ties the earlier
+/// moved, so the remainders nearest one half move first. Among equal costs the larger
+/// value moves (a sixth stays 16.7 and two thirds become 66.6, not 66.7 and 16.6: the
+/// same total deviation, a smaller relative one); among values equal in both, the earlier
 /// entries get the larger values (moved up first, moved down last), as the
 /// largest-remainder method gives them. This minimises the total
 /// absolute deviation among all roundings to whole units that add up to `total`: no
@@ -125,10 +127,12 @@ fn round_to_total(parts: &[(u64, u128)], denominator: u128, total: u64) -> Round
         let twice = 2 * parts[i].1;
         twice.abs_diff(denominator)
     };
+    // Among equal costs the larger exact value moves (its relative error is smaller).
+    let larger = |i: usize, j: usize| parts[i].0.cmp(&parts[j].0);
     if sum < total {
         // Move up values that were rounded down (and have something to round).
         let mut order: Vec<usize> = (0..n).filter(|&i| !up[i] && parts[i].1 > 0).collect();
-        order.sort_by(|&i, &j| cost(i).cmp(&cost(j)).then(i.cmp(&j)));
+        order.sort_by(|&i, &j| cost(i).cmp(&cost(j)).then(larger(j, i)).then(i.cmp(&j)));
         for &i in order.iter().take((total - sum) as usize) {
             units[i] += 1;
             moved[i] = true;
@@ -136,7 +140,7 @@ fn round_to_total(parts: &[(u64, u128)], denominator: u128, total: u64) -> Round
     } else if sum > total {
         // Move down values that were rounded up.
         let mut order: Vec<usize> = (0..n).filter(|&i| up[i]).collect();
-        order.sort_by(|&i, &j| cost(i).cmp(&cost(j)).then(j.cmp(&i)));
+        order.sort_by(|&i, &j| cost(i).cmp(&cost(j)).then(larger(j, i)).then(j.cmp(&i)));
         for &i in order.iter().take((sum - total) as usize) {
             units[i] -= 1;
             // A remainder of exactly one half is as near to either rounding.
@@ -449,11 +453,14 @@ mod tests {
         let units = percentages_summing_to_100(&p, 1);
         assert_eq!(units.iter().sum::<u64>(), 1000);
         assert_eq!(units, vec![28, 55, 333, 167, 139, 111, 167]);
-        // Exact ties go to the earlier entry: 15/36, 6/36, 5/36, 4/36, 6/36.
+        // 15/36, 6/36, 5/36, 4/36, 6/36 = 41.666…, 16.666…, 13.888…, 11.111…, 16.666…:
+        // nearest 41.7 + 16.7 + 13.9 + 11.1 + 16.7 = 100.1. Moving 41.7, 16.7 or 16.7
+        // down costs the same (remainder .666); the largest value moves: 41.6, and both
+        // sixths stay 16.7.
         let p = [15.0 / 36.0, 6.0 / 36.0, 5.0 / 36.0, 4.0 / 36.0, 6.0 / 36.0];
         assert_eq!(
             percentages_summing_to_100(&p, 1),
-            vec![417, 167, 139, 111, 166]
+            vec![416, 167, 139, 111, 167]
         );
     }
 
@@ -484,9 +491,17 @@ mod tests {
     fn sixths_and_two_thirds_round_to_their_nearest() {
         // 1/6 = 16.666…% → nearest 16.7; 2/3 = 66.666…% → nearest 66.7. 16.7 + 16.7 +
         // 66.7 = 100.1: one value moves down, each at the same cost (remainder .666 of a
-        // tenth, |1 − 2·0.666| = 0.333); the last moves (earlier entries keep the larger
-        // values): 16.7, 16.7, 66.6. Never 16.6.
+        // tenth, |1 − 2·0.666| = 0.333); the largest value moves (its relative error is
+        // the smallest): 16.7, 16.7, 66.6 — in any order, never 16.6.
         exact(&[1, 1, 4], &[167, 167, 666], &[false, false, true]);
+        exact(&[4, 1, 1], &[666, 167, 167], &[true, false, false]);
+        // 1/2, 1/6, 1/6, 1/6: nearest 50.0 + 3 × 16.7 = 100.1; 50.0 is exact (moving it
+        // costs a whole tenth), so one sixth moves: the last, 16.6.
+        exact(
+            &[3, 1, 1, 1],
+            &[500, 167, 167, 166],
+            &[false, false, false, true],
+        );
     }
 
     #[test]

@@ -69,7 +69,7 @@ use toml::Spanned;
 
 use crate::analysis::{
     check_grid_size, grid, header, sweep_axes, variant_name, AnalysisError, AxisValue, Source,
-    SweepAxis, SYSTEMS,
+    SweepAxis, TableFormat, SYSTEMS,
 };
 use crate::rules::crt::{
     self, ClcRow, FieldBattle, FieldCombat, FieldRules, Force, OddsColumn, OddsRounding,
@@ -128,6 +128,8 @@ pub struct Analysis {
     pub axes: Vec<SweepAxis>,
     /// Variant-major, then grid points with the last axis varying fastest.
     pub runs: Vec<Run>,
+    /// `[tables]`: how `tables.md` prints chances.
+    pub tables: crate::analysis::TablesOptions,
 }
 
 #[derive(Deserialize)]
@@ -151,6 +153,7 @@ struct FieldFile {
     sweep: Option<BTreeMap<String, Spanned<toml::Value>>>,
     rules: Option<OverridesSpec>,
     variant: Option<Vec<VariantSpec>>,
+    tables: Option<crate::analysis::TablesSpec>,
     /// Balance assertions, read by the engine (`engine::expect`), not by this system.
     #[serde(rename = "expect")]
     _expect: Option<serde::de::IgnoredAny>,
@@ -404,6 +407,12 @@ impl Analysis {
             variants,
             axes,
             runs,
+            tables: crate::analysis::TablesOptions::parse(
+                &source,
+                spec.tables.as_ref(),
+                &[TableFormat::Percent, TableFormat::In36],
+                "field battles are fought over rounds (outcomes print as percentages); \"in36\" adds each modified 2d6 roll's chance to the CRT",
+            )?,
         })
     }
 }

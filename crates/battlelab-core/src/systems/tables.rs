@@ -37,7 +37,7 @@ use serde::Deserialize;
 use serde_json::json;
 use toml::Spanned;
 
-use crate::analysis::{self, AnalysisError, AxisValue, Source, SweepAxis};
+use crate::analysis::{self, AnalysisError, AxisValue, Source, SweepAxis, TableFormat};
 use crate::dice::DiceStream;
 use crate::exact::ExactDistribution;
 use crate::limits;
@@ -86,6 +86,8 @@ pub struct TableStudy {
     pub axes: Vec<SweepAxis>,
     pub points: Vec<TablePoint>,
     pub turns: Option<TurnsStudy>,
+    /// `[tables]`: how `tables.md` prints chances.
+    pub tables: analysis::TablesOptions,
 }
 
 #[derive(Deserialize)]
@@ -103,6 +105,7 @@ struct TableFile {
     rules: Option<CellOverrides>,
     variant: Option<Vec<VariantSpec>>,
     turns: Option<TurnsSpec>,
+    tables: Option<analysis::TablesSpec>,
     /// Balance assertions, read by the engine (`engine::expect`), not by this system.
     #[serde(rename = "expect")]
     _expect: Option<serde::de::IgnoredAny>,
@@ -419,6 +422,16 @@ impl TableStudy {
             axes,
             points,
             turns,
+            tables: analysis::TablesOptions::parse(
+                &source,
+                spec.tables.as_ref(),
+                &[
+                    TableFormat::Percent,
+                    TableFormat::Fraction,
+                    TableFormat::In6,
+                ],
+                "the d6 tables are single d6 rolls, so \"in36\" does not apply",
+            )?,
         })
     }
 }
