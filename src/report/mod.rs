@@ -10,6 +10,7 @@ pub mod chart;
 pub mod frame;
 pub mod output;
 pub mod pipeline;
+pub mod rulebook;
 
 use std::fs;
 use std::path::Path;

@@ -11,7 +11,6 @@ use crate::chart::{self, BarGroup};
 use crate::frame::LongFrame;
 use crate::report::{self, ReportError};
 use crate::rules::d6table::{self};
-use crate::stats::percentages_summing_to_100;
 
 impl crate::pipeline::SystemReport for TableStudy {
     fn extras(
@@ -224,37 +223,46 @@ fn rulebook_tables(study: &TableStudy, results: &TableResults) -> String {
     if let Some(d) = &study.description {
         let _ = writeln!(md, "{}\n", d.trim());
     }
-    let _ = writeln!(md, "Seed {}, {} rolls per grid point; percentages from exact enumeration, each row adding up to exactly 100.0%.\n", results.seed, results.trials);
+    let options = study.tables;
+    let _ = writeln!(
+        md,
+        "Seed {}, {} rolls per grid point; chances from exact enumeration, as {}.\n",
+        results.seed,
+        results.trials,
+        report::rulebook::describe(options)
+    );
     for (variant, (name, table)) in study.variants.iter().enumerate() {
         let t = table.table();
         let _ = writeln!(md, "## The {} table — {name}\n", t.name);
         let _ = writeln!(md, "{}", t.markdown());
         let _ = writeln!(md, "## Outcomes per grid point — {name}\n");
         let values = d6table::outcome_values(&study.system, table.outcomes());
+        let rows = printed_rows(study, variant);
         let header: Vec<String> = study
             .axes
             .iter()
-            .map(|a| a.parameter.clone())
-            .chain(table.outcomes().iter().map(|o| format!("{o} %")))
+            .map(|a| column_heading(study, &a.parameter))
+            .chain(
+                table
+                    .outcomes()
+                    .iter()
+                    .map(|o| report::rulebook::column_header(options, o)),
+            )
             .chain(values.iter().map(|(n, _)| n.to_string()))
             .collect();
         let _ = writeln!(md, "| {} |", header.join(" | "));
         let _ = writeln!(md, "|{}", "---|".repeat(header.len()));
-        for (point, result) in study
-            .points
-            .iter()
-            .zip(&results.points)
-            .filter(|(p, _)| p.variant == variant)
-        {
-            let p: Vec<f64> = (0..table.outcomes().len())
-                .map(|i| result.exact.probability(i))
-                .collect();
-            let units = percentages_summing_to_100(&p, 1);
-            let cells: Vec<String> = point
-                .coordinates
+        let mut moved = false;
+        for row in &rows {
+            let result = &results.points[row.points[0]];
+            let chances =
+                report::rulebook::exact_row(options, &result.exact.counts, result.exact.total);
+            moved |= chances.moved;
+            let cells: Vec<String> = row
+                .labels
                 .iter()
-                .map(ToString::to_string)
-                .chain(units.iter().map(|u| format!("{}.{}", u / 10, u % 10)))
+                .cloned()
+                .chain(chances.cells)
                 .chain(values.iter().map(|(_, v)| {
                     let e = result.exact.expectation(|i| v[i]);
                     format!("{e} ({:.3})", e.to_f64())
@@ -263,6 +271,12 @@ fn rulebook_tables(study: &TableStudy, results: &TableResults) -> String {
             let _ = writeln!(md, "| {} |", cells.join(" | "));
         }
         let _ = writeln!(md);
+        if let Some(note) = column_note(study, &rows) {
+            let _ = writeln!(md, "{note}\n");
+        }
+        if moved {
+            let _ = writeln!(md, "{}\n", report::rulebook::MOVED_NOTE);
+        }
         if study.system == "march" {
             let _ = writeln!(md, "### Best request per DRM — {name}\n\nExpected extra MP per SP eliminated (∞ when no SP is lost); the best request in bold.\n");
             let drms: Vec<i32> = {
@@ -345,4 +359,121 @@ fn rulebook_tables(study: &TableStudy, results: &TableResults) -> String {
         }
     }
     md
+}
+
+/// The swept parameter that picks a printed column of the table, if any.
+fn column_parameter(system: &str) -> Option<&'static str> {
+    match system {
+        "attrition" => Some("sp"),
+        "march" => Some("extra"),
+        "naval" => Some("odds"),
+        _ => None,
+    }
+}
+
+/// A rulebook table's heading for a swept parameter: the column parameter reads as the
+/// printed column it reaches.
+fn column_heading(study: &TableStudy, parameter: &str) -> String {
+    match (column_parameter(&study.system), parameter) {
+        (Some("sp"), "sp") => "SP column".to_string(),
+        (Some(p), q) if p == q => format!("{p} column"),
+        _ => parameter.to_string(),
+    }
+}
+
+/// One printed row of the outcomes table: the grid points it stands for (identical
+/// rolls: the same printed column and every other swept value the same) and its labels.
+struct PrintedRow {
+    points: Vec<usize>,
+    labels: Vec<String>,
+    /// The swept values of the column parameter that reached this row's column.
+    swept: Vec<String>,
+}
+
+/// The rows of one variant's outcomes table, labelled by the printed column a point's
+/// column parameter reaches (attrition at 8 SP reads the "6-10" column); points that
+/// reach the same column with every other swept value equal roll the same and share a
+/// row, which lists the swept values.
+fn printed_rows(study: &TableStudy, variant: usize) -> Vec<PrintedRow> {
+    let column_axis = column_parameter(&study.system)
+        .and_then(|p| study.axes.iter().position(|a| a.parameter == p));
+    let table = study.variants[variant].1.table();
+    let mut rows: Vec<(Option<usize>, Vec<AxisValue>, PrintedRow)> = Vec::new();
+    for (index, point) in study.points.iter().enumerate() {
+        if point.variant != variant {
+            continue;
+        }
+        let rest: Vec<AxisValue> = point
+            .coordinates
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| Some(*i) != column_axis)
+            .map(|(_, v)| v.clone())
+            .collect();
+        let key_column = column_axis.map(|_| point.column);
+        let swept = column_axis.map(|i| point.coordinates[i].to_string());
+        if let Some((_, _, row)) = rows
+            .iter_mut()
+            .find(|(c, r, _)| column_axis.is_some() && *c == key_column.flatten() && *r == rest)
+        {
+            row.points.push(index);
+            row.swept.extend(swept);
+            continue;
+        }
+        let labels = point
+            .coordinates
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                if Some(i) == column_axis {
+                    point
+                        .column
+                        .map_or("none".to_string(), |c| table.column_labels[c].clone())
+                } else {
+                    v.to_string()
+                }
+            })
+            .collect();
+        rows.push((
+            key_column.flatten(),
+            rest,
+            PrintedRow {
+                points: vec![index],
+                labels,
+                swept: swept.into_iter().collect(),
+            },
+        ));
+    }
+    let mut rows: Vec<PrintedRow> = rows.into_iter().map(|(_, _, r)| r).collect();
+    // A column reached by several swept values names them: "6-10 (6, 8 SP)".
+    if let Some(axis) = column_axis {
+        let unit = if study.system == "attrition" {
+            " SP"
+        } else {
+            ""
+        };
+        for row in &mut rows {
+            if row.swept.len() > 1 {
+                row.labels[axis] = format!("{} ({}{unit})", row.labels[axis], row.swept.join(", "));
+            }
+        }
+    }
+    rows
+}
+
+/// What the column labels of the outcomes table mean, where a swept value is not itself
+/// the printed column.
+fn column_note(study: &TableStudy, rows: &[PrintedRow]) -> Option<String> {
+    match study.system.as_str() {
+        "attrition" if study.axes.iter().any(|a| a.parameter == "sp") => {
+            let none = rows
+                .iter()
+                .any(|r| study.points[r.points[0]].column.is_none());
+            Some(format!(
+                "Rows are the printed SP column each swept stack size reaches; sizes that reach the same column roll the same and share a row.{}",
+                if none { " \"none\": a hex under 3 SP, which does not roll (small_stack = \"none\")." } else { "" }
+            ))
+        }
+        _ => None,
+    }
 }
