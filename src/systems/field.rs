@@ -13,7 +13,7 @@ use crate::chart::{self, BarGroup};
 use crate::frame;
 use crate::report::{fixed_value, frame_error, slice_points, write_frame, write_text, ReportError};
 use crate::rules::crt::{BattleDistribution, BattleHistogram, BattleResult};
-use crate::stats::{count_mean, percentages_summing_to_100};
+use crate::stats::count_mean;
 
 /// Index (0 = A, 1 = B) of the side that is smaller at the start (ties: B, since A is
 /// the larger force on ties).
@@ -336,6 +336,15 @@ pub fn rulebook_tables(analysis: &Analysis, results: &AnalysisResults) -> String
                 .collect();
             let _ = writeln!(md, "| {} | {} |", column.label(), cells.join(" | "));
         }
+        if analysis.tables.format == crate::analysis::TableFormat::In36 {
+            let ways = roll_ways(rules.roll_min, rules.roll_max);
+            let chances = crate::report::rulebook::exact_row(analysis.tables, &ways, 36);
+            let _ = writeln!(
+                md,
+                "| chance at net DRM 0 | {} |",
+                chances.cells.join(" | ")
+            );
+        }
         let _ = writeln!(md);
         if !rules.crt_cells.is_empty() {
             let _ = writeln!(
@@ -369,8 +378,10 @@ pub fn rulebook_tables(analysis: &Analysis, results: &AnalysisResults) -> String
         };
         let _ = writeln!(
             md,
-            "Percent of battles, from {source}; each row adds up to exactly 100.0%.\n"
+            "Percent of battles, from {source}; each row adds up to exactly {}%.\n",
+            crate::report::rulebook::hundred(analysis.tables)
         );
+        let mut moved = false;
         let header: Vec<String> = analysis
             .axes
             .iter()
@@ -391,19 +402,49 @@ pub fn rulebook_tables(analysis: &Analysis, results: &AnalysisResults) -> String
                 .map(|e| e.result)
                 .unwrap_or_else(|| estimated(&result.histogram).result);
             let shown: Vec<f64> = live.iter().map(|r| p[r.index()]).collect();
-            let units = percentages_summing_to_100(&shown, 1);
+            let row = crate::report::rulebook::percent_row(analysis.tables, &shown);
+            moved |= row.moved;
             let cells: Vec<String> = axes
                 .iter()
                 .map(|&i| run.coordinates[i].to_string())
-                .chain(units.iter().map(|u| format!("{}.{}", u / 10, u % 10)))
+                .chain(row.cells)
                 .collect();
             let _ = writeln!(md, "| {} |", cells.join(" | "));
         }
         let _ = writeln!(md);
+        if moved {
+            let _ = writeln!(md, "{}\n", crate::report::rulebook::MOVED_NOTE);
+        }
     }
     let _ = writeln!(
         md,
         "A loses when B breaks it (SP or morale 0) or when A withdraws alone; likewise B. \"round limit\": both sides still stand after the last round."
     );
     md
+}
+
+/// Ways in 36 of each modified 2d6 roll `roll_min..=roll_max` at net DRM 0 (the sum
+/// clamped to the printed rolls).
+fn roll_ways(roll_min: i32, roll_max: i32) -> Vec<u64> {
+    let mut ways = vec![0u64; (roll_max - roll_min + 1).max(0) as usize];
+    for first in 1..=6 {
+        for second in 1..=6 {
+            let roll = (first + second).clamp(roll_min, roll_max);
+            if let Some(w) = ways.get_mut((roll - roll_min) as usize) {
+                *w += 1;
+            }
+        }
+    }
+    ways
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn roll_ways_count_the_faces_of_2d6() {
+        // 2d6: 1, 2, 3, 4, 5, 6, 5, 4, 3, 2, 1 ways in 36 for 2 … 12.
+        assert_eq!(super::roll_ways(2, 12), [1, 2, 3, 4, 5, 6, 5, 4, 3, 2, 1]);
+        // Clamped to 4–10: 2, 3 and 4 read 4 (1 + 2 + 3), 10, 11 and 12 read 10.
+        assert_eq!(super::roll_ways(4, 10), [6, 4, 5, 6, 5, 4, 6]);
+    }
 }

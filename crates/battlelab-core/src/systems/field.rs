@@ -60,6 +60,20 @@
 //! odds rows added under `[rules.odds]` can be edited too. `tables.md` prints the CRT by
 //! odds row × modified roll and marks each edited cell `*`. A table under `crt`
 //! (`[rules.crt."3:2"]`) is refused with a pointer to `crt_cells`.
+//!
+//! How `tables.md` prints chances:
+//!
+//! ```toml
+//! [tables]                     # [option]
+//! format = "in36"              # "percent" (default) or "in36": the CRT gains a row of
+//!                              # each modified roll's chance in 36 at net DRM 0
+//! decimals = 1                 # digits after the point of a percentage, 0–4 (default 1)
+//! ```
+//!
+//! Battle outcomes are fought over rounds and enumerated in floating point, so they
+//! always print as percentages, each row adding up to exactly 100 and moving as little as
+//! possible from the exact values (a value moved from its own nearest rounding is marked
+//! `†`); "fraction" and "in6" are refused.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -28,7 +28,18 @@
 //! sp = 12
 //! count = 6
 //! drm = 1
+//!
+//! [tables]             # [option] how tables.md prints chances
+//! format = "in6"       # "percent" (default), "fraction" ("1/3") or "in6" ("2 in 6");
+//!                      # "in36" is refused: every table here is one d6
+//! decimals = 1         # digits after the point of a percentage, 0–4 (default 1)
 //! ```
+//!
+//! In `tables.md` a row is labelled by the printed column its swept value reaches
+//! (attrition at 8 SP reads "6-10"); swept values that reach the same column with every
+//! other swept value equal roll the same and share one row ("11-15 (12, 14 SP)").
+//! Percentages add up to exactly 100 per row and move as little as possible from the
+//! exact values; one moved away from its own nearest rounding is marked `†`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
