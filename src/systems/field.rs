@@ -9,9 +9,10 @@ use std::path::Path;
 
 use polars::prelude::*;
 
+use crate::analysis::{AxisValue, SweepAxis};
 use crate::chart::{self, BarGroup};
 use crate::frame;
-use crate::report::{fixed_value, frame_error, slice_points, write_frame, write_text, ReportError};
+use crate::report::{frame_error, in_slice, pages, write_frame, write_text, ReportError};
 use crate::rules::crt::{BattleDistribution, BattleHistogram, BattleResult};
 use crate::stats::count_mean;
 
@@ -112,17 +113,15 @@ impl crate::pipeline::SystemReport for Analysis {
     }
 }
 
-/// Runs of one variant on the axes `free`, every other axis at its [`fixed_value`].
-fn slice(analysis: &Analysis, variant: usize, free: &[usize]) -> Vec<usize> {
-    slice_points(
-        &analysis.axes,
-        analysis
-            .runs
-            .iter()
-            .map(|r| (r.variant, r.coordinates.as_slice())),
-        variant,
-        free,
-    )
+/// Runs of one variant in a slice (every other axis free), in grid order.
+fn runs_in(analysis: &Analysis, variant: usize, slice: &[(usize, AxisValue)]) -> Vec<usize> {
+    analysis
+        .runs
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.variant == variant && in_slice(&r.coordinates, slice))
+        .map(|(i, _)| i)
+        .collect()
 }
 
 /// Result labels that occur somewhere in the analysis (simulated or exactly possible).
@@ -141,21 +140,6 @@ fn live_results(results: &AnalysisResults) -> Vec<BattleResult> {
         .collect()
 }
 
-fn fixed_note(analysis: &Analysis, free: &[usize]) -> String {
-    let parts: Vec<String> = analysis
-        .axes
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| !free.contains(i))
-        .map(|(_, axis)| format!("{} = {}", axis.parameter, fixed_value(axis)))
-        .collect();
-    if parts.is_empty() {
-        String::new()
-    } else {
-        format!(" ({})", parts.join(", "))
-    }
-}
-
 fn point_label(analysis: &Analysis, run: &Run, axes: &[usize]) -> String {
     if axes.is_empty() {
         return format!("A {} SP vs B {} SP", run.battle.a.sp, run.battle.b.sp);
@@ -172,115 +156,161 @@ fn point_label(analysis: &Analysis, run: &Run, axes: &[usize]) -> String {
         .join(", ")
 }
 
+/// Draws one chart per [`pages`] page of the axes `drawn`: `panel(slice)` makes the panel
+/// of a slice; the file is `<base><suffix>[_<fixed slice>]`, its title `title` with the
+/// slice it holds fixed under it.
+fn draw_pages(
+    axes: &[SweepAxis],
+    drawn: &[usize],
+    dir: &Path,
+    base: &str,
+    title: &str,
+    panel: &dyn Fn(&[(usize, AxisValue)]) -> chart::Panel,
+) -> Result<(), ReportError> {
+    for page in pages(axes, drawn) {
+        let panels: Vec<(String, chart::Panel)> = page
+            .panel_slices()
+            .iter()
+            .map(|slice| (page.panel_title(axes, slice), panel(slice)))
+            .collect();
+        chart::small_multiples(
+            &dir.join(page.stem(axes, base)),
+            &page.title(axes, title),
+            &panels,
+        )?;
+    }
+    Ok(())
+}
+
 fn draw_charts(
     analysis: &Analysis,
     results: &AnalysisResults,
     dir: &Path,
 ) -> Result<(), ReportError> {
-    let live = live_results(results);
-    let series: Vec<String> = live.iter().map(|r| r.label().to_string()).collect();
-    let x_axis: Vec<usize> = if analysis.axes.is_empty() {
-        vec![]
-    } else {
-        vec![0]
-    };
-    let x_label = analysis
-        .axes
+    let axes = &analysis.axes;
+    let x_axis: Vec<usize> = if axes.is_empty() { vec![] } else { vec![0] };
+    let x_label = axes
         .first()
         .map_or("battle".to_string(), |a| a.parameter.clone());
+    let series: Vec<String> = BattleResult::ALL
+        .iter()
+        .map(|r| r.label().to_string())
+        .collect();
+    let estimates: Vec<BattleDistribution> = results
+        .runs
+        .iter()
+        .map(|r| estimated(&r.histogram))
+        .collect();
     for (variant_index, variant) in analysis.variants.iter().enumerate() {
         let suffix = crate::report::variant_suffix(&variant.name, analysis.variants.len());
-        let runs = slice(analysis, variant_index, &x_axis);
-        let note = fixed_note(analysis, &x_axis);
-        let groups: Vec<BarGroup> = runs
-            .iter()
-            .map(|&r| BarGroup {
-                label: point_label(analysis, &analysis.runs[r], &x_axis),
-                values: live
-                    .iter()
-                    .map(|o| estimated(&results.runs[r].histogram).result[o.index()])
+        let runs = |slice: &[(usize, AxisValue)]| runs_in(analysis, variant_index, slice);
+        draw_pages(
+            axes,
+            &x_axis,
+            dir,
+            &format!("outcomes{suffix}"),
+            &format!("Battle outcomes — {}", variant.name),
+            &|slice| chart::Panel::Bars {
+                x_label: x_label.clone(),
+                y_label: "probability".into(),
+                series: series.clone(),
+                groups: runs(slice)
+                    .into_iter()
+                    .map(|r| BarGroup {
+                        label: point_label(analysis, &analysis.runs[r], &x_axis),
+                        values: BattleResult::ALL
+                            .iter()
+                            .map(|o| estimates[r].result[o.index()])
+                            .collect(),
+                    })
                     .collect(),
-            })
-            .collect();
-        chart::grouped_bars(
-            &dir.join(format!("outcomes{suffix}")),
-            &format!("Battle outcomes — {}{note}", variant.name),
-            &x_label,
-            "probability",
-            &series,
-            &groups,
+            },
         )?;
-        if analysis.axes.len() >= 2 {
-            let (x, y) = (&analysis.axes[0], &analysis.axes[1]);
-            let grid_runs = slice(analysis, variant_index, &[0, 1]);
-            let values: Vec<Vec<f64>> = (0..y.values.len())
-                .map(|yi| {
-                    (0..x.values.len())
-                        .map(|xi| {
-                            grid_runs
+        if axes.len() >= 2 {
+            let (x, y) = (&axes[0], &axes[1]);
+            draw_pages(
+                axes,
+                &[0, 1],
+                dir,
+                &format!("heatmap_smaller_loses{suffix}"),
+                &format!("P(smaller force loses) — {}", variant.name),
+                &|slice| {
+                    let in_slice = runs(slice);
+                    let values: Vec<Vec<f64>> = y
+                        .values
+                        .iter()
+                        .map(|yv| {
+                            x.values
                                 .iter()
-                                .find(|&&r| {
-                                    analysis.runs[r].coordinates[0] == x.values[xi]
-                                        && analysis.runs[r].coordinates[1] == y.values[yi]
+                                .map(|xv| {
+                                    in_slice
+                                        .iter()
+                                        .find(|&&r| {
+                                            analysis.runs[r].coordinates[0] == *xv
+                                                && analysis.runs[r].coordinates[1] == *yv
+                                        })
+                                        .map_or(f64::NAN, |&r| {
+                                            p_loses(
+                                                &estimates[r].result,
+                                                smaller_side(&analysis.runs[r]),
+                                            )
+                                        })
                                 })
-                                .map_or(0.0, |&r| {
-                                    p_loses(
-                                        &estimated(&results.runs[r].histogram).result,
-                                        smaller_side(&analysis.runs[r]),
-                                    )
-                                })
+                                .collect()
                         })
-                        .collect()
-                })
-                .collect();
-            chart::heatmap(
-                &dir.join(format!("heatmap_smaller_loses{suffix}")),
-                &format!(
-                    "P(smaller force loses) — {}{}",
-                    variant.name,
-                    fixed_note(analysis, &[0, 1])
-                ),
-                &x.parameter,
-                &x.values.iter().map(ToString::to_string).collect::<Vec<_>>(),
-                &y.parameter,
-                &y.values.iter().map(ToString::to_string).collect::<Vec<_>>(),
-                &values,
+                        .collect();
+                    chart::Panel::Heat {
+                        x_label: x.parameter.clone(),
+                        x_ticks: x.values.iter().map(ToString::to_string).collect(),
+                        y_label: y.parameter.clone(),
+                        y_ticks: y.values.iter().map(ToString::to_string).collect(),
+                        values,
+                    }
+                },
             )?;
         }
-        let distribution_series = |metric: &dyn Fn(&BattleDistribution) -> &Vec<f64>,
-                                   first: usize|
-         -> Vec<(String, Vec<(f64, f64)>)> {
-            runs.iter()
-                .map(|&r| {
-                    let d = estimated(&results.runs[r].histogram);
-                    let points = metric(&d)
-                        .iter()
-                        .enumerate()
-                        .skip(first)
-                        .map(|(v, &p)| (v as f64, p))
-                        .collect();
-                    (point_label(analysis, &analysis.runs[r], &x_axis), points)
-                })
-                .collect()
+        let lines = |metric: &dyn Fn(&BattleDistribution) -> &Vec<f64>,
+                     first: usize,
+                     x_label: &str,
+                     slice: &[(usize, AxisValue)]|
+         -> chart::Panel {
+            chart::Panel::Lines {
+                x_label: x_label.to_string(),
+                y_label: "probability".into(),
+                series: runs(slice)
+                    .into_iter()
+                    .map(|r| {
+                        let points = metric(&estimates[r])
+                            .iter()
+                            .enumerate()
+                            .skip(first)
+                            .map(|(v, &p)| (v as f64, p))
+                            .collect();
+                        (point_label(analysis, &analysis.runs[r], &x_axis), points)
+                    })
+                    .collect(),
+            }
         };
-        chart::distributions(
-            &dir.join(format!("battle_length{suffix}")),
-            &format!("Battle length — {}{note}", variant.name),
-            "rounds fought",
-            "probability",
-            &distribution_series(&|d| &d.rounds, 1),
+        draw_pages(
+            axes,
+            &x_axis,
+            dir,
+            &format!("battle_length{suffix}"),
+            &format!("Battle length — {}", variant.name),
+            &|slice| lines(&|d| &d.rounds, 1, "rounds fought", slice),
         )?;
         for (side, name) in [(0, "a"), (1, "b")] {
-            chart::distributions(
-                &dir.join(format!("sp_lost_{name}{suffix}")),
+            draw_pages(
+                axes,
+                &x_axis,
+                dir,
+                &format!("sp_lost_{name}{suffix}"),
                 &format!(
-                    "SP lost by side {} — {}{note}",
+                    "SP lost by side {} — {}",
                     name.to_ascii_uppercase(),
                     variant.name
                 ),
-                "SP lost",
-                "probability",
-                &distribution_series(&|d| &d.sp_lost[side], 0),
+                &|slice| lines(&|d| &d.sp_lost[side], 0, "SP lost", slice),
             )?;
         }
     }
