@@ -272,9 +272,9 @@ impl Panel {
             Panel::Bars { groups, .. } => groups
                 .iter()
                 .any(|g| g.values.get(i).is_some_and(|&v| clean(v) > 0.0)),
-            Panel::Lines { series, .. } => series
-                .get(i)
-                .is_some_and(|(_, pts)| pts.iter().any(|&(_, y)| clean(y) > 0.0)),
+            // A line at 0 still says something (an expectation of 0); only a series
+            // without points is left out.
+            Panel::Lines { series, .. } => series.get(i).is_some_and(|(_, pts)| !pts.is_empty()),
             Panel::Heat { .. } => true,
         }
     }
@@ -359,9 +359,10 @@ const PANELS_TITLE_H: u32 = 90;
 /// Small multiples: one image of `panels` (each `(subtitle, panel)`, e.g. `("a.leader =
 /// 2", …)`) laid out in a grid under one `title`, which may carry subtitle lines after a
 /// `'\n'` (the slice every panel holds fixed). A single panel is drawn as a chart of its
-/// own with its subtitle under the title. Series that are zero in every panel (an outcome
-/// that never occurs in this chart) are left out of every panel and its legend, so the
-/// colours of the others stay the same from panel to panel. Lines of a title too long
+/// own with its subtitle under the title. Bar series that are zero in every panel (an
+/// outcome that never occurs in this chart) and line series without points are left out
+/// of every panel and its legend, so the colours of the others stay the same from panel
+/// to panel. Lines of a title too long
 /// for the image wrap.
 ///
 /// Writes `<stem>.png` and `<stem>.svg`.

@@ -243,6 +243,32 @@ pub(crate) fn pages(axes: &[SweepAxis], drawn: &[usize]) -> Vec<Page> {
         .collect()
 }
 
+/// Draws one chart per [`pages`] page of the axes `drawn`: `panel(slice)` makes the panel
+/// of a slice; the file is `<base><suffix>[_<fixed slice>]`, its title `title` with the
+/// slice it holds fixed under it.
+pub(crate) fn draw_pages(
+    axes: &[SweepAxis],
+    drawn: &[usize],
+    dir: &Path,
+    base: &str,
+    title: &str,
+    panel: &dyn Fn(&[(usize, AxisValue)]) -> crate::chart::Panel,
+) -> Result<(), ReportError> {
+    for page in pages(axes, drawn) {
+        let panels: Vec<(String, crate::chart::Panel)> = page
+            .panel_slices()
+            .iter()
+            .map(|slice| (page.panel_title(axes, slice), panel(slice)))
+            .collect();
+        crate::chart::small_multiples(
+            &dir.join(page.stem(axes, base)),
+            &page.title(axes, title),
+            &panels,
+        )?;
+    }
+    Ok(())
+}
+
 /// "b.leader = 3, a.morale = 2": the values a slice holds fixed.
 pub(crate) fn slice_label(axes: &[SweepAxis], fixed: &[(usize, AxisValue)]) -> String {
     fixed

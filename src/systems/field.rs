@@ -9,10 +9,10 @@ use std::path::Path;
 
 use polars::prelude::*;
 
-use crate::analysis::{AxisValue, SweepAxis};
+use crate::analysis::AxisValue;
 use crate::chart::{self, BarGroup};
 use crate::frame;
-use crate::report::{frame_error, in_slice, pages, write_frame, write_text, ReportError};
+use crate::report::{draw_pages, frame_error, in_slice, write_frame, write_text, ReportError};
 use crate::rules::crt::{BattleDistribution, BattleHistogram, BattleResult};
 use crate::stats::count_mean;
 
@@ -154,32 +154,6 @@ fn point_label(analysis: &Analysis, run: &Run, axes: &[usize]) -> String {
         })
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// Draws one chart per [`pages`] page of the axes `drawn`: `panel(slice)` makes the panel
-/// of a slice; the file is `<base><suffix>[_<fixed slice>]`, its title `title` with the
-/// slice it holds fixed under it.
-fn draw_pages(
-    axes: &[SweepAxis],
-    drawn: &[usize],
-    dir: &Path,
-    base: &str,
-    title: &str,
-    panel: &dyn Fn(&[(usize, AxisValue)]) -> chart::Panel,
-) -> Result<(), ReportError> {
-    for page in pages(axes, drawn) {
-        let panels: Vec<(String, chart::Panel)> = page
-            .panel_slices()
-            .iter()
-            .map(|slice| (page.panel_title(axes, slice), panel(slice)))
-            .collect();
-        chart::small_multiples(
-            &dir.join(page.stem(axes, base)),
-            &page.title(axes, title),
-            &panels,
-        )?;
-    }
-    Ok(())
 }
 
 fn draw_charts(

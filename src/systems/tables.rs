@@ -90,99 +90,102 @@ fn write_extras(study: &TableStudy, results: &TableResults, dir: &Path) -> Resul
     report::write_text(dir, "tables.md", &rulebook_tables(study, results))
 }
 
-/// Points of one variant on axis `free`, every other axis at its first value.
-fn slice(
-    study: &TableStudy,
-    variant: usize,
-    free: Option<usize>,
-    other: Option<(usize, &AxisValue)>,
-) -> Vec<usize> {
+/// Points of one variant in a slice (every other axis free), in grid order.
+fn points_in(study: &TableStudy, variant: usize, slice: &[(usize, AxisValue)]) -> Vec<usize> {
     study
         .points
         .iter()
         .enumerate()
-        .filter(|(_, p)| {
-            p.variant == variant
-                && p.coordinates.iter().enumerate().all(|(i, v)| {
-                    Some(i) == free
-                        || other.is_some_and(|(j, w)| j == i && w == v)
-                        || (other.is_none_or(|(j, _)| j != i) && *v == study.axes[i].values[0])
-                })
-        })
+        .filter(|(_, p)| p.variant == variant && report::in_slice(&p.coordinates, slice))
         .map(|(i, _)| i)
         .collect()
 }
 
 fn draw_charts(study: &TableStudy, results: &TableResults, dir: &Path) -> Result<(), ReportError> {
-    let x = if study.axes.is_empty() { None } else { Some(0) };
-    let x_label = study
-        .axes
+    let axes = &study.axes;
+    let x: Vec<usize> = if axes.is_empty() { vec![] } else { vec![0] };
+    let x_label = axes
         .first()
         .map_or("roll".to_string(), |a| a.parameter.clone());
     for (variant, (name, table)) in study.variants.iter().enumerate() {
         let suffix = report::variant_suffix(name, study.variants.len());
         let series: Vec<String> = table.outcomes().to_vec();
-        let groups: Vec<BarGroup> = slice(study, variant, x, None)
-            .into_iter()
-            .map(|p| BarGroup {
-                label: x.map_or("all".to_string(), |_| {
-                    study.points[p].coordinates[0].to_string()
-                }),
-                values: (0..series.len())
-                    .map(|i| results.points[p].exact.probability(i))
-                    .collect(),
-            })
-            .collect();
-        chart::grouped_bars(
-            &dir.join(format!("outcomes{suffix}")),
+        report::draw_pages(
+            axes,
+            &x,
+            dir,
+            &format!("outcomes{suffix}"),
             &format!("{} outcomes — {name}", study.system),
-            &x_label,
-            "probability",
-            &series,
-            &groups,
+            &|slice| chart::Panel::Bars {
+                x_label: x_label.clone(),
+                y_label: "probability".into(),
+                series: series.clone(),
+                groups: points_in(study, variant, slice)
+                    .into_iter()
+                    .map(|p| BarGroup {
+                        label: if x.is_empty() {
+                            "all".to_string()
+                        } else {
+                            study.points[p].coordinates[0].to_string()
+                        },
+                        values: (0..series.len())
+                            .map(|i| results.points[p].exact.probability(i))
+                            .collect(),
+                    })
+                    .collect(),
+            },
         )?;
         // Expectations as lines over the first axis, one line per value of the second.
+        let drawn: Vec<usize> = (0..axes.len().min(2)).collect();
         for (expectation, values) in d6table::outcome_values(&study.system, table.outcomes()) {
-            let lines: Vec<(AxisValue, Vec<usize>)> = match study.axes.get(1) {
-                Some(second) => second
-                    .values
+            let line = |points: &[usize], label: String| {
+                let xy = points
                     .iter()
-                    .map(|v| (v.clone(), slice(study, variant, x, Some((1, v)))))
-                    .collect(),
-                None => vec![(AxisValue::Int(0), slice(study, variant, x, None))],
+                    .enumerate()
+                    .map(|(k, &p)| {
+                        let xv = match &study.points[p].coordinates.first() {
+                            Some(AxisValue::Int(v)) => *v as f64,
+                            _ => k as f64,
+                        };
+                        (
+                            xv,
+                            results.points[p].exact.expectation(|i| values[i]).to_f64(),
+                        )
+                    })
+                    .collect();
+                (label, xy)
             };
-            let series: Vec<(String, Vec<(f64, f64)>)> = lines
-                .into_iter()
-                .map(|(value, points)| {
-                    let label = study.axes.get(1).map_or(expectation.to_string(), |a| {
-                        format!("{} {value}", a.parameter)
-                    });
-                    let xy = points
-                        .iter()
-                        .enumerate()
-                        .map(|(k, &p)| {
-                            let xv = match &study.points[p].coordinates.first() {
-                                Some(AxisValue::Int(v)) => *v as f64,
-                                _ => k as f64,
-                            };
-                            (
-                                xv,
-                                results.points[p].exact.expectation(|i| values[i]).to_f64(),
-                            )
-                        })
-                        .collect();
-                    (label, xy)
-                })
-                .collect();
-            chart::distributions(
-                &dir.join(format!(
-                    "expected_{}{suffix}",
-                    crate::analysis::slug(expectation)
-                )),
+            report::draw_pages(
+                axes,
+                &drawn,
+                dir,
+                &format!("expected_{}{suffix}", crate::analysis::slug(expectation)),
                 &format!("{expectation} per roll — {name}"),
-                &x_label,
-                expectation,
-                &series,
+                &|slice| {
+                    let series = match axes.get(1) {
+                        Some(second) => second
+                            .values
+                            .iter()
+                            .map(|v| {
+                                let mut slice = slice.to_vec();
+                                slice.push((1, v.clone()));
+                                line(
+                                    &points_in(study, variant, &slice),
+                                    format!("{} {v}", second.parameter),
+                                )
+                            })
+                            .collect(),
+                        None => vec![line(
+                            &points_in(study, variant, slice),
+                            expectation.to_string(),
+                        )],
+                    };
+                    chart::Panel::Lines {
+                        x_label: x_label.clone(),
+                        y_label: expectation.to_string(),
+                        series,
+                    }
+                },
             )?;
         }
         if let (Some(turns), Some(result)) = (study.turns, results.turns.get(variant)) {
