@@ -295,6 +295,20 @@ pub(crate) fn fixed_value(axis: &SweepAxis) -> &AxisValue {
         .expect("axes are never empty")
 }
 
+/// A chart title with, on a subtitle line, what a [`slice_points`] slice holds every axis
+/// not in `free` at ("b.leader = 0, a.morale = 2"); the title alone when that is nothing.
+pub(crate) fn held_title(axes: &[SweepAxis], free: &[usize], title: &str) -> String {
+    let held: Vec<(usize, AxisValue)> = (0..axes.len())
+        .filter(|i| !free.contains(i))
+        .map(|i| (i, fixed_value(&axes[i]).clone()))
+        .collect();
+    if held.is_empty() {
+        title.to_string()
+    } else {
+        format!("{title}\n{}", slice_label(axes, &held))
+    }
+}
+
 /// Indices of the points `(variant, coordinates)` of one variant on the axes `free`, every
 /// other axis at its [`fixed_value`]: the slice a chart draws.
 pub(crate) fn slice_points<'a>(
