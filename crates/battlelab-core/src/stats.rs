@@ -103,14 +103,21 @@ pub fn units_text(units: u64, decimals: u32) -> String {
 /// Each value starts at its nearest rounding (a remainder of exactly one half rounds up).
 /// If those do not add up, the values moved are the ones whose move costs least: the
 /// total absolute deviation from the exact values grows by `|1 − 2·remainder|` per value
-/// moved, so the remainders nearest one half move first. Among equal costs the larger
-/// value moves (a sixth stays 16.7 and two thirds become 66.6, not 66.7 and 16.6: the
-/// same total deviation, a smaller relative one); among values equal in both, the earlier
+/// moved, so the remainders nearest one half move first. Among equal costs exact thirds
+/// and sixths (`protected`: k/3 or k/6 in lowest terms, whose decimals repeat) move last,
+/// so a third reads 33.3 and a sixth 16.7 wherever an equally near row allows it; then
+/// the larger value moves (two thirds become 66.6 rather than a sixth 16.6: the same total
+/// deviation, a smaller relative one); among values equal in all of these, the earlier
 /// entries get the larger values (moved up first, moved down last), as the
 /// largest-remainder method gives them. This minimises the total
 /// absolute deviation among all roundings to whole units that add up to `total`: no
 /// value ever needs to move by more than one unit.
-fn round_to_total(parts: &[(u64, u128)], denominator: u128, total: u64) -> RoundedRow {
+fn round_to_total(
+    parts: &[(u64, u128)],
+    denominator: u128,
+    total: u64,
+    protected: &[bool],
+) -> RoundedRow {
     let n = parts.len();
     // Nearest rounding: up when 2·remainder ≥ denominator.
     let up: Vec<bool> = parts.iter().map(|&(_, r)| 2 * r >= denominator).collect();
@@ -127,12 +134,17 @@ fn round_to_total(parts: &[(u64, u128)], denominator: u128, total: u64) -> Round
         let twice = 2 * parts[i].1;
         twice.abs_diff(denominator)
     };
-    // Among equal costs the larger exact value moves (its relative error is smaller).
-    let larger = |i: usize, j: usize| parts[i].0.cmp(&parts[j].0);
+    // Among equal costs exact thirds and sixths move last, then the larger exact value
+    // moves first (its relative error is smaller).
+    let larger = |i: usize, j: usize| {
+        protected[i]
+            .cmp(&protected[j])
+            .then(parts[j].0.cmp(&parts[i].0))
+    };
     if sum < total {
         // Move up values that were rounded down (and have something to round).
         let mut order: Vec<usize> = (0..n).filter(|&i| !up[i] && parts[i].1 > 0).collect();
-        order.sort_by(|&i, &j| cost(i).cmp(&cost(j)).then(larger(j, i)).then(i.cmp(&j)));
+        order.sort_by(|&i, &j| cost(i).cmp(&cost(j)).then(larger(i, j)).then(i.cmp(&j)));
         for &i in order.iter().take((total - sum) as usize) {
             units[i] += 1;
             moved[i] = true;
@@ -140,7 +152,7 @@ fn round_to_total(parts: &[(u64, u128)], denominator: u128, total: u64) -> Round
     } else if sum > total {
         // Move down values that were rounded up.
         let mut order: Vec<usize> = (0..n).filter(|&i| up[i]).collect();
-        order.sort_by(|&i, &j| cost(i).cmp(&cost(j)).then(larger(j, i)).then(j.cmp(&i)));
+        order.sort_by(|&i, &j| cost(i).cmp(&cost(j)).then(larger(i, j)).then(j.cmp(&i)));
         for &i in order.iter().take((sum - total) as usize) {
             units[i] -= 1;
             // A remainder of exactly one half is as near to either rounding.
@@ -179,7 +191,12 @@ pub fn rounded_percentages(probabilities: &[f64], decimals: u32) -> RoundedRow {
             ((on_grid / GRID) as u64, on_grid % GRID)
         })
         .collect();
-    round_to_total(&parts, GRID, total_units)
+    let near_whole = |x: f64| (x - x.round()).abs() < 1e-9;
+    let protected: Vec<bool> = probabilities
+        .iter()
+        .map(|p| near_whole(p / sum * 6.0) && !near_whole(p / sum * 2.0))
+        .collect();
+    round_to_total(&parts, GRID, total_units, &protected)
 }
 
 /// Like [`rounded_percentages`], from exact integer counts out of their sum: every
@@ -200,7 +217,12 @@ pub fn rounded_percentages_exact(counts: &[u64], decimals: u32) -> RoundedRow {
             ((scaled / sum) as u64, scaled % sum)
         })
         .collect();
-    round_to_total(&parts, sum, total_units)
+    // k/3 or k/6 in lowest terms: 6c is a multiple of the sum, 2c is not.
+    let protected: Vec<bool> = counts
+        .iter()
+        .map(|&c| (6 * u128::from(c)) % sum == 0 && (2 * u128::from(c)) % sum != 0)
+        .collect();
+    round_to_total(&parts, sum, total_units, &protected)
 }
 
 /// Rounds probabilities to whole units of `10^-decimals` percent so that they add up to
@@ -531,6 +553,91 @@ mod tests {
         // 12 in 36, 12 in 36, 11 in 36, 1 in 36 = 33.333…, 33.333…, 30.555…, 2.777…:
         // nearest 33.3, 33.3, 30.6, 2.8 = 100.0: the thirds stay 33.3.
         exact(&[12, 12, 11, 1], &[333, 333, 306, 28], &[false; 4]);
+    }
+
+    #[test]
+    fn a_third_stays_33_3_when_an_equally_near_row_allows_it() {
+        // 12, 3, 3, 18 in 36 = 33.333…, 8.333…, 8.333…, 50.0: nearest 33.3 + 8.3 + 8.3 +
+        // 50.0 = 99.9, one moves up. The third and both twelfths cost the same (remainder
+        // .333 of a tenth, 0.333 more deviation); the third is protected, so a twelfth
+        // (the earlier) moves: 33.3, 8.4, 8.3, 50.0.
+        exact(
+            &[12, 3, 3, 18],
+            &[333, 84, 83, 500],
+            &[false, true, false, false],
+        );
+        // 1, 2, 3 in 6 = 16.666…, 33.333…, 50.0: nearest 16.7 + 33.3 + 50.0 = 100.0.
+        exact(&[1, 2, 3], &[167, 333, 500], &[false; 3]);
+    }
+
+    /// Every row of a d6 (counts of 6 in up to 6 outcomes) and of 2d6 (counts of 36 in up
+    /// to 4 outcomes): the rounding adds to 100.0, is as near as any row of tenths adding
+    /// to 100.0 can be (brute force over every floor/ceil choice), and never prints an
+    /// exact third as 33.4 or a sixth as 16.6 where an equally near row does not.
+    #[test]
+    fn every_d6_and_2d6_row_is_as_near_as_possible() {
+        fn rows(total: u64, parts: usize, prefix: &mut Vec<u64>, out: &mut Vec<Vec<u64>>) {
+            if parts == 1 {
+                prefix.push(total);
+                out.push(prefix.clone());
+                prefix.pop();
+                return;
+            }
+            for c in 0..=total {
+                prefix.push(c);
+                rows(total - c, parts - 1, prefix, out);
+                prefix.pop();
+            }
+        }
+        let mut all = Vec::new();
+        for parts in 2..=6 {
+            rows(6, parts, &mut Vec::new(), &mut all);
+        }
+        for parts in 2..=4 {
+            rows(36, parts, &mut Vec::new(), &mut all);
+        }
+        for counts in all {
+            let sum: u64 = counts.iter().sum();
+            let row = rounded_percentages_exact(&counts, 1);
+            assert_eq!(row.units.iter().sum::<u64>(), 1000, "{counts:?}");
+            // Deviation ×sum, in integers: |units·sum − count·1000|.
+            let deviation = |units: &[u64]| -> u64 {
+                units
+                    .iter()
+                    .zip(&counts)
+                    .map(|(&u, &c)| (u * sum).abs_diff(c * 1000))
+                    .sum()
+            };
+            // A "bad" print: an exact third as 33.4 or a sixth as 16.6 (their nearest
+            // renderings are 33.3 and 16.7).
+            let bad = |units: &[u64]| -> usize {
+                units
+                    .iter()
+                    .zip(&counts)
+                    .filter(|(&u, &c)| (3 * c == sum && u == 334) || (6 * c == sum && u == 166))
+                    .count()
+            };
+            let floors: Vec<u64> = counts.iter().map(|&c| c * 1000 / sum).collect();
+            let (mut best, mut fewest_bad) = (u64::MAX, usize::MAX);
+            for mask in 0..(1u32 << counts.len()) {
+                let units: Vec<u64> = floors
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &f)| f + u64::from(mask >> i & 1))
+                    .collect();
+                if units.iter().sum::<u64>() != 1000 {
+                    continue;
+                }
+                let d = deviation(&units);
+                if d < best {
+                    (best, fewest_bad) = (d, bad(&units));
+                } else if d == best {
+                    fewest_bad = fewest_bad.min(bad(&units));
+                }
+            }
+            assert_eq!(deviation(&row.units), best, "{counts:?}: {:?}", row.units);
+            assert_eq!(bad(&row.units), fewest_bad, "{counts:?}: {:?}", row.units);
+        }
     }
 
     #[test]
