@@ -112,6 +112,9 @@ pub(crate) fn file_slug(text: &str) -> String {
     s
 }
 
+/// A slice of a sweep: `(axis, value)` for every axis it holds fixed.
+pub(crate) type Slice = [(usize, AxisValue)];
+
 /// Most panels in one image of small multiples; a slice axis with more values is drawn
 /// over several images ("part 1 of 3").
 pub(crate) const MAX_PANELS: usize = 12;
@@ -252,7 +255,7 @@ pub(crate) fn draw_pages(
     dir: &Path,
     base: &str,
     title: &str,
-    panel: &dyn Fn(&[(usize, AxisValue)]) -> crate::chart::Panel,
+    panel: &dyn Fn(&Slice) -> crate::chart::Panel,
 ) -> Result<(), ReportError> {
     for page in pages(axes, drawn) {
         let panels: Vec<(String, crate::chart::Panel)> = page

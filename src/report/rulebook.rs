@@ -45,7 +45,7 @@ pub fn exact_row(options: TablesOptions, counts: &[u64], total: u64) -> Row {
             .iter()
             .map(|&c| {
                 let scaled = u128::from(c) * n;
-                if total > 0 && scaled % u128::from(total) == 0 {
+                if total > 0 && scaled.is_multiple_of(u128::from(total)) {
                     format!("{} in {n}", scaled / u128::from(total))
                 } else {
                     Fraction::new(u128::from(c), u128::from(total.max(1))).to_string()

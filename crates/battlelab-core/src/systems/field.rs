@@ -422,7 +422,7 @@ impl Analysis {
             axes,
             runs,
             tables: crate::analysis::TablesOptions::parse(
-                &source,
+                source,
                 spec.tables.as_ref(),
                 &[TableFormat::Percent, TableFormat::In36],
                 "field battles are fought over rounds (outcomes print as percentages); \"in36\" adds each modified 2d6 roll's chance to the CRT",
