@@ -1628,6 +1628,36 @@ mod tests {
     }
 
     #[test]
+    fn long_titles_wrap_instead_of_being_cut() {
+        let dir = out_dir("wrap");
+        let title = "P(the smaller force loses the battle) with every modifier of the advanced rules in play — a variant with a long name\nb.leader = 3, a.morale = 2, terrain = woods and river crossing, weather = storm";
+        let groups = [BarGroup {
+            label: "1:1".into(),
+            values: vec![0.5, 0.0],
+        }];
+        let panel = Panel::Bars {
+            x_label: "odds".into(),
+            y_label: "P".into(),
+            series: labels(&["occurs", "never"]),
+            groups: groups.to_vec(),
+        };
+        small_multiples(&dir.join("w"), title, &[(String::new(), panel.clone())]).unwrap();
+        let svg = std::fs::read_to_string(dir.join("w.svg")).unwrap();
+        assert!(!svg.contains('…'), "a title was cut");
+        assert!(svg.contains("long name") && svg.contains("weather = storm"));
+        // An outcome that never occurs is not in the legend.
+        assert!(svg.contains("occurs") && !svg.contains("never"));
+        // Several panels: each titled, in one image.
+        let panels = vec![
+            ("drm = 0".to_string(), panel.clone()),
+            ("drm = 1".to_string(), panel),
+        ];
+        small_multiples(&dir.join("m"), title, &panels).unwrap();
+        assert_outputs(&dir.join("m"), "drm = 1");
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
     fn colour_helpers() {
         assert_eq!(ramp(0.0), RGBColor(68, 1, 84));
         assert_eq!(ramp(1.0), RGBColor(253, 231, 37));
