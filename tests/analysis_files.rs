@@ -347,3 +347,99 @@ fn tables_md_marks_edited_cells() {
     );
     assert!(sections[3].2.contains(note));
 }
+
+/// A sweep of four parameters (odds, drm, a.leader, b.morale): every chart draws one or
+/// two of them, small multiples take the next and one file per value the rest. Every
+/// chart's title names the slice it holds fixed, each file name says it in a short slug,
+/// and no two charts share a name.
+#[test]
+fn four_axes_charts_name_their_slice() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/good/four_axes.toml");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let output = Command::cargo_bin("battlelab")
+        .unwrap()
+        .args(["run", "--quiet", "--trials", "2000", "--out"])
+        .arg(&out)
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let mut svgs: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".svg"))
+        .collect();
+    svgs.sort();
+    // The charts expected, each once: bars and lines over odds (panels per drm) for every
+    // b.morale × a.leader; heatmaps over odds × drm (panels per b.morale) per a.leader.
+    let mut expected = Vec::new();
+    for base in ["battle_length", "outcomes", "sp_lost_a", "sp_lost_b"] {
+        for morale in [1, 3] {
+            for leader in [1, 2, 3] {
+                expected.push(format!("{base}_b-morale-{morale}_a-leader-{leader}.svg"));
+            }
+        }
+    }
+    for leader in [1, 2, 3] {
+        expected.push(format!("heatmap_smaller_loses_a-leader-{leader}.svg"));
+    }
+    expected.sort();
+    assert_eq!(svgs, expected);
+    for name in &svgs {
+        assert!(
+            name.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "_-.".contains(c))
+                && !name.contains("__")
+                && !name.contains("--"),
+            "{name}"
+        );
+        assert!(
+            out.join(name.replace(".svg", ".png")).is_file(),
+            "{name}: no png"
+        );
+        let svg = std::fs::read_to_string(out.join(name)).unwrap();
+        // A whole <text> element's content (plotters writes it on a line of its own).
+        let text = |needle: &str| {
+            svg.contains(&format!(">{needle}</text>"))
+                || svg.contains(&format!(">\n{needle}\n</text>"))
+        };
+        let leader = name.split("a-leader-").nth(1).unwrap().replace(".svg", "");
+        if name.starts_with("heatmap") {
+            // The file's slice in the title; the panels name b.morale.
+            assert!(text(&format!("a.leader = {leader}")), "{name}");
+            assert!(text("b.morale = 1") && text("b.morale = 3"), "{name}");
+        } else {
+            let morale = &name.split("b-morale-").nth(1).unwrap()[..1];
+            assert!(
+                text(&format!("b.morale = {morale}, a.leader = {leader}")),
+                "{name}: title lacks its slice"
+            );
+            assert!(text("drm = 0") && text("drm = 1"), "{name}: panels");
+        }
+    }
+    // tables.md at two decimals: every outcome row adds up to exactly 100.00.
+    let tables = std::fs::read_to_string(out.join("tables.md")).unwrap();
+    let rows: Vec<&str> = tables
+        .lines()
+        .skip_while(|l| !l.starts_with("## Battle outcomes"))
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| odds"))
+        .collect();
+    assert_eq!(rows.len(), 24);
+    for row in rows {
+        let cells: Vec<&str> = row.trim_matches('|').split('|').map(str::trim).collect();
+        let hundredths: u64 = cells[4..]
+            .iter()
+            .map(|c| {
+                let c = c.trim_end_matches('†');
+                assert_eq!(c.split('.').nth(1).map(str::len), Some(2), "{row}");
+                c.replace('.', "").parse::<u64>().unwrap()
+            })
+            .sum();
+        assert_eq!(hundredths, 10_000, "{row}");
+    }
+}

@@ -170,8 +170,8 @@ fn out_writes_a_report_folder() {
         "equilibrium.parquet",
         "tables.md",
         "manifest.json",
-        "mix_a_both_equilibrium.png",
-        "mix_b_uniform_defender.svg",
+        "mix_a_both-equilibrium.png",
+        "mix_b_uniform-defender.svg",
     ] {
         assert!(report.join(name).is_file(), "no {name}");
     }

@@ -227,3 +227,128 @@ fn naval_and_setup_reports_are_identical_on_one_and_eight_threads() {
         assert!(files[0] == files[1], "{analysis}: 1 and 8 threads differ");
     }
 }
+
+/// The attrition rulebook table with `[tables] format = "in6"`: every cell is the count
+/// of d6 faces that reach that code, counted here by hand from the printed table in the
+/// same file (die + DRM clamped to the printed rolls 1–6); rows are labelled by the
+/// printed SP column, and stack sizes that reach one column share a row.
+#[test]
+fn attrition_in6_rulebook_table_is_the_exact_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("attrition_in6.toml");
+    let text = std::fs::read_to_string(shipped("attrition.toml")).unwrap();
+    std::fs::write(&file, format!("{text}\n[tables]\nformat = \"in6\"\n")).unwrap();
+    let out = dir.path().join("r");
+    let output = Command::cargo_bin("battlelab")
+        .unwrap()
+        .args(["run", "--quiet", "--trials", "1000", "--out"])
+        .arg(&out)
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let md = std::fs::read_to_string(out.join("tables.md")).unwrap();
+    let section = |heading: &str| -> Vec<Vec<String>> {
+        md.lines()
+            .skip_while(|l| !l.starts_with(heading))
+            .skip(1)
+            .skip_while(|l| !l.starts_with('|'))
+            .take_while(|l| l.starts_with('|'))
+            .filter(|l| !l.starts_with("|---"))
+            .map(|l| {
+                l.trim_matches('|')
+                    .split('|')
+                    .map(|c| c.trim().to_string())
+                    .collect()
+            })
+            .collect()
+    };
+    let printed = section("## The attrition table — printed");
+    let columns = &printed[0][1..];
+    let outcomes = section("## Outcomes per grid point — printed");
+    let header = &outcomes[0];
+    assert_eq!(&header[..2], ["SP column", "drm"]);
+    let codes = &header[2..8];
+    assert_eq!(codes, ["0", "1", "2*", "3*", "4*", "5*"]);
+    let mut labels = Vec::new();
+    for row in &outcomes[1..] {
+        let column = row[0].split(' ').next().unwrap();
+        let drm: i32 = row[1].parse().unwrap();
+        labels.push(row[0].clone());
+        let expected: Vec<String> = codes
+            .iter()
+            .map(|code| {
+                let faces = match columns.iter().position(|c| c == column) {
+                    // No column: a hex under 3 SP does not roll ("0" every time).
+                    None => {
+                        assert_eq!(column, "none");
+                        if code == "0" {
+                            6
+                        } else {
+                            0
+                        }
+                    }
+                    Some(c) => (1..=6)
+                        .filter(|die| {
+                            let roll = (die + drm).clamp(1, 6) as usize;
+                            printed[roll][c + 1] == *code
+                        })
+                        .count(),
+                };
+                format!("{faces} in 6")
+            })
+            .collect();
+        assert_eq!(&row[2..8], expected.as_slice(), "{row:?}");
+    }
+    // 12 and 14 SP both read the 11-15 column: one row per DRM, naming both.
+    assert!(labels.iter().any(|l| l == "11-15 (12, 14 SP)"));
+    assert!(labels.iter().any(|l| l == "6-10"));
+    assert_eq!(
+        outcomes.len() - 1,
+        6 * 6,
+        "six columns (none … 21+) × six DRMs"
+    );
+}
+
+/// `[tables] format = "in36"` is refused for a single-d6 table, naming the key, the
+/// line and the formats allowed; so is a decimals count out of range.
+#[test]
+fn table_formats_that_do_not_apply_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for (body, needles) in [
+        (
+            "[tables]\nformat = \"in36\"\n",
+            &[
+                "line 7",
+                "tables.format",
+                "\"percent\", \"fraction\", \"in6\"",
+            ][..],
+        ),
+        (
+            "[tables]\ndecimals = 5\n",
+            &["line 7", "tables.decimals", "0 to 4"][..],
+        ),
+    ] {
+        let file = dir.path().join("a.toml");
+        std::fs::write(
+            &file,
+            format!("system = \"attrition\"\ntrials = 100\n[roll]\nsp = 8\n\n{body}"),
+        )
+        .unwrap();
+        let output = Command::cargo_bin("battlelab")
+            .unwrap()
+            .arg("validate")
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert!(!output.status.success());
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        for needle in needles {
+            assert!(stderr.contains(needle), "{needle}: {stderr}");
+        }
+    }
+}

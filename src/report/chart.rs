@@ -206,6 +206,256 @@ pub fn distributions(
     )
 }
 
+/// One panel of [`small_multiples`]: a chart without its own file.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Panel {
+    /// [`grouped_bars`]: `series` labels, one value per series in each group.
+    Bars {
+        x_label: String,
+        y_label: String,
+        series: Vec<String>,
+        groups: Vec<BarGroup>,
+    },
+    /// [`heatmap`] of probabilities, `values[y][x]`.
+    Heat {
+        x_label: String,
+        x_ticks: Vec<String>,
+        y_label: String,
+        y_ticks: Vec<String>,
+        values: Vec<Vec<f64>>,
+    },
+    /// [`distributions`]: lines with markers.
+    Lines {
+        x_label: String,
+        y_label: String,
+        series: Vec<(String, Vec<(f64, f64)>)>,
+    },
+}
+
+impl Panel {
+    /// The panel with only the series in `keep` (bars and lines).
+    fn keeping(&self, keep: &[bool]) -> Panel {
+        match self {
+            Panel::Bars {
+                x_label,
+                y_label,
+                series,
+                groups,
+            } => Panel::Bars {
+                x_label: x_label.clone(),
+                y_label: y_label.clone(),
+                series: kept(series, keep),
+                groups: groups
+                    .iter()
+                    .map(|g| BarGroup {
+                        label: g.label.clone(),
+                        values: kept(&g.values, keep),
+                    })
+                    .collect(),
+            },
+            Panel::Lines {
+                x_label,
+                y_label,
+                series,
+            } => Panel::Lines {
+                x_label: x_label.clone(),
+                y_label: y_label.clone(),
+                series: kept(series, keep),
+            },
+            heat => heat.clone(),
+        }
+    }
+
+    /// Whether series `i` is non-zero anywhere in the panel.
+    fn occurs(&self, i: usize) -> bool {
+        match self {
+            Panel::Bars { groups, .. } => groups
+                .iter()
+                .any(|g| g.values.get(i).is_some_and(|&v| clean(v) > 0.0)),
+            // A line at 0 still says something (an expectation of 0); only a series
+            // without points is left out.
+            Panel::Lines { series, .. } => series.get(i).is_some_and(|(_, pts)| !pts.is_empty()),
+            Panel::Heat { .. } => true,
+        }
+    }
+
+    fn series_count(&self) -> usize {
+        match self {
+            Panel::Bars { series, groups, .. } => groups
+                .iter()
+                .map(|g| g.values.len())
+                .max()
+                .unwrap_or(0)
+                .max(series.len()),
+            Panel::Lines { series, .. } => series.len(),
+            Panel::Heat { .. } => 0,
+        }
+    }
+
+    fn draw_titled<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        title: &str,
+    ) -> DrawResult<(), DB> {
+        match self {
+            Panel::Bars {
+                x_label,
+                y_label,
+                series,
+                groups,
+            } => GroupedBars {
+                title,
+                x_label,
+                y_label,
+                series,
+                groups,
+            }
+            .draw(area),
+            Panel::Heat {
+                x_label,
+                x_ticks,
+                y_label,
+                y_ticks,
+                values,
+            } => Heatmap {
+                title,
+                x_label,
+                x_ticks,
+                y_label,
+                y_ticks,
+                values,
+                scale: Scale::Probability,
+            }
+            .draw(area),
+            Panel::Lines {
+                x_label,
+                y_label,
+                series,
+            } => Distributions {
+                title,
+                x_label,
+                y_label,
+                series,
+            }
+            .draw(area),
+        }
+    }
+}
+
+fn kept<T: Clone>(items: &[T], keep: &[bool]) -> Vec<T> {
+    items
+        .iter()
+        .zip(keep)
+        .filter(|(_, &k)| k)
+        .map(|(t, _)| t.clone())
+        .collect()
+}
+
+/// Size of one panel of a chart of several.
+const PANEL_SIZE: (u32, u32) = (720, 480);
+/// Room above the panels for the title and its subtitle lines.
+const PANELS_TITLE_H: u32 = 90;
+
+/// Small multiples: one image of `panels` (each `(subtitle, panel)`, e.g. `("a.leader =
+/// 2", …)`) laid out in a grid under one `title`, which may carry subtitle lines after a
+/// `'\n'` (the slice every panel holds fixed). A single panel is drawn as a chart of its
+/// own with its subtitle under the title. Bar series that are zero in every panel (an
+/// outcome that never occurs in this chart) and line series without points are left out
+/// of every panel and its legend, so the colours of the others stay the same from panel
+/// to panel. Lines of a title too long
+/// for the image wrap.
+///
+/// Writes `<stem>.png` and `<stem>.svg`.
+pub fn small_multiples(
+    stem: &Path,
+    title: &str,
+    panels: &[(String, Panel)],
+) -> Result<(), ChartError> {
+    let n = panels
+        .iter()
+        .map(|(_, p)| p.series_count())
+        .max()
+        .unwrap_or(0);
+    let keep: Vec<bool> = (0..n)
+        .map(|i| panels.iter().any(|(_, p)| p.occurs(i)))
+        .collect();
+    let panels: Vec<(String, Panel)> = panels
+        .iter()
+        .map(|(t, p)| (t.clone(), p.keeping(&keep)))
+        .collect();
+    if panels.len() <= 1 {
+        let single = SinglePanel {
+            title: match panels.first() {
+                Some((sub, _)) if !sub.is_empty() => format!("{title}\n{sub}"),
+                _ => title.to_string(),
+            },
+            panel: panels.first().map(|(_, p)| p),
+        };
+        return render(stem, &single);
+    }
+    let cols = match panels.len() {
+        0..=4 => 2,
+        5..=9 => 3,
+        _ => 4,
+    };
+    let rows = panels.len().div_ceil(cols);
+    let size = (
+        PANEL_SIZE.0 * cols as u32,
+        PANEL_SIZE.1 * rows as u32 + PANELS_TITLE_H,
+    );
+    render_sized(
+        stem,
+        &Multiples {
+            title,
+            panels: &panels,
+            grid: (rows, cols),
+        },
+        size,
+    )
+}
+
+struct SinglePanel<'a> {
+    title: String,
+    panel: Option<&'a Panel>,
+}
+
+impl Chart for SinglePanel<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<(), DB> {
+        match self.panel {
+            Some(panel) => panel.draw_titled(root, &self.title),
+            None => GroupedBars {
+                title: &self.title,
+                x_label: "",
+                y_label: "",
+                series: &[],
+                groups: &[],
+            }
+            .draw(root),
+        }
+    }
+}
+
+struct Multiples<'a> {
+    title: &'a str,
+    panels: &'a [(String, Panel)],
+    grid: (usize, usize),
+}
+
+impl Chart for Multiples<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<(), DB> {
+        root.fill(&WHITE)?;
+        let (_, h) = root.dim_in_pixel();
+        let (top, body) =
+            root.split_vertically(h.saturating_sub(PANEL_SIZE.1 * self.grid.0 as u32));
+        titled(&top, self.title)?;
+        let areas = body.split_evenly(self.grid);
+        for ((subtitle, panel), area) in self.panels.iter().zip(&areas) {
+            panel.draw_titled(area, subtitle)?;
+        }
+        Ok(())
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Shared machinery
 // ---------------------------------------------------------------------------
@@ -216,6 +466,7 @@ static FONT_DATA: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
 
 const TITLE_SIZE: f64 = 26.0;
 const DESC_SIZE: f64 = 19.0;
+const SUBTITLE_SIZE: f64 = 19.0;
 const LABEL_SIZE: f64 = 16.0;
 const SMALL_LABEL_SIZE: f64 = 11.0;
 const LEGEND_SIZE: f64 = 16.0;
@@ -284,6 +535,10 @@ fn with_suffix(stem: &Path, ext: &str) -> PathBuf {
 }
 
 fn render<C: Chart>(stem: &Path, chart: &C) -> Result<(), ChartError> {
+    render_sized(stem, chart, SIZE)
+}
+
+fn render_sized<C: Chart>(stem: &Path, chart: &C, size: (u32, u32)) -> Result<(), ChartError> {
     let png = with_suffix(stem, "png");
     let svg = with_suffix(stem, "svg");
     // A report of many charts stops between them when asked to (the run then ends as
@@ -298,7 +553,7 @@ fn render<C: Chart>(stem: &Path, chart: &C) -> Result<(), ChartError> {
 
     // PNG: the bitmap backend writes the file itself in `present`. Should drawing
     // fail, dropping the backend would still save the partial image, so remove it.
-    let root = BitMapBackend::new(&png, SIZE).into_drawing_area();
+    let root = BitMapBackend::new(&png, size).into_drawing_area();
     let result = chart.draw(&root).and_then(|()| root.present());
     drop(root);
     if let Err(e) = result {
@@ -309,7 +564,7 @@ fn render<C: Chart>(stem: &Path, chart: &C) -> Result<(), ChartError> {
     // SVG: draw into a string and write it ourselves, so I/O errors surface.
     let mut text = String::new();
     {
-        let root = SVGBackend::with_string(&mut text, SIZE).into_drawing_area();
+        let root = SVGBackend::with_string(&mut text, size).into_drawing_area();
         chart
             .draw(&root)
             .and_then(|()| root.present())
@@ -371,20 +626,78 @@ fn fit_text<DB: DrawingBackend>(
     Ok(candidate(lo))
 }
 
-/// Draw the title (if any) and return the area below it.
+/// `text` broken at spaces into lines at most `max_w` pixels wide; a single word wider
+/// than that is shortened with an ellipsis.
+fn wrap_text<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    text: &str,
+    style: &TextStyle,
+    max_w: u32,
+) -> DrawResult<Vec<String>, DB> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        let candidate = if line.is_empty() {
+            word.to_string()
+        } else {
+            format!("{line} {word}")
+        };
+        if line.is_empty() || text_width(area, &candidate, style)? <= max_w {
+            line = candidate;
+        } else {
+            lines.push(std::mem::replace(&mut line, word.to_string()));
+        }
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines
+        .iter()
+        .map(|l| fit_text(area, l, style, max_w))
+        .collect()
+}
+
+/// Most lines a title and its subtitle take together; the last one shown is shortened
+/// with an ellipsis only beyond that.
+const MAX_TITLE_LINES: usize = 4;
+
+/// Draw the title (if any) and return the area below it. The title's first line (up to
+/// a `'\n'`) is the title proper; each further line is a subtitle in a smaller font (the
+/// slice a chart holds fixed, say). Lines too long for the image wrap at spaces rather
+/// than being cut.
 fn titled<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
 ) -> DrawResult<DrawingArea<DB, Shift>, DB> {
     let (w, _) = root.dim_in_pixel();
-    let title_style = style(TITLE_SIZE, &TEXT);
-    let title = fit_text(root, title.trim(), &title_style, w.saturating_sub(40))?;
-    let body = if title.is_empty() {
-        root.margin(10, 0, 0, 0)
-    } else {
-        root.margin(8, 0, 0, 0).titled(&title, title_style)?
-    };
-    Ok(body)
+    let max_w = w.saturating_sub(40);
+    let mut lines: Vec<(String, f64)> = Vec::new();
+    for (k, part) in title.trim().split('\n').enumerate() {
+        let size = if k == 0 { TITLE_SIZE } else { SUBTITLE_SIZE };
+        for line in wrap_text(root, part.trim(), &style(size, &TEXT), max_w)? {
+            lines.push((line, size));
+        }
+    }
+    if lines.len() > MAX_TITLE_LINES {
+        let rest: Vec<String> = lines[MAX_TITLE_LINES - 1..]
+            .iter()
+            .map(|(l, _)| l.clone())
+            .collect();
+        let size = lines[MAX_TITLE_LINES - 1].1;
+        let last = fit_text(root, &rest.join(" "), &style(size, &TEXT), max_w)?;
+        lines.truncate(MAX_TITLE_LINES - 1);
+        lines.push((last, size));
+    }
+    if lines.is_empty() {
+        return Ok(root.margin(10, 0, 0, 0));
+    }
+    let mut y = 8.0;
+    for (line, size) in &lines {
+        let st = style(*size, &TEXT).pos(Pos::new(HPos::Center, VPos::Top));
+        root.draw_text(line, &st, (w as i32 / 2, y as i32))?;
+        y += size * 1.25;
+    }
+    Ok(root.margin(y as i32 + 8, 0, 0, 0))
 }
 
 /// Upper end of a y axis that starts at 0.
@@ -917,7 +1230,7 @@ impl Chart for Heatmap<'_> {
 
         // Row labels: as wide as needed, up to a quarter of the image.
         let label_style = style(LABEL_SIZE, &TEXT);
-        let max_y_label = SIZE.0 / 4;
+        let max_y_label = root.dim_in_pixel().0 / 4;
         let mut y_labels = Vec::with_capacity(ny);
         let mut widest = 0;
         for label in self.y_ticks {
@@ -1311,6 +1624,36 @@ mod tests {
         )];
         distributions(&dir.join("d"), "t", "x", "y", &pts).unwrap();
         assert_outputs(&dir.join("d"), "wide");
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn long_titles_wrap_instead_of_being_cut() {
+        let dir = out_dir("wrap");
+        let title = "P(the smaller force loses the battle) with every modifier of the advanced rules in play — a variant with a long name\nb.leader = 3, a.morale = 2, terrain = woods and river crossing, weather = storm";
+        let groups = [BarGroup {
+            label: "1:1".into(),
+            values: vec![0.5, 0.0],
+        }];
+        let panel = Panel::Bars {
+            x_label: "odds".into(),
+            y_label: "P".into(),
+            series: labels(&["occurs", "never"]),
+            groups: groups.to_vec(),
+        };
+        small_multiples(&dir.join("w"), title, &[(String::new(), panel.clone())]).unwrap();
+        let svg = std::fs::read_to_string(dir.join("w.svg")).unwrap();
+        assert!(!svg.contains('…'), "a title was cut");
+        assert!(svg.contains("long name") && svg.contains("weather = storm"));
+        // An outcome that never occurs is not in the legend.
+        assert!(svg.contains("occurs") && !svg.contains("never"));
+        // Several panels: each titled, in one image.
+        let panels = vec![
+            ("drm = 0".to_string(), panel.clone()),
+            ("drm = 1".to_string(), panel),
+        ];
+        small_multiples(&dir.join("m"), title, &panels).unwrap();
+        assert_outputs(&dir.join("m"), "drm = 1");
         std::fs::remove_dir_all(dir).ok();
     }
 

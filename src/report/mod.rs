@@ -11,6 +11,7 @@ pub mod frame;
 pub mod index;
 pub mod output;
 pub mod pipeline;
+pub mod rulebook;
 
 use std::fs;
 use std::path::Path;
@@ -79,13 +80,211 @@ pub fn write_manifest(dir: &Path, manifest: &serde_json::Value) -> Result<(), Re
     write_text(dir, crate::output::MANIFEST, &(text + "\n"))
 }
 
-/// What a chart's file name adds for a variant: nothing when the analysis has one.
+/// What a chart's file name adds for a variant: nothing when the analysis has one, else
+/// `_` and the variant's name as a [`file_slug`] (`_small-stacks-roll`).
 pub fn variant_suffix(variant: &str, variants: usize) -> String {
     if variants > 1 {
-        format!("_{}", crate::analysis::slug(variant))
+        format!("_{}", file_slug(variant))
     } else {
         String::new()
     }
+}
+
+/// One segment of a chart's file name: lower-case letters and digits, words joined by
+/// `-` (segments are joined by `_`): "+1 argument" → `plus1-argument`, "a.leader" →
+/// `a-leader`, "-2" → `minus2`, "3:2" → `3-2`.
+pub(crate) fn file_slug(text: &str) -> String {
+    let mut s = String::with_capacity(text.len());
+    let chars: Vec<char> = text.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        let next_digit = chars.get(i + 1).is_some_and(char::is_ascii_digit);
+        let word_start = s.is_empty() || s.ends_with('-');
+        if c.is_ascii_alphanumeric() {
+            s.push(c.to_ascii_lowercase());
+        } else if c == '+' && word_start {
+            s.push_str("plus");
+        } else if (c == '-' || c == '−') && word_start && next_digit {
+            s.push_str("minus");
+        } else if !s.is_empty() && !s.ends_with('-') {
+            s.push('-');
+        }
+    }
+    s.truncate(s.trim_end_matches('-').len());
+    s
+}
+
+/// A slice of a sweep: `(axis, value)` for every axis it holds fixed.
+pub(crate) type Slice = [(usize, AxisValue)];
+
+/// Most panels in one image of small multiples; a slice axis with more values is drawn
+/// over several images ("part 1 of 3").
+pub(crate) const MAX_PANELS: usize = 12;
+
+/// One chart file of a sweep: the axes it does not draw held at `fixed`, and its panels,
+/// one per value of the first axis not drawn (`panel_axis`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Page {
+    pub fixed: Vec<(usize, AxisValue)>,
+    pub panel_axis: Option<usize>,
+    pub panels: Vec<AxisValue>,
+    /// `(k, n)`: part k of n when the panel axis has more than [`MAX_PANELS`] values.
+    pub part: Option<(usize, usize)>,
+}
+
+impl Page {
+    /// The slices of this page's panels: `fixed` plus the panel's value (one empty panel
+    /// title when there is no panel axis).
+    pub fn panel_slices(&self) -> Vec<Vec<(usize, AxisValue)>> {
+        match self.panel_axis {
+            None => vec![self.fixed.clone()],
+            Some(axis) => self
+                .panels
+                .iter()
+                .map(|v| {
+                    let mut slice = self.fixed.clone();
+                    slice.push((axis, v.clone()));
+                    slice
+                })
+                .collect(),
+        }
+    }
+
+    /// A panel's title: the panel axis's value ("a.leader = 2"), empty without one.
+    pub fn panel_title(&self, axes: &[SweepAxis], slice: &[(usize, AxisValue)]) -> String {
+        match self.panel_axis {
+            None => String::new(),
+            Some(axis) => slice
+                .iter()
+                .filter(|(i, _)| *i == axis)
+                .map(|(i, v)| format!("{} = {v}", axes[*i].parameter))
+                .collect(),
+        }
+    }
+
+    /// The subtitle of the whole image: every value it holds fixed ("b.morale = 2,
+    /// a.leader = 1"), and which part it is.
+    pub fn subtitle(&self, axes: &[SweepAxis]) -> String {
+        let mut text = slice_label(axes, &self.fixed);
+        if let Some((k, n)) = self.part {
+            let part = format!("part {k} of {n}");
+            text = if text.is_empty() {
+                part
+            } else {
+                format!("{text} ({part})")
+            };
+        }
+        text
+    }
+
+    /// The chart's title: `title`, then its [`subtitle`](Self::subtitle) on a line of its
+    /// own where there is one.
+    pub fn title(&self, axes: &[SweepAxis], title: &str) -> String {
+        let sub = self.subtitle(axes);
+        if sub.is_empty() {
+            title.to_string()
+        } else {
+            format!("{title}\n{sub}")
+        }
+    }
+
+    /// The chart's file stem: `base` + variant suffix, then `_` + one [`file_slug`] per
+    /// fixed value (`heatmap_a_wins_b-leader-3`) and the part (`_part-2`).
+    pub fn stem(&self, axes: &[SweepAxis], base: &str) -> String {
+        let mut stem = base.to_string();
+        for (i, v) in &self.fixed {
+            stem.push('_');
+            stem.push_str(&file_slug(&format!("{} {v}", axes[*i].parameter)));
+        }
+        if let Some((k, _)) = self.part {
+            stem.push_str(&format!("_part-{k}"));
+        }
+        stem
+    }
+}
+
+/// The chart files a chart drawing the axes `drawn` takes for a sweep over `axes`: the
+/// first axis not drawn becomes panels of small multiples (up to [`MAX_PANELS`] an
+/// image), every further axis one file per value — so every grid point appears in one
+/// panel of one file, and each file names the slice it holds fixed.
+pub(crate) fn pages(axes: &[SweepAxis], drawn: &[usize]) -> Vec<Page> {
+    let rest: Vec<usize> = (0..axes.len()).filter(|i| !drawn.contains(i)).collect();
+    let Some((&panel_axis, file_axes)) = rest.split_first() else {
+        return vec![Page {
+            fixed: Vec::new(),
+            panel_axis: None,
+            panels: Vec::new(),
+            part: None,
+        }];
+    };
+    let mut fixed: Vec<Vec<(usize, AxisValue)>> = vec![Vec::new()];
+    for &axis in file_axes {
+        fixed = fixed
+            .into_iter()
+            .flat_map(|f| {
+                axes[axis].values.iter().map(move |v| {
+                    let mut f = f.clone();
+                    f.push((axis, v.clone()));
+                    f
+                })
+            })
+            .collect();
+    }
+    let values = &axes[panel_axis].values;
+    let parts = values.len().div_ceil(MAX_PANELS);
+    fixed
+        .into_iter()
+        .flat_map(|f| {
+            values
+                .chunks(MAX_PANELS)
+                .enumerate()
+                .map(move |(k, chunk)| Page {
+                    fixed: f.clone(),
+                    panel_axis: Some(panel_axis),
+                    panels: chunk.to_vec(),
+                    part: (parts > 1).then_some((k + 1, parts)),
+                })
+        })
+        .collect()
+}
+
+/// Draws one chart per [`pages`] page of the axes `drawn`: `panel(slice)` makes the panel
+/// of a slice; the file is `<base><suffix>[_<fixed slice>]`, its title `title` with the
+/// slice it holds fixed under it.
+pub(crate) fn draw_pages(
+    axes: &[SweepAxis],
+    drawn: &[usize],
+    dir: &Path,
+    base: &str,
+    title: &str,
+    panel: &dyn Fn(&Slice) -> crate::chart::Panel,
+) -> Result<(), ReportError> {
+    for page in pages(axes, drawn) {
+        let panels: Vec<(String, crate::chart::Panel)> = page
+            .panel_slices()
+            .iter()
+            .map(|slice| (page.panel_title(axes, slice), panel(slice)))
+            .collect();
+        crate::chart::small_multiples(
+            &dir.join(page.stem(axes, base)),
+            &page.title(axes, title),
+            &panels,
+        )?;
+    }
+    Ok(())
+}
+
+/// "b.leader = 3, a.morale = 2": the values a slice holds fixed.
+pub(crate) fn slice_label(axes: &[SweepAxis], fixed: &[(usize, AxisValue)]) -> String {
+    fixed
+        .iter()
+        .map(|(i, v)| format!("{} = {v}", axes[*i].parameter))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Whether a point's coordinates lie in a slice.
+pub(crate) fn in_slice(coordinates: &[AxisValue], slice: &[(usize, AxisValue)]) -> bool {
+    slice.iter().all(|(i, v)| coordinates.get(*i) == Some(v))
 }
 
 /// The value a chart holds an axis at when it is not drawn: the value nearest zero for
@@ -98,6 +297,20 @@ pub fn fixed_value(axis: &SweepAxis) -> &AxisValue {
             _ => 0,
         })
         .expect("axes are never empty")
+}
+
+/// A chart title with, on a subtitle line, what a [`slice_points`] slice holds every axis
+/// not in `free` at ("b.leader = 0, a.morale = 2"); the title alone when that is nothing.
+pub(crate) fn held_title(axes: &[SweepAxis], free: &[usize], title: &str) -> String {
+    let held: Vec<(usize, AxisValue)> = (0..axes.len())
+        .filter(|i| !free.contains(i))
+        .map(|i| (i, fixed_value(&axes[i]).clone()))
+        .collect();
+    if held.is_empty() {
+        title.to_string()
+    } else {
+        format!("{title}\n{}", slice_label(axes, &held))
+    }
 }
 
 /// Indices of the points `(variant, coordinates)` of one variant on the axes `free`, every
@@ -121,4 +334,69 @@ pub fn slice_points<'a>(
         })
         .map(|(i, _)| i)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn axis(parameter: &str, values: &[i64]) -> SweepAxis {
+        SweepAxis {
+            parameter: parameter.to_string(),
+            values: values.iter().map(|&v| AxisValue::Int(v)).collect(),
+        }
+    }
+
+    #[test]
+    fn file_slugs_are_short_and_readable() {
+        assert_eq!(file_slug("+1 argument"), "plus1-argument");
+        assert_eq!(file_slug("a.leader 3"), "a-leader-3");
+        assert_eq!(file_slug("drm -2"), "drm-minus2");
+        assert_eq!(file_slug("odds 3:2"), "odds-3-2");
+        assert_eq!(file_slug("small stacks roll"), "small-stacks-roll");
+        assert_eq!(file_slug("--x--"), "x");
+    }
+
+    #[test]
+    fn pages_cover_every_point_once() {
+        let axes = vec![
+            axis("odds", &[1, 2]),
+            axis("drm", &[0, 1]),
+            axis("a.leader", &[1, 2, 3]),
+            axis("b.morale", &[2, 3]),
+        ];
+        // Bars over odds: panels over drm, one file per a.leader × b.morale.
+        let pages = pages(&axes, &[0]);
+        assert_eq!(pages.len(), 6);
+        assert_eq!(pages[0].panel_axis, Some(1));
+        assert_eq!(
+            pages[0].stem(&axes, "outcomes"),
+            "outcomes_a-leader-1_b-morale-2"
+        );
+        assert_eq!(
+            pages[0].title(&axes, "Outcomes"),
+            "Outcomes\na.leader = 1, b.morale = 2"
+        );
+        let stems: std::collections::BTreeSet<String> =
+            pages.iter().map(|p| p.stem(&axes, "outcomes")).collect();
+        assert_eq!(stems.len(), 6);
+        // A heatmap over odds × drm: panels over a.leader, files per b.morale.
+        let pages = super::pages(&axes, &[0, 1]);
+        assert_eq!(pages.len(), 2);
+        assert_eq!(pages[1].panel_slices().len(), 3);
+        assert_eq!(
+            pages[1].panel_title(&axes, &pages[1].panel_slices()[2]),
+            "a.leader = 3"
+        );
+        // Nothing to slice: one page, no suffix.
+        let pages = super::pages(&axes[..2], &[0, 1]);
+        assert_eq!(pages.len(), 1);
+        assert_eq!(pages[0].stem(&axes, "heat"), "heat");
+        // More panels than fit: parts.
+        let many = vec![axis("x", &[0]), axis("y", &(0..30).collect::<Vec<_>>())];
+        let pages = super::pages(&many, &[0]);
+        assert_eq!(pages.len(), 3);
+        assert_eq!(pages[2].stem(&many, "o"), "o_part-3");
+        assert_eq!(pages[2].panels.len(), 6);
+    }
 }

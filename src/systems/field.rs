@@ -9,11 +9,12 @@ use std::path::Path;
 
 use polars::prelude::*;
 
+use crate::analysis::AxisValue;
 use crate::chart::{self, BarGroup};
 use crate::frame;
-use crate::report::{fixed_value, frame_error, slice_points, write_frame, write_text, ReportError};
+use crate::report::{draw_pages, frame_error, in_slice, write_frame, write_text, ReportError};
 use crate::rules::crt::{BattleDistribution, BattleHistogram, BattleResult};
-use crate::stats::{count_mean, percentages_summing_to_100};
+use crate::stats::count_mean;
 
 /// Index (0 = A, 1 = B) of the side that is smaller at the start (ties: B, since A is
 /// the larger force on ties).
@@ -112,17 +113,15 @@ impl crate::pipeline::SystemReport for Analysis {
     }
 }
 
-/// Runs of one variant on the axes `free`, every other axis at its [`fixed_value`].
-fn slice(analysis: &Analysis, variant: usize, free: &[usize]) -> Vec<usize> {
-    slice_points(
-        &analysis.axes,
-        analysis
-            .runs
-            .iter()
-            .map(|r| (r.variant, r.coordinates.as_slice())),
-        variant,
-        free,
-    )
+/// Runs of one variant in a slice (every other axis free), in grid order.
+fn runs_in(analysis: &Analysis, variant: usize, slice: &[(usize, AxisValue)]) -> Vec<usize> {
+    analysis
+        .runs
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.variant == variant && in_slice(&r.coordinates, slice))
+        .map(|(i, _)| i)
+        .collect()
 }
 
 /// Result labels that occur somewhere in the analysis (simulated or exactly possible).
@@ -139,21 +138,6 @@ fn live_results(results: &AnalysisResults) -> Vec<BattleResult> {
             })
         })
         .collect()
-}
-
-fn fixed_note(analysis: &Analysis, free: &[usize]) -> String {
-    let parts: Vec<String> = analysis
-        .axes
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| !free.contains(i))
-        .map(|(_, axis)| format!("{} = {}", axis.parameter, fixed_value(axis)))
-        .collect();
-    if parts.is_empty() {
-        String::new()
-    } else {
-        format!(" ({})", parts.join(", "))
-    }
 }
 
 fn point_label(analysis: &Analysis, run: &Run, axes: &[usize]) -> String {
@@ -177,110 +161,130 @@ fn draw_charts(
     results: &AnalysisResults,
     dir: &Path,
 ) -> Result<(), ReportError> {
-    let live = live_results(results);
-    let series: Vec<String> = live.iter().map(|r| r.label().to_string()).collect();
-    let x_axis: Vec<usize> = if analysis.axes.is_empty() {
-        vec![]
-    } else {
-        vec![0]
-    };
-    let x_label = analysis
-        .axes
+    let axes = &analysis.axes;
+    let x_axis: Vec<usize> = if axes.is_empty() { vec![] } else { vec![0] };
+    let x_label = axes
         .first()
         .map_or("battle".to_string(), |a| a.parameter.clone());
+    let series: Vec<String> = BattleResult::ALL
+        .iter()
+        .map(|r| r.label().to_string())
+        .collect();
+    let estimates: Vec<BattleDistribution> = results
+        .runs
+        .iter()
+        .map(|r| estimated(&r.histogram))
+        .collect();
     for (variant_index, variant) in analysis.variants.iter().enumerate() {
         let suffix = crate::report::variant_suffix(&variant.name, analysis.variants.len());
-        let runs = slice(analysis, variant_index, &x_axis);
-        let note = fixed_note(analysis, &x_axis);
-        let groups: Vec<BarGroup> = runs
-            .iter()
-            .map(|&r| BarGroup {
-                label: point_label(analysis, &analysis.runs[r], &x_axis),
-                values: live
-                    .iter()
-                    .map(|o| estimated(&results.runs[r].histogram).result[o.index()])
+        let runs = |slice: &[(usize, AxisValue)]| runs_in(analysis, variant_index, slice);
+        draw_pages(
+            axes,
+            &x_axis,
+            dir,
+            &format!("outcomes{suffix}"),
+            &format!("Battle outcomes — {}", variant.name),
+            &|slice| chart::Panel::Bars {
+                x_label: x_label.clone(),
+                y_label: "probability".into(),
+                series: series.clone(),
+                groups: runs(slice)
+                    .into_iter()
+                    .map(|r| BarGroup {
+                        label: point_label(analysis, &analysis.runs[r], &x_axis),
+                        values: BattleResult::ALL
+                            .iter()
+                            .map(|o| estimates[r].result[o.index()])
+                            .collect(),
+                    })
                     .collect(),
-            })
-            .collect();
-        chart::grouped_bars(
-            &dir.join(format!("outcomes{suffix}")),
-            &format!("Battle outcomes — {}{note}", variant.name),
-            &x_label,
-            "probability",
-            &series,
-            &groups,
+            },
         )?;
-        if analysis.axes.len() >= 2 {
-            let (x, y) = (&analysis.axes[0], &analysis.axes[1]);
-            let grid_runs = slice(analysis, variant_index, &[0, 1]);
-            let values: Vec<Vec<f64>> = (0..y.values.len())
-                .map(|yi| {
-                    (0..x.values.len())
-                        .map(|xi| {
-                            grid_runs
+        if axes.len() >= 2 {
+            let (x, y) = (&axes[0], &axes[1]);
+            draw_pages(
+                axes,
+                &[0, 1],
+                dir,
+                &format!("heatmap_smaller_loses{suffix}"),
+                &format!("P(smaller force loses) — {}", variant.name),
+                &|slice| {
+                    let in_slice = runs(slice);
+                    let values: Vec<Vec<f64>> = y
+                        .values
+                        .iter()
+                        .map(|yv| {
+                            x.values
                                 .iter()
-                                .find(|&&r| {
-                                    analysis.runs[r].coordinates[0] == x.values[xi]
-                                        && analysis.runs[r].coordinates[1] == y.values[yi]
+                                .map(|xv| {
+                                    in_slice
+                                        .iter()
+                                        .find(|&&r| {
+                                            analysis.runs[r].coordinates[0] == *xv
+                                                && analysis.runs[r].coordinates[1] == *yv
+                                        })
+                                        .map_or(f64::NAN, |&r| {
+                                            p_loses(
+                                                &estimates[r].result,
+                                                smaller_side(&analysis.runs[r]),
+                                            )
+                                        })
                                 })
-                                .map_or(0.0, |&r| {
-                                    p_loses(
-                                        &estimated(&results.runs[r].histogram).result,
-                                        smaller_side(&analysis.runs[r]),
-                                    )
-                                })
+                                .collect()
                         })
-                        .collect()
-                })
-                .collect();
-            chart::heatmap(
-                &dir.join(format!("heatmap_smaller_loses{suffix}")),
-                &format!(
-                    "P(smaller force loses) — {}{}",
-                    variant.name,
-                    fixed_note(analysis, &[0, 1])
-                ),
-                &x.parameter,
-                &x.values.iter().map(ToString::to_string).collect::<Vec<_>>(),
-                &y.parameter,
-                &y.values.iter().map(ToString::to_string).collect::<Vec<_>>(),
-                &values,
+                        .collect();
+                    chart::Panel::Heat {
+                        x_label: x.parameter.clone(),
+                        x_ticks: x.values.iter().map(ToString::to_string).collect(),
+                        y_label: y.parameter.clone(),
+                        y_ticks: y.values.iter().map(ToString::to_string).collect(),
+                        values,
+                    }
+                },
             )?;
         }
-        let distribution_series = |metric: &dyn Fn(&BattleDistribution) -> &Vec<f64>,
-                                   first: usize|
-         -> Vec<(String, Vec<(f64, f64)>)> {
-            runs.iter()
-                .map(|&r| {
-                    let d = estimated(&results.runs[r].histogram);
-                    let points = metric(&d)
-                        .iter()
-                        .enumerate()
-                        .skip(first)
-                        .map(|(v, &p)| (v as f64, p))
-                        .collect();
-                    (point_label(analysis, &analysis.runs[r], &x_axis), points)
-                })
-                .collect()
+        let lines = |metric: &dyn Fn(&BattleDistribution) -> &Vec<f64>,
+                     first: usize,
+                     x_label: &str,
+                     slice: &[(usize, AxisValue)]|
+         -> chart::Panel {
+            chart::Panel::Lines {
+                x_label: x_label.to_string(),
+                y_label: "probability".into(),
+                series: runs(slice)
+                    .into_iter()
+                    .map(|r| {
+                        let points = metric(&estimates[r])
+                            .iter()
+                            .enumerate()
+                            .skip(first)
+                            .map(|(v, &p)| (v as f64, p))
+                            .collect();
+                        (point_label(analysis, &analysis.runs[r], &x_axis), points)
+                    })
+                    .collect(),
+            }
         };
-        chart::distributions(
-            &dir.join(format!("battle_length{suffix}")),
-            &format!("Battle length — {}{note}", variant.name),
-            "rounds fought",
-            "probability",
-            &distribution_series(&|d| &d.rounds, 1),
+        draw_pages(
+            axes,
+            &x_axis,
+            dir,
+            &format!("battle_length{suffix}"),
+            &format!("Battle length — {}", variant.name),
+            &|slice| lines(&|d| &d.rounds, 1, "rounds fought", slice),
         )?;
         for (side, name) in [(0, "a"), (1, "b")] {
-            chart::distributions(
-                &dir.join(format!("sp_lost_{name}{suffix}")),
+            draw_pages(
+                axes,
+                &x_axis,
+                dir,
+                &format!("sp_lost_{name}{suffix}"),
                 &format!(
-                    "SP lost by side {} — {}{note}",
+                    "SP lost by side {} — {}",
                     name.to_ascii_uppercase(),
                     variant.name
                 ),
-                "SP lost",
-                "probability",
-                &distribution_series(&|d| &d.sp_lost[side], 0),
+                &|slice| lines(&|d| &d.sp_lost[side], 0, "SP lost", slice),
             )?;
         }
     }
@@ -336,6 +340,15 @@ pub fn rulebook_tables(analysis: &Analysis, results: &AnalysisResults) -> String
                 .collect();
             let _ = writeln!(md, "| {} | {} |", column.label(), cells.join(" | "));
         }
+        if analysis.tables.format == crate::analysis::TableFormat::In36 {
+            let ways = roll_ways(rules.roll_min, rules.roll_max);
+            let chances = crate::report::rulebook::exact_row(analysis.tables, &ways, 36);
+            let _ = writeln!(
+                md,
+                "| chance at net DRM 0 | {} |",
+                chances.cells.join(" | ")
+            );
+        }
         let _ = writeln!(md);
         if !rules.crt_cells.is_empty() {
             let _ = writeln!(
@@ -369,8 +382,10 @@ pub fn rulebook_tables(analysis: &Analysis, results: &AnalysisResults) -> String
         };
         let _ = writeln!(
             md,
-            "Percent of battles, from {source}; each row adds up to exactly 100.0%.\n"
+            "Percent of battles, from {source}; each row adds up to exactly {}%.\n",
+            crate::report::rulebook::hundred(analysis.tables)
         );
+        let mut moved = false;
         let header: Vec<String> = analysis
             .axes
             .iter()
@@ -391,19 +406,49 @@ pub fn rulebook_tables(analysis: &Analysis, results: &AnalysisResults) -> String
                 .map(|e| e.result)
                 .unwrap_or_else(|| estimated(&result.histogram).result);
             let shown: Vec<f64> = live.iter().map(|r| p[r.index()]).collect();
-            let units = percentages_summing_to_100(&shown, 1);
+            let row = crate::report::rulebook::percent_row(analysis.tables, &shown);
+            moved |= row.moved;
             let cells: Vec<String> = axes
                 .iter()
                 .map(|&i| run.coordinates[i].to_string())
-                .chain(units.iter().map(|u| format!("{}.{}", u / 10, u % 10)))
+                .chain(row.cells)
                 .collect();
             let _ = writeln!(md, "| {} |", cells.join(" | "));
         }
         let _ = writeln!(md);
+        if moved {
+            let _ = writeln!(md, "{}\n", crate::report::rulebook::MOVED_NOTE);
+        }
     }
     let _ = writeln!(
         md,
         "A loses when B breaks it (SP or morale 0) or when A withdraws alone; likewise B. \"round limit\": both sides still stand after the last round."
     );
     md
+}
+
+/// Ways in 36 of each modified 2d6 roll `roll_min..=roll_max` at net DRM 0 (the sum
+/// clamped to the printed rolls).
+fn roll_ways(roll_min: i32, roll_max: i32) -> Vec<u64> {
+    let mut ways = vec![0u64; (roll_max - roll_min + 1).max(0) as usize];
+    for first in 1..=6 {
+        for second in 1..=6 {
+            let roll = (first + second).clamp(roll_min, roll_max);
+            if let Some(w) = ways.get_mut((roll - roll_min) as usize) {
+                *w += 1;
+            }
+        }
+    }
+    ways
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn roll_ways_count_the_faces_of_2d6() {
+        // 2d6: 1, 2, 3, 4, 5, 6, 5, 4, 3, 2, 1 ways in 36 for 2 … 12.
+        assert_eq!(super::roll_ways(2, 12), [1, 2, 3, 4, 5, 6, 5, 4, 3, 2, 1]);
+        // Clamped to 4–10: 2, 3 and 4 read 4 (1 + 2 + 3), 10, 11 and 12 read 10.
+        assert_eq!(super::roll_ways(4, 10), [6, 4, 5, 6, 5, 4, 6]);
+    }
 }

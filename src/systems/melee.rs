@@ -23,26 +23,6 @@ impl crate::pipeline::SystemReport for MeleeStudy {
     }
 }
 
-/// " (b.defense = 1)" for a chart over the first `free` axes: where the other axes are
-/// held, taken from the run `index`.
-fn fixed_note(study: &MeleeStudy, index: Option<usize>, free: usize) -> String {
-    let Some(i) = index else {
-        return String::new();
-    };
-    let parts: Vec<String> = study
-        .axes
-        .iter()
-        .zip(&study.runs[i].coordinates)
-        .skip(free)
-        .map(|(a, v)| format!("{} = {v}", a.parameter))
-        .collect();
-    if parts.is_empty() {
-        String::new()
-    } else {
-        format!(" ({})", parts.join(", "))
-    }
-}
-
 /// " (a.skill = 3, b.defense = 2)" for a chart title: the run's grid point, if swept.
 fn point_label(study: &MeleeStudy, run: &MeleeRun) -> String {
     if study.axes.is_empty() {
@@ -358,26 +338,38 @@ fn draw_charts(
             .iter()
             .map(|e| e.name().to_string())
             .collect();
-        let groups: Vec<BarGroup> = line
-            .iter()
-            .map(|&i| BarGroup {
-                label: study.axes.first().map_or_else(
-                    || "engagement".to_string(),
-                    |a| format!("{} = {}", a.parameter, study.runs[i].coordinates[0]),
-                ),
-                values: summaries[i].ends.to_vec(),
-            })
-            .collect();
-        chart::grouped_bars(
-            &dir.join(format!("outcomes{suffix}")),
-            &format!(
-                "How the engagement ends{}{title_note}",
-                fixed_note(study, line.first().copied(), 1)
-            ),
-            study.axes.first().map_or("", |a| a.parameter.as_str()),
-            "probability",
-            &series,
-            &groups,
+        let axes = &study.axes;
+        let runs_in = |slice: &[(usize, AxisValue)]| -> Vec<usize> {
+            study
+                .runs
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| r.variant == vi && report::in_slice(&r.coordinates, slice))
+                .map(|(i, _)| i)
+                .collect()
+        };
+        let first: Vec<usize> = if axes.is_empty() { vec![] } else { vec![0] };
+        report::draw_pages(
+            axes,
+            &first,
+            dir,
+            &format!("outcomes{suffix}"),
+            &format!("How the engagement ends{title_note}"),
+            &|slice| chart::Panel::Bars {
+                x_label: axes.first().map_or(String::new(), |a| a.parameter.clone()),
+                y_label: "probability".into(),
+                series: series.clone(),
+                groups: runs_in(slice)
+                    .into_iter()
+                    .map(|i| BarGroup {
+                        label: axes.first().map_or_else(
+                            || "engagement".to_string(),
+                            |a| format!("{} = {}", a.parameter, study.runs[i].coordinates[0]),
+                        ),
+                        values: summaries[i].ends.to_vec(),
+                    })
+                    .collect(),
+            },
         )?;
         // Survival curves at the first point of the slice.
         if let Some(&first) = points(&[]).first().or(line.first()) {
@@ -467,20 +459,51 @@ fn draw_charts(
             };
             let ticks =
                 |values: &[AxisValue]| values.iter().map(ToString::to_string).collect::<Vec<_>>();
-            chart::heatmap(
-                &dir.join(format!("p_a_wins{suffix}")),
+            let (x, y) = (&study.axes[0], &study.axes[1]);
+            report::draw_pages(
+                axes,
+                &[0, 1],
+                dir,
+                &format!("p_a_wins{suffix}"),
                 &format!("P(A wins the engagement){title_note}"),
-                &study.axes[0].parameter,
-                &ticks(xs),
-                &study.axes[1].parameter,
-                &ticks(ys),
-                &cell(&|i| summaries[i].p_wins(0)),
+                &|slice| {
+                    let grid = runs_in(slice);
+                    chart::Panel::Heat {
+                        x_label: x.parameter.clone(),
+                        x_ticks: ticks(&x.values),
+                        y_label: y.parameter.clone(),
+                        y_ticks: ticks(&y.values),
+                        values: y
+                            .values
+                            .iter()
+                            .map(|yv| {
+                                x.values
+                                    .iter()
+                                    .map(|xv| {
+                                        grid.iter()
+                                            .find(|&&i| {
+                                                &study.runs[i].coordinates[0] == xv
+                                                    && &study.runs[i].coordinates[1] == yv
+                                            })
+                                            .map_or(f64::NAN, |&i| summaries[i].p_wins(0))
+                                    })
+                                    .collect()
+                            })
+                            .collect(),
+                    }
+                },
             )?;
             {
                 let wounds = cell(&|i| study.runs[i].combat.expected_first_phase().1[0].to_f64());
                 chart::heatmap_scaled(
                     &dir.join(format!("wounds_by_a{suffix}")),
-                    &format!("Expected wounds caused by A in the first phase (exact){title_note}"),
+                    &report::held_title(
+                        axes,
+                        &[0, 1],
+                        &format!(
+                            "Expected wounds caused by A in the first phase (exact){title_note}"
+                        ),
+                    ),
                     &study.axes[0].parameter,
                     &ticks(xs),
                     &study.axes[1].parameter,

@@ -6,6 +6,7 @@ pub use battlelab_core::systems::naval::*;
 
 use std::path::Path;
 
+use crate::analysis::AxisValue;
 use crate::chart::{self, BarGroup};
 use crate::frame::LongFrame;
 use crate::report::{self, ReportError};
@@ -76,99 +77,118 @@ fn p_control(result: &[f64; EngagementResult::COUNT], side: usize) -> f64 {
         .sum()
 }
 
-/// Runs of one variant on the axes `free`, every other axis at its
-/// [`report::fixed_value`].
-fn slice(study: &NavalStudy, variant: usize, free: &[usize]) -> Vec<usize> {
-    report::slice_points(
-        &study.axes,
-        study.runs.iter().map(|(v, c, _)| (*v, c.as_slice())),
-        variant,
-        free,
-    )
+/// Runs of one variant in a slice (every other axis free), in grid order.
+fn runs_in(study: &NavalStudy, variant: usize, slice: &[(usize, AxisValue)]) -> Vec<usize> {
+    study
+        .runs
+        .iter()
+        .enumerate()
+        .filter(|(_, (v, c, _))| *v == variant && report::in_slice(c, slice))
+        .map(|(i, _)| i)
+        .collect()
 }
 
 fn draw_charts(study: &NavalStudy, results: &NavalResults, dir: &Path) -> Result<(), ReportError> {
+    let axes = &study.axes;
+    let first: Vec<usize> = if axes.is_empty() { vec![] } else { vec![0] };
     for (variant, (vname, _)) in study.variants.iter().enumerate() {
         let suffix = report::variant_suffix(vname, study.variants.len());
-        if study.axes.len() >= 2 {
-            let runs = slice(study, variant, &[0, 1]);
-            let (x, y) = (&study.axes[0], &study.axes[1]);
-            let values: Vec<Vec<f64>> = y
-                .values
-                .iter()
-                .map(|yv| {
-                    x.values
-                        .iter()
-                        .map(|xv| {
-                            runs.iter()
-                                .find(|&&r| study.runs[r].1[0] == *xv && study.runs[r].1[1] == *yv)
-                                .map_or(0.0, |&r| p_control(&results.runs[r].1.result, 0))
-                        })
-                        .collect()
-                })
-                .collect();
-            chart::heatmap(
-                &dir.join(format!("heatmap_a_control{suffix}")),
+        if axes.len() >= 2 {
+            let (x, y) = (&axes[0], &axes[1]);
+            report::draw_pages(
+                axes,
+                &[0, 1],
+                dir,
+                &format!("heatmap_a_control{suffix}"),
                 &format!("P(A ends in control of the sea) — {vname}"),
-                &x.parameter,
-                &x.values.iter().map(ToString::to_string).collect::<Vec<_>>(),
-                &y.parameter,
-                &y.values.iter().map(ToString::to_string).collect::<Vec<_>>(),
-                &values,
+                &|slice| {
+                    let runs = runs_in(study, variant, slice);
+                    let values: Vec<Vec<f64>> = y
+                        .values
+                        .iter()
+                        .map(|yv| {
+                            x.values
+                                .iter()
+                                .map(|xv| {
+                                    runs.iter()
+                                        .find(|&&r| {
+                                            study.runs[r].1[0] == *xv && study.runs[r].1[1] == *yv
+                                        })
+                                        .map_or(f64::NAN, |&r| {
+                                            p_control(&results.runs[r].1.result, 0)
+                                        })
+                                })
+                                .collect()
+                        })
+                        .collect();
+                    chart::Panel::Heat {
+                        x_label: x.parameter.clone(),
+                        x_ticks: x.values.iter().map(ToString::to_string).collect(),
+                        y_label: y.parameter.clone(),
+                        y_ticks: y.values.iter().map(ToString::to_string).collect(),
+                        values,
+                    }
+                },
             )?;
         }
-        // Outcome bars and NSP lost over the first axis, other axes held at their fixed
-        // value (the value nearest zero for a DRM axis).
-        let first_only = slice(study, variant, &[0]);
+        // Outcome bars and NSP lost over the first axis, every other axis in panels and
+        // files of its own.
         let label = |r: usize| {
-            if study.axes.is_empty() {
+            if axes.is_empty() {
                 "engagement".to_string()
             } else {
-                format!("{} {}", study.axes[0].parameter, study.runs[r].1[0])
+                format!("{} {}", axes[0].parameter, study.runs[r].1[0])
             }
         };
-        let groups: Vec<BarGroup> = first_only
-            .iter()
-            .map(|&r| BarGroup {
-                label: label(r),
-                values: results.runs[r].1.result.to_vec(),
-            })
-            .collect();
         let series: Vec<String> = EngagementResult::LABELS
             .iter()
             .map(|s| s.to_string())
             .collect();
-        chart::grouped_bars(
-            &dir.join(format!("outcomes{suffix}")),
+        report::draw_pages(
+            axes,
+            &first,
+            dir,
+            &format!("outcomes{suffix}"),
             &format!("Engagement outcomes — {vname}"),
-            study
-                .axes
-                .first()
-                .map_or("engagement", |a| a.parameter.as_str()),
-            "probability",
-            &series,
-            &groups,
+            &|slice| chart::Panel::Bars {
+                x_label: axes
+                    .first()
+                    .map_or("engagement".to_string(), |a| a.parameter.clone()),
+                y_label: "probability".into(),
+                series: series.clone(),
+                groups: runs_in(study, variant, slice)
+                    .into_iter()
+                    .map(|r| BarGroup {
+                        label: label(r),
+                        values: results.runs[r].1.result.to_vec(),
+                    })
+                    .collect(),
+            },
         )?;
         for side in 0..2 {
-            let lines: Vec<(String, Vec<(f64, f64)>)> = first_only
-                .iter()
-                .map(|&r| {
-                    (
-                        label(r),
-                        results.runs[r].1.nsp_lost[side]
-                            .iter()
-                            .enumerate()
-                            .map(|(v, &p)| (v as f64, p))
-                            .collect(),
-                    )
-                })
-                .collect();
-            chart::distributions(
-                &dir.join(format!("nsp_lost_{}{suffix}", ["a", "b"][side])),
+            report::draw_pages(
+                axes,
+                &first,
+                dir,
+                &format!("nsp_lost_{}{suffix}", ["a", "b"][side]),
                 &format!("NSP lost by fleet {} — {vname}", ["A", "B"][side]),
-                "NSP lost (sunk or captured)",
-                "probability",
-                &lines,
+                &|slice| chart::Panel::Lines {
+                    x_label: "NSP lost (sunk or captured)".into(),
+                    y_label: "probability".into(),
+                    series: runs_in(study, variant, slice)
+                        .into_iter()
+                        .map(|r| {
+                            (
+                                label(r),
+                                results.runs[r].1.nsp_lost[side]
+                                    .iter()
+                                    .enumerate()
+                                    .map(|(v, &p)| (v as f64, p))
+                                    .collect(),
+                            )
+                        })
+                        .collect(),
+                },
             )?;
         }
     }

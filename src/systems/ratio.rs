@@ -197,78 +197,105 @@ fn draw_charts(study: &RatioStudy, results: &RatioResults, dir: &Path) -> Result
             )
         }
     };
+    let axes = &study.axes;
+    let runs_in = |vi: usize, slice: &[(usize, AxisValue)]| -> Vec<usize> {
+        study
+            .runs
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.variant == vi && report::in_slice(&r.coordinates, slice))
+            .map(|(i, _)| i)
+            .collect()
+    };
     for (vi, vname) in study.variants.iter().enumerate() {
         let suffix = report::variant_suffix(vname, study.variants.len());
         let runs = slice(study, vi, &free);
-        let groups: Vec<BarGroup> = runs
-            .iter()
-            .map(|&r| {
-                let s = best_summary(&results.runs[r]);
-                BarGroup {
-                    label: label(r),
-                    values: live.iter().map(|&i| s.result[i]).collect(),
-                }
-            })
-            .collect();
-        chart::grouped_bars(
-            &dir.join(format!("outcomes{suffix}")),
+        report::draw_pages(
+            axes,
+            &free,
+            dir,
+            &format!("outcomes{suffix}"),
             &format!("Battle outcomes — {vname}"),
-            &x_label,
-            "probability",
-            &series,
-            &groups,
+            &|slice| chart::Panel::Bars {
+                x_label: x_label.clone(),
+                y_label: "probability".into(),
+                series: series.clone(),
+                groups: runs_in(vi, slice)
+                    .into_iter()
+                    .map(|r| {
+                        let s = best_summary(&results.runs[r]);
+                        BarGroup {
+                            label: label(r),
+                            values: live.iter().map(|&i| s.result[i]).collect(),
+                        }
+                    })
+                    .collect(),
+            },
         )?;
-        if study.axes.len() >= 2 {
-            let (x, y) = (&study.axes[0], &study.axes[1]);
-            let grid = slice(study, vi, &[0, 1]);
-            let values: Vec<Vec<f64>> = y
-                .values
-                .iter()
-                .map(|yv| {
-                    x.values
-                        .iter()
-                        .map(|xv| {
-                            grid.iter()
-                                .find(|&&r| {
-                                    study.runs[r].coordinates[0] == *xv
-                                        && study.runs[r].coordinates[1] == *yv
-                                })
-                                .map_or(0.0, |&r| best_summary(&results.runs[r]).p_wins(0))
-                        })
-                        .collect()
-                })
-                .collect();
-            chart::heatmap(
-                &dir.join(format!("heatmap_a_wins{suffix}")),
+        if axes.len() >= 2 {
+            let (x, y) = (&axes[0], &axes[1]);
+            report::draw_pages(
+                axes,
+                &[0, 1],
+                dir,
+                &format!("heatmap_a_wins{suffix}"),
                 &format!("P({} wins) — {vname}", study.side_names[0]),
-                &x.parameter,
-                &x.values.iter().map(ToString::to_string).collect::<Vec<_>>(),
-                &y.parameter,
-                &y.values.iter().map(ToString::to_string).collect::<Vec<_>>(),
-                &values,
+                &|slice| {
+                    let grid = runs_in(vi, slice);
+                    let values: Vec<Vec<f64>> = y
+                        .values
+                        .iter()
+                        .map(|yv| {
+                            x.values
+                                .iter()
+                                .map(|xv| {
+                                    grid.iter()
+                                        .find(|&&r| {
+                                            study.runs[r].coordinates[0] == *xv
+                                                && study.runs[r].coordinates[1] == *yv
+                                        })
+                                        .map_or(f64::NAN, |&r| {
+                                            best_summary(&results.runs[r]).p_wins(0)
+                                        })
+                                })
+                                .collect()
+                        })
+                        .collect();
+                    chart::Panel::Heat {
+                        x_label: x.parameter.clone(),
+                        x_ticks: x.values.iter().map(ToString::to_string).collect(),
+                        y_label: y.parameter.clone(),
+                        y_ticks: y.values.iter().map(ToString::to_string).collect(),
+                        values,
+                    }
+                },
             )?;
         }
         for side in 0..2 {
-            let lines: Vec<(String, Vec<(f64, f64)>)> = runs
-                .iter()
-                .map(|&r| {
-                    let s = best_summary(&results.runs[r]);
-                    (
-                        label(r),
-                        s.cp[side]
-                            .iter()
-                            .enumerate()
-                            .map(|(v, &p)| (v as f64, p))
-                            .collect(),
-                    )
-                })
-                .collect();
-            chart::distributions(
-                &dir.join(format!("cp_{}{suffix}", ["a", "b"][side])),
+            report::draw_pages(
+                axes,
+                &free,
+                dir,
+                &format!("cp_{}{suffix}", ["a", "b"][side]),
                 &format!("Casualty points of {} — {vname}", study.side_names[side]),
-                "casualty points",
-                "probability",
-                &lines,
+                &|slice| chart::Panel::Lines {
+                    x_label: "casualty points".into(),
+                    y_label: "probability".into(),
+                    series: runs_in(vi, slice)
+                        .into_iter()
+                        .map(|r| {
+                            let s = best_summary(&results.runs[r]);
+                            (
+                                label(r),
+                                s.cp[side]
+                                    .iter()
+                                    .enumerate()
+                                    .map(|(v, &p)| (v as f64, p))
+                                    .collect(),
+                            )
+                        })
+                        .collect(),
+                },
             )?;
         }
         let with_policies: Vec<usize> = runs
@@ -287,7 +314,11 @@ fn draw_charts(study: &RatioStudy, results: &RatioResults, dir: &Path) -> Result
                 .collect();
             chart::grouped_bars(
                 &dir.join(format!("policies_p_win{suffix}")),
-                &format!("Value of reserves: P(reserve side wins) by policy — {vname}"),
+                &report::held_title(
+                    axes,
+                    &free,
+                    &format!("Value of reserves: P(reserve side wins) by policy — {vname}"),
+                ),
                 &x_label,
                 "P(win)",
                 &names,
@@ -317,9 +348,13 @@ fn draw_charts(study: &RatioStudy, results: &RatioResults, dir: &Path) -> Result
             .collect();
         chart::distributions(
             &dir.join("p_a_wins_by_variant"),
-            &format!(
-                "P({} wins) by {} and variant",
-                study.side_names[0], study.axes[0].parameter
+            &report::held_title(
+                &study.axes,
+                &[0],
+                &format!(
+                    "P({} wins) by {} and variant",
+                    study.side_names[0], study.axes[0].parameter
+                ),
             ),
             &study.axes[0].parameter,
             "P(A wins)",

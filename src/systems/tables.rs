@@ -11,7 +11,6 @@ use crate::chart::{self, BarGroup};
 use crate::frame::LongFrame;
 use crate::report::{self, ReportError};
 use crate::rules::d6table::{self};
-use crate::stats::percentages_summing_to_100;
 
 impl crate::pipeline::SystemReport for TableStudy {
     fn extras(
@@ -91,99 +90,102 @@ fn write_extras(study: &TableStudy, results: &TableResults, dir: &Path) -> Resul
     report::write_text(dir, "tables.md", &rulebook_tables(study, results))
 }
 
-/// Points of one variant on axis `free`, every other axis at its first value.
-fn slice(
-    study: &TableStudy,
-    variant: usize,
-    free: Option<usize>,
-    other: Option<(usize, &AxisValue)>,
-) -> Vec<usize> {
+/// Points of one variant in a slice (every other axis free), in grid order.
+fn points_in(study: &TableStudy, variant: usize, slice: &[(usize, AxisValue)]) -> Vec<usize> {
     study
         .points
         .iter()
         .enumerate()
-        .filter(|(_, p)| {
-            p.variant == variant
-                && p.coordinates.iter().enumerate().all(|(i, v)| {
-                    Some(i) == free
-                        || other.is_some_and(|(j, w)| j == i && w == v)
-                        || (other.is_none_or(|(j, _)| j != i) && *v == study.axes[i].values[0])
-                })
-        })
+        .filter(|(_, p)| p.variant == variant && report::in_slice(&p.coordinates, slice))
         .map(|(i, _)| i)
         .collect()
 }
 
 fn draw_charts(study: &TableStudy, results: &TableResults, dir: &Path) -> Result<(), ReportError> {
-    let x = if study.axes.is_empty() { None } else { Some(0) };
-    let x_label = study
-        .axes
+    let axes = &study.axes;
+    let x: Vec<usize> = if axes.is_empty() { vec![] } else { vec![0] };
+    let x_label = axes
         .first()
         .map_or("roll".to_string(), |a| a.parameter.clone());
     for (variant, (name, table)) in study.variants.iter().enumerate() {
         let suffix = report::variant_suffix(name, study.variants.len());
         let series: Vec<String> = table.outcomes().to_vec();
-        let groups: Vec<BarGroup> = slice(study, variant, x, None)
-            .into_iter()
-            .map(|p| BarGroup {
-                label: x.map_or("all".to_string(), |_| {
-                    study.points[p].coordinates[0].to_string()
-                }),
-                values: (0..series.len())
-                    .map(|i| results.points[p].exact.probability(i))
-                    .collect(),
-            })
-            .collect();
-        chart::grouped_bars(
-            &dir.join(format!("outcomes{suffix}")),
+        report::draw_pages(
+            axes,
+            &x,
+            dir,
+            &format!("outcomes{suffix}"),
             &format!("{} outcomes — {name}", study.system),
-            &x_label,
-            "probability",
-            &series,
-            &groups,
+            &|slice| chart::Panel::Bars {
+                x_label: x_label.clone(),
+                y_label: "probability".into(),
+                series: series.clone(),
+                groups: points_in(study, variant, slice)
+                    .into_iter()
+                    .map(|p| BarGroup {
+                        label: if x.is_empty() {
+                            "all".to_string()
+                        } else {
+                            study.points[p].coordinates[0].to_string()
+                        },
+                        values: (0..series.len())
+                            .map(|i| results.points[p].exact.probability(i))
+                            .collect(),
+                    })
+                    .collect(),
+            },
         )?;
         // Expectations as lines over the first axis, one line per value of the second.
+        let drawn: Vec<usize> = (0..axes.len().min(2)).collect();
         for (expectation, values) in d6table::outcome_values(&study.system, table.outcomes()) {
-            let lines: Vec<(AxisValue, Vec<usize>)> = match study.axes.get(1) {
-                Some(second) => second
-                    .values
+            let line = |points: &[usize], label: String| {
+                let xy = points
                     .iter()
-                    .map(|v| (v.clone(), slice(study, variant, x, Some((1, v)))))
-                    .collect(),
-                None => vec![(AxisValue::Int(0), slice(study, variant, x, None))],
+                    .enumerate()
+                    .map(|(k, &p)| {
+                        let xv = match &study.points[p].coordinates.first() {
+                            Some(AxisValue::Int(v)) => *v as f64,
+                            _ => k as f64,
+                        };
+                        (
+                            xv,
+                            results.points[p].exact.expectation(|i| values[i]).to_f64(),
+                        )
+                    })
+                    .collect();
+                (label, xy)
             };
-            let series: Vec<(String, Vec<(f64, f64)>)> = lines
-                .into_iter()
-                .map(|(value, points)| {
-                    let label = study.axes.get(1).map_or(expectation.to_string(), |a| {
-                        format!("{} {value}", a.parameter)
-                    });
-                    let xy = points
-                        .iter()
-                        .enumerate()
-                        .map(|(k, &p)| {
-                            let xv = match &study.points[p].coordinates.first() {
-                                Some(AxisValue::Int(v)) => *v as f64,
-                                _ => k as f64,
-                            };
-                            (
-                                xv,
-                                results.points[p].exact.expectation(|i| values[i]).to_f64(),
-                            )
-                        })
-                        .collect();
-                    (label, xy)
-                })
-                .collect();
-            chart::distributions(
-                &dir.join(format!(
-                    "expected_{}{suffix}",
-                    crate::analysis::slug(expectation)
-                )),
+            report::draw_pages(
+                axes,
+                &drawn,
+                dir,
+                &format!("expected_{}{suffix}", crate::analysis::slug(expectation)),
                 &format!("{expectation} per roll — {name}"),
-                &x_label,
-                expectation,
-                &series,
+                &|slice| {
+                    let series = match axes.get(1) {
+                        Some(second) => second
+                            .values
+                            .iter()
+                            .map(|v| {
+                                let mut slice = slice.to_vec();
+                                slice.push((1, v.clone()));
+                                line(
+                                    &points_in(study, variant, &slice),
+                                    format!("{} {v}", second.parameter),
+                                )
+                            })
+                            .collect(),
+                        None => vec![line(
+                            &points_in(study, variant, slice),
+                            expectation.to_string(),
+                        )],
+                    };
+                    chart::Panel::Lines {
+                        x_label: x_label.clone(),
+                        y_label: expectation.to_string(),
+                        series,
+                    }
+                },
             )?;
         }
         if let (Some(turns), Some(result)) = (study.turns, results.turns.get(variant)) {
@@ -224,37 +226,46 @@ fn rulebook_tables(study: &TableStudy, results: &TableResults) -> String {
     if let Some(d) = &study.description {
         let _ = writeln!(md, "{}\n", d.trim());
     }
-    let _ = writeln!(md, "Seed {}, {} rolls per grid point; percentages from exact enumeration, each row adding up to exactly 100.0%.\n", results.seed, results.trials);
+    let options = study.tables;
+    let _ = writeln!(
+        md,
+        "Seed {}, {} rolls per grid point; chances from exact enumeration, as {}.\n",
+        results.seed,
+        results.trials,
+        report::rulebook::describe(options)
+    );
     for (variant, (name, table)) in study.variants.iter().enumerate() {
         let t = table.table();
         let _ = writeln!(md, "## The {} table — {name}\n", t.name);
         let _ = writeln!(md, "{}", t.markdown());
         let _ = writeln!(md, "## Outcomes per grid point — {name}\n");
         let values = d6table::outcome_values(&study.system, table.outcomes());
+        let rows = printed_rows(study, variant);
         let header: Vec<String> = study
             .axes
             .iter()
-            .map(|a| a.parameter.clone())
-            .chain(table.outcomes().iter().map(|o| format!("{o} %")))
+            .map(|a| column_heading(study, &a.parameter))
+            .chain(
+                table
+                    .outcomes()
+                    .iter()
+                    .map(|o| report::rulebook::column_header(options, o)),
+            )
             .chain(values.iter().map(|(n, _)| n.to_string()))
             .collect();
         let _ = writeln!(md, "| {} |", header.join(" | "));
         let _ = writeln!(md, "|{}", "---|".repeat(header.len()));
-        for (point, result) in study
-            .points
-            .iter()
-            .zip(&results.points)
-            .filter(|(p, _)| p.variant == variant)
-        {
-            let p: Vec<f64> = (0..table.outcomes().len())
-                .map(|i| result.exact.probability(i))
-                .collect();
-            let units = percentages_summing_to_100(&p, 1);
-            let cells: Vec<String> = point
-                .coordinates
+        let mut moved = false;
+        for row in &rows {
+            let result = &results.points[row.points[0]];
+            let chances =
+                report::rulebook::exact_row(options, &result.exact.counts, result.exact.total);
+            moved |= chances.moved;
+            let cells: Vec<String> = row
+                .labels
                 .iter()
-                .map(ToString::to_string)
-                .chain(units.iter().map(|u| format!("{}.{}", u / 10, u % 10)))
+                .cloned()
+                .chain(chances.cells)
                 .chain(values.iter().map(|(_, v)| {
                     let e = result.exact.expectation(|i| v[i]);
                     format!("{e} ({:.3})", e.to_f64())
@@ -263,6 +274,12 @@ fn rulebook_tables(study: &TableStudy, results: &TableResults) -> String {
             let _ = writeln!(md, "| {} |", cells.join(" | "));
         }
         let _ = writeln!(md);
+        if let Some(note) = column_note(study, &rows) {
+            let _ = writeln!(md, "{note}\n");
+        }
+        if moved {
+            let _ = writeln!(md, "{}\n", report::rulebook::MOVED_NOTE);
+        }
         if study.system == "march" {
             let _ = writeln!(md, "### Best request per DRM — {name}\n\nExpected extra MP per SP eliminated (∞ when no SP is lost); the best request in bold.\n");
             let drms: Vec<i32> = {
@@ -345,4 +362,121 @@ fn rulebook_tables(study: &TableStudy, results: &TableResults) -> String {
         }
     }
     md
+}
+
+/// The swept parameter that picks a printed column of the table, if any.
+fn column_parameter(system: &str) -> Option<&'static str> {
+    match system {
+        "attrition" => Some("sp"),
+        "march" => Some("extra"),
+        "naval" => Some("odds"),
+        _ => None,
+    }
+}
+
+/// A rulebook table's heading for a swept parameter: the column parameter reads as the
+/// printed column it reaches.
+fn column_heading(study: &TableStudy, parameter: &str) -> String {
+    match (column_parameter(&study.system), parameter) {
+        (Some("sp"), "sp") => "SP column".to_string(),
+        (Some(p), q) if p == q => format!("{p} column"),
+        _ => parameter.to_string(),
+    }
+}
+
+/// One printed row of the outcomes table: the grid points it stands for (identical
+/// rolls: the same printed column and every other swept value the same) and its labels.
+struct PrintedRow {
+    points: Vec<usize>,
+    labels: Vec<String>,
+    /// The swept values of the column parameter that reached this row's column.
+    swept: Vec<String>,
+}
+
+/// The rows of one variant's outcomes table, labelled by the printed column a point's
+/// column parameter reaches (attrition at 8 SP reads the "6-10" column); points that
+/// reach the same column with every other swept value equal roll the same and share a
+/// row, which lists the swept values.
+fn printed_rows(study: &TableStudy, variant: usize) -> Vec<PrintedRow> {
+    let column_axis = column_parameter(&study.system)
+        .and_then(|p| study.axes.iter().position(|a| a.parameter == p));
+    let table = study.variants[variant].1.table();
+    let mut rows: Vec<(Option<usize>, Vec<AxisValue>, PrintedRow)> = Vec::new();
+    for (index, point) in study.points.iter().enumerate() {
+        if point.variant != variant {
+            continue;
+        }
+        let rest: Vec<AxisValue> = point
+            .coordinates
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| Some(*i) != column_axis)
+            .map(|(_, v)| v.clone())
+            .collect();
+        let key_column = column_axis.map(|_| point.column);
+        let swept = column_axis.map(|i| point.coordinates[i].to_string());
+        if let Some((_, _, row)) = rows
+            .iter_mut()
+            .find(|(c, r, _)| column_axis.is_some() && *c == key_column.flatten() && *r == rest)
+        {
+            row.points.push(index);
+            row.swept.extend(swept);
+            continue;
+        }
+        let labels = point
+            .coordinates
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                if Some(i) == column_axis {
+                    point
+                        .column
+                        .map_or("none".to_string(), |c| table.column_labels[c].clone())
+                } else {
+                    v.to_string()
+                }
+            })
+            .collect();
+        rows.push((
+            key_column.flatten(),
+            rest,
+            PrintedRow {
+                points: vec![index],
+                labels,
+                swept: swept.into_iter().collect(),
+            },
+        ));
+    }
+    let mut rows: Vec<PrintedRow> = rows.into_iter().map(|(_, _, r)| r).collect();
+    // A column reached by several swept values names them: "6-10 (6, 8 SP)".
+    if let Some(axis) = column_axis {
+        let unit = if study.system == "attrition" {
+            " SP"
+        } else {
+            ""
+        };
+        for row in &mut rows {
+            if row.swept.len() > 1 {
+                row.labels[axis] = format!("{} ({}{unit})", row.labels[axis], row.swept.join(", "));
+            }
+        }
+    }
+    rows
+}
+
+/// What the column labels of the outcomes table mean, where a swept value is not itself
+/// the printed column.
+fn column_note(study: &TableStudy, rows: &[PrintedRow]) -> Option<String> {
+    match study.system.as_str() {
+        "attrition" if study.axes.iter().any(|a| a.parameter == "sp") => {
+            let none = rows
+                .iter()
+                .any(|r| study.points[r.points[0]].column.is_none());
+            Some(format!(
+                "Rows are the printed SP column each swept stack size reaches; sizes that reach the same column roll the same and share a row.{}",
+                if none { " \"none\": a hex under 3 SP, which does not roll (small_stack = \"none\")." } else { "" }
+            ))
+        }
+        _ => None,
+    }
 }

@@ -1284,11 +1284,14 @@ fn markdown_rows(
         "| outcome | exact | % |\n|---|---|---|\n"
     });
     let values: Vec<f64> = rows.iter().map(|o| o.probability).collect();
+    let mut moved = false;
     let percents: Vec<String> = if partition {
-        crate::stats::percentages_summing_to_100(&values, 1)
-            .into_iter()
-            .map(|u| format!("{}.{}", u / 10, u % 10))
-            .collect()
+        let row = crate::report::rulebook::percent_row(
+            crate::analysis::TablesOptions::default(),
+            &values,
+        );
+        moved = row.moved;
+        row.cells
     } else {
         values.iter().map(|v| format!("{:.1}", v * 100.0)).collect()
     };
@@ -1311,6 +1314,9 @@ fn markdown_rows(
             );
         }
         out.push('\n');
+    }
+    if moved {
+        let _ = write!(out, "\n{}\n", crate::report::rulebook::MOVED_NOTE);
     }
 }
 

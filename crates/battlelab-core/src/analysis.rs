@@ -602,3 +602,122 @@ pub fn describe_point(
         format!(" ({})", parts.join(", "))
     }
 }
+
+/// How `tables.md` prints a chance: `[tables] format = "percent" | "fraction" | "in36" |
+/// "in6"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TableFormat {
+    /// Percentages with `decimals` digits, each row adding up to exactly 100.
+    Percent,
+    /// Exact fractions in lowest terms ("1/3").
+    Fraction,
+    /// Counts of the 36 faces of 2d6 ("12 in 36"): for 2d6 tables only.
+    In36,
+    /// Counts of the 6 faces of one d6 ("2 in 6"): for single-d6 tables only.
+    In6,
+}
+
+impl TableFormat {
+    pub const ALL: [TableFormat; 4] = [Self::Percent, Self::Fraction, Self::In36, Self::In6];
+
+    /// The name written in the file.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Percent => "percent",
+            Self::Fraction => "fraction",
+            Self::In36 => "in36",
+            Self::In6 => "in6",
+        }
+    }
+}
+
+/// `[tables]` as written: how `tables.md` prints its chances.
+#[derive(serde::Deserialize, Default, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct TablesSpec {
+    format: Option<Spanned<String>>,
+    decimals: Option<Spanned<i64>>,
+}
+
+/// `[tables]` validated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TablesOptions {
+    pub format: TableFormat,
+    /// Digits after the point of a percentage, 0–4.
+    pub decimals: u32,
+}
+
+impl Default for TablesOptions {
+    fn default() -> Self {
+        Self {
+            format: TableFormat::Percent,
+            decimals: 1,
+        }
+    }
+}
+
+/// Most digits after the point `[tables] decimals` may ask for.
+pub const MAX_TABLE_DECIMALS: i64 = 4;
+
+impl TablesOptions {
+    /// Validates `[tables]` for a system whose rulebook tables can be printed in the
+    /// formats `allowed`; `why` says, for a refused format, what the system's tables are
+    /// (e.g. "the d6 tables are single d6 rolls").
+    pub fn parse(
+        source: &Source,
+        spec: Option<&TablesSpec>,
+        allowed: &[TableFormat],
+        why: &str,
+    ) -> Result<Self, AnalysisError> {
+        let mut options = Self::default();
+        let Some(spec) = spec else {
+            return Ok(options);
+        };
+        let names = || {
+            allowed
+                .iter()
+                .map(|f| format!("\"{}\"", f.name()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        if let Some(format) = &spec.format {
+            let text = format.get_ref().trim();
+            let known = TableFormat::ALL.into_iter().find(|f| f.name() == text);
+            options.format = match known {
+                Some(f) if allowed.contains(&f) => f,
+                Some(f) => {
+                    return Err(source.error(
+                        format,
+                        "tables.format",
+                        format!(
+                            "\"{}\" is not available here: {why}; allowed: {}",
+                            f.name(),
+                            names()
+                        ),
+                    ))
+                }
+                None => {
+                    return Err(source.error(
+                        format,
+                        "tables.format",
+                        format!(
+                            "unknown table format \"{}\"; allowed: {}",
+                            crate::limits::echo(text),
+                            names()
+                        ),
+                    ))
+                }
+            };
+        }
+        if let Some(decimals) = &spec.decimals {
+            options.decimals = source.int_in(
+                decimals,
+                "tables.decimals",
+                0,
+                MAX_TABLE_DECIMALS,
+                "digits after the point of a percentage",
+            )? as u32;
+        }
+        Ok(options)
+    }
+}

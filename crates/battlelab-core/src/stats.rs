@@ -60,31 +60,176 @@ pub fn chi_square_critical(degrees_of_freedom: usize, z: f64) -> f64 {
     k * (1.0 - a + z * a.sqrt()).powi(3)
 }
 
+/// Percentages rounded to whole units of `10^-decimals` percent that add up to exactly
+/// 100%, and which of them rounding moved away from their own nearest value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RoundedRow {
+    /// The rounded values in units (tenths of a percent for `decimals = 1`).
+    pub units: Vec<u64>,
+    /// `moved[i]`: value `i` is not its own nearest rounding (it was moved one unit so
+    /// the row adds to 100%); a table marks it (e.g. with `†`).
+    pub moved: Vec<bool>,
+}
+
+impl RoundedRow {
+    /// Whether rounding moved any value away from its nearest rounding.
+    pub fn any_moved(&self) -> bool {
+        self.moved.iter().any(|&m| m)
+    }
+
+    /// Value `i` as a decimal with `decimals` digits after the point ("33.3").
+    pub fn text(&self, i: usize, decimals: u32) -> String {
+        units_text(self.units[i], decimals)
+    }
+}
+
+/// `units` of `10^-decimals` written as a decimal: 333 at 1 decimal is "33.3".
+pub fn units_text(units: u64, decimals: u32) -> String {
+    if decimals == 0 {
+        return units.to_string();
+    }
+    let scale = 10u64.pow(decimals);
+    format!(
+        "{}.{:0width$}",
+        units / scale,
+        units % scale,
+        width = decimals as usize
+    )
+}
+
+/// Rounds values given as `whole + remainder / denominator` units (remainder below the
+/// denominator) so that they add up to `total` units, moving as little as possible.
+///
+/// Each value starts at its nearest rounding (a remainder of exactly one half rounds up).
+/// If those do not add up, the values moved are the ones whose move costs least: the
+/// total absolute deviation from the exact values grows by `|1 − 2·remainder|` per value
+/// moved, so the remainders nearest one half move first. Among equal costs exact thirds
+/// and sixths (`protected`: k/3 or k/6 in lowest terms, whose decimals repeat) move last,
+/// so a third reads 33.3 and a sixth 16.7 wherever an equally near row allows it; then
+/// the larger value moves (two thirds become 66.6 rather than a sixth 16.6: the same total
+/// deviation, a smaller relative one); among values equal in all of these, the earlier
+/// entries get the larger values (moved up first, moved down last), as the
+/// largest-remainder method gives them. This minimises the total
+/// absolute deviation among all roundings to whole units that add up to `total`: no
+/// value ever needs to move by more than one unit.
+fn round_to_total(
+    parts: &[(u64, u128)],
+    denominator: u128,
+    total: u64,
+    protected: &[bool],
+) -> RoundedRow {
+    let n = parts.len();
+    // Nearest rounding: up when 2·remainder ≥ denominator.
+    let up: Vec<bool> = parts.iter().map(|&(_, r)| 2 * r >= denominator).collect();
+    let mut units: Vec<u64> = parts
+        .iter()
+        .zip(&up)
+        .map(|(&(w, _), &u)| w + u64::from(u))
+        .collect();
+    let mut moved = vec![false; n];
+    let sum: u64 = units.iter().sum();
+    // The cost of moving value i away from its nearest rounding, ×denominator:
+    // |denominator − 2·remainder|.
+    let cost = |i: usize| {
+        let twice = 2 * parts[i].1;
+        twice.abs_diff(denominator)
+    };
+    // Among equal costs exact thirds and sixths move last, then the larger exact value
+    // moves first (its relative error is smaller).
+    let larger = |i: usize, j: usize| {
+        protected[i]
+            .cmp(&protected[j])
+            .then(parts[j].0.cmp(&parts[i].0))
+    };
+    if sum < total {
+        // Move up values that were rounded down (and have something to round).
+        let mut order: Vec<usize> = (0..n).filter(|&i| !up[i] && parts[i].1 > 0).collect();
+        order.sort_by(|&i, &j| cost(i).cmp(&cost(j)).then(larger(i, j)).then(i.cmp(&j)));
+        for &i in order.iter().take((total - sum) as usize) {
+            units[i] += 1;
+            moved[i] = true;
+        }
+    } else if sum > total {
+        // Move down values that were rounded up.
+        let mut order: Vec<usize> = (0..n).filter(|&i| up[i]).collect();
+        order.sort_by(|&i, &j| cost(i).cmp(&cost(j)).then(larger(i, j)).then(j.cmp(&i)));
+        for &i in order.iter().take((sum - total) as usize) {
+            units[i] -= 1;
+            // A remainder of exactly one half is as near to either rounding.
+            moved[i] = 2 * parts[i].1 != denominator;
+        }
+    }
+    for (i, m) in moved.iter_mut().enumerate() {
+        *m = *m && cost(i) != 0;
+    }
+    RoundedRow { units, moved }
+}
+
 /// Rounds probabilities to whole units of `10^-decimals` percent so that they add up to
-/// exactly 100% (largest-remainder method; ties go to the earlier entry).
-/// Returns the rounded values in units (e.g. tenths of a percent for `decimals = 1`).
-pub fn percentages_summing_to_100(probabilities: &[f64], decimals: u32) -> Vec<u64> {
+/// exactly 100%, moving as little as possible from the exact values (see
+/// [`round_to_total`]); `moved` says which values are not their own nearest rounding.
+/// Remainders are compared on a 10^-9 grid so that exact ties (1/6 and 5/30 say) are not
+/// split by floating-point noise. Where the exact counts are known, prefer
+/// [`rounded_percentages_exact`].
+pub fn rounded_percentages(probabilities: &[f64], decimals: u32) -> RoundedRow {
     let scale = 100.0 * 10f64.powi(decimals as i32);
     let total_units = scale.round() as u64;
     let sum: f64 = probabilities.iter().sum();
-    if sum <= 0.0 {
-        return vec![0; probabilities.len()];
+    if sum <= 0.0 || !sum.is_finite() {
+        return RoundedRow {
+            units: vec![0; probabilities.len()],
+            moved: vec![false; probabilities.len()],
+        };
     }
-    let raw: Vec<f64> = probabilities.iter().map(|p| p / sum * scale).collect();
-    let mut units: Vec<u64> = raw.iter().map(|r| r.floor() as u64).collect();
-    let assigned: u64 = units.iter().sum();
-    let mut order: Vec<usize> = (0..raw.len()).collect();
-    // Remainders are compared on a 1e-9 grid so that exact ties (1/6 and 5/30 say) are
-    // not split by floating-point noise but go to the earlier entry.
-    let remainder = |i: usize| ((raw[i] - raw[i].floor()) * 1e9).round() as u64;
-    order.sort_by(|&i, &j| remainder(j).cmp(&remainder(i)).then(i.cmp(&j)));
-    for &index in order
+    const GRID: u128 = 1_000_000_000;
+    let parts: Vec<(u64, u128)> = probabilities
         .iter()
-        .take(total_units.saturating_sub(assigned) as usize)
-    {
-        units[index] += 1;
+        .map(|p| {
+            let raw = (p / sum * scale).max(0.0);
+            // The value on the 10^-9 grid, so that noise below it does not split ties.
+            let on_grid = (raw * GRID as f64).round() as u128;
+            ((on_grid / GRID) as u64, on_grid % GRID)
+        })
+        .collect();
+    let near_whole = |x: f64| (x - x.round()).abs() < 1e-9;
+    let protected: Vec<bool> = probabilities
+        .iter()
+        .map(|p| near_whole(p / sum * 6.0) && !near_whole(p / sum * 2.0))
+        .collect();
+    round_to_total(&parts, GRID, total_units, &protected)
+}
+
+/// Like [`rounded_percentages`], from exact integer counts out of their sum: every
+/// remainder is compared exactly.
+pub fn rounded_percentages_exact(counts: &[u64], decimals: u32) -> RoundedRow {
+    let total_units = 100 * 10u64.pow(decimals);
+    let sum: u128 = counts.iter().map(|&c| u128::from(c)).sum();
+    if sum == 0 {
+        return RoundedRow {
+            units: vec![0; counts.len()],
+            moved: vec![false; counts.len()],
+        };
     }
-    units
+    let parts: Vec<(u64, u128)> = counts
+        .iter()
+        .map(|&c| {
+            let scaled = u128::from(c) * u128::from(total_units);
+            ((scaled / sum) as u64, scaled % sum)
+        })
+        .collect();
+    // k/3 or k/6 in lowest terms: 6c is a multiple of the sum, 2c is not.
+    let protected: Vec<bool> = counts
+        .iter()
+        .map(|&c| (6 * u128::from(c)) % sum == 0 && (2 * u128::from(c)) % sum != 0)
+        .collect();
+    round_to_total(&parts, sum, total_units, &protected)
+}
+
+/// Rounds probabilities to whole units of `10^-decimals` percent so that they add up to
+/// exactly 100% ([`rounded_percentages`] without the marks). Returns the rounded values
+/// in units (e.g. tenths of a percent for `decimals = 1`).
+pub fn percentages_summing_to_100(probabilities: &[f64], decimals: u32) -> Vec<u64> {
+    rounded_percentages(probabilities, decimals).units
 }
 
 /// The mean of a histogram of the values 0, 1, 2, …: an integer sum divided once, so it
@@ -330,12 +475,188 @@ mod tests {
         let units = percentages_summing_to_100(&p, 1);
         assert_eq!(units.iter().sum::<u64>(), 1000);
         assert_eq!(units, vec![28, 55, 333, 167, 139, 111, 167]);
-        // Exact ties go to the earlier entry: 15/36, 6/36, 5/36, 4/36, 6/36.
+        // 15/36, 6/36, 5/36, 4/36, 6/36 = 41.666…, 16.666…, 13.888…, 11.111…, 16.666…:
+        // nearest 41.7 + 16.7 + 13.9 + 11.1 + 16.7 = 100.1. Moving 41.7, 16.7 or 16.7
+        // down costs the same (remainder .666); the largest value moves: 41.6, and both
+        // sixths stay 16.7.
         let p = [15.0 / 36.0, 6.0 / 36.0, 5.0 / 36.0, 4.0 / 36.0, 6.0 / 36.0];
         assert_eq!(
             percentages_summing_to_100(&p, 1),
-            vec![417, 167, 139, 111, 166]
+            vec![416, 167, 139, 111, 167]
         );
+    }
+
+    /// Rounds exact counts and checks the units, the marks and the sum.
+    fn exact(counts: &[u64], units: &[u64], moved: &[bool]) {
+        let row = rounded_percentages_exact(counts, 1);
+        assert_eq!(row.units, units, "{counts:?}");
+        assert_eq!(row.moved, moved, "{counts:?}");
+        assert_eq!(row.units.iter().sum::<u64>(), 1000, "{counts:?}");
+        // The float version agrees wherever the counts are exact.
+        let total: u64 = counts.iter().sum();
+        let p: Vec<f64> = counts.iter().map(|&c| c as f64 / total as f64).collect();
+        assert_eq!(rounded_percentages(&p, 1), row, "{counts:?}");
+    }
+
+    #[test]
+    fn thirds_cannot_all_be_33_3() {
+        // 1/3 = 33.333…%: every value's nearest rounding is 33.3, which adds to 99.9.
+        // Any row of tenths that adds to 100.0 needs one value at 33.4 (deviation
+        // 0.0667) or a value further away: 33.3 + 33.3 + 33.4 is the best there is
+        // (total deviation 0.0333 + 0.0333 + 0.0667 = 0.1333), so 33.4 is acceptable
+        // here, and it is marked as moved. With three equal remainders the earliest
+        // value gets the larger one.
+        exact(&[1, 1, 1], &[334, 333, 333], &[true, false, false]);
+    }
+
+    #[test]
+    fn sixths_and_two_thirds_round_to_their_nearest() {
+        // 1/6 = 16.666…% → nearest 16.7; 2/3 = 66.666…% → nearest 66.7. 16.7 + 16.7 +
+        // 66.7 = 100.1: one value moves down, each at the same cost (remainder .666 of a
+        // tenth, |1 − 2·0.666| = 0.333); the largest value moves (its relative error is
+        // the smallest): 16.7, 16.7, 66.6 — in any order, never 16.6.
+        exact(&[1, 1, 4], &[167, 167, 666], &[false, false, true]);
+        exact(&[4, 1, 1], &[666, 167, 167], &[true, false, false]);
+        // 1/2, 1/6, 1/6, 1/6: nearest 50.0 + 3 × 16.7 = 100.1; 50.0 is exact (moving it
+        // costs a whole tenth), so one sixth moves: the last, 16.6.
+        exact(
+            &[3, 1, 1, 1],
+            &[500, 167, 167, 166],
+            &[false, false, false, true],
+        );
+    }
+
+    #[test]
+    fn six_sixths_are_four_16_7_and_two_16_6() {
+        // Six values of 16.666…%: nearest 16.7 each, 100.2 in all; two must move to
+        // 16.6 (the least a row of tenths adding to 100.0 can move: 4 × 16.7 + 2 × 16.6).
+        // All tie, so the last two move down.
+        exact(
+            &[1; 6],
+            &[167, 167, 167, 167, 166, 166],
+            &[false, false, false, false, true, true],
+        );
+    }
+
+    #[test]
+    fn no_third_prints_as_33_4_when_33_3_can_add_up() {
+        // 1/3, 1/6, 1/2 = 33.333…, 16.666…, 50.0: nearest 33.3, 16.7, 50.0 add to 100.0,
+        // so nothing moves.
+        exact(&[2, 1, 3], &[333, 167, 500], &[false, false, false]);
+        // 1/3, 1/3, 1/6, 1/6: nearest 33.3, 33.3, 16.7, 16.7 = 100.0: nothing moves.
+        exact(&[2, 2, 1, 1], &[333, 333, 167, 167], &[false; 4]);
+        // 1/3, 2/9, 4/9 = 33.333…, 22.222…, 44.444…: nearest 33.3, 22.2, 44.4 = 99.9.
+        // One moves up; the cheapest is the remainder nearest one half: 4/9 (.444 of a
+        // tenth, cost 0.111) before 1/3 (.333, cost 0.333) and 2/9 (.222, cost 0.556):
+        // 33.3, 22.2, 44.5.
+        exact(&[3, 2, 4], &[333, 222, 445], &[false, false, true]);
+        // 12 in 36, 12 in 36, 11 in 36, 1 in 36 = 33.333…, 33.333…, 30.555…, 2.777…:
+        // nearest 33.3, 33.3, 30.6, 2.8 = 100.0: the thirds stay 33.3.
+        exact(&[12, 12, 11, 1], &[333, 333, 306, 28], &[false; 4]);
+    }
+
+    #[test]
+    fn a_third_stays_33_3_when_an_equally_near_row_allows_it() {
+        // 12, 3, 3, 18 in 36 = 33.333…, 8.333…, 8.333…, 50.0: nearest 33.3 + 8.3 + 8.3 +
+        // 50.0 = 99.9, one moves up. The third and both twelfths cost the same (remainder
+        // .333 of a tenth, 0.333 more deviation); the third is protected, so a twelfth
+        // (the earlier) moves: 33.3, 8.4, 8.3, 50.0.
+        exact(
+            &[12, 3, 3, 18],
+            &[333, 84, 83, 500],
+            &[false, true, false, false],
+        );
+        // 1, 2, 3 in 6 = 16.666…, 33.333…, 50.0: nearest 16.7 + 33.3 + 50.0 = 100.0.
+        exact(&[1, 2, 3], &[167, 333, 500], &[false; 3]);
+    }
+
+    /// Every row of a d6 (counts of 6 in up to 6 outcomes) and of 2d6 (counts of 36 in up
+    /// to 4 outcomes): the rounding adds to 100.0, is as near as any row of tenths adding
+    /// to 100.0 can be (brute force over every floor/ceil choice), and never prints an
+    /// exact third as 33.4 or a sixth as 16.6 where an equally near row does not.
+    #[test]
+    fn every_d6_and_2d6_row_is_as_near_as_possible() {
+        fn rows(total: u64, parts: usize, prefix: &mut Vec<u64>, out: &mut Vec<Vec<u64>>) {
+            if parts == 1 {
+                prefix.push(total);
+                out.push(prefix.clone());
+                prefix.pop();
+                return;
+            }
+            for c in 0..=total {
+                prefix.push(c);
+                rows(total - c, parts - 1, prefix, out);
+                prefix.pop();
+            }
+        }
+        let mut all = Vec::new();
+        for parts in 2..=6 {
+            rows(6, parts, &mut Vec::new(), &mut all);
+        }
+        for parts in 2..=4 {
+            rows(36, parts, &mut Vec::new(), &mut all);
+        }
+        for counts in all {
+            let sum: u64 = counts.iter().sum();
+            let row = rounded_percentages_exact(&counts, 1);
+            assert_eq!(row.units.iter().sum::<u64>(), 1000, "{counts:?}");
+            // Deviation ×sum, in integers: |units·sum − count·1000|.
+            let deviation = |units: &[u64]| -> u64 {
+                units
+                    .iter()
+                    .zip(&counts)
+                    .map(|(&u, &c)| (u * sum).abs_diff(c * 1000))
+                    .sum()
+            };
+            // A "bad" print: an exact third as 33.4 or a sixth as 16.6 (their nearest
+            // renderings are 33.3 and 16.7).
+            let bad = |units: &[u64]| -> usize {
+                units
+                    .iter()
+                    .zip(&counts)
+                    .filter(|(&u, &c)| (3 * c == sum && u == 334) || (6 * c == sum && u == 166))
+                    .count()
+            };
+            let floors: Vec<u64> = counts.iter().map(|&c| c * 1000 / sum).collect();
+            let (mut best, mut fewest_bad) = (u64::MAX, usize::MAX);
+            for mask in 0..(1u32 << counts.len()) {
+                let units: Vec<u64> = floors
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &f)| f + u64::from(mask >> i & 1))
+                    .collect();
+                if units.iter().sum::<u64>() != 1000 {
+                    continue;
+                }
+                let d = deviation(&units);
+                if d < best {
+                    (best, fewest_bad) = (d, bad(&units));
+                } else if d == best {
+                    fewest_bad = fewest_bad.min(bad(&units));
+                }
+            }
+            assert_eq!(deviation(&row.units), best, "{counts:?}: {:?}", row.units);
+            assert_eq!(bad(&row.units), fewest_bad, "{counts:?}: {:?}", row.units);
+        }
+    }
+
+    #[test]
+    fn halves_are_not_marked_and_other_decimals_work() {
+        // 1/8 = 12.5%: at 0 decimals 12.5 is as near 12 as 13. Eight of them: nearest
+        // (half up) 13 × 8 = 104, four move down to 12, none counted as moved.
+        let row = rounded_percentages_exact(&[1; 8], 0);
+        assert_eq!(row.units, [13, 13, 13, 13, 12, 12, 12, 12]);
+        assert!(!row.any_moved());
+        // Two decimals: 1/3 → 33.33, 33.33, 33.34.
+        let row = rounded_percentages_exact(&[1, 1, 1], 2);
+        assert_eq!(row.units, [3334, 3333, 3333]);
+        assert_eq!(row.text(0, 2), "33.34");
+        assert_eq!(units_text(5, 2), "0.05");
+        assert_eq!(units_text(1000, 1), "100.0");
+        assert_eq!(units_text(42, 0), "42");
+        // Nothing to round.
+        assert_eq!(rounded_percentages_exact(&[0, 0], 1).units, [0, 0]);
+        assert_eq!(rounded_percentages(&[0.0, 0.0], 1).units, [0, 0]);
     }
 
     #[test]

@@ -81,6 +81,20 @@
 //! or an analysis whose equilibrium runs hold more than [`MAX_ANALYSIS_GAME_STATES`] in
 //! all, is refused. The side's own `tactic`, then a variant's `tactic = { a, b }`, then a
 //! swept `a.tactic`/`b.tactic` decide a run's policy, the later winning.
+//!
+//! How `tables.md` prints chances:
+//!
+//! ```toml
+//! [tables]                     # [option]
+//! format = "in36"              # "percent" (default) or "in36": the CRT gains a row of
+//!                              # each modified roll's chance in 36 at net DRM 0
+//! decimals = 1                 # digits after the point of a percentage, 0–4 (default 1)
+//! ```
+//!
+//! Battle outcomes are fought over rounds and enumerated in floating point, so they
+//! always print as percentages, each row adding up to exactly 100 and moving as little as
+//! possible from the exact values (a value moved from its own nearest rounding is marked
+//! `†`); "fraction" and "in6" are refused.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -91,7 +105,7 @@ use toml::Spanned;
 
 use crate::analysis::{
     check_grid_size, grid, header, sweep_axes, variant_name, AnalysisError, AxisValue, Source,
-    SweepAxis, SYSTEMS,
+    SweepAxis, TableFormat, SYSTEMS,
 };
 use crate::keys::{self, key, KeyDoc, SystemDoc, Ty, REQUIRED};
 use crate::rules::crt::{
@@ -162,6 +176,8 @@ pub struct Analysis {
     pub axes: Vec<SweepAxis>,
     /// Variant-major, then grid points with the last axis varying fastest.
     pub runs: Vec<Run>,
+    /// `[tables]`: how `tables.md` prints chances.
+    pub tables: crate::analysis::TablesOptions,
 }
 
 #[derive(Deserialize)]
@@ -186,6 +202,7 @@ struct FieldFile {
     rules: Option<OverridesSpec>,
     variant: Option<Vec<VariantSpec>>,
     equilibrium: Option<EquilibriumSpec>,
+    tables: Option<crate::analysis::TablesSpec>,
     /// Balance assertions, read by the engine (`engine::expect`), not by this system.
     #[serde(rename = "expect")]
     _expect: Option<serde::de::IgnoredAny>,
@@ -282,6 +299,8 @@ const FIELD_KEYS: &[KeyDoc] = &[
     key("side.{a,b}.leader", Ty::Int(crt::LEADER_RANGE.0 as i64, crt::LEADER_RANGE.1 as i64), "0", "leader rating; the leader DRM is the larger force's minus the smaller's", "1").sweep("{a,b}.leader"),
     key("side.{a,b}.drm", DRM, "0", "a DRM in this side's favour", "1").sweep("{a,b}.drm"),
     key("side.{a,b}.tactic", Ty::Tactic, "\"uniform\"", "tactic policy: a tactic, \"uniform\", { uniform = [..] }, { mix = { charge = 3, envelop = 1 } } or \"equilibrium\"", "{ mix = { charge = 2, envelop = 1 } }").sweep("{a,b}.tactic"),
+    key("tables.format", Ty::OneOf(&["percent", "in36"]), "\"percent\"", "how tables.md prints chances: percent, or in36 (the CRT gains each modified roll's chance in 36)", "\"in36\""),
+    key("tables.decimals", Ty::Int(0, 4), "1", "digits after the point of a percentage", "2"),
     key("equilibrium.payoff", Ty::OneOf(&["win", "sp"]), "\"win\"", "what an \"equilibrium\" side's game maximises: win = P(A wins), sp = B's SP lost minus A's", "\"sp\""),
     key("[[variant]].tactic.{a,b}", Ty::Tactic, "the side's own", "a policy replacing the side's own in this variant", "\"charge\""),
     key("rules.caps.{leader,morale,terrain,tactic,drm}", Ty::Int(0, 12), "none (uncapped)", "[option] that source's DRM held to ± this before the net DRM cap", "2").in_variant(),
@@ -614,6 +633,12 @@ impl Analysis {
             variants,
             axes,
             runs,
+            tables: crate::analysis::TablesOptions::parse(
+                source,
+                spec.tables.as_ref(),
+                &[TableFormat::Percent, TableFormat::In36],
+                "field battles are fought over rounds (outcomes print as percentages); \"in36\" adds each modified 2d6 roll's chance to the CRT",
+            )?,
         })
     }
 }

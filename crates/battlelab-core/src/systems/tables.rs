@@ -28,7 +28,18 @@
 //! sp = 12
 //! count = 6
 //! drm = 1
+//!
+//! [tables]             # [option] how tables.md prints chances
+//! format = "in6"       # "percent" (default), "fraction" ("1/3") or "in6" ("2 in 6");
+//!                      # "in36" is refused: every table here is one d6
+//! decimals = 1         # digits after the point of a percentage, 0–4 (default 1)
 //! ```
+//!
+//! In `tables.md` a row is labelled by the printed column its swept value reaches
+//! (attrition at 8 SP reads "6-10"); swept values that reach the same column with every
+//! other swept value equal roll the same and share one row ("11-15 (12, 14 SP)").
+//! Percentages add up to exactly 100 per row and move as little as possible from the
+//! exact values; one moved away from its own nearest rounding is marked `†`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -37,7 +48,7 @@ use serde::Deserialize;
 use serde_json::json;
 use toml::Spanned;
 
-use crate::analysis::{self, AnalysisError, AxisValue, Source, SweepAxis};
+use crate::analysis::{self, AnalysisError, AxisValue, Source, SweepAxis, TableFormat};
 use crate::dice::DiceStream;
 use crate::exact::ExactDistribution;
 use crate::keys::{self, key, KeyDoc, SystemDoc, Ty, REQUIRED};
@@ -87,6 +98,8 @@ pub struct TableStudy {
     pub axes: Vec<SweepAxis>,
     pub points: Vec<TablePoint>,
     pub turns: Option<TurnsStudy>,
+    /// `[tables]`: how `tables.md` prints chances.
+    pub tables: analysis::TablesOptions,
 }
 
 #[derive(Deserialize)]
@@ -104,6 +117,7 @@ struct TableFile {
     rules: Option<CellOverrides>,
     variant: Option<Vec<VariantSpec>>,
     turns: Option<TurnsSpec>,
+    tables: Option<analysis::TablesSpec>,
     /// Balance assertions, read by the engine (`engine::expect`), not by this system.
     #[serde(rename = "expect")]
     _expect: Option<serde::de::IgnoredAny>,
@@ -160,6 +174,8 @@ const TABLE_KEYS: &[KeyDoc] = &[
     key("rules.cells.<column>.<roll>", Ty::Text, "as printed", "a printed cell: column label (\"11-15\", \"d6\") × modified roll = code (`battlelab table <system>` prints them)", "\"E\"").in_variant(),
     key("[[variant]].name", Ty::Text, REQUIRED, "the variant's name", "\"printed\""),
     key("[[variant]].description", Ty::Text, "none", "what the variant changes", "\"as printed\""),
+    key("tables.format", Ty::OneOf(&["percent", "fraction", "in6"]), "\"percent\"", "how tables.md prints chances: percent, fraction or \"2 in 6\"", "\"in6\""),
+    key("tables.decimals", Ty::Int(0, 4), "1", "digits after the point of a percentage", "2"),
 ];
 
 const ATTRITION_KEYS: &[KeyDoc] = &[
@@ -525,6 +541,16 @@ impl TableStudy {
             axes,
             points,
             turns,
+            tables: analysis::TablesOptions::parse(
+                &source,
+                spec.tables.as_ref(),
+                &[
+                    TableFormat::Percent,
+                    TableFormat::Fraction,
+                    TableFormat::In6,
+                ],
+                "the d6 tables are single d6 rolls, so \"in36\" does not apply",
+            )?,
         })
     }
 }
