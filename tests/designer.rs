@@ -351,6 +351,7 @@ fn value_writes_a_report_with_a_tornado_per_headline() {
         "manifest.json",
         "tornado_a_wins.png",
         "tornado_sp_lost_b.svg",
+        "index.html",
     ] {
         assert!(out.join(file).is_file(), "{file}");
     }

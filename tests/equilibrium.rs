@@ -171,6 +171,8 @@ fn out_writes_a_report_folder() {
         "tables.md",
         "manifest.json",
         "mix_a_both-equilibrium.png",
+        "index.html",
+        "analysis.toml",
         "mix_b_uniform-defender.svg",
     ] {
         assert!(report.join(name).is_file(), "no {name}");

@@ -36,6 +36,8 @@ struct Point {
 /// Everything the outputs are made from.
 struct Solved<'a> {
     analysis: &'a Analysis,
+    /// The analysis file as written (copied into the report).
+    text: &'a str,
     payoff: Payoff,
     points: Vec<Point>,
 }
@@ -87,6 +89,7 @@ pub fn equilibrium(args: EquilibriumArgs) -> Result<()> {
     battlelab::interrupt::check()?;
     let solved = Solved {
         analysis: &analysis,
+        text: &text,
         payoff,
         points,
     };
@@ -318,7 +321,7 @@ fn csv_text(s: &Solved) -> Result<String> {
 }
 
 /// The report folder: `equilibrium.csv`/`.parquet`, one chart of each side's mix over the
-/// first swept axis per variant, `tables.md` and a manifest.
+/// first swept axis per variant, `tables.md`, the analysis, a manifest and `index.html`.
 fn write_report(s: &Solved, out: &Path) -> Result<Vec<std::path::PathBuf>, ReportError> {
     report::write_atomically(out, |dir| {
         let mut df = frame(s).map_err(|e| ReportError::Frame {
@@ -328,6 +331,7 @@ fn write_report(s: &Solved, out: &Path) -> Result<Vec<std::path::PathBuf>, Repor
         report::write_frame(dir, "equilibrium", &mut df)?;
         draw_charts(s, dir)?;
         report::write_text(dir, "tables.md", &markdown(s))?;
+        report::write_text(dir, "analysis.toml", s.text)?;
         report::write_manifest(
             dir,
             &json!({
@@ -336,7 +340,8 @@ fn write_report(s: &Solved, out: &Path) -> Result<Vec<std::path::PathBuf>, Repor
                 "analysis": s.analysis.path.display().to_string(),
                 "payoff": s.payoff.name(),
             }),
-        )
+        )?;
+        report::index::write_index(dir, None)
     })
 }
 
