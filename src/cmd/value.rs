@@ -41,6 +41,10 @@ pub struct Evaluated {
 /// The analysis file as a TOML document, with the system's levers.
 pub struct Document {
     pub path: PathBuf,
+    /// The file as written.
+    pub text: String,
+    /// The file as validated.
+    pub study: Box<dyn battlelab::systems::Study>,
     pub doc: toml::Table,
     pub system: String,
     pub levers: &'static SystemLevers,
@@ -71,14 +75,17 @@ impl Document {
             .parse()
             .with_context(|| format!("{} is not TOML", path.display()))?;
         let plan = loaded.study.plan();
+        let (trials, seed) = (trials.unwrap_or(header.trials), seed.unwrap_or(header.seed));
         Ok((
             Self {
                 path: path.to_path_buf(),
+                text: loaded.analysis.text,
+                study: loaded.study,
                 doc,
                 system,
                 levers,
-                trials: trials.unwrap_or(header.trials),
-                seed: seed.unwrap_or(header.seed),
+                trials,
+                seed,
             },
             plan,
         ))
@@ -198,8 +205,7 @@ pub fn value(args: crate::cli::ValueArgs) -> Result<()> {
     let (pool, _) = pool(args.threads)?;
     let control = interruptible();
     let (document, plan) = Document::load(&args.file, args.trials, args.seed)?;
-    let text = std::fs::read_to_string(&args.file)
-        .with_context(|| format!("reading {}", args.file.display()))?;
+    let text = document.text.clone();
     let spec = value_spec(&args.file, &text)?;
     let system = document.system.clone();
     let levers = document.levers;
@@ -333,12 +339,11 @@ pub fn value(args: crate::cli::ValueArgs) -> Result<()> {
         }
     }
 
-    let base_study = battlelab::systems::load(&args.file)?.study;
     let documents = 1 + studies.len() + currency_studies.len();
     let total = documents as u64 * plan.runs.len() as u64 * document.trials;
     let watcher = ProgressWatcher::start(Arc::clone(&control), total, args.quiet);
     let evaluated = pool.install(|| -> Result<_> {
-        let base = document.evaluate(&*base_study, None, &control)?;
+        let base = document.evaluate(&*document.study, None, &control)?;
         let with = studies
             .iter()
             .map(|s| document.evaluate(&**s, None, &control))
