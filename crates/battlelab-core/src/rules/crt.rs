@@ -778,11 +778,11 @@ pub struct FieldCombat {
     /// `band_small[smaller]`: the CLC band for strengths below [`SMALL_SP`].
     // PERF: `band_of` was an out-of-line loop over a Vec (6% of the kernel in perf).
     band_small: [u8; SMALL_SP],
-    /// `hits[pair · bands + band]`: what one CRT pair does at one CLC band — SP and
-    /// morale lost by the larger and the smaller side (before capping at what is left).
-    // PERF: one load replaces pair → result → loss row → band (four dependent loads).
-    hits: Vec<PairHit>,
-    bands: usize,
+    /// `hits[band][pair]`: what one CRT pair does at one CLC band — SP and morale lost
+    /// by the larger and the smaller side (before capping at what is left).
+    // PERF: one load replaces pair → result → loss row → band (four dependent loads);
+    // rows of a fixed power of two so a masked pair index needs no multiply or check.
+    hits: Vec<[PairHit; OUTCOME_LANES]>,
 }
 
 /// Strengths below this read the odds column and CLC band from tables.
@@ -866,20 +866,19 @@ impl FieldCombat {
             DrmCaps::bound(rules.caps.drm),
         ];
         let bands = rules.clc.band_lower_bounds.len();
-        let mut hits = Vec::with_capacity(pairs.len() * bands);
-        for pair in &pairs {
-            let [l, s] = [pair.larger, pair.smaller];
-            for (&loss_l, &loss_s) in loss_by_result[l as usize]
-                .iter()
-                .zip(&loss_by_result[s as usize])
-            {
-                hits.push(PairHit {
-                    sp: [loss_l, loss_s],
+        let mut hits = vec![[PairHit::default(); OUTCOME_LANES]; bands];
+        for (band, row) in hits.iter_mut().enumerate() {
+            for (hit, pair) in row.iter_mut().zip(&pairs) {
+                let [l, s] = [pair.larger, pair.smaller];
+                *hit = PairHit {
+                    sp: [
+                        loss_by_result[l as usize][band],
+                        loss_by_result[s as usize][band],
+                    ],
                     morale: [l.morale_loss(), s.morale_loss()],
-                });
+                };
             }
         }
-        debug_assert_eq!(hits.len(), pairs.len() * bands);
         let mut band_small = [0u8; SMALL_SP];
         for (sp, band) in band_small.iter_mut().enumerate() {
             *band = rules.clc.band_of(sp as u32) as u8;
@@ -897,7 +896,6 @@ impl FieldCombat {
             odds_small: Box::new([]),
             band_small,
             hits,
-            bands,
         };
         let mut odds_small = vec![0u8; SMALL_SP * SMALL_SP];
         for larger in 0..SMALL_SP {
@@ -1023,21 +1021,41 @@ impl FieldCombat {
     /// dice: who is larger, the odds column and the DRM before the tactic cell.
     #[inline(always)]
     pub fn round_setup(&self, battle: &PreparedBattle, state: &BattleState) -> RoundSetup {
+        self.round_setup_with(&self.battle_constants(battle), state)
+    }
+
+    /// The parts of [`Self::round_setup`] that stay fixed through a battle: the capped
+    /// leader, side and terrain DRMs, by which side is larger.
+    // PERF: computed once per battle by the kernel instead of once per round (they were
+    // six loads and three clamps on every round).
+    #[inline(always)]
+    pub fn battle_constants(&self, battle: &PreparedBattle) -> BattleConstants {
+        let [leader, _, terrain, drm] = self.source_caps;
+        let fixed_drm = [0usize, 1].map(|larger| {
+            let smaller = 1 - larger;
+            let sign = 1 - 2 * larger as i32; // +1 when A is larger, −1 when B is.
+                                              // Each source held to its cap (`[rules] caps`) before the net clamp; uncapped
+                                              // sources have a bound no sum reaches.
+            DrmCaps::hold(leader, battle.leader[larger] - battle.leader[smaller])
+                + DrmCaps::hold(drm, battle.drm[larger] - battle.drm[smaller])
+                + DrmCaps::hold(terrain, sign * battle.terrain_drm)
+        });
+        BattleConstants { fixed_drm }
+    }
+
+    /// [`Self::round_setup`] from the battle's constants ([`Self::battle_constants`]).
+    #[inline(always)]
+    pub fn round_setup_with(&self, constants: &BattleConstants, state: &BattleState) -> RoundSetup {
         // PERF: ties make A the larger force; an index, not a branch.
         let larger = usize::from(state.sp[1] > state.sp[0]);
         let smaller = 1 - larger;
         let odds = self.odds_index(state.sp[larger], state.sp[smaller]);
-        let sign = 1 - 2 * larger as i32; // +1 when A is larger, −1 when B is.
-                                          // Each source held to its cap (`[rules] caps`) before the net clamp; uncapped
-                                          // sources have a bound no sum reaches.
-        let [leader, morale, terrain, drm] = self.source_caps;
-        let base_drm = DrmCaps::hold(leader, battle.leader[larger] - battle.leader[smaller])
+        let morale = self.source_caps[1];
+        let base_drm = constants.fixed_drm[larger]
             + DrmCaps::hold(
                 morale,
                 state.morale[larger] as i32 - state.morale[smaller] as i32,
-            )
-            + DrmCaps::hold(drm, battle.drm[larger] - battle.drm[smaller])
-            + DrmCaps::hold(terrain, sign * battle.terrain_drm);
+            );
         RoundSetup {
             larger,
             odds,
@@ -1066,7 +1084,7 @@ impl FieldCombat {
         let combat = u32::from(!cell.no_combat);
         let band = self.band(state.sp[smaller]);
         // PERF: the pair's losses at this band, precompiled (`hits`).
-        let hit = self.hits[pair * self.bands + band];
+        let hit = self.hits[band][pair & (OUTCOME_LANES - 1)];
         let mut next = *state;
         for (i, side) in [larger, smaller].into_iter().enumerate() {
             let loss = combat * hit.sp[i];
@@ -1116,10 +1134,11 @@ impl FieldCombat {
     #[inline]
     pub fn fight(&self, battle: &PreparedBattle, dice: &mut DiceStream) -> BattleOutcome {
         let mut state = battle.start;
+        let constants = self.battle_constants(battle);
         let mut round = 0;
         loop {
             round += 1;
-            let setup = self.round_setup(battle, &state);
+            let setup = self.round_setup_with(&constants, &state);
             // PERF: one word gives A's tactic, B's tactic and the 2d6 face; the product
             // of sides is at most 10^4 · 10^4 · 36 < 2^32, so the bias stays below 2^-32
             // of a probability (see dice.rs).
@@ -1206,6 +1225,13 @@ impl FieldCombat {
         }
         Some(distribution)
     }
+}
+
+/// Per-battle constants of the round step: the capped fixed DRMs (leader, side, terrain)
+/// by the larger side (index 0 = A larger, 1 = B larger).
+#[derive(Clone, Copy, Debug)]
+pub struct BattleConstants {
+    pub fixed_drm: [i32; 2],
 }
 
 /// What a round's setup computed: the larger side (0 = A, 1 = B), the odds column and
