@@ -751,8 +751,10 @@ struct OddsThreshold {
 #[derive(Clone, Debug)]
 pub struct FieldCombat {
     rules: FieldRules,
-    /// The tactical matrix with `caps.tactic` applied to every cell's DRM.
-    tactics: [[TacticCell; 7]; 7],
+    /// The tactical matrix with `caps.tactic` applied to every cell's DRM, padded to 8×8
+    /// (the eighth row and column are never read).
+    // PERF: 8×8 so a tactic masked with `& 7` indexes without bounds checks.
+    tactics: [[TacticCell; 8]; 8],
     /// `[leader, morale, terrain, drm]` caps (a large bound where a source is uncapped).
     source_caps: [i32; 4],
     /// Distinct result pairs in column order: the outcomes of one resolution.
@@ -760,13 +762,37 @@ pub struct FieldCombat {
     /// `pair_by_roll[odds · 11 + modified roll − 2]` → index into `pairs`: the printed CRT
     /// by odds row and modified roll, cell edits applied on top of the column reading.
     pair_by_roll: Vec<u8>,
-    /// `pair_by_face[(odds · drm_steps + drm + cap) · 36 + face]` → index into `pairs`,
+    /// `pair_by_face[odds · drm_steps + drm + cap][face]` → index into `pairs`,
     /// read from `pair_by_roll`.
-    pair_by_face: Vec<u8>,
+    // PERF: rows of a fixed 36 so a face (< 36) indexes without a slice bounds check.
+    pair_by_face: Vec<[u8; 36]>,
     drm_steps: usize,
     odds_thresholds: Vec<OddsThreshold>,
     /// `loss_by_result[result][band]`: SP lost, with a zero row for `0` results.
     loss_by_result: [Vec<u32>; 5],
+    /// `odds_small[larger · SMALL_SP + smaller]`: [`Self::odds_index`] for strengths
+    /// below [`SMALL_SP`], read from the thresholds at construction.
+    // PERF: the threshold loop (a variable-length loop of u64 products) ran every round
+    // and sat on the round's critical path; one byte load replaces it for small SP.
+    odds_small: Box<[u8]>,
+    /// `band_small[smaller]`: the CLC band for strengths below [`SMALL_SP`].
+    // PERF: `band_of` was an out-of-line loop over a Vec (6% of the kernel in perf).
+    band_small: [u8; SMALL_SP],
+    /// `hits[band][pair]`: what one CRT pair does at one CLC band — SP and morale lost
+    /// by the larger and the smaller side (before capping at what is left).
+    // PERF: one load replaces pair → result → loss row → band (four dependent loads);
+    // rows of a fixed power of two so a masked pair index needs no multiply or check.
+    hits: Vec<[PairHit; OUTCOME_LANES]>,
+}
+
+/// Strengths below this read the odds column and CLC band from tables.
+pub const SMALL_SP: usize = 64;
+
+/// SP and morale lost by (larger, smaller) for one CRT pair at one CLC band.
+#[derive(Clone, Copy, Debug, Default)]
+struct PairHit {
+    sp: [u32; 2],
+    morale: [u32; 2],
 }
 
 impl FieldCombat {
@@ -800,15 +826,17 @@ impl FieldCombat {
         }
         let cap = rules.drm_cap;
         let drm_steps = (2 * cap + 1) as usize;
-        let mut pair_by_face = Vec::with_capacity(rules.odds_columns.len() * drm_steps * 36);
+        let mut pair_by_face = Vec::with_capacity(rules.odds_columns.len() * drm_steps);
         for odds in 0..rules.odds_columns.len() {
             let row = &pair_by_roll[odds * CRT_ROLL_COUNT..(odds + 1) * CRT_ROLL_COUNT];
             for drm in -cap..=cap {
-                for face in 0..TWO_D6_FACES {
+                let mut faces = [0u8; 36];
+                for (face, slot) in faces.iter_mut().enumerate() {
                     let roll = (face / 6 + face % 6 + 2) as i32;
                     let modified = (roll + drm).clamp(rules.roll_min, rules.roll_max);
-                    pair_by_face.push(row[(modified - CRT_ROLLS.0) as usize]);
+                    *slot = row[(modified - CRT_ROLLS.0) as usize];
                 }
+                pair_by_face.push(faces);
             }
         }
         let odds_thresholds = Self::thresholds(&rules.odds_columns, rules.odds_rounding);
@@ -818,19 +846,44 @@ impl FieldCombat {
             None => zero_row.clone(),
         });
         let tactic_cap = DrmCaps::bound(rules.caps.tactic);
-        let tactics = rules.tactics.cells.map(|row| {
-            row.map(|cell| TacticCell {
-                drm: DrmCaps::hold(tactic_cap, cell.drm),
-                ..cell
-            })
-        });
+        let mut tactics = [[TacticCell {
+            drm: 0,
+            no_combat: true,
+            ends_battle: true,
+        }; 8]; 8];
+        for (row, printed) in tactics.iter_mut().zip(&rules.tactics.cells) {
+            for (cell, printed) in row.iter_mut().zip(printed) {
+                *cell = TacticCell {
+                    drm: DrmCaps::hold(tactic_cap, printed.drm),
+                    ..*printed
+                };
+            }
+        }
         let source_caps = [
             DrmCaps::bound(rules.caps.leader),
             DrmCaps::bound(rules.caps.morale),
             DrmCaps::bound(rules.caps.terrain),
             DrmCaps::bound(rules.caps.drm),
         ];
-        Ok(Self {
+        let bands = rules.clc.band_lower_bounds.len();
+        let mut hits = vec![[PairHit::default(); OUTCOME_LANES]; bands];
+        for (band, row) in hits.iter_mut().enumerate() {
+            for (hit, pair) in row.iter_mut().zip(&pairs) {
+                let [l, s] = [pair.larger, pair.smaller];
+                *hit = PairHit {
+                    sp: [
+                        loss_by_result[l as usize][band],
+                        loss_by_result[s as usize][band],
+                    ],
+                    morale: [l.morale_loss(), s.morale_loss()],
+                };
+            }
+        }
+        let mut band_small = [0u8; SMALL_SP];
+        for (sp, band) in band_small.iter_mut().enumerate() {
+            *band = rules.clc.band_of(sp as u32) as u8;
+        }
+        let mut combat = Self {
             rules,
             tactics,
             source_caps,
@@ -840,7 +893,19 @@ impl FieldCombat {
             drm_steps,
             odds_thresholds,
             loss_by_result,
-        })
+            odds_small: Box::new([]),
+            band_small,
+            hits,
+        };
+        let mut odds_small = vec![0u8; SMALL_SP * SMALL_SP];
+        for larger in 0..SMALL_SP {
+            for smaller in 0..SMALL_SP {
+                odds_small[larger * SMALL_SP + smaller] =
+                    combat.odds_by_thresholds(larger as u32, smaller as u32) as u8;
+            }
+        }
+        combat.odds_small = odds_small.into_boxed_slice();
+        Ok(combat)
     }
 
     /// One threshold per odds column after the first: reaching it moves one column up.
@@ -885,6 +950,19 @@ impl FieldCombat {
     /// The odds column for strengths `larger ≥ smaller ≥ 1` under the rounding rule.
     #[inline(always)]
     pub fn odds_index(&self, larger_sp: u32, smaller_sp: u32) -> usize {
+        // PERF: a table for small SP (see `odds_small`); the branch is taken the same way
+        // every round of a small battle.
+        let (l, s) = (larger_sp as usize, smaller_sp as usize);
+        if l < SMALL_SP && s < SMALL_SP {
+            usize::from(self.odds_small[l * SMALL_SP + s])
+        } else {
+            self.odds_by_thresholds(larger_sp, smaller_sp)
+        }
+    }
+
+    /// [`Self::odds_index`] from the thresholds, for any strengths.
+    #[inline]
+    fn odds_by_thresholds(&self, larger_sp: u32, smaller_sp: u32) -> usize {
         let (l, s) = (u64::from(larger_sp), u64::from(smaller_sp));
         // PERF: the column is the number of thresholds reached, summed as integers.
         self.odds_thresholds
@@ -903,10 +981,10 @@ impl FieldCombat {
 
     /// The 36 pair indices for one odds column and net DRM (clamped to the cap here).
     #[inline(always)]
-    pub fn faces(&self, odds: usize, net_drm: i32) -> &[u8] {
+    pub fn faces(&self, odds: usize, net_drm: i32) -> &[u8; 36] {
         let cap = self.rules.drm_cap;
         let row = odds * self.drm_steps + (net_drm.clamp(-cap, cap) + cap) as usize;
-        &self.pair_by_face[row * 36..row * 36 + 36]
+        &self.pair_by_face[row]
     }
 
     /// One CRT resolution: the pair index for a uniform face `0..36` of two d6.
@@ -927,28 +1005,57 @@ impl FieldCombat {
     /// at the force's own strength).
     #[inline(always)]
     pub fn clc_loss(&self, result: CrtResult, smaller_sp: u32) -> u32 {
-        self.loss_by_result[result as usize][self.rules.clc.band_of(smaller_sp)]
+        self.loss_by_result[result as usize][self.band(smaller_sp)]
+    }
+
+    /// The CLC band for the smaller force's strength.
+    #[inline(always)]
+    fn band(&self, smaller_sp: u32) -> usize {
+        match self.band_small.get(smaller_sp as usize) {
+            Some(&band) => usize::from(band),
+            None => self.rules.clc.band_of(smaller_sp),
+        }
     }
 
     /// Everything about a round that depends only on the state before the tactics and
     /// dice: who is larger, the odds column and the DRM before the tactic cell.
     #[inline(always)]
     pub fn round_setup(&self, battle: &PreparedBattle, state: &BattleState) -> RoundSetup {
+        self.round_setup_with(&self.battle_constants(battle), state)
+    }
+
+    /// The parts of [`Self::round_setup`] that stay fixed through a battle: the capped
+    /// leader, side and terrain DRMs, by which side is larger.
+    // PERF: computed once per battle by the kernel instead of once per round (they were
+    // six loads and three clamps on every round).
+    #[inline(always)]
+    pub fn battle_constants(&self, battle: &PreparedBattle) -> BattleConstants {
+        let [leader, _, terrain, drm] = self.source_caps;
+        let fixed_drm = [0usize, 1].map(|larger| {
+            let smaller = 1 - larger;
+            let sign = 1 - 2 * larger as i32; // +1 when A is larger, −1 when B is.
+                                              // Each source held to its cap (`[rules] caps`) before the net clamp; uncapped
+                                              // sources have a bound no sum reaches.
+            DrmCaps::hold(leader, battle.leader[larger] - battle.leader[smaller])
+                + DrmCaps::hold(drm, battle.drm[larger] - battle.drm[smaller])
+                + DrmCaps::hold(terrain, sign * battle.terrain_drm)
+        });
+        BattleConstants { fixed_drm }
+    }
+
+    /// [`Self::round_setup`] from the battle's constants ([`Self::battle_constants`]).
+    #[inline(always)]
+    pub fn round_setup_with(&self, constants: &BattleConstants, state: &BattleState) -> RoundSetup {
         // PERF: ties make A the larger force; an index, not a branch.
         let larger = usize::from(state.sp[1] > state.sp[0]);
         let smaller = 1 - larger;
         let odds = self.odds_index(state.sp[larger], state.sp[smaller]);
-        let sign = 1 - 2 * larger as i32; // +1 when A is larger, −1 when B is.
-                                          // Each source held to its cap (`[rules] caps`) before the net clamp; uncapped
-                                          // sources have a bound no sum reaches.
-        let [leader, morale, terrain, drm] = self.source_caps;
-        let base_drm = DrmCaps::hold(leader, battle.leader[larger] - battle.leader[smaller])
+        let morale = self.source_caps[1];
+        let base_drm = constants.fixed_drm[larger]
             + DrmCaps::hold(
                 morale,
                 state.morale[larger] as i32 - state.morale[smaller] as i32,
-            )
-            + DrmCaps::hold(drm, battle.drm[larger] - battle.drm[smaller])
-            + DrmCaps::hold(terrain, sign * battle.terrain_drm);
+            );
         RoundSetup {
             larger,
             odds,
@@ -959,7 +1066,8 @@ impl FieldCombat {
     /// The tactic cell for A's and B's tactics, read with L's choice as the row.
     #[inline(always)]
     pub fn tactic_cell(&self, setup: &RoundSetup, tactic: [usize; 2]) -> TacticCell {
-        self.tactics[tactic[setup.larger]][tactic[1 - setup.larger]]
+        let larger = setup.larger & 1;
+        self.tactics[tactic[larger] & 7][tactic[1 - larger] & 7]
     }
 
     /// Applies one round's CRT result (`pair`, ignored when the cell is no combat) and
@@ -972,19 +1080,18 @@ impl FieldCombat {
         cell: TacticCell,
         pair: usize,
     ) -> BattleState {
-        let pair = self.pairs[pair];
         let (larger, smaller) = (setup.larger, 1 - setup.larger);
         let combat = u32::from(!cell.no_combat);
-        let band = self.rules.clc.band_of(state.sp[smaller]);
+        let band = self.band(state.sp[smaller]);
+        // PERF: the pair's losses at this band, precompiled (`hits`).
+        let hit = self.hits[band][pair & (OUTCOME_LANES - 1)];
         let mut next = *state;
-        let mut hit = |side: usize, result: CrtResult| {
-            let loss = combat * self.loss_by_result[result as usize][band];
+        for (i, side) in [larger, smaller].into_iter().enumerate() {
+            let loss = combat * hit.sp[i];
             next.sp[side] -= loss.min(next.sp[side]);
-            let morale = combat * result.morale_loss();
+            let morale = combat * hit.morale[i];
             next.morale[side] -= morale.min(next.morale[side]);
-        };
-        hit(larger, pair.larger);
-        hit(smaller, pair.smaller);
+        }
         next
     }
 
@@ -997,10 +1104,15 @@ impl FieldCombat {
         tactic: [usize; 2],
         round: u32,
     ) -> Option<BattleResult> {
+        // PERF: one branch, "battle over?", on flags combined without short-circuits; the
+        // match that names the result runs once per battle, not once per round.
         let broken = [
-            after.sp[0] == 0 || after.morale[0] == 0,
-            after.sp[1] == 0 || after.morale[1] == 0,
+            (after.sp[0] == 0) | (after.morale[0] == 0),
+            (after.sp[1] == 0) | (after.morale[1] == 0),
         ];
+        if !(broken[0] | broken[1] | cell.ends_battle | (round >= self.rules.round_limit)) {
+            return None;
+        }
         let result = match (broken, cell.ends_battle) {
             ([true, true], _) => BattleResult::BothBroken,
             ([false, true], _) => BattleResult::AWins,
@@ -1022,10 +1134,11 @@ impl FieldCombat {
     #[inline]
     pub fn fight(&self, battle: &PreparedBattle, dice: &mut DiceStream) -> BattleOutcome {
         let mut state = battle.start;
+        let constants = self.battle_constants(battle);
         let mut round = 0;
         loop {
             round += 1;
-            let setup = self.round_setup(battle, &state);
+            let setup = self.round_setup_with(&constants, &state);
             // PERF: one word gives A's tactic, B's tactic and the 2d6 face; the product
             // of sides is at most 10^4 · 10^4 · 36 < 2^32, so the bias stays below 2^-32
             // of a probability (see dice.rs).
@@ -1112,6 +1225,13 @@ impl FieldCombat {
         }
         Some(distribution)
     }
+}
+
+/// Per-battle constants of the round step: the capped fixed DRMs (leader, side, terrain)
+/// by the larger side (index 0 = A larger, 1 = B larger).
+#[derive(Clone, Copy, Debug)]
+pub struct BattleConstants {
+    pub fixed_drm: [i32; 2],
 }
 
 /// What a round's setup computed: the larger side (0 = A, 1 = B), the odds column and
@@ -1578,7 +1698,7 @@ pub fn simulate_resolutions(
     trials: u64,
     control: &crate::sim::RunControl,
 ) -> Result<Vec<u64>, crate::sim::Interrupted> {
-    let faces: [u8; 36] = field.faces(odds, net_drm).try_into().expect("36 faces");
+    let faces: [u8; 36] = *field.faces(odds, net_drm);
     let outcomes = field.pairs().len();
     crate::sim::run_blocks(
         seed,

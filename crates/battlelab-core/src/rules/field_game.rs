@@ -505,10 +505,12 @@ impl FieldCombat {
         dice: &mut DiceStream,
     ) -> BattleOutcome {
         let mut state = battle.start;
+        // PERF: the fixed DRMs once per battle, not once per round.
+        let constants = self.battle_constants(battle);
         let mut round = 0;
         loop {
             round += 1;
-            let setup = self.round_setup(battle, &state);
+            let setup = self.round_setup_with(&constants, &state);
             let word = dice.word().0;
             let tactic = [
                 policy.sides[0].pick(round, &state, (word >> 32) as u32),
