@@ -83,23 +83,28 @@ const fn key(
     }
 }
 
-const fn rules_key(
-    name: &'static str,
-    meaning: &'static str,
-    path: &'static [&'static str],
-    default: Option<i64>,
-    search: (i64, i64),
-) -> Lever {
-    Lever {
-        name,
-        meaning,
-        place: Place::Key {
-            path,
-            default,
-            variant_path: path,
-        },
-        sweep: Some(name),
-        search,
+impl Lever {
+    /// Also overridden by a `[[variant]]` at `at` (within the variant's table).
+    const fn overridden_at(self, at: &'static [&'static str]) -> Self {
+        match self.place {
+            Place::Key { path, default, .. } => Lever {
+                place: Place::Key {
+                    path,
+                    default,
+                    variant_path: at,
+                },
+                ..self
+            },
+            _ => self,
+        }
+    }
+
+    /// Not a `[sweep]` parameter: moved only at its key.
+    const fn unswept(self) -> Self {
+        Lever {
+            sweep: None,
+            ..self
+        }
     }
 }
 
@@ -181,13 +186,14 @@ const FIELD_LEVERS: &[Lever] = &[
         Some(0),
         (-6, 6),
     ),
-    rules_key(
+    key(
         "round_limit",
         "the round limit",
         &["rules", "round_limit"],
         Some(6),
         (1, 12),
-    ),
+    )
+    .overridden_at(&["rules", "round_limit"]),
     cap(
         "cap.leader",
         "the cap on the leader DRM",
@@ -217,17 +223,9 @@ const FIELD_LEVERS: &[Lever] = &[
 
 /// A per-source DRM cap (`[rules] caps`): moved where the file sets it.
 const fn cap(name: &'static str, meaning: &'static str, path: &'static [&'static str]) -> Lever {
-    Lever {
-        name,
-        meaning,
-        place: Place::Key {
-            path,
-            default: None,
-            variant_path: path,
-        },
-        sweep: None,
-        search: (0, 6),
-    }
+    key(name, meaning, path, None, (0, 6))
+        .overridden_at(path)
+        .unswept()
 }
 
 const NAVAL_LEVERS: &[Lever] = &[
@@ -289,92 +287,69 @@ const NAVAL_LEVERS: &[Lever] = &[
     ),
 ];
 
-const fn ratio_side(
-    name: &'static str,
-    meaning: &'static str,
-    path: &'static [&'static str],
-    variant_path: &'static [&'static str],
-    default: Option<i64>,
-    search: (i64, i64),
-) -> Lever {
-    Lever {
-        name,
-        meaning,
-        place: Place::Key {
-            path,
-            default,
-            variant_path,
-        },
-        sweep: Some(name),
-        search,
-    }
-}
-
 const RATIO_LEVERS: &[Lever] = &[
-    ratio_side(
+    key(
         "a.argument",
         "side A's argument modifier",
         &["side", "a", "argument"],
-        &["a", "argument"],
         Some(0),
         (-3, 3),
-    ),
-    ratio_side(
+    )
+    .overridden_at(&["a", "argument"]),
+    key(
         "b.argument",
         "side B's argument modifier",
         &["side", "b", "argument"],
-        &["b", "argument"],
         Some(0),
         (-3, 3),
-    ),
-    ratio_side(
+    )
+    .overridden_at(&["b", "argument"]),
+    key(
         "a.quality",
         "side A's quality modifier",
         &["side", "a", "quality"],
-        &["a", "quality"],
         Some(0),
         (-3, 3),
-    ),
-    ratio_side(
+    )
+    .overridden_at(&["a", "quality"]),
+    key(
         "b.quality",
         "side B's quality modifier",
         &["side", "b", "quality"],
-        &["b", "quality"],
         Some(0),
         (-3, 3),
-    ),
-    ratio_side(
+    )
+    .overridden_at(&["b", "quality"]),
+    key(
         "a.units",
         "side A's units (an extra unit in the line)",
         &["side", "a", "units"],
-        &[],
         None,
         (1, 12),
     ),
-    ratio_side(
+    key(
         "b.units",
         "side B's units (an extra unit in the line)",
         &["side", "b", "units"],
-        &[],
         None,
         (1, 12),
     ),
-    ratio_side(
+    key(
         "a.reserves",
         "side A's units in reserve",
         &["side", "a", "reserves"],
-        &["a", "reserves"],
         Some(0),
         (0, 6),
-    ),
-    ratio_side(
+    )
+    .overridden_at(&["a", "reserves"]),
+    key(
         "b.reserves",
         "side B's units in reserve",
         &["side", "b", "reserves"],
-        &["b", "reserves"],
         Some(0),
         (0, 6),
-    ),
+    )
+    .overridden_at(&["b", "reserves"]),
 ];
 
 macro_rules! melee_stats {
@@ -405,50 +380,38 @@ const MELEE_LEVERS: &[Lever] = melee_stats![
 ];
 
 const FRONTIER_LEVERS: &[Lever] = &[
-    Lever {
-        name: "a.leader",
-        meaning: "side A's primary leader rating",
-        place: Place::Key {
-            path: &["side", "a", "primary_leader"],
-            default: None,
-            variant_path: &[],
-        },
-        sweep: None,
-        search: (0, 4),
-    },
-    Lever {
-        name: "b.leader",
-        meaning: "side B's primary leader rating",
-        place: Place::Key {
-            path: &["side", "b", "primary_leader"],
-            default: None,
-            variant_path: &[],
-        },
-        sweep: None,
-        search: (0, 4),
-    },
-    Lever {
-        name: "a.level",
-        meaning: "side A's commitment level",
-        place: Place::Key {
-            path: &["side", "a", "level"],
-            default: None,
-            variant_path: &[],
-        },
-        sweep: None,
-        search: (1, 5),
-    },
-    Lever {
-        name: "b.level",
-        meaning: "side B's commitment level",
-        place: Place::Key {
-            path: &["side", "b", "level"],
-            default: None,
-            variant_path: &[],
-        },
-        sweep: None,
-        search: (1, 5),
-    },
+    key(
+        "a.leader",
+        "side A's primary leader rating",
+        &["side", "a", "primary_leader"],
+        None,
+        (0, 4),
+    )
+    .unswept(),
+    key(
+        "b.leader",
+        "side B's primary leader rating",
+        &["side", "b", "primary_leader"],
+        None,
+        (0, 4),
+    )
+    .unswept(),
+    key(
+        "a.level",
+        "side A's commitment level",
+        &["side", "a", "level"],
+        None,
+        (1, 5),
+    )
+    .unswept(),
+    key(
+        "b.level",
+        "side B's commitment level",
+        &["side", "b", "level"],
+        None,
+        (1, 5),
+    )
+    .unswept(),
 ];
 
 const TABLE_LEVERS: &[Lever] = &[
@@ -853,26 +816,16 @@ pub fn shifted(doc: &Doc, lever: &Lever, step: i64) -> Result<Doc, String> {
         return Ok(doc);
     }
     match lever.place {
-        Place::Key {
-            path,
-            default,
-            variant_path,
-        } => {
-            let base = match get(&doc, path) {
-                Some(v) => v.clone(),
-                None => toml::Value::Integer(default.ok_or_else(|| {
-                    format!("the file gives no {} to move", path.join("."))
-                })?),
-            };
-            put(&mut doc, path, shift_value(&base, lever, step)?)?;
-            if !variant_path.is_empty() {
-                for variant in variants_mut(&mut doc) {
-                    if let Some(v) = get_mut(variant, variant_path) {
-                        *v = shift_value(v, lever, step)?;
-                    }
-                }
-            }
-        }
+        Place::Key { default, .. } => rewrite(&mut doc, lever, &|current, what| match current {
+            Some(v) => shift_value(v, lever, step),
+            None => default
+                .map(|d| toml::Value::Integer(d + step))
+                .ok_or_else(|| format!("the file gives no {what} to move")),
+        })?,
+        Place::MeleeStat { .. } => rewrite(&mut doc, lever, &|current, what| {
+            let v = current.ok_or_else(|| format!("the file gives no {what} to move"))?;
+            shift_value(v, lever, step)
+        })?,
         Place::SweepOnly { default } => {
             let name = lever.sweep.expect("a sweep-only lever has a sweep");
             put(
@@ -887,22 +840,46 @@ pub fn shifted(doc: &Doc, lever: &Lever, step: i64) -> Result<Doc, String> {
                     .into(),
             )
         }
-        Place::MeleeStat { side, stat } => {
-            for profile in melee_profiles(&doc, side)? {
-                let path = ["profiles", profile.as_str(), stat];
-                let base = get(&doc, &path).cloned().ok_or_else(|| {
-                    format!("profile \"{profile}\" gives no {stat} to move")
-                })?;
-                put(&mut doc, &path, shift_value(&base, lever, step)?)?;
-            }
-            for variant in variants_mut(&mut doc) {
-                if let Some(v) = get_mut(variant, &[side, stat]) {
-                    *v = shift_value(v, lever, step)?;
-                }
+    }
+    Ok(doc)
+}
+
+/// A value for the place `what` from what is there (`None`: the key is left out).
+type Change<'a> = dyn Fn(Option<&toml::Value>, &str) -> Result<toml::Value, String> + 'a;
+
+/// Rewrites every place `lever` is set — its key, or the stat of each profile a melee side
+/// fields — and every `[[variant]]`'s override of it, with `change`.
+fn rewrite(doc: &mut Doc, lever: &Lever, change: &Change) -> Result<(), String> {
+    let (keys, variant_path): (Vec<Vec<String>>, Vec<&str>) = match lever.place {
+        Place::Key {
+            path, variant_path, ..
+        } => (
+            vec![path.iter().map(|p| p.to_string()).collect()],
+            variant_path.to_vec(),
+        ),
+        Place::MeleeStat { side, stat } => (
+            melee_profiles(doc, side)?
+                .into_iter()
+                .map(|profile| vec!["profiles".into(), profile, stat.into()])
+                .collect(),
+            vec![side, stat],
+        ),
+        Place::SweepOnly { .. } | Place::Odds => unreachable!("a key or a melee stat"),
+    };
+    for key in keys {
+        let key: Vec<&str> = key.iter().map(String::as_str).collect();
+        let value = change(get(doc, &key), &key.join("."))?;
+        put(doc, &key, value)?;
+    }
+    if !variant_path.is_empty() {
+        let what = format!("[[variant]].{}", variant_path.join("."));
+        for variant in variants_mut(doc) {
+            if let Some(v) = get_mut(variant, &variant_path) {
+                *v = change(Some(v), &what)?;
             }
         }
     }
-    Ok(doc)
+    Ok(())
 }
 
 /// `doc` with `lever` set to `value` everywhere: its sweep removed, its key (and every
@@ -929,36 +906,20 @@ pub fn set(doc: &Doc, lever: &Lever, value: i64) -> Result<Doc, String> {
             doc.remove("sweep");
         }
     }
-    let int = toml::Value::Integer(value);
     match lever.place {
-        Place::Key {
-            path, variant_path, ..
-        } => {
-            put(&mut doc, path, int.clone())?;
-            if !variant_path.is_empty() {
-                for variant in variants_mut(&mut doc) {
-                    if let Some(v) = get_mut(variant, variant_path) {
-                        *v = int.clone();
-                    }
-                }
-            }
+        Place::Key { .. } | Place::MeleeStat { .. } => {
+            rewrite(&mut doc, lever, &|_, _| Ok(toml::Value::Integer(value)))?;
         }
         Place::SweepOnly { .. } => {
             let name = lever.sweep.expect("a sweep-only lever has a sweep");
-            put(&mut doc, &["sweep", name], toml::Value::Array(vec![int]))?;
+            put(
+                &mut doc,
+                &["sweep", name],
+                toml::Value::Array(vec![toml::Value::Integer(value)]),
+            )?;
         }
         Place::Odds => {
             return Err("odds are not a whole number; vary a side's SP or the DRM instead".into())
-        }
-        Place::MeleeStat { side, stat } => {
-            for profile in melee_profiles(&doc, side)? {
-                put(&mut doc, &["profiles", profile.as_str(), stat], int.clone())?;
-            }
-            for variant in variants_mut(&mut doc) {
-                if let Some(v) = get_mut(variant, &[side, stat]) {
-                    *v = int.clone();
-                }
-            }
         }
     }
     Ok(doc)

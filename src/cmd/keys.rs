@@ -223,7 +223,8 @@ pub fn new(args: NewArgs) -> Result<()> {
 
 /// Writes `text` at `path` only if nothing is there, and whole or not at all: into a
 /// temporary file beside it, fsynced, then hard-linked into place (which fails if the
-/// name was taken meanwhile).
+/// name was taken meanwhile). A file system without hard links gets an error rather than
+/// a file written in place.
 fn write_new(path: &Path, text: &str) -> Result<()> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
@@ -234,45 +235,29 @@ fn write_new(path: &Path, text: &str) -> Result<()> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let temp = dir.join(format!(".{file_name}.new-{}", std::process::id()));
-    let result = (|| -> Result<()> {
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&temp)
-            .with_context(|| format!("could not create {}", temp.display()))?;
-        file.write_all(text.as_bytes())
-            .and_then(|()| file.sync_all())
-            .with_context(|| format!("could not write {}", temp.display()))?;
-        match std::fs::hard_link(&temp, path) {
+    // `create_new`: a file already at the temporary name is not ours, neither to write
+    // nor to remove.
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&temp)
+        .with_context(|| format!("could not create {}", temp.display()))?;
+    let result = file
+        .write_all(text.as_bytes())
+        .and_then(|()| file.sync_all())
+        .with_context(|| format!("could not write {}", temp.display()))
+        .and_then(|()| match std::fs::hard_link(&temp, path) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(usage(format!(
                 "{} exists; battlelab new never overwrites a file",
                 path.display()
             ))
             .into()),
-            Err(_) => {
-                // No hard links here (some file systems): create_new is still no-clobber.
-                let mut file = std::fs::OpenOptions::new()
-                    .write(true)
-                    .create_new(true)
-                    .open(path)
-                    .map_err(|e| {
-                        if e.kind() == std::io::ErrorKind::AlreadyExists {
-                            anyhow::Error::from(usage(format!(
-                                "{} exists; battlelab new never overwrites a file",
-                                path.display()
-                            )))
-                        } else {
-                            anyhow::Error::from(e)
-                                .context(format!("could not create {}", path.display()))
-                        }
-                    })?;
-                file.write_all(text.as_bytes())
-                    .and_then(|()| file.sync_all())
-                    .with_context(|| format!("could not write {}", path.display()))
+            Err(e) => {
+                Err(anyhow::Error::from(e).context(format!("could not create {}", path.display())))
             }
-        }
-    })();
+        });
+    // The temporary file is ours (created above); the file at `path`, if any, is kept.
     let _ = std::fs::remove_file(&temp);
     result
 }
