@@ -22,6 +22,22 @@ fn json_of(args: &[&str]) -> Value {
     serde_json::from_str(&out).unwrap()
 }
 
+/// `battlelab value FILE --modifier M… --format json --quiet`.
+fn value_json(file: &str, modifiers: &[&str]) -> Value {
+    let path = designer(file);
+    let mut args = vec![
+        "value",
+        path.to_str().unwrap(),
+        "--format",
+        "json",
+        "--quiet",
+    ];
+    for m in modifiers {
+        args.extend(["--modifier", m]);
+    }
+    json_of(&args)
+}
+
 /// P(A wins), exact, by (odds, drm) from a plain run's results.csv.
 fn exact_a_wins(file: &Path) -> HashMap<(String, i64), f64> {
     let dir = tempfile::tempdir().unwrap();
@@ -59,15 +75,7 @@ fn a_drm_plus_one_is_the_exact_difference_of_two_plain_runs() {
     // a.drm+1 moves side A's own DRM; the plain runs move the swept extra DRM. Both add
     // one to the net DRM, so every delta must equal P(d+1) − P(d) of the plain runs.
     let plain = exact_a_wins(&designer("field_small_wide.toml"));
-    let v = json_of(&[
-        "value",
-        designer("field_small.toml").to_str().unwrap(),
-        "--modifier",
-        "a.drm+1",
-        "--format",
-        "json",
-        "--quiet",
-    ]);
+    let v = value_json("field_small.toml", &["a.drm+1"]);
     let runs = v["modifiers"][0]["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 15, "3 odds × 5 DRMs");
     for run in runs {
@@ -88,17 +96,7 @@ fn a_drm_plus_one_is_the_exact_difference_of_two_plain_runs() {
 
 #[test]
 fn an_odds_column_is_worth_one_odds_column_and_equivalents_lie_on_the_curve() {
-    let v = json_of(&[
-        "value",
-        designer("field_small.toml").to_str().unwrap(),
-        "--modifier",
-        "odds+1",
-        "--modifier",
-        "a.drm+1",
-        "--format",
-        "json",
-        "--quiet",
-    ]);
+    let v = value_json("field_small.toml", &["odds+1", "a.drm+1"]);
     let plain = exact_a_wins(&designer("field_small_wide.toml"));
     for run in v["modifiers"][0]["runs"].as_array().unwrap() {
         if let Some(e) = run["equivalent"]["value"].as_f64() {
@@ -128,24 +126,8 @@ fn an_odds_column_is_worth_one_odds_column_and_equivalents_lie_on_the_curve() {
 fn simulated_deltas_hold_the_exact_ones_within_their_intervals() {
     // The same battles simulated (exact = false), 200,000 per arm, seed 7: each paired
     // delta within four of its standard errors (the 95% half-width / t) of the exact one.
-    let exact = json_of(&[
-        "value",
-        designer("field_small.toml").to_str().unwrap(),
-        "--modifier",
-        "a.drm+1",
-        "--format",
-        "json",
-        "--quiet",
-    ]);
-    let simulated = json_of(&[
-        "value",
-        designer("field_small_simulated.toml").to_str().unwrap(),
-        "--modifier",
-        "a.drm+1",
-        "--format",
-        "json",
-        "--quiet",
-    ]);
+    let exact = value_json("field_small.toml", &["a.drm+1"]);
+    let simulated = value_json("field_small_simulated.toml", &["a.drm+1"]);
     let (e, s) = (
         exact["modifiers"][0]["runs"].as_array().unwrap(),
         simulated["modifiers"][0]["runs"].as_array().unwrap(),

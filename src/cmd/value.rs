@@ -360,30 +360,38 @@ pub fn value(args: crate::cli::ValueArgs) -> Result<()> {
     let results = headlines
         .into_iter()
         .map(|headline| {
+            // Per run, measured once for every modifier: the headline without a change,
+            // and the currency curve through it.
+            let unchanged: Vec<Option<(headline::Measured, Vec<(i64, f64)>)>> =
+                (0..plan.runs.len())
+                    .map(|r| {
+                        let without = headline::measure(&base.arms[r], &headline)?;
+                        let points = std::iter::once((0, without.estimate().best()))
+                            .chain(curve.iter().filter_map(|(k, e)| {
+                                headline::measure(&e.arms[r], &headline)
+                                    .map(|m| (*k, m.estimate().best()))
+                            }))
+                            .collect();
+                        Some((without, points))
+                    })
+                    .collect();
             let modifiers = modifiers
                 .iter()
                 .zip(&with)
                 .map(|(m, w)| {
                     let cells = (0..plan.runs.len())
                         .filter_map(|r| {
-                            let without = headline::measure(&base.arms[r], &headline)?;
+                            let (without, points) = unchanged[r].as_ref()?;
                             let changed = headline::measure(&w.arms[r], &headline)?;
-                            let delta = headline::paired_difference(&without, &changed);
-                            let (b, c) = (without.estimate(), changed.estimate());
-                            let points: Vec<(i64, f64)> = std::iter::once((0, b.best()))
-                                .chain(curve.iter().filter_map(|(k, e)| {
-                                    headline::measure(&e.arms[r], &headline)
-                                        .map(|m| (*k, m.estimate().best()))
-                                }))
-                                .collect();
+                            let c = changed.estimate();
                             Some(Priced {
                                 run: r,
-                                base: b,
+                                base: without.estimate(),
                                 with: c,
-                                delta,
+                                delta: headline::paired_difference(without, &changed),
                                 equivalent: levers
                                     .currency
-                                    .and_then(|_| equivalent(&points, c.best())),
+                                    .and_then(|_| equivalent(points, c.best())),
                             })
                         })
                         .collect();
