@@ -170,6 +170,9 @@ fn value_spec(path: &Path, text: &str) -> Result<ValueSpec> {
     Ok(spec)
 }
 
+/// A run's headline without a change, and its currency curve (step, headline).
+type Unchanged = (headline::Measured, Vec<(i64, f64)>);
+
 /// One priced cell: a modifier at a run, for one headline.
 struct Priced {
     run: usize,
@@ -362,19 +365,18 @@ pub fn value(args: crate::cli::ValueArgs) -> Result<()> {
         .map(|headline| {
             // Per run, measured once for every modifier: the headline without a change,
             // and the currency curve through it.
-            let unchanged: Vec<Option<(headline::Measured, Vec<(i64, f64)>)>> =
-                (0..plan.runs.len())
-                    .map(|r| {
-                        let without = headline::measure(&base.arms[r], &headline)?;
-                        let points = std::iter::once((0, without.estimate().best()))
-                            .chain(curve.iter().filter_map(|(k, e)| {
-                                headline::measure(&e.arms[r], &headline)
-                                    .map(|m| (*k, m.estimate().best()))
-                            }))
-                            .collect();
-                        Some((without, points))
-                    })
-                    .collect();
+            let unchanged: Vec<Option<Unchanged>> = (0..plan.runs.len())
+                .map(|r| {
+                    let without = headline::measure(&base.arms[r], &headline)?;
+                    let points = std::iter::once((0, without.estimate().best()))
+                        .chain(curve.iter().filter_map(|(k, e)| {
+                            headline::measure(&e.arms[r], &headline)
+                                .map(|m| (*k, m.estimate().best()))
+                        }))
+                        .collect();
+                    Some((without, points))
+                })
+                .collect();
             let modifiers = modifiers
                 .iter()
                 .zip(&with)
