@@ -925,6 +925,98 @@ pub fn set(doc: &Doc, lever: &Lever, value: i64) -> Result<Doc, String> {
     Ok(doc)
 }
 
+/// `[value]` of an analysis file, validated against the system and its plan.
+#[derive(Debug, Default)]
+pub struct ValueSettings {
+    pub modifiers: Option<Vec<Modifier>>,
+    /// A headline key of the system, or `all`.
+    pub headline: Option<String>,
+    /// The run the tornado charts show (the first where the file names none).
+    pub reference: usize,
+}
+
+/// Reads and checks `[value]` (`modifiers`, `headline`, `reference`) of the analysis
+/// `text` of `system` with plan `plan`; a file without one gives the defaults. Errors name
+/// the file, the line of `[value]`, the key and what is allowed.
+pub fn value_settings(
+    path: &std::path::Path,
+    text: &str,
+    system: &str,
+    plan: &battlelab_core::engine::Plan,
+) -> Result<ValueSettings, battlelab_core::analysis::AnalysisError> {
+    #[derive(serde::Deserialize)]
+    struct ValueFile {
+        value: Option<toml::Spanned<toml::Value>>,
+    }
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct ValueSpec {
+        modifiers: Option<Vec<String>>,
+        headline: Option<String>,
+        reference: Option<toml::Table>,
+    }
+    let source = battlelab_core::analysis::Source::new(path, text);
+    let Some(value) = toml::from_str::<ValueFile>(text).ok().and_then(|f| f.value) else {
+        return Ok(ValueSettings::default());
+    };
+    let line = Some(source.line_of(value.span()));
+    let error = |key: &str, message: String| source.error_at(line, format!("value{key}"), message);
+    let spec: ValueSpec = value.into_inner().try_into().map_err(|e: toml::de::Error| {
+        error(
+            "",
+            format!(
+                "{}; allowed keys: modifiers (a list like [\"a.drm+1\"]), headline (a key), reference (a table of axis values)",
+                e.message()
+            ),
+        )
+    })?;
+    let levers = of(system).ok_or_else(|| {
+        error(
+            "",
+            format!("{system} analyses have no settings to price; remove [value]"),
+        )
+    })?;
+    let modifiers = spec
+        .modifiers
+        .map(|list| {
+            list.iter()
+                .map(|m| Modifier::parse(m, levers, system).map_err(|e| error(".modifiers", e)))
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .transpose()?;
+    if let Some(key) = &spec.headline {
+        let all = (levers.headlines)();
+        if key != "all" && !all.iter().any(|h| &h.key == key) {
+            return Err(error(
+                ".headline",
+                format!(
+                    "no headline \"{}\" for {system}; headlines: {}, or all",
+                    battlelab_core::limits::echo(key),
+                    all.iter()
+                        .map(|h| h.key.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        }
+    }
+    let reference = match &spec.reference {
+        None => 0,
+        Some(table) => {
+            let wanted: Vec<(String, String)> = table
+                .iter()
+                .map(|(k, v)| (k.clone(), v.as_str().map_or(v.to_string(), str::to_string)))
+                .collect();
+            select(plan, &wanted).map_err(|e| error(".reference", e))?[0]
+        }
+    };
+    Ok(ValueSettings {
+        modifiers,
+        headline: spec.headline,
+        reference,
+    })
+}
+
 /// The runs of `plan` where every `axis=value` holds (`variant=NAME` too); an error names
 /// the axes and values there are.
 pub fn select(

@@ -134,42 +134,6 @@ fn strip_file(message: &str) -> String {
     }
 }
 
-/// `[value]` in the analysis file.
-#[derive(serde::Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct ValueSpec {
-    modifiers: Option<Vec<String>>,
-    headline: Option<String>,
-    reference: Option<toml::Table>,
-    /// The line of `[value]`, for errors.
-    #[serde(skip)]
-    line: usize,
-}
-
-#[derive(serde::Deserialize)]
-struct ValueFile {
-    value: Option<toml::Spanned<toml::Value>>,
-}
-
-fn value_spec(path: &Path, text: &str) -> Result<ValueSpec> {
-    let source = battlelab::analysis::Source::new(path, text);
-    let file: ValueFile = toml::from_str(text).map_err(|e| usage(e.to_string()))?;
-    let Some(value) = file.value else {
-        return Ok(ValueSpec::default());
-    };
-    let line = source.line_of(value.span());
-    let table = value.into_inner();
-    let mut spec: ValueSpec = table.try_into().map_err(|e: toml::de::Error| {
-        usage(format!(
-            "{}, line {line}: [value]: {}; allowed keys: modifiers (a list like [\"a.drm+1\"]), headline (a key), reference (a table of axis values)",
-            path.display(),
-            e.message()
-        ))
-    })?;
-    spec.line = line;
-    Ok(spec)
-}
-
 /// A run's headline without a change, and its currency curve (step, headline).
 type Unchanged = (headline::Measured, Vec<(i64, f64)>);
 
@@ -209,7 +173,8 @@ pub fn value(args: crate::cli::ValueArgs) -> Result<()> {
     let control = interruptible();
     let (document, plan) = Document::load(&args.file, args.trials, args.seed)?;
     let text = document.text.clone();
-    let spec = value_spec(&args.file, &text)?;
+    // `[value]`, checked when the file was loaded; read again for its parts.
+    let spec = levers::value_settings(&args.file, &text, &document.system, &plan)?;
     let system = document.system.clone();
     let levers = document.levers;
 
@@ -222,17 +187,7 @@ pub fn value(args: crate::cli::ValueArgs) -> Result<()> {
             })
             .collect::<Result<_, _>>()?
     } else if let Some(list) = &spec.modifiers {
-        list.iter()
-            .map(|m| {
-                Modifier::parse(m, levers, &system).map_err(|e| {
-                    usage(format!(
-                        "{}, line {}: field `value.modifiers`: {e}",
-                        args.file.display(),
-                        spec.line
-                    ))
-                })
-            })
-            .collect::<Result<_, _>>()?
+        list.clone()
     } else {
         levers
             .default_modifiers
@@ -265,23 +220,7 @@ pub fn value(args: crate::cli::ValueArgs) -> Result<()> {
     };
 
     // The reference run of the tornado charts.
-    let reference = match &spec.reference {
-        None => 0,
-        Some(table) => {
-            let wanted: Vec<(String, String)> = table
-                .iter()
-                .map(|(k, v)| (k.clone(), v.as_str().map_or(v.to_string(), str::to_string)))
-                .collect();
-            let runs = levers::select(&plan, &wanted).map_err(|e| {
-                usage(format!(
-                    "{}, line {}: field `value.reference`: {e}",
-                    args.file.display(),
-                    spec.line
-                ))
-            })?;
-            runs[0]
-        }
-    };
+    let reference = spec.reference;
 
     // Every changed document is checked before any dice are rolled. A modifier the user
     // named must apply; one of the system's own list that this file cannot take (a morale

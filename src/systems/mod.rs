@@ -401,6 +401,9 @@ pub fn load(path: &Path) -> Result<Loaded, AnalysisError> {
     let study = parse(path, &text)?;
     let expectations = expectations(&*study, path, &text)?;
     let precision = crate::analysis::precision_of(&path.display().to_string(), &text)?;
+    // `[value]` is read by `battlelab value`; checked here so `validate` and `run` refuse
+    // a bad one too.
+    crate::levers::value_settings(path, &text, study.header().system, &study.plan())?;
     Ok(Loaded {
         study,
         analysis: AnalysisText {
