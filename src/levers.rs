@@ -414,24 +414,26 @@ const FRONTIER_LEVERS: &[Lever] = &[
     .unswept(),
 ];
 
-const TABLE_LEVERS: &[Lever] = &[
-    key(
-        "drm",
-        "the DRM on the roll",
-        &["roll", "drm"],
-        Some(0),
-        (-6, 6),
-    ),
-    key(
-        "sp",
-        "the SP in the hex (attrition)",
-        &["roll", "sp"],
-        None,
-        (1, 30),
-    ),
+const TABLE_DRM: Lever = key(
+    "drm",
+    "the DRM on the roll",
+    &["roll", "drm"],
+    Some(0),
+    (-6, 6),
+);
+
+/// The d6 tables: every one takes a DRM; attrition also the SP in the hex, forced march
+/// the extra MP asked for.
+const TABLE_LEVERS: &[Lever] = &[TABLE_DRM];
+const ATTRITION_LEVERS: &[Lever] = &[
+    TABLE_DRM,
+    key("sp", "the SP in the hex", &["roll", "sp"], None, (1, 30)),
+];
+const MARCH_LEVERS: &[Lever] = &[
+    TABLE_DRM,
     key(
         "extra",
-        "the extra MP asked for (forced march)",
+        "the extra MP asked for",
         &["roll", "extra"],
         None,
         (1, 3),
@@ -548,20 +550,20 @@ pub const CATALOG: &[SystemLevers] = &[
     },
     SystemLevers {
         systems: &["attrition"],
-        levers: TABLE_LEVERS,
+        levers: ATTRITION_LEVERS,
         headlines: attrition_headlines,
         default_modifiers: &["drm+1"],
         currency: None,
     },
     SystemLevers {
-        systems: &[
-            "march",
-            "naval",
-            "storm",
-            "pursuit",
-            "blockade",
-            "transport",
-        ],
+        systems: &["march"],
+        levers: MARCH_LEVERS,
+        headlines: no_headlines,
+        default_modifiers: &["drm+1"],
+        currency: None,
+    },
+    SystemLevers {
+        systems: &["naval", "storm", "pursuit", "blockade", "transport"],
         levers: TABLE_LEVERS,
         headlines: no_headlines,
         default_modifiers: &["drm+1"],
