@@ -649,8 +649,44 @@ fn settled_minus_one_from_a_disrupted_regular() -> FrontierBattle {
 /// A named case: how to build its battle, and its seed.
 type Case = (&'static str, fn() -> FrontierBattle, u64);
 
+/// Three lanes, fire only, one round: A's middle stack of three warriors has, for its
+/// second firer, untargeted enemy units in lanes 0 and 2 at equal distance and none in its
+/// own lane. The reading takes the lower-numbered lane, so the strong firer's shot goes to
+/// B's lane-0 stack, whose leader (loss 1/2) is then at more risk than if the weak flank
+/// firers both shot there (the first kernel's order, which took the higher lane).
+fn equal_distance_takes_the_lower_lane() -> FrontierBattle {
+    let a = side(
+        3,
+        1,
+        vec![
+            vec![stack(vec![unit(W, 1, 2)], 0)],
+            vec![stack(vec![unit(W, 4, 2); 3], 0)],
+            vec![stack(vec![unit(W, 1, 2)], 0)],
+        ],
+        MovePolicy::FireOnly,
+    );
+    let b = side(
+        2,
+        2,
+        vec![
+            vec![stack(vec![unit(W, 2, 2); 2], 2)],
+            vec![stack(vec![unit(W, 2, 2)], 0)],
+            vec![stack(vec![unit(W, 2, 2); 2], 0)],
+        ],
+        MovePolicy::FireOnly,
+    );
+    let mut bt = battle(Terrain::Wilderness, a, b);
+    bt.leader_loss = (1, 2);
+    bt
+}
+
 fn cases() -> Vec<Case> {
     vec![
+        (
+            "equal_distance_takes_the_lower_lane",
+            equal_distance_takes_the_lower_lane,
+            116,
+        ),
         (
             "fire_only_two_lanes_severe_wilderness",
             fire_only_two_lanes_severe_wilderness,
@@ -759,6 +795,7 @@ case_tests! {
     weakest_first_tie_between_unequal_firers = 113,
     avoid_leaves_a_disrupted_unit_behind = 114,
     settled_minus_one_from_a_disrupted_regular = 115,
+    equal_distance_takes_the_lower_lane = 116,
 }
 
 /// The alternative readings (one switch of the oracle's each).
@@ -769,6 +806,13 @@ fn alternatives() -> Vec<(&'static str, o::Readings)> {
             "fire: per-lane cursors (the earlier reading)",
             o::Readings {
                 target_rule: o::TargetRule::LaneCursor,
+                ..d
+            },
+        ),
+        (
+            "fire: the higher-numbered lane at equal distance",
+            o::Readings {
+                equal_distance_higher_lane: true,
                 ..d
             },
         ),

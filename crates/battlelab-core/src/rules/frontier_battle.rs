@@ -9,7 +9,7 @@
 //! fail and does not allocate. The readings of what the seed leaves open are in
 //! `docs/frontier-readings.md`.
 
-use crate::dice::DiceStream;
+use crate::dice::{DiceStream, DiceWord};
 use crate::rules::crt::RulesError;
 use crate::rules::frontier::{
     melee_multiplier, FireRoll, MoveRoll, RecoveryRoll, Terrain, UnitType, MAX_FIRE_CF, MAX_LEADER,
@@ -259,7 +259,6 @@ struct CompiledUnit {
 #[derive(Clone, Copy, Debug)]
 struct CompiledStack {
     lane: usize,
-    row: usize,
     leader: u32,
     first_unit: usize,
     unit_count: usize,
@@ -272,27 +271,8 @@ pub struct FrontierCombat {
     units: [Vec<CompiledUnit>; 2],
     stacks: [Vec<CompiledStack>; 2],
     lanes: usize,
-    /// `lane_stacks[side][lane]`: the side's stacks in that lane, front row first.
-    lane_stacks: [Vec<Vec<usize>>; 2],
-    /// `fire_order[side][lane]`: the side's units in the order a firer in `lane` prefers
-    /// them at equal count and depth: nearest lane (its own first, then the lower lane at
-    /// equal distance), then the first listed.
-    fire_order: [[[u8; MAX_UNITS]; MAX_LANES]; 2],
-}
-
-/// Unit states.
-pub const NORMAL: u8 = 0;
-pub const DISRUPTED: u8 = 1;
-pub const ROUTED: u8 = 2;
-pub const ELIMINATED: u8 = 3;
-
-/// The battle's state: every unit's state, whether it is off the array (routed in melee),
-/// and every leader.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct BattleState {
-    pub unit_state: [[u8; MAX_UNITS]; 2],
-    pub removed: [[bool; MAX_UNITS]; 2],
-    pub leader_alive: [[bool; MAX_STACKS]; 2],
+    /// The kernel's bit masks and roll tables, per side.
+    masks: [SideMasks; 2],
 }
 
 /// How one battle ended.
@@ -451,11 +431,10 @@ impl FrontierCombat {
         let mut stacks: [Vec<CompiledStack>; 2] = [Vec::new(), Vec::new()];
         for s in 0..2 {
             for (l, lane) in battle.sides[s].lanes.iter().enumerate() {
-                for (r, stack) in lane.iter().enumerate() {
+                for stack in lane {
                     let index = stacks[s].len();
                     stacks[s].push(CompiledStack {
                         lane: l,
-                        row: r,
                         leader: stack.leader,
                         first_unit: units[s].len(),
                         unit_count: stack.units.len(),
@@ -482,43 +461,278 @@ impl FrontierCombat {
                 }
             }
         }
-        let lane_stacks = [0, 1].map(|s| {
-            (0..lanes)
-                .map(|l| {
-                    let mut list: Vec<usize> = (0..stacks[s].len())
-                        .filter(|&i| stacks[s][i].lane == l)
-                        .collect();
-                    list.sort_by_key(|&i| stacks[s][i].row);
-                    list
-                })
-                .collect::<Vec<_>>()
-        });
-        let fire_order = [0, 1].map(|s| {
-            std::array::from_fn(|lane| {
-                let mut order: Vec<usize> = (0..units[s].len()).collect();
-                order.sort_by_key(|&t| {
-                    let l = units[s][t].lane;
-                    (l.abs_diff(lane), l < lane, t)
-                });
-                let mut out = [0u8; MAX_UNITS];
-                for (o, t) in out.iter_mut().zip(order) {
-                    *o = t as u8;
-                }
-                out
-            })
-        });
+        let masks = [0, 1].map(|s| Self::side_masks(&battle, s, &units[s], &stacks[s], lanes));
         Ok(Self {
             battle,
             units,
             stacks,
             lanes,
-            lane_stacks,
-            fire_order,
+            masks,
         })
     }
 
     pub fn battle(&self) -> &FrontierBattle {
         &self.battle
+    }
+}
+
+/// Where a battle's dice come from: a face of a d6 (`0..6`, face − 1) and a uniform value
+/// in `0..n` (the leader-loss roll).
+///
+/// The kernel is generic over it (no `dyn`): battles take their dice from [`PackedDice`];
+/// the tests run the same kernel on one word per die, the order the reference kernel of
+/// the tests draws, and compare the two battle by battle.
+pub trait BattleDice {
+    /// A d6 face less one, uniform in `0..6`.
+    fn face(&mut self) -> u32;
+    /// A uniform value in `0..n`, `n ≥ 1`.
+    fn below(&mut self, n: u32) -> u32;
+}
+
+/// One word per die: every die is a fresh `next_u64`.
+impl BattleDice for DiceStream {
+    #[inline(always)]
+    fn face(&mut self) -> u32 {
+        DiceStream::below(self, 6)
+    }
+    #[inline(always)]
+    fn below(&mut self, n: u32) -> u32 {
+        DiceStream::below(self, n)
+    }
+}
+
+/// d6 faces cut twelve from a word (the product of the sides, 6^12 < 2^32, keeps each
+/// face's bias under 2^-32 of its probability: the bound of [`crate::dice`]); any other
+/// die (a leader-loss roll out of a denominator other than 6) takes a whole word.
+///
+/// PERF: a battle of six stacks a side rolls about 96 dice; one word each was 96 words,
+/// twelve to a word about 8.
+pub struct PackedDice<'a> {
+    dice: &'a mut DiceStream,
+    word: DiceWord,
+    left: u32,
+}
+
+/// d6 faces one word yields.
+const FACES_PER_WORD: u32 = 12;
+
+impl<'a> PackedDice<'a> {
+    pub fn new(dice: &'a mut DiceStream) -> Self {
+        Self {
+            dice,
+            word: DiceWord(0),
+            left: 0,
+        }
+    }
+}
+
+impl BattleDice for PackedDice<'_> {
+    #[inline(always)]
+    fn face(&mut self) -> u32 {
+        if self.left == 0 {
+            self.word = self.dice.word();
+            self.left = FACES_PER_WORD;
+        }
+        self.left -= 1;
+        self.word.take(6)
+    }
+    #[inline(always)]
+    fn below(&mut self, n: u32) -> u32 {
+        if n == 6 {
+            self.face()
+        } else {
+            self.dice.below(n)
+        }
+    }
+}
+
+/// One side of the compiled battle as bit masks: bit `u` is the side's unit `u` in listed
+/// order (lane by lane, front row first), bit `s` of a stack mask its stack `s`.
+///
+/// PERF: the first kernel kept a state byte per unit and found front stacks, targets,
+/// fighting units and victims by scanning them (`perf`: the time spread over every line
+/// of the round, the dice ~3% of it). With masks each of those is a few AND/OR and a
+/// `trailing_zeros`, and every roll's successful faces are read from a table built here.
+#[derive(Clone, Debug)]
+struct SideMasks {
+    /// Every unit of the side.
+    all: u32,
+    stack_units: [u32; MAX_STACKS],
+    /// `lane_rows[lane][row]`: the stack at that row (`lane_depth[lane]` rows).
+    lane_rows: [[u8; MAX_ROWS]; MAX_LANES],
+    lane_depth: [u8; MAX_LANES],
+    /// `target_lanes[firer_lane]`: this side's lanes' unit masks in the order an enemy
+    /// firer in `firer_lane` prefers them (nearest first, the lower-numbered at equal
+    /// distance), units within a lane by index.
+    target_lanes: [[u32; MAX_LANES]; MAX_LANES],
+    unit_stack: [u8; MAX_UNITS],
+    unit_lane: [u8; MAX_UNITS],
+    /// Faces 0–5 (face − 1) that hit when the unit fires.
+    fire_faces: [u8; MAX_UNITS],
+    melee_strength: [u32; MAX_UNITS],
+    regular: u32,
+    non_warrior: u32,
+    /// Leader rating per stack (0: none), and the stacks that have one.
+    leader: [u32; MAX_STACKS],
+    leader_stacks: u32,
+    /// Faces 0–5 that move, by `[any mover not a warrior][leader][with a regular][enemy
+    /// atop][surprise bonus]`.
+    move_faces: [[[[[u8; 2]; 2]; 2]; MAX_LEADER as usize + 1]; 2],
+    /// Faces 0–5 that recover a unit, by the rating of the leader stacked with it.
+    recover_faces: [u8; MAX_LEADER as usize + 1],
+}
+
+/// One side's state: two bit planes of the unit states (`hi·2 + lo`: normal 0, disrupted
+/// 1, routed 2, eliminated 3), the units off the array (routed in melee), and the stacks
+/// whose leader is still with them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct SideState {
+    lo: u32,
+    hi: u32,
+    removed: u32,
+    leaders: u32,
+}
+
+impl SideState {
+    #[inline(always)]
+    fn eliminated(&self) -> u32 {
+        self.lo & self.hi
+    }
+    #[inline(always)]
+    fn routed(&self) -> u32 {
+        self.hi & !self.lo
+    }
+    #[inline(always)]
+    fn disrupted(&self) -> u32 {
+        self.lo & !self.hi
+    }
+    /// Units neither eliminated nor off the array.
+    #[inline(always)]
+    fn in_play(&self, all: u32) -> u32 {
+        all & !(self.lo & self.hi) & !self.removed
+    }
+    /// One level worse (normal → disrupted → routed → eliminated) for the units of `m`,
+    /// none of them eliminated: adding 1 to `hi·2 + lo`.
+    #[inline(always)]
+    fn worsen(&mut self, m: u32) {
+        self.hi ^= self.lo & m;
+        self.lo ^= m;
+    }
+    /// One level better for the units of `m` (disrupted or routed), back on the array.
+    #[inline(always)]
+    fn recover(&mut self, m: u32) {
+        self.hi ^= !self.lo & m;
+        self.lo ^= m;
+        self.removed &= !m;
+    }
+}
+
+impl FrontierCombat {
+    fn side_masks(
+        battle: &FrontierBattle,
+        side: usize,
+        units: &[CompiledUnit],
+        stacks: &[CompiledStack],
+        lanes: usize,
+    ) -> SideMasks {
+        let mut m = SideMasks {
+            all: if units.len() == 32 {
+                u32::MAX
+            } else {
+                (1u32 << units.len()) - 1
+            },
+            stack_units: [0; MAX_STACKS],
+            lane_rows: [[0; MAX_ROWS]; MAX_LANES],
+            lane_depth: [0; MAX_LANES],
+            target_lanes: [[0; MAX_LANES]; MAX_LANES],
+            unit_stack: [0; MAX_UNITS],
+            unit_lane: [0; MAX_UNITS],
+            fire_faces: [0; MAX_UNITS],
+            melee_strength: [0; MAX_UNITS],
+            regular: 0,
+            non_warrior: 0,
+            leader: [0; MAX_STACKS],
+            leader_stacks: 0,
+            move_faces: [[[[[0; 2]; 2]; 2]; MAX_LEADER as usize + 1]; 2],
+            recover_faces: [0; MAX_LEADER as usize + 1],
+        };
+        let mut lane_units = [0u32; MAX_LANES];
+        for (u, unit) in units.iter().enumerate() {
+            let bit = 1u32 << u;
+            lane_units[unit.lane] |= bit;
+            m.unit_stack[u] = unit.stack as u8;
+            m.unit_lane[u] = unit.lane as u8;
+            // `CompiledUnit::fire_faces` has bit f − 1 for face f: bit `face` of a 0–5 face.
+            m.fire_faces[u] = unit.fire_faces;
+            m.melee_strength[u] = unit.melee_strength;
+            if unit.kind == UnitType::Regular {
+                m.regular |= bit;
+            }
+            if unit.kind != UnitType::Warrior {
+                m.non_warrior |= bit;
+            }
+        }
+        for (s, stack) in stacks.iter().enumerate() {
+            m.stack_units[s] = (((1u64 << stack.unit_count) - 1) << stack.first_unit) as u32;
+            // Stacks are compiled lane by lane, front row first.
+            let depth = &mut m.lane_depth[stack.lane];
+            m.lane_rows[stack.lane][usize::from(*depth)] = s as u8;
+            *depth += 1;
+            m.leader[s] = stack.leader;
+            if stack.leader > 0 {
+                m.leader_stacks |= 1 << s;
+            }
+        }
+        for firer_lane in 0..lanes {
+            let mut order: Vec<usize> = (0..lanes).collect();
+            // Nearest first, the lower-numbered at equal distance (docs/frontier-readings.md).
+            // The first kernel sorted by `(distance, lane < firer's lane)`, which put the
+            // higher lane first, against the reading and the oracle (no oracle case had a
+            // firer with enemy lanes at equal distance on both sides).
+            order.sort_by_key(|&l| (l.abs_diff(firer_lane), l));
+            for (slot, l) in order.into_iter().enumerate() {
+                m.target_lanes[firer_lane][slot] = lane_units[l];
+            }
+        }
+        let b = battle;
+        let faces = |hits: &dyn Fn(u32) -> bool| {
+            (1..=6u32)
+                .filter(|&f| hits(f))
+                .fold(0u8, |mask, f| mask | 1 << (f - 1))
+        };
+        for (nw, by_leader) in m.move_faces.iter_mut().enumerate() {
+            for (leader, by_regular) in by_leader.iter_mut().enumerate() {
+                for (with_regular, by_atop) in by_regular.iter_mut().enumerate() {
+                    for (enemy_atop, by_surprise) in by_atop.iter_mut().enumerate() {
+                        for (surprise_bonus, cell) in by_surprise.iter_mut().enumerate() {
+                            let roll = MoveRoll {
+                                level: b.sides[side].level,
+                                unit: if nw == 1 {
+                                    UnitType::Militia
+                                } else {
+                                    UnitType::Warrior
+                                },
+                                terrain: b.terrain,
+                                leader: leader as u32,
+                                severe_weather: b.severe_weather,
+                                with_regular: with_regular == 1,
+                                enemy_atop: enemy_atop == 1,
+                                surprise_bonus: surprise_bonus == 1,
+                            };
+                            *cell = faces(&|f| roll.moves(f));
+                        }
+                    }
+                }
+            }
+        }
+        for (leader, cell) in m.recover_faces.iter_mut().enumerate() {
+            let roll = RecoveryRoll {
+                level: b.sides[side].level,
+                leader: leader as u32,
+            };
+            *cell = faces(&|f| roll.recovers(f));
+        }
+        m
     }
 
     /// Units each side fields.
@@ -526,47 +740,50 @@ impl FrontierCombat {
         self.units[side].len()
     }
 
-    pub fn fresh_state(&self) -> BattleState {
-        BattleState {
-            unit_state: [[NORMAL; MAX_UNITS]; 2],
-            removed: [[false; MAX_UNITS]; 2],
-            leader_alive: [[true; MAX_STACKS]; 2],
-        }
+    fn fresh(&self) -> [SideState; 2] {
+        [0, 1].map(|s| SideState {
+            lo: 0,
+            hi: 0,
+            removed: 0,
+            leaders: self.masks[s].leader_stacks,
+        })
     }
 
-    fn in_play(state: &BattleState, side: usize, unit: usize) -> bool {
-        state.unit_state[side][unit] != ELIMINATED && !state.removed[side][unit]
-    }
-
-    fn leader_of(&self, state: &BattleState, side: usize, stack: usize) -> u32 {
-        if state.leader_alive[side][stack] {
-            self.stacks[side][stack].leader
+    #[inline(always)]
+    fn leader_of(&self, st: &[SideState; 2], side: usize, stack: usize) -> u32 {
+        if st[side].leaders >> stack & 1 == 1 {
+            self.masks[side].leader[stack]
         } else {
             0
         }
     }
 
-    fn lose_leader(
+    /// A leader-loss event (9.5.9, 9.5.12) at a stack: a roll only if its leader is there.
+    #[inline(always)]
+    fn lose_leader<D: BattleDice>(
         &self,
-        state: &mut BattleState,
+        st: &mut [SideState; 2],
         side: usize,
         stack: usize,
-        dice: &mut DiceStream,
+        dice: &mut D,
     ) {
-        if self.stacks[side][stack].leader > 0 && state.leader_alive[side][stack] {
+        if st[side].leaders >> stack & 1 == 1 {
             let (num, den) = self.battle.leader_loss;
             if dice.below(den) < num {
-                state.leader_alive[side][stack] = false;
+                st[side].leaders &= !(1 << stack);
             }
         }
     }
 
     /// The front stack of a lane: the first, by row, with a unit in play.
-    fn front_stack(&self, state: &BattleState, side: usize, lane: usize) -> Option<usize> {
-        self.lane_stacks[side][lane].iter().copied().find(|&i| {
-            let s = &self.stacks[side][i];
-            (s.first_unit..s.first_unit + s.unit_count).any(|u| Self::in_play(state, side, u))
-        })
+    #[inline(always)]
+    fn front_stack(&self, st: &[SideState; 2], side: usize, lane: usize) -> Option<usize> {
+        let m = &self.masks[side];
+        let in_play = st[side].in_play(m.all);
+        m.lane_rows[lane][..usize::from(m.lane_depth[lane])]
+            .iter()
+            .map(|&s| usize::from(s))
+            .find(|&s| m.stack_units[s] & in_play != 0)
     }
 
     /// Fire combat of one side (19.2.1). Every undisrupted unit in play fires, in listed
@@ -574,97 +791,91 @@ impl FrontierCombat {
     /// rolled: each firer takes, among the enemy's units in play, one targeted the fewest
     /// times so far, then one in the enemy's front row (the first stack of its lane with
     /// a unit in play) before any behind, then the nearest lane to the firer's (its own
-    /// first, then the lower lane at equal distance), then the first listed. So every
+    /// first, the lower-numbered at equal distance), then the first listed. So every
     /// enemy front-row unit, in any lane, is targeted before any second-row unit, and
     /// every unit once before any twice.
-    fn fire_phase(&self, state: &mut BattleState, side: usize, dice: &mut DiceStream) {
+    ///
+    /// PERF: "targeted the fewest times so far" only ever means "not yet targeted at the
+    /// current count", a mask that refills when empty; depth is one mask per rank; the rest
+    /// is a fixed order of lanes per firer lane. Choosing a target rolls no die, so each
+    /// firer's die is rolled as soon as its target is chosen (the same dice in the same
+    /// order as choosing every target first): the targets come from the masks at the start
+    /// of the volley, the hits land on the state as it stands.
+    #[inline(always)]
+    fn fire_phase<D: BattleDice>(&self, st: &mut [SideState; 2], side: usize, dice: &mut D) {
         let enemy = 1 - side;
-        // Each enemy unit's depth: the rank of its stack among its lane's stacks in play.
-        let mut depth = [u8::MAX; MAX_UNITS];
-        let mut any_target = false;
-        for lane in 0..self.lanes {
-            let mut rank = 0u8;
-            for &st in &self.lane_stacks[enemy][lane] {
-                let stack = &self.stacks[enemy][st];
-                let mut in_play = false;
-                let units = stack.first_unit..stack.first_unit + stack.unit_count;
-                for (d, u) in depth[units.clone()].iter_mut().zip(units) {
-                    if Self::in_play(state, enemy, u) {
-                        *d = rank;
-                        in_play = true;
-                    }
-                }
-                rank += u8::from(in_play);
-                any_target |= in_play;
-            }
-        }
-        if !any_target {
+        let e = &self.masks[enemy];
+        let in_play = st[enemy].in_play(e.all);
+        if in_play == 0 {
             return;
         }
-        // PERF: targets by bit masks. The old loop weighed every enemy unit for every
-        // firer (a 5-part key over 12 × 12 pairs a volley, the largest share of a battle's
-        // time). The key's first part, "targeted the fewest times", only ever means "not
-        // yet targeted at the current count", a mask that refills when empty; depth is one
-        // mask per rank; and the rest (lane distance, lower lane, index) is fixed per firer
-        // lane, so it is a precomputed order (`fire_order`) scanned for the first unit in
-        // the mask. Same targets as the key, in the same order.
-        let mut rank_mask = [0u32; MAX_ROWS + 1];
-        let mut in_play_mask = 0u32;
-        for (t, &d) in depth.iter().enumerate().take(self.units[enemy].len()) {
-            if d != u8::MAX {
-                rank_mask[usize::from(d).min(MAX_ROWS)] |= 1 << t;
-                in_play_mask |= 1 << t;
+        let mut rank_mask = [0u32; MAX_ROWS];
+        for lane in 0..self.lanes {
+            let mut rank = 0;
+            for &s in &e.lane_rows[lane][..usize::from(e.lane_depth[lane])] {
+                let m = e.stack_units[usize::from(s)] & in_play;
+                if m != 0 {
+                    rank_mask[rank] |= m;
+                    rank += 1;
+                }
             }
         }
-        let mut available = in_play_mask;
-        let mut shots = [(0u8, 0u8); MAX_UNITS];
-        let mut shot_count = 0;
-        for (i, unit) in self.units[side].iter().enumerate() {
-            if !Self::in_play(state, side, i) || state.unit_state[side][i] != NORMAL {
-                continue;
-            }
+        let f = &self.masks[side];
+        let mut firers = f.all & !(st[side].lo | st[side].hi) & !st[side].removed;
+        let mut available = in_play;
+        while firers != 0 {
+            let shooter = firers.trailing_zeros() as usize;
+            firers &= firers - 1;
             if available == 0 {
-                available = in_play_mask;
+                available = in_play;
             }
             let set = rank_mask
                 .iter()
                 .map(|&m| m & available)
                 .find(|&m| m != 0)
                 .unwrap_or(available);
-            let order = &self.fire_order[enemy][unit.lane];
-            let target = order
+            let order = &e.target_lanes[usize::from(f.unit_lane[shooter])];
+            let target = order[..self.lanes]
                 .iter()
-                .copied()
-                .find(|&t| set >> t & 1 == 1)
-                .unwrap_or(0);
-            available &= !(1 << target);
-            shots[shot_count] = (i as u8, target);
-            shot_count += 1;
-        }
-        for &(shooter, target) in &shots[..shot_count] {
-            let face = dice.below(6);
-            let t = target as usize;
-            // A hit on a unit already eliminated earlier in this volley is wasted.
-            if self.units[side][shooter as usize].fire_faces >> face & 1 == 1
-                && state.unit_state[enemy][t] != ELIMINATED
-            {
-                state.unit_state[enemy][t] += 1;
-                let stack = self.units[enemy][t].stack;
-                self.lose_leader(state, enemy, stack, dice);
+                .map(|&lane| set & lane)
+                .find(|&m| m != 0)
+                .map_or(0, u32::trailing_zeros);
+            let bit = 1u32 << target;
+            available &= !bit;
+            // A hit on a unit already eliminated earlier in this volley is wasted. PERF: the
+            // hit lands without a branch (half the dice hit, so a branch mispredicts often);
+            // only a hit on a stack with its leader branches, for the leader's roll.
+            let hit = u32::from(f.fire_faces[shooter] >> dice.face() & 1 == 1)
+                & !(st[enemy].eliminated() >> target);
+            let landed = (hit & 1) << target;
+            st[enemy].worsen(landed);
+            let stack = usize::from(e.unit_stack[target as usize]);
+            if landed != 0 && st[enemy].leaders >> stack & 1 == 1 {
+                self.lose_leader(st, enemy, stack, dice);
             }
         }
     }
 
     /// Movement (19.2.2) and melee (19.2.3) of one round.
-    fn movement_and_melee(&self, state: &mut BattleState, round: u32, dice: &mut DiceStream) {
+    fn movement_and_melee<D: BattleDice>(&self, st: &mut [SideState; 2], round: u32, dice: &mut D) {
         let b = &self.battle;
         // Per lane: the attacking side and stack, which of its units moved in, and which
         // defending units moved away (avoided the melee).
         let mut melee: [Option<(usize, usize, u32, u32)>; MAX_LANES] = [None; MAX_LANES];
+        // PERF: each lane's front stacks, found once. Moving changes no unit's state, and a
+        // melee changes only its own lane's stacks, so they hold for the whole phase.
+        let fronts = [0, 1].map(|side| {
+            let mut front = [None; MAX_LANES];
+            for (lane, f) in front.iter_mut().enumerate().take(self.lanes) {
+                *f = self.front_stack(st, side, lane);
+            }
+            front
+        });
         for side in [b.initiative, 1 - b.initiative] {
             if b.sides[side].move_policy == MovePolicy::FireOnly {
                 continue;
             }
+            let m = &self.masks[side];
             let surprised = round == 1 && b.surprise == Some(1 - side);
             let won_surprise = round == 1 && b.surprise == Some(side);
             for (lane, engaged) in melee.iter_mut().enumerate().take(self.lanes) {
@@ -672,49 +883,22 @@ impl FrontierCombat {
                 if engaged.is_some() && !(enemy_atop && b.sides[side].avoid_melee) {
                     continue;
                 }
-                let (Some(own), Some(_)) = (
-                    self.front_stack(state, side, lane),
-                    self.front_stack(state, 1 - side, lane),
-                ) else {
+                let (Some(own), Some(_)) = (fronts[side][lane], fronts[1 - side][lane]) else {
                     continue;
                 };
-                let stack = self.stacks[side][own];
                 // The undisrupted units move; disrupted and routed ones may not. Settled
                 // terrain's −1 goes to any unit stacked with a regular at the time of
                 // movement (moving or not); rough terrain's +1 when a mover is no warrior.
-                let mut movers = 0u32;
-                let (mut any_regular, mut any_non_warrior) = (false, false);
-                for u in stack.first_unit..stack.first_unit + stack.unit_count {
-                    if !Self::in_play(state, side, u) {
-                        continue;
-                    }
-                    any_regular |= self.units[side][u].kind == UnitType::Regular;
-                    if state.unit_state[side][u] == NORMAL {
-                        movers |= 1 << (u - stack.first_unit);
-                        any_non_warrior |= self.units[side][u].kind != UnitType::Warrior;
-                    }
-                }
-                let leader = self.leader_of(state, side, own);
+                let here = m.stack_units[own] & st[side].in_play(m.all);
+                let movers = here & !(st[side].lo | st[side].hi);
+                let leader = self.leader_of(st, side, own);
                 if movers == 0 || (surprised && leader == 0) {
                     continue;
                 }
-                let roll = MoveRoll {
-                    level: b.sides[side].level,
-                    // The type only decides rough terrain's +1 here (settled's −1 comes
-                    // from `with_regular`).
-                    unit: if any_non_warrior {
-                        UnitType::Militia
-                    } else {
-                        UnitType::Warrior
-                    },
-                    terrain: b.terrain,
-                    leader,
-                    severe_weather: b.severe_weather,
-                    with_regular: any_regular,
-                    enemy_atop,
-                    surprise_bonus: won_surprise && leader > 0,
-                };
-                if roll.moves(dice.d6()) {
+                let faces = m.move_faces[usize::from(movers & m.non_warrior != 0)][leader as usize]
+                    [usize::from(here & m.regular != 0)][usize::from(enemy_atop)]
+                    [usize::from(won_surprise && leader > 0)];
+                if faces >> dice.face() & 1 == 1 {
                     // Units that move away from an enemy atop them avoid the melee; the
                     // ones left behind (disrupted or routed) still fight it. Otherwise the
                     // movers go atop the enemy.
@@ -728,186 +912,173 @@ impl FrontierCombat {
             }
         }
         for (lane, engaged) in melee.iter().enumerate().take(self.lanes) {
-            if let Some((side, stack, movers, avoided)) = *engaged {
-                self.melee(state, lane, side, stack, movers, avoided, round, dice);
+            if let (Some((side, stack, movers, avoided)), Some(defending)) =
+                (*engaged, fronts[1 - engaged.map_or(0, |e| e.0)][lane])
+            {
+                self.melee(st, side, stack, defending, movers, avoided, round, dice);
             }
         }
     }
 
+    /// The melee in one lane: `movers` of the attacker's stack against the defender's
+    /// front stack (`defending_stack`) less the units that moved away (`avoided`).
     #[allow(clippy::too_many_arguments)]
-    fn melee(
+    fn melee<D: BattleDice>(
         &self,
-        state: &mut BattleState,
-        lane: usize,
+        st: &mut [SideState; 2],
         attacker: usize,
         attacking_stack: usize,
+        defending_stack: usize,
         movers: u32,
         avoided: u32,
         round: u32,
-        dice: &mut DiceStream,
+        dice: &mut D,
     ) {
         let b = &self.battle;
         let defender = 1 - attacker;
-        let Some(defending_stack) = self.front_stack(state, defender, lane) else {
-            return;
+        let (am, dm) = (&self.masks[attacker], &self.masks[defender]);
+        let stayed = dm.stack_units[defending_stack] & !avoided;
+        let fighting = |st: &[SideState; 2], side: usize| {
+            let s = &st[side];
+            let pool = if side == attacker { movers } else { stayed };
+            pool & s.in_play(self.masks[side].all) & !s.routed()
         };
-        let a_stack = self.stacks[attacker][attacking_stack];
-        let d_stack = self.stacks[defender][defending_stack];
-        let a_units = a_stack.first_unit..a_stack.first_unit + a_stack.unit_count;
-        let d_units = d_stack.first_unit..d_stack.first_unit + d_stack.unit_count;
-        let fighting_a = |u: usize, st: &BattleState| {
-            movers >> (u - a_stack.first_unit) & 1 == 1
-                && Self::in_play(st, attacker, u)
-                && st.unit_state[attacker][u] != ROUTED
+        let strength = |mask: u32, m: &SideMasks| {
+            let mut rest = mask;
+            let mut total = 0;
+            while rest != 0 {
+                total += m.melee_strength[rest.trailing_zeros() as usize];
+                rest &= rest - 1;
+            }
+            total
         };
-        let stayed = |u: usize| avoided >> (u - d_stack.first_unit) & 1 == 0;
-        let fighting_d = |u: usize, st: &BattleState| {
-            stayed(u) && Self::in_play(st, defender, u) && st.unit_state[defender][u] != ROUTED
-        };
-        let strength_a: u32 = a_units
-            .clone()
-            .filter(|&u| fighting_a(u, state))
-            .map(|u| self.units[attacker][u].melee_strength)
-            .sum();
-        let strength_d: u32 = d_units
-            .clone()
-            .filter(|&u| fighting_d(u, state))
-            .map(|u| self.units[defender][u].melee_strength)
-            .sum();
+        let strength_a = strength(fighting(st, attacker), am);
+        let strength_d = strength(fighting(st, defender), dm);
         if strength_a == 0 {
             return;
         }
         if strength_d == 0 {
             // Every defender left in play is routed: all are eliminated (none left: the
             // whole stack moved away, and there is no melee).
-            for u in d_units {
-                if stayed(u) && Self::in_play(state, defender, u) {
-                    state.unit_state[defender][u] = ELIMINATED;
-                }
-            }
+            let doomed = stayed & st[defender].in_play(dm.all);
+            st[defender].lo |= doomed;
+            st[defender].hi |= doomed;
             return;
         }
-        let disrupted = d_units
-            .clone()
-            .any(|u| fighting_d(u, state) && state.unit_state[defender][u] == DISRUPTED);
-        let shift = self.leader_of(state, attacker, attacking_stack) as i32
-            - self.leader_of(state, defender, defending_stack) as i32
+        let disrupted = fighting(st, defender) & st[defender].disrupted() != 0;
+        let shift = self.leader_of(st, attacker, attacking_stack) as i32
+            - self.leader_of(st, defender, defending_stack) as i32
             + i32::from(disrupted)
             + i32::from(round == 1 && b.surprise == Some(attacker));
         let column = (b.crt.column_for(strength_a, strength_d) as i32 + shift)
             .clamp(0, b.crt.columns.len() as i32 - 1) as usize;
         let drm = (b.sides[attacker].level as i32 - b.sides[defender].level as i32).clamp(-3, 3);
-        let (loss_a, loss_d) = b.crt.cell(dice.d6() as i32 + drm, column);
-        for (side, stack, loss, units) in [
-            (attacker, attacking_stack, loss_a, a_units),
-            (defender, defending_stack, loss_d, d_units),
+        let (loss_a, loss_d) = b.crt.cell(dice.face() as i32 + 1 + drm, column);
+        for (side, stack, loss) in [
+            (attacker, attacking_stack, loss_a),
+            (defender, defending_stack, loss_d),
         ] {
-            let fights = |u: usize, st: &BattleState| {
-                if side == attacker {
-                    fighting_a(u, st)
-                } else {
-                    fighting_d(u, st)
-                }
-            };
             match loss {
                 CrtLoss::None => {}
                 CrtLoss::Rout => {
-                    for u in units.clone() {
-                        if fights(u, state) {
-                            state.unit_state[side][u] = ROUTED;
-                            state.removed[side][u] = true;
-                        }
-                    }
+                    let m = fighting(st, side);
+                    let s = &mut st[side];
+                    s.lo &= !m;
+                    s.hi |= m;
+                    s.removed |= m;
                 }
                 CrtLoss::Eliminate(n) => {
                     // The owner loses its weakest first: disrupted before undisrupted,
                     // then the lowest melee strength, then the last listed.
+                    let strengths = &self.masks[side].melee_strength;
                     for _ in 0..n {
-                        let victim = units
-                            .clone()
-                            .filter(|&u| fights(u, state))
-                            .min_by_key(|&u| {
-                                (
-                                    state.unit_state[side][u] == NORMAL,
-                                    self.units[side][u].melee_strength,
-                                    std::cmp::Reverse(u),
-                                )
-                            });
-                        match victim {
-                            Some(u) => state.unit_state[side][u] = ELIMINATED,
-                            None => break,
+                        let fights = fighting(st, side);
+                        if fights == 0 {
+                            break;
                         }
+                        let weak = fights & st[side].disrupted();
+                        let mut pool = if weak != 0 { weak } else { fights };
+                        let mut victim = pool.trailing_zeros() as usize;
+                        while pool != 0 {
+                            let u = pool.trailing_zeros() as usize;
+                            pool &= pool - 1;
+                            if strengths[u] <= strengths[victim] {
+                                victim = u;
+                            }
+                        }
+                        st[side].lo |= 1 << victim;
+                        st[side].hi |= 1 << victim;
                     }
                 }
             }
             if loss != CrtLoss::None && loss != CrtLoss::Eliminate(0) {
-                self.lose_leader(state, side, stack, dice);
+                self.lose_leader(st, side, stack, dice);
             }
         }
     }
 
     /// Recovery (19.2.4): every disrupted or routed unit rolls; success is one level up (a
     /// routed unit off the array comes back to its stack disrupted).
-    fn recovery(&self, state: &mut BattleState, dice: &mut DiceStream) {
+    #[inline(always)]
+    fn recovery<D: BattleDice>(&self, st: &mut [SideState; 2], dice: &mut D) {
         for side in 0..2 {
-            for (u, unit) in self.units[side].iter().enumerate() {
-                let s = state.unit_state[side][u];
-                if s != DISRUPTED && s != ROUTED {
-                    continue;
-                }
-                let roll = RecoveryRoll {
-                    level: self.battle.sides[side].level,
-                    leader: self.leader_of(state, side, unit.stack),
-                };
-                if roll.recovers(dice.d6()) {
-                    state.unit_state[side][u] = s - 1;
-                    state.removed[side][u] = false;
-                }
+            let m = &self.masks[side];
+            // Disrupted (lo only) or routed (hi only).
+            let mut rolling = (st[side].lo ^ st[side].hi) & m.all;
+            while rolling != 0 {
+                let u = rolling.trailing_zeros() as usize;
+                rolling &= rolling - 1;
+                let leader = self.leader_of(st, side, usize::from(m.unit_stack[u]));
+                // PERF: no branch on the roll (it succeeds or fails about evenly).
+                let success = u32::from(m.recover_faces[leader as usize] >> dice.face() & 1);
+                st[side].recover(success << u);
             }
         }
     }
 
     /// Rounds of 19.1: the initiative side's primary leader rating, plus one when the
     /// non-initiative side tries and rolls under its primary leader's rating.
-    fn rounds(&self, dice: &mut DiceStream) -> u32 {
+    fn rounds<D: BattleDice>(&self, dice: &mut D) -> u32 {
         let b = &self.battle;
         let other = 1 - b.initiative;
-        let extra = b.extra_round && dice.d6() < b.sides[other].primary_leader;
+        let extra = b.extra_round && dice.face() + 1 < b.sides[other].primary_leader;
         b.sides[b.initiative].primary_leader + u32::from(extra)
     }
 
-    /// One whole battle.
+    /// One whole battle, its dice twelve to a word.
     pub fn fight(&self, dice: &mut DiceStream) -> BattleOutcome {
+        self.fight_with(&mut PackedDice::new(dice))
+    }
+
+    /// One whole battle on any source of dice.
+    #[inline]
+    pub fn fight_with<D: BattleDice>(&self, dice: &mut D) -> BattleOutcome {
         let b = &self.battle;
-        let mut state = self.fresh_state();
+        let mut st = self.fresh();
         let rounds = self.rounds(dice);
         let mut lost_after_round = [[0u8; 2]; 4];
         for round in 1..=rounds {
             for side in [b.initiative, 1 - b.initiative] {
                 let surprised = round == 1 && b.surprise == Some(1 - side);
                 if !surprised {
-                    self.fire_phase(&mut state, side, dice);
+                    self.fire_phase(&mut st, side, dice);
                 }
             }
-            self.movement_and_melee(&mut state, round, dice);
-            self.recovery(&mut state, dice);
-            lost_after_round[round as usize - 1] = [0, 1].map(|side| {
-                state.unit_state[side][..self.units[side].len()]
-                    .iter()
-                    .filter(|&&s| s >= ROUTED)
-                    .count() as u8
-            });
+            self.movement_and_melee(&mut st, round, dice);
+            self.recovery(&mut st, dice);
+            lost_after_round[round as usize - 1] =
+                [0, 1].map(|side| (st[side].hi & self.masks[side].all).count_ones() as u8);
         }
         for round in rounds as usize..4 {
             lost_after_round[round] = lost_after_round[round - 1];
         }
-        let mut out = self.outcome(&state, rounds);
+        let mut out = self.outcome(&st, rounds);
         out.lost_after_round = lost_after_round;
         out
     }
 
     /// Counts and the victory reading at the end of the last round.
-    pub fn outcome(&self, state: &BattleState, rounds: u32) -> BattleOutcome {
+    fn outcome(&self, st: &[SideState; 2], rounds: u32) -> BattleOutcome {
         let mut out = BattleOutcome {
             winner: None,
             rounds,
@@ -917,20 +1088,12 @@ impl FrontierCombat {
             leaders_lost: [0; 2],
             lost_after_round: [[0; 2]; 4],
         };
-        for side in 0..2 {
-            for u in 0..self.units[side].len() {
-                match state.unit_state[side][u] {
-                    ELIMINATED => out.eliminated[side] += 1,
-                    ROUTED => out.routed[side] += 1,
-                    DISRUPTED => out.disrupted[side] += 1,
-                    _ => {}
-                }
-            }
-            out.leaders_lost[side] = self.stacks[side]
-                .iter()
-                .enumerate()
-                .filter(|(i, s)| s.leader > 0 && !state.leader_alive[side][*i])
-                .count() as u32;
+        for (side, (s, m)) in st.iter().zip(&self.masks).enumerate() {
+            let all = m.all;
+            out.eliminated[side] = (s.eliminated() & all).count_ones();
+            out.routed[side] = (s.routed() & all).count_ones();
+            out.disrupted[side] = (s.disrupted() & all).count_ones();
+            out.leaders_lost[side] = (m.leader_stacks & !s.leaders).count_ones();
         }
         let lost = [0, 1].map(|s| u64::from(out.eliminated[s] + out.routed[s]));
         let (a, b) = match self.battle.victory {
@@ -1019,9 +1182,13 @@ impl FrontierCombat {
     }
 
     /// Adds `n` simulated battles into `histogram`.
+    ///
+    /// The block's battles cut their d6 from one [`PackedDice`], so a word's faces left
+    /// over at the end of a battle start the next.
     pub fn battle_block(&self, dice: &mut DiceStream, n: u64, histogram: &mut FrontierHistogram) {
+        let mut dice = PackedDice::new(dice);
         for _ in 0..n {
-            let o = self.fight(dice);
+            let o = self.fight_with(&mut dice);
             let result = match o.winner {
                 Some(0) => 0,
                 None => 1,
@@ -1058,4 +1225,150 @@ pub fn simulate_battles(
         |dice, n, h| combat.battle_block(dice, n, h),
         control,
     )
+}
+
+#[cfg(test)]
+mod reference;
+
+#[cfg(test)]
+mod tests {
+    use super::reference::Reference;
+    use super::*;
+    use crate::rules::frontier::Terrain;
+
+    /// Battles that exercise every part of the round: surprise either way, avoiding,
+    /// rows behind the front, leaders, every terrain, both victory readings.
+    fn battles() -> Vec<FrontierBattle> {
+        let mut out = vec![crate::scenarios::frontier_six_stacks()];
+        let base = crate::scenarios::frontier_six_stacks();
+        for (k, terrain) in [Terrain::Settled, Terrain::Wilderness, Terrain::Rough]
+            .into_iter()
+            .enumerate()
+        {
+            let mut b = base.clone();
+            b.terrain = terrain;
+            b.severe_weather = k == 1;
+            b.surprise = Some(k % 2);
+            b.initiative = (k + 1) % 2;
+            b.sides[0].avoid_melee = true;
+            b.victory = if k == 2 {
+                VictoryRule::FewerLostShare
+            } else {
+                VictoryRule::FewerLost
+            };
+            let unit = |kind, fire_cf, melee_cf| Unit {
+                kind,
+                fire_cf,
+                melee_cf,
+            };
+            // The side that sets up second gets a second row in every lane, and a rifle.
+            let second = match b.surprise {
+                Some(winner) => winner,
+                None => b.initiative,
+            };
+            for (l, lane) in b.sides[second].lanes.iter_mut().enumerate() {
+                let units = if terrain == Terrain::Rough {
+                    vec![unit(UnitType::Warrior, 2, 3), unit(UnitType::Rifle, 4, 1)]
+                } else {
+                    vec![unit(UnitType::Militia, 2, 2), unit(UnitType::Rifle, 4, 1)]
+                };
+                lane.truncate(1);
+                lane.push(Stack {
+                    units,
+                    leader: (l % 4) as u32,
+                });
+            }
+            for lane in b.sides[1 - second].lanes.iter_mut() {
+                lane.truncate(1);
+                if terrain == Terrain::Rough {
+                    lane[0].units = vec![unit(UnitType::Warrior, 3, 2); 2];
+                } else if terrain == Terrain::Settled {
+                    lane[0].units.push(unit(UnitType::Militia, 1, 1));
+                }
+            }
+            for side in &mut b.sides {
+                for lane in &mut side.lanes {
+                    for stack in lane.iter_mut() {
+                        if terrain == Terrain::Rough {
+                            stack.units.retain(|u| u.kind != UnitType::Regular);
+                            if stack.units.is_empty() {
+                                stack.units.push(unit(UnitType::Militia, 2, 1));
+                            }
+                        }
+                    }
+                }
+            }
+            b.sides[1].move_policy = if k == 1 {
+                MovePolicy::FireOnly
+            } else {
+                MovePolicy::Aggressive
+            };
+            b.leader_loss = if k == 0 { (1, 6) } else { (2, 7) };
+            out.push(b);
+        }
+        out
+    }
+
+    #[test]
+    fn the_mask_kernel_fights_the_reference_battle_die_for_die() {
+        for (i, battle) in battles().into_iter().enumerate() {
+            let combat = FrontierCombat::new(battle)
+                .unwrap_or_else(|e| panic!("test battle {i}: {}", e.message));
+            let reference = Reference::new(&combat);
+            let mut fast = DiceStream::for_block(16, i as u64);
+            let mut slow = fast.clone();
+            let mut rounds = [0u32; 5];
+            for n in 0..20_000 {
+                let a = combat.fight_with(&mut fast);
+                let b = reference.fight(&mut slow);
+                assert_eq!(a, b, "battle {i}, trial {n}");
+                assert_eq!(fast, slow, "battle {i}, trial {n}: dice drawn differ");
+                rounds[a.rounds as usize] += 1;
+            }
+            assert!(
+                rounds.iter().filter(|&&r| r > 0).count() >= 2,
+                "battle {i}: {rounds:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn fire_prefers_the_nearest_lane_then_the_lower_numbered() {
+        // Six lanes of two units a side (bench battle): lane l holds units 2l and 2l + 1.
+        let combat = FrontierCombat::new(crate::scenarios::frontier_six_stacks()).unwrap();
+        let lane = |l: u32| 0b11u32 << (2 * l);
+        for side in 0..2 {
+            let order = &combat.masks[side].target_lanes;
+            assert_eq!(
+                order[2][..6],
+                [2, 1, 3, 0, 4, 5].map(lane),
+                "firer in lane 2"
+            );
+            assert_eq!(
+                order[0][..6],
+                [0, 1, 2, 3, 4, 5].map(lane),
+                "firer in lane 0"
+            );
+            assert_eq!(
+                order[5][..6],
+                [5, 4, 3, 2, 1, 0].map(lane),
+                "firer in lane 5"
+            );
+        }
+    }
+
+    #[test]
+    fn packed_dice_take_twelve_faces_a_word_and_whole_words_otherwise() {
+        let mut stream = DiceStream::for_block(3, 0);
+        let mut copy = stream.clone();
+        let mut word = copy.word();
+        let mut packed = PackedDice::new(&mut stream);
+        for _ in 0..12 {
+            assert_eq!(packed.face(), word.take(6));
+        }
+        let mut word = copy.word();
+        assert_eq!(packed.below(6), word.take(6));
+        assert_eq!(packed.below(7), copy.below(7));
+        assert_eq!(packed.face(), word.take(6));
+    }
 }

@@ -210,6 +210,9 @@ pub struct Readings {
     /// A stack that avoided with nobody left behind may still try its own move atop the
     /// enemy later in the round (default `false`).
     pub avoided_stack_may_move: bool,
+    /// Fire at equal lane distance: the higher-numbered lane first (default `false`: the
+    /// lower-numbered, the readings doc).
+    pub equal_distance_higher_lane: bool,
 }
 
 impl Default for Readings {
@@ -225,6 +228,7 @@ impl Default for Readings {
             left_behind_fight: true,
             left_behind_keep_leader: true,
             avoided_stack_may_move: false,
+            equal_distance_higher_lane: false,
         }
     }
 }
@@ -498,7 +502,13 @@ impl<'a> Model<'a> {
                     let Some(&t) = enemy.iter().min_by_key(|&&u| {
                         let cu = &self.units[e][u];
                         let behind = fronts[cu.lane] != Some(cu.stack);
-                        (times[u], behind, cu.lane.abs_diff(fl), cu.lane, cu.row, u)
+                        let side_of_firer = if self.rd.equal_distance_higher_lane {
+                            cu.lane < fl
+                        } else {
+                            cu.lane > fl
+                        };
+                        let near = cu.lane.abs_diff(fl);
+                        (times[u], behind, near, side_of_firer, cu.row, u)
                     }) else {
                         continue;
                     };

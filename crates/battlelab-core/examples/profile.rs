@@ -1,0 +1,103 @@
+//! Runs one bench scenario's whole battles in a loop, for a sampling profiler.
+//!
+//! ```text
+//! CARGO_PROFILE_RELEASE_DEBUG=line-tables-only CARGO_TARGET_DIR=target-prof \
+//!   cargo build -p battlelab-core --release --example profile
+//! perf record -g target-prof/release/examples/profile frontier 10000000
+//! perf annotate --stdio
+//! ```
+//!
+//! Why this exists: every kernel inlines into its battle loop, so a profile of the criterion
+//! bench shows one symbol; this loop, built with line tables, shows which lines of a battle
+//! take the time (the `PERF:` comments in the kernels cite it). Kernels: `bare` (the
+//! bare `next_u64` loop, to read a battle's cost against), `frontier`,
+//! `ratio-rescue`, `ratio-press`, `ratio-optimal`, `melee-duel`, `melee-surrounded`,
+//! `setup`, `naval`.
+
+use std::time::Instant;
+
+use battlelab_core::dice::DiceStream;
+use battlelab_core::rules::ratio::{RatioCombat, ReservePolicy};
+use battlelab_core::rules::setup::CompiledMap;
+use battlelab_core::scenarios;
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let kernel = args.next().unwrap_or_else(|| "frontier".into());
+    let battles: u64 = match args.next().map(|n| n.parse::<f64>()) {
+        None => 10_000_000,
+        Some(Ok(n)) if n >= 1.0 => n as u64,
+        Some(_) => {
+            eprintln!("usage: profile KERNEL [BATTLES]: BATTLES is a count such as 1e8");
+            std::process::exit(2);
+        }
+    };
+    let mut dice = DiceStream::for_block(1, 0);
+    let start = Instant::now();
+    let check = match kernel.as_str() {
+        "bare" => {
+            let mut acc = 0u64;
+            for _ in 0..battles {
+                acc ^= dice.next_u64();
+            }
+            acc
+        }
+        "frontier" => {
+            let combat = scenarios::frontier();
+            let mut h = combat.empty_histogram();
+            combat.battle_block(&mut dice, battles, &mut h);
+            h.result[0]
+        }
+        "ratio-rescue" | "ratio-press" | "ratio-optimal" => {
+            let policy = ReservePolicy::ALL
+                .into_iter()
+                .find(|p| kernel.ends_with(p.name()))
+                .expect("a listed policy");
+            let combat =
+                RatioCombat::new(scenarios::ratio_line(scenarios::RATIO_LINE, 2, 0, policy))
+                    .expect("the bench line is valid");
+            for _ in 0..battles {
+                std::hint::black_box(combat.fight(&mut dice));
+            }
+            0
+        }
+        "melee-duel" | "melee-surrounded" => {
+            let combat = if kernel == "melee-duel" {
+                scenarios::melee_duel()
+            } else {
+                scenarios::melee_surrounded()
+            };
+            let mut h = combat.empty_engagement_histogram();
+            combat.engagement_block(&mut dice, battles, &mut h);
+            std::hint::black_box(&h);
+            0
+        }
+        "setup" => {
+            let map = CompiledMap::new(&scenarios::setup_map());
+            let mut totals = [[0u32; 7]; 3];
+            for _ in 0..battles {
+                map.roll_totals(&mut dice, &mut totals);
+            }
+            u64::from(totals[0][0])
+        }
+        "naval" => {
+            let (naval, engagement) = scenarios::naval();
+            let naval = naval.kernel(&engagement);
+            for _ in 0..battles {
+                std::hint::black_box(naval.engage(&mut dice));
+            }
+            0
+        }
+        other => {
+            eprintln!(
+                "unknown kernel {other}: bare, frontier, ratio-rescue, ratio-press, ratio-optimal, melee-duel, melee-surrounded, setup, naval"
+            );
+            std::process::exit(2);
+        }
+    };
+    let secs = start.elapsed().as_secs_f64();
+    println!(
+        "{kernel}: {battles} battles in {secs:.2} s ({:.3} M/s) [{check}]",
+        battles as f64 / secs / 1e6
+    );
+}
