@@ -96,13 +96,20 @@ impl MeleeCrt {
 
     /// The highest column whose odds the attacker reaches (`att/def ≥ a/d`); odds below
     /// the first column use the first.
+    ///
+    /// PERF: the columns reached are counted without a branch (they rise, so the ones
+    /// reached are a prefix) instead of searched from the right.
     pub fn column_for(&self, attacker: u32, defender: u32) -> usize {
-        self.columns
+        let reached: usize = self
+            .columns
             .iter()
-            .rposition(|&(a, d)| {
-                u64::from(attacker) * u64::from(d) >= u64::from(defender) * u64::from(a)
+            .map(|&(a, d)| {
+                usize::from(
+                    u64::from(attacker) * u64::from(d) >= u64::from(defender) * u64::from(a),
+                )
             })
-            .unwrap_or(0)
+            .sum();
+        reached.saturating_sub(1)
     }
 
     /// The cell for a modified roll (clamped to the printed rows) in a column.
@@ -561,6 +568,8 @@ struct SideMasks {
     /// `lane_rows[lane][row]`: the stack at that row (`lane_depth[lane]` rows).
     lane_rows: [[u8; MAX_ROWS]; MAX_LANES],
     lane_depth: [u8; MAX_LANES],
+    /// `lane_row_units[lane][row]`: the units of the stack at that row (0: no stack).
+    lane_row_units: [[u32; MAX_ROWS]; MAX_LANES],
     /// `target_lanes[firer_lane]`: this side's lanes' unit masks in the order an enemy
     /// firer in `firer_lane` prefers them (nearest first, the lower-numbered at equal
     /// distance), units within a lane by index.
@@ -644,6 +653,7 @@ impl FrontierCombat {
             stack_units: [0; MAX_STACKS],
             lane_rows: [[0; MAX_ROWS]; MAX_LANES],
             lane_depth: [0; MAX_LANES],
+            lane_row_units: [[0; MAX_ROWS]; MAX_LANES],
             target_lanes: [[0; MAX_LANES]; MAX_LANES],
             unit_stack: [0; MAX_UNITS],
             unit_lane: [0; MAX_UNITS],
@@ -677,6 +687,7 @@ impl FrontierCombat {
             // Stacks are compiled lane by lane, front row first.
             let depth = &mut m.lane_depth[stack.lane];
             m.lane_rows[stack.lane][usize::from(*depth)] = s as u8;
+            m.lane_row_units[stack.lane][usize::from(*depth)] = m.stack_units[s];
             *depth += 1;
             m.leader[s] = stack.leader;
             if stack.leader > 0 {
@@ -779,11 +790,21 @@ impl FrontierCombat {
     #[inline(always)]
     fn front_stack(&self, st: &[SideState; 2], side: usize, lane: usize) -> Option<usize> {
         let m = &self.masks[side];
-        let in_play = st[side].in_play(m.all);
-        m.lane_rows[lane][..usize::from(m.lane_depth[lane])]
+        let rows = Self::rows_in_play(m, lane, st[side].in_play(m.all));
+        (rows != 0).then(|| usize::from(m.lane_rows[lane][rows.trailing_zeros() as usize]))
+    }
+
+    /// Bit `r` set when the lane's stack at row `r` has a unit in `in_play`.
+    ///
+    /// PERF: four ANDs and no branch, instead of a search over the lane's stacks.
+    #[inline(always)]
+    fn rows_in_play(m: &SideMasks, lane: usize, in_play: u32) -> u32 {
+        m.lane_row_units[lane]
             .iter()
-            .map(|&s| usize::from(s))
-            .find(|&s| m.stack_units[s] & in_play != 0)
+            .enumerate()
+            .fold(0, |rows, (r, &units)| {
+                rows | u32::from(units & in_play != 0) << r
+            })
     }
 
     /// Fire combat of one side (19.2.1). Every undisrupted unit in play fires, in listed
@@ -811,13 +832,12 @@ impl FrontierCombat {
         }
         let mut rank_mask = [0u32; MAX_ROWS];
         for lane in 0..self.lanes {
+            let mut rows = Self::rows_in_play(e, lane, in_play);
             let mut rank = 0;
-            for &s in &e.lane_rows[lane][..usize::from(e.lane_depth[lane])] {
-                let m = e.stack_units[usize::from(s)] & in_play;
-                if m != 0 {
-                    rank_mask[rank] |= m;
-                    rank += 1;
-                }
+            while rows != 0 {
+                rank_mask[rank] |= e.lane_row_units[lane][rows.trailing_zeros() as usize] & in_play;
+                rows &= rows - 1;
+                rank += 1;
             }
         }
         let f = &self.masks[side];
