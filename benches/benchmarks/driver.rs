@@ -35,7 +35,7 @@ drm = { from = -3, to = 4 }
 
 fn driver(c: &mut Criterion) {
     let field = FieldCombat::new(FieldRules::printed()).unwrap();
-    let prepared = super::field::battle().prepare().unwrap();
+    let prepared = battlelab_core::scenarios::field_battle().prepare().unwrap();
     let control = RunControl::default();
     let resolutions: u64 = 1 << 24;
     let battles: u64 = 1 << 20;

@@ -1,34 +1,26 @@
-//! Whole field battles (up to six rounds of tactics, CRT and CLC) against the bare loop,
-//! and the exact enumeration of one battle.
+//! Whole field battles (up to six rounds of tactics, CRT and CLC) against the bare loop —
+//! from the battle's compiled transition table (what runs fight) and round by round (the
+//! reference kernel, the fallback for battles too large for a table) — and the exact
+//! enumeration of one battle.
 
 use std::hint::black_box;
 
 use criterion::{criterion_group, Criterion, Throughput};
 
 use battlelab::dice::DiceStream;
-use battlelab::rules::crt::{FieldBattle, FieldCombat, FieldRules, Force, TacticMix};
+use battlelab::rules::crt::{FieldCombat, FieldRules};
+use battlelab::rules::field_table::{BattleTable, MAX_TABLE_ENTRIES};
+use battlelab_core::scenarios;
 
-use super::{bare_xoshiro, BATCH};
-
-pub fn battle() -> FieldBattle {
-    let force = |sp, tactics| Force {
-        name: String::new(),
-        sp,
-        morale: 2,
-        leader: 1,
-        drm: 0,
-        tactics: TacticMix::into(tactics),
-    };
-    FieldBattle {
-        a: force(12, TacticMix::new([2, 1, 0, 1, 0, 0, 0]).unwrap()),
-        b: force(8, TacticMix::new([0, 0, 2, 0, 1, 1, 0]).unwrap()),
-        terrain_drm: 0,
-    }
-}
+use super::{bare_xoshiro, print_words, BATCH};
 
 fn field(c: &mut Criterion) {
     let field = FieldCombat::new(FieldRules::printed()).unwrap();
-    let prepared = battle().prepare().unwrap();
+    let prepared = scenarios::field_battle().prepare().unwrap();
+    let table = BattleTable::compile(&field, &prepared, MAX_TABLE_ENTRIES).unwrap();
+    print_words("field battle 12 v 8", |d| {
+        black_box(table.fight(d));
+    });
     let mut group = c.benchmark_group("field");
     group.throughput(Throughput::Elements(BATCH));
     let mut dice = DiceStream::for_block(1, 0);
@@ -37,6 +29,16 @@ fn field(c: &mut Criterion) {
     });
     let mut dice = DiceStream::for_block(1, 0);
     group.bench_function("battle (12 vs 8 SP, mixed tactics)", |b| {
+        b.iter(|| {
+            let mut rounds = 0u64;
+            for _ in 0..BATCH {
+                rounds += u64::from(black_box(&table).fight(&mut dice).rounds);
+            }
+            black_box(rounds)
+        })
+    });
+    let mut dice = DiceStream::for_block(1, 0);
+    group.bench_function("battle round by round (12 vs 8 SP, mixed tactics)", |b| {
         b.iter(|| {
             let mut rounds = 0u64;
             for _ in 0..BATCH {

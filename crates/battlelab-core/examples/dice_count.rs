@@ -11,6 +11,8 @@
 //! Benches never enable it.
 
 use battlelab_core::dice::DiceStream;
+use battlelab_core::rules::crt::{FieldCombat, FieldRules};
+use battlelab_core::rules::field_table::{BattleTable, MAX_TABLE_ENTRIES};
 use battlelab_core::rules::ratio::{RatioCombat, ReservePolicy};
 use battlelab_core::rules::setup::CompiledMap;
 use battlelab_core::scenarios::{self, words_per_battle};
@@ -63,6 +65,18 @@ fn main() {
     let map = CompiledMap::new(&scenarios::setup_map());
     let mut totals = [[0u32; 7]; 3];
     count("setup, 13-state map", |d| map.roll_totals(d, &mut totals));
+
+    let field = FieldCombat::new(FieldRules::printed()).expect("the printed rules are valid");
+    let prepared = scenarios::field_battle()
+        .prepare()
+        .expect("the bench battle is valid");
+    let table = BattleTable::compile(&field, &prepared, MAX_TABLE_ENTRIES).expect("a small battle");
+    count("field battle 12 v 8, mixed tactics", |d| {
+        std::hint::black_box(table.fight(d));
+    });
+    count("field battle 12 v 8, round by round", |d| {
+        std::hint::black_box(field.fight(&prepared, d));
+    });
 
     let (naval, engagement) = scenarios::naval();
     let naval = naval.kernel(&engagement);

@@ -3,6 +3,7 @@
 //! the analysis API.
 
 use crate::dice::DiceStream;
+use crate::rules::crt::{FieldBattle, Force, TacticMix};
 use crate::rules::d6table::D6Table;
 use crate::rules::frontier::{Terrain, UnitType};
 use crate::rules::frontier_battle::{
@@ -150,6 +151,26 @@ pub fn melee_surrounded() -> MeleeCombat {
         },
     ));
     MeleeCombat::new(surrounded).expect("the bench engagement is valid")
+}
+
+/// A field battle of 12 against 8 SP, morale 2 and leader 1 on both sides, mixed
+/// tactics (A: charge 2, envelop 1, bombard 1; B: skirmish 2, square 1, refuse 1).
+pub fn field_battle() -> FieldBattle {
+    let force = |sp, weights| Force {
+        name: String::new(),
+        sp,
+        morale: 2,
+        leader: 1,
+        drm: 0,
+        tactics: TacticMix::new(weights)
+            .expect("the bench mixes are valid")
+            .into(),
+    };
+    FieldBattle {
+        a: force(12, [2, 1, 0, 1, 0, 0, 0]),
+        b: force(8, [0, 0, 2, 0, 1, 1, 0]),
+        terrain_drm: 0,
+    }
 }
 
 /// The printed naval table and an engagement of 6 against 4 NSP, both pursuing.

@@ -7,7 +7,10 @@
 //! ([`FieldCombat`]), and offers three consumers the same rules:
 //! - [`FieldCombat::resolve_face`]: one CRT resolution from one uniform face of 36, the
 //!   single-roll kernel behind `battlelab table crt`;
-//! - [`FieldCombat::fight`]: a whole battle from a [`DiceStream`], the Monte Carlo kernel;
+//! - [`FieldCombat::fight`]: a whole battle from a [`DiceStream`], round by round: the
+//!   Monte Carlo kernel's reference, and what runs fall back on where a battle is too
+//!   large for [`field_table`](crate::rules::field_table), which compiles a battle into one state-transition
+//!   table and fights the very same battles from the same dice, faster;
 //! - [`FieldCombat::battle_distribution`]: the same battle enumerated exactly (every
 //!   tactic pair and every face of the dice, round by round), which holds the kernel to
 //!   account in tests and fills the `exact` column of reports.
@@ -1674,14 +1677,25 @@ pub fn simulate_battles(
     trials: u64,
     control: &crate::sim::RunControl,
 ) -> Result<BattleHistogram, crate::sim::Interrupted> {
+    use crate::rules::field_table::{BattleTable, MAX_TABLE_ENTRIES};
     let limit = field.rules().round_limit;
+    // The battle compiled once for all blocks; too large a battle is fought round by
+    // round, which gives the same battles.
+    let table = BattleTable::compile(field, battle, MAX_TABLE_ENTRIES);
     crate::sim::run_blocks(
         seed,
         trials,
         || BattleHistogram::new(battle, limit),
-        |dice, n, histogram| {
-            for _ in 0..n {
-                histogram.record(&field.fight(battle, dice));
+        |dice, n, histogram| match &table {
+            Some(table) => {
+                for _ in 0..n {
+                    histogram.record(&table.fight(dice));
+                }
+            }
+            None => {
+                for _ in 0..n {
+                    histogram.record(&field.fight(battle, dice));
+                }
             }
         },
         control,

@@ -3,6 +3,7 @@
 pub mod crt;
 pub mod d6table;
 pub mod field_game;
+pub mod field_table;
 pub mod frontier;
 pub mod frontier_battle;
 pub mod matrix_game;

@@ -98,7 +98,8 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use serde::Deserialize;
 use toml::Spanned;
@@ -114,6 +115,7 @@ use crate::rules::crt::{
 };
 use crate::rules::crt::{BattleDistribution, BattleHistogram, TacticPolicy};
 use crate::rules::field_game::{self, Payoff, StatePolicy, TacticTable, MAX_GAME_STATES};
+use crate::rules::field_table::BattleTable;
 
 /// Parameters a field analysis can sweep, in the order axes are laid out (the first is
 /// the x of charts, the second the y of heatmaps).
@@ -155,6 +157,13 @@ pub struct Run {
     /// Where a side plays `equilibrium`: both sides' tactic tables (the solved game's
     /// mixes for that side, the plain mix for the other).
     pub policy: Option<Arc<StatePolicy>>,
+    /// A run without an `equilibrium` side fights from its battle compiled into a
+    /// state-transition table (`rules::field_table`), built on the run's first block and
+    /// kept for the others; it holds `None` where the table would be too large or the
+    /// analysis's budget ([`MAX_ANALYSIS_TABLE_ENTRIES`]) is spent, and the run is fought
+    /// round by round. Both give the same battles from the same dice, so which runs get a
+    /// table (it can depend on the order threads reach them) changes no count.
+    pub table: OnceLock<Option<BattleTable>>,
 }
 
 /// A validated analysis.
@@ -178,6 +187,8 @@ pub struct Analysis {
     pub runs: Vec<Run>,
     /// `[tables]`: how `tables.md` prints chances.
     pub tables: crate::analysis::TablesOptions,
+    /// Table entries the runs' battle tables may still take ([`Run::table`]).
+    pub table_entries_left: Arc<AtomicUsize>,
 }
 
 #[derive(Deserialize)]
@@ -617,6 +628,7 @@ impl Analysis {
                     prepared,
                     field,
                     policy,
+                    table: OnceLock::new(),
                 });
             }
         }
@@ -639,6 +651,7 @@ impl Analysis {
                 &[TableFormat::Percent, TableFormat::In36],
                 "field battles are fought over rounds (outcomes print as percentages); \"in36\" adds each modified 2d6 roll's chance to the CRT",
             )?,
+            table_entries_left: Arc::new(AtomicUsize::new(MAX_ANALYSIS_TABLE_ENTRIES)),
         })
     }
 }
@@ -1098,6 +1111,32 @@ fn apply_coordinate(
 /// Most (round, state) pairs a field battle's exact enumeration may visit.
 pub const MAX_EXACT_STATES: usize = 100_000;
 
+/// Most entries (2 bytes each) the battle tables of one analysis's runs may hold in all
+/// (each is capped at [`crate::rules::field_table::MAX_TABLE_ENTRIES`]): 64 MiB. Runs past it are fought
+/// round by round, with the same results.
+pub const MAX_ANALYSIS_TABLE_ENTRIES: usize = 1 << 25;
+
+impl Analysis {
+    /// The run's battle table ([`Run::table`]), compiled on first use.
+    fn battle_table<'a>(&self, run: &'a Run) -> Option<&'a BattleTable> {
+        run.table
+            .get_or_init(|| {
+                if run.policy.is_some() {
+                    return None;
+                }
+                let left = self.table_entries_left.load(Ordering::Relaxed);
+                let table = BattleTable::compile(&run.field, &run.prepared, left)?;
+                self.table_entries_left
+                    .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
+                        left.checked_sub(table.entries())
+                    })
+                    .ok()?;
+                Some(table)
+            })
+            .as_ref()
+    }
+}
+
 /// Most state slots the solved games of one analysis's `equilibrium` runs may hold in
 /// all (each run's game is capped at [`MAX_GAME_STATES`]): bounds the time `parse` takes
 /// and the memory the tables keep (a 4-byte slot map per run, shared by both sides, plus
@@ -1145,13 +1184,18 @@ impl crate::engine::System for Analysis {
         counts: &mut crt::BattleHistogram,
     ) {
         let r = &self.runs[run];
-        match &r.policy {
-            None => {
+        match (&r.policy, self.battle_table(r)) {
+            (None, Some(table)) => {
+                for _ in 0..n {
+                    counts.record(&table.fight(dice));
+                }
+            }
+            (None, None) => {
                 for _ in 0..n {
                     counts.record(&r.field.fight(&r.prepared, dice));
                 }
             }
-            Some(policy) => {
+            (Some(policy), _) => {
                 for _ in 0..n {
                     counts.record(&r.field.fight_with(&r.prepared, policy, dice));
                 }
