@@ -358,15 +358,19 @@ impl NavalCombat {
                 }
             }
         }
-        EngagementKernel {
+        let mut kernel = EngagementKernel {
             rounds,
+            first_row: 0,
             row_of: Arc::clone(&self.row_of),
+            thresholds: self.thresholds.clone(),
             intercepted: std::array::from_fn(|faces| {
                 Self::intercepts(engagement, faces as u32 % 6)
             }),
             round_limit: engagement.round_limit,
             nsp: [engagement.a.nsp, engagement.b.nsp],
-        }
+        };
+        kernel.first_row = kernel.row_for(kernel.nsp);
+        kernel
     }
 
     /// One whole engagement round by round through the rules' own step ([`Self::step`],
@@ -509,6 +513,12 @@ pub struct EngagementKernel {
     rounds: Vec<RoundEffect>,
     /// [`NavalCombat`]'s `row_of`: where a round's effects start in `rounds`.
     row_of: Arc<[u32]>,
+    /// The row of the first round (the fleets' starting strengths), so that the first
+    /// round's lookup waits on no other load.
+    first_row: usize,
+    /// [`NavalCombat`]'s odds-column ratios, for strengths beyond `row_of` (an engagement
+    /// that was never validated).
+    thresholds: Vec<(u64, u64)>,
     /// `intercepted[6 · battle face + pursuit face]`: the pursuit intercepts.
     intercepted: [bool; 36],
     round_limit: u32,
@@ -522,7 +532,7 @@ impl EngagementKernel {
         let mut nsp = self.nsp;
         let mut captured = [0u32; 2];
         let mut round = 1;
-        let mut row = self.row_of[self.row_index(nsp)] as usize;
+        let mut row = self.first_row;
         loop {
             let faces = dice.word().take(36) as usize;
             let intercepted = self.intercepted[faces];
@@ -545,13 +555,32 @@ impl EngagementKernel {
                 return self.outcome(nsp, captured, round, &effect);
             }
             round += 1;
-            row = self.row_of[self.row_index(nsp)] as usize;
+            row = self.row_for(nsp);
         }
     }
 
+    /// Where the effects of a round between fleets of these strengths start in `rounds`.
     #[inline(always)]
-    fn row_index(&self, nsp: [u32; 2]) -> usize {
-        nsp[0] as usize * ROW_STRIDE + nsp[1] as usize
+    fn row_for(&self, nsp: [u32; 2]) -> usize {
+        if nsp[0] <= MAX_NSP && nsp[1] <= MAX_NSP {
+            self.row_of[nsp[0] as usize * ROW_STRIDE + nsp[1] as usize] as usize
+        } else {
+            self.row_beyond_table(nsp)
+        }
+    }
+
+    /// [`Self::row_for`] for strengths above [`MAX_NSP`], by the odds column's ratios.
+    #[cold]
+    #[inline(never)]
+    fn row_beyond_table(&self, nsp: [u32; 2]) -> usize {
+        let larger = usize::from(nsp[1] > nsp[0]);
+        let (l, s) = (u64::from(nsp[larger]), u64::from(nsp[1 - larger]));
+        let column: usize = self
+            .thresholds
+            .iter()
+            .map(|&(n, d)| usize::from(l * d >= s * n))
+            .sum();
+        (larger * (self.thresholds.len() + 1) + column) * 36
     }
 
     /// The outcome of an engagement that ended in round `round` with `effect`.
@@ -743,7 +772,8 @@ mod tests {
     fn kernel_equals_the_round_step_engagement_by_engagement() {
         let naval = NavalCombat::new(D6Table::naval()).unwrap();
         let mut cases = Vec::new();
-        for (a, b) in [(6, 4), (1, 1), (2, 5), (12, 7), (3, 3), (40, 9)] {
+        // 150 v 120: beyond the shared strength table (never validated), same rules.
+        for (a, b) in [(6, 4), (1, 1), (2, 5), (12, 7), (3, 3), (40, 9), (150, 120)] {
             for (coastal, pursues, drm, limit) in [
                 (false, [true, true], 0, 20),
                 (true, [true, false], 2, 3),
