@@ -476,11 +476,7 @@ pub struct MeleeCombat {
     /// `formations[unit][taken]`: the unit's formation after `taken` wounds (see
     /// [`MeleeCombat::formation_of`]).
     formations: Vec<Vec<Formation>>,
-    /// `group_tables[slot][dice]`: (hits, wounds) of a whole attack group in one draw;
-    /// slot `i` (1–4) is B unit `i` attacking A, slot `MAX_B_UNITS + i` A attacking B unit
-    /// `i`. Groups of more dice than a slot's table roll die by die.
-    group_tables: Vec<Vec<GroupTable>>,
-    /// The engagement kernel's tables (see [`EngageTables`]).
+    /// The attack groups' tables and the engagement kernel's (see [`EngageTables`]).
     fast: EngageTables,
 }
 
@@ -510,6 +506,11 @@ enum AttackKind {
 struct EngageTables {
     /// Every group table's alias columns, one table after another.
     columns: Vec<AliasColumn>,
+    /// `table_refs[slot][dice]`: the [`GroupTable`] of (hits, wounds) of a whole attack
+    /// group in one draw, as a [`GroupRef`] into `columns`; slot `i` (1–4) is B unit `i`
+    /// attacking A, slot `MAX_B_UNITS + i` A attacking B unit `i`. Groups of more dice
+    /// than a slot's tables roll die by die.
+    table_refs: Vec<Vec<GroupRef>>,
     /// `unit_at[unit_base[unit] + taken]`: the unit after `taken` wounds.
     unit_at: Vec<UnitAt>,
     unit_base: [usize; 1 + MAX_B_UNITS],
@@ -558,21 +559,22 @@ impl EngageTables {
     fn new(
         units: &[UnitProfile],
         facings: &[Facing],
-        group_tables: &[Vec<GroupTable>],
+        group_tables: Vec<Vec<GroupTable>>,
         break_at_most: &[u64],
         break_faces: u64,
     ) -> Self {
         // Every table's columns in one array; `table_refs[slot][n]` names table n of slot.
         let mut columns = Vec::new();
         let table_refs: Vec<Vec<GroupRef>> = group_tables
-            .iter()
+            .into_iter()
             .map(|tables| {
                 tables
-                    .iter()
+                    .into_iter()
                     .map(|table| {
                         let bits = table.columns.len().trailing_zeros();
+                        // At most 9 slots of 25 tables of 512 columns.
                         let offset = u32::try_from(columns.len()).expect("a few tables");
-                        columns.extend_from_slice(&table.columns);
+                        columns.extend(table.columns);
                         offset << 4 | bits
                     })
                     .collect()
@@ -678,6 +680,7 @@ impl EngageTables {
             .collect();
         Self {
             columns,
+            table_refs,
             unit_at,
             unit_base,
             a_groups,
@@ -1017,11 +1020,10 @@ impl MeleeCombat {
                     .collect()
             })
             .collect();
-        let fast = EngageTables::new(&units, &facings, &group_tables, &break_at_most, running);
+        let fast = EngageTables::new(&units, &facings, group_tables, &break_at_most, running);
         Ok(Self {
             break_faces: running,
             formations,
-            group_tables,
             fast,
             engagement,
             units,
@@ -1266,8 +1268,8 @@ impl MeleeCombat {
             } else {
                 MAX_B_UNITS + group.target
             };
-            let (hits, wounds) = match self.group_tables[slot].get(group.dice as usize) {
-                Some(table) => table.sample(dice.next_u64()),
+            let (hits, wounds) = match self.fast.table_refs[slot].get(group.dice as usize) {
+                Some(&table) => unpack_outcome(self.sample_table(table, dice.next_u64())),
                 None => roll_group(group, dice),
             };
             let side = usize::from(group.attacker != 0);
@@ -1312,15 +1314,20 @@ impl MeleeCombat {
         }
     }
 
+    /// The packed outcome of the group table `table` (a [`GroupRef`] naming a table) for
+    /// the word `u`.
+    #[inline(always)]
+    fn sample_table(&self, table: GroupRef, u: u64) -> u32 {
+        let column = (table >> 4) as usize + (u >> (64 - (table & 15))) as usize;
+        self.fast.columns[column].pick(u)
+    }
+
     /// The wounds of the attack group `group` (a [`GroupRef`]) in slot `slot` (as in
-    /// `group_tables`), from `rng`.
+    /// `table_refs`), from `rng`.
     #[inline(always)]
     fn group_wounds(&self, slot: usize, group: GroupRef, rng: &mut DiceStream) -> u32 {
-        let bits = group & 15;
-        if bits != 0 {
-            let u = rng.next_u64();
-            let column = (group >> 4) as usize + (u >> (64 - bits)) as usize;
-            self.fast.columns[column].pick(u) & 0xffff
+        if group & 15 != 0 {
+            self.sample_table(group, rng.next_u64()) & 0xffff
         } else {
             // The stream goes in and out by value, so the kernel's copy of it never has
             // its address taken and can live in registers.
