@@ -1318,6 +1318,9 @@ impl MeleeCombat {
     /// the word `u`.
     #[inline(always)]
     fn sample_table(&self, table: GroupRef, u: u64) -> u32 {
+        // A count sampled from a table is one draw (the dice-count table's definition).
+        #[cfg(feature = "count-dice")]
+        crate::dice::counting::DRAWS.with(|c| c.set(c.get() + 1));
         let column = (table >> 4) as usize + (u >> (64 - (table & 15))) as usize;
         self.fast.columns[column].pick(u)
     }
