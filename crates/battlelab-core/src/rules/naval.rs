@@ -8,6 +8,8 @@
 //! pursuit roll of I (intercept) another round is fought. The kernel ([`NavalCombat::engage`])
 //! and the exact enumeration ([`NavalCombat::distribution`]) share the round step.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 
 use crate::dice::DiceStream;
@@ -190,7 +192,15 @@ pub struct NavalCombat {
     effects: Vec<Effect>,
     /// Ratios `(larger, smaller)` of the odds columns after the first, ascending.
     thresholds: Vec<(u64, u64)>,
+    /// PERF: `row_of[nsp_a * ROW_STRIDE + nsp_b]`: `(larger * columns + column) * 36`,
+    /// where a round's effects start in an [`EngagementKernel`]'s table, for every pair
+    /// of strengths (built once here, shared by every kernel; it replaces the ratio tests
+    /// of the odds column on every round).
+    row_of: Arc<[u32]>,
 }
+
+/// Strengths 0..=[`MAX_NSP`] per fleet in `row_of`.
+const ROW_STRIDE: usize = MAX_NSP as usize + 1;
 
 /// What a round does before the pursuit roll.
 #[derive(Clone, Copy, Debug)]
@@ -225,11 +235,29 @@ impl NavalCombat {
             .filter_map(|l| crate::rules::crt::OddsColumn::parse_ratio(l))
             .map(|(n, d)| (u64::from(n), u64::from(d)))
             .collect();
-        Ok(Self {
+        let mut combat = Self {
             table: compiled,
             effects,
             thresholds,
-        })
+            row_of: Arc::new([]),
+        };
+        let columns = combat.thresholds.len() + 1;
+        let mut row_of = Vec::with_capacity(ROW_STRIDE * ROW_STRIDE);
+        for a in 0..=MAX_NSP {
+            for b in 0..=MAX_NSP {
+                let larger = usize::from(b > a);
+                let column = combat.odds_column(a.max(b), a.min(b));
+                let row = (larger * columns + column) * 36;
+                row_of.push(u32::try_from(row).map_err(|_| {
+                    RulesError::new(
+                        "rules.columns",
+                        "a naval table has at most a few thousand columns",
+                    )
+                })?);
+            }
+        }
+        combat.row_of = row_of.into();
+        Ok(combat)
     }
 
     pub fn table(&self) -> &CompiledD6Table {
@@ -308,35 +336,74 @@ impl NavalCombat {
         self.kernel(engagement).engage(dice)
     }
 
-    /// The engagement compiled for the kernel: every (larger fleet, odds column, battle
-    /// face) as the side that breaks off and its losses, and the pursuit faces.
+    /// The engagement compiled for the kernel: for every (larger fleet, odds column) and
+    /// every (battle face, pursuit face), the losses and how the round ends.
     pub fn kernel(&self, engagement: &Engagement) -> EngagementKernel {
         let columns = self.thresholds.len() + 1;
-        let mut effects = Vec::with_capacity(2 * columns);
+        let mut rounds = Vec::with_capacity(2 * columns * 36);
+        let fleets = [&engagement.a, &engagement.b];
         for larger in 0..2 {
             // Any strengths with this larger side: only the DRM and the column matter here.
-            let fleets = [&engagement.a, &engagement.b];
             let smaller = 1 - larger;
             let drm = (fleets[larger].morale as i32 - fleets[smaller].morale as i32)
                 + (fleets[larger].leader - fleets[smaller].leader)
                 + (fleets[larger].drm - fleets[smaller].drm);
             for column in 0..columns {
-                let faces = self.table.faces(column, drm);
-                effects.push(faces.map(|outcome| {
+                for &outcome in self.table.faces(column, drm) {
                     let e = self.effects[usize::from(outcome)];
                     let affected = if e.smaller_affected { smaller } else { larger };
-                    [affected as u8, e.sunk as u8, e.captured as u8]
-                }));
+                    for pursuit in 0..6u32 {
+                        rounds.push(RoundEffect::new(engagement, affected, e, pursuit));
+                    }
+                }
             }
         }
-        EngagementKernel {
-            effects,
-            columns,
+        let mut kernel = EngagementKernel {
+            rounds,
+            first_row: 0,
+            row_of: Arc::clone(&self.row_of),
             thresholds: self.thresholds.clone(),
-            intercepts: std::array::from_fn(|f| Self::intercepts(engagement, f as u32)),
-            pursues: [engagement.a.pursues, engagement.b.pursues],
+            intercepted: std::array::from_fn(|faces| {
+                Self::intercepts(engagement, faces as u32 % 6)
+            }),
             round_limit: engagement.round_limit,
             nsp: [engagement.a.nsp, engagement.b.nsp],
+        };
+        kernel.first_row = kernel.row_for(kernel.nsp);
+        kernel
+    }
+
+    /// One whole engagement round by round through the rules' own step ([`Self::step`],
+    /// [`Self::intercepts`], [`Self::end`]), the battle die and then the pursuit die from
+    /// one word: the reference the kernel is tested against, engagement by engagement.
+    #[cfg(test)]
+    fn engage_by_rounds(
+        &self,
+        engagement: &Engagement,
+        dice: &mut DiceStream,
+    ) -> EngagementOutcome {
+        let start = NavalState {
+            nsp: [engagement.a.nsp, engagement.b.nsp],
+            captured: [0, 0],
+        };
+        let mut state = start;
+        let mut round = 0;
+        loop {
+            round += 1;
+            let mut word = dice.word();
+            let battle = word.take(6);
+            let pursuit = word.take(6);
+            let step = self.step(engagement, &state, battle);
+            let intercepted = Self::intercepts(engagement, pursuit);
+            state = step.after;
+            if let Some(result) = self.end(engagement, &step, intercepted, round) {
+                return EngagementOutcome {
+                    result,
+                    rounds: round,
+                    nsp_lost: [start.nsp[0] - state.nsp[0], start.nsp[1] - state.nsp[1]],
+                    captured: state.captured,
+                };
+            }
         }
     }
 
@@ -371,21 +438,89 @@ impl NavalCombat {
     }
 }
 
+/// What one round does for one (larger fleet, odds column, battle face, pursuit face):
+/// NSP lost per side (sunk or captured, before the cap at what the fleet has), whether
+/// they are captured, and how the round ends if the fleet that breaks off survives it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C, align(8))]
+struct RoundEffect {
+    lost: [u8; 2],
+    /// `0xff` for the side whose losses are captured, else 0 (a mask on its losses).
+    captured: [u8; 2],
+    /// The result when a fleet is left with no NSP: the affected one is destroyed.
+    destroyed: u8,
+    /// The result otherwise: retreats unpursued, escapes, or [`CONTINUES`].
+    otherwise: u8,
+}
+
+/// A round code meaning "no result: fight another round (if under the limit)".
+const CONTINUES: u8 = EngagementResult::COUNT as u8;
+
+impl RoundEffect {
+    /// The round when `affected` breaks off with `effect`, the pursuit die showing `pursuit`.
+    /// The same rules as [`NavalCombat::end`].
+    fn new(engagement: &Engagement, affected: usize, effect: Effect, pursuit: u32) -> Self {
+        use EngagementResult::*;
+        let a = affected == 0;
+        let mut lost = [0u8; 2];
+        let mut captured = [0u8; 2];
+        // A code sinks or captures, never both, at most two NSP.
+        lost[affected] = (effect.sunk + effect.captured) as u8;
+        captured[affected] = if effect.captured > 0 { 0xff } else { 0 };
+        let pursuer = [&engagement.a, &engagement.b][1 - affected];
+        let otherwise = if !pursuer.pursues {
+            if a {
+                ARetreatsUnpursued
+            } else {
+                BRetreatsUnpursued
+            }
+        } else if !NavalCombat::intercepts(engagement, pursuit) {
+            if a {
+                AEscapes
+            } else {
+                BEscapes
+            }
+        } else {
+            return Self {
+                lost,
+                captured,
+                destroyed: if a { ADestroyed } else { BDestroyed } as u8,
+                otherwise: CONTINUES,
+            };
+        };
+        Self {
+            lost,
+            captured,
+            destroyed: if a { ADestroyed } else { BDestroyed } as u8,
+            otherwise: otherwise as u8,
+        }
+    }
+}
+
 /// PERF: an engagement compiled for the Monte Carlo kernel. `engage` used to rebuild the
 /// DRM, find the table row and decode the cell's code into an effect every round (~18
-/// `next_u64` a round for one word of dice); here the DRM, the rows and the effects are
-/// resolved once per engagement into `effects[larger][column][face]`, and a round is the
-/// odds column (thresholds reached), one lookup and the loss. Same dice in the same order
-/// (one word a round: battle die, then pursuit die) and the same rules as
-/// [`NavalCombat::distribution`]'s step, so the same engagements.
+/// `next_u64` a round for one word of dice); the DRM, rows and effects were then resolved
+/// once per engagement (~13), and now the pursuit and the odds column are folded in too:
+/// a round is one multiply-high for both dice (`take(36)` is exactly `6 · battle +
+/// pursuit` of two `take(6)`, the same dice), one [`RoundEffect`] lookup at the row of the
+/// fleets' strengths (a table of every strength pair they can reach, instead of the
+/// column's ratio tests on every round), the capped losses without a branch, and an exit
+/// on the pursuit die alone (a chain of unpredictable branches before: destroyed,
+/// pursued, intercepted).
 #[derive(Clone, Debug)]
 pub struct EngagementKernel {
-    /// `effects[larger * columns + column][face]` = [side that breaks off, sunk, captured].
-    effects: Vec<[[u8; 3]; 6]>,
-    columns: usize,
+    /// `rounds[((larger * columns + column) * 6 + battle face) * 6 + pursuit face]`.
+    rounds: Vec<RoundEffect>,
+    /// [`NavalCombat`]'s `row_of`: where a round's effects start in `rounds`.
+    row_of: Arc<[u32]>,
+    /// The row of the first round (the fleets' starting strengths), so that the first
+    /// round's lookup waits on no other load.
+    first_row: usize,
+    /// [`NavalCombat`]'s odds-column ratios, for strengths beyond `row_of` (an engagement
+    /// that was never validated).
     thresholds: Vec<(u64, u64)>,
-    intercepts: [bool; 6],
-    pursues: [bool; 2],
+    /// `intercepted[6 · battle face + pursuit face]`: the pursuit intercepts.
+    intercepted: [bool; 36],
     round_limit: u32,
     nsp: [u32; 2],
 }
@@ -394,51 +529,83 @@ impl EngagementKernel {
     /// One whole engagement. One word per round gives the battle die and the pursuit die.
     #[inline]
     pub fn engage(&self, dice: &mut DiceStream) -> EngagementOutcome {
-        use EngagementResult::*;
         let mut nsp = self.nsp;
         let mut captured = [0u32; 2];
-        let mut round = 0;
+        let mut round = 1;
+        let mut row = self.first_row;
         loop {
-            round += 1;
-            let mut word = dice.word();
-            let battle = word.take(6) as usize;
-            let pursuit = word.take(6) as usize;
-            let larger = usize::from(nsp[1] > nsp[0]);
-            let (l, s) = (u64::from(nsp[larger]), u64::from(nsp[1 - larger]));
-            let column: usize = self
-                .thresholds
-                .iter()
-                .map(|&(n, d)| usize::from(l * d >= s * n))
-                .sum();
-            let [affected, sunk, taken] = self.effects[larger * self.columns + column][battle];
-            let affected = usize::from(affected);
-            let sunk = u32::from(sunk).min(nsp[affected]);
-            nsp[affected] -= sunk;
-            let taken = u32::from(taken).min(nsp[affected]);
-            nsp[affected] -= taken;
-            captured[affected] += taken;
-            let a = affected == 0;
-            let result = if nsp[affected] == 0 {
-                Some(if a { ADestroyed } else { BDestroyed })
-            } else if !self.pursues[1 - affected] {
-                Some(if a {
-                    ARetreatsUnpursued
-                } else {
-                    BRetreatsUnpursued
-                })
-            } else if !self.intercepts[pursuit] {
-                Some(if a { AEscapes } else { BEscapes })
-            } else {
-                (round >= self.round_limit).then_some(RoundLimit)
-            };
-            if let Some(result) = result {
-                return EngagementOutcome {
-                    result,
-                    rounds: round,
-                    nsp_lost: [self.nsp[0] - nsp[0], self.nsp[1] - nsp[1]],
-                    captured,
-                };
+            let faces = dice.word().take(36) as usize;
+            let intercepted = self.intercepted[faces];
+            let effect = self.rounds[row + faces];
+            for side in 0..2 {
+                let lost = u32::from(effect.lost[side]).min(nsp[side]);
+                nsp[side] -= lost;
+                captured[side] += lost & u32::from(effect.captured[side]);
             }
+            // Two exits: the first on the dice alone (not intercepted), which resolves as
+            // soon as the word is drawn, however it is mispredicted; the second (a fleet
+            // gone, no pursuit, the limit) rarely taken.
+            if !intercepted {
+                return self.outcome(nsp, captured, round, &effect);
+            }
+            if nsp[0] == 0 || nsp[1] == 0 || effect.otherwise != CONTINUES {
+                return self.outcome(nsp, captured, round, &effect);
+            }
+            if round >= self.round_limit {
+                return self.outcome(nsp, captured, round, &effect);
+            }
+            round += 1;
+            row = self.row_for(nsp);
+        }
+    }
+
+    /// Where the effects of a round between fleets of these strengths start in `rounds`.
+    #[inline(always)]
+    fn row_for(&self, nsp: [u32; 2]) -> usize {
+        if nsp[0] <= MAX_NSP && nsp[1] <= MAX_NSP {
+            self.row_of[nsp[0] as usize * ROW_STRIDE + nsp[1] as usize] as usize
+        } else {
+            self.row_beyond_table(nsp)
+        }
+    }
+
+    /// [`Self::row_for`] for strengths above [`MAX_NSP`], by the odds column's ratios.
+    #[cold]
+    #[inline(never)]
+    fn row_beyond_table(&self, nsp: [u32; 2]) -> usize {
+        let larger = usize::from(nsp[1] > nsp[0]);
+        let (l, s) = (u64::from(nsp[larger]), u64::from(nsp[1 - larger]));
+        let column: usize = self
+            .thresholds
+            .iter()
+            .map(|&(n, d)| usize::from(l * d >= s * n))
+            .sum();
+        (larger * (self.thresholds.len() + 1) + column) * 36
+    }
+
+    /// The outcome of an engagement that ended in round `round` with `effect`.
+    #[inline(always)]
+    fn outcome(
+        &self,
+        nsp: [u32; 2],
+        captured: [u32; 2],
+        round: u32,
+        effect: &RoundEffect,
+    ) -> EngagementOutcome {
+        let code = if nsp[0] == 0 || nsp[1] == 0 {
+            effect.destroyed
+        } else {
+            effect.otherwise
+        };
+        let result = EngagementResult::ALL
+            .get(usize::from(code))
+            .copied()
+            .unwrap_or(EngagementResult::RoundLimit);
+        EngagementOutcome {
+            result,
+            rounds: round,
+            nsp_lost: [self.nsp[0] - nsp[0], self.nsp[1] - nsp[1]],
+            captured,
         }
     }
 }
@@ -596,6 +763,54 @@ mod tests {
         };
         let d = naval.distribution(&unpursued);
         assert!((d.result[EngagementResult::ARetreatsUnpursued as usize] - 0.5).abs() < 1e-12);
+    }
+
+    /// The kernel against the rules' own round step, engagement by engagement on the same
+    /// dice: fleets of every size relation, DRMs, coastal pursuit, fleets that do not
+    /// pursue, captures down to the last NSP, and short and long round limits.
+    #[test]
+    fn kernel_equals_the_round_step_engagement_by_engagement() {
+        let naval = NavalCombat::new(D6Table::naval()).unwrap();
+        let mut cases = Vec::new();
+        // 150 v 120: beyond the shared strength table (never validated), same rules.
+        for (a, b) in [(6, 4), (1, 1), (2, 5), (12, 7), (3, 3), (40, 9), (150, 120)] {
+            for (coastal, pursues, drm, limit) in [
+                (false, [true, true], 0, 20),
+                (true, [true, false], 2, 3),
+                (false, [false, true], -3, 1),
+                (true, [true, true], -6, 100),
+            ] {
+                cases.push(Engagement {
+                    a: Fleet {
+                        drm,
+                        pursues: pursues[0],
+                        ..fleet(a, 2)
+                    },
+                    b: Fleet {
+                        leader: 2,
+                        pursues: pursues[1],
+                        ..fleet(b, 1)
+                    },
+                    coastal,
+                    round_limit: limit,
+                });
+            }
+        }
+        let mut results = [0u64; EngagementResult::COUNT];
+        for (case, engagement) in cases.iter().enumerate() {
+            let kernel = naval.kernel(engagement);
+            let mut fast = DiceStream::for_block(60 + case as u64, 0);
+            let mut reference = fast.clone();
+            for n in 0..5_000 {
+                let mine = kernel.engage(&mut fast);
+                let theirs = naval.engage_by_rounds(engagement, &mut reference);
+                assert_eq!(mine, theirs, "case {case}, engagement {n}");
+                assert_eq!(fast, reference, "case {case}, engagement {n}: same dice");
+                results[mine.result as usize] += 1;
+            }
+        }
+        // The check is not vacuous: every kind of result happens.
+        assert!(results.iter().all(|&r| r > 0), "{results:?}");
     }
 
     #[test]
