@@ -324,7 +324,7 @@ pub struct RatioCombat {
 /// it, the casualty-point difference so far when the policy reads it, the line's combined
 /// face, the reserve dice still unrolled): the table holds, per such key, one byte — the
 /// combat's state, the number of reserve dice it took and whether the floor decided it —
-/// and `tallies` turns that byte into the combat's packed tallies. Built with
+/// and the combat's `tallies` turn that byte into its packed tallies. Built with
 /// [`RatioCombat::commits`] and [`RatioCombat::resolve`], the same step as every other
 /// path; only built within [`RESERVE_TABLE_ENTRIES`] and for at most
 /// [`MAX_TABLE_RESERVES`] reserves (all of them then come from one reserve word).
@@ -359,16 +359,16 @@ struct ReserveTable {
     /// keeps `skip` and so reads the same codes, if perhaps not on cache-line bounds.)
     codes: Vec<u8>,
     skip: usize,
-    /// `tallies[c][code]`: what the combat adds to the battle's packed tallies.
-    tallies: Vec<[u64; 128]>,
 }
 
 /// One combat of a [`ReserveTable`].
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct TableStep {
     faces: u32,
     /// Index of this combat's first block of codes.
     first_block: u32,
+    /// `tallies[code]`: what the combat adds to the battle's packed tallies.
+    tallies: [u64; 128],
     /// What the combat's state is multiplied by in the joint histogram's key: `7^(c mod 3)`
     /// in lane `c / 3` of [`STATE_LANE`] bits (see [`JointCounts`]).
     joint_place: u64,
@@ -672,6 +672,7 @@ impl RatioCombat {
                 first_block: blocks as u32,
                 joint_place: 7u64.pow((c % STATE_GROUP) as u32)
                     << (STATE_LANE * (c / STATE_GROUP) as u32),
+                tallies: [0; 128],
             });
             blocks += diff_len * p.faces as usize;
             if blocks * block > RESERVE_TABLE_ENTRIES {
@@ -681,8 +682,7 @@ impl RatioCombat {
         // Room to start the blocks on a 64-byte boundary.
         let mut codes = vec![0u8; blocks * block + 63];
         let skip = codes.as_ptr().align_offset(64).min(63);
-        let mut tallies = vec![[0u64; 128]; self.pairings.len()];
-        for (c, (p, step)) in self.pairings.iter().zip(&steps).enumerate() {
+        for (c, (p, step)) in self.pairings.iter().zip(&mut steps).enumerate() {
             for (used, &used_offset) in used_offsets.iter().enumerate().take(reserves + 1) {
                 let left = reserves - used;
                 let paths = POW6[left] as usize;
@@ -706,7 +706,7 @@ impl RatioCombat {
                             let floor = field(o.packed, FLOOR_DECIDED);
                             let code =
                                 o.state as u32 | (taken as u32) << CODE_TAKEN | floor << CODE_FLOOR;
-                            tallies[c][code as usize] = o.packed;
+                            step.tallies[code as usize] = o.packed;
                             let at = skip
                                 + (step.first_block as usize + d * p.faces as usize + face) * block
                                 + used_offset as usize
@@ -727,7 +727,6 @@ impl RatioCombat {
             used_offsets,
             codes,
             skip,
-            tallies,
         })
     }
 
@@ -951,9 +950,9 @@ impl RatioCombat {
     /// ([`TableStep::joint_place`]). `looked_up` is scratch, one slot per combat.
     ///
     /// Every reserve die of a battle comes from one word, the one after the line word in
-    /// play when the first reserve commits; it is peeked from a copy of the stream (`ahead`)
-    /// and the stream becomes that copy once a reserve has committed, so the battle draws
-    /// the very words the loop draws. The reserve dice are taken as one number,
+    /// play when the first reserve commits; it is peeked from a copy of the stream, and the
+    /// stream draws it once a reserve has committed, so the battle draws the very words the
+    /// loop draws. The reserve dice are taken as one number,
     /// `take(6^R)` (exactly the `R` successive `take(6)`s, first die most significant), and
     /// the dice left after `u` are used are its last `R − u` base-6 digits.
     #[inline(always)]
@@ -964,7 +963,6 @@ impl RatioCombat {
         looked_up: &mut [u64; MAX_COMBATS],
         dice: &mut DiceStream,
     ) -> (u64, usize, u64) {
-        let mut ahead = dice.clone();
         let mut drawn = false;
         // Where the code for `used` lies within a block.
         let mut at = [0usize; MAX_TABLE_RESERVES + 1];
@@ -974,59 +972,66 @@ impl RatioCombat {
         for &(first, end) in &t.segments {
             let mut word = dice.word();
             if used == 0 {
-                ahead = dice.clone();
-                let all = ahead.word().take(POW6[R]);
-                for u in 0..=R {
+                // PERF: the reserve word peeked from a throwaway copy of the stream, which
+                // is advanced past it only once a reserve commits (keeping that copy live
+                // instead cost four registers through the combats).
+                let all = dice.clone().word().take(POW6[R]);
+                at[0] = all as usize; // `used_offsets[0]` is 0 and `all` < 6^R.
+                for u in 1..=R {
                     at[u] = (t.used_offsets[u] + all % POW6[R - u]) as usize;
                 }
             }
             let steps = &t.steps[first..end];
-            // PERF: first every combat's lookups, which depend on the dice alone (one
-            // combined loop kept the line word in memory, a store and a reload on the chain
-            // of dice), then the short chain through `used`.
-            for (slot, step) in looked_up[first..end].iter_mut().zip(steps) {
-                let block = step.first_block as usize + word.take(step.faces) as usize;
-                *slot = if DIFF {
-                    block as u64
-                } else {
-                    // PERF: the code for every `used`, one byte each; the chain then
-                    // shifts one out. (`if used == u { code = … }` compiled to a branch per
-                    // `u` around the load, mispredicted whenever `used` changed. Index
-                    // loops over the constant `0..=R` unroll; iterator adapters did not.)
-                    let block = &blocks[block];
+            if DIFF {
+                // Each combat's block once the dice are known, then the chain through the
+                // difference so far.
+                for (slot, step) in looked_up[first..end].iter_mut().zip(steps) {
+                    *slot = u64::from(step.first_block) + u64::from(word.take(step.faces));
+                }
+                for (i, (&block, step)) in looked_up[first..end].iter().zip(steps).enumerate() {
+                    let d = (cp_diff(packed, t.side) - t.diff_lo) as usize;
+                    let code =
+                        blocks[block as usize + d * step.faces as usize][at[used] & (BLOCK - 1)];
+                    used += usize::from(code >> CODE_TAKEN) & 7;
+                    packed += step.tallies[usize::from(code & 0x7f)];
+                    states += Self::state_term::<JOINT>(code, step, first + i);
+                }
+            } else {
+                for (i, step) in steps.iter().enumerate() {
+                    // PERF: the code for every `used`, one byte each, from the dice alone;
+                    // the chain through `used` only shifts one out. (`if used == u { code
+                    // = … }` compiled to a branch per `u` around the load, mispredicted
+                    // whenever `used` changed. Index loops over the constant `0..=R`
+                    // unroll; iterator adapters did not.)
+                    let block = &blocks[step.first_block as usize + word.take(step.faces) as usize];
                     let mut all = 0u64;
                     for u in 0..=R {
                         all |= u64::from(block[at[u] & (BLOCK - 1)]) << (8 * u);
                     }
-                    all
-                };
-            }
-            let combats = looked_up[first..end]
-                .iter()
-                .zip(steps)
-                .zip(&t.tallies[first..end]);
-            for (i, ((&slot, step), tallies)) in combats.enumerate() {
-                let code = if DIFF {
-                    let d = (cp_diff(packed, t.side) - t.diff_lo) as usize;
-                    blocks[slot as usize + d * step.faces as usize][at[used] & (BLOCK - 1)]
-                } else {
-                    (slot >> (8 * used)) as u8
-                };
-                used += usize::from(code >> CODE_TAKEN) & 7;
-                packed += tallies[usize::from(code & 0x7f)];
-                let state = u64::from(code & 7);
-                states += if JOINT {
-                    state * step.joint_place
-                } else {
-                    state << (4 * (first + i))
-                };
+                    let code = (all >> (8 * used)) as u8;
+                    used += usize::from(code >> CODE_TAKEN) & 7;
+                    packed += step.tallies[usize::from(code & 0x7f)];
+                    states += Self::state_term::<JOINT>(code, step, first + i);
+                }
             }
             if !drawn && used > 0 {
-                *dice = ahead.clone();
+                dice.word();
                 drawn = true;
             }
         }
         (packed, used, states)
+    }
+
+    /// A combat's term of the battle's states: its state in 4 bits at `4 × combat`, or
+    /// (`JOINT`) times its place in the joint histogram's key.
+    #[inline(always)]
+    fn state_term<const JOINT: bool>(code: u8, step: &TableStep, combat: usize) -> u64 {
+        let state = u64::from(code & 7);
+        if JOINT {
+            state * step.joint_place
+        } else {
+            state << (4 * combat)
+        }
     }
 
     /// Both sides' units at the end of a battle in which the reserve side used `used`.
