@@ -1,6 +1,8 @@
 //! Ratio battles (RULES.md A): a five-combat line without reserves — one 64-bit word per
 //! battle, every combat a table lookup on its combined dice — beside the bare xoshiro
-//! loop; then lines with a reserve under each policy, a skirmish, and exact enumeration.
+//! loop; then lines with two reserves under each policy, `BATCH` battles an iteration
+//! through `simulate_block` (what runs call: the reserve table's block kernel), and exact
+//! enumeration.
 
 use std::hint::black_box;
 
@@ -67,13 +69,14 @@ fn ratio(c: &mut Criterion) {
         );
         let mut dice = DiceStream::for_block(1, 0);
         group.bench_function(
-            format!("5-combat line, 2 reserves, {}", policy.name()),
+            format!(
+                "5-combat line, 2 reserves, {} (simulate_block)",
+                policy.name()
+            ),
             |b| {
                 let mut histogram = RatioHistogram::new(&combat);
                 b.iter(|| {
-                    for _ in 0..BATCH {
-                        histogram.record(&combat.fight(black_box(&mut dice)));
-                    }
+                    combat.simulate_block(black_box(&mut dice), BATCH, &mut histogram);
                     black_box(histogram.result[0])
                 })
             },

@@ -70,6 +70,17 @@ fn strategic(c: &mut Criterion) {
     group.bench_function("bare xoshiro256++ next_u64", |b| {
         b.iter(|| black_box(bare_xoshiro(&mut dice, BATCH)))
     });
+    // What a setup study's run does: the same maps, one coalition's seven totals counted.
+    let one = map.coalition(0);
+    let offsets = [0, 400, 800, 1200, 1600, 2000, 2400];
+    let mut dice = DiceStream::for_block(1, 0);
+    group.bench_function("one coalition counted, as run (2 majors, 3 minors)", |b| {
+        let mut histogram = vec![0u64; 2800];
+        b.iter(|| {
+            black_box(&one).count(&mut dice, BATCH, &offsets, &mut histogram);
+            black_box(histogram[0])
+        })
+    });
     let mut dice = DiceStream::for_block(1, 0);
     group.bench_function("whole map (6 majors, 7 minors, 3 coalitions)", |b| {
         b.iter(|| {

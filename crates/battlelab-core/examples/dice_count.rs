@@ -65,6 +65,10 @@ fn main() {
     let map = CompiledMap::new(&scenarios::setup_map());
     let mut totals = [[0u32; 7]; 3];
     count("setup, 13-state map", |d| map.roll_totals(d, &mut totals));
+    let one = map.coalition(0);
+    count("setup, 13-state map, one coalition (as run)", |d| {
+        std::hint::black_box(one.roll(d));
+    });
 
     let field = FieldCombat::new(FieldRules::printed()).expect("the printed rules are valid");
     let prepared = scenarios::field_battle()

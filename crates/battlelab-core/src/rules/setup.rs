@@ -8,7 +8,7 @@
 
 use serde::Serialize;
 
-use crate::dice::DiceStream;
+use crate::dice::{DiceStream, DiceWord};
 
 /// One row of the setup table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -219,35 +219,77 @@ pub fn roll_map(
 /// same order (8 d6 per word), so the same maps.
 #[derive(Clone, Debug)]
 pub struct CompiledMap {
-    /// `rows[state][face]`: the row's seven values, 16 bits each.
-    rows: Vec<[u128; 6]>,
-    coalition: Vec<usize>,
+    /// Per state: its rows (each row's seven values, 16 bits each) and its coalition.
+    states: Vec<CompiledState>,
+    /// The states two by two, as [`CompiledMap::roll`] takes their dice.
+    pairs: Vec<StatePair>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct CompiledState {
+    rows: [u128; 6],
+    coalition: usize,
+}
+
+/// PERF: two states of one word whose dice are taken as one number, `take(36)` (exactly
+/// the two `take(6)`s, the first state's die the more significant): half the multiplies on
+/// the chain through the word, and both rows from one table entry.
+#[derive(Clone, Copy, Debug)]
+struct StatePair {
+    /// 36, or 6 for the odd last state of a word (whose second row is zero).
+    faces: u32,
+    /// Whether the pair's dice start a fresh word.
+    new_word: bool,
+    coalitions: [usize; 2],
+    /// Both states' rows per combined face.
+    rows: [[u128; 2]; 36],
 }
 
 /// Bits per quantity in a packed total.
 const LANE: u32 = 16;
+/// States rolled from one 64-bit word (8 d6: `6^8 / 2^64 < 1e-13`, see `dice.rs`).
+const STATES_PER_WORD: usize = 8;
+/// Coalitions [`CompiledMap::roll_totals`] sums on the stack without clearing a buffer for
+/// [`MAX_COALITIONS`].
+const FEW_COALITIONS: usize = 8;
+/// Most coalitions of a compiled map (one per state at most).
+pub const MAX_COALITIONS: usize = 64;
 
 impl CompiledMap {
     /// Packs every state's rows (at most 64 states: totals stay under 2^16 per lane).
     pub fn new(states: &[MapState]) -> Self {
         assert!(states.len() <= 64, "at most 64 states (16-bit lanes)");
-        let rows = states
+        let states: Vec<CompiledState> = states
             .iter()
-            .map(|state| {
-                std::array::from_fn(|row| {
+            .map(|state| CompiledState {
+                rows: std::array::from_fn(|row| {
                     state
                         .values(row)
                         .iter()
                         .enumerate()
                         .map(|(q, &v)| u128::from(v) << (LANE * q as u32))
                         .sum()
-                })
+                }),
+                coalition: state.coalition,
             })
             .collect();
-        Self {
-            rows,
-            coalition: states.iter().map(|s| s.coalition).collect(),
+        let mut pairs = Vec::new();
+        for chunk in states.chunks(STATES_PER_WORD) {
+            for (i, two) in chunk.chunks(2).enumerate() {
+                let second = two.get(1);
+                let faces = if second.is_some() { 36 } else { 6 };
+                pairs.push(StatePair {
+                    faces,
+                    new_word: i == 0,
+                    coalitions: [two[0].coalition, second.unwrap_or(&two[0]).coalition],
+                    rows: std::array::from_fn(|face| match second {
+                        Some(b) => [two[0].rows[face / 6], b.rows[face % 6]],
+                        None => [two[0].rows[face % 6], 0],
+                    }),
+                });
+            }
         }
+        Self { states, pairs }
     }
 
     /// Rolls one setup of the whole map into packed per-coalition totals (one `u128` per
@@ -255,12 +297,14 @@ impl CompiledMap {
     #[inline]
     pub fn roll(&self, dice: &mut DiceStream, packed: &mut [u128]) {
         packed.fill(0);
-        let mut word = dice.word();
-        for (index, (rows, &coalition)) in self.rows.iter().zip(&self.coalition).enumerate() {
-            if index > 0 && index % 8 == 0 {
+        let mut word = DiceWord(0);
+        for pair in &self.pairs {
+            if pair.new_word {
                 word = dice.word();
             }
-            packed[coalition] += rows[word.take(6) as usize];
+            let rows = &pair.rows[word.take(pair.faces) as usize];
+            packed[pair.coalitions[0]] += rows[0];
+            packed[pair.coalitions[1]] += rows[1];
         }
     }
 
@@ -273,12 +317,113 @@ impl CompiledMap {
     /// Rolls one setup into `totals[coalition][quantity]`, as [`roll_map`] does.
     #[inline]
     pub fn roll_totals(&self, dice: &mut DiceStream, totals: &mut [[u32; 7]]) {
-        let mut packed = [0u128; 64];
-        let packed = &mut packed[..totals.len()];
+        // PERF: a `[0u128; 64]` buffer here cost a 1 KiB memset per map, ~80 of the ~350
+        // instructions a 13-state map took; a map of few coalitions sums in a small one.
+        if totals.len() <= FEW_COALITIONS {
+            let mut packed = [0u128; FEW_COALITIONS];
+            self.roll_into(dice, &mut packed[..totals.len()], totals);
+        } else {
+            let mut packed = [0u128; MAX_COALITIONS];
+            self.roll_into(dice, &mut packed[..totals.len()], totals);
+        }
+    }
+
+    #[inline(always)]
+    fn roll_into(&self, dice: &mut DiceStream, packed: &mut [u128], totals: &mut [[u32; 7]]) {
         self.roll(dice, packed);
         for (coalition, &p) in totals.iter_mut().zip(packed.iter()) {
             for (q, slot) in coalition.iter_mut().enumerate() {
                 *slot = Self::total(p, q);
+            }
+        }
+    }
+
+    /// The kernel for one coalition's totals (see [`CoalitionMap`]).
+    pub fn coalition(&self, coalition: usize) -> CoalitionMap {
+        let mut steps = Vec::new();
+        for chunk in self.states.chunks(STATES_PER_WORD) {
+            let mut skipped = 0u32;
+            let mut first_in_word = true;
+            for state in chunk {
+                if state.coalition != coalition {
+                    skipped += 1;
+                    continue;
+                }
+                steps.push(CoalitionStep {
+                    sides: 6u32.pow(skipped + 1),
+                    new_word: first_in_word,
+                    rows: state.rows,
+                });
+                skipped = 0;
+                first_in_word = false;
+            }
+            if first_in_word {
+                // A word with no member is still drawn: the maps after this one then see
+                // the dice the whole map's kernel gives them.
+                steps.push(CoalitionStep {
+                    sides: 1,
+                    new_word: true,
+                    rows: [0; 6],
+                });
+            }
+        }
+        CoalitionMap { steps }
+    }
+}
+
+/// PERF: a setup study's run reports one coalition's totals, yet rolled the whole map and
+/// summed every coalition (~350 instructions a 13-state map, a third of them a buffer's
+/// memset). This kernel keeps only that coalition's states and draws the same words as
+/// [`CompiledMap::roll`]: the dice of the states it skips before a member are taken with
+/// the member's as one number, `take(6^(skipped + 1))` (exactly that many successive
+/// `take(6)`s, the member's die the last, least significant), and dice after a word's last
+/// member are not taken at all. The member's row is then `rows[value % 6]`, summed in a
+/// register.
+#[derive(Clone, Debug)]
+pub struct CoalitionMap {
+    steps: Vec<CoalitionStep>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct CoalitionStep {
+    /// `6^(states skipped since the last member or the word's start + 1)`; 1 for a word
+    /// that holds no member (drawn, nothing taken).
+    sides: u32,
+    /// Whether this member (or empty word) is the first of a fresh word.
+    new_word: bool,
+    rows: [u128; 6],
+}
+
+impl CoalitionMap {
+    /// Rolls one setup of the whole map and returns this coalition's packed totals (read
+    /// them with [`CompiledMap::total`]): the same dice and totals as [`CompiledMap::roll`].
+    #[inline]
+    pub fn roll(&self, dice: &mut DiceStream) -> u128 {
+        let mut word = DiceWord(0);
+        let mut packed = 0u128;
+        for step in &self.steps {
+            if step.new_word {
+                word = dice.word();
+            }
+            packed += step.rows[(word.take(step.sides) % 6) as usize];
+        }
+        packed
+    }
+
+    /// Rolls `n` maps and counts this coalition's totals: quantity `q`'s total `t` (in
+    /// [`Quantity::ALL`] order) adds one at `histogram[offsets[q] + t]` (what a setup
+    /// study's run counts).
+    pub fn count(
+        &self,
+        dice: &mut DiceStream,
+        n: u64,
+        offsets: &[usize; 7],
+        histogram: &mut [u64],
+    ) {
+        for _ in 0..n {
+            let packed = self.roll(dice);
+            for (q, &offset) in offsets.iter().enumerate() {
+                histogram[offset + CompiledMap::total(packed, q) as usize] += 1;
             }
         }
     }
@@ -347,5 +492,42 @@ mod tests {
             assert_eq!(expected, got);
         }
         assert_eq!(a, b);
+    }
+
+    #[test]
+    fn coalition_kernel_draws_the_same_maps() {
+        // Maps of 1 to 21 states in 1 to 6 coalitions, so that some words hold no member
+        // of a coalition and some coalitions have none at all.
+        for n in [1usize, 7, 8, 9, 13, 16, 17, 21] {
+            for coalitions in [1usize, 2, 3, 6] {
+                let states: Vec<MapState> = (0..n)
+                    .map(|i| {
+                        let kind = if i % 4 == 0 {
+                            StateKind::Major
+                        } else {
+                            StateKind::Minor
+                        };
+                        MapState {
+                            name: String::new(),
+                            kind,
+                            port: i % 3 != 0,
+                            coalition: (i * i + i / 3) % coalitions,
+                            rows: rows(kind, i % 3 != 0),
+                        }
+                    })
+                    .collect();
+                let map = CompiledMap::new(&states);
+                for c in 0..coalitions {
+                    let one = map.coalition(c);
+                    let (mut a, mut b) = (DiceStream::for_block(5, 2), DiceStream::for_block(5, 2));
+                    let mut packed = [0u128; 6];
+                    for _ in 0..2_000 {
+                        map.roll(&mut a, &mut packed[..coalitions]);
+                        assert_eq!(one.roll(&mut b), packed[c], "{n} states, coalition {c}");
+                    }
+                    assert_eq!(a, b);
+                }
+            }
+        }
     }
 }

@@ -1541,9 +1541,7 @@ impl crate::engine::System for RatioStudy {
                 h.record_signature(combat.fight_signature(dice));
             }
         } else {
-            for _ in 0..n {
-                h.record(&combat.fight(dice));
-            }
+            combat.simulate_block(dice, n, h);
         }
     }
 

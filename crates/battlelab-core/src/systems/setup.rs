@@ -338,15 +338,10 @@ impl crate::engine::System for SetupStudy {
 
     fn simulate(&self, run: usize, dice: &mut DiceStream, n: u64, histogram: &mut Vec<u64>) {
         let (_, offsets) = self.layout(run);
-        let coalitions = self.coalitions.len();
-        let map = CompiledMap::new(&self.states);
-        let mut packed = [0u128; MAX_STATES];
-        for _ in 0..n {
-            map.roll(dice, &mut packed[..coalitions]);
-            for (q, &offset) in offsets.iter().enumerate() {
-                histogram[offset + CompiledMap::total(packed[run], q) as usize] += 1;
-            }
-        }
+        // PERF: only this run's coalition (see `CoalitionMap`), same dice as the whole map.
+        CompiledMap::new(&self.states)
+            .coalition(run)
+            .count(dice, n, &offsets, histogram);
     }
 
     fn exact(&self, run: usize) -> Option<Self::Exact> {
