@@ -734,11 +734,9 @@ struct AliasColumn {
 }
 
 impl AliasColumn {
-    /// The outcome for word `u` of this column.
-    ///
-    /// PERF: a select on both loaded outcomes, not a load indexed by the comparison: the
-    /// sample's result is on the path from one phase's wounds to the next phase's dice,
-    /// and a second load after the compare added its latency there.
+    /// The outcome for word `u` of this column, without a branch on the word (the
+    /// compiler makes it a load indexed by the comparison: the two outcomes sit side by
+    /// side).
     #[inline(always)]
     fn pick(self, u: u64) -> u32 {
         let below = 0u32.wrapping_sub(u32::from(u < self.cut));
