@@ -4,9 +4,11 @@
 //! "what is a +1 argument worth against one more unit or one reserve?" — and the answer
 //! depends on pairings, doubles, the order of resolution and when reserves are fed in.
 //! This module holds a validated battle ([`RatioCombat`]), the Monte Carlo kernel
-//! ([`RatioCombat::fight`]), the exact enumeration ([`RatioCombat::distribution`], integer
-//! counts over a common denominator of `6^dice`) and the `optimal` reserve policy, found by
-//! dynamic programming over the remaining combats and reserves.
+//! ([`RatioCombat::fight`] for one battle; [`RatioCombat::simulate_block`] and
+//! [`RatioCombat::fight_signature`] for the blocks of a run), the exact enumeration
+//! ([`RatioCombat::distribution`], integer counts over a common denominator of `6^dice`)
+//! and the `optimal` reserve policy, found by dynamic programming over the remaining
+//! combats and reserves.
 //!
 //! One combat: each side's total is the sum of its units' d6 + modifiers (reserves fed in
 //! roll d6 − 1 + modifiers); totals below the min-score floor count as the floor; the lower
@@ -383,7 +385,7 @@ const STATE_LANE: u32 = 9;
 
 /// The largest reserve table built (one byte an entry, padding included).
 pub const RESERVE_TABLE_ENTRIES: usize = 1 << 18;
-/// Most reserves a [`ReserveTable`] is built for: every reserve die of a battle then comes
+/// Most reserves a reserve table is built for: every reserve die of a battle then comes
 /// from one 64-bit word (8 d6), drawn when the first reserve commits. (With five, one 1 v 1
 /// combat's codes alone would pass [`RESERVE_TABLE_ENTRIES`].)
 pub const MAX_TABLE_RESERVES: usize = 4;
