@@ -4,9 +4,11 @@
 //! "what is a +1 argument worth against one more unit or one reserve?" — and the answer
 //! depends on pairings, doubles, the order of resolution and when reserves are fed in.
 //! This module holds a validated battle ([`RatioCombat`]), the Monte Carlo kernel
-//! ([`RatioCombat::fight`]), the exact enumeration ([`RatioCombat::distribution`], integer
-//! counts over a common denominator of `6^dice`) and the `optimal` reserve policy, found by
-//! dynamic programming over the remaining combats and reserves.
+//! ([`RatioCombat::fight`] for one battle; [`RatioCombat::simulate_block`] and
+//! [`RatioCombat::fight_signature`] for the blocks of a run), the exact enumeration
+//! ([`RatioCombat::distribution`], integer counts over a common denominator of `6^dice`)
+//! and the `optimal` reserve policy, found by dynamic programming over the remaining
+//! combats and reserves.
 //!
 //! One combat: each side's total is the sum of its units' d6 + modifiers (reserves fed in
 //! roll d6 − 1 + modifiers); totals below the min-score floor count as the floor; the lower
@@ -368,7 +370,8 @@ struct TableStep {
     /// Index of this combat's first block of codes.
     first_block: u32,
     /// `tallies[code]`: what the combat adds to the battle's packed tallies.
-    tallies: [u64; 128],
+    /// (256 entries, so that a byte indexes it without a mask or a bounds check.)
+    tallies: [u64; 256],
     /// What the combat's state is multiplied by in the joint histogram's key: `7^(c mod 3)`
     /// in lane `c / 3` of [`STATE_LANE`] bits (see [`JointCounts`]).
     joint_place: u64,
@@ -382,12 +385,15 @@ const STATE_LANE: u32 = 9;
 
 /// The largest reserve table built (one byte an entry, padding included).
 pub const RESERVE_TABLE_ENTRIES: usize = 1 << 18;
-/// Most reserves a [`ReserveTable`] is built for: every reserve die of a battle then comes
+/// Most reserves a reserve table is built for: every reserve die of a battle then comes
 /// from one 64-bit word (8 d6), drawn when the first reserve commits. (With five, one 1 v 1
 /// combat's codes alone would pass [`RESERVE_TABLE_ENTRIES`].)
 pub const MAX_TABLE_RESERVES: usize = 4;
 const POW6: [u32; 7] = [1, 6, 36, 216, 1296, 7776, 46656];
 const CODE_TAKEN: u32 = 3;
+/// The bits of a code that hold the reserves it took, times 8: what the kernel adds to the
+/// shift that picks the next combat's code (`8 × used`).
+const CODE_TAKEN_BYTES: u8 = 7 << CODE_TAKEN;
 const CODE_FLOOR: u32 = 6;
 
 /// Codes per block of a reserve table with `reserves` reserves: `6^R + … + 6 + 1` rounded up
@@ -672,7 +678,7 @@ impl RatioCombat {
                 first_block: blocks as u32,
                 joint_place: 7u64.pow((c % STATE_GROUP) as u32)
                     << (STATE_LANE * (c / STATE_GROUP) as u32),
-                tallies: [0; 128],
+                tallies: [0; 256],
             });
             blocks += diff_len * p.faces as usize;
             if blocks * block > RESERVE_TABLE_ENTRIES {
@@ -993,10 +999,13 @@ impl RatioCombat {
                     let code =
                         blocks[block as usize + d * step.faces as usize][at[used] & (BLOCK - 1)];
                     used += usize::from(code >> CODE_TAKEN) & 7;
-                    packed += step.tallies[usize::from(code & 0x7f)];
+                    packed += step.tallies[usize::from(code)];
                     states += Self::state_term::<JOINT>(code, step, first + i);
                 }
             } else {
+                // PERF: the chain carries `8 × used`, which a code's taken bits add to as
+                // they stand.
+                let mut shift = 8 * used as u32;
                 for (i, step) in steps.iter().enumerate() {
                     // PERF: the code for every `used`, one byte each, from the dice alone;
                     // the chain through `used` only shifts one out. (`if used == u { code
@@ -1008,11 +1017,12 @@ impl RatioCombat {
                     for u in 0..=R {
                         all |= u64::from(block[at[u] & (BLOCK - 1)]) << (8 * u);
                     }
-                    let code = (all >> (8 * used)) as u8;
-                    used += usize::from(code >> CODE_TAKEN) & 7;
-                    packed += step.tallies[usize::from(code & 0x7f)];
+                    let code = (all >> shift) as u8;
+                    shift += u32::from(code & CODE_TAKEN_BYTES);
+                    packed += step.tallies[usize::from(code)];
                     states += Self::state_term::<JOINT>(code, step, first + i);
                 }
+                used = shift as usize / 8;
             }
             if !drawn && used > 0 {
                 dice.word();
