@@ -258,10 +258,6 @@ fn check(name: &str, b: FrontierBattle, seed: u64) {
     for l in &lines {
         println!("  {l}");
     }
-    assert!(
-        oracle_time.as_secs_f64() < 1.0,
-        "{name}: the oracle took {oracle_time:?}"
-    );
     if !failures.is_empty() {
         let agreeing: Vec<&str> = alternatives()
             .into_iter()
