@@ -1497,12 +1497,12 @@ impl Chart for Distributions<'_> {
 mod tests {
     use super::*;
 
-    fn out_dir(test: &str) -> PathBuf {
-        let dir = std::env::temp_dir()
-            .join(format!("battlelab-chart-{}", std::process::id()))
-            .join(test);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
+    /// A fresh folder of this test's own, removed when the returned guard drops.
+    fn out_dir(test: &str) -> tempfile::TempDir {
+        tempfile::Builder::new()
+            .prefix(&format!("battlelab-chart-{test}-"))
+            .tempdir()
+            .unwrap()
     }
 
     fn assert_outputs(stem: &Path, needle: &str) {
@@ -1520,7 +1520,7 @@ mod tests {
     #[test]
     fn grouped_bars_writes_png_and_svg() {
         let dir = out_dir("bars");
-        let stem = dir.join("odds.v1");
+        let stem = dir.path().join("odds.v1");
         let series = labels(&["Attacker wins", "Defender holds", "Mutual loss"]);
         let groups: Vec<BarGroup> = ["1:2", "1:1", "2:1", "3:1"]
             .iter()
@@ -1536,26 +1536,24 @@ mod tests {
         grouped_bars(&stem, "Odds", "Odds column", "P", &series, &groups).unwrap();
         assert_outputs(&stem, "Defender holds");
         assert_outputs(&stem, "2:1");
-        std::fs::remove_dir_all(dir).ok();
     }
 
     #[test]
     fn heatmap_writes_png_and_svg() {
         let dir = out_dir("heat");
-        let stem = dir.join("heat");
+        let stem = dir.path().join("heat");
         let xs = labels(&["1:1", "2:1", "3:1"]);
         let ys = labels(&["Clear", "Woods"]);
         let values = vec![vec![0.375, 0.5, 0.9], vec![0.0, f64::NAN, 1.0]];
         heatmap(&stem, "Win odds", "Odds", &xs, "Terrain", &ys, &values).unwrap();
         assert_outputs(&stem, "Woods");
         assert_outputs(&stem, "37.5%");
-        std::fs::remove_dir_all(dir).ok();
     }
 
     #[test]
     fn distributions_writes_png_and_svg() {
         let dir = out_dir("dist");
-        let stem = dir.join("losses");
+        let stem = dir.path().join("losses");
         let series = vec![
             (
                 "Attacker".to_string(),
@@ -1565,26 +1563,33 @@ mod tests {
         ];
         distributions(&stem, "Losses", "Steps lost", "P", &series).unwrap();
         assert_outputs(&stem, "Defender");
-        std::fs::remove_dir_all(dir).ok();
     }
 
     #[test]
     fn empty_and_degenerate_inputs_do_not_panic() {
         let dir = out_dir("empty");
-        grouped_bars(&dir.join("b0"), "", "", "", &[], &[]).unwrap();
-        assert_outputs(&dir.join("b0"), "no data");
+        grouped_bars(&dir.path().join("b0"), "", "", "", &[], &[]).unwrap();
+        assert_outputs(&dir.path().join("b0"), "no data");
         let zero = [BarGroup {
             label: "only".into(),
             values: vec![0.0, f64::NAN, f64::INFINITY],
         }];
-        grouped_bars(&dir.join("b1"), "t", "x", "y", &labels(&["s"]), &zero).unwrap();
-        assert_outputs(&dir.join("b1"), "only");
+        grouped_bars(
+            &dir.path().join("b1"),
+            "t",
+            "x",
+            "y",
+            &labels(&["s"]),
+            &zero,
+        )
+        .unwrap();
+        assert_outputs(&dir.path().join("b1"), "only");
 
-        heatmap(&dir.join("h0"), "", "", &[], "", &[], &[]).unwrap();
-        assert_outputs(&dir.join("h0"), "no data");
+        heatmap(&dir.path().join("h0"), "", "", &[], "", &[], &[]).unwrap();
+        assert_outputs(&dir.path().join("h0"), "no data");
         let ragged = vec![vec![], vec![f64::NAN], vec![-1.0, 2.0, 0.5]];
         heatmap(
-            &dir.join("h1"),
+            &dir.path().join("h1"),
             "t",
             "x",
             &labels(&["a"]),
@@ -1593,17 +1598,16 @@ mod tests {
             &ragged,
         )
         .unwrap();
-        assert_outputs(&dir.join("h1"), "50.0%");
+        assert_outputs(&dir.path().join("h1"), "50.0%");
 
-        distributions(&dir.join("d0"), "", "", "", &[]).unwrap();
-        assert_outputs(&dir.join("d0"), "no data");
+        distributions(&dir.path().join("d0"), "", "", "", &[]).unwrap();
+        assert_outputs(&dir.path().join("d0"), "no data");
         let odd = vec![
             ("nan".to_string(), vec![(f64::NAN, 1.0), (3.0, f64::NAN)]),
             ("none".to_string(), vec![]),
         ];
-        distributions(&dir.join("d1"), "t", "x", "y", &odd).unwrap();
-        assert_outputs(&dir.join("d1"), "none");
-        std::fs::remove_dir_all(dir).ok();
+        distributions(&dir.path().join("d1"), "t", "x", "y", &odd).unwrap();
+        assert_outputs(&dir.path().join("d1"), "none");
     }
 
     #[test]
@@ -1613,18 +1617,26 @@ mod tests {
             label: "big".into(),
             values: vec![f64::MAX, -f64::MAX, 1e-300],
         }];
-        grouped_bars(&dir.join("b"), "t", "x", "y", &labels(&["s"]), &big).unwrap();
-        assert_outputs(&dir.join("b"), "big");
+        grouped_bars(&dir.path().join("b"), "t", "x", "y", &labels(&["s"]), &big).unwrap();
+        assert_outputs(&dir.path().join("b"), "big");
         let hv = vec![vec![f64::MAX, -f64::MAX, f64::NEG_INFINITY]];
-        heatmap(&dir.join("h"), "t", "x", &[], "y", &labels(&["row"]), &hv).unwrap();
-        assert_outputs(&dir.join("h"), "row");
+        heatmap(
+            &dir.path().join("h"),
+            "t",
+            "x",
+            &[],
+            "y",
+            &labels(&["row"]),
+            &hv,
+        )
+        .unwrap();
+        assert_outputs(&dir.path().join("h"), "row");
         let pts = vec![(
             "wide".to_string(),
             vec![(-f64::MAX, f64::MAX), (f64::MAX, 1.0), (0.0, 0.5)],
         )];
-        distributions(&dir.join("d"), "t", "x", "y", &pts).unwrap();
-        assert_outputs(&dir.join("d"), "wide");
-        std::fs::remove_dir_all(dir).ok();
+        distributions(&dir.path().join("d"), "t", "x", "y", &pts).unwrap();
+        assert_outputs(&dir.path().join("d"), "wide");
     }
 
     #[test]
@@ -1641,8 +1653,13 @@ mod tests {
             series: labels(&["occurs", "never"]),
             groups: groups.to_vec(),
         };
-        small_multiples(&dir.join("w"), title, &[(String::new(), panel.clone())]).unwrap();
-        let svg = std::fs::read_to_string(dir.join("w.svg")).unwrap();
+        small_multiples(
+            &dir.path().join("w"),
+            title,
+            &[(String::new(), panel.clone())],
+        )
+        .unwrap();
+        let svg = std::fs::read_to_string(dir.path().join("w.svg")).unwrap();
         assert!(!svg.contains('…'), "a title was cut");
         assert!(svg.contains("long name") && svg.contains("weather = storm"));
         // An outcome that never occurs is not in the legend.
@@ -1652,9 +1669,8 @@ mod tests {
             ("drm = 0".to_string(), panel.clone()),
             ("drm = 1".to_string(), panel),
         ];
-        small_multiples(&dir.join("m"), title, &panels).unwrap();
-        assert_outputs(&dir.join("m"), "drm = 1");
-        std::fs::remove_dir_all(dir).ok();
+        small_multiples(&dir.path().join("m"), title, &panels).unwrap();
+        assert_outputs(&dir.path().join("m"), "drm = 1");
     }
 
     #[test]
