@@ -864,13 +864,13 @@ impl FrontierCombat {
             available &= !bit;
             // A hit on a unit already eliminated earlier in this volley is wasted. PERF: the
             // hit lands without a branch (half the dice hit, so a branch mispredicts often);
-            // only a hit on a stack with its leader branches, for the leader's roll.
+            // only a hit branches, for the leader's roll if its stack still has one.
             let hit = u32::from(f.fire_faces[shooter] >> dice.face() & 1 == 1)
                 & !(st[enemy].eliminated() >> target);
             let landed = (hit & 1) << target;
             st[enemy].worsen(landed);
             let stack = usize::from(e.unit_stack[target as usize]);
-            if landed != 0 && st[enemy].leaders >> stack & 1 == 1 {
+            if landed != 0 {
                 self.lose_leader(st, enemy, stack, dice);
             }
         }
@@ -1065,12 +1065,8 @@ impl FrontierCombat {
         b.sides[b.initiative].primary_leader + u32::from(extra)
     }
 
-    /// One whole battle, its dice twelve to a word.
-    pub fn fight(&self, dice: &mut DiceStream) -> BattleOutcome {
-        self.fight_with(&mut PackedDice::new(dice))
-    }
-
-    /// One whole battle on any source of dice.
+    /// One whole battle on any source of dice (runs use [`PackedDice`], through
+    /// [`Self::battle_block`]).
     #[inline]
     pub fn fight_with<D: BattleDice>(&self, dice: &mut D) -> BattleOutcome {
         let b = &self.battle;
@@ -1115,6 +1111,13 @@ impl FrontierCombat {
             out.disrupted[side] = (s.disrupted() & all).count_ones();
             out.leaders_lost[side] = (m.leader_stacks & !s.leaders).count_ones();
         }
+        out.winner = self.winner(&out);
+        out
+    }
+
+    /// The victory reading (9.6, RULES.md C) of a battle's final counts: fewer units lost
+    /// (eliminated or routed) wins, or a smaller share of the side's units.
+    fn winner(&self, out: &BattleOutcome) -> Option<usize> {
         let lost = [0, 1].map(|s| u64::from(out.eliminated[s] + out.routed[s]));
         let (a, b) = match self.battle.victory {
             VictoryRule::FewerLost => (lost[0], lost[1]),
@@ -1124,12 +1127,11 @@ impl FrontierCombat {
                 lost[1] * self.units[0].len() as u64,
             ),
         };
-        out.winner = match a.cmp(&b) {
+        match a.cmp(&b) {
             std::cmp::Ordering::Less => Some(0),
             std::cmp::Ordering::Greater => Some(1),
             std::cmp::Ordering::Equal => None,
-        };
-        out
+        }
     }
 }
 

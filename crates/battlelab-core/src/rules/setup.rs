@@ -464,9 +464,9 @@ mod tests {
         assert!((d[14] - 6.0 / 36.0).abs() < 1e-15);
     }
 
-    #[test]
-    fn compiled_map_draws_the_same_maps() {
-        let states: Vec<MapState> = (0..21)
+    /// `n` states, every fourth a major, two in three with a port, in `coalition(i)`.
+    fn test_map(n: usize, coalition: impl Fn(usize) -> usize) -> Vec<MapState> {
+        (0..n)
             .map(|i| {
                 let kind = if i % 4 == 0 {
                     StateKind::Major
@@ -477,11 +477,16 @@ mod tests {
                     name: String::new(),
                     kind,
                     port: i % 3 != 0,
-                    coalition: i % 5,
+                    coalition: coalition(i),
                     rows: rows(kind, i % 3 != 0),
                 }
             })
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn compiled_map_draws_the_same_maps() {
+        let states = test_map(21, |i| i % 5);
         let map = CompiledMap::new(&states);
         let (mut a, mut b) = (DiceStream::for_block(3, 1), DiceStream::for_block(3, 1));
         let (mut expected, mut got) = ([[0u32; 7]; 5], [[0u32; 7]; 5]);
@@ -500,22 +505,7 @@ mod tests {
         // of a coalition and some coalitions have none at all.
         for n in [1usize, 7, 8, 9, 13, 16, 17, 21] {
             for coalitions in [1usize, 2, 3, 6] {
-                let states: Vec<MapState> = (0..n)
-                    .map(|i| {
-                        let kind = if i % 4 == 0 {
-                            StateKind::Major
-                        } else {
-                            StateKind::Minor
-                        };
-                        MapState {
-                            name: String::new(),
-                            kind,
-                            port: i % 3 != 0,
-                            coalition: (i * i + i / 3) % coalitions,
-                            rows: rows(kind, i % 3 != 0),
-                        }
-                    })
-                    .collect();
+                let states = test_map(n, |i| (i * i + i / 3) % coalitions);
                 let map = CompiledMap::new(&states);
                 for c in 0..coalitions {
                     let one = map.coalition(c);

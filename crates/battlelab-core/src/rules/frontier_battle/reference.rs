@@ -472,20 +472,7 @@ impl Reference<'_> {
                 .filter(|(i, s)| s.leader > 0 && !state.leader_alive[side][*i])
                 .count() as u32;
         }
-        let lost = [0, 1].map(|s| u64::from(out.eliminated[s] + out.routed[s]));
-        let (a, b) = match self.c.battle.victory {
-            VictoryRule::FewerLost => (lost[0], lost[1]),
-            // lost_a / n_a against lost_b / n_b, by cross-multiplying.
-            VictoryRule::FewerLostShare => (
-                lost[0] * self.c.units[1].len() as u64,
-                lost[1] * self.c.units[0].len() as u64,
-            ),
-        };
-        out.winner = match a.cmp(&b) {
-            std::cmp::Ordering::Less => Some(0),
-            std::cmp::Ordering::Greater => Some(1),
-            std::cmp::Ordering::Equal => None,
-        };
+        out.winner = self.c.winner(&out);
         out
     }
 }
