@@ -100,7 +100,9 @@ fn a_clear_simulated_expectation_stops_early_and_a_borderline_one_is_undecided()
     assert_eq!(code, Some(0), "{stdout}{stderr}");
     assert!(trials_of(&stdout, 1) <= 1 << 17, "{stdout}");
     // A bound at the estimate itself cannot be decided: UNDECIDED at the cap, not PASS.
-    let borderline = base + "\n[[expect]]\nwhere = { sensitivity = \"as written\" }\noutcome = \"A victory\"\nat_least = 0.832\n";
+    // 0.830 is this seed's estimate over 2^20 battles (0.8299); it moves when the frontier
+    // kernel's dice change, like the pinned counts.
+    let borderline = base + "\n[[expect]]\nwhere = { sensitivity = \"as written\" }\noutcome = \"A victory\"\nat_least = 0.830\n";
     fs::write(dir.path().join("borderline.toml"), borderline).unwrap();
     let (code, stdout, _) = battlelab(
         dir.path(),

@@ -786,14 +786,6 @@ impl FrontierCombat {
         }
     }
 
-    /// The front stack of a lane: the first, by row, with a unit in play.
-    #[inline(always)]
-    fn front_stack(&self, st: &[SideState; 2], side: usize, lane: usize) -> Option<usize> {
-        let m = &self.masks[side];
-        let rows = Self::rows_in_play(m, lane, st[side].in_play(m.all));
-        (rows != 0).then(|| usize::from(m.lane_rows[lane][rows.trailing_zeros() as usize]))
-    }
-
     /// Bit `r` set when the lane's stack at row `r` has a unit in `in_play`.
     ///
     /// PERF: four ANDs and no branch, instead of a search over the lane's stacks.
@@ -814,20 +806,24 @@ impl FrontierCombat {
     /// a unit in play) before any behind, then the nearest lane to the firer's (its own
     /// first, the lower-numbered at equal distance), then the first listed. So every
     /// enemy front-row unit, in any lane, is targeted before any second-row unit, and
-    /// every unit once before any twice.
+    /// every unit once before any twice. Every fire die is rolled first, in firer order;
+    /// then one leader roll for each hit that landed on a stack with its leader, in the
+    /// same order.
     ///
     /// PERF: "targeted the fewest times so far" only ever means "not yet targeted at the
     /// current count", a mask that refills when empty; depth is one mask per rank; the rest
     /// is a fixed order of lanes per firer lane. Choosing a target rolls no die, so each
     /// firer's die is rolled as soon as its target is chosen (the same dice in the same
     /// order as choosing every target first): the targets come from the masks at the start
-    /// of the volley, the hits land on the state as it stands.
+    /// of the volley.
     #[inline(always)]
     fn fire_phase<D: BattleDice>(&self, st: &mut [SideState; 2], side: usize, dice: &mut D) {
         let enemy = 1 - side;
         let e = &self.masks[enemy];
+        let f = &self.masks[side];
         let in_play = st[enemy].in_play(e.all);
-        if in_play == 0 {
+        let mut firers = f.all & !(st[side].lo | st[side].hi) & !st[side].removed;
+        if in_play == 0 || firers == 0 {
             return;
         }
         let mut rank_mask = [0u32; MAX_ROWS];
@@ -840,57 +836,96 @@ impl FrontierCombat {
                 rank += 1;
             }
         }
-        let f = &self.masks[side];
-        let mut firers = f.all & !(st[side].lo | st[side].hi) & !st[side].removed;
+        // The enemy units whose stack still has its leader: a hit that lands on one of them
+        // is a leader-loss event.
+        let mut led = 0u32;
+        let mut stacks = st[enemy].leaders;
+        while stacks != 0 {
+            led |= e.stack_units[stacks.trailing_zeros() as usize];
+            stacks &= stacks - 1;
+        }
+        // PERF: the volley goes in passes. Within a pass every firer takes a different
+        // target (the fewest-targeted rule), so a pass's hits land at once, as one mask,
+        // and a hit is wasted only on a unit eliminated in an earlier pass (`gone`). The
+        // leader rolls come after the volley's fire dice, from a list of events appended
+        // without a branch: the old kernel branched on every hit (half the dice, so half
+        // of those branches mispredicted) to roll for the leader at once.
         let mut available = in_play;
+        let mut rank = 0;
+        let mut pass_hits = 0u32;
+        let mut gone = st[enemy].eliminated();
+        let mut events = [0u8; MAX_UNITS];
+        let mut event_count = 0;
         while firers != 0 {
             let shooter = firers.trailing_zeros() as usize;
             firers &= firers - 1;
             if available == 0 {
+                st[enemy].worsen(pass_hits);
+                pass_hits = 0;
+                gone = st[enemy].eliminated();
                 available = in_play;
+                rank = 0;
             }
-            let set = rank_mask
-                .iter()
-                .map(|&m| m & available)
-                .find(|&m| m != 0)
-                .unwrap_or(available);
+            // The front-most rank with a unit not yet targeted in this pass; it only moves
+            // back within a pass, as the ranks in front are used up.
+            let mut set = rank_mask[rank] & available;
+            while set == 0 {
+                rank += 1;
+                set = rank_mask[rank] & available;
+            }
             let order = &e.target_lanes[usize::from(f.unit_lane[shooter])];
-            let target = order[..self.lanes]
-                .iter()
-                .map(|&lane| set & lane)
-                .find(|&m| m != 0)
-                .map_or(0, u32::trailing_zeros);
-            let bit = 1u32 << target;
-            available &= !bit;
-            // A hit on a unit already eliminated earlier in this volley is wasted. PERF: the
-            // hit lands without a branch (half the dice hit, so a branch mispredicts often);
-            // only a hit branches, for the leader's roll if its stack still has one.
-            let hit = u32::from(f.fire_faces[shooter] >> dice.face() & 1 == 1)
-                & !(st[enemy].eliminated() >> target);
-            let landed = (hit & 1) << target;
-            st[enemy].worsen(landed);
-            let stack = usize::from(e.unit_stack[target as usize]);
-            if landed != 0 {
-                self.lose_leader(st, enemy, stack, dice);
+            let mut slot = 0;
+            let mut pick = set & order[0];
+            while pick == 0 {
+                slot += 1;
+                pick = set & order[slot];
             }
+            let target = pick.trailing_zeros();
+            available &= !(1 << target);
+            let hit = u32::from(f.fire_faces[shooter]) >> dice.face() & 1;
+            let landed = hit << target & !gone;
+            pass_hits |= landed;
+            events[event_count] = e.unit_stack[target as usize];
+            event_count += usize::from(landed & led != 0);
+        }
+        st[enemy].worsen(pass_hits);
+        for &stack in &events[..event_count] {
+            self.lose_leader(st, enemy, usize::from(stack), dice);
         }
     }
 
     /// Movement (19.2.2) and melee (19.2.3) of one round.
+    ///
+    /// PERF: lanes are bit masks (the lanes both sides hold, the lanes with a melee, the
+    /// lanes the enemy moved into) and a lane's melee is four plain arrays, so a side's
+    /// loop visits only the lanes where it rolls, and a roll's success is stored without a
+    /// branch (a move succeeds about half the time: the old `if` on it mispredicted often).
+    #[inline(always)]
     fn movement_and_melee<D: BattleDice>(&self, st: &mut [SideState; 2], round: u32, dice: &mut D) {
         let b = &self.battle;
-        // Per lane: the attacking side and stack, which of its units moved in, and which
-        // defending units moved away (avoided the melee).
-        let mut melee: [Option<(usize, usize, u32, u32)>; MAX_LANES] = [None; MAX_LANES];
-        // PERF: each lane's front stacks, found once. Moving changes no unit's state, and a
-        // melee changes only its own lane's stacks, so they hold for the whole phase.
-        let fronts = [0, 1].map(|side| {
-            let mut front = [None; MAX_LANES];
-            for (lane, f) in front.iter_mut().enumerate().take(self.lanes) {
-                *f = self.front_stack(st, side, lane);
+        // Each lane's front stacks, found once. Moving changes no unit's state, and a melee
+        // changes only its own lane's stacks, so they hold for the whole phase.
+        let mut front = [[0u8; MAX_LANES]; 2];
+        let mut holding = [0u32; 2];
+        for side in 0..2 {
+            let m = &self.masks[side];
+            let in_play = st[side].in_play(m.all);
+            for (lane, f) in front[side].iter_mut().enumerate().take(self.lanes) {
+                let rows = Self::rows_in_play(m, lane, in_play);
+                // No row in play: row 0 stands in, and `holding` says the lane is empty.
+                *f = m.lane_rows[lane][(rows.trailing_zeros() as usize) & 3];
+                holding[side] |= u32::from(rows != 0) << lane;
             }
-            front
-        });
+        }
+        let contested = holding[0] & holding[1];
+        // Per lane with a melee: the attacking side and stack, which of its units moved in,
+        // and which defending units moved away (avoided the melee).
+        // `started[side]`: the lanes where `side` moved atop the enemy.
+        let mut started = [0u32; 2];
+        let mut attacker = [0u8; MAX_LANES];
+        let mut attacking_stack = [0u8; MAX_LANES];
+        let mut moved = [0u32; MAX_LANES];
+        let mut avoided = [0u32; MAX_LANES];
         for side in [b.initiative, 1 - b.initiative] {
             if b.sides[side].move_policy == MovePolicy::FireOnly {
                 continue;
@@ -898,45 +933,61 @@ impl FrontierCombat {
             let m = &self.masks[side];
             let surprised = round == 1 && b.surprise == Some(1 - side);
             let won_surprise = round == 1 && b.surprise == Some(side);
-            for (lane, engaged) in melee.iter_mut().enumerate().take(self.lanes) {
-                let enemy_atop = matches!(*engaged, Some((attacker, _, _, 0)) if attacker != side);
-                if engaged.is_some() && !(enemy_atop && b.sides[side].avoid_melee) {
-                    continue;
-                }
-                let (Some(own), Some(_)) = (fronts[side][lane], fronts[1 - side][lane]) else {
-                    continue;
-                };
+            // The lanes the enemy moved into (only the side that moves second meets them;
+            // it rolls there to move away, with `avoid_melee`).
+            let atop = started[1 - side];
+            let mut rolling = contested & !(started[0] | started[1]);
+            if b.sides[side].avoid_melee {
+                rolling |= atop;
+            }
+            let in_play = st[side].in_play(m.all);
+            let normal = !(st[side].lo | st[side].hi);
+            while rolling != 0 {
+                let lane = rolling.trailing_zeros() as usize;
+                rolling &= rolling - 1;
+                let enemy_atop = atop >> lane & 1;
+                let own = usize::from(front[side][lane]);
                 // The undisrupted units move; disrupted and routed ones may not. Settled
                 // terrain's −1 goes to any unit stacked with a regular at the time of
                 // movement (moving or not); rough terrain's +1 when a mover is no warrior.
-                let here = m.stack_units[own] & st[side].in_play(m.all);
-                let movers = here & !(st[side].lo | st[side].hi);
+                let here = m.stack_units[own] & in_play;
+                let movers = here & normal;
                 let leader = self.leader_of(st, side, own);
                 if movers == 0 || (surprised && leader == 0) {
                     continue;
                 }
                 let faces = m.move_faces[usize::from(movers & m.non_warrior != 0)][leader as usize]
-                    [usize::from(here & m.regular != 0)][usize::from(enemy_atop)]
+                    [usize::from(here & m.regular != 0)][enemy_atop as usize]
                     [usize::from(won_surprise && leader > 0)];
-                if faces >> dice.face() & 1 == 1 {
-                    // Units that move away from an enemy atop them avoid the melee; the
-                    // ones left behind (disrupted or routed) still fight it. Otherwise the
-                    // movers go atop the enemy.
-                    *engaged = match *engaged {
-                        Some((attacker, attacking, moved, _)) if enemy_atop => {
-                            Some((attacker, attacking, moved, movers))
-                        }
-                        _ => Some((side, own, movers, 0)),
-                    };
+                let success = u32::from(faces) >> dice.face() & 1;
+                // Units that move away from an enemy atop them avoid the melee; the ones
+                // left behind (disrupted or routed) still fight it. Otherwise the movers
+                // go atop the enemy.
+                let all_if = |bit: u32| 0u32.wrapping_sub(bit);
+                avoided[lane] |= movers & all_if(success & enemy_atop);
+                if enemy_atop == 0 {
+                    attacker[lane] = side as u8;
+                    attacking_stack[lane] = own as u8;
+                    moved[lane] = movers;
+                    started[side] |= success << lane;
                 }
             }
         }
-        for (lane, engaged) in melee.iter().enumerate().take(self.lanes) {
-            if let (Some((side, stack, movers, avoided)), Some(defending)) =
-                (*engaged, fronts[1 - engaged.map_or(0, |e| e.0)][lane])
-            {
-                self.melee(st, side, stack, defending, movers, avoided, round, dice);
-            }
+        let mut melees = started[0] | started[1];
+        while melees != 0 {
+            let lane = melees.trailing_zeros() as usize;
+            melees &= melees - 1;
+            let side = usize::from(attacker[lane]);
+            self.melee(
+                st,
+                side,
+                usize::from(attacking_stack[lane]),
+                usize::from(front[1 - side][lane]),
+                moved[lane],
+                avoided[lane],
+                round,
+                dice,
+            );
         }
     }
 

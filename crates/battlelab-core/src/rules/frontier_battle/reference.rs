@@ -181,6 +181,10 @@ impl Reference<'_> {
             shots[shot_count] = (i as u8, target);
             shot_count += 1;
         }
+        // Every fire die of the volley first, in firer order; then one leader roll for
+        // each hit that landed on a stack with a leader, in the same order.
+        let mut leader_events = [0usize; MAX_UNITS];
+        let mut events = 0;
         for &(shooter, target) in &shots[..shot_count] {
             let face = dice.below(6);
             let t = target as usize;
@@ -189,9 +193,12 @@ impl Reference<'_> {
                 && state.unit_state[enemy][t] != ELIMINATED
             {
                 state.unit_state[enemy][t] += 1;
-                let stack = self.c.units[enemy][t].stack;
-                self.lose_leader(state, enemy, stack, dice);
+                leader_events[events] = self.c.units[enemy][t].stack;
+                events += 1;
             }
+        }
+        for &stack in &leader_events[..events] {
+            self.lose_leader(state, enemy, stack, dice);
         }
     }
 
