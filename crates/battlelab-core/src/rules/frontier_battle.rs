@@ -24,6 +24,11 @@ pub const MAX_ROWS: usize = 4;
 pub const MAX_UNITS: usize = 32;
 /// Most stacks a side may field.
 pub const MAX_STACKS: usize = MAX_LANES * MAX_ROWS;
+// The kernel keeps indices in range with `& (N - 1)` masks.
+const _: () = assert!(
+    MAX_LANES.is_power_of_two() && MAX_ROWS.is_power_of_two() && MAX_UNITS.is_power_of_two()
+);
+
 /// The largest printed melee CF accepted.
 pub const MAX_MELEE_CF: u32 = 20;
 
@@ -280,6 +285,24 @@ pub struct FrontierCombat {
     lanes: usize,
     /// The kernel's bit masks and roll tables, per side.
     masks: [SideMasks; 2],
+    /// The melee CRT as loss codes by attacker, column and die face:
+    /// `melee_cells[(attacker · columns + column) · 6 + face]` = (attacker's, defender's).
+    melee_cells: Vec<[u8; 2]>,
+    /// `nearest_lane[firer_lane][lanes]`: of the lanes in the bit set `lanes`, the one
+    /// nearest `firer_lane`, the lower-numbered at equal distance.
+    nearest_lane: [[u8; 1 << MAX_LANES]; MAX_LANES],
+}
+
+/// A melee loss as a code: no loss (or `Eliminate(0)`), `n` eliminated, or this.
+const LOSS_ROUT: u8 = u8::MAX;
+
+fn loss_code(loss: CrtLoss) -> u8 {
+    match loss {
+        CrtLoss::None => 0,
+        CrtLoss::Rout => LOSS_ROUT,
+        // No side has more than MAX_UNITS units to lose.
+        CrtLoss::Eliminate(n) => n.min(MAX_UNITS as u8),
+    }
 }
 
 /// How one battle ended.
@@ -468,13 +491,40 @@ impl FrontierCombat {
                 }
             }
         }
-        let masks = [0, 1].map(|s| Self::side_masks(&battle, s, &units[s], &stacks[s], lanes));
+        let masks = [0, 1].map(|s| Self::side_masks(&battle, s, &units[s], &stacks[s]));
+        let crt = &battle.crt;
+        let mut melee_cells = Vec::with_capacity(2 * crt.columns.len() * 6);
+        for attacker in 0..2 {
+            let drm = (battle.sides[attacker].level as i32
+                - battle.sides[1 - attacker].level as i32)
+                .clamp(-3, 3);
+            for column in 0..crt.columns.len() {
+                for face in 1..=6 {
+                    let (a, d) = crt.cell(face + drm, column);
+                    melee_cells.push([loss_code(a), loss_code(d)]);
+                }
+            }
+        }
+        // Nearest first, the lower-numbered at equal distance (docs/frontier-readings.md).
+        // The first kernel sorted by `(distance, lane < firer's lane)`, which put the higher
+        // lane first, against the reading and the oracle (no oracle case had a firer with
+        // enemy lanes at equal distance on both sides).
+        let nearest_lane = std::array::from_fn(|firer_lane| {
+            std::array::from_fn(|set: usize| {
+                (0..MAX_LANES)
+                    .filter(|&l| set >> l & 1 == 1)
+                    .min_by_key(|&l| (l.abs_diff(firer_lane), l))
+                    .unwrap_or(0) as u8
+            })
+        });
         Ok(Self {
             battle,
             units,
             stacks,
             lanes,
             masks,
+            melee_cells,
+            nearest_lane,
         })
     }
 
@@ -570,10 +620,15 @@ struct SideMasks {
     lane_depth: [u8; MAX_LANES],
     /// `lane_row_units[lane][row]`: the units of the stack at that row (0: no stack).
     lane_row_units: [[u32; MAX_ROWS]; MAX_LANES],
-    /// `target_lanes[firer_lane]`: this side's lanes' unit masks in the order an enemy
-    /// firer in `firer_lane` prefers them (nearest first, the lower-numbered at equal
-    /// distance), units within a lane by index.
-    target_lanes: [[u32; MAX_LANES]; MAX_LANES],
+    /// Stacks of the side; a lane's stacks are the bits from `lane_first[lane]` on, one
+    /// per row (`lane_row_bits[lane]` below them).
+    stack_count: usize,
+    lane_first: [u8; MAX_LANES],
+    lane_row_bits: [u32; MAX_LANES],
+    /// Every lane holds one row: the front rank is every unit in play.
+    single_row: bool,
+    /// `lane_units[lane]`: the side's units in that lane.
+    lane_units: [u32; MAX_LANES],
     unit_stack: [u8; MAX_UNITS],
     unit_lane: [u8; MAX_UNITS],
     /// Faces 0–5 (face − 1) that hit when the unit fires.
@@ -642,7 +697,6 @@ impl FrontierCombat {
         side: usize,
         units: &[CompiledUnit],
         stacks: &[CompiledStack],
-        lanes: usize,
     ) -> SideMasks {
         let mut m = SideMasks {
             all: if units.len() == 32 {
@@ -654,7 +708,11 @@ impl FrontierCombat {
             lane_rows: [[0; MAX_ROWS]; MAX_LANES],
             lane_depth: [0; MAX_LANES],
             lane_row_units: [[0; MAX_ROWS]; MAX_LANES],
-            target_lanes: [[0; MAX_LANES]; MAX_LANES],
+            stack_count: stacks.len(),
+            lane_first: [0; MAX_LANES],
+            lane_row_bits: [0; MAX_LANES],
+            single_row: true,
+            lane_units: [0; MAX_LANES],
             unit_stack: [0; MAX_UNITS],
             unit_lane: [0; MAX_UNITS],
             fire_faces: [0; MAX_UNITS],
@@ -686,6 +744,11 @@ impl FrontierCombat {
             m.stack_units[s] = (((1u64 << stack.unit_count) - 1) << stack.first_unit) as u32;
             // Stacks are compiled lane by lane, front row first.
             let depth = &mut m.lane_depth[stack.lane];
+            if *depth == 0 {
+                m.lane_first[stack.lane] = s as u8;
+            }
+            m.lane_row_bits[stack.lane] = (m.lane_row_bits[stack.lane] << 1) | 1;
+            m.single_row &= *depth == 0;
             m.lane_rows[stack.lane][usize::from(*depth)] = s as u8;
             m.lane_row_units[stack.lane][usize::from(*depth)] = m.stack_units[s];
             *depth += 1;
@@ -694,17 +757,7 @@ impl FrontierCombat {
                 m.leader_stacks |= 1 << s;
             }
         }
-        for firer_lane in 0..lanes {
-            let mut order: Vec<usize> = (0..lanes).collect();
-            // Nearest first, the lower-numbered at equal distance (docs/frontier-readings.md).
-            // The first kernel sorted by `(distance, lane < firer's lane)`, which put the
-            // higher lane first, against the reading and the oracle (no oracle case had a
-            // firer with enemy lanes at equal distance on both sides).
-            order.sort_by_key(|&l| (l.abs_diff(firer_lane), l));
-            for (slot, l) in order.into_iter().enumerate() {
-                m.target_lanes[firer_lane][slot] = lane_units[l];
-            }
-        }
+        m.lane_units = lane_units;
         let b = battle;
         let faces = |hits: &dyn Fn(u32) -> bool| {
             (1..=6u32)
@@ -762,11 +815,8 @@ impl FrontierCombat {
 
     #[inline(always)]
     fn leader_of(&self, st: &[SideState; 2], side: usize, stack: usize) -> u32 {
-        if st[side].leaders >> stack & 1 == 1 {
-            self.masks[side].leader[stack]
-        } else {
-            0
-        }
+        // PERF: a mask, not a branch (leaders are lost at random).
+        self.masks[side].leader[stack] & 0u32.wrapping_sub(st[side].leaders >> stack & 1)
     }
 
     /// A leader-loss event (9.5.9, 9.5.12) at a stack: a roll only if its leader is there.
@@ -786,17 +836,24 @@ impl FrontierCombat {
         }
     }
 
-    /// Bit `r` set when the lane's stack at row `r` has a unit in `in_play`.
+    /// Bit `s` set when the side's stack `s` has a unit in `in_play`.
     ///
-    /// PERF: four ANDs and no branch, instead of a search over the lane's stacks.
+    /// PERF: one AND per stack, once a phase; a lane's rows in play are then a shift and
+    /// a mask of it ([`Self::rows_in_play`]), instead of four ANDs per lane each time.
     #[inline(always)]
-    fn rows_in_play(m: &SideMasks, lane: usize, in_play: u32) -> u32 {
-        m.lane_row_units[lane]
+    fn stacks_in_play(m: &SideMasks, in_play: u32) -> u32 {
+        m.stack_units[..m.stack_count]
             .iter()
             .enumerate()
-            .fold(0, |rows, (r, &units)| {
-                rows | u32::from(units & in_play != 0) << r
+            .fold(0, |bits, (s, &units)| {
+                bits | u32::from(units & in_play != 0) << s
             })
+    }
+
+    /// Bit `r` set when the lane's stack at row `r` is in `stacks_in_play`.
+    #[inline(always)]
+    fn rows_in_play(m: &SideMasks, lane: usize, stacks_in_play: u32) -> u32 {
+        stacks_in_play >> m.lane_first[lane] & m.lane_row_bits[lane]
     }
 
     /// Fire combat of one side (19.2.1). Every undisrupted unit in play fires, in listed
@@ -827,13 +884,19 @@ impl FrontierCombat {
             return;
         }
         let mut rank_mask = [0u32; MAX_ROWS];
-        for lane in 0..self.lanes {
-            let mut rows = Self::rows_in_play(e, lane, in_play);
-            let mut rank = 0;
-            while rows != 0 {
-                rank_mask[rank] |= e.lane_row_units[lane][rows.trailing_zeros() as usize] & in_play;
-                rows &= rows - 1;
-                rank += 1;
+        if e.single_row {
+            rank_mask[0] = in_play;
+        } else {
+            let stacks = Self::stacks_in_play(e, in_play);
+            for lane in 0..self.lanes {
+                let mut rows = Self::rows_in_play(e, lane, stacks);
+                let mut rank = 0;
+                while rows != 0 {
+                    rank_mask[rank] |=
+                        e.lane_row_units[lane][rows.trailing_zeros() as usize] & in_play;
+                    rows &= rows - 1;
+                    rank += 1;
+                }
             }
         }
         // The enemy units whose stack still has its leader: a hit that lands on one of them
@@ -850,8 +913,20 @@ impl FrontierCombat {
         // leader rolls come after the volley's fire dice, from a list of events appended
         // without a branch: the old kernel branched on every hit (half the dice, so half
         // of those branches mispredicted) to roll for the leader at once.
+        // The lanes holding units of `set`.
+        let lanes_of = |set: u32| {
+            e.lane_units[..self.lanes]
+                .iter()
+                .enumerate()
+                .fold(0usize, |lanes, (l, &units)| {
+                    lanes | usize::from(set & units != 0) << l
+                })
+        };
         let mut available = in_play;
         let mut rank = 0;
+        // The units of the front-most rank not yet targeted in this pass, and their lanes.
+        let mut set = rank_mask[0] & available;
+        let mut lanes = lanes_of(set);
         let mut pass_hits = 0u32;
         let mut gone = st[enemy].eliminated();
         let mut events = [0u8; MAX_UNITS];
@@ -865,27 +940,33 @@ impl FrontierCombat {
                 gone = st[enemy].eliminated();
                 available = in_play;
                 rank = 0;
+                set = rank_mask[0];
+                lanes = lanes_of(set);
             }
-            // The front-most rank with a unit not yet targeted in this pass; it only moves
-            // back within a pass, as the ranks in front are used up.
-            let mut set = rank_mask[rank] & available;
+            // The rank only moves back within a pass, as the ranks in front are used up.
             while set == 0 {
                 rank += 1;
                 set = rank_mask[rank] & available;
+                lanes = lanes_of(set);
             }
-            let order = &e.target_lanes[usize::from(f.unit_lane[shooter])];
-            let mut slot = 0;
-            let mut pick = set & order[0];
-            while pick == 0 {
-                slot += 1;
-                pick = set & order[slot];
-            }
+            // PERF: the nearest lane with a unit of `set` is one load (the old scan of
+            // the lanes in the firer's order mispredicted its exit about once a volley).
+            // The masks (`& (N - 1)`, all sizes powers of two) only keep in range what is
+            // in range already, and let the compiler drop the bounds checks.
+            let firer_lane = usize::from(f.unit_lane[shooter & (MAX_UNITS - 1)]);
+            let lane = usize::from(
+                self.nearest_lane[firer_lane & (MAX_LANES - 1)][lanes & ((1 << MAX_LANES) - 1)],
+            ) & (MAX_LANES - 1);
+            let pick = set & e.lane_units[lane];
             let target = pick.trailing_zeros();
-            available &= !(1 << target);
-            let hit = u32::from(f.fire_faces[shooter]) >> dice.face() & 1;
+            let bit = 1 << target;
+            available &= !bit;
+            set &= !bit;
+            lanes &= !(usize::from(pick == bit) << lane);
+            let hit = u32::from(f.fire_faces[shooter & (MAX_UNITS - 1)]) >> dice.face() & 1;
             let landed = hit << target & !gone;
             pass_hits |= landed;
-            events[event_count] = e.unit_stack[target as usize];
+            events[event_count & (MAX_UNITS - 1)] = e.unit_stack[target as usize & (MAX_UNITS - 1)];
             event_count += usize::from(landed & led != 0);
         }
         st[enemy].worsen(pass_hits);
@@ -907,14 +988,19 @@ impl FrontierCombat {
         // changes only its own lane's stacks, so they hold for the whole phase.
         let mut front = [[0u8; MAX_LANES]; 2];
         let mut holding = [0u32; 2];
+        // The lanes whose front stack has an undisrupted unit to move.
+        let mut can_move = [0u32; 2];
         for side in 0..2 {
             let m = &self.masks[side];
             let in_play = st[side].in_play(m.all);
+            let movers = in_play & !(st[side].lo | st[side].hi);
+            let stacks = Self::stacks_in_play(m, in_play);
             for (lane, f) in front[side].iter_mut().enumerate().take(self.lanes) {
-                let rows = Self::rows_in_play(m, lane, in_play);
+                let rows = Self::rows_in_play(m, lane, stacks);
                 // No row in play: row 0 stands in, and `holding` says the lane is empty.
-                *f = m.lane_rows[lane][(rows.trailing_zeros() as usize) & 3];
+                *f = m.lane_rows[lane][rows.trailing_zeros() as usize & (MAX_ROWS - 1)];
                 holding[side] |= u32::from(rows != 0) << lane;
+                can_move[side] |= u32::from(m.stack_units[usize::from(*f)] & movers != 0) << lane;
             }
         }
         let contested = holding[0] & holding[1];
@@ -940,6 +1026,7 @@ impl FrontierCombat {
             if b.sides[side].avoid_melee {
                 rolling |= atop;
             }
+            rolling &= can_move[side];
             let in_play = st[side].in_play(m.all);
             let normal = !(st[side].lo | st[side].hi);
             while rolling != 0 {
@@ -953,7 +1040,7 @@ impl FrontierCombat {
                 let here = m.stack_units[own] & in_play;
                 let movers = here & normal;
                 let leader = self.leader_of(st, side, own);
-                if movers == 0 || (surprised && leader == 0) {
+                if surprised && leader == 0 {
                     continue;
                 }
                 let faces = m.move_faces[usize::from(movers & m.non_warrior != 0)][leader as usize]
@@ -1009,22 +1096,28 @@ impl FrontierCombat {
         let defender = 1 - attacker;
         let (am, dm) = (&self.masks[attacker], &self.masks[defender]);
         let stayed = dm.stack_units[defending_stack] & !avoided;
-        let fighting = |st: &[SideState; 2], side: usize| {
+        // The units that fight: in play and not routed. A side's loss changes only its
+        // own, so each side's set is found once.
+        let fighting = [0, 1].map(|side| {
             let s = &st[side];
             let pool = if side == attacker { movers } else { stayed };
             pool & s.in_play(self.masks[side].all) & !s.routed()
-        };
-        let strength = |mask: u32, m: &SideMasks| {
-            let mut rest = mask;
+        });
+        // PERF: the sum runs over the whole stack, each unit masked in or out, so the loop
+        // runs as many times as the stack has units (the same every melee when stacks are
+        // alike) instead of once per fighting unit, a count that mispredicts.
+        let strength = |mask: u32, m: &SideMasks, stack: usize| {
+            let mut rest = m.stack_units[stack];
             let mut total = 0;
             while rest != 0 {
-                total += m.melee_strength[rest.trailing_zeros() as usize];
+                let u = rest.trailing_zeros() as usize;
                 rest &= rest - 1;
+                total += m.melee_strength[u] & 0u32.wrapping_sub(mask >> u & 1);
             }
             total
         };
-        let strength_a = strength(fighting(st, attacker), am);
-        let strength_d = strength(fighting(st, defender), dm);
+        let strength_a = strength(fighting[attacker], am, attacking_stack);
+        let strength_d = strength(fighting[defender], dm, defending_stack);
         if strength_a == 0 {
             return;
         }
@@ -1036,55 +1129,55 @@ impl FrontierCombat {
             st[defender].hi |= doomed;
             return;
         }
-        let disrupted = fighting(st, defender) & st[defender].disrupted() != 0;
+        let disrupted = fighting[defender] & st[defender].disrupted() != 0;
         let shift = self.leader_of(st, attacker, attacking_stack) as i32
             - self.leader_of(st, defender, defending_stack) as i32
             + i32::from(disrupted)
             + i32::from(round == 1 && b.surprise == Some(attacker));
+        let columns = b.crt.columns.len();
         let column = (b.crt.column_for(strength_a, strength_d) as i32 + shift)
-            .clamp(0, b.crt.columns.len() as i32 - 1) as usize;
-        let drm = (b.sides[attacker].level as i32 - b.sides[defender].level as i32).clamp(-3, 3);
-        let (loss_a, loss_d) = b.crt.cell(dice.face() as i32 + 1 + drm, column);
-        for (side, stack, loss) in [
-            (attacker, attacking_stack, loss_a),
-            (defender, defending_stack, loss_d),
+            .clamp(0, columns as i32 - 1) as usize;
+        // PERF: the cell, with the level DRM and the row clamp, is one load from a table
+        // built once.
+        let codes = self.melee_cells[(attacker * columns + column) * 6 + dice.face() as usize];
+        for (side, stack, code) in [
+            (attacker, attacking_stack, codes[0]),
+            (defender, defending_stack, codes[1]),
         ] {
-            match loss {
-                CrtLoss::None => {}
-                CrtLoss::Rout => {
-                    let m = fighting(st, side);
-                    let s = &mut st[side];
-                    s.lo &= !m;
-                    s.hi |= m;
-                    s.removed |= m;
-                }
-                CrtLoss::Eliminate(n) => {
-                    // The owner loses its weakest first: disrupted before undisrupted,
-                    // then the lowest melee strength, then the last listed.
-                    let strengths = &self.masks[side].melee_strength;
-                    for _ in 0..n {
-                        let fights = fighting(st, side);
-                        if fights == 0 {
-                            break;
-                        }
-                        let weak = fights & st[side].disrupted();
-                        let mut pool = if weak != 0 { weak } else { fights };
-                        let mut victim = pool.trailing_zeros() as usize;
-                        while pool != 0 {
-                            let u = pool.trailing_zeros() as usize;
-                            pool &= pool - 1;
-                            if strengths[u] <= strengths[victim] {
-                                victim = u;
-                            }
-                        }
-                        st[side].lo |= 1 << victim;
-                        st[side].hi |= 1 << victim;
+            if code == 0 {
+                continue;
+            }
+            let fights = fighting[side];
+            let s = &mut st[side];
+            if code == LOSS_ROUT {
+                s.lo &= !fights;
+                s.hi |= fights;
+                s.removed |= fights;
+            } else {
+                // The owner loses its weakest first: disrupted before undisrupted, then the
+                // lowest melee strength, then the last listed.
+                let strengths = &self.masks[side].melee_strength;
+                let mut left = fights;
+                for _ in 0..code {
+                    if left == 0 {
+                        break;
                     }
+                    let weak = left & s.disrupted();
+                    let mut pool = if weak != 0 { weak } else { left };
+                    let mut victim = pool.trailing_zeros() as usize;
+                    while pool != 0 {
+                        let u = pool.trailing_zeros() as usize;
+                        pool &= pool - 1;
+                        if strengths[u] <= strengths[victim] {
+                            victim = u;
+                        }
+                    }
+                    s.lo |= 1 << victim;
+                    s.hi |= 1 << victim;
+                    left &= !(1 << victim);
                 }
             }
-            if loss != CrtLoss::None && loss != CrtLoss::Eliminate(0) {
-                self.lose_leader(st, side, stack, dice);
-            }
+            self.lose_leader(st, side, stack, dice);
         }
     }
 
@@ -1407,26 +1500,39 @@ mod tests {
 
     #[test]
     fn fire_prefers_the_nearest_lane_then_the_lower_numbered() {
-        // Six lanes of two units a side (bench battle): lane l holds units 2l and 2l + 1.
         let combat = FrontierCombat::new(crate::scenarios::frontier_six_stacks()).unwrap();
-        let lane = |l: u32| 0b11u32 << (2 * l);
-        for side in 0..2 {
-            let order = &combat.masks[side].target_lanes;
-            assert_eq!(
-                order[2][..6],
-                [2, 1, 3, 0, 4, 5].map(lane),
-                "firer in lane 2"
-            );
-            assert_eq!(
-                order[0][..6],
-                [0, 1, 2, 3, 4, 5].map(lane),
-                "firer in lane 0"
-            );
-            assert_eq!(
-                order[5][..6],
-                [5, 4, 3, 2, 1, 0].map(lane),
-                "firer in lane 5"
-            );
+        let nearest = |firer: usize, lanes: &[usize]| {
+            let set: usize = lanes.iter().map(|&l| 1 << l).sum();
+            usize::from(combat.nearest_lane[firer][set])
+        };
+        assert_eq!(nearest(2, &[0, 1, 2, 3, 4, 5]), 2, "its own lane first");
+        assert_eq!(
+            nearest(2, &[1, 3]),
+            1,
+            "the lower-numbered at equal distance"
+        );
+        assert_eq!(
+            nearest(2, &[0, 4]),
+            0,
+            "the lower-numbered at equal distance"
+        );
+        assert_eq!(nearest(2, &[0, 3]), 3, "the nearer");
+        assert_eq!(nearest(2, &[5]), 5);
+        assert_eq!(nearest(5, &[0, 1, 2, 3, 4]), 4);
+        assert_eq!(nearest(0, &[1, 2, 3, 4, 5]), 1);
+        // Every firer lane and every set of lanes: the nearest, the lower at equal distance.
+        for firer in 0..MAX_LANES {
+            for set in 1..1usize << MAX_LANES {
+                let got = usize::from(combat.nearest_lane[firer][set]);
+                assert_eq!(set >> got & 1, 1, "firer {firer}, lanes {set:b}");
+                for l in (0..MAX_LANES).filter(|&l| set >> l & 1 == 1) {
+                    let (d, g) = (l.abs_diff(firer), got.abs_diff(firer));
+                    assert!(
+                        d > g || (d == g && l >= got),
+                        "firer {firer}, lanes {set:b}"
+                    );
+                }
+            }
         }
     }
 
