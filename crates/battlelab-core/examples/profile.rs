@@ -17,7 +17,7 @@
 use std::time::Instant;
 
 use battlelab_core::dice::DiceStream;
-use battlelab_core::rules::ratio::{RatioCombat, ReservePolicy};
+use battlelab_core::rules::ratio::{RatioCombat, RatioHistogram, ReservePolicy};
 use battlelab_core::rules::setup::CompiledMap;
 use battlelab_core::scenarios;
 
@@ -56,10 +56,10 @@ fn main() {
             let combat =
                 RatioCombat::new(scenarios::ratio_line(scenarios::RATIO_LINE, 2, 0, policy))
                     .expect("the bench line is valid");
-            for _ in 0..battles {
-                std::hint::black_box(combat.fight(&mut dice));
-            }
-            0
+            // As runs and the bench do: blocks into one histogram.
+            let mut h = RatioHistogram::new(&combat);
+            combat.simulate_block(&mut dice, battles, &mut h);
+            h.result[0] as u64
         }
         "melee-duel" | "melee-surrounded" => {
             let combat = if kernel == "melee-duel" {

@@ -26,7 +26,10 @@ pub const MAX_UNITS: usize = 32;
 pub const MAX_STACKS: usize = MAX_LANES * MAX_ROWS;
 // The kernel keeps indices in range with `& (N - 1)` masks.
 const _: () = assert!(
-    MAX_LANES.is_power_of_two() && MAX_ROWS.is_power_of_two() && MAX_UNITS.is_power_of_two()
+    MAX_LANES.is_power_of_two()
+        && MAX_ROWS.is_power_of_two()
+        && MAX_UNITS.is_power_of_two()
+        && MAX_STACKS.is_power_of_two()
 );
 
 /// The largest printed melee CF accepted.
@@ -1000,7 +1003,8 @@ impl FrontierCombat {
                 // No row in play: row 0 stands in, and `holding` says the lane is empty.
                 *f = m.lane_rows[lane][rows.trailing_zeros() as usize & (MAX_ROWS - 1)];
                 holding[side] |= u32::from(rows != 0) << lane;
-                can_move[side] |= u32::from(m.stack_units[usize::from(*f)] & movers != 0) << lane;
+                let units = m.stack_units[usize::from(*f) & (MAX_STACKS - 1)];
+                can_move[side] |= u32::from(units & movers != 0) << lane;
             }
         }
         let contested = holding[0] & holding[1];
@@ -1098,11 +1102,13 @@ impl FrontierCombat {
         let stayed = dm.stack_units[defending_stack] & !avoided;
         // The units that fight: in play and not routed. A side's loss changes only its
         // own, so each side's set is found once.
-        let fighting = [0, 1].map(|side| {
+        let fights = |pool: u32, side: usize| {
             let s = &st[side];
-            let pool = if side == attacker { movers } else { stayed };
             pool & s.in_play(self.masks[side].all) & !s.routed()
-        });
+        };
+        let mut fighting = [0; 2];
+        fighting[attacker] = fights(movers, attacker);
+        fighting[defender] = fights(stayed, defender);
         // PERF: the sum runs over the whole stack, each unit masked in or out, so the loop
         // runs as many times as the stack has units (the same every melee when stacks are
         // alike) instead of once per fighting unit, a count that mispredicts.
