@@ -946,7 +946,8 @@ impl FrontierCombat {
                 set = rank_mask[0];
                 lanes = lanes_of(set);
             }
-            // The rank only moves back within a pass, as the ranks in front are used up.
+            // Within a pass the rank only moves deeper (never forward), as the ranks in
+            // front are used up; `available` holds a unit of some rank, so this ends.
             while set == 0 {
                 rank += 1;
                 set = rank_mask[rank] & available;
@@ -969,6 +970,8 @@ impl FrontierCombat {
             let hit = u32::from(f.fire_faces[shooter & (MAX_UNITS - 1)]) >> dice.face() & 1;
             let landed = hit << target & !gone;
             pass_hits |= landed;
+            // The slot is written for every shot and kept only for an event: at most
+            // MAX_UNITS firers, so `event_count` stays in range.
             events[event_count & (MAX_UNITS - 1)] = e.unit_stack[target as usize & (MAX_UNITS - 1)];
             event_count += usize::from(landed & led != 0);
         }
@@ -1000,7 +1003,8 @@ impl FrontierCombat {
             let stacks = Self::stacks_in_play(m, in_play);
             for (lane, f) in front[side].iter_mut().enumerate().take(self.lanes) {
                 let rows = Self::rows_in_play(m, lane, stacks);
-                // No row in play: row 0 stands in, and `holding` says the lane is empty.
+                // No row in play: row 0 stands in (the mask turns the 32 of an empty
+                // `trailing_zeros` into 0), and `holding` and `can_move` leave the lane out.
                 *f = m.lane_rows[lane][rows.trailing_zeros() as usize & (MAX_ROWS - 1)];
                 holding[side] |= u32::from(rows != 0) << lane;
                 let units = m.stack_units[usize::from(*f) & (MAX_STACKS - 1)];
@@ -1478,7 +1482,170 @@ mod tests {
             b.leader_loss = if k == 0 { (1, 6) } else { (2, 7) };
             out.push(b);
         }
+        out.push(deep_and_wide());
         out
+    }
+
+    /// The array at its limits: eight lanes, A four rows deep with 32 single-unit stacks
+    /// (B's 32 firers go through all four ranks in one pass; later volleys take several
+    /// passes), B one row of 32 units; every hit on a leader's stack loses it (two events
+    /// on one stack in a volley), levels 5 v 1 (the DRM capped at +3, rows clamped), and
+    /// a CRT with `Eliminate(0)` and eliminations past any stack's size.
+    fn deep_and_wide() -> FrontierBattle {
+        use CrtLoss::{Eliminate as E, None as N, Rout as R};
+        let unit = |kind, fire_cf, melee_cf| Unit {
+            kind,
+            fire_cf,
+            melee_cf,
+        };
+        let mut b = crate::scenarios::frontier_six_stacks();
+        b.terrain = Terrain::Settled;
+        b.initiative = 0;
+        b.surprise = Some(0);
+        b.leader_loss = (1, 1);
+        b.sides[0].level = 5;
+        b.sides[1].level = 1;
+        b.sides[0].avoid_melee = true;
+        b.sides[1].avoid_melee = true;
+        b.sides[0].lanes = (0..8)
+            .map(|l| {
+                (0..4)
+                    .map(|r| Stack {
+                        units: vec![unit(UnitType::Militia, 3, 2)],
+                        leader: ((l + r) % 4) as u32,
+                    })
+                    .collect()
+            })
+            .collect();
+        b.sides[1].lanes = (0..8)
+            .map(|l| {
+                vec![Stack {
+                    units: vec![
+                        unit(UnitType::Militia, 2, 2),
+                        unit(UnitType::Militia, 2, 1),
+                        unit(UnitType::Regular, 3, 3),
+                        unit(UnitType::Rifle, 4, 1),
+                    ],
+                    leader: (l % 4) as u32,
+                }]
+            })
+            .collect();
+        b.crt = MeleeCrt {
+            columns: vec![(1, 2), (1, 1), (2, 1)],
+            first_roll: 2,
+            cells: vec![
+                vec![(E(0), E(200)), (R, E(0)), (E(2), R)],
+                vec![(N, E(3)), (E(200), N), (R, R)],
+            ],
+        };
+        b
+    }
+
+    /// A random battle for the differential test, or `None` when it breaks a rule of
+    /// 19.1 that [`FrontierCombat::new`] refuses (stacking, too many units).
+    fn random_battle(g: &mut DiceStream) -> Option<FrontierBattle> {
+        use CrtLoss::{Eliminate as E, None as N, Rout as R};
+        let pick = |g: &mut DiceStream, n: usize| g.below(n as u32) as usize;
+        let terrain = [Terrain::Rough, Terrain::Wilderness, Terrain::Settled][pick(g, 3)];
+        let lanes = 1 + pick(g, MAX_LANES);
+        let initiative = pick(g, 2);
+        let surprise = [None, Some(0), Some(1)][pick(g, 3)];
+        let first = 1 - surprise.unwrap_or(initiative);
+        let stack = |g: &mut DiceStream| {
+            let kind = [UnitType::Warrior, UnitType::Militia, UnitType::Regular][pick(g, 3)];
+            let mut units = Vec::new();
+            for k in 0..1 + pick(g, 2) + pick(g, 3) {
+                units.push(Unit {
+                    kind: if k < 2 { kind } else { UnitType::Rifle },
+                    fire_cf: 1 + pick(g, 10) as u32,
+                    melee_cf: 1 + pick(g, 20) as u32,
+                });
+            }
+            let leader = [0, 0, 0, 1, 2, 3][pick(g, 6)] as u32;
+            Stack { units, leader }
+        };
+        let depth = 1 + pick(g, MAX_ROWS);
+        let mut arrays: [Vec<Vec<Stack>>; 2] = [Vec::new(), Vec::new()];
+        for _ in 0..lanes {
+            arrays[first].push(vec![stack(g)]);
+            let rows = (depth - pick(g, 2)).max(1);
+            arrays[1 - first].push((0..rows).map(|_| stack(g)).collect());
+        }
+        let loss = |g: &mut DiceStream| match pick(g, 6) {
+            0 | 1 => N,
+            2 => R,
+            3 => E(0),
+            4 => E(1 + pick(g, 3) as u8),
+            _ => E([5, 31, 32, 33, 200, 255][pick(g, 6)]),
+        };
+        let columns = 1 + pick(g, 5);
+        let crt = MeleeCrt {
+            columns: (0..columns as u32)
+                .map(|c| if c == 0 { (1, 2) } else { (c, 1) })
+                .collect(),
+            first_roll: pick(g, 6) as i32 - 2,
+            cells: (0..1 + pick(g, 8))
+                .map(|_| (0..columns).map(|_| (loss(g), loss(g))).collect())
+                .collect(),
+        };
+        let [a, b] = arrays.map(|lanes| Side {
+            level: 1 + pick(g, 5) as u32,
+            primary_leader: 1 + pick(g, 3) as u32,
+            lanes,
+            move_policy: [MovePolicy::Aggressive, MovePolicy::FireOnly]
+                [usize::from(pick(g, 4) == 0)],
+            avoid_melee: pick(g, 2) == 0,
+        });
+        let battle = FrontierBattle {
+            terrain,
+            severe_weather: pick(g, 2) == 0,
+            initiative,
+            surprise,
+            sides: [a, b],
+            crt,
+            leader_loss: [(1, 6), (2, 7), (1, 1), (0, 1)][pick(g, 4)],
+            extra_round: pick(g, 2) == 0,
+            victory: [VictoryRule::FewerLost, VictoryRule::FewerLostShare][pick(g, 2)],
+        };
+        FrontierCombat::new(battle.clone())
+            .is_ok()
+            .then_some(battle)
+    }
+
+    #[test]
+    fn random_battles_are_fought_as_the_reference_fights_them_die_for_die() {
+        let mut g = DiceStream::for_block(77, 0);
+        let (mut checked, mut deep, mut wide, mut several_passes) = (0, 0, 0, 0);
+        while checked < 400 {
+            let Some(battle) = random_battle(&mut g) else {
+                continue;
+            };
+            let combat = FrontierCombat::new(battle).unwrap();
+            checked += 1;
+            deep += usize::from(combat.masks.iter().any(|m| m.lane_depth.contains(&4)));
+            wide += usize::from(combat.lanes == MAX_LANES);
+            several_passes += usize::from(
+                combat.units[0].len() > 2 * combat.units[1].len()
+                    || combat.units[1].len() > 2 * combat.units[0].len(),
+            );
+            let reference = Reference::new(&combat);
+            let mut fast = DiceStream::for_block(16, checked);
+            let mut slow = fast.clone();
+            for n in 0..300 {
+                let a = combat.fight_with(&mut fast);
+                let b = reference.fight(&mut slow);
+                assert_eq!(a, b, "random battle {checked}, trial {n}");
+                assert_eq!(
+                    fast, slow,
+                    "random battle {checked}, trial {n}: dice drawn differ"
+                );
+            }
+        }
+        // The draw reaches the limits the fixed battles do not all reach.
+        assert!(
+            deep > 10 && wide > 10 && several_passes > 10,
+            "{deep} {wide} {several_passes}"
+        );
     }
 
     #[test]
