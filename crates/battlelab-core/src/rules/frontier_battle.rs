@@ -1000,6 +1000,20 @@ impl FrontierCombat {
             let m = &self.masks[side];
             let in_play = st[side].in_play(m.all);
             let movers = in_play & !(st[side].lo | st[side].hi);
+            if m.single_row {
+                // PERF: one stack a lane (always so for the side that sets up first), so
+                // stack `l` is lane `l`'s front stack, and the lane masks are stack masks,
+                // both from one pass over the stacks.
+                front[side] = std::array::from_fn(|lane| lane as u8);
+                let (mut stacks, mut moving) = (0u32, 0u32);
+                for (s, &units) in m.stack_units[..m.stack_count].iter().enumerate() {
+                    stacks |= u32::from(units & in_play != 0) << s;
+                    moving |= u32::from(units & movers != 0) << s;
+                }
+                holding[side] = stacks;
+                can_move[side] = moving;
+                continue;
+            }
             let stacks = Self::stacks_in_play(m, in_play);
             for (lane, f) in front[side].iter_mut().enumerate().take(self.lanes) {
                 let rows = Self::rows_in_play(m, lane, stacks);
@@ -1199,14 +1213,18 @@ impl FrontierCombat {
             let m = &self.masks[side];
             // Disrupted (lo only) or routed (hi only).
             let mut rolling = (st[side].lo ^ st[side].hi) & m.all;
+            // PERF: no branch on a roll (it succeeds or fails about evenly), and the
+            // successes land together (units recover independently; leaders do not move).
+            let mut recovered = 0u32;
             while rolling != 0 {
                 let u = rolling.trailing_zeros() as usize;
                 rolling &= rolling - 1;
-                let leader = self.leader_of(st, side, usize::from(m.unit_stack[u]));
-                // PERF: no branch on the roll (it succeeds or fails about evenly).
-                let success = u32::from(m.recover_faces[leader as usize] >> dice.face() & 1);
-                st[side].recover(success << u);
+                let leader =
+                    self.leader_of(st, side, usize::from(m.unit_stack[u & (MAX_UNITS - 1)]));
+                let faces = m.recover_faces[(leader as usize).min(MAX_LEADER as usize)];
+                recovered |= u32::from(faces >> dice.face() & 1) << u;
             }
+            st[side].recover(recovered);
         }
     }
 
