@@ -912,10 +912,14 @@ impl FrontierCombat {
         }
         // PERF: the volley goes in passes. Within a pass every firer takes a different
         // target (the fewest-targeted rule), so a pass's hits land at once, as one mask,
-        // and a hit is wasted only on a unit eliminated in an earlier pass (`gone`). The
-        // leader rolls come after the volley's fire dice, from a list of events appended
-        // without a branch: the old kernel branched on every hit (half the dice, so half
-        // of those branches mispredicted) to roll for the leader at once.
+        // and a hit is wasted only on a unit eliminated in an earlier pass (`gone`).
+        // Within a pass the targets come rank by rank, each rank whole before the next
+        // (so no mask of the units left to target is needed: only the rank's), and the
+        // pass ends when the last rank is used up. The leader rolls come after the
+        // volley's fire dice, from a list of events appended without a branch (the old
+        // kernel branched on every hit, half the dice, to roll for the leader at once, and
+        // mispredicted half of those).
+        //
         // The lanes holding units of `set`.
         let lanes_of = |set: u32| {
             e.lane_units[..self.lanes]
@@ -925,10 +929,9 @@ impl FrontierCombat {
                     lanes | usize::from(set & units != 0) << l
                 })
         };
-        let mut available = in_play;
         let mut rank = 0;
-        // The units of the front-most rank not yet targeted in this pass, and their lanes.
-        let mut set = rank_mask[0] & available;
+        // The units of the current rank not yet targeted in this pass, and their lanes.
+        let mut set = rank_mask[0];
         let mut lanes = lanes_of(set);
         let mut pass_hits = 0u32;
         let mut gone = st[enemy].eliminated();
@@ -937,20 +940,17 @@ impl FrontierCombat {
         while firers != 0 {
             let shooter = firers.trailing_zeros() as usize;
             firers &= firers - 1;
-            if available == 0 {
-                st[enemy].worsen(pass_hits);
-                pass_hits = 0;
-                gone = st[enemy].eliminated();
-                available = in_play;
-                rank = 0;
-                set = rank_mask[0];
-                lanes = lanes_of(set);
-            }
-            // Within a pass the rank only moves deeper (never forward), as the ranks in
-            // front are used up; `available` holds a unit of some rank, so this ends.
-            while set == 0 {
+            if set == 0 {
+                // The rank is used up: the next one, or (none left) a new pass from the
+                // front. Ranks in play are consecutive from 0.
                 rank += 1;
-                set = rank_mask[rank] & available;
+                if rank == MAX_ROWS || rank_mask[rank & (MAX_ROWS - 1)] == 0 {
+                    st[enemy].worsen(pass_hits);
+                    pass_hits = 0;
+                    gone = st[enemy].eliminated();
+                    rank = 0;
+                }
+                set = rank_mask[rank & (MAX_ROWS - 1)];
                 lanes = lanes_of(set);
             }
             // PERF: the nearest lane with a unit of `set` is one load (the old scan of
@@ -964,7 +964,6 @@ impl FrontierCombat {
             let pick = set & e.lane_units[lane];
             let target = pick.trailing_zeros();
             let bit = 1 << target;
-            available &= !bit;
             set &= !bit;
             lanes &= !(usize::from(pick == bit) << lane);
             let hit = u32::from(f.fire_faces[shooter & (MAX_UNITS - 1)]) >> dice.face() & 1;
