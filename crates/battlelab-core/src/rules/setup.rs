@@ -223,7 +223,15 @@ pub struct CompiledMap {
     states: Vec<CompiledState>,
     /// The states two by two, as [`CompiledMap::roll`] takes their dice.
     pairs: Vec<StatePair>,
+    /// One more than the highest coalition of a state.
+    coalitions: usize,
+    /// For a map of at most [`WIDE_COALITIONS`] coalitions: per pair and combined face,
+    /// what it adds to each coalition, `wide[(pair · 36 + face) · coalitions + c]`.
+    wide: Vec<u128>,
 }
+
+/// Coalitions up to which [`CompiledMap::roll_totals`] sums in registers.
+const WIDE_COALITIONS: usize = 4;
 
 #[derive(Clone, Copy, Debug)]
 struct CompiledState {
@@ -289,7 +297,26 @@ impl CompiledMap {
                 });
             }
         }
-        Self { states, pairs }
+        let coalitions = states.iter().map(|s| s.coalition + 1).max().unwrap_or(0);
+        let mut wide = Vec::new();
+        if coalitions <= WIDE_COALITIONS {
+            for pair in &pairs {
+                for face in 0..36 {
+                    let mut adds = vec![0u128; coalitions];
+                    if face < pair.faces as usize {
+                        adds[pair.coalitions[0]] += pair.rows[face][0];
+                        adds[pair.coalitions[1]] += pair.rows[face][1];
+                    }
+                    wide.extend(adds);
+                }
+            }
+        }
+        Self {
+            states,
+            pairs,
+            coalitions,
+            wide,
+        }
     }
 
     /// Rolls one setup of the whole map into packed per-coalition totals (one `u128` per
@@ -308,6 +335,24 @@ impl CompiledMap {
         }
     }
 
+    /// [`Self::roll`] into a buffer of `N` coalitions (a power of two, at least the map's).
+    ///
+    /// PERF: the coalition index is masked to the buffer (a no-op: every index is below
+    /// the map's coalitions), so the compiler drops the two bounds checks a pair.
+    #[inline(always)]
+    fn roll_fixed<const N: usize>(&self, dice: &mut DiceStream, packed: &mut [u128; N]) {
+        const { assert!(N.is_power_of_two()) };
+        let mut word = DiceWord(0);
+        for pair in &self.pairs {
+            if pair.new_word {
+                word = dice.word();
+            }
+            let rows = &pair.rows[word.take(pair.faces) as usize];
+            packed[pair.coalitions[0] & (N - 1)] += rows[0];
+            packed[pair.coalitions[1] & (N - 1)] += rows[1];
+        }
+    }
+
     /// Quantity `q` (in [`Quantity::ALL`] order) of a packed total.
     #[inline(always)]
     pub fn total(packed: u128, q: usize) -> u32 {
@@ -317,20 +362,59 @@ impl CompiledMap {
     /// Rolls one setup into `totals[coalition][quantity]`, as [`roll_map`] does.
     #[inline]
     pub fn roll_totals(&self, dice: &mut DiceStream, totals: &mut [[u32; 7]]) {
+        assert!(
+            totals.len() >= self.coalitions && totals.len() <= MAX_COALITIONS,
+            "totals for {} coalitions, the map has {}",
+            totals.len(),
+            self.coalitions
+        );
+        // PERF: a map of few coalitions sums each coalition in registers, from a table of
+        // what each pair adds to every coalition: adding into a buffer indexed by the
+        // state's coalition made a chain of stores and reloads through each coalition's
+        // slot (~15 `next_u64` a 13-state map, 3 coalitions).
+        match self.coalitions {
+            1 => return self.roll_wide::<1>(dice, totals),
+            2 => return self.roll_wide::<2>(dice, totals),
+            3 => return self.roll_wide::<3>(dice, totals),
+            4 => return self.roll_wide::<4>(dice, totals),
+            _ => {}
+        }
         // PERF: a `[0u128; 64]` buffer here cost a 1 KiB memset per map, ~80 of the ~350
         // instructions a 13-state map took; a map of few coalitions sums in a small one.
         if totals.len() <= FEW_COALITIONS {
-            let mut packed = [0u128; FEW_COALITIONS];
-            self.roll_into(dice, &mut packed[..totals.len()], totals);
+            self.roll_into::<FEW_COALITIONS>(dice, totals);
         } else {
-            let mut packed = [0u128; MAX_COALITIONS];
-            self.roll_into(dice, &mut packed[..totals.len()], totals);
+            self.roll_into::<MAX_COALITIONS>(dice, totals);
+        }
+    }
+
+    /// [`Self::roll_totals`] for a map of `K` coalitions (`K` = `self.coalitions`).
+    #[inline(always)]
+    fn roll_wide<const K: usize>(&self, dice: &mut DiceStream, totals: &mut [[u32; 7]]) {
+        let mut sums = [0u128; K];
+        let mut word = DiceWord(0);
+        let rows = self.wide.as_chunks::<K>().0;
+        for (p, pair) in self.pairs.iter().enumerate() {
+            if pair.new_word {
+                word = dice.word();
+            }
+            let adds = &rows[p * 36 + word.take(pair.faces) as usize];
+            for c in 0..K {
+                sums[c] += adds[c];
+            }
+        }
+        for (c, coalition) in totals.iter_mut().enumerate() {
+            let packed = if c < K { sums[c] } else { 0 };
+            for (q, slot) in coalition.iter_mut().enumerate() {
+                *slot = Self::total(packed, q);
+            }
         }
     }
 
     #[inline(always)]
-    fn roll_into(&self, dice: &mut DiceStream, packed: &mut [u128], totals: &mut [[u32; 7]]) {
-        self.roll(dice, packed);
+    fn roll_into<const N: usize>(&self, dice: &mut DiceStream, totals: &mut [[u32; 7]]) {
+        let mut packed = [0u128; N];
+        self.roll_fixed(dice, &mut packed);
         for (coalition, &p) in totals.iter_mut().zip(packed.iter()) {
             for (q, slot) in coalition.iter_mut().enumerate() {
                 *slot = Self::total(p, q);
@@ -486,17 +570,24 @@ mod tests {
 
     #[test]
     fn compiled_map_draws_the_same_maps() {
-        let states = test_map(21, |i| i % 5);
-        let map = CompiledMap::new(&states);
-        let (mut a, mut b) = (DiceStream::for_block(3, 1), DiceStream::for_block(3, 1));
-        let (mut expected, mut got) = ([[0u32; 7]; 5], [[0u32; 7]; 5]);
-        let mut rolls = [0u8; 21];
-        for _ in 0..10_000 {
-            roll_map(&states, &mut a, &mut expected, &mut rolls);
-            map.roll_totals(&mut b, &mut got);
-            assert_eq!(expected, got);
+        // 1–4 coalitions sum in registers, more in a buffer (up to 8 on the stack, then
+        // 64); totals may have rows past the map's coalitions, which stay zero.
+        for coalitions in [1usize, 2, 3, 4, 5, 9] {
+            for extra in [0, 1] {
+                let states = test_map(21, |i| (i * 7 + i / 2) % coalitions);
+                let map = CompiledMap::new(&states);
+                let (mut a, mut b) = (DiceStream::for_block(3, 1), DiceStream::for_block(3, 1));
+                let rows = coalitions + extra;
+                let (mut expected, mut got) = (vec![[0u32; 7]; rows], vec![[1u32; 7]; rows]);
+                let mut rolls = [0u8; 21];
+                for _ in 0..5_000 {
+                    roll_map(&states, &mut a, &mut expected, &mut rolls);
+                    map.roll_totals(&mut b, &mut got);
+                    assert_eq!(expected, got, "{coalitions} coalitions, {rows} rows");
+                }
+                assert_eq!(a, b);
+            }
         }
-        assert_eq!(a, b);
     }
 
     #[test]
