@@ -818,8 +818,13 @@ impl FrontierCombat {
 
     #[inline(always)]
     fn leader_of(&self, st: &[SideState; 2], side: usize, stack: usize) -> u32 {
-        // PERF: a mask, not a branch (leaders are lost at random).
-        self.masks[side].leader[stack] & 0u32.wrapping_sub(st[side].leaders >> stack & 1)
+        // PERF: a select, not a branch (leaders are lost at random; a plain mask compiled
+        // to a branch around the load).
+        std::hint::select_unpredictable(
+            st[side].leaders >> stack & 1 == 1,
+            self.masks[side].leader[stack & (MAX_STACKS - 1)],
+            0,
+        )
     }
 
     /// A leader-loss event (9.5.9, 9.5.12) at a stack: a roll only if its leader is there.
@@ -1135,7 +1140,11 @@ impl FrontierCombat {
             while rest != 0 {
                 let u = rest.trailing_zeros() as usize;
                 rest &= rest - 1;
-                total += m.melee_strength[u] & 0u32.wrapping_sub(mask >> u & 1);
+                total += std::hint::select_unpredictable(
+                    mask >> u & 1 == 1,
+                    m.melee_strength[u & (MAX_UNITS - 1)],
+                    0,
+                );
             }
             total
         };
