@@ -838,9 +838,8 @@ impl FrontierCombat {
     ) {
         if st[side].leaders >> stack & 1 == 1 {
             let (num, den) = self.battle.leader_loss;
-            if dice.below(den) < num {
-                st[side].leaders &= !(1 << stack);
-            }
+            let lost = u32::from(dice.below(den) < num);
+            st[side].leaders &= !(lost << stack);
         }
     }
 
