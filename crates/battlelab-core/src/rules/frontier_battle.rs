@@ -294,7 +294,15 @@ pub struct FrontierCombat {
     /// `nearest_lane[firer_lane][lanes]`: of the lanes in the bit set `lanes`, the one
     /// nearest `firer_lane`, the lower-numbered at equal distance.
     nearest_lane: [[u8; 1 << MAX_LANES]; MAX_LANES],
+    /// The odds column for every pair of melee strengths a stack can bring, when they
+    /// are few: `odds_columns[attacker · strengths + defender]` (`strengths` = the
+    /// largest stack strength + 1; empty when the table would pass [`ODDS_TABLE`]).
+    odds_columns: Vec<u8>,
+    strengths: usize,
 }
+
+/// The most entries of [`FrontierCombat`]'s odds-column table.
+const ODDS_TABLE: usize = 1 << 14;
 
 /// A melee loss as a code: no loss (or `Eliminate(0)`), `n` eliminated, or this.
 const LOSS_ROUT: u8 = u8::MAX;
@@ -520,6 +528,23 @@ impl FrontierCombat {
                     .unwrap_or(0) as u8
             })
         });
+        // Strengths in a melee are sums over one stack's units.
+        let mut largest = 0;
+        for s in 0..2 {
+            for stack in &stacks[s] {
+                let units = &units[s][stack.first_unit..stack.first_unit + stack.unit_count];
+                largest = largest.max(units.iter().map(|u| u.melee_strength as usize).sum());
+            }
+        }
+        let strengths = largest + 1;
+        let mut odds_columns = Vec::new();
+        if strengths * strengths <= ODDS_TABLE && battle.crt.columns.len() <= 256 {
+            for a in 0..strengths as u32 {
+                for d in 0..strengths as u32 {
+                    odds_columns.push(battle.crt.column_for(a, d) as u8);
+                }
+            }
+        }
         Ok(Self {
             battle,
             units,
@@ -528,6 +553,8 @@ impl FrontierCombat {
             masks,
             melee_cells,
             nearest_lane,
+            odds_columns,
+            strengths,
         })
     }
 
@@ -1166,8 +1193,16 @@ impl FrontierCombat {
             + i32::from(disrupted)
             + i32::from(round == 1 && b.surprise == Some(attacker));
         let columns = b.crt.columns.len();
-        let column = (b.crt.column_for(strength_a, strength_d) as i32 + shift)
-            .clamp(0, columns as i32 - 1) as usize;
+        // PERF: the odds column from a table of strength pairs where it is small (the
+        // search multiplies and compares at every column).
+        let odds = match self
+            .odds_columns
+            .get(strength_a as usize * self.strengths + strength_d as usize)
+        {
+            Some(&column) if strength_d < self.strengths as u32 => usize::from(column),
+            _ => b.crt.column_for(strength_a, strength_d),
+        };
+        let column = (odds as i32 + shift).clamp(0, columns as i32 - 1) as usize;
         // PERF: the cell, with the level DRM and the row clamp, is one load from a table
         // built once.
         let codes = self.melee_cells[(attacker * columns + column) * 6 + dice.face() as usize];
