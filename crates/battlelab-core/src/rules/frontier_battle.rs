@@ -633,6 +633,14 @@ impl BattleDice for PackedDice<'_> {
     }
 }
 
+/// Bit `i` set when `groups[i]` (a stack's or a lane's units) has a unit in `units`.
+#[inline(always)]
+fn holding(groups: &[u32], units: u32) -> u32 {
+    groups.iter().enumerate().fold(0, |bits, (i, &group)| {
+        bits | u32::from(group & units != 0) << i
+    })
+}
+
 /// One side of the compiled battle as bit masks: bit `u` is the side's unit `u` in listed
 /// order (lane by lane, front row first), bit `s` of a stack mask its stack `s`.
 ///
@@ -645,13 +653,9 @@ struct SideMasks {
     /// Every unit of the side.
     all: u32,
     stack_units: [u32; MAX_STACKS],
-    /// `lane_rows[lane][row]`: the stack at that row (`lane_depth[lane]` rows).
-    lane_rows: [[u8; MAX_ROWS]; MAX_LANES],
-    lane_depth: [u8; MAX_LANES],
-    /// `lane_row_units[lane][row]`: the units of the stack at that row (0: no stack).
-    lane_row_units: [[u32; MAX_ROWS]; MAX_LANES],
-    /// Stacks of the side; a lane's stacks are the bits from `lane_first[lane]` on, one
-    /// per row (`lane_row_bits[lane]` below them).
+    /// Stacks of the side. Stacks are numbered lane by lane, front row first, so the
+    /// stack at row `r` of a lane is `lane_first[lane] + r`, and `lane_row_bits[lane]`
+    /// has a bit per row.
     stack_count: usize,
     lane_first: [u8; MAX_LANES],
     lane_row_bits: [u32; MAX_LANES],
@@ -735,9 +739,6 @@ impl FrontierCombat {
                 (1u32 << units.len()) - 1
             },
             stack_units: [0; MAX_STACKS],
-            lane_rows: [[0; MAX_ROWS]; MAX_LANES],
-            lane_depth: [0; MAX_LANES],
-            lane_row_units: [[0; MAX_ROWS]; MAX_LANES],
             stack_count: stacks.len(),
             lane_first: [0; MAX_LANES],
             lane_row_bits: [0; MAX_LANES],
@@ -773,15 +774,12 @@ impl FrontierCombat {
         for (s, stack) in stacks.iter().enumerate() {
             m.stack_units[s] = (((1u64 << stack.unit_count) - 1) << stack.first_unit) as u32;
             // Stacks are compiled lane by lane, front row first.
-            let depth = &mut m.lane_depth[stack.lane];
-            if *depth == 0 {
+            let rows = &mut m.lane_row_bits[stack.lane];
+            if *rows == 0 {
                 m.lane_first[stack.lane] = s as u8;
             }
-            m.lane_row_bits[stack.lane] = (m.lane_row_bits[stack.lane] << 1) | 1;
-            m.single_row &= *depth == 0;
-            m.lane_rows[stack.lane][usize::from(*depth)] = s as u8;
-            m.lane_row_units[stack.lane][usize::from(*depth)] = m.stack_units[s];
-            *depth += 1;
+            m.single_row &= *rows == 0;
+            *rows = (*rows << 1) | 1;
             m.leader[s] = stack.leader;
             if stack.leader > 0 {
                 m.leader_stacks |= 1 << s;
@@ -876,12 +874,7 @@ impl FrontierCombat {
     /// a mask of it ([`Self::rows_in_play`]), instead of four ANDs per lane each time.
     #[inline(always)]
     fn stacks_in_play(m: &SideMasks, in_play: u32) -> u32 {
-        m.stack_units[..m.stack_count]
-            .iter()
-            .enumerate()
-            .fold(0, |bits, (s, &units)| {
-                bits | u32::from(units & in_play != 0) << s
-            })
+        holding(&m.stack_units[..m.stack_count], in_play)
     }
 
     /// Bit `r` set when the lane's stack at row `r` is in `stacks_in_play`.
@@ -903,7 +896,7 @@ impl FrontierCombat {
     ///
     /// PERF: "targeted the fewest times so far" only ever means "not yet targeted at the
     /// current count", a mask that refills when empty; depth is one mask per rank; the rest
-    /// is a fixed order of lanes per firer lane. Choosing a target rolls no die, so each
+    /// is the nearest lane holding a target, read from `nearest_lane`. Choosing a target rolls no die, so each
     /// firer's die is rolled as soon as its target is chosen (the same dice in the same
     /// order as choosing every target first): the targets come from the masks at the start
     /// of the volley.
@@ -926,8 +919,8 @@ impl FrontierCombat {
                 let mut rows = Self::rows_in_play(e, lane, stacks);
                 let mut rank = 0;
                 while rows != 0 {
-                    rank_mask[rank] |=
-                        e.lane_row_units[lane][rows.trailing_zeros() as usize] & in_play;
+                    let stack = usize::from(e.lane_first[lane]) + rows.trailing_zeros() as usize;
+                    rank_mask[rank] |= e.stack_units[stack & (MAX_STACKS - 1)] & in_play;
                     rows &= rows - 1;
                     rank += 1;
                 }
@@ -952,14 +945,7 @@ impl FrontierCombat {
         // mispredicted half of those).
         //
         // The lanes holding units of `set`.
-        let lanes_of = |set: u32| {
-            e.lane_units[..self.lanes]
-                .iter()
-                .enumerate()
-                .fold(0usize, |lanes, (l, &units)| {
-                    lanes | usize::from(set & units != 0) << l
-                })
-        };
+        let lanes_of = |set: u32| holding(&e.lane_units[..self.lanes], set) as usize;
         let mut rank = 0;
         // The units of the current rank not yet targeted in this pass, and their lanes.
         let mut set = rank_mask[0];
@@ -1049,7 +1035,7 @@ impl FrontierCombat {
                 let rows = Self::rows_in_play(m, lane, stacks);
                 // No row in play: row 0 stands in (the mask turns the 32 of an empty
                 // `trailing_zeros` into 0), and `holding` and `can_move` leave the lane out.
-                *f = m.lane_rows[lane][rows.trailing_zeros() as usize & (MAX_ROWS - 1)];
+                *f = m.lane_first[lane] + (rows.trailing_zeros() as u8 & (MAX_ROWS as u8 - 1));
                 holding[side] |= u32::from(rows != 0) << lane;
                 let units = m.stack_units[usize::from(*f) & (MAX_STACKS - 1)];
                 can_move[side] |= u32::from(units & movers != 0) << lane;
@@ -1472,6 +1458,14 @@ mod tests {
     use super::*;
     use crate::rules::frontier::Terrain;
 
+    fn unit(kind: UnitType, fire_cf: u32, melee_cf: u32) -> Unit {
+        Unit {
+            kind,
+            fire_cf,
+            melee_cf,
+        }
+    }
+
     /// Battles that exercise every part of the round: surprise either way, avoiding,
     /// rows behind the front, leaders, every terrain, both victory readings.
     fn battles() -> Vec<FrontierBattle> {
@@ -1491,11 +1485,6 @@ mod tests {
                 VictoryRule::FewerLostShare
             } else {
                 VictoryRule::FewerLost
-            };
-            let unit = |kind, fire_cf, melee_cf| Unit {
-                kind,
-                fire_cf,
-                melee_cf,
             };
             // The side that sets up second gets a second row in every lane, and a rifle.
             let second = match b.surprise {
@@ -1550,11 +1539,6 @@ mod tests {
     /// Melee strengths too large for the odds-column table (stacks of 160 in rough
     /// terrain: 161² entries), so the kernel searches the columns.
     fn strong_melee() -> FrontierBattle {
-        let unit = |kind, fire_cf, melee_cf| Unit {
-            kind,
-            fire_cf,
-            melee_cf,
-        };
         let mut b = crate::scenarios::frontier_six_stacks();
         b.terrain = Terrain::Rough;
         for stack in b.sides[0].lanes.iter_mut().flatten() {
@@ -1581,11 +1565,6 @@ mod tests {
     /// a CRT with `Eliminate(0)` and eliminations past any stack's size.
     fn deep_and_wide() -> FrontierBattle {
         use CrtLoss::{Eliminate as E, None as N, Rout as R};
-        let unit = |kind, fire_cf, melee_cf| Unit {
-            kind,
-            fire_cf,
-            melee_cf,
-        };
         let mut b = crate::scenarios::frontier_six_stacks();
         b.terrain = Terrain::Settled;
         b.initiative = 0;
@@ -1710,7 +1689,12 @@ mod tests {
             };
             let combat = FrontierCombat::new(battle).unwrap();
             checked += 1;
-            deep += usize::from(combat.masks.iter().any(|m| m.lane_depth.contains(&4)));
+            deep += usize::from(
+                combat
+                    .masks
+                    .iter()
+                    .any(|m| m.lane_row_bits.contains(&0b1111)),
+            );
             wide += usize::from(combat.lanes == MAX_LANES);
             several_passes += usize::from(
                 combat.units[0].len() > 2 * combat.units[1].len()
