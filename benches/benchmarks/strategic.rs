@@ -7,7 +7,7 @@ use criterion::{criterion_group, Criterion, Throughput};
 
 use battlelab::dice::DiceStream;
 use battlelab::rules::d6table::{roll_many, CompiledD6Table, D6Table};
-use battlelab::rules::setup::CompiledMap;
+use battlelab::rules::setup::{CoalitionMap, CompiledMap};
 use battlelab_core::scenarios;
 
 use super::{bare_xoshiro, print_words, BATCH};
@@ -61,7 +61,8 @@ fn strategic(c: &mut Criterion) {
     });
     group.finish();
 
-    let map = CompiledMap::new(&scenarios::setup_map());
+    let states = scenarios::setup_map();
+    let map = CompiledMap::new(&states);
     let mut totals = [[0u32; 7]; 3];
     print_words("setup, 13-state map", |d| map.roll_totals(d, &mut totals));
     let mut group = c.benchmark_group("setup map");
@@ -71,7 +72,7 @@ fn strategic(c: &mut Criterion) {
         b.iter(|| black_box(bare_xoshiro(&mut dice, BATCH)))
     });
     // What a setup study's run does: the same maps, one coalition's seven totals counted.
-    let one = map.coalition(0);
+    let one = CoalitionMap::new(&states, 0);
     let offsets = [0, 400, 800, 1200, 1600, 2000, 2400];
     let mut dice = DiceStream::for_block(1, 0);
     group.bench_function("one coalition counted, as run (2 majors, 3 minors)", |b| {

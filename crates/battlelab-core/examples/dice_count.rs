@@ -14,7 +14,7 @@ use battlelab_core::dice::DiceStream;
 use battlelab_core::rules::crt::{FieldCombat, FieldRules};
 use battlelab_core::rules::field_table::{BattleTable, MAX_TABLE_ENTRIES};
 use battlelab_core::rules::ratio::{RatioCombat, ReservePolicy};
-use battlelab_core::rules::setup::CompiledMap;
+use battlelab_core::rules::setup::{CoalitionMap, CompiledMap};
 use battlelab_core::scenarios::{self, words_per_battle};
 
 const N: u64 = 1 << 18;
@@ -62,10 +62,11 @@ fn main() {
         surrounded.engagement_block(d, 1, &mut h)
     });
 
-    let map = CompiledMap::new(&scenarios::setup_map());
+    let states = scenarios::setup_map();
+    let map = CompiledMap::new(&states);
     let mut totals = [[0u32; 7]; 3];
     count("setup, 13-state map", |d| map.roll_totals(d, &mut totals));
-    let one = map.coalition(0);
+    let one = CoalitionMap::new(&states, 0);
     count("setup, 13-state map, one coalition (as run)", |d| {
         std::hint::black_box(one.roll(d));
     });

@@ -219,8 +219,6 @@ pub fn roll_map(
 /// same order (8 d6 per word), so the same maps.
 #[derive(Clone, Debug)]
 pub struct CompiledMap {
-    /// Per state: its rows (each row's seven values, 16 bits each) and its coalition.
-    states: Vec<CompiledState>,
     /// The states two by two, as [`CompiledMap::roll`] takes their dice.
     pairs: Vec<StatePair>,
     /// One more than the highest coalition of a state.
@@ -255,6 +253,18 @@ struct StatePair {
 
 /// Bits per quantity in a packed total.
 const LANE: u32 = 16;
+
+/// A state's six rows, each row's seven values packed in [`LANE`]-bit lanes.
+fn packed_rows(state: &MapState) -> [u128; 6] {
+    std::array::from_fn(|row| {
+        state
+            .values(row)
+            .iter()
+            .enumerate()
+            .map(|(q, &v)| u128::from(v) << (LANE * q as u32))
+            .sum()
+    })
+}
 /// States rolled from one 64-bit word (8 d6: `6^8 / 2^64 < 1e-13`, see `dice.rs`).
 const STATES_PER_WORD: usize = 8;
 /// Coalitions [`CompiledMap::roll_totals`] sums on the stack without clearing a buffer for
@@ -270,14 +280,7 @@ impl CompiledMap {
         let states: Vec<CompiledState> = states
             .iter()
             .map(|state| CompiledState {
-                rows: std::array::from_fn(|row| {
-                    state
-                        .values(row)
-                        .iter()
-                        .enumerate()
-                        .map(|(q, &v)| u128::from(v) << (LANE * q as u32))
-                        .sum()
-                }),
+                rows: packed_rows(state),
                 coalition: state.coalition,
             })
             .collect();
@@ -312,7 +315,6 @@ impl CompiledMap {
             }
         }
         Self {
-            states,
             pairs,
             coalitions,
             wide,
@@ -332,24 +334,6 @@ impl CompiledMap {
             let rows = &pair.rows[word.take(pair.faces) as usize];
             packed[pair.coalitions[0]] += rows[0];
             packed[pair.coalitions[1]] += rows[1];
-        }
-    }
-
-    /// [`Self::roll`] into a buffer of `N` coalitions (a power of two, at least the map's).
-    ///
-    /// PERF: the coalition index is masked to the buffer (a no-op: every index is below
-    /// the map's coalitions), so the compiler drops the two bounds checks a pair.
-    #[inline(always)]
-    fn roll_fixed<const N: usize>(&self, dice: &mut DiceStream, packed: &mut [u128; N]) {
-        const { assert!(N.is_power_of_two()) };
-        let mut word = DiceWord(0);
-        for pair in &self.pairs {
-            if pair.new_word {
-                word = dice.word();
-            }
-            let rows = &pair.rows[word.take(pair.faces) as usize];
-            packed[pair.coalitions[0] & (N - 1)] += rows[0];
-            packed[pair.coalitions[1] & (N - 1)] += rows[1];
         }
     }
 
@@ -382,9 +366,19 @@ impl CompiledMap {
         // PERF: a `[0u128; 64]` buffer here cost a 1 KiB memset per map, ~80 of the ~350
         // instructions a 13-state map took; a map of few coalitions sums in a small one.
         if totals.len() <= FEW_COALITIONS {
-            self.roll_into::<FEW_COALITIONS>(dice, totals);
+            self.roll_into(dice, &mut [0; FEW_COALITIONS][..totals.len()], totals);
         } else {
-            self.roll_into::<MAX_COALITIONS>(dice, totals);
+            self.roll_into(dice, &mut [0; MAX_COALITIONS][..totals.len()], totals);
+        }
+    }
+
+    #[inline(always)]
+    fn roll_into(&self, dice: &mut DiceStream, packed: &mut [u128], totals: &mut [[u32; 7]]) {
+        self.roll(dice, packed);
+        for (coalition, &p) in totals.iter_mut().zip(packed.iter()) {
+            for (q, slot) in coalition.iter_mut().enumerate() {
+                *slot = Self::total(p, q);
+            }
         }
     }
 
@@ -409,49 +403,6 @@ impl CompiledMap {
                 *slot = Self::total(packed, q);
             }
         }
-    }
-
-    #[inline(always)]
-    fn roll_into<const N: usize>(&self, dice: &mut DiceStream, totals: &mut [[u32; 7]]) {
-        let mut packed = [0u128; N];
-        self.roll_fixed(dice, &mut packed);
-        for (coalition, &p) in totals.iter_mut().zip(packed.iter()) {
-            for (q, slot) in coalition.iter_mut().enumerate() {
-                *slot = Self::total(p, q);
-            }
-        }
-    }
-
-    /// The kernel for one coalition's totals (see [`CoalitionMap`]).
-    pub fn coalition(&self, coalition: usize) -> CoalitionMap {
-        let mut steps = Vec::new();
-        for chunk in self.states.chunks(STATES_PER_WORD) {
-            let mut skipped = 0u32;
-            let mut first_in_word = true;
-            for state in chunk {
-                if state.coalition != coalition {
-                    skipped += 1;
-                    continue;
-                }
-                steps.push(CoalitionStep {
-                    sides: 6u32.pow(skipped + 1),
-                    new_word: first_in_word,
-                    rows: state.rows,
-                });
-                skipped = 0;
-                first_in_word = false;
-            }
-            if first_in_word {
-                // A word with no member is still drawn: the maps after this one then see
-                // the dice the whole map's kernel gives them.
-                steps.push(CoalitionStep {
-                    sides: 1,
-                    new_word: true,
-                    rows: [0; 6],
-                });
-            }
-        }
-        CoalitionMap { steps }
     }
 }
 
@@ -479,6 +430,39 @@ struct CoalitionStep {
 }
 
 impl CoalitionMap {
+    /// The kernel for `coalition`'s totals on the map of `states` (only its members' rows
+    /// are compiled).
+    pub fn new(states: &[MapState], coalition: usize) -> Self {
+        let mut steps = Vec::new();
+        for chunk in states.chunks(STATES_PER_WORD) {
+            let mut skipped = 0u32;
+            let mut first_in_word = true;
+            for state in chunk {
+                if state.coalition != coalition {
+                    skipped += 1;
+                    continue;
+                }
+                steps.push(CoalitionStep {
+                    sides: 6u32.pow(skipped + 1),
+                    new_word: first_in_word,
+                    rows: packed_rows(state),
+                });
+                skipped = 0;
+                first_in_word = false;
+            }
+            if first_in_word {
+                // A word with no member is still drawn: the maps after this one then see
+                // the dice the whole map's kernel gives them.
+                steps.push(CoalitionStep {
+                    sides: 1,
+                    new_word: true,
+                    rows: [0; 6],
+                });
+            }
+        }
+        Self { steps }
+    }
+
     /// Rolls one setup of the whole map and returns this coalition's packed totals (read
     /// them with [`CompiledMap::total`]): the same dice and totals as [`CompiledMap::roll`].
     #[inline]
@@ -599,7 +583,7 @@ mod tests {
                 let states = test_map(n, |i| (i * i + i / 3) % coalitions);
                 let map = CompiledMap::new(&states);
                 for c in 0..coalitions {
-                    let one = map.coalition(c);
+                    let one = CoalitionMap::new(&states, c);
                     let (mut a, mut b) = (DiceStream::for_block(5, 2), DiceStream::for_block(5, 2));
                     let mut packed = [0u128; 6];
                     for _ in 0..2_000 {

@@ -31,7 +31,7 @@ use toml::Spanned;
 use crate::analysis::{self, AnalysisError, AxisValue, Source};
 use crate::dice::DiceStream;
 use crate::keys::{self, key, KeyDoc, SystemDoc, Ty, REQUIRED};
-use crate::rules::setup::{exact_total, rows, CompiledMap, MapState, Quantity, StateKind};
+use crate::rules::setup::{exact_total, rows, CoalitionMap, MapState, Quantity, StateKind};
 use crate::sim::{Interrupted, RunControl};
 
 /// Most states on one map.
@@ -339,9 +339,7 @@ impl crate::engine::System for SetupStudy {
     fn simulate(&self, run: usize, dice: &mut DiceStream, n: u64, histogram: &mut Vec<u64>) {
         let (_, offsets) = self.layout(run);
         // PERF: only this run's coalition (see `CoalitionMap`), same dice as the whole map.
-        CompiledMap::new(&self.states)
-            .coalition(run)
-            .count(dice, n, &offsets, histogram);
+        CoalitionMap::new(&self.states, run).count(dice, n, &offsets, histogram);
     }
 
     fn exact(&self, run: usize) -> Option<Self::Exact> {
