@@ -2394,16 +2394,11 @@ mod tests {
         );
         big.round_limit = 50;
         cases.push(big);
-        let mut steady = Engagement::one_on_one(
-            UnitProfile {
-                discipline: 10,
-                ..unit(8, 2, 3, 3, 6)
-            },
-            UnitProfile {
-                discipline: 10,
-                ..unit(8, 2, 3, 3, 6)
-            },
-        );
+        let steady_unit = UnitProfile {
+            discipline: 10,
+            ..unit(8, 2, 3, 3, 6)
+        };
+        let mut steady = Engagement::one_on_one(steady_unit.clone(), steady_unit);
         steady.round_limit = 3;
         cases.push(steady);
         for (case, engagement) in cases.into_iter().enumerate() {

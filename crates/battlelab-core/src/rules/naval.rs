@@ -210,6 +210,17 @@ struct RoundStep {
     affected: usize,
 }
 
+/// The odds column of `larger` against `smaller` strength points: the thresholds
+/// `(n, d)` (odds n-d, ascending) the ratio reaches.
+///
+/// PERF: thresholds reached, summed as integers (columns ascend: 1-1, 3-2, 2-1).
+fn odds_column(thresholds: &[(u64, u64)], larger: u32, smaller: u32) -> usize {
+    thresholds
+        .iter()
+        .map(|&(n, d)| usize::from(u64::from(larger) * d >= u64::from(smaller) * n))
+        .sum()
+}
+
 impl NavalCombat {
     /// Validates that every cell of the (possibly overridden) naval table is a code of the
     /// form `[2]{L|S}{R|S|C}` and compiles it.
@@ -266,11 +277,7 @@ impl NavalCombat {
 
     /// The odds column for fleets `larger ≥ smaller` (1-1, 3-2, 2-1, rounded down).
     fn odds_column(&self, larger: u32, smaller: u32) -> usize {
-        // PERF: thresholds reached, summed as integers (columns ascend: 1-1, 3-2, 2-1).
-        self.thresholds
-            .iter()
-            .map(|&(n, d)| usize::from(u64::from(larger) * d >= u64::from(smaller) * n))
-            .sum()
+        odds_column(&self.thresholds, larger, smaller)
     }
 
     /// The battle step of a round for one face of the d6.
@@ -574,12 +581,7 @@ impl EngagementKernel {
     #[inline(never)]
     fn row_beyond_table(&self, nsp: [u32; 2]) -> usize {
         let larger = usize::from(nsp[1] > nsp[0]);
-        let (l, s) = (u64::from(nsp[larger]), u64::from(nsp[1 - larger]));
-        let column: usize = self
-            .thresholds
-            .iter()
-            .map(|&(n, d)| usize::from(l * d >= s * n))
-            .sum();
+        let column = odds_column(&self.thresholds, nsp[larger], nsp[1 - larger]);
         (larger * (self.thresholds.len() + 1) + column) * 36
     }
 
