@@ -516,6 +516,25 @@ fn army_result(packed: u64, units: [u32; 2]) -> usize {
     }
 }
 
+/// `$s.$kernel::<R, BLOCK, DIFF>(t, …)` monomorphised for the reserve table `t`'s number
+/// of reserves (1 to [`MAX_TABLE_RESERVES`]) and whether its policy reads the difference;
+/// `None` for any other table. The one place that lists the kernels built.
+macro_rules! with_reserve_table {
+    ($s:ident . $kernel:ident ($t:expr $(, $arg:expr)*)) => {
+        match ($t.reserves, $t.diff_len > 1) {
+            (1, false) => Some($s.$kernel::<1, { reserve_block(1) }, false>($t $(, $arg)*)),
+            (2, false) => Some($s.$kernel::<2, { reserve_block(2) }, false>($t $(, $arg)*)),
+            (3, false) => Some($s.$kernel::<3, { reserve_block(3) }, false>($t $(, $arg)*)),
+            (4, false) => Some($s.$kernel::<4, { reserve_block(4) }, false>($t $(, $arg)*)),
+            (1, true) => Some($s.$kernel::<1, { reserve_block(1) }, true>($t $(, $arg)*)),
+            (2, true) => Some($s.$kernel::<2, { reserve_block(2) }, true>($t $(, $arg)*)),
+            (3, true) => Some($s.$kernel::<3, { reserve_block(3) }, true>($t $(, $arg)*)),
+            (4, true) => Some($s.$kernel::<4, { reserve_block(4) }, true>($t $(, $arg)*)),
+            _ => None,
+        }
+    };
+}
+
 impl RatioCombat {
     /// Validates a battle and compiles it. Errors name the field and what is allowed.
     pub fn new(battle: RatioBattle) -> Result<Self, RulesError> {
@@ -1112,32 +1131,8 @@ impl RatioCombat {
     /// [`RatioHistogram::new`]): how runs simulate a battle without a signature kernel.
     pub fn simulate_block(&self, dice: &mut DiceStream, n: u64, h: &mut RatioHistogram) {
         if let Some(t) = &self.reserve_table {
-            match (t.reserves, t.diff_len > 1) {
-                (1, false) => {
-                    return self.table_block::<1, { reserve_block(1) }, false>(t, dice, n, h)
-                }
-                (2, false) => {
-                    return self.table_block::<2, { reserve_block(2) }, false>(t, dice, n, h)
-                }
-                (3, false) => {
-                    return self.table_block::<3, { reserve_block(3) }, false>(t, dice, n, h)
-                }
-                (4, false) => {
-                    return self.table_block::<4, { reserve_block(4) }, false>(t, dice, n, h)
-                }
-                (1, true) => {
-                    return self.table_block::<1, { reserve_block(1) }, true>(t, dice, n, h)
-                }
-                (2, true) => {
-                    return self.table_block::<2, { reserve_block(2) }, true>(t, dice, n, h)
-                }
-                (3, true) => {
-                    return self.table_block::<3, { reserve_block(3) }, true>(t, dice, n, h)
-                }
-                (4, true) => {
-                    return self.table_block::<4, { reserve_block(4) }, true>(t, dice, n, h)
-                }
-                _ => {}
+            if with_reserve_table!(self.table_block(t, dice, n, h)).is_some() {
+                return;
             }
         }
         for _ in 0..n {
@@ -1147,20 +1142,10 @@ impl RatioCombat {
 
     /// Open battles with reserves: the reserve side decides after each of its dice.
     fn fight_with_reserves(&self, dice: &mut DiceStream) -> RatioOutcome {
-        match &self.reserve_table {
-            Some(t) => match (t.reserves, t.diff_len > 1) {
-                (1, false) => self.fight_with_table::<1, { reserve_block(1) }, false>(t, dice),
-                (2, false) => self.fight_with_table::<2, { reserve_block(2) }, false>(t, dice),
-                (3, false) => self.fight_with_table::<3, { reserve_block(3) }, false>(t, dice),
-                (4, false) => self.fight_with_table::<4, { reserve_block(4) }, false>(t, dice),
-                (1, true) => self.fight_with_table::<1, { reserve_block(1) }, true>(t, dice),
-                (2, true) => self.fight_with_table::<2, { reserve_block(2) }, true>(t, dice),
-                (3, true) => self.fight_with_table::<3, { reserve_block(3) }, true>(t, dice),
-                (4, true) => self.fight_with_table::<4, { reserve_block(4) }, true>(t, dice),
-                _ => self.fight_reserve_loop(dice),
-            },
-            None => self.fight_reserve_loop(dice),
-        }
+        self.reserve_table
+            .as_ref()
+            .and_then(|t| with_reserve_table!(self.fight_with_table(t, dice)))
+            .unwrap_or_else(|| self.fight_reserve_loop(dice))
     }
 
     /// Open battles with reserves, die by die (where no reserve table is built, and the
