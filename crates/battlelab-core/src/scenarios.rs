@@ -226,3 +226,46 @@ pub fn words_per_battle(n: u64, mut battle: impl FnMut(&mut DiceStream)) -> f64 
         .expect("a battle draws fewer than 2^32 / n words");
     words as f64 / n as f64
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::ratio::RatioCombat;
+    use crate::rules::setup::{CoalitionMap, CompiledMap};
+
+    /// The words column of the issue-16 table, where it is known by hand: the count
+    /// itself, a 13-state map (8 d6 a word: 2 words, whole or one coalition), and a
+    /// 5-combat ratio line whose reserves never commit (its line dice fit one word).
+    #[test]
+    fn words_per_battle_are_the_hand_counted_ones() {
+        assert_eq!(
+            words_per_battle(100, |d| {
+                d.word();
+                d.word();
+                d.word();
+            }),
+            3.0
+        );
+        let states = setup_map();
+        let map = CompiledMap::new(&states);
+        let mut totals = [[0u32; 7]; 3];
+        assert_eq!(
+            words_per_battle(1000, |d| map.roll_totals(d, &mut totals)),
+            2.0
+        );
+        let one = CoalitionMap::new(&states, 0);
+        assert_eq!(
+            words_per_battle(1000, |d| {
+                one.roll(d);
+            }),
+            2.0
+        );
+        let line = RatioCombat::new(ratio_line(RATIO_LINE, 2, 0, ReservePolicy::None)).unwrap();
+        assert_eq!(
+            words_per_battle(1000, |d| {
+                line.fight(d);
+            }),
+            1.0
+        );
+    }
+}
