@@ -1677,27 +1677,17 @@ pub fn simulate_battles(
     trials: u64,
     control: &crate::sim::RunControl,
 ) -> Result<BattleHistogram, crate::sim::Interrupted> {
-    use crate::rules::field_table::{BattleTable, MAX_TABLE_ENTRIES};
+    use crate::rules::field_table::{BattleTable, FieldKernel, MAX_TABLE_ENTRIES};
     let limit = field.rules().round_limit;
     // The battle compiled once for all blocks; too large a battle is fought round by
     // round, which gives the same battles.
     let table = BattleTable::compile(field, battle, MAX_TABLE_ENTRIES);
+    let kernel = FieldKernel::new(table.as_ref(), field, battle);
     crate::sim::run_blocks(
         seed,
         trials,
         || BattleHistogram::new(battle, limit),
-        |dice, n, histogram| match &table {
-            Some(table) => {
-                for _ in 0..n {
-                    histogram.record(&table.fight(dice));
-                }
-            }
-            None => {
-                for _ in 0..n {
-                    histogram.record(&field.fight(battle, dice));
-                }
-            }
-        },
+        |dice, n, histogram| kernel.fight_block(dice, n, histogram),
         control,
     )
 }

@@ -40,8 +40,8 @@ use std::collections::HashMap;
 
 use crate::dice::{DiceStream, DiceWord};
 use crate::rules::crt::{
-    BattleOutcome, BattleResult, BattleState, FieldCombat, PreparedBattle, TacticMix,
-    OUTCOME_LANES, TWO_D6_FACES,
+    BattleHistogram, BattleOutcome, BattleResult, BattleState, FieldCombat, PreparedBattle,
+    TacticMix, OUTCOME_LANES, TWO_D6_FACES,
 };
 
 /// Most entries (2 bytes each) one compiled battle may hold: 2 MiB.
@@ -273,6 +273,47 @@ impl BattleTable {
             if (node >= self.with_rows) | (round >= self.round_limit) {
                 let end = &self.states[node];
                 return BattleOutcome::new(self.endings[node], round, &self.start, end);
+            }
+        }
+    }
+}
+
+/// The Monte Carlo kernel of one prepared field battle with fixed tactic mixes: its
+/// state-transition table where one was built, else the round-by-round kernel. The two
+/// fight the same battles from the same stream, so which one runs changes no count; this
+/// is the one place that chooses (`simulate_battles` and the field system's runs both
+/// fight through it).
+#[derive(Clone, Copy, Debug)]
+pub enum FieldKernel<'a> {
+    Table(&'a BattleTable),
+    RoundByRound(&'a FieldCombat, &'a PreparedBattle),
+}
+
+impl<'a> FieldKernel<'a> {
+    /// The table kernel where `table` was built, else round by round.
+    pub fn new(
+        table: Option<&'a BattleTable>,
+        field: &'a FieldCombat,
+        battle: &'a PreparedBattle,
+    ) -> Self {
+        match table {
+            Some(table) => Self::Table(table),
+            None => Self::RoundByRound(field, battle),
+        }
+    }
+
+    /// Adds `n` battles drawn from `dice` to `histogram`.
+    pub fn fight_block(&self, dice: &mut DiceStream, n: u64, histogram: &mut BattleHistogram) {
+        match *self {
+            Self::Table(table) => {
+                for _ in 0..n {
+                    histogram.record(&table.fight(dice));
+                }
+            }
+            Self::RoundByRound(field, battle) => {
+                for _ in 0..n {
+                    histogram.record(&field.fight(battle, dice));
+                }
             }
         }
     }

@@ -115,7 +115,7 @@ use crate::rules::crt::{
 };
 use crate::rules::crt::{BattleDistribution, BattleHistogram, TacticPolicy};
 use crate::rules::field_game::{self, Payoff, StatePolicy, TacticTable, MAX_GAME_STATES};
-use crate::rules::field_table::BattleTable;
+use crate::rules::field_table::{BattleTable, FieldKernel};
 
 /// Parameters a field analysis can sweep, in the order axes are laid out (the first is
 /// the x of charts, the second the y of heatmaps).
@@ -1184,18 +1184,10 @@ impl crate::engine::System for Analysis {
         counts: &mut crt::BattleHistogram,
     ) {
         let r = &self.runs[run];
-        match (&r.policy, self.battle_table(r)) {
-            (None, Some(table)) => {
-                for _ in 0..n {
-                    counts.record(&table.fight(dice));
-                }
-            }
-            (None, None) => {
-                for _ in 0..n {
-                    counts.record(&r.field.fight(&r.prepared, dice));
-                }
-            }
-            (Some(policy), _) => {
+        match &r.policy {
+            None => FieldKernel::new(self.battle_table(r), &r.field, &r.prepared)
+                .fight_block(dice, n, counts),
+            Some(policy) => {
                 for _ in 0..n {
                     counts.record(&r.field.fight_with(&r.prepared, policy, dice));
                 }
