@@ -472,7 +472,6 @@ pub struct MeleeCombat {
     odds_on_b: [PairOdds; 1 + MAX_B_UNITS],
     /// `break_at_most[k]`: rolls of the break dice that sum to at most `k` (k ≥ 0).
     break_at_most: Vec<u64>,
-    break_faces: u64,
     /// `formations[unit][taken]`: the unit's formation after `taken` wounds (see
     /// [`MeleeCombat::formation_of`]).
     formations: Vec<Vec<Formation>>,
@@ -492,6 +491,55 @@ enum AttackKind {
     },
     /// A rear unit: A does not attack it.
     None,
+}
+
+impl AttackKind {
+    /// How A attacks each side-B unit (`kinds[i - 1]` for unit `i`) when the units of
+    /// `present` (bit `i`: unit `i`) are there: the reading of RULES.md D. A flank unit is
+    /// the first or second of those present in listed order; A's front is engaged when a
+    /// front unit is present. The kernel's tables and [`MeleeCombat::attack_groups`] both
+    /// read it.
+    fn for_present(facings: &[Facing], present: usize) -> [AttackKind; MAX_B_UNITS] {
+        let here = |i: usize| present & (1 << i) != 0;
+        let front_engaged = (1..facings.len()).any(|i| here(i) && facings[i] == Facing::Front);
+        let mut flanks_seen = 0;
+        let mut kinds = [AttackKind::None; MAX_B_UNITS];
+        for (i, kind) in (1..facings.len()).zip(kinds.iter_mut()) {
+            *kind = match facings[i] {
+                Facing::Front => AttackKind::Front,
+                Facing::Flank => {
+                    let second = flanks_seen > 0;
+                    flanks_seen += usize::from(here(i));
+                    AttackKind::Flank {
+                        second,
+                        front_engaged,
+                    }
+                }
+                Facing::Rear => AttackKind::None,
+            };
+        }
+        kinds
+    }
+
+    /// The dice A rolls this way, in formation `form`.
+    fn a_dice(self, a: &UnitProfile, form: &Formation) -> u32 {
+        match self {
+            AttackKind::Front => a.front_dice(form),
+            AttackKind::Flank {
+                second,
+                front_engaged,
+            } => a.flank_attackers(form, front_engaged, second) * a.attacks,
+            AttackKind::None => 0,
+        }
+    }
+}
+
+/// Side B's flank and rear bonus when the units of `present` are there: one per present B
+/// unit on A's flank or rear.
+fn flank_rear_bonus(facings: &[Facing], present: usize) -> u32 {
+    (1..facings.len())
+        .filter(|&i| present & (1 << i) != 0 && facings[i] != Facing::Front)
+        .count() as u32
 }
 
 /// PERF: everything [`MeleeCombat::engage`] reads, laid out so that a phase is a few
@@ -560,6 +608,7 @@ impl EngageTables {
     fn new(
         units: &[UnitProfile],
         facings: &[Facing],
+        formations: &[Vec<Formation>],
         group_tables: Vec<Vec<GroupTable>>,
         break_at_most: &[u64],
         break_faces: u64,
@@ -592,8 +641,7 @@ impl EngageTables {
         let mut unit_at = Vec::new();
         for (index, unit) in units.iter().enumerate() {
             unit_base[index] = unit_at.len();
-            for taken in 0..=unit.total_wounds() {
-                let form = unit.formation(taken);
+            for form in &formations[index] {
                 // Validation bounds both: Discipline and Rank Bonus at most 10, at most
                 // 500 models.
                 let small = |v: u32| u16::try_from(v).expect("validated sizes fit");
@@ -601,54 +649,26 @@ impl EngageTables {
                     group: if index == 0 {
                         0
                     } else {
-                        group_ref(index, unit.front_dice(&form))
+                        group_ref(index, unit.front_dice(form))
                     },
                     break_margin: small(1 + unit.discipline + form.rank_bonus),
                     lost: small(unit.models - form.alive),
                 });
             }
         }
-        let kinds: Vec<Vec<AttackKind>> = (0..1usize << units.len())
-            .map(|present| {
-                let here = |i: usize| present & (1 << i) != 0;
-                let front_engaged =
-                    (1..units.len()).any(|i| here(i) && facings[i] == Facing::Front);
-                let mut flanks_seen = 0;
-                (1..units.len())
-                    .map(|i| match facings[i] {
-                        Facing::Front => AttackKind::Front,
-                        Facing::Flank => {
-                            let second = flanks_seen > 0;
-                            flanks_seen += usize::from(here(i));
-                            AttackKind::Flank {
-                                second,
-                                front_engaged,
-                            }
-                        }
-                        Facing::Rear => AttackKind::None,
-                    })
-                    .collect()
-            })
+        let kinds: Vec<[AttackKind; MAX_B_UNITS]> = (0..1usize << units.len())
+            .map(|present| AttackKind::for_present(facings, present))
             .collect();
         // One block of A's groups per (B unit, kind) that some set of units present uses.
         let a = &units[0];
         let mut a_groups = Vec::new();
         let mut blocks: BTreeMap<(usize, AttackKind), u32> = BTreeMap::new();
         for by_unit in &kinds {
-            for (j, &kind) in by_unit.iter().enumerate() {
+            for (j, &kind) in by_unit.iter().enumerate().take(units.len() - 1) {
                 blocks.entry((j, kind)).or_insert_with(|| {
                     let base = u32::try_from(a_groups.len()).expect("at most 10 blocks");
-                    for taken in 0..=a.total_wounds() {
-                        let form = a.formation(taken);
-                        let dice = match kind {
-                            AttackKind::Front => a.front_dice(&form),
-                            AttackKind::Flank {
-                                second,
-                                front_engaged,
-                            } => a.flank_attackers(&form, front_engaged, second) * a.attacks,
-                            AttackKind::None => 0,
-                        };
-                        a_groups.push(group_ref(MAX_B_UNITS + 1 + j, dice));
+                    for form in &formations[0] {
+                        a_groups.push(group_ref(MAX_B_UNITS + 1 + j, kind.a_dice(a, form)));
                     }
                     base
                 });
@@ -657,13 +677,13 @@ impl EngageTables {
         let at_present = (0..1usize << units.len())
             .map(|present| {
                 let mut a_base = [0u32; MAX_B_UNITS];
-                for (j, &kind) in kinds[present].iter().enumerate() {
+                for (j, &kind) in kinds[present].iter().enumerate().take(units.len() - 1) {
                     a_base[j] = blocks[&(j, kind)];
                 }
-                let bonus = (1..units.len())
-                    .filter(|&i| present & (1 << i) != 0 && facings[i] != Facing::Front)
-                    .count() as u32;
-                PresentAt { a_base, bonus }
+                PresentAt {
+                    a_base,
+                    bonus: flank_rear_bonus(facings, present),
+                }
             })
             .collect();
         let mut total_wounds = [0u32; 1 + MAX_B_UNITS];
@@ -1019,9 +1039,15 @@ impl MeleeCombat {
                     .collect()
             })
             .collect();
-        let fast = EngageTables::new(&units, &facings, group_tables, &break_at_most, running);
+        let fast = EngageTables::new(
+            &units,
+            &facings,
+            &formations,
+            group_tables,
+            &break_at_most,
+            running,
+        );
         Ok(Self {
-            break_faces: running,
             formations,
             fast,
             engagement,
@@ -1066,10 +1092,8 @@ impl MeleeCombat {
         let mut count = 0;
         let a = &self.units[0];
         let a_form = self.formation_of(0, state.taken[0]);
+        let kinds = AttackKind::for_present(&self.facings, usize::from(state.present));
         let present = |i: usize| state.present & (1 << i) != 0;
-        let front_engaged =
-            (1..self.units.len()).any(|i| present(i) && self.facings[i] == Facing::Front);
-        let mut flanks_seen = 0;
         for i in 1..self.units.len() {
             if !present(i) {
                 continue;
@@ -1086,15 +1110,7 @@ impl MeleeCombat {
             };
             count += 1;
             if present(0) {
-                let a_dice = match self.facings[i] {
-                    Facing::Front => a.front_dice(&a_form),
-                    Facing::Flank => {
-                        let second = flanks_seen > 0;
-                        flanks_seen += 1;
-                        a.flank_attackers(&a_form, front_engaged, second) * a.attacks
-                    }
-                    Facing::Rear => 0,
-                };
+                let a_dice = kinds[i - 1].a_dice(a, &a_form);
                 if a_dice > 0 {
                     let on_b = self.odds_on_b[i];
                     groups[count] = AttackGroup {
@@ -1113,9 +1129,7 @@ impl MeleeCombat {
 
     /// Flank and rear bonus of side B: one per present B unit on A's flank or rear.
     fn b_bonus(&self, present: u8) -> u32 {
-        (1..self.units.len())
-            .filter(|&i| present & (1 << i) != 0 && self.facings[i] != Facing::Front)
-            .count() as u32
+        flank_rear_bonus(&self.facings, usize::from(present))
     }
 
     /// The highest roll of the break dice with which unit `unit` passes after a phase that
@@ -1192,12 +1206,12 @@ impl MeleeCombat {
         } else {
             self.break_at_most[index as usize]
         };
-        self.break_faces - passing
+        self.break_faces() - passing
     }
 
     /// How many equally likely rolls the break dice have (`6^dice`).
     pub fn break_faces(&self) -> u64 {
-        self.break_faces
+        u64::from(self.fast.break_faces)
     }
 
     /// The state after the phase, once the units in `fled` have left.
@@ -1218,23 +1232,11 @@ impl MeleeCombat {
     pub fn end_of(&self, state: &EngagementState, phase: u32) -> Option<EngagementEnd> {
         let a_gone = state.present & 1 == 0;
         let b_gone = state.present & !1 == 0;
-        match (a_gone, b_gone) {
-            (true, true) => Some(EngagementEnd::BothOut),
-            (true, false) => Some(if state.taken[0] >= self.units[0].total_wounds() {
-                EngagementEnd::ADestroyed
-            } else {
-                EngagementEnd::AFlees
-            }),
-            (false, true) => Some(if state.b_fled {
-                EngagementEnd::BFlees
-            } else {
-                EngagementEnd::BDestroyed
-            }),
-            (false, false) if phase >= self.engagement.round_limit => {
-                Some(EngagementEnd::RoundLimit)
-            }
-            (false, false) => None,
+        if !a_gone && !b_gone {
+            return (phase >= self.engagement.round_limit).then_some(EngagementEnd::RoundLimit);
         }
+        let a_destroyed = state.taken[0] >= self.units[0].total_wounds();
+        Some(end_by(a_gone, b_gone, a_destroyed, state.b_fled))
     }
 
     /// Models lost so far by side A and by side B.
@@ -1284,7 +1286,7 @@ impl MeleeCombat {
             let unit = testers.trailing_zeros() as usize;
             testers &= testers - 1;
             let failing = self.failing_rolls(unit, score.taken_after[unit], score.difference);
-            let passing = self.break_faces - failing;
+            let passing = self.break_faces() - failing;
             fled |= u8::from(u64::from(self.break_roll_from(&mut word)) >= passing) << unit;
         }
         result.score = score.score;
@@ -1472,22 +1474,32 @@ impl MeleeCombat {
     }
 }
 
-/// The end of an engagement by `a_gone | b_gone << 1 | a_destroyed << 2 | b_fled << 3`,
-/// as [`MeleeCombat::end_of`] reads them (neither gone: the round limit).
+/// How an engagement ends when A is gone (`a_gone`: fled or destroyed, `a_destroyed`
+/// telling which) or B is (`b_gone`: every B unit, `b_fled` when any fled); neither gone:
+/// the round limit. [`MeleeCombat::end_of`] and the kernel's [`END_BY_FLAGS`] both read it.
+const fn end_by(a_gone: bool, b_gone: bool, a_destroyed: bool, b_fled: bool) -> EngagementEnd {
+    match (a_gone, b_gone) {
+        (true, true) => EngagementEnd::BothOut,
+        (true, false) if a_destroyed => EngagementEnd::ADestroyed,
+        (true, false) => EngagementEnd::AFlees,
+        (false, true) if b_fled => EngagementEnd::BFlees,
+        (false, true) => EngagementEnd::BDestroyed,
+        (false, false) => EngagementEnd::RoundLimit,
+    }
+}
+
+/// [`end_by`] for every `a_gone | b_gone << 1 | a_destroyed << 2 | b_fled << 3`, as the
+/// kernel indexes it.
 const END_BY_FLAGS: [EngagementEnd; 16] = {
     let mut ends = [EngagementEnd::RoundLimit; 16];
     let mut flags = 0;
     while flags < 16 {
-        let (a_gone, b_gone) = (flags & 1 != 0, flags & 2 != 0);
-        let (a_destroyed, b_fled) = (flags & 4 != 0, flags & 8 != 0);
-        ends[flags] = match (a_gone, b_gone) {
-            (true, true) => EngagementEnd::BothOut,
-            (true, false) if a_destroyed => EngagementEnd::ADestroyed,
-            (true, false) => EngagementEnd::AFlees,
-            (false, true) if b_fled => EngagementEnd::BFlees,
-            (false, true) => EngagementEnd::BDestroyed,
-            (false, false) => EngagementEnd::RoundLimit,
-        };
+        ends[flags] = end_by(
+            flags & 1 != 0,
+            flags & 2 != 0,
+            flags & 4 != 0,
+            flags & 8 != 0,
+        );
         flags += 1;
     }
     ends
@@ -1706,7 +1718,7 @@ impl MeleeCombat {
             }
         }
         let phase_denominator = &side_denominator[0] * &side_denominator[1];
-        let faces = BigUint::from(self.break_faces);
+        let faces = BigUint::from(self.break_faces());
         let flee_denominator = &phase_denominator * &faces;
         let mut flees = vec![BigFraction::zero(); units];
         // A flees: B's score beats A's; A still has models after its casualties.
@@ -1865,7 +1877,7 @@ impl MeleeCombat {
         let mut current = BTreeMap::new();
         current.insert(self.fresh_state(), 1.0f64);
         let mut work = 0u64;
-        let faces = self.break_faces as f64;
+        let faces = self.break_faces() as f64;
         for phase in 1..=limit {
             let mut next: BTreeMap<EngagementState, f64> = BTreeMap::new();
             for (state, probability) in &current {
