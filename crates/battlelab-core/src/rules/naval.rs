@@ -323,18 +323,33 @@ impl NavalCombat {
         if step.after.nsp[step.affected] == 0 {
             return Some(if a { ADestroyed } else { BDestroyed });
         }
-        let pursuer = [&engagement.a, &engagement.b][1 - step.affected];
+        Self::breaks_off(engagement, step.affected, intercepted)
+            .or((round >= engagement.round_limit).then_some(RoundLimit))
+    }
+
+    /// How a round in which `affected` breaks off ends when it keeps ships: it retreats
+    /// unpursued, or escapes a pursuit that did not intercept; `None` when the pursuit
+    /// intercepts (the engagement goes on). [`Self::end`] and the kernel's
+    /// [`RoundEffect`]s both read it.
+    fn breaks_off(
+        engagement: &Engagement,
+        affected: usize,
+        intercepted: bool,
+    ) -> Option<EngagementResult> {
+        use EngagementResult::*;
+        let a = affected == 0;
+        let pursuer = [&engagement.a, &engagement.b][1 - affected];
         if !pursuer.pursues {
-            return Some(if a {
+            Some(if a {
                 ARetreatsUnpursued
             } else {
                 BRetreatsUnpursued
-            });
+            })
+        } else if !intercepted {
+            Some(if a { AEscapes } else { BEscapes })
+        } else {
+            None
         }
-        if !intercepted {
-            return Some(if a { AEscapes } else { BEscapes });
-        }
-        (round >= engagement.round_limit).then_some(RoundLimit)
     }
 
     /// One whole engagement: the Monte Carlo kernel ([`EngagementKernel::engage`], compiled
@@ -465,7 +480,7 @@ const CONTINUES: u8 = EngagementResult::COUNT as u8;
 
 impl RoundEffect {
     /// The round when `affected` breaks off with `effect`, the pursuit die showing `pursuit`.
-    /// The same rules as [`NavalCombat::end`].
+    /// The same rules as [`NavalCombat::end`] ([`NavalCombat::breaks_off`]).
     fn new(engagement: &Engagement, affected: usize, effect: Effect, pursuit: u32) -> Self {
         use EngagementResult::*;
         let a = affected == 0;
@@ -474,32 +489,13 @@ impl RoundEffect {
         // A code sinks or captures, never both, at most two NSP.
         lost[affected] = (effect.sunk + effect.captured) as u8;
         captured[affected] = if effect.captured > 0 { 0xff } else { 0 };
-        let pursuer = [&engagement.a, &engagement.b][1 - affected];
-        let otherwise = if !pursuer.pursues {
-            if a {
-                ARetreatsUnpursued
-            } else {
-                BRetreatsUnpursued
-            }
-        } else if !NavalCombat::intercepts(engagement, pursuit) {
-            if a {
-                AEscapes
-            } else {
-                BEscapes
-            }
-        } else {
-            return Self {
-                lost,
-                captured,
-                destroyed: if a { ADestroyed } else { BDestroyed } as u8,
-                otherwise: CONTINUES,
-            };
-        };
+        let intercepted = NavalCombat::intercepts(engagement, pursuit);
         Self {
             lost,
             captured,
             destroyed: if a { ADestroyed } else { BDestroyed } as u8,
-            otherwise: otherwise as u8,
+            otherwise: NavalCombat::breaks_off(engagement, affected, intercepted)
+                .map_or(CONTINUES, |end| end as u8),
         }
     }
 }
