@@ -301,6 +301,10 @@ pub struct FrontierCombat {
     strengths: usize,
 }
 
+/// Sides of at most this many units get a table of the stacks holding any set of their
+/// units (`2^12` entries of 2 bytes).
+const STACK_TABLE_UNITS: usize = 12;
+
 /// The most entries of [`FrontierCombat`]'s odds-column table.
 const ODDS_TABLE: usize = 1 << 14;
 
@@ -661,6 +665,9 @@ struct SideMasks {
     lane_row_bits: [u32; MAX_LANES],
     /// Every lane holds one row: the front rank is every unit in play.
     single_row: bool,
+    /// `stacks_holding[units]`: bit `s` set when stack `s` has a unit in `units`, for
+    /// sides of at most [`STACK_TABLE_UNITS`] units (empty otherwise).
+    stacks_holding: Vec<u16>,
     /// `lane_units[lane]`: the side's units in that lane.
     lane_units: [u32; MAX_LANES],
     unit_stack: [u8; MAX_UNITS],
@@ -743,6 +750,7 @@ impl FrontierCombat {
             lane_first: [0; MAX_LANES],
             lane_row_bits: [0; MAX_LANES],
             single_row: true,
+            stacks_holding: Vec::new(),
             lane_units: [0; MAX_LANES],
             unit_stack: [0; MAX_UNITS],
             unit_lane: [0; MAX_UNITS],
@@ -786,6 +794,11 @@ impl FrontierCombat {
             }
         }
         m.lane_units = lane_units;
+        if units.len() <= STACK_TABLE_UNITS && stacks.len() <= 16 {
+            m.stacks_holding = (0..1u32 << units.len())
+                .map(|set| holding(&m.stack_units[..m.stack_count], set) as u16)
+                .collect();
+        }
         let b = battle;
         let faces = |hits: &dyn Fn(u32) -> bool| {
             (1..=6u32)
@@ -872,9 +885,17 @@ impl FrontierCombat {
     ///
     /// PERF: one AND per stack, once a phase; a lane's rows in play are then a shift and
     /// a mask of it ([`Self::rows_in_play`]), instead of four ANDs per lane each time.
+    /// A side of at most [`STACK_TABLE_UNITS`] units reads it from `stacks_holding` in one
+    /// load: so do the movement phase's held and movable lanes and, one row a lane, the
+    /// fire phase's lanes of a rank (callgrind: 208.4 → 192.9 M instructions for 20,000
+    /// bench battles, −7.4%; the profile loop 1.09 → 1.16 M battles/s, six runs of each
+    /// built alternately, same dice).
     #[inline(always)]
     fn stacks_in_play(m: &SideMasks, in_play: u32) -> u32 {
-        holding(&m.stack_units[..m.stack_count], in_play)
+        match m.stacks_holding.get(in_play as usize) {
+            Some(&stacks) => u32::from(stacks),
+            None => holding(&m.stack_units[..m.stack_count], in_play),
+        }
     }
 
     /// Bit `r` set when the lane's stack at row `r` is in `stacks_in_play`.
@@ -945,7 +966,14 @@ impl FrontierCombat {
         // mispredicted half of those).
         //
         // The lanes holding units of `set`.
-        let lanes_of = |set: u32| holding(&e.lane_units[..self.lanes], set) as usize;
+        // One row a lane: stack `l` is lane `l`, so the stacks holding are the lanes.
+        let lanes_of = |set: u32| {
+            if e.single_row {
+                Self::stacks_in_play(e, set) as usize
+            } else {
+                holding(&e.lane_units[..self.lanes], set) as usize
+            }
+        };
         let mut rank = 0;
         // The units of the current rank not yet targeted in this pass, and their lanes.
         let mut set = rank_mask[0];
@@ -1021,13 +1049,8 @@ impl FrontierCombat {
                 // stack `l` is lane `l`'s front stack, and the lane masks are stack masks,
                 // both from one pass over the stacks.
                 front[side] = std::array::from_fn(|lane| lane as u8);
-                let (mut stacks, mut moving) = (0u32, 0u32);
-                for (s, &units) in m.stack_units[..m.stack_count].iter().enumerate() {
-                    stacks |= u32::from(units & in_play != 0) << s;
-                    moving |= u32::from(units & movers != 0) << s;
-                }
-                holding[side] = stacks;
-                can_move[side] = moving;
+                holding[side] = Self::stacks_in_play(m, in_play);
+                can_move[side] = Self::stacks_in_play(m, movers);
                 continue;
             }
             let stacks = Self::stacks_in_play(m, in_play);
