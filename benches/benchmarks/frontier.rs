@@ -9,14 +9,21 @@ use battlelab::dice::DiceStream;
 use battlelab_core::rules::frontier_battle::{BattleDice, PackedDice};
 use battlelab_core::scenarios;
 
-use super::{bare_xoshiro, print_words, BATCH};
+use super::{bare_xoshiro, BATCH};
 
 fn frontier(c: &mut Criterion) {
     let combat = scenarios::frontier();
     let mut histogram = combat.empty_histogram();
-    print_words("frontier battle, 6 stacks a side", |d| {
-        combat.battle_block(d, 1, &mut histogram)
+    // Counted in blocks, as the bench and runs fight them (a battle starts on the faces
+    // the last one left).
+    let words = scenarios::words_per_battle_in_blocks(1 << 16, 1 << 12, |d, k| {
+        combat.battle_block(d, k, &mut histogram)
     });
+    println!("words/battle {words:.3}: frontier battle, 6 stacks a side");
+    println!(
+        "words/battle {:.3}: 96 d6 cut twelve to a word",
+        96.0 / 12.0
+    );
     let mut group = c.benchmark_group("frontier");
     group.throughput(Throughput::Elements(BATCH));
     let mut dice = DiceStream::for_block(1, 0);

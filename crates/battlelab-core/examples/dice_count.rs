@@ -19,10 +19,16 @@ use battlelab_core::scenarios::{self, words_per_battle};
 
 const N: u64 = 1 << 18;
 
-fn count(name: &str, mut battle: impl FnMut(&mut DiceStream)) {
+fn count(name: &str, battle: impl FnMut(&mut DiceStream)) {
+    count_blocks(name, 1, battle)
+}
+
+/// `call` fights `per_call` battles (a block, for a kernel whose battles share a word's
+/// leftover dice).
+fn count_blocks(name: &str, per_call: u64, mut call: impl FnMut(&mut DiceStream)) {
     #[cfg(feature = "count-dice")]
     let before = battlelab_core::dice::counting::counts();
-    let words = words_per_battle(N, &mut battle);
+    let words = words_per_battle(N / per_call, &mut call) / per_call as f64;
     #[cfg(feature = "count-dice")]
     {
         let after = battlelab_core::dice::counting::counts();
@@ -36,8 +42,10 @@ fn count(name: &str, mut battle: impl FnMut(&mut DiceStream)) {
 fn main() {
     let frontier = scenarios::frontier();
     let mut h = frontier.empty_histogram();
-    count("frontier, 6 stacks a side", |d| {
-        frontier.battle_block(d, 1, &mut h)
+    // In blocks, as runs fight them: a battle starts on the faces the last one left.
+    const FRONTIER_BLOCK: u64 = 1 << 12;
+    count_blocks("frontier, 6 stacks a side", FRONTIER_BLOCK, |d| {
+        frontier.battle_block(d, FRONTIER_BLOCK, &mut h)
     });
 
     for policy in ReservePolicy::ALL {

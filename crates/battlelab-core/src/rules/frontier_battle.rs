@@ -663,7 +663,8 @@ struct SideMasks {
     stack_count: usize,
     lane_first: [u8; MAX_LANES],
     lane_row_bits: [u32; MAX_LANES],
-    /// Every lane holds one row: the front rank is every unit in play.
+    /// Every lane holds one row: the front rank is every unit in play. Validation gives
+    /// every lane at least one stack of each side, so then stack `l` is lane `l`.
     single_row: bool,
     /// `stacks_holding[units]`: bit `s` set when stack `s` has a unit in `units`, for
     /// sides of at most [`STACK_TABLE_UNITS`] units (empty otherwise).
