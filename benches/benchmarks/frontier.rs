@@ -6,7 +6,6 @@ use std::hint::black_box;
 use criterion::{criterion_group, Criterion, Throughput};
 
 use battlelab::dice::DiceStream;
-use battlelab_core::rules::frontier_battle::{BattleDice, PackedDice};
 use battlelab_core::scenarios;
 
 use super::{bare_xoshiro, BATCH};
@@ -22,7 +21,7 @@ fn frontier(c: &mut Criterion) {
     println!("words/battle {words:.3}: frontier battle, 6 stacks a side");
     println!(
         "words/battle {:.3}: 96 d6 cut twelve to a word",
-        96.0 / 12.0
+        scenarios::FRONTIER_DICE as f64 / 12.0
     );
     let mut group = c.benchmark_group("frontier");
     group.throughput(Throughput::Elements(BATCH));
@@ -30,18 +29,11 @@ fn frontier(c: &mut Criterion) {
     group.bench_function("bare xoshiro256++ next_u64", |b| {
         b.iter(|| black_box(bare_xoshiro(&mut dice, BATCH)))
     });
-    // The floor under any kernel that cuts a battle's d6 twelve to a word: a battle's 96
-    // faces (96.4 on average) cut as the kernel cuts them, and no rules.
+    // The dice floor: a battle's 96 faces (96.4 on average) cut as `PackedDice` cuts them,
+    // and no rules.
     let mut dice = DiceStream::for_block(1, 0);
     group.bench_function("96 d6 cut twelve to a word, no rules (dice floor)", |b| {
-        b.iter(|| {
-            let mut packed = PackedDice::new(&mut dice);
-            let mut acc = 0u64;
-            for _ in 0..BATCH * 96 {
-                acc = acc.rotate_left(3) ^ u64::from(packed.face());
-            }
-            black_box(acc)
-        })
+        b.iter(|| black_box(scenarios::frontier_dice_floor(&mut dice, BATCH)))
     });
     let mut dice = DiceStream::for_block(1, 0);
     group.bench_function(

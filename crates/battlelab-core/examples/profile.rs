@@ -11,7 +11,7 @@
 //! bench shows one symbol; this loop, built with line tables, shows which lines of a battle
 //! take the time (the `PERF:` comments in the kernels cite it). Kernels: `bare` (the
 //! bare `next_u64` loop, to read a battle's cost against), `frontier`, `frontier-dice`
-//! (a frontier battle's 96 d6 cut from words as the kernel cuts them, and no rules),
+//! (a frontier battle's 96 d6 cut as `PackedDice` cuts them, and no rules),
 //! `ratio-rescue`, `ratio-press`, `ratio-optimal`, `melee-duel`, `melee-surrounded`,
 //! `setup`, `naval`.
 
@@ -49,19 +49,7 @@ fn main() {
             combat.battle_block(&mut dice, battles, &mut h);
             h.result[0]
         }
-        "frontier-dice" => {
-            // The floor under any frontier kernel that rolls a battle's d6 twelve to a
-            // word: cutting 96 faces (a battle rolls 96.4 on average), and no rules.
-            use battlelab_core::rules::frontier_battle::{BattleDice, PackedDice};
-            let mut packed = PackedDice::new(&mut dice);
-            let mut acc = 0u64;
-            for _ in 0..battles {
-                for _ in 0..96 {
-                    acc = acc.rotate_left(3) ^ u64::from(packed.face());
-                }
-            }
-            acc
-        }
+        "frontier-dice" => scenarios::frontier_dice_floor(&mut dice, battles),
         "ratio-rescue" | "ratio-press" | "ratio-optimal" => {
             let policy = ReservePolicy::ALL
                 .into_iter()

@@ -239,6 +239,24 @@ pub fn words_per_battle_in_blocks(
     words_per_battle(n / k, |d| block(d, k)) / k as f64
 }
 
+/// d6 a frontier bench battle rolls, rounded down (96.4 on average: `dice_count`).
+pub const FRONTIER_DICE: u64 = 96;
+
+/// The dice floor of the frontier bench battle: `battles` × [`FRONTIER_DICE`] faces cut
+/// from `dice` as the kernel's [`PackedDice`](crate::rules::frontier_battle::PackedDice)
+/// cuts them (successive `take(6)`, twelve a word), folded into a value so that none is
+/// dropped, and no rule applied. The bench and the `profile` example time it beside the
+/// battle: no kernel that cuts its dice this way costs less.
+pub fn frontier_dice_floor(dice: &mut DiceStream, battles: u64) -> u64 {
+    use crate::rules::frontier_battle::{BattleDice, PackedDice};
+    let mut packed = PackedDice::new(dice);
+    let mut acc = 0u64;
+    for _ in 0..battles * FRONTIER_DICE {
+        acc = acc.rotate_left(3) ^ u64::from(packed.face());
+    }
+    acc
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -294,5 +312,12 @@ mod tests {
         };
         assert_eq!(words_per_battle_in_blocks(1 << 10, 1 << 10, six_dice), 0.5);
         assert_eq!(words_per_battle_in_blocks(1 << 10, 1, six_dice), 1.0);
+        // The dice floor cuts 96 faces a battle: eight words.
+        assert_eq!(
+            words_per_battle(1 << 10, |d| {
+                frontier_dice_floor(d, 1);
+            }),
+            8.0
+        );
     }
 }

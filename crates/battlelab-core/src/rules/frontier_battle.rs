@@ -795,7 +795,8 @@ impl FrontierCombat {
             }
         }
         m.lane_units = lane_units;
-        if units.len() <= STACK_TABLE_UNITS && stacks.len() <= 16 {
+        // Every stack has a unit, so at most 12 stacks: a `u16` holds any stack set.
+        if units.len() <= STACK_TABLE_UNITS {
             m.stacks_holding = (0..1u32 << units.len())
                 .map(|set| holding(&m.stack_units[..m.stack_count], set) as u16)
                 .collect();
@@ -918,10 +919,10 @@ impl FrontierCombat {
     ///
     /// PERF: "targeted the fewest times so far" only ever means "not yet targeted at the
     /// current count", a mask that refills when empty; depth is one mask per rank; the rest
-    /// is the nearest lane holding a target, read from `nearest_lane`. Choosing a target rolls no die, so each
-    /// firer's die is rolled as soon as its target is chosen (the same dice in the same
-    /// order as choosing every target first): the targets come from the masks at the start
-    /// of the volley.
+    /// is the nearest lane holding a target, read from `nearest_lane`. Choosing a target
+    /// rolls no die, so each firer's die is rolled as soon as its target is chosen (the
+    /// same dice in the same order as choosing every target first): the targets come from
+    /// the masks at the start of the volley.
     #[inline(always)]
     fn fire_phase<D: BattleDice>(&self, st: &mut [SideState; 2], side: usize, dice: &mut D) {
         let enemy = 1 - side;
@@ -966,8 +967,8 @@ impl FrontierCombat {
         // kernel branched on every hit, half the dice, to roll for the leader at once, and
         // mispredicted half of those).
         //
-        // The lanes holding units of `set`.
-        // One row a lane: stack `l` is lane `l`, so the stacks holding are the lanes.
+        // The lanes holding units of `set` (one row a lane: stack `l` is lane `l`, so they
+        // are the stacks holding them).
         let lanes_of = |set: u32| {
             if e.single_row {
                 Self::stacks_in_play(e, set) as usize

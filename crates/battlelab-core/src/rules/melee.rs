@@ -1021,12 +1021,12 @@ impl MeleeCombat {
                         (0, odds_on_a[0])
                     } else {
                         let u = &units[slot];
-                        (u.front_dice(&u.formation(0)), odds_on_a[slot])
+                        (u.front_dice(&formations[slot][0]), odds_on_a[slot])
                     }
                 } else {
                     let i = slot - MAX_B_UNITS;
                     let a = &units[0];
-                    let form = a.formation(0);
+                    let form = formations[0][0];
                     let flank = (0..2)
                         .flat_map(|e| (0..2).map(move |s| (e == 1, s == 1)))
                         .map(|(e, s)| a.flank_attackers(&form, e, s) * a.attacks)

@@ -210,8 +210,8 @@ struct RoundStep {
     affected: usize,
 }
 
-/// The odds column of `larger` against `smaller` strength points: the thresholds
-/// `(n, d)` (odds n-d, ascending) the ratio reaches.
+/// The odds column of fleets `larger ≥ smaller` (1-1, 3-2, 2-1, rounded down): the
+/// thresholds `(n, d)` (odds n-d, ascending) the ratio reaches.
 ///
 /// PERF: thresholds reached, summed as integers (columns ascend: 1-1, 3-2, 2-1).
 fn odds_column(thresholds: &[(u64, u64)], larger: u32, smaller: u32) -> usize {
@@ -257,7 +257,7 @@ impl NavalCombat {
         for a in 0..=MAX_NSP {
             for b in 0..=MAX_NSP {
                 let larger = usize::from(b > a);
-                let column = combat.odds_column(a.max(b), a.min(b));
+                let column = odds_column(&combat.thresholds, a.max(b), a.min(b));
                 let row = (larger * columns + column) * 36;
                 row_of.push(u32::try_from(row).map_err(|_| {
                     RulesError::new(
@@ -275,11 +275,6 @@ impl NavalCombat {
         &self.table
     }
 
-    /// The odds column for fleets `larger ≥ smaller` (1-1, 3-2, 2-1, rounded down).
-    fn odds_column(&self, larger: u32, smaller: u32) -> usize {
-        odds_column(&self.thresholds, larger, smaller)
-    }
-
     /// The battle step of a round for one face of the d6.
     fn step(&self, engagement: &Engagement, state: &NavalState, face: u32) -> RoundStep {
         let larger = usize::from(state.nsp[1] > state.nsp[0]);
@@ -288,7 +283,7 @@ impl NavalCombat {
         let drm = (fleets[larger].morale as i32 - fleets[smaller].morale as i32)
             + (fleets[larger].leader - fleets[smaller].leader)
             + (fleets[larger].drm - fleets[smaller].drm);
-        let column = self.odds_column(state.nsp[larger], state.nsp[smaller]);
+        let column = odds_column(&self.thresholds, state.nsp[larger], state.nsp[smaller]);
         let outcome = self.table.faces(column, drm)[face as usize];
         let effect = self.effects[usize::from(outcome)];
         let affected = if effect.smaller_affected {

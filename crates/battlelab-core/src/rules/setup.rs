@@ -265,6 +265,7 @@ fn packed_rows(state: &MapState) -> [u128; 6] {
             .sum()
     })
 }
+
 /// States rolled from one 64-bit word (8 d6: `6^8 / 2^64 < 1e-13`, see `dice.rs`).
 const STATES_PER_WORD: usize = 8;
 /// Coalitions [`CompiledMap::roll_totals`] sums on the stack without clearing a buffer for
