@@ -64,11 +64,13 @@ fn sharded(cwd: &Path, analysis: &str, trials: &str, count: u64, out: &str) -> V
 #[test]
 fn any_split_merges_to_the_bytes_of_one_machine() {
     let dir = tempfile::tempdir().unwrap();
-    // A field analysis (56 runs of 2 blocks) and a melee one: 4 runs of 1 block, so 7
-    // shards are more than its work units and some shards hold nothing.
+    // A field analysis (56 runs of 2 blocks); a melee one: 4 runs of 1 block, so 7 shards
+    // are more than its work units and some shards hold nothing; and a ratio one, whose
+    // runs count signatures (with and without reserves) that each shard folds.
     for (analysis, trials) in [
         (shipped("field_combat.toml"), "70000"),
         (shipped("melee_engagement.toml"), "20000"),
+        (shipped("ratio_line.toml"), "70000"),
     ] {
         let analysis = analysis.to_str().unwrap();
         let (code, _, stderr) = battlelab(

@@ -235,7 +235,15 @@ impl<S: SystemReport + Send + Sync> Study for S {
             .into());
         }
         let runs = System::plan(self).runs.len();
-        let mut counts: Vec<S::Counts> = (0..runs).map(|run| self.empty(run)).collect();
+        // Shards write finished counts (the driver finishes each run's blocks): start
+        // from finished empty ones, the shape every shard's counts must have.
+        let mut counts: Vec<S::Counts> = (0..runs)
+            .map(|run| {
+                let mut empty = self.empty(run);
+                self.finish(run, &mut empty);
+                empty
+            })
+            .collect();
         for folder in shards {
             let theirs: Vec<S::Counts> =
                 serde_json::from_str(&folder.counts).map_err(|e| ShardError::Unreadable {

@@ -59,9 +59,10 @@ fn main() {
                 RatioCombat::new(scenarios::ratio_line(scenarios::RATIO_LINE, 2, 0, policy))
                     .expect("the bench line is valid");
             // As runs and the bench do: blocks into one histogram.
-            let mut h = RatioHistogram::new(&combat);
+            let mut h = RatioHistogram::for_signatures(&combat);
             combat.simulate_block(&mut dice, battles, &mut h);
-            h.result[0] as u64
+            h.fold_signatures(&combat);
+            h.result[0]
         }
         "melee-duel" | "melee-surrounded" => {
             let combat = if kernel == "melee-duel" {

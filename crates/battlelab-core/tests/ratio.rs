@@ -10,7 +10,7 @@ use battlelab_core::rules::ratio::{
     parse_line, simulate_battles, ArmyResult, MinScore, Objective, Pairing, RatioBattle,
     RatioCombat, RatioDistribution, RatioHistogram, ReservePolicy, Unit,
 };
-use battlelab_core::sim::{thread_pool, RunControl};
+use battlelab_core::sim::{thread_pool, Histogram, RunControl};
 use ratio_oracle::{enumerate, trimmed, OracleBattle};
 
 const BUDGET: usize = 50_000_000;
@@ -499,5 +499,37 @@ fn optimal_for_side_b_is_never_worse() {
             let other = value(policy);
             assert!(best >= other, "{objective:?}: {}", policy.name());
         }
+    }
+}
+
+/// Runs fold their signature bins as soon as a run's blocks are merged, and a merge may add
+/// more afterwards: folding, merging more and folding again counts what one fold of
+/// everything counts (results, casualty points, reserves used, floors, combat states).
+#[test]
+fn folding_twice_counts_what_folding_once_counts() {
+    for combat in [
+        Case::quick("1v1,1v1,2v1", 1, -2, 0, ReservePolicy::None).combat(),
+        Case::quick("1v1,1v1,1v1,1v1,2v1", 0, -2, 2, ReservePolicy::Rescue).combat(),
+        Case::quick("1v1,2v1", -2, 0, 1, ReservePolicy::Press).combat(),
+    ] {
+        assert!(combat.has_signature());
+        let mut dice = DiceStream::for_block(3, 1);
+        let mut once = RatioHistogram::for_signatures(&combat);
+        combat.simulate_block(&mut dice.clone(), 60_000, &mut once);
+        once.fold_signatures(&combat);
+        let mut first = RatioHistogram::for_signatures(&combat);
+        combat.simulate_block(&mut dice, 25_000, &mut first);
+        first.fold_signatures(&combat);
+        let mut second = RatioHistogram::for_signatures(&combat);
+        combat.simulate_block(&mut dice, 35_000, &mut second);
+        first.merge(second);
+        first.fold_signatures(&combat);
+        assert_eq!(first, once);
+        assert_eq!(once.trials(), 60_000);
+        assert_eq!(once.floor_decided.iter().sum::<u64>(), 60_000);
+        assert!(
+            once.floor_decided[0] < 60_000,
+            "no battle the floor decided"
+        );
     }
 }

@@ -133,7 +133,7 @@ pub fn arm_blocks<S: System>(
                 return Err(Interrupted);
             }
             let n = block_trials(trials, block);
-            let mut counts = system.empty(run);
+            let mut counts = system.empty_block(run);
             let mut dice = DiceStream::for_block(seed, block);
             system.simulate(run, &mut dice, n, &mut counts);
             system.finish(run, &mut counts);

@@ -169,8 +169,10 @@ pub fn run<S: System>(
     })
 }
 
-/// Blocks `blocks` of `run` (of a run of `trials` trials), merged, before
-/// [`System::finish`]. A stop is checked per block, so it is prompt at any trial count.
+/// Blocks `blocks` of `run` (of a run of `trials` trials), merged and finished
+/// ([`System::finish`]: the ratio kernel's signature bins, up to 2 MiB a run, are folded
+/// here, not kept for every run of the plan). A stop is checked per block, so it is prompt
+/// at any trial count.
 fn simulate_run_blocks<S: System>(
     system: &S,
     run: usize,
@@ -179,14 +181,16 @@ fn simulate_run_blocks<S: System>(
     seed: u64,
     control: &RunControl,
 ) -> Result<S::Counts, Interrupted> {
-    run_block_range(
+    let mut counts = run_block_range(
         seed,
         trials,
         blocks,
         || system.empty(run),
         |dice, n, counts| system.simulate(run, dice, n, counts),
         control,
-    )
+    )?;
+    system.finish(run, &mut counts);
+    Ok(counts)
 }
 
 /// The widest 95% Wilson half-width among a run's simulated outcome probabilities (0

@@ -166,12 +166,22 @@ pub trait System: Sync {
     /// Zeroed counts for `run`.
     fn empty(&self, run: usize) -> Self::Counts;
 
+    /// Zeroed counts for one block of `run` that is finished on its own (a paired
+    /// comparison's block): a system whose counts are folded from bins too many to fold
+    /// every block returns lean counts here.
+    fn empty_block(&self, run: usize) -> Self::Counts {
+        self.empty(run)
+    }
+
     /// Adds `n` trials of `run`, drawn from `dice`, into `counts`. Never fails: the
     /// system was validated when it was parsed.
     fn simulate(&self, run: usize, dice: &mut DiceStream, n: u64, counts: &mut Self::Counts);
 
     /// Turns merged counts into their final form (e.g. folds the ratio kernel's
-    /// signature bins). Called once per run, after every block is merged.
+    /// signature bins into its marginals). Called as soon as a run's blocks are merged (so
+    /// that no bulky bins wait for the whole plan), and again on any merge of finished
+    /// counts: finishing, merging more and finishing again must give what one finish of
+    /// everything gives.
     fn finish(&self, _run: usize, _counts: &mut Self::Counts) {}
 
     /// The exact result of `run`, or `None` where it is not computed (too large, turned

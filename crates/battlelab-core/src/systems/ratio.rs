@@ -1520,12 +1520,11 @@ impl crate::engine::System for RatioStudy {
     }
 
     fn empty(&self, run: usize) -> RatioHistogram {
-        let combat = self.combat_of(run);
-        if combat.has_signature() {
-            RatioHistogram::for_signatures(combat)
-        } else {
-            RatioHistogram::new(combat)
-        }
+        RatioHistogram::for_signatures(self.combat_of(run))
+    }
+
+    fn empty_block(&self, run: usize) -> RatioHistogram {
+        RatioHistogram::for_block(self.combat_of(run))
     }
 
     fn simulate(
@@ -1535,21 +1534,11 @@ impl crate::engine::System for RatioStudy {
         n: u64,
         h: &mut RatioHistogram,
     ) {
-        let combat = self.combat_of(run);
-        if combat.has_signature() {
-            for _ in 0..n {
-                h.record_signature(combat.fight_signature(dice));
-            }
-        } else {
-            combat.simulate_block(dice, n, h);
-        }
+        self.combat_of(run).simulate_block(dice, n, h);
     }
 
     fn finish(&self, run: usize, h: &mut RatioHistogram) {
-        let combat = self.combat_of(run);
-        if combat.has_signature() {
-            h.fold_signatures(combat);
-        }
+        h.fold_signatures(self.combat_of(run));
     }
 
     fn exact(&self, run: usize) -> Option<RatioDistribution> {
