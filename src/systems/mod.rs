@@ -237,13 +237,7 @@ impl<S: SystemReport + Send + Sync> Study for S {
         let runs = System::plan(self).runs.len();
         // Shards write finished counts (the driver finishes each run's blocks): start
         // from finished empty ones, the shape every shard's counts must have.
-        let mut counts: Vec<S::Counts> = (0..runs)
-            .map(|run| {
-                let mut empty = self.empty(run);
-                self.finish(run, &mut empty);
-                empty
-            })
-            .collect();
+        let mut counts: Vec<S::Counts> = (0..runs).map(|run| self.empty_finished(run)).collect();
         for folder in shards {
             let theirs: Vec<S::Counts> =
                 serde_json::from_str(&folder.counts).map_err(|e| ShardError::Unreadable {

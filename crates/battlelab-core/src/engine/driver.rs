@@ -233,7 +233,7 @@ pub fn run_to_precision<S: System>(
     let runs = system.plan().runs.len();
     let exact = exact(system, runs, control)?;
     let max_blocks = blocks_per_run(max_trials).max(1);
-    let mut counts: Vec<S::Counts> = (0..runs).map(|run| system.empty(run)).collect();
+    let mut counts: Vec<S::Counts> = (0..runs).map(|run| system.empty_finished(run)).collect();
     let mut done = vec![0u64; runs];
     let mut target = vec![1u64; runs];
     loop {

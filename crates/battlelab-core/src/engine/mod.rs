@@ -166,6 +166,14 @@ pub trait System: Sync {
     /// Zeroed counts for `run`.
     fn empty(&self, run: usize) -> Self::Counts;
 
+    /// Zeroed counts in finished form: what finished counts (the driver's, a shard's) are
+    /// merged into.
+    fn empty_finished(&self, run: usize) -> Self::Counts {
+        let mut counts = self.empty(run);
+        self.finish(run, &mut counts);
+        counts
+    }
+
     /// Zeroed counts for one block of `run` that is finished on its own (a paired
     /// comparison's block): a system whose counts are folded from bins too many to fold
     /// every block returns lean counts here.
