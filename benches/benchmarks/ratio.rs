@@ -1,19 +1,24 @@
 //! Ratio battles (RULES.md A): a five-combat line without reserves — one 64-bit word per
 //! battle, every combat a table lookup on its combined dice — beside the bare xoshiro
 //! loop; then lines with two reserves under each policy, `BATCH` battles an iteration
-//! through `simulate_block` (what runs call: the reserve table's signature block), and
-//! exact enumeration.
+//! through `simulate_block` (what runs call: the reserve table's block kernel, or its
+//! signature block for a line of at most `MAX_SIGNATURE_BINS` signatures), a whole run,
+//! and exact enumeration.
 
 use std::hint::black_box;
 
 use criterion::{criterion_group, Criterion, Throughput};
 
 use battlelab::dice::DiceStream;
-use battlelab::rules::ratio::{RatioCombat, RatioHistogram, ReservePolicy};
+use battlelab::rules::ratio::{simulate_battles, RatioCombat, RatioHistogram, ReservePolicy};
+use battlelab::sim::{thread_pool, RunControl};
 
 use super::{bare_xoshiro, print_words, BATCH};
 
 use battlelab_core::scenarios::ratio_line as line;
+
+/// Battles of the whole-run bench: 16 blocks, as a run of 10^6 has.
+const RUN: u64 = 1 << 20;
 
 fn ratio(c: &mut Criterion) {
     let five = RatioCombat::new(line("1v1,1v1,1v1,1v1,2v1", 0, 1, ReservePolicy::None)).unwrap();
@@ -74,7 +79,8 @@ fn ratio(c: &mut Criterion) {
                 policy.name()
             ),
             |b| {
-                // As runs do: the signature histogram, folded once the run is in.
+                // As a run's blocks do: into one histogram of the run (signature bins where
+                // the line has them), which the run folds once at its end (timed below).
                 let mut histogram = RatioHistogram::for_signatures(&combat);
                 b.iter(|| {
                     combat.simulate_block(black_box(&mut dice), BATCH, &mut histogram);
@@ -83,6 +89,38 @@ fn ratio(c: &mut Criterion) {
             },
         );
     }
+    // The signature block of a line with reserves (the bench line's 252,105 signatures are
+    // past `MAX_SIGNATURE_BINS`; a four-combat line's 36,015 are within it).
+    let four = RatioCombat::new(line("1v1,1v1,1v1,2v1", 2, 0, ReservePolicy::Rescue)).unwrap();
+    assert!(four.has_signature());
+    let mut dice = DiceStream::for_block(1, 0);
+    group.bench_function(
+        "4-combat line, 2 reserves, rescue (simulate_block: signature block)",
+        |b| {
+            let mut histogram = RatioHistogram::for_signatures(&four);
+            b.iter(|| {
+                four.simulate_block(black_box(&mut dice), BATCH, &mut histogram);
+                black_box(histogram.signatures[0])
+            })
+        },
+    );
+    // A whole run, as `run` does it on one thread: its blocks, the merges of the parallel
+    // fold's histograms and the fold of any signature bins at the end.
+    let combat =
+        RatioCombat::new(line("1v1,1v1,1v1,1v1,2v1", 2, 0, ReservePolicy::Rescue)).unwrap();
+    let one_thread = thread_pool(1).unwrap();
+    group.throughput(Throughput::Elements(RUN));
+    group.bench_function(
+        "5-combat line, 2 reserves, rescue (a run of 2^20 battles on one thread, fold included)",
+        |b| {
+            b.iter(|| {
+                one_thread.install(|| {
+                    let h = simulate_battles(&combat, 7, RUN, &RunControl::default()).unwrap();
+                    black_box(h.result[0])
+                })
+            })
+        },
+    );
     group.finish();
 
     let mut group = c.benchmark_group("ratio exact");

@@ -70,8 +70,8 @@ impl Share {
 }
 
 /// Simulates this share of every run of `system`'s plan with `trials` trials per run.
-/// Returns each run's merged counts, in plan order, before [`System::finish`] (counts of
-/// shards are added first, then finished once).
+/// Returns each run's merged counts, in plan order, finished ([`System::finish`]; shards'
+/// finished counts are added up, and finished again, by a merge).
 pub fn simulate<S: System>(
     system: &S,
     runs: usize,
@@ -170,9 +170,9 @@ pub fn run<S: System>(
 }
 
 /// Blocks `blocks` of `run` (of a run of `trials` trials), merged and finished
-/// ([`System::finish`]: the ratio kernel's signature bins, up to 2 MiB a run, are folded
-/// here, not kept for every run of the plan). A stop is checked per block, so it is prompt
-/// at any trial count.
+/// ([`System::finish`]: the ratio kernel's signature bins, up to 0.9 MiB for each parallel
+/// split that counted battles, are folded here, not kept for every run of the plan). A
+/// stop is checked per block, so it is prompt at any trial count.
 fn simulate_run_blocks<S: System>(
     system: &S,
     run: usize,

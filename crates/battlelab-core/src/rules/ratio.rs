@@ -317,8 +317,9 @@ pub struct RatioCombat {
     /// Every combat's reserve decisions as one table lookup (see [`ReserveTable`]).
     reserve_table: Option<ReserveTable>,
     /// Bins of the joint histogram a run counts signatures in: `7^combats` without
-    /// reserves, times the reserves-used values with a reserve table, 0 when neither
-    /// signature kernel runs the line (see [`RatioCombat::simulate_block`]).
+    /// reserves; with a reserve table, that times the extra digits (one per tuple of
+    /// reserves used and reserves lost by severity, [`ReserveTable::extras`]); 0 when
+    /// neither signature kernel runs the line (see [`RatioCombat::simulate_block`]).
     signature_bins: usize,
 }
 
@@ -498,9 +499,9 @@ const STATES: [CombatState; 7] = [
 /// What a combat ending in state `code` adds to the tallies (casualty points, routed and
 /// beaten units of the losing side), given the units on each side.
 fn tallies(code: u32, units: [u32; 2]) -> u64 {
-    let loser_is_a = (1..=3).contains(&code);
-    let severity = if code == 0 { 0 } else { (code - 1) % 3 + 1 };
-    let n = u64::from(if loser_is_a { units[0] } else { units[1] });
+    let (loser, severity) = loser_and_severity(code);
+    let loser_is_a = loser == 0;
+    let n = u64::from(units[loser]);
     let (cp_shift, routed_shift, beaten_shift) = if loser_is_a {
         (CP_A, ROUTED_A, BEATEN_A)
     } else {
@@ -516,21 +517,43 @@ const EXTRA_SHIFT: u32 = 20;
 
 /// A combat's term of a reserve line's signature (see [`TableStep::signature_terms`]).
 fn signature_term(state: u32, combat: usize, side: usize, reserves: usize, taken: u32) -> u64 {
-    let loser = if (1..=3).contains(&state) { 0 } else { 1 };
-    let losses = if state != 0 && loser == side {
-        u64::from(taken) * (reserves as u64 + 1).pow((state - 1) % 3)
+    let (loser, severity) = loser_and_severity(state);
+    let losses = if severity > 0 && loser == side {
+        u64::from(taken) * (reserves as u64 + 1).pow(severity - 1)
     } else {
         0
     };
     u64::from(state) * 7u64.pow(combat as u32) + (losses << EXTRA_SHIFT)
 }
 
+/// Where [`ReserveTable::extra_index`] numbers the reserves used and the reserves lost
+/// by severity (`losses`, digits of `radix` = reserves + 1).
+#[inline(always)]
+fn extra_key(used: u32, losses: u32, radix: u32) -> usize {
+    (used * radix.pow(3) + losses) as usize
+}
+
+/// The side that lost a combat ending in state `code` (A for 1–3, B for 4–6; B for an
+/// even combat, which has severity 0) and the severity: 1 repulsed, 2 beaten, 3 routed.
+fn loser_and_severity(code: u32) -> (usize, u32) {
+    let loser = usize::from(!(1..=3).contains(&code));
+    let severity = if code == 0 { 0 } else { (code - 1) % 3 + 1 };
+    (loser, severity)
+}
+
 /// Lines of at most this many combats without reserves use the signature kernel.
 pub const MAX_SIGNATURE_COMBATS: usize = 6;
-/// The most bins a signature histogram has (2 MiB of counts): a line with a reserve table
-/// uses the signature kernel when `7^combats` times its extra digits is within it (a
-/// five-combat line with two reserves has 252,105).
-pub const MAX_SIGNATURE_BINS: usize = 1 << 18;
+/// The most bins (512 KiB of counts) a line with a reserve table counts its signatures in:
+/// it uses the signature kernel when `7^combats` times its extra digits is within this.
+///
+/// PERF: measured end to end (`run`, 9 runs of 10^6 battles, old and new binaries
+/// alternately, four times each): a four-combat line with two reserves (36,015 bins) ran
+/// 0.225 → 0.178 s on 1 thread and 0.135 → 0.118 s on 2; a five-combat line with one
+/// reserve (84,035 bins) 0.23 → 0.19 s and 0.14 → 0.13 s; the bench line, five combats
+/// and two reserves (252,105 bins, 2 MiB), 0.245 → 0.215 s on 1 thread but 0.145 → 0.17 s
+/// on 2 — every parallel split of a run starts, fills and merges its own bins, and at
+/// 2 MiB that costs more than the kernel saves (its kernel alone: 49 → 67 M battles/s).
+pub const MAX_SIGNATURE_BINS: usize = 1 << 16;
 
 /// Tallies of a battle so far → the army result slot (0–8).
 #[inline(always)]
@@ -766,8 +789,7 @@ impl RatioCombat {
                     for repulsed in 0..radix {
                         if repulsed + beaten + routed <= used {
                             let losses = repulsed + (beaten + routed * radix) * radix;
-                            extra_index[(used * radix.pow(3) + losses) as usize] =
-                                extras.len() as u32;
+                            extra_index[extra_key(used, losses, radix)] = extras.len() as u32;
                             extras.push([used, repulsed, beaten, routed]);
                         }
                     }
@@ -975,6 +997,12 @@ impl RatioCombat {
         self.signature_bins > 0
     }
 
+    /// Whether [`RatioCombat::fight_signature`] fights this battle: a line without
+    /// reserves of at most [`MAX_SIGNATURE_COMBATS`] combats.
+    pub fn has_line_signature(&self) -> bool {
+        self.signature.is_some()
+    }
+
     /// Joint-histogram bins of the signature kernel (0 without one).
     pub fn signature_size(&self) -> usize {
         self.signature_bins
@@ -986,7 +1014,10 @@ impl RatioCombat {
     /// (A line with reserves has its signatures from [`RatioCombat::simulate_block`].)
     #[inline(always)]
     pub fn fight_signature(&self, dice: &mut DiceStream) -> u64 {
-        let kernel = self.signature.as_ref().expect("a line without reserves");
+        let kernel = self
+            .signature
+            .as_ref()
+            .expect("has_line_signature: a line without reserves");
         let mut word = DiceWord(0);
         let mut signature = 0u64;
         for &(faces, offset, new_word) in &kernel.steps {
@@ -998,9 +1029,10 @@ impl RatioCombat {
         signature
     }
 
-    /// The outcome a signature stands for: the combat states, first combat least
-    /// significant, then (a line with a reserve table) the reserves used, in base 7 in the
-    /// low 32 bits; the combats the min-score floor decided in the high 32 bits.
+    /// The outcome a signature stands for. Low 32 bits: the combat states in base 7, first
+    /// combat least significant, plus (a line with a reserve table) `7^combats × k`, `k`
+    /// the extra digit of [`ReserveTable::extras`]. High 32 bits: the combats the min-score
+    /// floor decided.
     pub fn decode_signature(&self, signature: u64) -> RatioOutcome {
         let mut rest = signature as u32;
         let mut packed = (signature >> 32) << FLOOR_DECIDED;
@@ -1228,10 +1260,8 @@ impl RatioCombat {
     /// used, floors and combat states that [`RatioCombat::table_block`] counted one by one
     /// (the army result alone was about 30 instructions); they are derived from the counts
     /// when the run is folded. The signature is `states + 7^combats × k`, `k` numbering
-    /// (used, repulsed, beaten, routed) — 15 values for two reserves, so 252,105 bins
-    /// (2 MiB) for the bench line. Bench line, rescue: callgrind 340 → 271 instructions a
-    /// battle; the profile loop 49 → 67 M battles/s (old and new binaries run alternately,
-    /// three runs each; same result counts).
+    /// (used, repulsed, beaten, routed): 15 values for two reserves. Only lines of at most
+    /// [`MAX_SIGNATURE_BINS`] signatures use it (see there for the runs measured).
     fn signature_block<const R: usize, const BLOCK: usize, const DIFF: bool>(
         &self,
         t: &ReserveTable,
@@ -1253,7 +1283,7 @@ impl RatioCombat {
             );
             let states = terms & ((1 << EXTRA_SHIFT) - 1);
             let losses = (terms >> EXTRA_SHIFT) as u32 & ((1 << (32 - EXTRA_SHIFT)) - 1);
-            let extra = t.extra_index[(used as u32 * radix.pow(3) + losses) as usize];
+            let extra = t.extra_index[extra_key(used as u32, losses, radix)];
             let floors = terms >> 32 << 32;
             h.record_signature(floors + states + u64::from(extra) * extra_place);
         }
@@ -1265,7 +1295,9 @@ impl RatioCombat {
     /// without reserves by [`RatioCombat::fight_signature`], one with a reserve table by its
     /// signature block. Otherwise by the reserve table's joint counts, or battle by battle.
     pub fn simulate_block(&self, dice: &mut DiceStream, n: u64, h: &mut RatioHistogram) {
-        let signed = self.has_signature() && h.signatures.len() == self.signature_size();
+        let signed = h
+            .signature_bins()
+            .is_some_and(|bins| bins.len() == self.signature_size());
         if signed && self.signature.is_some() {
             for _ in 0..n {
                 h.record_signature(self.fight_signature(dice));
@@ -1273,11 +1305,12 @@ impl RatioCombat {
             return;
         }
         if let Some(t) = &self.reserve_table {
-            if signed {
-                with_reserve_table!(self.signature_block(t, dice, n, h));
-                return;
-            }
-            if with_reserve_table!(self.table_block(t, dice, n, h)).is_some() {
+            let done = if signed {
+                with_reserve_table!(self.signature_block(t, dice, n, h))
+            } else {
+                with_reserve_table!(self.table_block(t, dice, n, h))
+            };
+            if done.is_some() {
                 return;
             }
         }
@@ -2113,6 +2146,12 @@ pub struct RatioHistogram {
     /// Counts per signature while the signature kernel runs; folded into the other
     /// fields by [`RatioHistogram::fold_signatures`].
     pub signatures: Vec<u64>,
+    /// The bins [`RatioCombat::simulate_block`] gives `signatures` when it first counts
+    /// into this histogram (0: it counts without signatures). PERF: bins are allocated
+    /// only where battles are counted, not for every empty histogram a parallel fold
+    /// starts from (up to 0.9 MiB each).
+    #[serde(skip)]
+    signature_bins: usize,
 }
 
 impl RatioHistogram {
@@ -2125,16 +2164,30 @@ impl RatioHistogram {
             floor_decided: vec![0; d.floor_decided.len()],
             combat_states: vec![[0; CombatState::COUNT]; d.combat_states.len()],
             signatures: Vec::new(),
+            signature_bins: 0,
         }
     }
 
-    /// The histogram a run fills with [`RatioCombat::simulate_block`]: one bin per
-    /// signature where the combat has a signature kernel (none otherwise).
+    /// The histogram a run fills with [`RatioCombat::simulate_block`]: it counts
+    /// signatures where the combat has a signature kernel, in bins allocated by the first
+    /// block counted.
     pub fn for_signatures(combat: &RatioCombat) -> Self {
         Self {
-            signatures: vec![0; combat.signature_size()],
+            signature_bins: combat.signature_size(),
             ..Self::new(combat)
         }
+    }
+
+    /// The signature bins, allocated on first use: what [`RatioCombat::simulate_block`]
+    /// counts into when this histogram counts signatures.
+    fn signature_bins(&mut self) -> Option<&mut Vec<u64>> {
+        if self.signature_bins == 0 {
+            return None;
+        }
+        if self.signatures.is_empty() {
+            self.signatures = vec![0; self.signature_bins];
+        }
+        Some(&mut self.signatures)
     }
 
     /// The histogram of one block folded on its own (a paired comparison's block): with
@@ -2211,11 +2264,13 @@ impl crate::sim::Histogram for RatioHistogram {
         for (m, t) in self.combat_states.iter_mut().zip(&other.combat_states) {
             add(m, t);
         }
-        // Finished counts have no signature bins left; unfinished ones keep theirs.
-        if self.signatures.len() < other.signatures.len() {
-            self.signatures.resize(other.signatures.len(), 0);
+        // Finished counts and those no block counted into have no signature bins.
+        self.signature_bins = self.signature_bins.max(other.signature_bins);
+        if self.signatures.is_empty() {
+            self.signatures = other.signatures;
+        } else {
+            add(&mut self.signatures, &other.signatures);
         }
-        add(&mut self.signatures, &other.signatures);
     }
 }
 
@@ -2359,15 +2414,17 @@ mod tests {
                                 // folded, count what battle-by-battle recording counts, on
                                 // the same dice.
                                 let mut joint = RatioHistogram::for_signatures(&combat);
-                                let mut each = RatioHistogram::new(&combat);
+                                // (`record` leaves the signature bins alone.)
+                                let mut each = RatioHistogram::for_signatures(&combat);
                                 combat.simulate_block(&mut a, 5_000, &mut joint);
                                 if combat.has_signature() {
                                     signed += 1;
+                                    let states = 7u32.pow(combat.combats() as u32);
                                     extras_seen += joint
                                         .signatures
                                         .iter()
                                         .enumerate()
-                                        .filter(|&(i, &n)| n > 0 && i as u32 >= 7u32.pow(5))
+                                        .filter(|&(i, &n)| n > 0 && i as u32 >= states)
                                         .count();
                                 }
                                 joint.fold_signatures(&combat);
@@ -2403,6 +2460,8 @@ mod tests {
             extras_seen >= 1_000,
             "{extras_seen} signatures with reserves used"
         );
+        // (A line within MAX_SIGNATURE_BINS has at most four combats, at most 12 line
+        // dice: its signatures never span two line words.)
     }
 
     #[test]
