@@ -2201,10 +2201,11 @@ impl RatioHistogram {
         }
     }
 
-    /// Counts one signature. Floor counts are kept for one or more combats only (rare);
-    /// the count of none is what is left when the signatures are folded.
+    /// Counts one signature into bins [`RatioHistogram::signature_bins`] allocated. Floor
+    /// counts are kept for one or more combats only (rare); the count of none is what is
+    /// left when the signatures are folded.
     #[inline(always)]
-    pub fn record_signature(&mut self, signature: u64) {
+    fn record_signature(&mut self, signature: u64) {
         self.signatures[signature as u32 as usize] += 1;
         let floored = (signature >> 32) as usize;
         if floored != 0 {
