@@ -91,6 +91,9 @@ fn ratio(c: &mut Criterion) {
     // past `MAX_SIGNATURE_BINS`; a four-combat line's 36,015 are within it).
     let four = RatioCombat::new(line("1v1,1v1,1v1,2v1", 2, 0, ReservePolicy::Rescue)).unwrap();
     assert!(four.has_signature());
+    print_words("ratio 4-combat line, 2 reserves, rescue", |d| {
+        black_box(four.fight(d));
+    });
     let mut dice = DiceStream::for_block(1, 0);
     group.bench_function(
         "4-combat line, 2 reserves, rescue (simulate_block: signature block)",
