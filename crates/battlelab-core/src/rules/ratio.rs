@@ -372,9 +372,6 @@ struct ReserveTable {
     extra_index: Vec<u32>,
     /// `extras[k]`: (used, repulsed, beaten, routed) of extra digit `k`.
     extras: Vec<[u32; 4]>,
-    /// Bins of the signatures a run counts (`7^combats × extras`), or 0 where they would
-    /// pass [`MAX_SIGNATURE_BINS`] and blocks count [`JointCounts`] instead.
-    signature_bins: usize,
 }
 
 /// One combat of a [`ReserveTable`].
@@ -386,17 +383,23 @@ struct TableStep {
     /// `tallies[code]`: what the combat adds to the battle's packed tallies.
     /// (256 entries, so that a byte indexes it without a mask or a bounds check.)
     tallies: [u64; 256],
-    /// `state_keys[code]`: what the combat adds to a battle's key in a block of the table's
-    /// runs. Where the table counts signatures ([`ReserveTable::signature_bins`]), its term
-    /// of the signature before the extra digit is numbered (see
-    /// [`RatioCombat::signature_block`]): `state × 7^c`, the reserves it took when their
-    /// side lost it at its severity (`taken × (R + 1)^(severity − 1)` from bit
-    /// [`EXTRA_SHIFT`]), and whether the floor decided it (bit 32). Otherwise its state
-    /// times `7^(c mod 3)` in lane `c / 3` of [`STATE_LANE`] bits (see [`JointCounts`]).
-    /// (One load a combat; callgrind: 2% fewer instructions than a mask and a multiply, no
-    /// change in time.)
-    state_keys: [u64; 256],
+    /// What the combat's state is multiplied by in the joint histogram's key: `7^(c mod 3)`
+    /// in lane `c / 3` of [`STATE_LANE`] bits (see [`JointCounts`]).
+    joint_place: u64,
+    /// `signature_terms[code]`: what the combat adds to the battle's signature before its
+    /// extra digit is numbered (see [`RatioCombat::signature_block`]): `state × 7^c`, the
+    /// reserves it took when their side lost it at its severity (`taken × (R + 1)^(severity
+    /// − 1)` from bit [`EXTRA_SHIFT`]), and whether the floor decided it (bit 32).
+    signature_terms: [u64; 256],
 }
+
+/// How [`RatioCombat::table_battle`] sums a battle's combat states: 4 bits a combat at
+/// `4 × combat` (one battle's [`RatioOutcome::states`]), ...
+const STATES_NIBBLES: u8 = 0;
+/// ... into the lanes of [`JointCounts`], ...
+const STATES_JOINT: u8 = 1;
+/// ... or as the base-7 number of the battle's signature.
+const STATES_SIGNATURE: u8 = 2;
 
 /// Combats whose states share one joint bin (`7^3` states).
 const STATE_GROUP: usize = 3;
@@ -540,9 +543,7 @@ fn loser_and_severity(code: u32) -> (usize, u32) {
 
 /// Lines of at most this many combats without reserves use the signature kernel.
 pub const MAX_SIGNATURE_COMBATS: usize = 6;
-/// The most bins (512 KiB of counts; as many as a block has battles, so that a paired
-/// comparison, which folds every block, visits at most one a battle) a line with a reserve
-/// table counts its signatures in:
+/// The most bins (512 KiB of counts) a line with a reserve table counts its signatures in:
 /// it uses the signature kernel when `7^combats` times its extra digits is within this.
 ///
 /// PERF: measured end to end (`run`, 9 runs of 10^6 battles, old and new binaries
@@ -553,7 +554,6 @@ pub const MAX_SIGNATURE_COMBATS: usize = 6;
 /// on 2 — every parallel split of a run starts, fills and merges its own bins, and at
 /// 2 MiB that costs more than the kernel saves (its kernel alone: 49 → 67 M battles/s).
 pub const MAX_SIGNATURE_BINS: usize = 1 << 16;
-const _: () = assert!(MAX_SIGNATURE_BINS <= crate::sim::BLOCK_TRIALS as usize);
 
 /// Tallies of a battle so far → the army result slot (0–8).
 #[inline(always)]
@@ -725,7 +725,11 @@ impl RatioCombat {
         combat.reserve_table = combat.build_reserve_table();
         combat.signature_bins = match (&combat.signature, &combat.reserve_table) {
             (Some(kernel), _) => kernel.size,
-            (None, Some(t)) => t.signature_bins,
+            (None, Some(t)) => 7usize
+                .checked_pow(combat.pairings.len() as u32)
+                .and_then(|states| states.checked_mul(t.extras.len()))
+                .filter(|&bins| bins <= MAX_SIGNATURE_BINS)
+                .unwrap_or(0),
             (None, None) => 0,
         };
         Ok(combat)
@@ -765,7 +769,9 @@ impl RatioCombat {
             steps.push(TableStep {
                 faces: p.faces,
                 first_block: blocks as u32,
-                state_keys: [0; 256],
+                joint_place: 7u64.pow((c % STATE_GROUP) as u32)
+                    << (STATE_LANE * (c / STATE_GROUP) as u32),
+                signature_terms: [0; 256],
                 tallies: [0; 256],
             });
             blocks += diff_len * p.faces as usize;
@@ -790,11 +796,6 @@ impl RatioCombat {
                 }
             }
         }
-        let signature_bins = 7usize
-            .checked_pow(self.pairings.len() as u32)
-            .and_then(|states| states.checked_mul(extras.len()))
-            .filter(|&bins| bins <= MAX_SIGNATURE_BINS)
-            .unwrap_or(0);
         // Room to start the blocks on a 64-byte boundary.
         let mut codes = vec![0u8; blocks * block + 63];
         let skip = codes.as_ptr().align_offset(64).min(63);
@@ -823,13 +824,9 @@ impl RatioCombat {
                             let code =
                                 o.state as u32 | (taken as u32) << CODE_TAKEN | floor << CODE_FLOOR;
                             step.tallies[code as usize] = o.packed;
-                            step.state_keys[code as usize] = if signature_bins > 0 {
+                            step.signature_terms[code as usize] =
                                 signature_term(o.state as u32, c, side, reserves, taken as u32)
-                                    + (u64::from(floor) << 32)
-                            } else {
-                                (o.state as u64 * 7u64.pow((c % STATE_GROUP) as u32))
-                                    << (STATE_LANE * (c / STATE_GROUP) as u32)
-                            };
+                                    + (u64::from(floor) << 32);
                             let at = skip
                                 + (step.first_block as usize + d * p.faces as usize + face) * block
                                 + used_offset as usize
@@ -852,7 +849,6 @@ impl RatioCombat {
             skip,
             extra_index,
             extras,
-            signature_bins,
         })
     }
 
@@ -1099,9 +1095,8 @@ impl RatioCombat {
     /// One battle by the reserve table, `R` reserves in blocks of `BLOCK` codes, the policy
     /// reading the casualty-point difference (`DIFF`) or not: the same dice as
     /// [`RatioCombat::fight_reserve_loop`]. Returns the packed tallies, the reserves used
-    /// and the combat states: summed as the table's block key ([`TableStep::state_keys`])
-    /// where `KEYED`, else 4 bits a combat at `4 × combat` (one battle's
-    /// [`RatioOutcome::states`]). `looked_up` is scratch, one slot per combat.
+    /// and the combat states summed as `STATES` says ([`STATES_NIBBLES`], [`STATES_JOINT`]
+    /// or [`STATES_SIGNATURE`]). `looked_up` is scratch, one slot per combat.
     ///
     /// Every reserve die of a battle comes from one word, the one after the line word in
     /// play when the first reserve commits; it is peeked from a copy of the stream, and the
@@ -1111,7 +1106,7 @@ impl RatioCombat {
     /// the dice left after `u` are used are its last `R − u` base-6 digits.
     #[inline(always)]
     #[allow(clippy::needless_range_loop)]
-    fn table_battle<const R: usize, const BLOCK: usize, const DIFF: bool, const KEYED: bool>(
+    fn table_battle<const R: usize, const BLOCK: usize, const DIFF: bool, const STATES: u8>(
         t: &ReserveTable,
         blocks: &[[u8; BLOCK]],
         looked_up: &mut [u64; MAX_COMBATS],
@@ -1148,7 +1143,7 @@ impl RatioCombat {
                         blocks[block as usize + d * step.faces as usize][at[used] & (BLOCK - 1)];
                     used += usize::from(code >> CODE_TAKEN) & 7;
                     packed += step.tallies[usize::from(code)];
-                    states += Self::state_term::<KEYED>(code, step, first + i);
+                    states += Self::state_term::<STATES>(code, step, first + i);
                 }
             } else {
                 // PERF: the chain carries `8 × used`, which a code's taken bits add to as
@@ -1168,7 +1163,7 @@ impl RatioCombat {
                     let code = (all >> shift) as u8;
                     shift += u32::from(code & CODE_TAKEN_BYTES);
                     packed += step.tallies[usize::from(code)];
-                    states += Self::state_term::<KEYED>(code, step, first + i);
+                    states += Self::state_term::<STATES>(code, step, first + i);
                 }
                 used = shift as usize / 8;
             }
@@ -1180,14 +1175,14 @@ impl RatioCombat {
         (packed, used, states)
     }
 
-    /// A combat's term of the battle's states: its block key where `KEYED`, else its state
-    /// in 4 bits at `4 × combat`.
+    /// A combat's term of the battle's states, as `STATES` says.
     #[inline(always)]
-    fn state_term<const KEYED: bool>(code: u8, step: &TableStep, combat: usize) -> u64 {
-        if KEYED {
-            step.state_keys[usize::from(code)]
-        } else {
-            u64::from(code & 7) << (4 * combat)
+    fn state_term<const STATES: u8>(code: u8, step: &TableStep, combat: usize) -> u64 {
+        let state = u64::from(code & 7);
+        match STATES {
+            STATES_JOINT => state * step.joint_place,
+            STATES_SIGNATURE => step.signature_terms[usize::from(code)],
+            _ => state << (4 * combat),
         }
     }
 
@@ -1214,7 +1209,7 @@ impl RatioCombat {
         let (blocks, _) = t.codes[t.skip..].as_chunks::<BLOCK>();
         let mut looked_up = [0u64; MAX_COMBATS];
         let (packed, used, states) =
-            Self::table_battle::<R, BLOCK, DIFF, false>(t, blocks, &mut looked_up, dice);
+            Self::table_battle::<R, BLOCK, DIFF, STATES_NIBBLES>(t, blocks, &mut looked_up, dice);
         let units = self.units_after(t.side, used);
         self.outcome(packed, units, used as u32, states)
     }
@@ -1235,7 +1230,7 @@ impl RatioCombat {
         let mut floored = 0u64;
         for _ in 0..n {
             let (packed, used, key) =
-                Self::table_battle::<R, BLOCK, DIFF, true>(t, blocks, &mut looked_up, dice);
+                Self::table_battle::<R, BLOCK, DIFF, STATES_JOINT>(t, blocks, &mut looked_up, dice);
             let result = army_result(packed, self.units_after(t.side, used));
             joint.result_used[result * (R + 1) + used] += 1;
             let cp = field(packed, CP_A) as usize * cp_b_len + field(packed, CP_B) as usize;
@@ -1280,8 +1275,12 @@ impl RatioCombat {
         let extra_place = 7u64.pow(self.combats() as u32);
         let radix = R as u32 + 1;
         for _ in 0..n {
-            let (_, used, terms) =
-                Self::table_battle::<R, BLOCK, DIFF, true>(t, blocks, &mut looked_up, dice);
+            let (_, used, terms) = Self::table_battle::<R, BLOCK, DIFF, STATES_SIGNATURE>(
+                t,
+                blocks,
+                &mut looked_up,
+                dice,
+            );
             let states = terms & ((1 << EXTRA_SHIFT) - 1);
             let losses = (terms >> EXTRA_SHIFT) as u32 & ((1 << (32 - EXTRA_SHIFT)) - 1);
             let extra = t.extra_index[extra_key(used as u32, losses, radix)];
@@ -1296,18 +1295,6 @@ impl RatioCombat {
     /// without reserves by [`RatioCombat::fight_signature`], one with a reserve table by its
     /// signature block. Otherwise by the reserve table's joint counts, or battle by battle.
     pub fn simulate_block(&self, dice: &mut DiceStream, n: u64, h: &mut RatioHistogram) {
-        if let Some(t) = &self.reserve_table {
-            // The table's keys are signature terms or joint lanes: the table decides.
-            let done = if t.signature_bins > 0 {
-                h.count_signatures(t.signature_bins);
-                with_reserve_table!(self.signature_block(t, dice, n, h))
-            } else {
-                with_reserve_table!(self.table_block(t, dice, n, h))
-            };
-            if done.is_some() {
-                return;
-            }
-        }
         let signed = h
             .signature_bins()
             .is_some_and(|bins| bins.len() == self.signature_size());
@@ -1316,6 +1303,16 @@ impl RatioCombat {
                 h.record_signature(self.fight_signature(dice));
             }
             return;
+        }
+        if let Some(t) = &self.reserve_table {
+            let done = if signed {
+                with_reserve_table!(self.signature_block(t, dice, n, h))
+            } else {
+                with_reserve_table!(self.table_block(t, dice, n, h))
+            };
+            if done.is_some() {
+                return;
+            }
         }
         for _ in 0..n {
             h.record(&self.fight(dice));
@@ -2193,20 +2190,9 @@ impl RatioHistogram {
         Some(&mut self.signatures)
     }
 
-    /// Makes this histogram count signatures in `bins` bins (a line with a signature
-    /// table counts them whatever histogram it is given).
-    fn count_signatures(&mut self, bins: usize) {
-        self.signature_bins = bins;
-        if self.signatures.len() != bins {
-            assert!(self.signatures.is_empty(), "signature bins of another line");
-            self.signatures = vec![0; bins];
-        }
-    }
-
     /// The histogram of one block folded on its own (a paired comparison's block): with
     /// signature bins only where there are at most [`crate::sim::BLOCK_TRIALS`] of them,
-    /// so that its fold visits at most one bin a battle (a line with a reserve table has
-    /// at most [`MAX_SIGNATURE_BINS`], the same bound).
+    /// so that its fold visits at most one bin a battle.
     pub fn for_block(combat: &RatioCombat) -> Self {
         if combat.signature_size() <= crate::sim::BLOCK_TRIALS as usize {
             Self::for_signatures(combat)
@@ -2428,9 +2414,8 @@ mod tests {
                                 // The block kernel's signatures or joint histogram,
                                 // folded, count what battle-by-battle recording counts, on
                                 // the same dice.
-                                // (A plain histogram: the table decides whether it counts
-                                // signatures. `record` leaves the signature bins alone.)
-                                let mut joint = RatioHistogram::new(&combat);
+                                let mut joint = RatioHistogram::for_signatures(&combat);
+                                // (`record` leaves the signature bins alone.)
                                 let mut each = RatioHistogram::for_signatures(&combat);
                                 combat.simulate_block(&mut a, 5_000, &mut joint);
                                 if combat.has_signature() {
