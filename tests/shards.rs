@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 mod common;
 
+use battlelab::engine::shard::FORMAT_VERSION;
 use common::{battlelab, shipped};
 
 /// Every file of a report but `run_info.json` (wall time, threads, how it was made),
@@ -165,7 +166,10 @@ fn a_set_that_does_not_belong_together_is_refused_naming_the_odd_shard() {
     let text = fs::read_to_string(&manifest).unwrap();
     fs::write(
         &manifest,
-        text.replace("\"format_version\": 1", "\"format_version\": 99"),
+        text.replace(
+            &format!("\"format_version\": {FORMAT_VERSION}"),
+            "\"format_version\": 99",
+        ),
     )
     .unwrap();
     let (code, stderr) = merge(&["s1", "s2", "s3"]);

@@ -17,8 +17,11 @@ use serde::{Deserialize, Serialize};
 
 /// What a shard folder's manifest says it is.
 pub const FORMAT: &str = "battlelab-shard";
-/// Bumped whenever the counts file or what decides the counts changes.
-pub const FORMAT_VERSION: u32 = 1;
+/// Bumped whenever the counts file or what decides the counts changes. 2: each run's
+/// counts are finished ([`crate::engine::System::finish`]) before they are written (the
+/// ratio kernel's signature bins folded), so a shard of version 1 cannot be merged with
+/// one of 2.
+pub const FORMAT_VERSION: u32 = 2;
 /// The counts file in a shard folder.
 pub const COUNTS_FILE: &str = "counts.json";
 
