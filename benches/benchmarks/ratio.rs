@@ -7,7 +7,8 @@
 
 use std::hint::black_box;
 
-use criterion::{criterion_group, Criterion, Throughput};
+use criterion::measurement::WallTime;
+use criterion::{criterion_group, BenchmarkGroup, Criterion, Throughput};
 
 use battlelab::dice::DiceStream;
 use battlelab::rules::ratio::{simulate_battles, RatioCombat, RatioHistogram, ReservePolicy};
@@ -20,6 +21,24 @@ use battlelab_core::scenarios::ratio_line as line;
 /// Battles of the whole-run bench: 16 blocks, as a run of 10^6 has.
 const RUN: u64 = 1 << 20;
 
+/// `BATCH` battles an iteration through `simulate_block`, as a run's blocks do: into one
+/// histogram of the run (signature bins where the line has them), which the run folds once
+/// at its end (the whole-run bench times that).
+fn bench_simulate_block(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    name: &str,
+    combat: &RatioCombat,
+) {
+    let mut dice = DiceStream::for_block(1, 0);
+    let mut histogram = RatioHistogram::for_signatures(combat);
+    group.bench_function(name, |b| {
+        b.iter(|| {
+            combat.simulate_block(black_box(&mut dice), BATCH, &mut histogram);
+            black_box(&histogram);
+        })
+    });
+}
+
 fn ratio(c: &mut Criterion) {
     let five = RatioCombat::new(line("1v1,1v1,1v1,1v1,2v1", 0, 1, ReservePolicy::None)).unwrap();
     let mut group = c.benchmark_group("ratio");
@@ -28,16 +47,10 @@ fn ratio(c: &mut Criterion) {
     group.bench_function("bare xoshiro256++ next_u64", |b| {
         b.iter(|| black_box(bare_xoshiro(&mut dice, BATCH)))
     });
-    let mut dice = DiceStream::for_block(1, 0);
-    group.bench_function(
+    bench_simulate_block(
+        &mut group,
         "5-combat line, no reserves (signature kernel + joint histogram, as run)",
-        |b| {
-            let mut histogram = RatioHistogram::for_signatures(&five);
-            b.iter(|| {
-                five.simulate_block(black_box(&mut dice), BATCH, &mut histogram);
-                black_box(&histogram);
-            })
-        },
+        &five,
     );
     let mut dice = DiceStream::for_block(1, 0);
     group.bench_function(
@@ -70,21 +83,13 @@ fn ratio(c: &mut Criterion) {
                 black_box(combat.fight(d));
             },
         );
-        let mut dice = DiceStream::for_block(1, 0);
-        group.bench_function(
-            format!(
+        bench_simulate_block(
+            &mut group,
+            &format!(
                 "5-combat line, 2 reserves, {} (simulate_block)",
                 policy.name()
             ),
-            |b| {
-                // As a run's blocks do: into one histogram of the run (signature bins where
-                // the line has them), which the run folds once at its end (timed below).
-                let mut histogram = RatioHistogram::for_signatures(&combat);
-                b.iter(|| {
-                    combat.simulate_block(black_box(&mut dice), BATCH, &mut histogram);
-                    black_box(&histogram);
-                })
-            },
+            &combat,
         );
     }
     // The signature block of a line with reserves (the bench line's 252,105 signatures are
@@ -94,16 +99,10 @@ fn ratio(c: &mut Criterion) {
     print_words("ratio 4-combat line, 2 reserves, rescue", |d| {
         black_box(four.fight(d));
     });
-    let mut dice = DiceStream::for_block(1, 0);
-    group.bench_function(
+    bench_simulate_block(
+        &mut group,
         "4-combat line, 2 reserves, rescue (simulate_block: signature block)",
-        |b| {
-            let mut histogram = RatioHistogram::for_signatures(&four);
-            b.iter(|| {
-                four.simulate_block(black_box(&mut dice), BATCH, &mut histogram);
-                black_box(&histogram);
-            })
-        },
+        &four,
     );
     // A whole run, as `run` does it on one thread: its blocks, the merges of the parallel
     // fold's histograms and the fold of any signature bins at the end.

@@ -267,9 +267,6 @@ impl<S: SystemReport + Send + Sync> Study for S {
                 mine.merge(theirs);
             }
         }
-        for (run, c) in counts.iter_mut().enumerate() {
-            self.finish(run, c);
-        }
         let exact = driver::exact(self, runs, control)?;
         let results = PlanResults {
             trials: first.trials,

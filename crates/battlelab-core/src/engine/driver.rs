@@ -155,10 +155,8 @@ pub fn run<S: System>(
         || simulate(system, runs, trials, seed, Share::ALL, control),
         || exact(system, runs, control),
     );
-    let (mut counts, exact) = (counts?, exact?);
-    for (run, c) in counts.iter_mut().enumerate() {
-        system.finish(run, c);
-    }
+    // Each run's counts are finished already (`simulate_run_blocks`).
+    let (counts, exact) = (counts?, exact?);
     Ok(PlanResults {
         trials,
         seed,
@@ -205,10 +203,8 @@ fn widest_half_width<S: System>(
     if exact.is_some() {
         return 0.0;
     }
-    let mut finished = counts.clone();
-    system.finish(run, &mut finished);
     system
-        .outcomes(run, &finished, None)
+        .outcomes(run, counts, None)
         .iter()
         .map(|o| {
             let (lo, hi) = crate::stats::wilson_interval(o.count, trials, crate::stats::Z95);
@@ -272,9 +268,6 @@ pub fn run_to_precision<S: System>(
             }
         }
         control.set_widest(widest);
-    }
-    for (run, c) in counts.iter_mut().enumerate() {
-        system.finish(run, c);
     }
     let run_trials: Vec<u64> = done.iter().map(|b| b * BLOCK_TRIALS).collect();
     Ok(PlanResults {

@@ -186,10 +186,11 @@ pub trait System: Sync {
     fn simulate(&self, run: usize, dice: &mut DiceStream, n: u64, counts: &mut Self::Counts);
 
     /// Turns merged counts into their final form (e.g. folds the ratio kernel's
-    /// signature bins into its marginals). Called as soon as a run's blocks are merged (so
-    /// that no bulky bins wait for the whole plan), and again on any merge of finished
-    /// counts: finishing, merging more and finishing again must give what one finish of
-    /// everything gives.
+    /// signature bins into its marginals). The driver calls it as soon as a run's blocks
+    /// are merged (so that no bulky bins wait for the whole plan); a paired comparison on
+    /// each block. Finished counts merged with finished counts are finished (merge, shards
+    /// and the precision driver's doublings rely on it), and finishing, merging more and
+    /// finishing again gives what one finish of everything gives.
     fn finish(&self, _run: usize, _counts: &mut Self::Counts) {}
 
     /// The exact result of `run`, or `None` where it is not computed (too large, turned

@@ -374,6 +374,14 @@ struct ReserveTable {
     extras: Vec<[u32; 4]>,
 }
 
+impl ReserveTable {
+    /// The codes as blocks of `BLOCK` ([`reserve_block`] of the table's reserves), from the
+    /// 64-byte boundary `skip` marks.
+    fn blocks<const BLOCK: usize>(&self) -> &[[u8; BLOCK]] {
+        self.codes[self.skip..].as_chunks::<BLOCK>().0
+    }
+}
+
 /// One combat of a [`ReserveTable`].
 #[derive(Clone, Debug)]
 struct TableStep {
@@ -1206,7 +1214,7 @@ impl RatioCombat {
         t: &ReserveTable,
         dice: &mut DiceStream,
     ) -> RatioOutcome {
-        let (blocks, _) = t.codes[t.skip..].as_chunks::<BLOCK>();
+        let blocks = t.blocks::<BLOCK>();
         let mut looked_up = [0u64; MAX_COMBATS];
         let (packed, used, states) =
             Self::table_battle::<R, BLOCK, DIFF, STATES_NIBBLES>(t, blocks, &mut looked_up, dice);
@@ -1223,7 +1231,7 @@ impl RatioCombat {
         n: u64,
         h: &mut RatioHistogram,
     ) {
-        let (blocks, _) = t.codes[t.skip..].as_chunks::<BLOCK>();
+        let blocks = t.blocks::<BLOCK>();
         let mut looked_up = [0u64; MAX_COMBATS];
         let mut joint = JointCounts::new(h, self.combats(), R);
         let cp_b_len = h.cp[1].len();
@@ -1269,7 +1277,7 @@ impl RatioCombat {
         n: u64,
         h: &mut RatioHistogram,
     ) {
-        let (blocks, _) = t.codes[t.skip..].as_chunks::<BLOCK>();
+        let blocks = t.blocks::<BLOCK>();
         let mut looked_up = [0u64; MAX_COMBATS];
         // The place of the extra digit, after every combat's state.
         let extra_place = 7u64.pow(self.combats() as u32);
@@ -1296,7 +1304,7 @@ impl RatioCombat {
     /// signature block. Otherwise by the reserve table's joint counts, or battle by battle.
     pub fn simulate_block(&self, dice: &mut DiceStream, n: u64, h: &mut RatioHistogram) {
         let signed = h
-            .signature_bins()
+            .signature_counts()
             .is_some_and(|bins| bins.len() == self.signature_size());
         if signed && self.signature.is_some() {
             for _ in 0..n {
@@ -2180,7 +2188,7 @@ impl RatioHistogram {
 
     /// The signature bins, allocated on first use: what [`RatioCombat::simulate_block`]
     /// counts into when this histogram counts signatures.
-    fn signature_bins(&mut self) -> Option<&mut Vec<u64>> {
+    fn signature_counts(&mut self) -> Option<&mut Vec<u64>> {
         if self.signature_bins == 0 {
             return None;
         }
@@ -2201,7 +2209,7 @@ impl RatioHistogram {
         }
     }
 
-    /// Counts one signature into bins [`RatioHistogram::signature_bins`] allocated. Floor
+    /// Counts one signature into bins [`RatioHistogram::signature_counts`] allocated. Floor
     /// counts are kept for one or more combats only (rare); the count of none is what is
     /// left when the signatures are folded.
     #[inline(always)]
