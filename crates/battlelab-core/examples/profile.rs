@@ -10,8 +10,10 @@
 //! Why this exists: every kernel inlines into its battle loop, so a profile of the criterion
 //! bench shows one symbol; this loop, built with line tables, shows which lines of a battle
 //! take the time (the `PERF:` comments in the kernels cite it). Kernels: `bare` (the
-//! bare `next_u64` loop, to read a battle's cost against), `frontier`, `frontier-dice`
-//! (a frontier battle's 96 d6 cut as `PackedDice` cuts them, and no rules),
+//! bare `next_u64` loop, to read a battle's cost against), `frontier`, `frontier-deep`
+//! (the same with second rows, so a change to the single-row paths is measured on the
+//! others too), `frontier-dice` (a frontier battle's 96 d6 cut as `PackedDice` cuts them,
+//! and no rules),
 //! `ratio-rescue`, `ratio-press`, `ratio-optimal`, `melee-duel`, `melee-surrounded`,
 //! `setup`, `naval`.
 
@@ -45,6 +47,22 @@ fn main() {
         }
         "frontier" => {
             let combat = scenarios::frontier();
+            let mut h = combat.empty_histogram();
+            combat.battle_block(&mut dice, battles, &mut h);
+            h.result[0]
+        }
+        "frontier-deep" => {
+            // The bench battle with a second row of one warrior behind every other lane of
+            // the side that sets up second: the multi-row paths.
+            let mut battle = scenarios::frontier_six_stacks();
+            for lane in battle.sides[0].lanes.iter_mut().step_by(2) {
+                let mut behind = lane[0].clone();
+                behind.units.truncate(1);
+                behind.leader = 0;
+                lane.push(behind);
+            }
+            let combat = battlelab_core::rules::frontier_battle::FrontierCombat::new(battle)
+                .expect("a valid deep battle");
             let mut h = combat.empty_histogram();
             combat.battle_block(&mut dice, battles, &mut h);
             h.result[0]
@@ -93,7 +111,7 @@ fn main() {
         }
         other => {
             eprintln!(
-                "unknown kernel {other}: bare, frontier, frontier-dice, ratio-rescue, ratio-press, ratio-optimal, melee-duel, melee-surrounded, setup, naval"
+                "unknown kernel {other}: bare, frontier, frontier-deep, frontier-dice, ratio-rescue, ratio-press, ratio-optimal, melee-duel, melee-surrounded, setup, naval"
             );
             std::process::exit(2);
         }

@@ -977,9 +977,8 @@ impl FrontierCombat {
             }
         };
         let mut rank = 0;
-        // The units of the current rank not yet targeted in this pass, and their lanes.
+        // The units of the current rank not yet targeted in this pass.
         let mut set = rank_mask[0];
-        let mut lanes = lanes_of(set);
         let mut pass_hits = 0u32;
         let mut gone = st[enemy].eliminated();
         let mut events = [0u8; MAX_UNITS];
@@ -998,21 +997,32 @@ impl FrontierCombat {
                     rank = 0;
                 }
                 set = rank_mask[rank & (MAX_ROWS - 1)];
-                lanes = lanes_of(set);
             }
-            // PERF: the nearest lane with a unit of `set` is one load (the old scan of
-            // the lanes in the firer's order mispredicted its exit about once a volley).
+            // PERF: the firer's own lane is the nearest, so while it holds a unit of `set` the
+            // target is that lane's first: an AND and a lowest set bit on the chain from one
+            // firer to the next, with the lane's units loaded off it. Only when the own lane
+            // is used up are the lanes holding units of `set` found (one load where every
+            // lane holds one row) and the nearest read from `nearest_lane` (one load; the old
+            // scan of the lanes in the firer's order mispredicted its exit about once a
+            // volley). Taking that chain for every firer, as the kernel did, kept the loop
+            // waiting on two dependent loads a shot: the profile loop 1.08 → 1.14 M battles/s
+            // (medians of five runs of each, built alternately; same dice).
             // The masks (`& (N - 1)`, all sizes powers of two) only keep in range what is
             // in range already, and let the compiler drop the bounds checks.
             let firer_lane = usize::from(f.unit_lane[shooter & (MAX_UNITS - 1)]);
-            let lane = usize::from(
-                self.nearest_lane[firer_lane & (MAX_LANES - 1)][lanes & ((1 << MAX_LANES) - 1)],
-            ) & (MAX_LANES - 1);
-            let pick = set & e.lane_units[lane];
-            let target = pick.trailing_zeros();
-            let bit = 1 << target;
+            let own = set & e.lane_units[firer_lane & (MAX_LANES - 1)];
+            let pick = if own != 0 {
+                own
+            } else {
+                let lanes = lanes_of(set);
+                let lane = usize::from(
+                    self.nearest_lane[firer_lane & (MAX_LANES - 1)][lanes & ((1 << MAX_LANES) - 1)],
+                ) & (MAX_LANES - 1);
+                set & e.lane_units[lane]
+            };
+            let bit = pick & pick.wrapping_neg();
+            let target = bit.trailing_zeros();
             set &= !bit;
-            lanes &= !(usize::from(pick == bit) << lane);
             let hit = u32::from(f.fire_faces[shooter & (MAX_UNITS - 1)]) >> dice.face() & 1;
             let landed = hit << target & !gone;
             pass_hits |= landed;
