@@ -11,8 +11,8 @@
 //! bench shows one symbol; this loop, built with line tables, shows which lines of a battle
 //! take the time (the `PERF:` comments in the kernels cite it). Kernels: `bare` (the
 //! bare `next_u64` loop, to read a battle's cost against), `frontier`, `frontier-deep`
-//! (the same with second rows, so a change to the single-row paths is measured on the
-//! others too), `frontier-dice` (a frontier battle's 96 d6 cut as `PackedDice` cuts them,
+//! (the bench battle with second rows in three of side A's lanes, 15 units against 12, so
+//! a change to the single-row paths is measured on the multi-row ones too), `frontier-dice` (a frontier battle's 96 d6 cut as `PackedDice` cuts them,
 //! and no rules),
 //! `ratio-rescue`, `ratio-press`, `ratio-optimal`, `melee-duel`, `melee-surrounded`,
 //! `setup`, `naval`.
@@ -52,8 +52,9 @@ fn main() {
             h.result[0]
         }
         "frontier-deep" => {
-            // The bench battle with a second row of one warrior behind every other lane of
-            // the side that sets up second: the multi-row paths.
+            // The bench battle with a second row of one warrior in lanes 0, 2 and 4 of side
+            // A (the side that sets up second): 15 units against 12, past the stack table of
+            // `STACK_TABLE_UNITS`, so B's fire and A's movement take the multi-row paths.
             let mut battle = scenarios::frontier_six_stacks();
             for lane in battle.sides[0].lanes.iter_mut().step_by(2) {
                 let mut behind = lane[0].clone();
