@@ -12,14 +12,15 @@
 //! take the time (the `PERF:` comments in the kernels cite it). Kernels: `bare` (the
 //! bare `next_u64` loop, to read a battle's cost against), `frontier`, `frontier-deep`
 //! (the bench battle with second rows in three of side A's lanes, 15 units against 12, so
-//! a change to the single-row paths is measured on the multi-row ones too), `frontier-dice` (a frontier battle's 96 d6 cut as `PackedDice` cuts them,
-//! and no rules),
-//! `ratio-rescue`, `ratio-press`, `ratio-optimal`, `melee-duel`, `melee-surrounded`,
+//! a change to the single-row paths is measured on the multi-row ones too),
+//! `frontier-dice` (a frontier battle's 96 d6 cut as `PackedDice` cuts them, and no
+//! rules), `ratio-rescue`, `ratio-press`, `ratio-optimal`, `melee-duel`, `melee-surrounded`,
 //! `setup`, `naval`.
 
 use std::time::Instant;
 
 use battlelab_core::dice::DiceStream;
+use battlelab_core::rules::frontier_battle::FrontierCombat;
 use battlelab_core::rules::ratio::{RatioCombat, RatioHistogram, ReservePolicy};
 use battlelab_core::rules::setup::CompiledMap;
 use battlelab_core::scenarios;
@@ -62,8 +63,7 @@ fn main() {
                 behind.leader = 0;
                 lane.push(behind);
             }
-            let combat = battlelab_core::rules::frontier_battle::FrontierCombat::new(battle)
-                .expect("a valid deep battle");
+            let combat = FrontierCombat::new(battle).expect("a valid deep battle");
             let mut h = combat.empty_histogram();
             combat.battle_block(&mut dice, battles, &mut h);
             h.result[0]

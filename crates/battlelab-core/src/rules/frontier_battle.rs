@@ -889,9 +889,9 @@ impl FrontierCombat {
     /// a mask of it ([`Self::rows_in_play`]), instead of four ANDs per lane each time.
     /// A side of at most [`STACK_TABLE_UNITS`] units reads it from `stacks_holding` in one
     /// load: so do the movement phase's held and movable lanes and, one row a lane, the
-    /// fire phase's lanes left in a rank once a firer's own lane is used up (callgrind: 208.4 → 192.9 M instructions for 20,000
-    /// bench battles, −7.4%; the profile loop 1.09 → 1.16 M battles/s, six runs of each
-    /// built alternately, same dice).
+    /// fire phase's lanes left in a rank once a firer's own lane is used up (callgrind:
+    /// 208.4 → 192.9 M instructions for 20,000 bench battles, −7.4%; the profile loop
+    /// 1.09 → 1.16 M battles/s, six runs of each built alternately, same dice).
     #[inline(always)]
     fn stacks_in_play(m: &SideMasks, in_play: u32) -> u32 {
         match m.stacks_holding.get(in_play as usize) {
@@ -920,10 +920,9 @@ impl FrontierCombat {
     /// PERF: "targeted the fewest times so far" only ever means "not yet targeted at the
     /// current count", a mask that refills when empty; depth is one mask per rank; the rest
     /// is the firer's own lane, else the nearest lane holding a target, read from
-    /// `nearest_lane`. Choosing a target
-    /// rolls no die, so each firer's die is rolled as soon as its target is chosen (the
-    /// same dice in the same order as choosing every target first): the targets come from
-    /// the masks at the start of the volley.
+    /// `nearest_lane`. Choosing a target rolls no die, so each firer's die is rolled as
+    /// soon as its target is chosen (the same dice in the same order as choosing every
+    /// target first): the targets come from the masks at the start of the volley.
     #[inline(always)]
     fn fire_phase<D: BattleDice>(&self, st: &mut [SideState; 2], side: usize, dice: &mut D) {
         let enemy = 1 - side;
@@ -999,16 +998,16 @@ impl FrontierCombat {
                 }
                 set = rank_mask[rank & (MAX_ROWS - 1)];
             }
-            // PERF: the firer's own lane is the nearest, so while it holds a unit of `set` the
-            // target is that lane's first: an AND and a lowest set bit on the chain from one
-            // firer to the next, with the lane's units loaded off it. Only when the own lane
-            // is used up are the lanes holding units of `set` found (one load where every
-            // lane holds one row and the side has at most `STACK_TABLE_UNITS` units) and the
-            // nearest read from `nearest_lane` (one load; the old
-            // scan of the lanes in the firer's order mispredicted its exit about once a
-            // volley). Taking that chain for every firer, as the kernel did, kept the loop
-            // waiting on two dependent loads a shot: the profile loop 1.08 → 1.14 M battles/s
-            // (medians of five runs of each, built alternately; same dice).
+            // PERF: the firer's own lane is the nearest, so while it holds a unit of `set`
+            // the target is that lane's first: an AND and a lowest set bit on the chain from
+            // one firer to the next, with the lane's units loaded off it. Only when the own
+            // lane is used up are the lanes holding units of `set` found (one load where
+            // every lane holds one row and the side has at most `STACK_TABLE_UNITS` units)
+            // and the nearest read from `nearest_lane` (one load; the old scan of the lanes
+            // in the firer's order mispredicted its exit about once a volley). Taking that
+            // chain for every firer, as the kernel did, kept the loop waiting on two
+            // dependent loads a shot: the profile loop 1.08 → 1.14 M battles/s (medians of
+            // five runs of each, built alternately; same dice).
             // The masks (`& (N - 1)`, all sizes powers of two) only keep in range what is
             // in range already, and let the compiler drop the bounds checks.
             let firer_lane = usize::from(f.unit_lane[shooter & (MAX_UNITS - 1)]);
