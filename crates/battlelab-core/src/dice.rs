@@ -63,7 +63,7 @@ impl DiceStream {
     /// The next raw 64-bit output of xoshiro256++.
     #[inline(always)]
     pub fn next_u64(&mut self) -> u64 {
-        #[cfg(feature = "count-dice")]
+        #[cfg(any(test, feature = "count-dice"))]
         counting::WORDS.with(|c| c.set(c.get() + 1));
         self.rng.next_u64()
     }
@@ -129,7 +129,7 @@ impl DiceWord {
     /// A uniform value in `0..n`.
     #[inline(always)]
     pub fn take(&mut self, n: u32) -> u32 {
-        #[cfg(feature = "count-dice")]
+        #[cfg(any(test, feature = "count-dice"))]
         counting::DRAWS.with(|c| c.set(c.get() + 1));
         let product = u128::from(self.0) * u128::from(n);
         self.0 = product as u64;
@@ -139,8 +139,10 @@ impl DiceWord {
 
 /// Draw counters for the dice-count table (`--features count-dice`, benches and the
 /// `dice_count` example only): every `next_u64` and every value taken from a word (a die,
-/// or a count sampled from a table) on this thread. Normal builds have no counters.
-#[cfg(feature = "count-dice")]
+/// or a count sampled from a table) on this thread. This crate's own unit tests have them
+/// too, so the draws of README's table are checked in CI (`scenarios`' tests); normal
+/// builds, the benches and every other crate's tests have no counters.
+#[cfg(any(test, feature = "count-dice"))]
 pub mod counting {
     use std::cell::Cell;
     thread_local! {

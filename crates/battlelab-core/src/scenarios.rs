@@ -299,6 +299,93 @@ mod tests {
         );
     }
 
+    /// Words and draws of `n` calls of `battle` on block 0 of seed 1, in total: words by
+    /// stepping a copy of the stream (as [`words_per_battle`]), draws by this thread's
+    /// counters (which this crate's unit tests have, as `count-dice` builds do).
+    fn words_and_draws(n: u64, mut battle: impl FnMut(&mut DiceStream)) -> (u64, u64) {
+        let start = DiceStream::for_block(1, 0);
+        let mut dice = start.clone();
+        let before = crate::dice::counting::counts().1;
+        for _ in 0..n {
+            battle(&mut dice);
+        }
+        let draws = crate::dice::counting::counts().1 - before;
+        let words = start
+            .words_until(&dice, 1 << 32)
+            .expect("fewer than 2^32 words");
+        (words, draws)
+    }
+
+    /// The draws column of the issue-16 table (`dice_count`), where it is known by hand:
+    /// values taken from a word, a combined face or a sampled count being one.
+    #[test]
+    fn draws_per_battle_are_the_hand_counted_ones() {
+        const N: u64 = 1000;
+        // Five combats, each one combined face of its dice: one word, five draws.
+        let line = RatioCombat::new(ratio_line(RATIO_LINE, 2, 0, ReservePolicy::None)).unwrap();
+        assert_eq!(
+            words_and_draws(N, |d| {
+                let _ = line.fight(d);
+            }),
+            (N, 5 * N)
+        );
+        // With reserves the table kernel also peeks the reserve dice as one value in every
+        // battle (drawing their word only when a reserve commits): six draws a battle.
+        let rescue = RatioCombat::new(ratio_line(RATIO_LINE, 2, 0, ReservePolicy::Rescue)).unwrap();
+        let (words, draws) = words_and_draws(N, |d| {
+            let _ = rescue.fight(d);
+        });
+        assert_eq!(draws, 6 * N);
+        assert!((N..=2 * N).contains(&words), "{words} words");
+        // The whole 13-state map, eight d6 a word taken two at a time as one number: four
+        // values from the first word, two pairs and a single from the second.
+        let states = setup_map();
+        let map = CompiledMap::new(&states);
+        let mut totals = [[0u32; 7]; 3];
+        assert_eq!(
+            words_and_draws(N, |d| map.roll_totals(d, &mut totals)),
+            (2 * N, 7 * N)
+        );
+        // One coalition: one value for each of its five states (0, 3, 6, 9, 12), with
+        // the skipped states' dice inside it.
+        let one = CoalitionMap::new(&states, 0);
+        assert_eq!(
+            words_and_draws(N, |d| {
+                let _ = one.roll(d);
+            }),
+            (2 * N, 5 * N)
+        );
+        // The frontier dice floor: 96 faces a battle, twelve to a word.
+        assert_eq!(
+            words_and_draws(N, |d| {
+                let _ = frontier_dice_floor(d, 1);
+            }),
+            (8 * N, FRONTIER_DICE * N)
+        );
+        // A frontier battle rolls only d6 (its leader loss is 1 in 6), twelve to a word,
+        // so a block's draws are twelve a word less the faces left in its last word.
+        let frontier = frontier();
+        let mut h = frontier.empty_histogram();
+        let (words, draws) = words_and_draws(1, |d| frontier.battle_block(d, N, &mut h));
+        assert!(
+            (12 * words - 11..=12 * words).contains(&draws),
+            "{words} words, {draws} draws"
+        );
+        // One value from each word drawn: a naval round takes both its dice as one value
+        // of its own word; the melee duel samples each wound count from a table by a whole
+        // word, and takes its phase's one break roll from the phase's break word.
+        let (naval, engagement) = naval();
+        let naval = naval.kernel(&engagement);
+        let (words, draws) = words_and_draws(N, |d| {
+            let _ = naval.engage(d);
+        });
+        assert_eq!(draws, words);
+        let duel = melee_duel();
+        let mut h = duel.empty_engagement_histogram();
+        let (words, draws) = words_and_draws(N, |d| duel.engagement_block(d, 1, &mut h));
+        assert_eq!(draws, words);
+    }
+
     /// In blocks: twelve d6 a word shared across battles of 6 d6 is half a word a battle
     /// (one battle a block would count a whole word each).
     #[test]

@@ -1320,7 +1320,7 @@ impl MeleeCombat {
     #[inline(always)]
     fn sample_table(&self, table: GroupRef, u: u64) -> u32 {
         // A count sampled from a table is one draw (the dice-count table's definition).
-        #[cfg(feature = "count-dice")]
+        #[cfg(any(test, feature = "count-dice"))]
         crate::dice::counting::DRAWS.with(|c| c.set(c.get() + 1));
         let column = (table >> 4) as usize + (u >> (64 - (table & 15))) as usize;
         self.fast.columns[column].pick(u)
