@@ -215,16 +215,20 @@ pub fn setup_map() -> Vec<MapState> {
 
 /// Words (64-bit `next_u64` draws) per call of `battle`, averaged over `n` calls on
 /// block 0 of seed 1: counted by stepping a copy of the stream, outside any timing.
-pub fn words_per_battle(n: u64, mut battle: impl FnMut(&mut DiceStream)) -> f64 {
+pub fn words_per_battle(n: u64, battle: impl FnMut(&mut DiceStream)) -> f64 {
+    words_drawn(n, battle) as f64 / n as f64
+}
+
+/// Words `n` calls of `battle` draw in all, on block 0 of seed 1 (see [`words_per_battle`]).
+pub fn words_drawn(n: u64, mut battle: impl FnMut(&mut DiceStream)) -> u64 {
     let start = DiceStream::for_block(1, 0);
     let mut dice = start.clone();
     for _ in 0..n {
         battle(&mut dice);
     }
-    let words = start
+    start
         .words_until(&dice, 1 << 32)
-        .expect("a battle draws fewer than 2^32 / n words");
-    words as f64 / n as f64
+        .expect("a battle draws fewer than 2^32 / n words")
 }
 
 /// [`words_per_battle`] for a kernel that fights battles in blocks, a word's faces left
@@ -299,21 +303,13 @@ mod tests {
         );
     }
 
-    /// Words and draws of `n` calls of `battle` on block 0 of seed 1, in total: words by
-    /// stepping a copy of the stream (as [`words_per_battle`]), draws by this thread's
-    /// counters (which this crate's unit tests have, as `count-dice` builds do).
-    fn words_and_draws(n: u64, mut battle: impl FnMut(&mut DiceStream)) -> (u64, u64) {
-        let start = DiceStream::for_block(1, 0);
-        let mut dice = start.clone();
+    /// Words and draws of `n` calls of `battle` in total: words by [`words_drawn`], draws by
+    /// this thread's counters (which this crate's unit tests have, as `count-dice` builds
+    /// do; no call here runs on another thread).
+    fn words_and_draws(n: u64, battle: impl FnMut(&mut DiceStream)) -> (u64, u64) {
         let before = crate::dice::counting::counts().1;
-        for _ in 0..n {
-            battle(&mut dice);
-        }
-        let draws = crate::dice::counting::counts().1 - before;
-        let words = start
-            .words_until(&dice, 1 << 32)
-            .expect("fewer than 2^32 words");
-        (words, draws)
+        let words = words_drawn(n, battle);
+        (words, crate::dice::counting::counts().1 - before)
     }
 
     /// The draws column of the issue-16 table (`dice_count`), where it is known by hand:

@@ -247,7 +247,8 @@ const _: () = assert!(MAX_UNITS + MAX_TABLE_RESERVES < 32 && MAX_TABLE_RESERVES 
 /// counters lie side by side in `packed` (routed, then beaten 8 bits up), read as one.
 #[inline(always)]
 fn result_key(packed: u64, used: usize) -> usize {
-    const _: () = assert!(BEATEN_A - ROUTED_A == 8 && ROUTED_B - ROUTED_A == 16);
+    const _: () =
+        assert!(BEATEN_A - ROUTED_A == 8 && BEATEN_B - ROUTED_B == 8 && ROUTED_B - ROUTED_A == 16);
     let a_loses = usize::from(field(packed, CP_A) > field(packed, CP_B));
     let counters = (packed >> (ROUTED_B - 16 * a_loses as u32)) as usize;
     ((a_loses << 3 | used) << 10 | (counters >> 3 & 31 << 5) | (counters & 31)) & (RESULT_KEYS - 1)
@@ -397,7 +398,7 @@ struct ReserveTable {
     /// bench line's profile loop 47 → 54 M battles/s under every policy (three runs of
     /// each policy, built alternately, same counts); callgrind 336.6 → 323.7 instructions
     /// a battle.
-    result_bins: Vec<u8>,
+    result_bins: Box<[u8; RESULT_KEYS]>,
 }
 
 impl ReserveTable {
@@ -871,7 +872,7 @@ impl RatioCombat {
                 }
             }
         }
-        let mut result_bins = vec![0u8; RESULT_KEYS];
+        let mut result_bins = Box::new([0u8; RESULT_KEYS]);
         for used in 0..=reserves {
             let units = self.units_after(side, used);
             for (cp_a, cp_b) in [(1, 0), (0, 1)] {
@@ -1316,8 +1317,9 @@ impl RatioCombat {
     /// severity of that loss (a combat's line units are fixed; a reserve adds to its own
     /// side's units, which count only when that side loses). So one increment of a
     /// signature histogram per battle stands for the result, casualty points, reserves
-    /// used, floors and combat states that [`RatioCombat::table_block`] counted one by one
-    /// (the army result alone was about 30 instructions); they are derived from the counts
+    /// used, floors and combat states that [`RatioCombat::table_block`] counts one by one
+    /// (the army result alone was about 30 instructions when this was measured, before
+    /// `table_block` read it from [`ReserveTable::result_bins`]); they are derived from the counts
     /// when the run is folded. The signature is `states + 7^combats × k`, `k` numbering
     /// (used, repulsed, beaten, routed): 15 values for two reserves. Only lines of at most
     /// [`MAX_SIGNATURE_BINS`] signatures use it (see there for the runs measured).
@@ -2546,6 +2548,57 @@ mod tests {
         assert_eq!(&d.result[..9], &[6, 0, 4, 5, 6, 0, 4, 5, 6]);
         // CP of A: 1 on 6, 2 on 4, 3 on 5.
         assert_eq!(d.cp[0], vec![21, 6, 4, 5]);
+    }
+
+    /// The block kernel's result table gives `army_result`'s bin for any tallies that are
+    /// no draw: whatever the casualty points, floors and the winner's counters (which the
+    /// table's key leaves out), on either side's reserves.
+    #[test]
+    fn result_bins_are_army_result() {
+        let mut checked = 0;
+        for mirrored in [false, true] {
+            let mut battle = crate::scenarios::ratio_line(
+                crate::scenarios::RATIO_LINE,
+                2,
+                0,
+                ReservePolicy::Rescue,
+            );
+            if mirrored {
+                battle.units.swap(0, 1);
+                battle.reserves.swap(0, 1);
+                for p in &mut battle.line {
+                    std::mem::swap(&mut p.a, &mut p.b);
+                }
+            }
+            let combat = RatioCombat::new(battle).unwrap();
+            let t = combat.reserve_table.as_ref().expect("a reserve table");
+            assert_eq!(t.side, usize::from(mirrored));
+            let r = t.reserves;
+            for used in 0..=r {
+                let units = combat.units_after(t.side, used);
+                for (cp_a, cp_b) in [(1u64, 0u64), (0, 1), (7, 2), (3, 9), (255, 254)] {
+                    for counters in 0..6u64.pow(4) {
+                        let [ra, ba, rb, bb] = [0, 1, 2, 3].map(|k| counters / 6u64.pow(k) % 6);
+                        for floor in [0u64, 3] {
+                            let packed = cp_a << CP_A
+                                | cp_b << CP_B
+                                | ra << ROUTED_A
+                                | ba << BEATEN_A
+                                | rb << ROUTED_B
+                                | bb << BEATEN_B
+                                | floor << FLOOR_DECIDED;
+                            assert_eq!(
+                                usize::from(t.result_bins[result_key(packed, used)]),
+                                army_result(packed, units) * (r + 1) + used,
+                                "{packed:#x}, {used} used"
+                            );
+                            checked += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(checked, 2 * 3 * 5 * 1296 * 2);
     }
 
     #[test]
