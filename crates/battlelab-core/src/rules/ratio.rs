@@ -872,26 +872,7 @@ impl RatioCombat {
                 }
             }
         }
-        let mut result_bins = Box::new([0u8; RESULT_KEYS]);
-        for used in 0..=reserves {
-            let units = self.units_after(side, used);
-            for (cp_a, cp_b) in [(1, 0), (0, 1)] {
-                // The loser's counters: A's when A lost, else B's.
-                let (routed_at, beaten_at) = if cp_a > cp_b {
-                    (ROUTED_A, BEATEN_A)
-                } else {
-                    (ROUTED_B, BEATEN_B)
-                };
-                for beaten in 0..32u64 {
-                    for routed in 0..32u64 {
-                        let packed =
-                            cp_a << CP_A | cp_b << CP_B | routed << routed_at | beaten << beaten_at;
-                        let bin = army_result(packed, units) * (reserves + 1) + used;
-                        result_bins[result_key(packed, used)] = bin as u8;
-                    }
-                }
-            }
-        }
+        let result_bins = self.result_bins(side, reserves);
         Some(ReserveTable {
             side,
             reserves,
@@ -906,6 +887,29 @@ impl RatioCombat {
             extras,
             result_bins,
         })
+    }
+
+    /// [`ReserveTable::result_bins`] for reserves on `side`: every key's bin, from
+    /// [`army_result`] on tallies holding only what the key reads.
+    fn result_bins(&self, side: usize, reserves: usize) -> Box<[u8; RESULT_KEYS]> {
+        let mut bins = Box::new([0u8; RESULT_KEYS]);
+        for used in 0..=reserves {
+            let units = self.units_after(side, used);
+            // A lost (more casualty points, its counters), or B did.
+            for (cp, routed_at, beaten_at) in [
+                (1 << CP_A, ROUTED_A, BEATEN_A),
+                (1 << CP_B, ROUTED_B, BEATEN_B),
+            ] {
+                for beaten in 0..32u64 {
+                    for routed in 0..32u64 {
+                        let packed = cp | routed << routed_at | beaten << beaten_at;
+                        let bin = army_result(packed, units) * (reserves + 1) + used;
+                        bins[result_key(packed, used)] = bin as u8;
+                    }
+                }
+            }
+        }
+        bins
     }
 
     /// One combat's commit loop for `side`: the line's totals for `face`, then reserves
@@ -2419,6 +2423,15 @@ mod tests {
         }
     }
 
+    /// The same battle with the sides' units, reserves and pairings swapped.
+    fn swap_sides(battle: &mut RatioBattle) {
+        battle.units.swap(0, 1);
+        battle.reserves.swap(0, 1);
+        for p in &mut battle.line {
+            std::mem::swap(&mut p.a, &mut p.b);
+        }
+    }
+
     #[test]
     fn reserve_table_draws_the_same_dice_as_the_loop() {
         let (mut tables, mut reading_diff, mut two_words, mut side_b) = (0, 0, 0, 0);
@@ -2449,11 +2462,7 @@ mod tests {
                                     u.modifier = i as i32 % 3 - 1;
                                 }
                                 if mirrored {
-                                    battle.units.swap(0, 1);
-                                    battle.reserves.swap(0, 1);
-                                    for p in &mut battle.line {
-                                        std::mem::swap(&mut p.a, &mut p.b);
-                                    }
+                                    swap_sides(&mut battle);
                                 }
                                 let combat = RatioCombat::new(battle).unwrap();
                                 let Some(t) = &combat.reserve_table else {
@@ -2564,11 +2573,7 @@ mod tests {
                 ReservePolicy::Rescue,
             );
             if mirrored {
-                battle.units.swap(0, 1);
-                battle.reserves.swap(0, 1);
-                for p in &mut battle.line {
-                    std::mem::swap(&mut p.a, &mut p.b);
-                }
+                swap_sides(&mut battle);
             }
             let combat = RatioCombat::new(battle).unwrap();
             let t = combat.reserve_table.as_ref().expect("a reserve table");
