@@ -320,6 +320,44 @@ fn loss_code(loss: CrtLoss) -> u8 {
     }
 }
 
+/// Stacks of at most this many units take a melee's strengths and losses from tables
+/// ([`SideMasks::melee_losses`], [`SideMasks::stack_strength`]).
+const SMALL_STACK_UNITS: usize = 4;
+/// A small stack's units as bits from its first, and the keys of its tables.
+const SMALL_STACK_MASK: u32 = (1 << SMALL_STACK_UNITS) - 1;
+const SMALL_STACK_KEYS: usize = 1 << SMALL_STACK_UNITS;
+// A `melee_losses` entry holds a stack's losses to 0..=SMALL_STACK_UNITS eliminations.
+const _: () = assert!((SMALL_STACK_UNITS + 1) * SMALL_STACK_UNITS <= 32);
+
+/// The units of `fights` that an elimination of `code` units takes: the owner loses its
+/// weakest first, disrupted before undisrupted, then the lowest melee strength, then the
+/// last listed (RULES.md C). The kernel reads it from [`SideMasks::melee_losses`], built
+/// with this, for stacks of at most [`SMALL_STACK_UNITS`] units, and runs it for larger
+/// ones.
+fn melee_victims(fights: u32, disrupted: u32, code: u32, strengths: &[u32; MAX_UNITS]) -> u32 {
+    let mut left = fights;
+    let mut lost = 0;
+    for _ in 0..code {
+        if left == 0 {
+            break;
+        }
+        // Taking a unit changes neither which of the others are disrupted nor their order.
+        let weak = left & disrupted;
+        let mut pool = if weak != 0 { weak } else { left };
+        let mut victim = pool.trailing_zeros() as usize;
+        while pool != 0 {
+            let u = pool.trailing_zeros() as usize;
+            pool &= pool - 1;
+            if strengths[u] <= strengths[victim] {
+                victim = u;
+            }
+        }
+        lost |= 1 << victim;
+        left &= !(1 << victim);
+    }
+    lost
+}
+
 /// How one battle ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BattleOutcome {
@@ -686,6 +724,18 @@ struct SideMasks {
     move_faces: [[[[[u8; 2]; 2]; 2]; MAX_LEADER as usize + 1]; 2],
     /// Faces 0–5 that recover a unit, by the rating of the leader stacked with it.
     recover_faces: [u8; MAX_LEADER as usize + 1],
+    /// Every stack of the side has at most [`SMALL_STACK_UNITS`] units: its melees read
+    /// the two tables below (empty otherwise), a stack's units as bits from its first.
+    small_stacks: bool,
+    stack_first: [u8; MAX_STACKS],
+    /// `melee_losses[(stack · KEYS + disrupted) · KEYS + fighting]`, `KEYS` =
+    /// [`SMALL_STACK_KEYS`]: bits `SMALL_STACK_UNITS · k ..` hold the units
+    /// [`melee_victims`] takes from the stack's fighting units to an elimination of `k`
+    /// (0 to [`SMALL_STACK_UNITS`]; of more: all of them; of none: none).
+    melee_losses: Vec<u32>,
+    /// `stack_strength[stack · KEYS + units]`: the melee strength of those units of the
+    /// stack.
+    stack_strength: Vec<u32>,
 }
 
 /// One side's state: two bit planes of the unit states (`hi·2 + lo`: normal 0, disrupted
@@ -763,6 +813,12 @@ impl FrontierCombat {
             leader_stacks: 0,
             move_faces: [[[[[0; 2]; 2]; 2]; MAX_LEADER as usize + 1]; 2],
             recover_faces: [0; MAX_LEADER as usize + 1],
+            small_stacks: stacks
+                .iter()
+                .all(|stack| stack.unit_count <= SMALL_STACK_UNITS),
+            stack_first: [0; MAX_STACKS],
+            melee_losses: Vec::new(),
+            stack_strength: Vec::new(),
         };
         let mut lane_units = [0u32; MAX_LANES];
         for (u, unit) in units.iter().enumerate() {
@@ -795,6 +851,37 @@ impl FrontierCombat {
             }
         }
         m.lane_units = lane_units;
+        for (s, stack) in stacks.iter().enumerate() {
+            m.stack_first[s] = stack.first_unit as u8;
+        }
+        if m.small_stacks {
+            const KEYS: usize = SMALL_STACK_KEYS;
+            m.melee_losses = vec![0; stacks.len() * KEYS * KEYS];
+            m.stack_strength = vec![0; stacks.len() * KEYS];
+            for (s, stack) in stacks.iter().enumerate() {
+                let first = stack.first_unit;
+                let units = (1u32 << stack.unit_count) - 1;
+                for fighting in (0..KEYS as u32).filter(|&f| f & !units == 0) {
+                    m.stack_strength[s * KEYS + fighting as usize] = (0..stack.unit_count)
+                        .filter(|&u| fighting >> u & 1 == 1)
+                        .map(|u| m.melee_strength[first + u])
+                        .sum();
+                    for disrupted in (0..KEYS as u32).filter(|&d| d & !units == 0) {
+                        let losses = (1..=SMALL_STACK_UNITS as u32).fold(0, |nibbles, k| {
+                            let lost = melee_victims(
+                                fighting << first,
+                                disrupted << first,
+                                k,
+                                &m.melee_strength,
+                            ) >> first;
+                            nibbles | lost << (SMALL_STACK_UNITS as u32 * k)
+                        });
+                        m.melee_losses
+                            [(s * KEYS + disrupted as usize) * KEYS + fighting as usize] = losses;
+                    }
+                }
+            }
+        }
         // Every stack has a unit, so at most 12 stacks: a `u16` holds any stack set.
         if units.len() <= STACK_TABLE_UNITS {
             m.stacks_holding = (0..1u32 << units.len())
@@ -1179,10 +1266,15 @@ impl FrontierCombat {
         let mut fighting = [0; 2];
         fighting[attacker] = fights(movers, attacker);
         fighting[defender] = fights(stayed, defender);
-        // PERF: the sum runs over the whole stack, each unit masked in or out, so the loop
-        // runs as many times as the stack has units (the same every melee when stacks are
-        // alike) instead of once per fighting unit, a count that mispredicts.
+        // PERF: a small stack's strength is one load. A larger one's sum runs over the
+        // whole stack, each unit masked in or out, so the loop runs as many times as the
+        // stack has units (the same every melee when stacks are alike) instead of once per
+        // fighting unit, a count that mispredicts.
         let strength = |mask: u32, m: &SideMasks, stack: usize| {
+            if m.small_stacks {
+                let units = mask >> m.stack_first[stack & (MAX_STACKS - 1)] & SMALL_STACK_MASK;
+                return m.stack_strength[stack * SMALL_STACK_KEYS + units as usize];
+            }
             let mut rest = m.stack_units[stack];
             let mut total = 0;
             while rest != 0 {
@@ -1232,39 +1324,39 @@ impl FrontierCombat {
             (attacker, attacking_stack, codes[0]),
             (defender, defending_stack, codes[1]),
         ] {
+            // (Without this branch, a loss of none going through the table too: no faster,
+            // five alternate runs, for about 250 more instructions a battle.)
             if code == 0 {
                 continue;
             }
+            let m = &self.masks[side];
             let fights = fighting[side];
             let s = &mut st[side];
-            if code == LOSS_ROUT {
-                s.lo &= !fights;
-                s.hi |= fights;
-                s.removed |= fights;
+            // PERF: a small stack's losses are one load, keyed by its fighting and
+            // disrupted units, and land without a branch, where the search for the
+            // weakest (a loop, and a comparison a unit for each unit lost) mispredicted.
+            // With its strengths from a table too: the profile loop 1.15 → 1.26 M
+            // battles/s (+9.9%, the median of paired ratios over five alternate runs;
+            // `frontier-deep` +11%), the same dice and battles. Callgrind: 779 → 736
+            // conditional branches and 73.1 → 69.2 simulated mispredictions a battle, for
+            // 8.98 → 9.16 K instructions.
+            let eliminated = if m.small_stacks {
+                let first = m.stack_first[stack & (MAX_STACKS - 1)];
+                let key = ((s.disrupted() & fights) >> first) as usize * SMALL_STACK_KEYS
+                    + (fights >> first) as usize;
+                let losses = m.melee_losses[stack * SMALL_STACK_KEYS * SMALL_STACK_KEYS + key];
+                let lost = u32::from(code).min(SMALL_STACK_UNITS as u32);
+                (losses >> (SMALL_STACK_UNITS as u32 * lost) & SMALL_STACK_MASK) << first
+            } else if code == LOSS_ROUT {
+                0
             } else {
-                // The owner loses its weakest first: disrupted before undisrupted, then the
-                // lowest melee strength, then the last listed.
-                let strengths = &self.masks[side].melee_strength;
-                let mut left = fights;
-                for _ in 0..code {
-                    if left == 0 {
-                        break;
-                    }
-                    let weak = left & s.disrupted();
-                    let mut pool = if weak != 0 { weak } else { left };
-                    let mut victim = pool.trailing_zeros() as usize;
-                    while pool != 0 {
-                        let u = pool.trailing_zeros() as usize;
-                        pool &= pool - 1;
-                        if strengths[u] <= strengths[victim] {
-                            victim = u;
-                        }
-                    }
-                    s.lo |= 1 << victim;
-                    s.hi |= 1 << victim;
-                    left &= !(1 << victim);
-                }
-            }
+                melee_victims(fights, s.disrupted(), u32::from(code), &m.melee_strength)
+            };
+            let routed = fights & 0u32.wrapping_sub(u32::from(code == LOSS_ROUT));
+            let eliminated = eliminated & !routed;
+            s.lo = (s.lo | eliminated) & !routed;
+            s.hi |= eliminated | routed;
+            s.removed |= routed;
             self.lose_leader(st, side, stack, dice);
         }
     }
@@ -1657,7 +1749,10 @@ mod tests {
         let stack = |g: &mut DiceStream| {
             let kind = [UnitType::Warrior, UnitType::Militia, UnitType::Regular][pick(g, 3)];
             let mut units = Vec::new();
-            for k in 0..1 + pick(g, 2) + pick(g, 3) {
+            // Rifles do not count for stacking: one stack in six takes up to three more,
+            // past SMALL_STACK_UNITS.
+            let rifles = if pick(g, 6) == 0 { 1 + pick(g, 3) } else { 0 };
+            for k in 0..1 + pick(g, 2) + pick(g, 3) + rifles {
                 units.push(Unit {
                     kind: if k < 2 { kind } else { UnitType::Rifle },
                     fire_cf: 1 + pick(g, 10) as u32,
@@ -1719,6 +1814,9 @@ mod tests {
     fn random_battles_are_fought_as_the_reference_fights_them_die_for_die() {
         let mut g = DiceStream::for_block(77, 0);
         let (mut checked, mut deep, mut wide, mut several_passes) = (0, 0, 0, 0);
+        // Battles whose sides all read melee losses from tables, and those with a side
+        // that searches for them (a stack past SMALL_STACK_UNITS).
+        let (mut small, mut large) = (0, 0);
         while checked < 400 {
             let Some(battle) = random_battle(&mut g) else {
                 continue;
@@ -1732,6 +1830,9 @@ mod tests {
                     .any(|m| m.lane_row_bits.contains(&0b1111)),
             );
             wide += usize::from(combat.lanes == MAX_LANES);
+            let tables = combat.masks.iter().filter(|m| m.small_stacks).count();
+            small += usize::from(tables == 2);
+            large += usize::from(tables < 2);
             several_passes += usize::from(
                 combat.units[0].len() > 2 * combat.units[1].len()
                     || combat.units[1].len() > 2 * combat.units[0].len(),
@@ -1751,8 +1852,8 @@ mod tests {
         }
         // The draw reaches the limits the fixed battles do not all reach.
         assert!(
-            deep > 10 && wide > 10 && several_passes > 10,
-            "{deep} {wide} {several_passes}"
+            deep > 10 && wide > 10 && several_passes > 10 && small > 10 && large > 10,
+            "{deep} {wide} {several_passes} {small} {large}"
         );
     }
 
