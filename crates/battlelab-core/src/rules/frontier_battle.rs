@@ -320,20 +320,21 @@ fn loss_code(loss: CrtLoss) -> u8 {
     }
 }
 
-/// Stacks of at most this many units take a melee's strengths and losses from tables
-/// ([`SideMasks::melee_losses`], [`SideMasks::stack_strength`]).
+/// A side whose every stack has at most this many units takes its melees' strengths and
+/// losses from tables ([`SideMasks::melee_losses`], [`SideMasks::stack_strength`]).
 const SMALL_STACK_UNITS: usize = 4;
-/// A small stack's units as bits from its first, and the keys of its tables.
+/// A small stack's units, as bits from its first unit.
 const SMALL_STACK_MASK: u32 = (1 << SMALL_STACK_UNITS) - 1;
+/// The sets of a small stack's units: the keys of its tables.
 const SMALL_STACK_KEYS: usize = 1 << SMALL_STACK_UNITS;
-// A `melee_losses` entry holds a stack's losses to 0..=SMALL_STACK_UNITS eliminations.
-const _: () = assert!((SMALL_STACK_UNITS + 1) * SMALL_STACK_UNITS <= 32);
+// A `melee_losses` entry holds a stack's losses to 1..=SMALL_STACK_UNITS eliminations.
+const _: () = assert!(SMALL_STACK_UNITS * SMALL_STACK_UNITS <= 16);
 
 /// The units of `fights` that an elimination of `code` units takes: the owner loses its
 /// weakest first, disrupted before undisrupted, then the lowest melee strength, then the
 /// last listed (RULES.md C). The kernel reads it from [`SideMasks::melee_losses`], built
-/// with this, for stacks of at most [`SMALL_STACK_UNITS`] units, and runs it for larger
-/// ones.
+/// with this, for sides whose every stack has at most [`SMALL_STACK_UNITS`] units, and runs
+/// it for the other sides.
 fn melee_victims(fights: u32, disrupted: u32, code: u32, strengths: &[u32; MAX_UNITS]) -> u32 {
     let mut left = fights;
     let mut lost = 0;
@@ -729,10 +730,11 @@ struct SideMasks {
     small_stacks: bool,
     stack_first: [u8; MAX_STACKS],
     /// `melee_losses[(stack · KEYS + disrupted) · KEYS + fighting]`, `KEYS` =
-    /// [`SMALL_STACK_KEYS`]: bits `SMALL_STACK_UNITS · k ..` hold the units
-    /// [`melee_victims`] takes from the stack's fighting units to an elimination of `k`
-    /// (0 to [`SMALL_STACK_UNITS`]; of more: all of them; of none: none).
-    melee_losses: Vec<u32>,
+    /// [`SMALL_STACK_KEYS`], `disrupted` within `fighting` (the other entries are never
+    /// read): bits `SMALL_STACK_UNITS · (k − 1) ..` hold the units [`melee_victims`] takes
+    /// from the stack's fighting units to an elimination of `k`, 1 to
+    /// [`SMALL_STACK_UNITS`] (of more: all of them).
+    melee_losses: Vec<u16>,
     /// `stack_strength[stack · KEYS + units]`: the melee strength of those units of the
     /// stack.
     stack_strength: Vec<u32>,
@@ -866,7 +868,7 @@ impl FrontierCombat {
                         .filter(|&u| fighting >> u & 1 == 1)
                         .map(|u| m.melee_strength[first + u])
                         .sum();
-                    for disrupted in (0..KEYS as u32).filter(|&d| d & !units == 0) {
+                    for disrupted in (0..KEYS as u32).filter(|&d| d & !fighting == 0) {
                         let losses = (1..=SMALL_STACK_UNITS as u32).fold(0, |nibbles, k| {
                             let lost = melee_victims(
                                 fighting << first,
@@ -874,7 +876,7 @@ impl FrontierCombat {
                                 k,
                                 &m.melee_strength,
                             ) >> first;
-                            nibbles | lost << (SMALL_STACK_UNITS as u32 * k)
+                            nibbles | (lost as u16) << (SMALL_STACK_UNITS as u32 * (k - 1))
                         });
                         m.melee_losses
                             [(s * KEYS + disrupted as usize) * KEYS + fighting as usize] = losses;
@@ -1272,7 +1274,8 @@ impl FrontierCombat {
         // fighting unit, a count that mispredicts.
         let strength = |mask: u32, m: &SideMasks, stack: usize| {
             if m.small_stacks {
-                let units = mask >> m.stack_first[stack & (MAX_STACKS - 1)] & SMALL_STACK_MASK;
+                debug_assert_eq!(mask & !m.stack_units[stack], 0);
+                let units = mask >> m.stack_first[stack & (MAX_STACKS - 1)];
                 return m.stack_strength[stack * SMALL_STACK_KEYS + units as usize];
             }
             let mut rest = m.stack_units[stack];
@@ -1335,25 +1338,27 @@ impl FrontierCombat {
             // PERF: a small stack's losses are one load, keyed by its fighting and
             // disrupted units, and land without a branch, where the search for the
             // weakest (a loop, and a comparison a unit for each unit lost) mispredicted.
-            // With its strengths from a table too: the profile loop 1.15 → 1.26 M
-            // battles/s (+9.9%, the median of paired ratios over five alternate runs;
-            // `frontier-deep` +11%), the same dice and battles. Callgrind: 779 → 736
-            // conditional branches and 73.1 → 69.2 simulated mispredictions a battle, for
-            // 8.98 → 9.16 K instructions.
+            // With the strengths from a table too: +9.9% battles/s in the profile loop,
+            // 73 → 69 simulated mispredictions a battle (docs/performance.md).
+            // Both sides' fighting units are drawn from the stack's (its movers, or the
+            // defending stack less those that moved away), so the key stays in its table.
+            debug_assert_eq!(fights & !m.stack_units[stack], 0);
             let eliminated = if m.small_stacks {
                 let first = m.stack_first[stack & (MAX_STACKS - 1)];
                 let key = ((s.disrupted() & fights) >> first) as usize * SMALL_STACK_KEYS
                     + (fights >> first) as usize;
                 let losses = m.melee_losses[stack * SMALL_STACK_KEYS * SMALL_STACK_KEYS + key];
-                let lost = u32::from(code).min(SMALL_STACK_UNITS as u32);
-                (losses >> (SMALL_STACK_UNITS as u32 * lost) & SMALL_STACK_MASK) << first
+                // `code` is not 0 here; a Rout reads the entry for all of them, which its
+                // routed units override below.
+                let lost = u32::from(code).min(SMALL_STACK_UNITS as u32) - 1;
+                (u32::from(losses) >> (SMALL_STACK_UNITS as u32 * lost) & SMALL_STACK_MASK) << first
             } else if code == LOSS_ROUT {
                 0
             } else {
                 melee_victims(fights, s.disrupted(), u32::from(code), &m.melee_strength)
             };
-            let routed = fights & 0u32.wrapping_sub(u32::from(code == LOSS_ROUT));
-            let eliminated = eliminated & !routed;
+            // The losses lie within `fights`, so a Rout's routed units override them.
+            let routed = if code == LOSS_ROUT { fights } else { 0 };
             s.lo = (s.lo | eliminated) & !routed;
             s.hi |= eliminated | routed;
             s.removed |= routed;
