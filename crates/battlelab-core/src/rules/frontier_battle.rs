@@ -728,7 +728,6 @@ struct SideMasks {
     /// Every stack of the side has at most [`SMALL_STACK_UNITS`] units: its melees read
     /// the two tables below (empty otherwise), a stack's units as bits from its first.
     small_stacks: bool,
-    stack_first: [u8; MAX_STACKS],
     /// `melee_losses[(stack · KEYS + disrupted) · KEYS + fighting]`, `KEYS` =
     /// [`SMALL_STACK_KEYS`], `disrupted` within `fighting` (the other entries are never
     /// read): bits `SMALL_STACK_UNITS · (k − 1) ..` hold the units [`melee_victims`] takes
@@ -818,7 +817,6 @@ impl FrontierCombat {
             small_stacks: stacks
                 .iter()
                 .all(|stack| stack.unit_count <= SMALL_STACK_UNITS),
-            stack_first: [0; MAX_STACKS],
             melee_losses: Vec::new(),
             stack_strength: Vec::new(),
         };
@@ -853,36 +851,9 @@ impl FrontierCombat {
             }
         }
         m.lane_units = lane_units;
-        for (s, stack) in stacks.iter().enumerate() {
-            m.stack_first[s] = stack.first_unit as u8;
-        }
         if m.small_stacks {
-            const KEYS: usize = SMALL_STACK_KEYS;
-            m.melee_losses = vec![0; stacks.len() * KEYS * KEYS];
-            m.stack_strength = vec![0; stacks.len() * KEYS];
-            for (s, stack) in stacks.iter().enumerate() {
-                let first = stack.first_unit;
-                let units = (1u32 << stack.unit_count) - 1;
-                for fighting in (0..KEYS as u32).filter(|&f| f & !units == 0) {
-                    m.stack_strength[s * KEYS + fighting as usize] = (0..stack.unit_count)
-                        .filter(|&u| fighting >> u & 1 == 1)
-                        .map(|u| m.melee_strength[first + u])
-                        .sum();
-                    for disrupted in (0..KEYS as u32).filter(|&d| d & !fighting == 0) {
-                        let losses = (1..=SMALL_STACK_UNITS as u32).fold(0, |nibbles, k| {
-                            let lost = melee_victims(
-                                fighting << first,
-                                disrupted << first,
-                                k,
-                                &m.melee_strength,
-                            ) >> first;
-                            nibbles | (lost as u16) << (SMALL_STACK_UNITS as u32 * (k - 1))
-                        });
-                        m.melee_losses
-                            [(s * KEYS + disrupted as usize) * KEYS + fighting as usize] = losses;
-                    }
-                }
-            }
+            (m.melee_losses, m.stack_strength) =
+                Self::small_stack_tables(&m.stack_units[..stacks.len()], &m.melee_strength);
         }
         // Every stack has a unit, so at most 12 stacks: a `u16` holds any stack set.
         if units.len() <= STACK_TABLE_UNITS {
@@ -929,6 +900,37 @@ impl FrontierCombat {
             *cell = faces(&|f| roll.recovers(f));
         }
         m
+    }
+
+    /// [`SideMasks::melee_losses`] and [`SideMasks::stack_strength`] of a side whose every
+    /// stack (`stack_units`, each at most [`SMALL_STACK_UNITS`] units) is small, from
+    /// [`melee_victims`] and the units' melee strengths.
+    fn small_stack_tables(
+        stack_units: &[u32],
+        strengths: &[u32; MAX_UNITS],
+    ) -> (Vec<u16>, Vec<u32>) {
+        const KEYS: usize = SMALL_STACK_KEYS;
+        let mut losses = vec![0; stack_units.len() * KEYS * KEYS];
+        let mut strength = vec![0; stack_units.len() * KEYS];
+        for (s, &units) in stack_units.iter().enumerate() {
+            let first = units.trailing_zeros();
+            let local = units >> first;
+            for fighting in (0..KEYS as u32).filter(|&f| f & !local == 0) {
+                let fights = fighting << first;
+                strength[s * KEYS + fighting as usize] = (0..MAX_UNITS)
+                    .filter(|&u| fights >> u & 1 == 1)
+                    .map(|u| strengths[u])
+                    .sum();
+                for disrupted in (0..KEYS as u32).filter(|&d| d & !fighting == 0) {
+                    losses[(s * KEYS + disrupted as usize) * KEYS + fighting as usize] =
+                        (1..=SMALL_STACK_UNITS as u32).fold(0, |entry, k| {
+                            let lost = melee_victims(fights, disrupted << first, k, strengths);
+                            entry | ((lost >> first) as u16) << (SMALL_STACK_UNITS as u32 * (k - 1))
+                        });
+                }
+            }
+        }
+        (losses, strength)
     }
 
     /// Units each side fields.
@@ -1275,7 +1277,7 @@ impl FrontierCombat {
         let strength = |mask: u32, m: &SideMasks, stack: usize| {
             if m.small_stacks {
                 debug_assert_eq!(mask & !m.stack_units[stack], 0);
-                let units = mask >> m.stack_first[stack & (MAX_STACKS - 1)];
+                let units = mask >> m.stack_units[stack & (MAX_STACKS - 1)].trailing_zeros();
                 return m.stack_strength[stack * SMALL_STACK_KEYS + units as usize];
             }
             let mut rest = m.stack_units[stack];
@@ -1344,7 +1346,7 @@ impl FrontierCombat {
             // defending stack less those that moved away), so the key stays in its table.
             debug_assert_eq!(fights & !m.stack_units[stack], 0);
             let eliminated = if m.small_stacks {
-                let first = m.stack_first[stack & (MAX_STACKS - 1)];
+                let first = m.stack_units[stack & (MAX_STACKS - 1)].trailing_zeros();
                 let key = ((s.disrupted() & fights) >> first) as usize * SMALL_STACK_KEYS
                     + (fights >> first) as usize;
                 let losses = m.melee_losses[stack * SMALL_STACK_KEYS * SMALL_STACK_KEYS + key];
