@@ -7,6 +7,7 @@ use criterion::{criterion_group, Criterion, Throughput};
 
 use battlelab::dice::DiceStream;
 use battlelab::rules::d6table::{roll_many, CompiledD6Table, D6Table};
+use battlelab::rules::naval::EngagementHistogram;
 use battlelab::rules::setup::{CoalitionMap, CompiledMap};
 use battlelab_core::scenarios;
 
@@ -43,6 +44,11 @@ fn strategic(c: &mut Criterion) {
     print_words("naval engagement 6 v 4", |d| {
         black_box(naval.engage(d));
     });
+    let mut h = EngagementHistogram::new(&engagement);
+    let words = battlelab_core::scenarios::words_per_battle_in_blocks(1 << 16, BATCH, |d, n| {
+        naval.record_many(d, n, &mut h)
+    });
+    println!("words/battle {words:.3}: naval engagements 6 v 4, 32 at once, in blocks of {BATCH}");
     let mut group = c.benchmark_group("naval engagement");
     group.throughput(Throughput::Elements(BATCH));
     let mut dice = DiceStream::for_block(1, 0);
@@ -59,6 +65,22 @@ fn strategic(c: &mut Criterion) {
             black_box(rounds)
         })
     });
+    let mut dice = DiceStream::for_block(1, 0);
+    let mut h = EngagementHistogram::new(&engagement);
+    group.bench_function("engagement, counted (one at a time)", |b| {
+        b.iter(|| {
+            for _ in 0..BATCH {
+                h.record(&black_box(&naval).engage(&mut dice));
+            }
+        })
+    });
+    black_box(&h);
+    let mut dice = DiceStream::for_block(1, 0);
+    let mut h = EngagementHistogram::new(&engagement);
+    group.bench_function("engagements, counted (32 at once, as run)", |b| {
+        b.iter(|| black_box(&naval).record_many(&mut dice, BATCH, &mut h))
+    });
+    black_box(&h);
     group.finish();
 
     let states = scenarios::setup_map();

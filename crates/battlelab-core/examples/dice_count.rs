@@ -93,7 +93,17 @@ fn main() {
 
     let (naval, engagement) = scenarios::naval();
     let naval = naval.kernel(&engagement);
-    count("naval engagement 6 v 4", |d| {
+    count("naval engagement 6 v 4, one at a time", |d| {
         std::hint::black_box(naval.engage(d));
     });
+    // As runs fight them: 32 at once, a block at a time (the last sweeps of a block draw
+    // words for lanes with nothing left to fight).
+    const NAVAL_BLOCK: u64 = 1 << 16;
+    let (_, engagement) = scenarios::naval();
+    let mut h = battlelab_core::rules::naval::EngagementHistogram::new(&engagement);
+    count_blocks(
+        "naval engagement 6 v 4, 32 at once (as run)",
+        NAVAL_BLOCK,
+        |d| naval.record_many(d, NAVAL_BLOCK, &mut h),
+    );
 }

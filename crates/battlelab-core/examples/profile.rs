@@ -15,7 +15,9 @@
 //! a change to the single-row paths is measured on the multi-row ones too),
 //! `frontier-dice` (a frontier battle's 96 d6 cut as `PackedDice` cuts them, and no
 //! rules), `ratio-rescue`, `ratio-press`, `ratio-optimal`, `melee-duel`, `melee-surrounded`,
-//! `setup`, `naval`.
+//! `setup`, `naval` (one engagement at a time, not counted), `naval-record` (one at a
+//! time, each counted in a histogram) and `naval-lockstep` (32 at once, counted, as runs
+//! fight them: `rules/naval/lockstep.rs`).
 
 use std::time::Instant;
 
@@ -110,9 +112,25 @@ fn main() {
             }
             0
         }
+        "naval-record" => {
+            let (naval, engagement) = scenarios::naval();
+            let kernel = naval.kernel(&engagement);
+            let mut h = battlelab_core::rules::naval::EngagementHistogram::new(&engagement);
+            for _ in 0..battles {
+                h.record(&kernel.engage(&mut dice));
+            }
+            h.result[0] + h.rounds[2]
+        }
+        "naval-lockstep" => {
+            let (naval, engagement) = scenarios::naval();
+            let kernel = naval.kernel(&engagement);
+            let mut h = battlelab_core::rules::naval::EngagementHistogram::new(&engagement);
+            kernel.record_many(&mut dice, battles, &mut h);
+            h.result[0] + h.rounds[2]
+        }
         other => {
             eprintln!(
-                "unknown kernel {other}: bare, frontier, frontier-deep, frontier-dice, ratio-rescue, ratio-press, ratio-optimal, melee-duel, melee-surrounded, setup, naval"
+                "unknown kernel {other}: bare, frontier, frontier-deep, frontier-dice, ratio-rescue, ratio-press, ratio-optimal, melee-duel, melee-surrounded, setup, naval, naval-record, naval-lockstep"
             );
             std::process::exit(2);
         }

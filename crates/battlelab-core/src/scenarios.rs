@@ -376,6 +376,14 @@ mod tests {
             let _ = naval.engage(d);
         });
         assert_eq!(draws, words);
+        // Thirty-two at once: one value from each word too, every lane's word of a sweep
+        // whether or not the lane has an engagement left.
+        let (_, engagement) = self::naval();
+        let mut h = crate::rules::naval::EngagementHistogram::new(&engagement);
+        let (words, draws) = words_and_draws(1, |d| naval.record_many(d, N, &mut h));
+        assert_eq!(draws, words);
+        assert_eq!(words % 32, 0);
+        assert_eq!(h.trials(), N);
         let duel = melee_duel();
         let mut h = duel.empty_engagement_histogram();
         let (words, draws) = words_and_draws(N, |d| duel.engagement_block(d, 1, &mut h));

@@ -380,10 +380,11 @@ impl crate::engine::System for NavalStudy {
         h: &mut EngagementHistogram,
     ) {
         let (variant, _, engagement) = &self.runs[run];
-        let kernel = self.variants[*variant].1.kernel(engagement);
-        for _ in 0..n {
-            h.record(&kernel.engage(dice));
-        }
+        // Thirty-two engagements at once, one to a lane (`rules/naval/lockstep.rs`).
+        self.variants[*variant]
+            .1
+            .kernel(engagement)
+            .record_many(dice, n, h);
     }
 
     fn exact(&self, run: usize) -> Option<EngagementDistribution> {
