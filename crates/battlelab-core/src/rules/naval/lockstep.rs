@@ -67,43 +67,45 @@ const COPIES: usize = 1 << COPIES_SHIFT;
 const COPIES_SHIFT: u32 = 2;
 
 /// Counts of ended engagements by two joint keys, added into the histogram at the end:
-/// (result, rounds) and (NSP lost by A, NSP lost by B). Two increments an engagement
-/// instead of four.
+/// (rounds, result) as `rounds · 8 + result`, and (NSP lost by A, NSP lost by B) as
+/// `lost_a << loss_shift | lost_b`: two increments an engagement instead of four, and
+/// keys made by shifts. Each table ends in [`LANES`] spare slots, one a lane, where a lane
+/// whose engagement did not end counts (so that every lane counts every sweep).
 struct Tally {
     by_result: Vec<u64>,
     by_losses: Vec<u64>,
-    rounds_len: u32,
-    lost_b_len: u32,
+    loss_shift: u32,
 }
 
 impl Tally {
     fn new(kernel: &EngagementKernel) -> Self {
-        let rounds_len = kernel.round_limit + 1;
-        let lost_b_len = kernel.nsp[1] + 1;
         Self {
-            by_result: vec![0; COPIES * EngagementResult::COUNT * rounds_len as usize + LANES],
-            by_losses: vec![0; COPIES * (kernel.nsp[0] as usize + 1) * lost_b_len as usize + LANES],
-            rounds_len,
-            lost_b_len,
+            by_result: vec![0; COPIES * Self::result_keys(kernel) + LANES],
+            by_losses: vec![0; COPIES * RowTable::len_for(kernel.nsp) + LANES],
+            loss_shift: RowTable::shift_for(kernel.nsp),
         }
     }
 
+    /// Result keys: eight a round, rounds 0 to the limit.
+    fn result_keys(kernel: &EngagementKernel) -> usize {
+        8 * (kernel.round_limit as usize + 1)
+    }
+
+    /// Each key with its count (its copies summed), where the count is not 0.
+    fn counted(table: &[u64]) -> impl Iterator<Item = (usize, u64)> + '_ {
+        (0..(table.len() - LANES) / COPIES)
+            .map(move |key| (key, table[key * COPIES..][..COPIES].iter().sum::<u64>()))
+            .filter(|&(_, count)| count > 0)
+    }
+
     fn add_to(&self, h: &mut EngagementHistogram) {
-        for (slot, &c) in self.by_result[..self.by_result.len() - LANES]
-            .iter()
-            .enumerate()
-        {
-            let key = slot / COPIES;
-            h.result[key / self.rounds_len as usize] += c;
-            h.rounds[key % self.rounds_len as usize] += c;
+        for (key, count) in Self::counted(&self.by_result) {
+            h.result[key % 8] += count;
+            h.rounds[key / 8] += count;
         }
-        for (slot, &c) in self.by_losses[..self.by_losses.len() - LANES]
-            .iter()
-            .enumerate()
-        {
-            let key = slot / COPIES;
-            h.nsp_lost[0][key / self.lost_b_len as usize] += c;
-            h.nsp_lost[1][key % self.lost_b_len as usize] += c;
+        for (key, count) in Self::counted(&self.by_losses) {
+            h.nsp_lost[0][key >> self.loss_shift] += count;
+            h.nsp_lost[1][key & ((1 << self.loss_shift) - 1)] += count;
         }
     }
 }
@@ -152,10 +154,8 @@ impl EngagementKernel {
     /// AVX-512 sweeps within `i32` (all true of every engagement that validates), and a
     /// [`RowTable`] of at most [`RowTable::MAX_LEN`] entries.
     fn fits_gather(&self) -> bool {
-        let count_slots = COPIES
-            * (EngagementResult::COUNT * (self.round_limit as usize + 1))
-                .max((self.nsp[0] as usize + 1) * (self.nsp[1] as usize + 1))
-            + LANES;
+        let count_slots =
+            COPIES * Tally::result_keys(self).max(RowTable::len_for(self.nsp)) + LANES;
         self.round_limit >= 1
             && self.nsp.iter().all(|&s| s < 1 << 16)
             && RowTable::len_for(self.nsp) <= RowTable::MAX_LEN
@@ -192,10 +192,9 @@ impl EngagementKernel {
                 if done && active >> lane & 1 == 1 {
                     let code = if gone { (e >> 5) & 7 } else { otherwise };
                     let result = code.min(EngagementResult::COUNT as u32 - 1);
-                    let key = result as usize * tally.rounds_len as usize + round[lane] as usize;
+                    let key = (round[lane] as usize) << 3 | result as usize;
                     tally.by_result[key * COPIES + lane % COPIES] += 1;
-                    let key =
-                        (init_a - a) as usize * tally.lost_b_len as usize + (init_b - b) as usize;
+                    let key = ((init_a - a) as usize) << tally.loss_shift | (init_b - b) as usize;
                     tally.by_losses[key * COPIES + lane % COPIES] += 1;
                 }
                 done_lanes |= u32::from(done) << lane;
@@ -237,8 +236,6 @@ impl EngagementKernel {
         let (v_zero, v_one, v_three, v_seven, v_sixteen) =
             (splat(0), splat(1), splat(3), splat(7), splat(16));
         let v_limit = splat(self.round_limit);
-        let v_rounds_len = splat(tally.rounds_len);
-        let v_lost_b_len = splat(tally.lost_b_len);
         let v_last_result = splat(EngagementResult::COUNT as u32 - 1);
         let v_shift = _mm512_set1_epi64(i64::from(rows.shift));
         let mut nsp_a = [v_init_a; 2];
@@ -277,10 +274,12 @@ impl EngagementKernel {
                 let destroyed = _mm512_and_si512(_mm512_srli_epi32::<5>(e), v_seven);
                 let code = _mm512_mask_blend_epi32(gone, otherwise, destroyed);
                 let result = _mm512_min_epu32(code, v_last_result);
-                let key_result =
-                    _mm512_add_epi32(_mm512_mullo_epi32(result, v_rounds_len), round[h]);
-                let key_losses = _mm512_add_epi32(
-                    _mm512_mullo_epi32(_mm512_sub_epi32(v_init_a, a), v_lost_b_len),
+                let key_result = _mm512_or_si512(_mm512_slli_epi32::<3>(round[h]), result);
+                let key_losses = _mm512_or_si512(
+                    _mm512_sll_epi32(
+                        _mm512_sub_epi32(v_init_a, a),
+                        _mm512_castsi512_si128(v_shift),
+                    ),
                     _mm512_sub_epi32(v_init_b, b),
                 );
                 // Slots: key · COPIES + lane % COPIES; a lane that did not end counts in
@@ -343,12 +342,17 @@ impl RowTable {
     /// Largest table built (entries); beyond it the scalar sweeps run.
     const MAX_LEN: usize = 1 << 20;
 
+    /// The shift: bits enough for B's strengths 0 to B's NSP.
+    fn shift_for(nsp: [u32; 2]) -> u32 {
+        (nsp[1] + 1).next_power_of_two().trailing_zeros()
+    }
+
     fn len_for(nsp: [u32; 2]) -> usize {
-        (nsp[0] as usize + 1) << (nsp[1] + 1).next_power_of_two().trailing_zeros()
+        (nsp[0] as usize + 1) << Self::shift_for(nsp)
     }
 
     fn new(kernel: &EngagementKernel) -> Self {
-        let shift = (kernel.nsp[1] + 1).next_power_of_two().trailing_zeros();
+        let shift = Self::shift_for(kernel.nsp);
         let mut rows = vec![0; Self::len_for(kernel.nsp)];
         for a in 0..=kernel.nsp[0] {
             for b in 0..=kernel.nsp[1] {
