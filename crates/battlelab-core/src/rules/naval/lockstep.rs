@@ -4,9 +4,10 @@
 //! and the number of rounds is the dice's: the loop's exit is a branch no predictor can
 //! learn, and every engagement pays for it, and for its bookkeeping, in scalar
 //! instructions. Here [`LANES`] engagements advance together, one round each a sweep; a
-//! lane whose engagement ends counts it and starts the next one in the same sweep, so no
-//! lane idles until the last engagements are started. No branch in a sweep depends on the
-//! dice. It is how runs fight naval engagements (`systems::naval`).
+//! lane whose engagement ends counts it and is reset in the same sweep, and fights the
+//! next from the following sweep, so no lane idles until the last engagements are
+//! started. In the AVX-512 sweep no branch depends on the dice. It is how runs fight naval
+//! engagements (`systems::naval`).
 //!
 //! The dice: each sweep draws [`LANES`] words from the block's stream, one a lane in lane
 //! order, whatever lanes are still fighting (in the last sweeps of a block, the words of a
@@ -25,15 +26,21 @@
 //! its lanes in two registers of sixteen. The tests hold both to the rules' own round step
 //! ([`super::NavalCombat`]'s reference engagement) on each lane's share of the stream.
 //!
-//! PERF (issue 16; `docs/performance.md`): in the `profile` example, `naval-lockstep`
-//! counts 270–280 M engagements/s where `naval-record` (one at a time, each counted)
-//! counts 80–85 M, beside a bare loop of 0.96–1.06 G words/s: about 3.5 `next_u64` an
-//! engagement, for 1.5 words. What helped: two registers of sixteen (one's chain of
-//! gathers, effect then next row, runs while the other's waits: 185 → 240 M/s), a row
-//! table with a shift where `row_of` needs a multiply, and counting every lane every
-//! sweep with no branch (a lane that did not end counts in a spare slot: 240 → 275 M/s,
-//! where a loop over the ended lanes mispredicted its exit). What did not: cutting the
-//! dice in the vector registers (no faster).
+//! PERF (issue 16; `docs/performance.md` has the steps): in the `profile` example, three
+//! alternate runs on a quiet machine, `naval-lockstep` counts 314–324 M engagements/s
+//! where `naval-record` (one at a time, each counted) counts 87–88 M, beside a bare loop
+//! of 1.05–1.08 G words/s: about 3.4 `next_u64` an engagement, for 1.5 words. What helped:
+//! two registers of sixteen (one's chain of gathers, effect then next row, runs while the
+//! other's waits: 185 → 240 M/s under load), a row table with a shift where `row_of` needs
+//! a multiply, counting every lane every sweep with no branch (a lane that did not end
+//! counts in a spare slot: 240 → 275 M/s, where a loop over the ended lanes mispredicted
+//! its exit), and the counts' keys by shifts (+10%). What did not: cutting the dice in the
+//! vector registers.
+//!
+//! The engagement must validate ([`super::Engagement::validate`]): a round limit of at
+//! least 1 (asserted), and, for the lanes, count tables of at most
+//! [`Tally::MAX_SLOTS`] slots (beyond them, engagements are fought and counted one at a
+//! time, [`EngagementKernel::engage`]).
 
 use super::{EngagementHistogram, EngagementKernel, EngagementResult, CONTINUES};
 use crate::dice::DiceStream;
@@ -42,18 +49,18 @@ use crate::dice::DiceStream;
 pub(super) const LANES: usize = 32;
 
 /// One round's effect in 32 bits, for a gather: `lost[0]` (bits 0–1), `lost[1]` (2–3),
-/// the pursuit intercepts (bit 4), the code if a fleet is gone (5–7), the code otherwise
-/// (8–10; [`CONTINUES`] is 7).
+/// the code if a fleet is gone (5–7), the code otherwise (8–10; [`CONTINUES`] is 7).
+/// Whether the pursuit intercepts needs no bit: the code otherwise is [`CONTINUES`] only
+/// when it does (`RoundEffect::new`), so "not intercepted" is within "an ending code".
 fn pack(kernel: &EngagementKernel) -> Vec<u32> {
     kernel
         .rounds
         .iter()
         .enumerate()
         .map(|(i, e)| {
-            let faces = i % 36;
+            debug_assert!(kernel.intercepted[i % 36] || e.otherwise != CONTINUES);
             u32::from(e.lost[0])
                 | u32::from(e.lost[1]) << 2
-                | u32::from(kernel.intercepted[faces]) << 4
                 | u32::from(e.destroyed) << 5
                 | u32::from(e.otherwise) << 8
         })
@@ -78,6 +85,20 @@ struct Tally {
 }
 
 impl Tally {
+    /// Most slots in both tables together (8 MiB): 54,432 (435 KB) at the largest
+    /// engagement that validates, 99 against 99 NSP and 100 rounds.
+    const MAX_SLOTS: usize = 1 << 20;
+
+    /// Whether the lanes can fight `kernel`'s engagements: count tables of at most
+    /// [`Self::MAX_SLOTS`] (which also keeps every index of the AVX-512 sweep, and the
+    /// [`RowTable`], far within `i32`).
+    fn fits(kernel: &EngagementKernel) -> bool {
+        kernel.nsp.iter().all(|&s| s < 1 << 16)
+            && kernel.round_limit < 1 << 16
+            && COPIES * (Self::result_keys(kernel) + RowTable::len_for(kernel.nsp))
+                <= Self::MAX_SLOTS
+    }
+
     fn new(kernel: &EngagementKernel) -> Self {
         Self {
             by_result: vec![0; COPIES * Self::result_keys(kernel) + LANES],
@@ -124,16 +145,28 @@ fn lowest_bits(mask: u32, k: u32) -> u32 {
 
 impl EngagementKernel {
     /// `n` engagements, [`LANES`] at once, counted into `h` (see the module docs): what a
-    /// run's block does, on the block's stream.
+    /// run's block does, on the block's stream. Its tables (the packed effects, the rows,
+    /// the counts) are built once a call: at most 8 MiB, 435 KB at the largest engagement
+    /// that validates.
     ///
-    /// Memory: two count tables of `7 · (round limit + 1)` and `(A's NSP + 1) · (B's NSP +
-    /// 1)` slots, four copies each, built per call; about 340 KB at the largest engagement
-    /// that validates (99 against 99 NSP, 100 rounds).
+    /// # Panics
+    /// On a round limit of 0, which no engagement that validates has.
     pub fn record_many(&self, dice: &mut DiceStream, n: u64, h: &mut EngagementHistogram) {
+        assert!(
+            self.round_limit >= 1,
+            "a naval engagement needs a round limit of at least 1 (Engagement::validate)"
+        );
+        if !Tally::fits(self) {
+            for _ in 0..n {
+                h.record(&self.engage(dice));
+            }
+            return;
+        }
         let mut tally = Tally::new(self);
         #[cfg(target_arch = "x86_64")]
-        if avx512_available() && self.fits_gather() {
-            // SAFETY: the features are detected above; `fits_gather` bounds every index.
+        if avx512_available() {
+            // SAFETY: the features are detected above, `Tally::fits` holds and the tally
+            // is `Tally::new(self)`'s.
             unsafe { self.sweeps_avx512(dice, n, &mut tally) };
             tally.add_to(h);
             return;
@@ -148,19 +181,6 @@ impl EngagementKernel {
         let mut tally = Tally::new(self);
         self.sweeps_scalar(dice, n, &mut tally);
         tally.add_to(h);
-    }
-
-    /// A round limit of at least 1 (the counts' bounds rest on it), every index of the
-    /// AVX-512 sweeps within `i32` (all true of every engagement that validates), and a
-    /// [`RowTable`] of at most [`RowTable::MAX_LEN`] entries.
-    fn fits_gather(&self) -> bool {
-        let count_slots =
-            COPIES * Tally::result_keys(self).max(RowTable::len_for(self.nsp)) + LANES;
-        self.round_limit >= 1
-            && self.nsp.iter().all(|&s| s < 1 << 16)
-            && RowTable::len_for(self.nsp) <= RowTable::MAX_LEN
-            && self.rounds.len() < i32::MAX as usize
-            && count_slots < i32::MAX as usize
     }
 
     fn sweeps_scalar(&self, dice: &mut DiceStream, n: u64, tally: &mut Tally) {
@@ -185,10 +205,8 @@ impl EngagementKernel {
                 let b = nsp_b[lane] - ((e >> 2) & 3).min(nsp_b[lane]);
                 let gone = a == 0 || b == 0;
                 let otherwise = (e >> 8) & 7;
-                let done = e & 16 == 0
-                    || gone
-                    || otherwise != u32::from(CONTINUES)
-                    || round[lane] >= self.round_limit;
+                let done =
+                    gone || otherwise != u32::from(CONTINUES) || round[lane] >= self.round_limit;
                 if done && active >> lane & 1 == 1 {
                     let code = if gone { (e >> 5) & 7 } else { otherwise };
                     let result = code.min(EngagementResult::COUNT as u32 - 1);
@@ -222,7 +240,9 @@ impl EngagementKernel {
     /// runs while the other's waits.
     ///
     /// # Safety
-    /// The CPU must have AVX-512F and BMI2, and [`Self::fits_gather`] must hold.
+    /// The CPU must have AVX-512F and BMI2, the round limit must be at least 1,
+    /// [`Tally::fits`] must hold, and `tally` must be `Tally::new(self)`'s (the counts'
+    /// bounds rest on its lengths and shift).
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,bmi2")]
     unsafe fn sweeps_avx512(&self, dice: &mut DiceStream, n: u64, tally: &mut Tally) {
@@ -233,8 +253,7 @@ impl EngagementKernel {
         let splat = |v: u32| _mm512_set1_epi32(v as i32);
         let (v_init_a, v_init_b) = (splat(init_a), splat(init_b));
         let v_first_row = splat(self.first_row as u32);
-        let (v_zero, v_one, v_three, v_seven, v_sixteen) =
-            (splat(0), splat(1), splat(3), splat(7), splat(16));
+        let (v_zero, v_one, v_three, v_seven) = (splat(0), splat(1), splat(3), splat(7));
         let v_limit = splat(self.round_limit);
         let v_last_result = splat(EngagementResult::COUNT as u32 - 1);
         let v_shift = _mm512_set1_epi64(i64::from(rows.shift));
@@ -266,8 +285,7 @@ impl EngagementKernel {
                 let b = _mm512_sub_epi32(nsp_b[h], _mm512_min_epu32(lost_b, nsp_b[h]));
                 let gone = _mm512_cmpeq_epi32_mask(a, v_zero) | _mm512_cmpeq_epi32_mask(b, v_zero);
                 let otherwise = _mm512_and_si512(_mm512_srli_epi32::<8>(e), v_seven);
-                let d = _mm512_testn_epi32_mask(e, v_sixteen)
-                    | gone
+                let d = gone
                     | _mm512_cmpneq_epi32_mask(otherwise, v_seven)
                     | _mm512_cmpge_epu32_mask(round[h], v_limit);
                 let ended = d & (active >> (16 * h)) as u16;
@@ -339,9 +357,6 @@ struct RowTable {
 }
 
 impl RowTable {
-    /// Largest table built (entries); beyond it the scalar sweeps run.
-    const MAX_LEN: usize = 1 << 20;
-
     /// The shift: bits enough for B's strengths 0 to B's NSP.
     fn shift_for(nsp: [u32; 2]) -> u32 {
         (nsp[1] + 1).next_power_of_two().trailing_zeros()
@@ -366,6 +381,11 @@ impl RowTable {
 #[cfg(target_arch = "x86_64")]
 fn avx512_available() -> bool {
     is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("bmi2")
+}
+
+#[cfg(all(test, not(target_arch = "x86_64")))]
+fn avx512_available() -> bool {
+    false
 }
 
 #[cfg(test)]
@@ -459,16 +479,24 @@ mod tests {
         let mut longest = 0;
         for (case, engagement) in cases().iter().enumerate() {
             let kernel = naval.kernel(engagement);
+            assert!(Tally::fits(&kernel), "case {case}");
             for n in [0, 1, 5, 31, 32, 33, 3_001] {
                 let start = DiceStream::for_block(90 + case as u64, n);
                 let (expected, words) = reference(&naval, engagement, &start, n);
-                for name in ["scalar", "as run"] {
+                for name in ["scalar", "AVX-512", "as run"] {
                     let mut dice = start.clone();
                     let mut h = EngagementHistogram::new(engagement);
-                    if name == "scalar" {
-                        kernel.record_many_scalar(&mut dice, n, &mut h);
-                    } else {
-                        kernel.record_many(&mut dice, n, &mut h);
+                    match name {
+                        "scalar" => kernel.record_many_scalar(&mut dice, n, &mut h),
+                        #[cfg(target_arch = "x86_64")]
+                        "AVX-512" if avx512_available() => {
+                            let mut tally = Tally::new(&kernel);
+                            // SAFETY: detected; these engagements fit (asserted below).
+                            unsafe { kernel.sweeps_avx512(&mut dice, n, &mut tally) };
+                            tally.add_to(&mut h);
+                        }
+                        "AVX-512" => continue,
+                        _ => kernel.record_many(&mut dice, n, &mut h),
                     }
                     assert_eq!(h, expected, "case {case}, {n} engagements, {name}");
                     assert_eq!(
@@ -487,7 +515,48 @@ mod tests {
         // many rounds apart.
         assert!(results.iter().all(|&r| r > 0), "{results:?}");
         assert!(longest >= 10, "longest engagement {longest} rounds");
-        #[cfg(target_arch = "x86_64")]
-        eprintln!("AVX-512 sweeps tested: {}", avx512_available());
+        if !avx512_available() {
+            eprintln!("this machine has no AVX-512F and BMI2: only the scalar sweeps ran");
+        }
+    }
+
+    /// Count tables too large for the lanes (an engagement that does not validate):
+    /// fought and counted one at a time, as [`EngagementKernel::engage`] fights them.
+    #[test]
+    fn engagements_beyond_the_count_tables_are_fought_one_at_a_time() {
+        let naval = NavalCombat::new(D6Table::naval()).unwrap();
+        let engagement = Engagement {
+            a: fleet(3_000, 2),
+            b: fleet(2_000, 1),
+            coastal: false,
+            round_limit: 20,
+        };
+        let kernel = naval.kernel(&engagement);
+        assert!(!Tally::fits(&kernel));
+        let mut dice = DiceStream::for_block(5, 0);
+        let mut one_by_one = dice.clone();
+        let mut h = EngagementHistogram::new(&engagement);
+        kernel.record_many(&mut dice, 500, &mut h);
+        let mut expected = EngagementHistogram::new(&engagement);
+        for _ in 0..500 {
+            expected.record(&kernel.engage(&mut one_by_one));
+        }
+        assert_eq!(h, expected);
+        assert_eq!(dice, one_by_one);
+    }
+
+    #[test]
+    #[should_panic(expected = "round limit of at least 1")]
+    fn a_round_limit_of_zero_is_refused() {
+        let naval = NavalCombat::new(D6Table::naval()).unwrap();
+        let engagement = Engagement {
+            a: fleet(6, 2),
+            b: fleet(4, 2),
+            coastal: false,
+            round_limit: 0,
+        };
+        let mut h = EngagementHistogram::new(&engagement);
+        let mut dice = DiceStream::for_block(5, 0);
+        naval.kernel(&engagement).record_many(&mut dice, 10, &mut h);
     }
 }
