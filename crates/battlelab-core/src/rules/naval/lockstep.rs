@@ -26,10 +26,11 @@
 //! its lanes in two registers of sixteen. The tests hold both to the rules' own round step
 //! ([`super::NavalCombat`]'s reference engagement) on each lane's share of the stream.
 //!
-//! PERF (issue 16; `docs/performance.md` has the steps): in the `profile` example, three
-//! alternate runs on a quiet machine, `naval-lockstep` counts 314–324 M engagements/s
-//! where `naval-record` (one at a time, each counted) counts 87–88 M, beside a bare loop
-//! of 1.05–1.08 G words/s: about 3.4 `next_u64` an engagement, for 1.5 words. What helped:
+//! PERF (issue 16; `docs/performance.md` has the steps): in the bench (31b3893), a
+//! counted engagement costs 3.3 `next_u64` here and 11.1 one at a time, for 1.5 words
+//! (overhead 2.2); in the `profile` example, `naval-lockstep` counts 288–306 M
+//! engagements/s where `naval-record` (one at a time, each counted) counts 100–107 M,
+//! beside a bare loop of 1.01–1.09 G words/s. What helped:
 //! two registers of sixteen (one's chain of gathers, effect then next row, runs while the
 //! other's waits: 185 → 240 M/s under load), a row table with a shift where `row_of` needs
 //! a multiply, counting every lane every sweep with no branch (a lane that did not end
@@ -37,10 +38,10 @@
 //! its exit), and the counts' keys by shifts (+10%). What did not: cutting the dice in the
 //! vector registers.
 //!
-//! The engagement must validate ([`super::Engagement::validate`]): a round limit of at
-//! least 1 (asserted), and, for the lanes, count tables of at most
-//! [`Tally::MAX_SLOTS`] slots (beyond them, engagements are fought and counted one at a
-//! time, [`EngagementKernel::engage`]).
+//! Engagements that do not validate ([`super::Engagement::validate`]): a round limit of 0
+//! is refused (a panic, as the one-at-a-time count's was); fleets so large that the count
+//! tables would pass [`Tally::MAX_SLOTS`] slots are fought and counted one at a time
+//! ([`EngagementKernel::engage`]).
 
 use super::{EngagementHistogram, EngagementKernel, EngagementResult, CONTINUES};
 use crate::dice::DiceStream;
