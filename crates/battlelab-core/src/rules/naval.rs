@@ -705,7 +705,7 @@ impl crate::sim::Histogram for EngagementHistogram {
 mod tests {
     use super::*;
 
-    fn fleet(nsp: u32, morale: u32) -> Fleet {
+    pub(super) fn fleet(nsp: u32, morale: u32) -> Fleet {
         Fleet {
             name: String::new(),
             nsp,
@@ -777,11 +777,32 @@ mod tests {
     }
 
     /// The kernel against the rules' own round step, engagement by engagement on the same
-    /// dice: fleets of every size relation, DRMs, coastal pursuit, fleets that do not
-    /// pursue, captures down to the last NSP, and short and long round limits.
+    /// dice, over [`engagement_cases`].
     #[test]
     fn kernel_equals_the_round_step_engagement_by_engagement() {
         let naval = NavalCombat::new(D6Table::naval()).unwrap();
+        let cases = engagement_cases();
+        let mut results = [0u64; EngagementResult::COUNT];
+        for (case, engagement) in cases.iter().enumerate() {
+            let kernel = naval.kernel(engagement);
+            let mut fast = DiceStream::for_block(60 + case as u64, 0);
+            let mut reference = fast.clone();
+            for n in 0..5_000 {
+                let mine = kernel.engage(&mut fast);
+                let theirs = naval.engage_by_rounds(engagement, &mut reference);
+                assert_eq!(mine, theirs, "case {case}, engagement {n}");
+                assert_eq!(fast, reference, "case {case}, engagement {n}: same dice");
+                results[mine.result as usize] += 1;
+            }
+        }
+        // The check is not vacuous: every kind of result happens.
+        assert!(results.iter().all(|&r| r > 0), "{results:?}");
+    }
+
+    /// Engagements for the kernels' tests against the round step: fleets of every size
+    /// relation, DRMs, coastal pursuit, fleets that do not pursue, captures down to the
+    /// last NSP, and short and long round limits.
+    pub(super) fn engagement_cases() -> Vec<Engagement> {
         let mut cases = Vec::new();
         // 150 v 120: beyond the shared strength table (never validated), same rules.
         for (a, b) in [(6, 4), (1, 1), (2, 5), (12, 7), (3, 3), (40, 9), (150, 120)] {
@@ -807,21 +828,7 @@ mod tests {
                 });
             }
         }
-        let mut results = [0u64; EngagementResult::COUNT];
-        for (case, engagement) in cases.iter().enumerate() {
-            let kernel = naval.kernel(engagement);
-            let mut fast = DiceStream::for_block(60 + case as u64, 0);
-            let mut reference = fast.clone();
-            for n in 0..5_000 {
-                let mine = kernel.engage(&mut fast);
-                let theirs = naval.engage_by_rounds(engagement, &mut reference);
-                assert_eq!(mine, theirs, "case {case}, engagement {n}");
-                assert_eq!(fast, reference, "case {case}, engagement {n}: same dice");
-                results[mine.result as usize] += 1;
-            }
-        }
-        // The check is not vacuous: every kind of result happens.
-        assert!(results.iter().all(|&r| r > 0), "{results:?}");
+        cases
     }
 
     #[test]

@@ -394,18 +394,8 @@ mod tests {
     use super::*;
     use crate::dice::DiceWord;
     use crate::rules::d6table::D6Table;
-    use crate::rules::naval::{Engagement, Fleet, NavalCombat};
-
-    fn fleet(nsp: u32, morale: u32) -> Fleet {
-        Fleet {
-            name: String::new(),
-            nsp,
-            morale,
-            leader: 0,
-            drm: 0,
-            pursues: true,
-        }
-    }
+    use crate::rules::naval::tests::{engagement_cases, fleet};
+    use crate::rules::naval::{Engagement, NavalCombat};
 
     /// What the sweeps must count, from the rules' own round step: lane `l`'s `k`-th word
     /// is the stream's word `LANES · k + l`; each lane fights its engagements one after
@@ -441,35 +431,6 @@ mod tests {
         (h, sweeps * LANES as u64)
     }
 
-    fn cases() -> Vec<Engagement> {
-        let mut cases = Vec::new();
-        // 150 v 120: beyond the shared strength table (never validated), same rules.
-        for (a, b) in [(6, 4), (1, 1), (2, 5), (12, 7), (40, 9), (150, 120)] {
-            for (coastal, pursues, drm, limit) in [
-                (false, [true, true], 0, 20),
-                (true, [true, false], 2, 3),
-                (false, [false, true], -3, 1),
-                (true, [true, true], -6, 100),
-            ] {
-                cases.push(Engagement {
-                    a: Fleet {
-                        drm,
-                        pursues: pursues[0],
-                        ..fleet(a, 2)
-                    },
-                    b: Fleet {
-                        leader: 2,
-                        pursues: pursues[1],
-                        ..fleet(b, 1)
-                    },
-                    coastal,
-                    round_limit: limit,
-                });
-            }
-        }
-        cases
-    }
-
     /// Both sweeps against [`reference`]: the same counts and the same words drawn, for
     /// fewer engagements than lanes, exactly the lanes, one more, and many (the lanes
     /// restart, and the last sweeps run with lanes idle).
@@ -478,7 +439,7 @@ mod tests {
         let naval = NavalCombat::new(D6Table::naval()).unwrap();
         let mut results = [0u64; EngagementResult::COUNT];
         let mut longest = 0;
-        for (case, engagement) in cases().iter().enumerate() {
+        for (case, engagement) in engagement_cases().iter().enumerate() {
             let kernel = naval.kernel(engagement);
             assert!(Tally::fits(&kernel), "case {case}");
             for n in [0, 1, 5, 31, 32, 33, 3_001] {
