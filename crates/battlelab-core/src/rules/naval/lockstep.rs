@@ -6,7 +6,7 @@
 //! instructions. Here [`LANES`] engagements advance together, one round each a sweep; a
 //! lane whose engagement ends counts it and is reset in the same sweep, and fights the
 //! next from the following sweep, so no lane idles until the last engagements are
-//! started. In the AVX-512 sweep no branch depends on the dice. It is how runs fight naval
+//! started. In the AVX-512 sweep no branch per lane or round depends on the dice. It is how runs fight naval
 //! engagements (`systems::naval`).
 //!
 //! The dice: each sweep draws [`LANES`] words from the block's stream, one a lane in lane
@@ -21,13 +21,13 @@
 //! one is counted is decided before its first die (counting the first `n` to end would
 //! favour short engagements).
 //!
-//! Two forms count the same from the same stream, lane for lane: a scalar sweep (any
-//! machine) and an AVX-512 sweep (x86-64 with AVX-512F and BMI2, detected at run time),
+//! Two forms count the same from the same stream: a scalar sweep (any machine) and an
+//! AVX-512 sweep (x86-64 with AVX-512F and BMI2, detected at run time),
 //! its lanes in two registers of sixteen. The tests hold both to the rules' own round step
 //! ([`super::NavalCombat`]'s reference engagement) on each lane's share of the stream.
 //!
 //! PERF (issue 16; `docs/performance.md` has the steps): in the bench (31b3893), a
-//! counted engagement costs 3.3 `next_u64` here and 11.1 one at a time, for 1.5 words
+//! counted engagement costs 3.3 `next_u64` here and 11.0 one at a time, for 1.5 words
 //! (overhead 2.2); in the `profile` example, `naval-lockstep` counts 288–306 M
 //! engagements/s where `naval-record` (one at a time, each counted) counts 100–107 M,
 //! beside a bare loop of 1.01–1.09 G words/s. What helped:
@@ -39,7 +39,8 @@
 //! vector registers.
 //!
 //! Engagements that do not validate ([`super::Engagement::validate`]): a round limit of 0
-//! is refused (a panic, as the one-at-a-time count's was); fleets so large that the count
+//! is refused (a panic, as the one-at-a-time count's was); fleets or round limits so large
+//! that the count
 //! tables would pass [`Tally::MAX_SLOTS`] slots are fought and counted one at a time
 //! ([`EngagementKernel::engage`]).
 
@@ -78,7 +79,8 @@ const COPIES_SHIFT: u32 = 2;
 /// (rounds, result) as `rounds · 8 + result`, and (NSP lost by A, NSP lost by B) as
 /// `lost_a << loss_shift | lost_b`: two increments an engagement instead of four, and
 /// keys made by shifts. Each table ends in [`LANES`] spare slots, one a lane, where a lane
-/// whose engagement did not end counts (so that every lane counts every sweep).
+/// whose engagement did not end counts (so that every lane counts every sweep, in the
+/// AVX-512 sweep; the scalar sweep branches instead).
 struct Tally {
     by_result: Vec<u64>,
     by_losses: Vec<u64>,
@@ -86,7 +88,7 @@ struct Tally {
 }
 
 impl Tally {
-    /// Most slots in both tables together (8 MiB): 54,432 (435 KB) at the largest
+    /// Most slots in both count tables together (8 MiB): 54,432 (435 KB) at the largest
     /// engagement that validates, 99 against 99 NSP and 100 rounds.
     const MAX_SLOTS: usize = 1 << 20;
 
@@ -147,8 +149,8 @@ fn lowest_bits(mask: u32, k: u32) -> u32 {
 impl EngagementKernel {
     /// `n` engagements, [`LANES`] at once, counted into `h` (see the module docs): what a
     /// run's block does, on the block's stream. Its tables (the packed effects, the rows,
-    /// the counts) are built once a call: at most 8 MiB, 435 KB at the largest engagement
-    /// that validates.
+    /// the counts) are built once a call: at most about 9 MiB (8 of them counts), about
+    /// 0.5 MB at the largest engagement that validates.
     ///
     /// # Panics
     /// On a round limit of 0, which no engagement that validates has.
@@ -332,8 +334,10 @@ impl EngagementKernel {
             }
             // SAFETY: every slot is within its table. A round is 1 to the round limit
             // (a lane's round starts at 1 and ends at the limit), a result 0 to 6, so a
-            // result key is below `7 · (limit + 1)`; losses are capped at what a fleet has,
-            // so a losses key is below `(A's NSP + 1) · (B's NSP + 1)`; a key's slot is
+            // result key, `round << 3 | result`, is below `8 · (limit + 1)`
+            // (`Tally::result_keys`); losses are capped at what a fleet has, so a losses
+            // key, `lost_a << shift | lost_b`, is below `(A's NSP + 1) << shift`
+            // (`RowTable::len_for`); a key's slot is
             // `key · COPIES + lane % COPIES`, and a spare slot is one of the last `LANES`.
             // (Without the check, 5–9% faster in the `profile` example.)
             for i in 0..LANES {
@@ -453,7 +457,7 @@ mod tests {
                         #[cfg(target_arch = "x86_64")]
                         "AVX-512" if avx512_available() => {
                             let mut tally = Tally::new(&kernel);
-                            // SAFETY: detected; these engagements fit (asserted below).
+                            // SAFETY: detected; these engagements fit (asserted above).
                             unsafe { kernel.sweeps_avx512(&mut dice, n, &mut tally) };
                             tally.add_to(&mut h);
                         }
