@@ -134,7 +134,40 @@ impl Tally {
     }
 }
 
-/// The lowest `k` set bits of `mask`.
+/// Which lanes are fighting, and how many engagements have started: the same for both
+/// sweeps, which differ only in how they pick the lanes that restart.
+struct Starts {
+    n: u64,
+    started: u64,
+    /// Lanes with an engagement to fight, bit per lane.
+    active: u32,
+}
+
+impl Starts {
+    /// The first `min(n, LANES)` lanes start.
+    fn new(n: u64) -> Self {
+        let started = n.min(LANES as u64);
+        Self {
+            n,
+            started,
+            active: ((1u64 << started) - 1) as u32,
+        }
+    }
+
+    /// How many lanes may restart: engagements not yet started, at most [`LANES`].
+    fn left(&self) -> u32 {
+        self.n.saturating_sub(self.started).min(LANES as u64) as u32
+    }
+
+    /// The end of a sweep: the lanes in `ended` stop, those in `restart` (the lowest
+    /// [`Self::left`] of them) start their next engagement.
+    fn end_sweep(&mut self, ended: u32, restart: u32) {
+        self.started += u64::from(restart.count_ones());
+        self.active = (self.active & !ended) | restart;
+    }
+}
+
+/// The lowest `k` set bits of `mask` (what the AVX-512 sweep takes by `_pdep_u32`).
 fn lowest_bits(mask: u32, k: u32) -> u32 {
     let mut left = mask;
     let mut kept = 0;
@@ -194,14 +227,13 @@ impl EngagementKernel {
         let mut nsp_b = [init_b; LANES];
         let mut round = [1u32; LANES];
         let mut row = [first_row; LANES];
-        let mut started = n.min(LANES as u64);
-        let mut active: u32 = ((1u64 << started) - 1) as u32;
+        let mut starts = Starts::new(n);
         let mut faces = [0u32; LANES];
-        while active != 0 {
+        while starts.active != 0 {
             for f in faces.iter_mut() {
                 *f = dice.word().take(36);
             }
-            let mut done_lanes = 0u32;
+            let mut ended = 0u32;
             for lane in 0..LANES {
                 let e = packed[(row[lane] + faces[lane]) as usize];
                 let a = nsp_a[lane] - (e & 3).min(nsp_a[lane]);
@@ -210,7 +242,8 @@ impl EngagementKernel {
                 let otherwise = (e >> 8) & 7;
                 let done =
                     gone || otherwise != u32::from(CONTINUES) || round[lane] >= self.round_limit;
-                if done && active >> lane & 1 == 1 {
+                if done && starts.active >> lane & 1 == 1 {
+                    ended |= 1 << lane;
                     let code = if gone { (e >> 5) & 7 } else { otherwise };
                     let result = code.min(EngagementResult::COUNT as u32 - 1);
                     let key = (round[lane] as usize) << 3 | result as usize;
@@ -218,7 +251,6 @@ impl EngagementKernel {
                     let key = ((init_a - a) as usize) << tally.loss_shift | (init_b - b) as usize;
                     tally.by_losses[key * COPIES + lane % COPIES] += 1;
                 }
-                done_lanes |= u32::from(done) << lane;
                 if done {
                     nsp_a[lane] = init_a;
                     nsp_b[lane] = init_b;
@@ -231,10 +263,7 @@ impl EngagementKernel {
                     row[lane] = self.row_for([a, b]) as u32;
                 }
             }
-            let ended = done_lanes & active;
-            let restart = lowest_bits(ended, n.saturating_sub(started).min(LANES as u64) as u32);
-            started += u64::from(restart.count_ones());
-            active = (active & !ended) | restart;
+            starts.end_sweep(ended, lowest_bits(ended, starts.left()));
         }
     }
 
@@ -264,18 +293,28 @@ impl EngagementKernel {
         let mut nsp_b = [v_init_b; 2];
         let mut round = [v_one; 2];
         let mut row = [v_first_row; 2];
-        let spare_result = splat((tally.by_result.len() - LANES) as u32);
-        let spare_losses = splat((tally.by_losses.len() - LANES) as u32);
-        let mut started = n.min(LANES as u64);
-        let mut active: u32 = ((1u64 << started) - 1) as u32;
+        // A lane that did not end counts in its own spare slot past the table's end; one
+        // that did, in copy `lane % COPIES` of its key.
+        let lane_ids = [0, 16].map(|first| {
+            _mm512_add_epi32(
+                _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                splat(first),
+            )
+        });
+        let copy = lane_ids.map(|ids| _mm512_and_si512(ids, splat(COPIES as u32 - 1)));
+        let spare_result = lane_ids
+            .map(|ids| _mm512_add_epi32(splat((tally.by_result.len() - LANES) as u32), ids));
+        let spare_losses = lane_ids
+            .map(|ids| _mm512_add_epi32(splat((tally.by_losses.len() - LANES) as u32), ids));
+        let mut starts = Starts::new(n);
         let mut faces = [0u32; LANES];
         let mut keys_result = [0u32; LANES];
         let mut keys_losses = [0u32; LANES];
-        while active != 0 {
+        while starts.active != 0 {
             for f in faces.iter_mut() {
                 *f = dice.word().take(36);
             }
-            let mut done = 0u32;
+            let mut ended = 0u32;
             for h in 0..2 {
                 let f = _mm512_loadu_si512(faces.as_ptr().add(16 * h).cast());
                 let e = _mm512_i32gather_epi32::<4>(
@@ -291,7 +330,7 @@ impl EngagementKernel {
                 let d = gone
                     | _mm512_cmpneq_epi32_mask(otherwise, v_seven)
                     | _mm512_cmpge_epu32_mask(round[h], v_limit);
-                let ended = d & (active >> (16 * h)) as u16;
+                let ended_here = d & (starts.active >> (16 * h)) as u16;
                 let destroyed = _mm512_and_si512(_mm512_srli_epi32::<5>(e), v_seven);
                 let code = _mm512_mask_blend_epi32(gone, otherwise, destroyed);
                 let result = _mm512_min_epu32(code, v_last_result);
@@ -303,26 +342,19 @@ impl EngagementKernel {
                     ),
                     _mm512_sub_epi32(v_init_b, b),
                 );
-                // Slots: key · COPIES + lane % COPIES; a lane that did not end counts in
-                // its own spare slot past the table's end.
-                let lane_ids = _mm512_add_epi32(
-                    _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
-                    splat(16 * h as u32),
-                );
-                let copy = _mm512_and_si512(lane_ids, splat(COPIES as u32 - 1));
                 let slot_result = _mm512_mask_blend_epi32(
-                    ended,
-                    _mm512_add_epi32(spare_result, lane_ids),
-                    _mm512_add_epi32(_mm512_slli_epi32::<COPIES_SHIFT>(key_result), copy),
+                    ended_here,
+                    spare_result[h],
+                    _mm512_add_epi32(_mm512_slli_epi32::<COPIES_SHIFT>(key_result), copy[h]),
                 );
                 let slot_losses = _mm512_mask_blend_epi32(
-                    ended,
-                    _mm512_add_epi32(spare_losses, lane_ids),
-                    _mm512_add_epi32(_mm512_slli_epi32::<COPIES_SHIFT>(key_losses), copy),
+                    ended_here,
+                    spare_losses[h],
+                    _mm512_add_epi32(_mm512_slli_epi32::<COPIES_SHIFT>(key_losses), copy[h]),
                 );
                 _mm512_storeu_si512(keys_result.as_mut_ptr().add(16 * h).cast(), slot_result);
                 _mm512_storeu_si512(keys_losses.as_mut_ptr().add(16 * h).cast(), slot_losses);
-                done |= u32::from(d) << (16 * h);
+                ended |= u32::from(ended_here) << (16 * h);
                 let next_row = _mm512_i32gather_epi32::<4>(
                     _mm512_add_epi32(_mm512_sll_epi32(a, _mm512_castsi512_si128(v_shift)), b),
                     rows.rows.as_ptr().cast(),
@@ -344,11 +376,8 @@ impl EngagementKernel {
                 *tally.by_result.get_unchecked_mut(keys_result[i] as usize) += 1;
                 *tally.by_losses.get_unchecked_mut(keys_losses[i] as usize) += 1;
             }
-            let ended = done & active;
-            let k = n.saturating_sub(started).min(LANES as u64) as u32;
-            let restart = _pdep_u32(((1u64 << k) - 1) as u32, ended);
-            started += u64::from(restart.count_ones());
-            active = (active & !ended) | restart;
+            let restart = _pdep_u32(((1u64 << starts.left()) - 1) as u32, ended);
+            starts.end_sweep(ended, restart);
         }
     }
 }
