@@ -705,6 +705,16 @@ impl crate::sim::Histogram for EngagementHistogram {
 mod tests {
     use super::*;
 
+    /// Two fleets at sea (not coastal), both pursuing.
+    pub(super) fn at_sea(a: Fleet, b: Fleet, round_limit: u32) -> Engagement {
+        Engagement {
+            a,
+            b,
+            coastal: false,
+            round_limit,
+        }
+    }
+
     pub(super) fn fleet(nsp: u32, morale: u32) -> Fleet {
         Fleet {
             name: String::new(),
@@ -751,12 +761,7 @@ mod tests {
     #[test]
     fn one_round_by_hand() {
         let naval = NavalCombat::new(D6Table::naval()).unwrap();
-        let engagement = Engagement {
-            a: fleet(2, 2),
-            b: fleet(2, 2),
-            coastal: false,
-            round_limit: 1,
-        };
+        let engagement = at_sea(fleet(2, 2), fleet(2, 2), 1);
         let d = naval.distribution(&engagement);
         let p = |r: EngagementResult| d.result[r as usize];
         // A breaks off on dice 1–3 (1/2) and escapes unless intercepted (2/3): 1/3.
@@ -836,15 +841,11 @@ mod tests {
         let naval = NavalCombat::new(D6Table::naval()).unwrap();
         // A 1 NSP vs B 2 NSP: B is L at 2-1. A's DRM −6 is +6 to L's roll, so the roll is
         // 7 (SC) or 8 (2SC): A's one NSP is captured every time.
-        let engagement = Engagement {
-            a: Fleet {
-                drm: -6,
-                ..fleet(1, 2)
-            },
-            b: fleet(2, 2),
-            coastal: false,
-            round_limit: 5,
+        let a = Fleet {
+            drm: -6,
+            ..fleet(1, 2)
         };
+        let engagement = at_sea(a, fleet(2, 2), 5);
         let d = naval.distribution(&engagement);
         assert!((d.result[EngagementResult::ADestroyed as usize] - 1.0).abs() < 1e-12);
         let mut dice = DiceStream::for_block(3, 0);

@@ -427,7 +427,7 @@ mod tests {
     use super::*;
     use crate::dice::DiceWord;
     use crate::rules::d6table::D6Table;
-    use crate::rules::naval::tests::{engagement_cases, fleet};
+    use crate::rules::naval::tests::{at_sea, engagement_cases, fleet};
     use crate::rules::naval::{Engagement, NavalCombat};
 
     /// What the sweeps must count, from the rules' own round step: lane `l`'s `k`-th word
@@ -520,12 +520,7 @@ mod tests {
     #[test]
     fn engagements_beyond_the_count_tables_are_fought_one_at_a_time() {
         let naval = NavalCombat::new(D6Table::naval()).unwrap();
-        let engagement = Engagement {
-            a: fleet(3_000, 2),
-            b: fleet(2_000, 1),
-            coastal: false,
-            round_limit: 20,
-        };
+        let engagement = at_sea(fleet(3_000, 2), fleet(2_000, 1), 20);
         let kernel = naval.kernel(&engagement);
         assert!(!Tally::fits(&kernel));
         let mut dice = DiceStream::for_block(5, 0);
@@ -544,12 +539,7 @@ mod tests {
     #[should_panic(expected = "round limit of at least 1")]
     fn a_round_limit_of_zero_is_refused() {
         let naval = NavalCombat::new(D6Table::naval()).unwrap();
-        let engagement = Engagement {
-            a: fleet(6, 2),
-            b: fleet(4, 2),
-            coastal: false,
-            round_limit: 0,
-        };
+        let engagement = at_sea(fleet(6, 2), fleet(4, 2), 0);
         let mut h = EngagementHistogram::new(&engagement);
         let mut dice = DiceStream::for_block(5, 0);
         naval.kernel(&engagement).record_many(&mut dice, 10, &mut h);
