@@ -75,22 +75,32 @@ fn pack(kernel: &EngagementKernel) -> Vec<u32> {
 const COPIES: usize = 1 << COPIES_SHIFT;
 const COPIES_SHIFT: u32 = 2;
 
-/// Counts of ended engagements by two joint keys, added into the histogram at the end:
-/// (rounds, result) as `rounds · 8 + result`, and (NSP lost by A, NSP lost by B) as
-/// `lost_a << loss_shift | lost_b`: two increments an engagement instead of four, and
-/// keys made by shifts. Each table ends in [`LANES`] spare slots, one a lane, where a lane
-/// whose engagement did not end counts (so that every lane counts every sweep, in the
-/// AVX-512 sweep; the scalar sweep branches instead).
+/// Counts of ended engagements, added into the histogram at the end. Where the table is
+/// small enough ([`Self::MAX_JOINT_SLOTS`]), one key holds the whole outcome: rounds,
+/// result and the NSP each fleet lost, `(rounds · 8 + result) << joint_shift | losses`,
+/// one increment an engagement. Otherwise two keys: (rounds, result) as
+/// `rounds · 8 + result`, and (NSP lost by A, NSP lost by B) as
+/// `lost_a << loss_shift | lost_b`. Keys are made by shifts. Each table ends in [`LANES`]
+/// spare slots, one a lane, where a lane whose engagement did not end counts (so that
+/// every lane counts every sweep, in the AVX-512 sweep; the scalar sweep branches
+/// instead).
 struct Tally {
+    /// The joint counts, or the (rounds, result) counts.
     by_result: Vec<u64>,
+    /// The (losses) counts; empty where the key is joint.
     by_losses: Vec<u64>,
     loss_shift: u32,
+    /// Bits of the losses key in the joint key, where the key is joint.
+    joint_shift: Option<u32>,
 }
 
 impl Tally {
     /// Most slots in both count tables together (8 MiB): 54,432 (435 KB) at the largest
     /// engagement that validates, 99 against 99 NSP and 100 rounds.
     const MAX_SLOTS: usize = 1 << 20;
+
+    /// Most slots in a joint table (2 MiB); larger engagements count by two keys.
+    const MAX_JOINT_SLOTS: usize = 1 << 18;
 
     /// Whether the lanes can fight `kernel`'s engagements: count tables of at most
     /// [`Self::MAX_SLOTS`] (which also keeps every index of the AVX-512 sweep, and the
@@ -103,10 +113,24 @@ impl Tally {
     }
 
     fn new(kernel: &EngagementKernel) -> Self {
-        Self {
-            by_result: vec![0; COPIES * Self::result_keys(kernel) + LANES],
-            by_losses: vec![0; COPIES * RowTable::len_for(kernel.nsp) + LANES],
-            loss_shift: RowTable::shift_for(kernel.nsp),
+        let losses = RowTable::len_for(kernel.nsp);
+        let joint_shift = losses.next_power_of_two().trailing_zeros();
+        let joint_keys = Self::result_keys(kernel) << joint_shift;
+        let loss_shift = RowTable::shift_for(kernel.nsp);
+        if COPIES * joint_keys <= Self::MAX_JOINT_SLOTS {
+            Self {
+                by_result: vec![0; COPIES * joint_keys + LANES],
+                by_losses: Vec::new(),
+                loss_shift,
+                joint_shift: Some(joint_shift),
+            }
+        } else {
+            Self {
+                by_result: vec![0; COPIES * Self::result_keys(kernel) + LANES],
+                by_losses: vec![0; COPIES * losses + LANES],
+                loss_shift,
+                joint_shift: None,
+            }
         }
     }
 
@@ -117,19 +141,29 @@ impl Tally {
 
     /// Each key with its count (its copies summed), where the count is not 0.
     fn counted(table: &[u64]) -> impl Iterator<Item = (usize, u64)> + '_ {
-        (0..(table.len() - LANES) / COPIES)
+        (0..(table.len().saturating_sub(LANES)) / COPIES)
             .map(move |key| (key, table[key * COPIES..][..COPIES].iter().sum::<u64>()))
             .filter(|&(_, count)| count > 0)
     }
 
     fn add_to(&self, h: &mut EngagementHistogram) {
-        for (key, count) in Self::counted(&self.by_result) {
-            h.result[key % 8] += count;
-            h.rounds[key / 8] += count;
-        }
-        for (key, count) in Self::counted(&self.by_losses) {
+        let mut add_losses = |key: usize, count| {
             h.nsp_lost[0][key >> self.loss_shift] += count;
             h.nsp_lost[1][key & ((1 << self.loss_shift) - 1)] += count;
+        };
+        for (key, count) in Self::counted(&self.by_losses) {
+            add_losses(key, count);
+        }
+        for (key, count) in Self::counted(&self.by_result) {
+            let key = match self.joint_shift {
+                Some(shift) => {
+                    add_losses(key & ((1 << shift) - 1), count);
+                    key >> shift
+                }
+                None => key,
+            };
+            h.result[key % 8] += count;
+            h.rounds[key / 8] += count;
         }
     }
 }
@@ -203,7 +237,13 @@ impl EngagementKernel {
         if avx512_available() {
             // SAFETY: the features are detected above, `Tally::fits` holds and the tally
             // is `Tally::new(self)`'s.
-            unsafe { self.sweeps_avx512(dice, n, &mut tally) };
+            unsafe {
+                if tally.joint_shift.is_some() {
+                    self.sweeps_avx512::<true>(dice, n, &mut tally);
+                } else {
+                    self.sweeps_avx512::<false>(dice, n, &mut tally);
+                }
+            }
             tally.add_to(h);
             return;
         }
@@ -246,10 +286,20 @@ impl EngagementKernel {
                     ended |= 1 << lane;
                     let code = if gone { (e >> 5) & 7 } else { otherwise };
                     let result = code.min(EngagementResult::COUNT as u32 - 1);
-                    let key = (round[lane] as usize) << 3 | result as usize;
-                    tally.by_result[key * COPIES + lane % COPIES] += 1;
-                    let key = ((init_a - a) as usize) << tally.loss_shift | (init_b - b) as usize;
-                    tally.by_losses[key * COPIES + lane % COPIES] += 1;
+                    let key_result = (round[lane] as usize) << 3 | result as usize;
+                    let key_losses =
+                        ((init_a - a) as usize) << tally.loss_shift | (init_b - b) as usize;
+                    let copy = lane % COPIES;
+                    match tally.joint_shift {
+                        Some(shift) => {
+                            tally.by_result[(key_result << shift | key_losses) * COPIES + copy] +=
+                                1;
+                        }
+                        None => {
+                            tally.by_result[key_result * COPIES + copy] += 1;
+                            tally.by_losses[key_losses * COPIES + copy] += 1;
+                        }
+                    }
                 }
                 if done {
                     nsp_a[lane] = init_a;
@@ -277,7 +327,12 @@ impl EngagementKernel {
     /// bounds rest on its lengths and shift).
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,bmi2")]
-    unsafe fn sweeps_avx512(&self, dice: &mut DiceStream, n: u64, tally: &mut Tally) {
+    unsafe fn sweeps_avx512<const JOINT: bool>(
+        &self,
+        dice: &mut DiceStream,
+        n: u64,
+        tally: &mut Tally,
+    ) {
         use std::arch::x86_64::*;
         let packed = pack(self);
         let rows = RowTable::new(self);
@@ -289,6 +344,8 @@ impl EngagementKernel {
         let v_limit = splat(self.round_limit);
         let v_last_result = splat(EngagementResult::COUNT as u32 - 1);
         let v_shift = _mm512_set1_epi64(i64::from(rows.shift));
+        debug_assert_eq!(JOINT, tally.joint_shift.is_some());
+        let v_joint_shift = _mm512_set1_epi64(i64::from(tally.joint_shift.unwrap_or(0)));
         let mut nsp_a = [v_init_a; 2];
         let mut nsp_b = [v_init_b; 2];
         let mut round = [v_one; 2];
@@ -310,10 +367,12 @@ impl EngagementKernel {
         let mut faces = [0u32; LANES];
         let mut keys_result = [0u32; LANES];
         let mut keys_losses = [0u32; LANES];
-        while starts.active != 0 {
+        if starts.active != 0 {
             for f in faces.iter_mut() {
                 *f = dice.word().take(36);
             }
+        }
+        while starts.active != 0 {
             let mut ended = 0u32;
             for h in 0..2 {
                 let f = _mm512_loadu_si512(faces.as_ptr().add(16 * h).cast());
@@ -342,6 +401,14 @@ impl EngagementKernel {
                     ),
                     _mm512_sub_epi32(v_init_b, b),
                 );
+                let key_result = if JOINT {
+                    _mm512_or_si512(
+                        _mm512_sll_epi32(key_result, _mm512_castsi512_si128(v_joint_shift)),
+                        key_losses,
+                    )
+                } else {
+                    key_result
+                };
                 let slot_result = _mm512_mask_blend_epi32(
                     ended_here,
                     spare_result[h],
@@ -353,7 +420,9 @@ impl EngagementKernel {
                     _mm512_add_epi32(_mm512_slli_epi32::<COPIES_SHIFT>(key_losses), copy[h]),
                 );
                 _mm512_storeu_si512(keys_result.as_mut_ptr().add(16 * h).cast(), slot_result);
-                _mm512_storeu_si512(keys_losses.as_mut_ptr().add(16 * h).cast(), slot_losses);
+                if !JOINT {
+                    _mm512_storeu_si512(keys_losses.as_mut_ptr().add(16 * h).cast(), slot_losses);
+                }
                 ended |= u32::from(ended_here) << (16 * h);
                 let next_row = _mm512_i32gather_epi32::<4>(
                     _mm512_add_epi32(_mm512_sll_epi32(a, _mm512_castsi512_si128(v_shift)), b),
@@ -372,12 +441,21 @@ impl EngagementKernel {
             // (`RowTable::len_for`); a key's slot is
             // `key · COPIES + lane % COPIES`, and a spare slot is one of the last `LANES`.
             // (Without the check, 5–9% faster in the `profile` example.)
-            for i in 0..LANES {
-                *tally.by_result.get_unchecked_mut(keys_result[i] as usize) += 1;
-                *tally.by_losses.get_unchecked_mut(keys_losses[i] as usize) += 1;
-            }
             let restart = _pdep_u32(((1u64 << starts.left()) - 1) as u32, ended);
             starts.end_sweep(ended, restart);
+            // The next sweep's words, drawn while the counts are stored (the same words in
+            // the same order as drawing them at the top of the next sweep: they are drawn
+            // only if there is a next sweep).
+            let more = starts.active != 0;
+            for i in 0..LANES {
+                *tally.by_result.get_unchecked_mut(keys_result[i] as usize) += 1;
+                if !JOINT {
+                    *tally.by_losses.get_unchecked_mut(keys_losses[i] as usize) += 1;
+                }
+                if more {
+                    faces[i] = dice.word().take(36);
+                }
+            }
         }
     }
 }
@@ -472,9 +550,11 @@ mod tests {
         let naval = NavalCombat::new(D6Table::naval()).unwrap();
         let mut results = [0u64; EngagementResult::COUNT];
         let mut longest = 0;
+        let mut joint_keys = [0; 2];
         for (case, engagement) in engagement_cases().iter().enumerate() {
             let kernel = naval.kernel(engagement);
             assert!(Tally::fits(&kernel), "case {case}");
+            joint_keys[usize::from(Tally::new(&kernel).joint_shift.is_some())] += 1;
             for n in [0, 1, 5, 31, 32, 33, 3_001] {
                 let start = DiceStream::for_block(90 + case as u64, n);
                 let (expected, words) = reference(&naval, engagement, &start, n);
@@ -487,7 +567,13 @@ mod tests {
                         "AVX-512" if avx512_available() => {
                             let mut tally = Tally::new(&kernel);
                             // SAFETY: detected; these engagements fit (asserted above).
-                            unsafe { kernel.sweeps_avx512(&mut dice, n, &mut tally) };
+                            unsafe {
+                                if tally.joint_shift.is_some() {
+                                    kernel.sweeps_avx512::<true>(&mut dice, n, &mut tally);
+                                } else {
+                                    kernel.sweeps_avx512::<false>(&mut dice, n, &mut tally);
+                                }
+                            };
                             tally.add_to(&mut h);
                         }
                         "AVX-512" => continue,
@@ -510,6 +596,8 @@ mod tests {
         // many rounds apart.
         assert!(results.iter().all(|&r| r > 0), "{results:?}");
         assert!(longest >= 10, "longest engagement {longest} rounds");
+        // Both forms of the counts: two keys, and one joint key.
+        assert!(joint_keys.iter().all(|&k| k > 0), "{joint_keys:?}");
         if !avx512_available() {
             eprintln!("this machine has no AVX-512F and BMI2: only the scalar sweeps ran");
         }
