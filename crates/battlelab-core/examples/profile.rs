@@ -17,15 +17,20 @@
 //! rules), `ratio-rescue`, `ratio-press`, `ratio-optimal`, `melee-duel`, `melee-surrounded`,
 //! `setup`, `naval` (one engagement at a time, not counted), `naval-record` (one at a
 //! time, each counted in a histogram) and `naval-lockstep` (32 at once, counted, as runs
-//! fight them: `rules/naval/lockstep.rs`).
+//! fight them: `rules/naval/lockstep.rs`), `field` (the bench's field battle from its table,
+//! one at a time, each counted) and `field-lanes` (32 at once, counted, in blocks, as runs
+//! fight them: `rules/field_table/lockstep.rs`).
 
 use std::time::Instant;
 
 use battlelab_core::dice::DiceStream;
+use battlelab_core::rules::crt::{BattleHistogram, FieldCombat, FieldRules};
+use battlelab_core::rules::field_table::{BattleTable, FieldKernel, MAX_TABLE_ENTRIES};
 use battlelab_core::rules::frontier_battle::FrontierCombat;
 use battlelab_core::rules::ratio::{RatioCombat, RatioHistogram, ReservePolicy};
 use battlelab_core::rules::setup::CompiledMap;
 use battlelab_core::scenarios;
+use battlelab_core::sim::BLOCK_TRIALS;
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -128,9 +133,27 @@ fn main() {
             kernel.record_many(&mut dice, battles, &mut h);
             h.result[0] + h.rounds[2]
         }
+        "field" | "field-lanes" => {
+            let field = FieldCombat::new(FieldRules::printed()).expect("the printed rules");
+            let prepared = scenarios::field_battle().prepare().expect("a valid battle");
+            let table = BattleTable::compile(&field, &prepared, MAX_TABLE_ENTRIES).expect("small");
+            let mut h = BattleHistogram::new(&prepared, field.rules().round_limit);
+            if kernel == "field" {
+                for _ in 0..battles {
+                    h.record(&table.fight(&mut dice));
+                }
+            } else {
+                let kernel = FieldKernel::Table(&table);
+                for block in 0..battles.div_ceil(BLOCK_TRIALS) {
+                    let n = BLOCK_TRIALS.min(battles - block * BLOCK_TRIALS);
+                    kernel.fight_block(&mut dice, n, &mut h);
+                }
+            }
+            h.result[0] + h.rounds[2]
+        }
         other => {
             eprintln!(
-                "unknown kernel {other}: bare, frontier, frontier-deep, frontier-dice, ratio-rescue, ratio-press, ratio-optimal, melee-duel, melee-surrounded, setup, naval, naval-record, naval-lockstep"
+                "unknown kernel {other}: bare, frontier, frontier-deep, frontier-dice, ratio-rescue, ratio-press, ratio-optimal, melee-duel, melee-surrounded, setup, naval, naval-record, naval-lockstep, field, field-lanes"
             );
             std::process::exit(2);
         }

@@ -49,15 +49,37 @@ impl DiceStream {
     /// nothing else: not the thread, not the number of threads, not the grid point.
     pub fn for_block(seed: u64, block: u64) -> Self {
         let key = splitmix64(seed) ^ splitmix64(block ^ 0xD1B5_4A32_D192_ED03).rotate_left(17);
-        let mut bytes = [0u8; 32];
+        Self::from_state(Self::state_for_key(key))
+    }
+
+    /// The xoshiro256++ state a key seeds: four successive SplitMix64 outputs.
+    pub(crate) fn state_for_key(key: u64) -> [u64; 4] {
         let mut counter = key;
-        for chunk in bytes.chunks_exact_mut(8) {
+        [(); 4].map(|()| {
             counter = counter.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            chunk.copy_from_slice(&splitmix64(counter).to_le_bytes());
+            splitmix64(counter)
+        })
+    }
+
+    /// The stream whose xoshiro256++ state is `state` (not all zero: SplitMix64 is a
+    /// bijection, so four successive outputs are never all zero).
+    pub(crate) fn from_state(state: [u64; 4]) -> Self {
+        let mut bytes = [0u8; 32];
+        for (chunk, word) in bytes.chunks_exact_mut(8).zip(state) {
+            chunk.copy_from_slice(&word.to_le_bytes());
         }
         Self {
             rng: Xoshiro256PlusPlus::from_seed(bytes),
         }
+    }
+
+    /// The states of `N` lane streams split from this one: lane `l`'s is seeded, as a
+    /// block's stream is, from a key, here this stream's `l`-th next word (so `N` words
+    /// are drawn). Kernels that fight a block's battles many at once give each lane its own
+    /// stream, so that a lane's battles are the battles one stream fights one after
+    /// another, whatever the other lanes do.
+    pub(crate) fn lane_states<const N: usize>(&mut self) -> [[u64; 4]; N] {
+        [(); N].map(|()| Self::state_for_key(self.next_u64()))
     }
 
     /// The next raw 64-bit output of xoshiro256++.

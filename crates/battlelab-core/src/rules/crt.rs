@@ -1642,11 +1642,17 @@ impl BattleHistogram {
 
     #[inline(always)]
     pub fn record(&mut self, outcome: &BattleOutcome) {
-        self.result[outcome.result.index()] += 1;
-        self.rounds[outcome.rounds as usize] += 1;
+        self.record_count(outcome, 1);
+    }
+
+    /// `count` battles that all ended in `outcome`.
+    #[inline(always)]
+    pub fn record_count(&mut self, outcome: &BattleOutcome, count: u64) {
+        self.result[outcome.result.index()] += count;
+        self.rounds[outcome.rounds as usize] += count;
         for side in 0..2 {
-            self.sp_lost[side][outcome.sp_lost[side] as usize] += 1;
-            self.morale_lost[side][outcome.morale_lost[side] as usize] += 1;
+            self.sp_lost[side][outcome.sp_lost[side] as usize] += count;
+            self.morale_lost[side][outcome.morale_lost[side] as usize] += count;
         }
     }
 

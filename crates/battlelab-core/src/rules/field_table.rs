@@ -38,6 +38,8 @@
 
 use std::collections::HashMap;
 
+mod lockstep;
+
 use crate::dice::{DiceStream, DiceWord};
 use crate::rules::crt::{
     BattleHistogram, BattleOutcome, BattleResult, BattleState, FieldCombat, PreparedBattle,
@@ -199,6 +201,9 @@ impl BattleTable {
                     }
                 }
             }
+            // One entry past the rows: the lanes' gathers read two bytes past the entry
+            // they load (`lockstep`).
+            next.push(0);
             (next.into(), joint, Cut::Joint(joint as u32))
         } else {
             let offset = [(&place_a, a_step), (&place_b, faces)]
@@ -231,7 +236,7 @@ impl BattleTable {
 
     /// Entries in the table (2 bytes each).
     pub fn entries(&self) -> usize {
-        self.next.len()
+        self.with_rows * self.stride
     }
 
     /// States with a row (those reached before the last round).
@@ -302,21 +307,53 @@ impl<'a> FieldKernel<'a> {
         }
     }
 
-    /// Adds `n` battles drawn from `dice` to `histogram`.
+    /// Adds `n` battles drawn from `dice` to `histogram`, in [`LANES`] lanes: lane `l`
+    /// fights [`lane_battles`]`(n, l)` battles one after another on its own stream,
+    /// split from `dice` ([`DiceStream::lane_states`]: `dice` gives [`LANES`] words, none
+    /// where `n` is 0). So the battles are the same whichever kernel fights them and
+    /// however many lanes it advances at once: the table's battles, lane by lane, where a
+    /// table was built (all lanes together where the CPU can, `lockstep`), else the
+    /// round-by-round kernel's, lane by lane.
     pub fn fight_block(&self, dice: &mut DiceStream, n: u64, histogram: &mut BattleHistogram) {
-        match *self {
-            Self::Table(table) => {
-                for _ in 0..n {
-                    histogram.record(&table.fight(dice));
-                }
+        if n == 0 {
+            return;
+        }
+        let lanes = dice.lane_states::<LANES>();
+        if let Self::Table(table) = *self {
+            if lockstep::fight_lanes(table, &lanes, n, histogram) {
+                return;
             }
-            Self::RoundByRound(field, battle) => {
-                for _ in 0..n {
-                    histogram.record(&field.fight(battle, dice));
-                }
+        }
+        self.fight_lane_by_lane(&lanes, n, histogram);
+    }
+
+    /// [`Self::fight_block`]'s battles one lane after another, one battle at a time.
+    fn fight_lane_by_lane(
+        &self,
+        lanes: &[[u64; 4]; LANES],
+        n: u64,
+        histogram: &mut BattleHistogram,
+    ) {
+        for (lane, &state) in lanes.iter().enumerate() {
+            let mut dice = DiceStream::from_state(state);
+            for _ in 0..lane_battles(n, lane) {
+                let outcome = match *self {
+                    Self::Table(table) => table.fight(&mut dice),
+                    Self::RoundByRound(field, battle) => field.fight(battle, &mut dice),
+                };
+                histogram.record(&outcome);
             }
         }
     }
+}
+
+/// Lanes a block's battles are fought in ([`FieldKernel::fight_block`]).
+pub const LANES: usize = 32;
+
+/// How many of a block's `n` battles lane `lane` fights: `n / LANES`, and one more in the
+/// first `n % LANES` lanes.
+pub fn lane_battles(n: u64, lane: usize) -> u64 {
+    n / LANES as u64 + u64::from((lane as u64) < n % LANES as u64)
 }
 
 #[cfg(test)]
@@ -324,7 +361,7 @@ mod tests {
     use super::*;
     use crate::rules::crt::{FieldBattle, FieldRules, Force, ResultPair, TacticCell};
 
-    fn battle(sp: [u32; 2], morale: [u32; 2], weights: [[u32; 7]; 2]) -> FieldBattle {
+    pub(super) fn battle(sp: [u32; 2], morale: [u32; 2], weights: [[u32; 7]; 2]) -> FieldBattle {
         let force = |side: usize| Force {
             name: String::new(),
             sp: sp[side],
@@ -340,12 +377,12 @@ mod tests {
         }
     }
 
-    const UNIFORM: [u32; 7] = [1; 7];
+    pub(super) const UNIFORM: [u32; 7] = [1; 7];
 
     /// Rules that exercise every part of the round step: caps, a longer round limit,
     /// odds rounded to nearest, a cell edit, and a matrix where a parenthesised cell ends
     /// the battle with neither side withdrawing (broken off).
-    fn edited_rules() -> FieldRules {
+    pub(super) fn edited_rules() -> FieldRules {
         let mut rules = FieldRules::printed();
         rules.round_limit = 9;
         rules.caps.leader = Some(1);

@@ -1,0 +1,277 @@
+//! Field battles thirty-two at once from a battle's transition table, one to a lane, with
+//! masks in place of branches.
+//!
+//! Why this module exists: a table battle ([`BattleTable::fight`]) is a round of one word
+//! and one load, but the rounds are the dice's, so the loop's exit is a branch no
+//! predictor learns, and every battle pays for it, and for its counts, in scalar
+//! instructions. Here the [`LANES`] lanes of [`FieldKernel::fight_block`] advance
+//! together, a round each a sweep, in four AVX-512 registers of eight: each lane's own
+//! xoshiro256++ stream steps in the registers, the round's value is cut by two 32-bit
+//! multiplies, and the next node is one gather. A lane whose battle ends counts it by
+//! (rounds, node), which fix its whole outcome, and starts its next battle in the same
+//! sweep, until it has fought its share ([`lane_battles`]); a lane with none left runs on,
+//! counting into a spare slot.
+//!
+//! Same battles: lane `l` fights its battles one after another on its own stream, exactly
+//! as [`FieldKernel::fight_block`]'s lane-by-lane form does (the tests hold the two to the
+//! same counts), so which form runs changes no count.
+//!
+//! PERF (issue 16; `docs/performance.md`): see the module's section there.
+//!
+//! [`FieldKernel::fight_block`]: super::FieldKernel::fight_block
+
+#[cfg(target_arch = "x86_64")]
+use super::{lane_battles, Cut};
+use super::{BattleTable, LANES};
+use crate::rules::crt::{BattleHistogram, BattleOutcome};
+
+/// Counts of ended battles by (rounds, node): key `rounds << node_bits | node`, then
+/// [`LANES`] spare slots, one a lane, where a lane that did not end a counted battle in a
+/// sweep counts (so that every lane counts every sweep, with no branch).
+struct Counts {
+    slots: Vec<u64>,
+    node_bits: u32,
+}
+
+impl Counts {
+    /// Most keys (8 MiB of counts); a battle with more is fought lane by lane.
+    const MAX_KEYS: usize = 1 << 20;
+
+    fn new(table: &BattleTable) -> Option<Self> {
+        let node_bits = table.states.len().next_power_of_two().trailing_zeros();
+        let keys = (table.round_limit as usize + 1) << node_bits;
+        (keys <= Self::MAX_KEYS).then(|| Self {
+            slots: vec![0; keys + LANES],
+            node_bits,
+        })
+    }
+
+    fn add_to(&self, table: &BattleTable, histogram: &mut BattleHistogram) {
+        let keys = &self.slots[..self.slots.len() - LANES];
+        for (key, &count) in keys.iter().enumerate().filter(|&(_, &c)| c > 0) {
+            let node = key & ((1 << self.node_bits) - 1);
+            let rounds = (key >> self.node_bits) as u32;
+            let end = &table.states[node];
+            let outcome = BattleOutcome::new(table.endings[node], rounds, &table.start, end);
+            histogram.record_count(&outcome, count);
+        }
+    }
+}
+
+/// Fights [`super::FieldKernel::fight_block`]'s `n` battles on the lanes' streams
+/// (`lanes`, their xoshiro256++ states) all lanes at once, and returns `true`; or fights
+/// nothing and returns `false` where it cannot: no AVX-512F, a round's value cut in three
+/// ([`Cut::Sides`]), or more than [`Counts::MAX_KEYS`] count keys.
+pub(super) fn fight_lanes(
+    table: &BattleTable,
+    lanes: &[[u64; 4]; LANES],
+    n: u64,
+    histogram: &mut BattleHistogram,
+) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if let Cut::Joint(sides) = table.cut {
+        if is_x86_feature_detected!("avx512f") {
+            if let Some(mut counts) = Counts::new(table) {
+                // SAFETY: AVX-512F is detected, the cut is joint and the counts are
+                // `Counts::new(table)`'s.
+                unsafe { sweeps_avx512(table, sides, lanes, n, &mut counts) };
+                counts.add_to(table, histogram);
+                return true;
+            }
+        }
+    }
+    let _ = (table, lanes, n, histogram);
+    false
+}
+
+/// The lanes in four AVX-512 registers of eight 64-bit lanes.
+///
+/// # Safety
+/// The CPU must have AVX-512F, `table`'s cut must be [`Cut::Joint`]`(sides)`, and `counts`
+/// must be `Counts::new(table)`'s (the counts' and the gathers' bounds rest on them).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn sweeps_avx512(
+    table: &BattleTable,
+    sides: u32,
+    lanes: &[[u64; 4]; LANES],
+    n: u64,
+    counts: &mut Counts,
+) {
+    use std::arch::x86_64::*;
+    const GROUPS: usize = LANES / 8;
+    let splat = |v: u64| _mm512_set1_epi64(v as i64);
+    let group = |g: usize, value: &dyn Fn(usize) -> u64| {
+        let values: [u64; 8] = std::array::from_fn(|i| value(8 * g + i));
+        _mm512_loadu_si512(values.as_ptr().cast())
+    };
+    // State word `k` of lanes `8g .. 8g + 8` in `s[g][k]`.
+    let mut s: [[__m512i; 4]; GROUPS] =
+        std::array::from_fn(|g| std::array::from_fn(|k| group(g, &|lane| lanes[lane][k])));
+    let mut left: [__m512i; GROUPS] =
+        std::array::from_fn(|g| group(g, &|lane| lane_battles(n, lane)));
+    let spare: [__m512i; GROUPS] =
+        std::array::from_fn(|g| group(g, &|lane| (counts.slots.len() - LANES + lane) as u64));
+    let (zero, one) = (splat(0), splat(1));
+    let v_sides = splat(u64::from(sides));
+    let v_stride = splat(table.stride as u64);
+    let v_with_rows = splat(table.with_rows as u64);
+    let v_limit = splat(u64::from(table.round_limit));
+    let v_node_bits = _mm_set1_epi64x(i64::from(counts.node_bits));
+    let low16 = _mm256_set1_epi32(0xFFFF);
+    let mut node = [zero; GROUPS];
+    let mut round = [zero; GROUPS];
+    let mut active: [__mmask8; GROUPS] =
+        std::array::from_fn(|g| _mm512_cmpneq_epu64_mask(left[g], zero));
+    let mut keys = [0u32; LANES];
+    while active.iter().any(|&a| a != 0) {
+        for g in 0..GROUPS {
+            // xoshiro256++, eight streams at once.
+            let [s0, s1, s2, s3] = s[g];
+            let word = _mm512_add_epi64(_mm512_rol_epi64::<23>(_mm512_add_epi64(s0, s3)), s0);
+            let t = _mm512_slli_epi64::<17>(s1);
+            let s2 = _mm512_xor_si512(s2, s0);
+            let s3 = _mm512_xor_si512(s3, s1);
+            let s1 = _mm512_xor_si512(s1, s2);
+            let s0 = _mm512_xor_si512(s0, s3);
+            let s2 = _mm512_xor_si512(s2, t);
+            let s3 = _mm512_rol_epi64::<45>(s3);
+            s[g] = [s0, s1, s2, s3];
+            // `DiceWord::take(sides)`, the high 64 bits of `word · sides`, for sides below
+            // 2^32: `(hi · sides + (lo · sides >> 32)) >> 32`, where `hi`, `lo` are the
+            // word's halves (no carry is lost: the sum is below 2^64).
+            let high = _mm512_mul_epu32(_mm512_srli_epi64::<32>(word), v_sides);
+            let low = _mm512_srli_epi64::<32>(_mm512_mul_epu32(word, v_sides));
+            let value = _mm512_srli_epi64::<32>(_mm512_add_epi64(high, low));
+            // The next node, a `u16` read as the low half of the 32 bits at its address
+            // (the table holds one entry past its rows for the last one's high half).
+            let index = _mm512_add_epi64(_mm512_mul_epu32(node[g], v_stride), value);
+            let next = _mm512_i64gather_epi32::<2>(index, table.next.as_ptr().cast());
+            let next = _mm512_cvtepu32_epi64(_mm256_and_si256(next, low16));
+            let rounds = _mm512_add_epi64(round[g], one);
+            let ended = _mm512_cmpge_epu64_mask(next, v_with_rows)
+                | _mm512_cmpge_epu64_mask(rounds, v_limit);
+            let counted = ended & active[g];
+            let key = _mm512_or_si512(_mm512_sll_epi64(rounds, v_node_bits), next);
+            let slot = _mm512_mask_blend_epi64(counted, spare[g], key);
+            _mm256_storeu_si256(
+                keys.as_mut_ptr().add(8 * g).cast(),
+                _mm512_cvtepi64_epi32(slot),
+            );
+            node[g] = _mm512_mask_blend_epi64(ended, next, zero);
+            round[g] = _mm512_mask_blend_epi64(ended, rounds, zero);
+            left[g] = _mm512_mask_sub_epi64(left[g], counted, left[g], one);
+            active[g] = _mm512_cmpneq_epu64_mask(left[g], zero);
+        }
+        // SAFETY: a counted lane's rounds are 1 to the round limit (it ends at the limit)
+        // and its node is below the table's node count, so its key is below
+        // `(limit + 1) << node_bits`; every other lane's slot is its spare, one of the
+        // last `LANES`. (Its gather read `index` below `with_rows · stride` and its
+        // value, below `stride`: a lane goes on only from a node with a row.)
+        for &key in &keys {
+            *counts.slots.get_unchecked_mut(key as usize) += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{battle, edited_rules, UNIFORM};
+    use super::super::{FieldKernel, MAX_TABLE_ENTRIES};
+    use super::*;
+    use crate::dice::DiceStream;
+    use crate::rules::crt::{BattleResult, FieldBattle, FieldCombat, FieldRules};
+
+    /// Every form fights the same battles: the table's lanes all at once (where the CPU
+    /// has AVX-512F), the table lane by lane, and the round-by-round kernel lane by lane
+    /// (the reference: no table involved), with the same counts and the same words drawn
+    /// from the block's stream (the lanes' keys: `LANES`, or none for no battle).
+    #[test]
+    fn lanes_at_once_fight_the_battles_each_lane_fights_on_its_own_stream() {
+        let mixed = [[2, 1, 0, 1, 0, 0, 0], [0, 0, 2, 0, 1, 1, 0]];
+        let mut one_round = FieldRules::printed();
+        one_round.round_limit = 1;
+        let cases: Vec<(FieldRules, FieldBattle)> = vec![
+            (FieldRules::printed(), battle([12, 8], [2, 2], mixed)),
+            (edited_rules(), battle([12, 8], [2, 2], mixed)),
+            (FieldRules::printed(), battle([5, 9], [3, 1], [UNIFORM; 2])),
+            (edited_rules(), battle([5, 9], [3, 1], [UNIFORM; 2])),
+            (one_round, battle([4, 3], [2, 2], [UNIFORM; 2])),
+        ];
+        let mut at_once = 0;
+        let mut results = [0u64; BattleResult::COUNT];
+        for (case, (rules, battle)) in cases.into_iter().enumerate() {
+            let field = FieldCombat::new(rules).unwrap();
+            let prepared = battle.prepare().unwrap();
+            let table = BattleTable::compile(&field, &prepared, MAX_TABLE_ENTRIES).unwrap();
+            assert!(table.joint_draw(), "case {case}");
+            let limit = field.rules().round_limit;
+            for n in [0, 1, 5, 31, 32, 33, 3_001] {
+                let start = DiceStream::for_block(40 + case as u64, n);
+                let fought = |how: &str| {
+                    let mut dice = start.clone();
+                    let mut h = BattleHistogram::new(&prepared, limit);
+                    match how {
+                        "round by round" => FieldKernel::RoundByRound(&field, &prepared)
+                            .fight_block(&mut dice, n, &mut h),
+                        "table, lane by lane" => {
+                            if n > 0 {
+                                let lanes = dice.lane_states::<LANES>();
+                                FieldKernel::Table(&table).fight_lane_by_lane(&lanes, n, &mut h);
+                            }
+                        }
+                        _ => FieldKernel::Table(&table).fight_block(&mut dice, n, &mut h),
+                    }
+                    let words = start.words_until(&dice, LANES as u64);
+                    (h, words)
+                };
+                let (expected, words) = fought("round by round");
+                assert_eq!(words, Some(if n == 0 { 0 } else { LANES as u64 }));
+                assert_eq!(expected.trials(), n);
+                for how in ["table, lane by lane", "table, as run"] {
+                    assert_eq!(
+                        fought(how),
+                        (expected.clone(), words),
+                        "case {case}, n {n}, {how}"
+                    );
+                }
+                if n > 0 {
+                    let mut dice = start.clone();
+                    let lanes = dice.lane_states::<LANES>();
+                    let mut h = BattleHistogram::new(&prepared, limit);
+                    if fight_lanes(&table, &lanes, n, &mut h) {
+                        assert_eq!(h, expected, "case {case}, n {n}, all lanes at once");
+                        at_once += 1;
+                    }
+                }
+                for (r, c) in results.iter_mut().zip(&expected.result) {
+                    *r += c;
+                }
+            }
+        }
+        // Not vacuous: battles that ended in several ways.
+        assert!(
+            results.iter().filter(|&&c| c > 0).count() >= 3,
+            "{results:?}"
+        );
+        #[cfg(target_arch = "x86_64")]
+        assert_eq!(at_once > 0, is_x86_feature_detected!("avx512f"));
+        if at_once == 0 {
+            eprintln!("this machine has no AVX-512F: only the lane-by-lane forms ran");
+        }
+    }
+
+    /// A round cut in three ([`Cut::Sides`]) is fought lane by lane.
+    #[test]
+    fn rounds_cut_in_three_are_fought_lane_by_lane() {
+        let field = FieldCombat::new(FieldRules::printed()).unwrap();
+        let percent = [[60, 25, 0, 15, 0, 0, 0], [0, 5, 50, 0, 20, 20, 5]];
+        let prepared = battle([30, 14], [2, 2], percent).prepare().unwrap();
+        let table = BattleTable::compile(&field, &prepared, MAX_TABLE_ENTRIES).unwrap();
+        assert!(!table.joint_draw());
+        let lanes = DiceStream::for_block(1, 2).lane_states::<LANES>();
+        let mut h = BattleHistogram::new(&prepared, field.rules().round_limit);
+        assert!(!fight_lanes(&table, &lanes, 100, &mut h));
+        assert_eq!(h.trials(), 0);
+    }
+}
