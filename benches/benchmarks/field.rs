@@ -1,15 +1,15 @@
 //! Whole field battles (up to six rounds of tactics, CRT and CLC) against the bare loop —
-//! from the battle's compiled transition table (what runs fight) and round by round (the
-//! reference kernel, the fallback for battles too large for a table) — and the exact
-//! enumeration of one battle.
+//! from the battle's compiled transition table, one at a time and 32 at once (what runs
+//! fight), and round by round (the reference kernel, the fallback for battles too large for
+//! a table) — and the exact enumeration of one battle.
 
 use std::hint::black_box;
 
 use criterion::{criterion_group, Criterion, Throughput};
 
 use battlelab::dice::DiceStream;
-use battlelab::rules::crt::{FieldCombat, FieldRules};
-use battlelab::rules::field_table::{BattleTable, MAX_TABLE_ENTRIES};
+use battlelab::rules::crt::{BattleHistogram, FieldCombat, FieldRules};
+use battlelab::rules::field_table::{BattleTable, FieldKernel, MAX_TABLE_ENTRIES};
 use battlelab_core::scenarios;
 
 use super::{bare_xoshiro, print_words, BATCH};
@@ -21,6 +21,17 @@ fn field(c: &mut Criterion) {
     print_words("field battle 12 v 8", |d| {
         black_box(table.fight(d));
     });
+    // As runs fight them, 32 lanes at once on their own streams: the words `fight_block`
+    // reports (the lanes' keys, and a word a lane every sweep until the last lane is done).
+    let mut h = BattleHistogram::new(&prepared, field.rules().round_limit);
+    let mut dice = DiceStream::for_block(1, 0);
+    let words: u64 = (0..16)
+        .map(|_| FieldKernel::Table(&table).fight_block(&mut dice, BATCH, &mut h))
+        .sum();
+    println!(
+        "words/battle {:.3}: field battles 12 v 8, 32 at once, in blocks of {BATCH}",
+        words as f64 / (16 * BATCH) as f64
+    );
     let mut group = c.benchmark_group("field");
     group.throughput(Throughput::Elements(BATCH));
     let mut dice = DiceStream::for_block(1, 0);
@@ -37,6 +48,22 @@ fn field(c: &mut Criterion) {
             black_box(rounds)
         })
     });
+    let mut dice = DiceStream::for_block(1, 0);
+    let mut h = BattleHistogram::new(&prepared, field.rules().round_limit);
+    group.bench_function("battles, counted (one at a time)", |b| {
+        b.iter(|| {
+            for _ in 0..BATCH {
+                h.record(&black_box(&table).fight(&mut dice));
+            }
+        })
+    });
+    black_box(&h);
+    let mut dice = DiceStream::for_block(1, 0);
+    let mut h = BattleHistogram::new(&prepared, field.rules().round_limit);
+    group.bench_function("battles, counted (32 at once, as run)", |b| {
+        b.iter(|| black_box(FieldKernel::Table(&table)).fight_block(&mut dice, BATCH, &mut h))
+    });
+    black_box(&h);
     let mut dice = DiceStream::for_block(1, 0);
     group.bench_function("battle round by round (12 vs 8 SP, mixed tactics)", |b| {
         b.iter(|| {

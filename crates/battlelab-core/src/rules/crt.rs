@@ -1693,7 +1693,9 @@ pub fn simulate_battles(
         seed,
         trials,
         || BattleHistogram::new(battle, limit),
-        |dice, n, histogram| kernel.fight_block(dice, n, histogram),
+        |dice, n, histogram| {
+            kernel.fight_block(dice, n, histogram);
+        },
         control,
     )
 }

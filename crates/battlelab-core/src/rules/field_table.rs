@@ -314,26 +314,38 @@ impl<'a> FieldKernel<'a> {
     /// however many lanes it advances at once: the table's battles, lane by lane, where a
     /// table was built (all lanes together where the CPU can, `lockstep`), else the
     /// round-by-round kernel's, lane by lane.
-    pub fn fight_block(&self, dice: &mut DiceStream, n: u64, histogram: &mut BattleHistogram) {
+    ///
+    /// Returns the words drawn from all streams, the block's and the lanes' (for the
+    /// benches' and `dice_count`'s words per battle): the lanes' keys, and one word a round
+    /// of each lane's battles, or, all lanes at once, one word a lane every sweep until the
+    /// last lane is done.
+    pub fn fight_block(
+        &self,
+        dice: &mut DiceStream,
+        n: u64,
+        histogram: &mut BattleHistogram,
+    ) -> u64 {
         if n == 0 {
-            return;
+            return 0;
         }
         let lanes = dice.lane_states::<LANES>();
         if let Self::Table(table) = *self {
-            if lockstep::fight_lanes(table, &lanes, n, histogram) {
-                return;
+            if let Some(sweeps) = lockstep::fight_lanes(table, &lanes, n, histogram) {
+                return (sweeps + 1) * LANES as u64;
             }
         }
-        self.fight_lane_by_lane(&lanes, n, histogram);
+        self.fight_lane_by_lane(&lanes, n, histogram) + LANES as u64
     }
 
-    /// [`Self::fight_block`]'s battles one lane after another, one battle at a time.
+    /// [`Self::fight_block`]'s battles one lane after another, one battle at a time; returns
+    /// the words the lanes drew.
     fn fight_lane_by_lane(
         &self,
         lanes: &[[u64; 4]; LANES],
         n: u64,
         histogram: &mut BattleHistogram,
-    ) {
+    ) -> u64 {
+        let mut words = 0;
         for (lane, &state) in lanes.iter().enumerate() {
             let mut dice = DiceStream::from_state(state);
             for _ in 0..lane_battles(n, lane) {
@@ -341,9 +353,11 @@ impl<'a> FieldKernel<'a> {
                     Self::Table(table) => table.fight(&mut dice),
                     Self::RoundByRound(field, battle) => field.fight(battle, &mut dice),
                 };
+                words += u64::from(outcome.rounds);
                 histogram.record(&outcome);
             }
         }
+        words
     }
 }
 

@@ -1185,8 +1185,10 @@ impl crate::engine::System for Analysis {
     ) {
         let r = &self.runs[run];
         match &r.policy {
-            None => FieldKernel::new(self.battle_table(r), &r.field, &r.prepared)
-                .fight_block(dice, n, counts),
+            None => {
+                FieldKernel::new(self.battle_table(r), &r.field, &r.prepared)
+                    .fight_block(dice, n, counts);
+            }
             Some(policy) => {
                 for _ in 0..n {
                     counts.record(&r.field.fight_with(&r.prepared, policy, dice));

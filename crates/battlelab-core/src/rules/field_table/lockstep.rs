@@ -59,29 +59,50 @@ impl Counts {
 }
 
 /// Fights [`super::FieldKernel::fight_block`]'s `n` battles on the lanes' streams
-/// (`lanes`, their xoshiro256++ states) all lanes at once, and returns `true`; or fights
-/// nothing and returns `false` where it cannot: no AVX-512F, a round's value cut in three
-/// ([`Cut::Sides`]), or more than [`Counts::MAX_KEYS`] count keys.
+/// (`lanes`, their xoshiro256++ states) all lanes at once, and returns the sweeps (each
+/// draws a word in every lane); or fights nothing and returns `None` where it cannot: no
+/// AVX-512F, a round's value cut in three ([`Cut::Sides`]), or more than
+/// [`Counts::MAX_KEYS`] count keys.
 pub(super) fn fight_lanes(
     table: &BattleTable,
     lanes: &[[u64; 4]; LANES],
     n: u64,
     histogram: &mut BattleHistogram,
-) -> bool {
+) -> Option<u64> {
     #[cfg(target_arch = "x86_64")]
     if let Cut::Joint(sides) = table.cut {
         if is_x86_feature_detected!("avx512f") {
             if let Some(mut counts) = Counts::new(table) {
                 // SAFETY: AVX-512F is detected, the cut is joint and the counts are
                 // `Counts::new(table)`'s.
-                unsafe { sweeps_avx512(table, sides, lanes, n, &mut counts) };
+                let sweeps = unsafe { sweeps_avx512(table, sides, lanes, n, &mut counts) };
                 counts.add_to(table, histogram);
-                return true;
+                return Some(sweeps);
             }
         }
     }
     let _ = (table, lanes, n, histogram);
-    false
+    None
+}
+
+/// `DiceWord::take(sides)` in each 64-bit lane: the high 64 bits of `word · sides`, for
+/// sides below 2^32, as `(hi · sides + (lo · sides >> 32)) >> 32`, where `hi` and `lo` are
+/// the word's 32-bit halves. Exact: `⌊(hi·s·2^32 + lo·s) / 2^64⌋ = ⌊(hi·s + ⌊lo·s / 2^32⌋)
+/// / 2^32⌋`, and the sum is below 2^64 (`hi·s ≤ (2^32 − 1)²`, `⌊lo·s / 2^32⌋ < s`).
+///
+/// # Safety
+/// The CPU must have AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[inline]
+unsafe fn take(
+    word: std::arch::x86_64::__m512i,
+    sides: std::arch::x86_64::__m512i,
+) -> std::arch::x86_64::__m512i {
+    use std::arch::x86_64::*;
+    let high = _mm512_mul_epu32(_mm512_srli_epi64::<32>(word), sides);
+    let low = _mm512_srli_epi64::<32>(_mm512_mul_epu32(word, sides));
+    _mm512_srli_epi64::<32>(_mm512_add_epi64(high, low))
 }
 
 /// The lanes in four AVX-512 registers of eight 64-bit lanes.
@@ -97,7 +118,7 @@ unsafe fn sweeps_avx512(
     lanes: &[[u64; 4]; LANES],
     n: u64,
     counts: &mut Counts,
-) {
+) -> u64 {
     use std::arch::x86_64::*;
     const GROUPS: usize = LANES / 8;
     let splat = |v: u64| _mm512_set1_epi64(v as i64);
@@ -124,7 +145,9 @@ unsafe fn sweeps_avx512(
     let mut active: [__mmask8; GROUPS] =
         std::array::from_fn(|g| _mm512_cmpneq_epu64_mask(left[g], zero));
     let mut keys = [0u32; LANES];
+    let mut sweeps = 0;
     while active.iter().any(|&a| a != 0) {
+        sweeps += 1;
         for g in 0..GROUPS {
             // xoshiro256++, eight streams at once.
             let [s0, s1, s2, s3] = s[g];
@@ -137,12 +160,7 @@ unsafe fn sweeps_avx512(
             let s2 = _mm512_xor_si512(s2, t);
             let s3 = _mm512_rol_epi64::<45>(s3);
             s[g] = [s0, s1, s2, s3];
-            // `DiceWord::take(sides)`, the high 64 bits of `word · sides`, for sides below
-            // 2^32: `(hi · sides + (lo · sides >> 32)) >> 32`, where `hi`, `lo` are the
-            // word's halves (no carry is lost: the sum is below 2^64).
-            let high = _mm512_mul_epu32(_mm512_srli_epi64::<32>(word), v_sides);
-            let low = _mm512_srli_epi64::<32>(_mm512_mul_epu32(word, v_sides));
-            let value = _mm512_srli_epi64::<32>(_mm512_add_epi64(high, low));
+            let value = take(word, v_sides);
             // The next node, a `u16` read as the low half of the 32 bits at its address
             // (the table holds one entry past its rows for the last one's high half).
             let index = _mm512_add_epi64(_mm512_mul_epu32(node[g], v_stride), value);
@@ -172,12 +190,13 @@ unsafe fn sweeps_avx512(
             *counts.slots.get_unchecked_mut(key as usize) += 1;
         }
     }
+    sweeps
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::tests::{battle, edited_rules, UNIFORM};
-    use super::super::{FieldKernel, MAX_TABLE_ENTRIES};
+    use super::super::{lane_battles, FieldKernel, MAX_TABLE_ENTRIES};
     use super::*;
     use crate::dice::DiceStream;
     use crate::rules::crt::{BattleResult, FieldBattle, FieldCombat, FieldRules};
@@ -212,15 +231,19 @@ mod tests {
                     let mut dice = start.clone();
                     let mut h = BattleHistogram::new(&prepared, limit);
                     match how {
-                        "round by round" => FieldKernel::RoundByRound(&field, &prepared)
-                            .fight_block(&mut dice, n, &mut h),
+                        "round by round" => {
+                            FieldKernel::RoundByRound(&field, &prepared)
+                                .fight_block(&mut dice, n, &mut h);
+                        }
                         "table, lane by lane" => {
                             if n > 0 {
                                 let lanes = dice.lane_states::<LANES>();
                                 FieldKernel::Table(&table).fight_lane_by_lane(&lanes, n, &mut h);
                             }
                         }
-                        _ => FieldKernel::Table(&table).fight_block(&mut dice, n, &mut h),
+                        _ => {
+                            FieldKernel::Table(&table).fight_block(&mut dice, n, &mut h);
+                        }
                     }
                     let words = start.words_until(&dice, LANES as u64);
                     (h, words)
@@ -235,12 +258,40 @@ mod tests {
                         "case {case}, n {n}, {how}"
                     );
                 }
+                // The words each form reports: the lanes' keys and one a round lane by
+                // lane; all at once, a word a lane every sweep, as many sweeps as the
+                // lane with the most rounds.
+                let mut lane_rounds = [0u64; LANES];
+                let mut dice = start.clone();
+                let lanes = if n > 0 {
+                    dice.lane_states::<LANES>()
+                } else {
+                    [[1; 4]; LANES]
+                };
+                for (lane, &state) in lanes.iter().enumerate() {
+                    let mut stream = DiceStream::from_state(state);
+                    for _ in 0..lane_battles(n, lane) {
+                        lane_rounds[lane] += u64::from(table.fight(&mut stream).rounds);
+                    }
+                }
+                let rounds: u64 = expected.rounds.iter().zip(0..).map(|(c, r)| c * r).sum();
+                assert_eq!(lane_rounds.iter().sum::<u64>(), rounds);
+                let keys = if n > 0 { LANES as u64 } else { 0 };
+                let mut h = BattleHistogram::new(&prepared, limit);
+                let round_by_round = FieldKernel::RoundByRound(&field, &prepared);
+                assert_eq!(
+                    round_by_round.fight_block(&mut start.clone(), n, &mut h),
+                    rounds + keys
+                );
                 if n > 0 {
-                    let mut dice = start.clone();
-                    let lanes = dice.lane_states::<LANES>();
                     let mut h = BattleHistogram::new(&prepared, limit);
-                    if fight_lanes(&table, &lanes, n, &mut h) {
+                    if let Some(sweeps) = fight_lanes(&table, &lanes, n, &mut h) {
                         assert_eq!(h, expected, "case {case}, n {n}, all lanes at once");
+                        assert_eq!(sweeps, *lane_rounds.iter().max().unwrap());
+                        let mut h = BattleHistogram::new(&prepared, limit);
+                        let words =
+                            FieldKernel::Table(&table).fight_block(&mut start.clone(), n, &mut h);
+                        assert_eq!(words, (sweeps + 1) * LANES as u64);
                         at_once += 1;
                     }
                 }
@@ -261,6 +312,54 @@ mod tests {
         }
     }
 
+    /// The vector cut is `DiceWord::take`, on the words where a carry decides it (the
+    /// low half's product just crossing into the high half), the extremes, and random
+    /// words, for sides from 1 to 2^32 − 1.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn the_vector_cut_is_take() {
+        use crate::dice::DiceWord;
+        use std::arch::x86_64::*;
+        if !is_x86_feature_detected!("avx512f") {
+            eprintln!("this machine has no AVX-512F: the vector cut is not used");
+            return;
+        }
+        let mut random = DiceStream::for_block(3, 3);
+        for sides in [1u32, 2, 6, 36, 1_296, 46_656, 1 << 20, 999_983, u32::MAX] {
+            let s = u64::from(sides);
+            // A word whose low half's product carries into the high half's by one: hi·s
+            // ends in ...FFFF_FFFF (mod 2^32) for hi = (2^32 − 1) / s rounded up, approx.
+            let mut words: Vec<u64> = vec![0, 1, u64::MAX, 1 << 32, (1 << 32) - 1, u64::MAX << 32];
+            for hi in [0xFFFF_FFFF / s, 0xFFFF_FFFF / s + 1, (1 << 31) / s + 1] {
+                for lo in [
+                    0,
+                    1,
+                    u32::MAX as u64,
+                    (1u64 << 32) - (1u64 << 32) / s.max(1),
+                ] {
+                    words.push(hi << 32 | lo & 0xFFFF_FFFF);
+                }
+            }
+            words.extend((0..4_000).map(|_| random.next_u64()));
+            for chunk in words.chunks(8) {
+                let mut lanes = [0u64; 8];
+                lanes[..chunk.len()].copy_from_slice(chunk);
+                let mut cut = [0u64; 8];
+                // SAFETY: detected above.
+                unsafe {
+                    let v = take(
+                        _mm512_loadu_si512(lanes.as_ptr().cast()),
+                        _mm512_set1_epi64(s as i64),
+                    );
+                    _mm512_storeu_si512(cut.as_mut_ptr().cast(), v);
+                }
+                for (w, c) in lanes.iter().zip(cut) {
+                    assert_eq!(c, u64::from(DiceWord(*w).take(sides)), "{w:#x} of {sides}");
+                }
+            }
+        }
+    }
+
     /// A round cut in three ([`Cut::Sides`]) is fought lane by lane.
     #[test]
     fn rounds_cut_in_three_are_fought_lane_by_lane() {
@@ -271,7 +370,7 @@ mod tests {
         assert!(!table.joint_draw());
         let lanes = DiceStream::for_block(1, 2).lane_states::<LANES>();
         let mut h = BattleHistogram::new(&prepared, field.rules().round_limit);
-        assert!(!fight_lanes(&table, &lanes, 100, &mut h));
+        assert!(fight_lanes(&table, &lanes, 100, &mut h).is_none());
         assert_eq!(h.trials(), 0);
     }
 }
