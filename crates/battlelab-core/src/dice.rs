@@ -14,6 +14,8 @@
 //! Kernels keep the product under 2^32 (bias < 2^-32 of a probability): the melee kernel
 //! takes six 36-sided (hit die, save die) draws per word, `36^6 / 2^64 ≈ 1.2e-10`.
 
+pub mod lanes;
+
 use rand_xoshiro::rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
@@ -71,15 +73,6 @@ impl DiceStream {
         Self {
             rng: Xoshiro256PlusPlus::from_seed(bytes),
         }
-    }
-
-    /// The states of `N` lane streams split from this one: lane `l`'s is seeded, as a
-    /// block's stream is, from a key, here this stream's `l`-th next word (so `N` words
-    /// are drawn). Kernels that fight a block's battles many at once give each lane its own
-    /// stream, so that a lane's battles are the battles one stream fights one after
-    /// another, whatever the other lanes do.
-    pub(crate) fn lane_states<const N: usize>(&mut self) -> [[u64; 4]; N] {
-        [(); N].map(|()| Self::state_for_key(self.next_u64()))
     }
 
     /// The next raw 64-bit output of xoshiro256++.

@@ -40,6 +40,7 @@ use std::collections::HashMap;
 
 mod lockstep;
 
+use crate::dice::lanes::{lane_battles, LANES};
 use crate::dice::{DiceStream, DiceWord};
 use crate::rules::crt::{
     BattleHistogram, BattleOutcome, BattleResult, BattleState, FieldCombat, PreparedBattle,
@@ -328,7 +329,7 @@ impl<'a> FieldKernel<'a> {
         if n == 0 {
             return 0;
         }
-        let lanes = dice.lane_states::<LANES>();
+        let lanes = dice.lane_states();
         if let Self::Table(table) = *self {
             if let Some(sweeps) = lockstep::fight_lanes(table, &lanes, n, histogram) {
                 return (sweeps + 1) * LANES as u64;
@@ -359,15 +360,6 @@ impl<'a> FieldKernel<'a> {
         }
         words
     }
-}
-
-/// Lanes a block's battles are fought in ([`FieldKernel::fight_block`]).
-pub const LANES: usize = 32;
-
-/// How many of a block's `n` battles lane `lane` fights: `n / LANES`, and one more in the
-/// first `n % LANES` lanes.
-pub fn lane_battles(n: u64, lane: usize) -> u64 {
-    n / LANES as u64 + u64::from((lane as u64) < n % LANES as u64)
 }
 
 #[cfg(test)]

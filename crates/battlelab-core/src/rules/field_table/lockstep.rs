@@ -6,8 +6,8 @@
 //! predictor learns, and every battle pays for it, and for its counts, in scalar
 //! instructions. Here the [`LANES`] lanes of [`FieldKernel::fight_block`] advance
 //! together, a round each a sweep, in four AVX-512 registers of eight: each lane's own
-//! xoshiro256++ stream steps in the registers, the round's value is cut by two 32-bit
-//! multiplies, and the next node is one gather. A lane whose battle ends counts it by
+//! xoshiro256++ stream steps in the registers and the round's value is cut by two 32-bit
+//! multiplies (`dice::lanes::avx512`), and the next node is one gather. A lane whose battle ends counts it by
 //! (rounds, node), which fix its whole outcome, and starts its next battle in the same
 //! sweep, until it has fought its share ([`lane_battles`]); a lane with none left runs on,
 //! counting into a spare slot.
@@ -19,10 +19,12 @@
 //! PERF (issue 16; `docs/performance.md`): see the module's section there.
 //!
 //! [`FieldKernel::fight_block`]: super::FieldKernel::fight_block
+//! [`lane_battles`]: crate::dice::lanes::lane_battles
 
+use super::BattleTable;
 #[cfg(target_arch = "x86_64")]
-use super::{lane_battles, Cut};
-use super::{BattleTable, LANES};
+use super::Cut;
+use crate::dice::lanes::LANES;
 use crate::rules::crt::{BattleHistogram, BattleOutcome};
 
 /// Counts of ended battles by (rounds, node): key `rounds << node_bits | node`, then
@@ -85,26 +87,6 @@ pub(super) fn fight_lanes(
     None
 }
 
-/// `DiceWord::take(sides)` in each 64-bit lane: the high 64 bits of `word · sides`, for
-/// sides below 2^32, as `(hi · sides + (lo · sides >> 32)) >> 32`, where `hi` and `lo` are
-/// the word's 32-bit halves. Exact: `⌊(hi·s·2^32 + lo·s) / 2^64⌋ = ⌊(hi·s + ⌊lo·s / 2^32⌋)
-/// / 2^32⌋`, and the sum is below 2^64 (`hi·s ≤ (2^32 − 1)²`, `⌊lo·s / 2^32⌋ < s`).
-///
-/// # Safety
-/// The CPU must have AVX-512F.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-#[inline]
-unsafe fn take(
-    word: std::arch::x86_64::__m512i,
-    sides: std::arch::x86_64::__m512i,
-) -> std::arch::x86_64::__m512i {
-    use std::arch::x86_64::*;
-    let high = _mm512_mul_epu32(_mm512_srli_epi64::<32>(word), sides);
-    let low = _mm512_srli_epi64::<32>(_mm512_mul_epu32(word, sides));
-    _mm512_srli_epi64::<32>(_mm512_add_epi64(high, low))
-}
-
 /// The lanes in four AVX-512 registers of eight 64-bit lanes.
 ///
 /// # Safety
@@ -119,20 +101,14 @@ unsafe fn sweeps_avx512(
     n: u64,
     counts: &mut Counts,
 ) -> u64 {
+    use crate::dice::lanes::avx512::{group, take, Streams, GROUPS};
+    use crate::dice::lanes::lane_battles;
     use std::arch::x86_64::*;
-    const GROUPS: usize = LANES / 8;
     let splat = |v: u64| _mm512_set1_epi64(v as i64);
-    let group = |g: usize, value: &dyn Fn(usize) -> u64| {
-        let values: [u64; 8] = std::array::from_fn(|i| value(8 * g + i));
-        _mm512_loadu_si512(values.as_ptr().cast())
-    };
-    // State word `k` of lanes `8g .. 8g + 8` in `s[g][k]`.
-    let mut s: [[__m512i; 4]; GROUPS] =
-        std::array::from_fn(|g| std::array::from_fn(|k| group(g, &|lane| lanes[lane][k])));
-    let mut left: [__m512i; GROUPS] =
-        std::array::from_fn(|g| group(g, &|lane| lane_battles(n, lane)));
+    let mut streams = Streams::new(lanes);
+    let mut left: [__m512i; GROUPS] = std::array::from_fn(|g| group(g, |l| lane_battles(n, l)));
     let spare: [__m512i; GROUPS] =
-        std::array::from_fn(|g| group(g, &|lane| (counts.slots.len() - LANES + lane) as u64));
+        std::array::from_fn(|g| group(g, |l| (counts.slots.len() - LANES + l) as u64));
     let (zero, one) = (splat(0), splat(1));
     let v_sides = splat(u64::from(sides));
     let v_stride = splat(table.stride as u64);
@@ -149,17 +125,7 @@ unsafe fn sweeps_avx512(
     while active.iter().any(|&a| a != 0) {
         sweeps += 1;
         for g in 0..GROUPS {
-            // xoshiro256++, eight streams at once.
-            let [s0, s1, s2, s3] = s[g];
-            let word = _mm512_add_epi64(_mm512_rol_epi64::<23>(_mm512_add_epi64(s0, s3)), s0);
-            let t = _mm512_slli_epi64::<17>(s1);
-            let s2 = _mm512_xor_si512(s2, s0);
-            let s3 = _mm512_xor_si512(s3, s1);
-            let s1 = _mm512_xor_si512(s1, s2);
-            let s0 = _mm512_xor_si512(s0, s3);
-            let s2 = _mm512_xor_si512(s2, t);
-            let s3 = _mm512_rol_epi64::<45>(s3);
-            s[g] = [s0, s1, s2, s3];
+            let word = streams.next(g);
             let value = take(word, v_sides);
             // The next node, a `u16` read as the low half of the 32 bits at its address
             // (the table holds one entry past its rows for the last one's high half).
@@ -196,8 +162,9 @@ unsafe fn sweeps_avx512(
 #[cfg(test)]
 mod tests {
     use super::super::tests::{battle, edited_rules, UNIFORM};
-    use super::super::{lane_battles, FieldKernel, MAX_TABLE_ENTRIES};
+    use super::super::{FieldKernel, MAX_TABLE_ENTRIES};
     use super::*;
+    use crate::dice::lanes::lane_battles;
     use crate::dice::DiceStream;
     use crate::rules::crt::{BattleResult, FieldBattle, FieldCombat, FieldRules};
 
@@ -237,7 +204,7 @@ mod tests {
                         }
                         "table, lane by lane" => {
                             if n > 0 {
-                                let lanes = dice.lane_states::<LANES>();
+                                let lanes = dice.lane_states();
                                 FieldKernel::Table(&table).fight_lane_by_lane(&lanes, n, &mut h);
                             }
                         }
@@ -264,7 +231,7 @@ mod tests {
                 let mut lane_rounds = [0u64; LANES];
                 let mut dice = start.clone();
                 let lanes = if n > 0 {
-                    dice.lane_states::<LANES>()
+                    dice.lane_states()
                 } else {
                     [[1; 4]; LANES]
                 };
@@ -312,54 +279,6 @@ mod tests {
         }
     }
 
-    /// The vector cut is `DiceWord::take`, on the words where a carry decides it (the
-    /// low half's product just crossing into the high half), the extremes, and random
-    /// words, for sides from 1 to 2^32 − 1.
-    #[cfg(target_arch = "x86_64")]
-    #[test]
-    fn the_vector_cut_is_take() {
-        use crate::dice::DiceWord;
-        use std::arch::x86_64::*;
-        if !is_x86_feature_detected!("avx512f") {
-            eprintln!("this machine has no AVX-512F: the vector cut is not used");
-            return;
-        }
-        let mut random = DiceStream::for_block(3, 3);
-        for sides in [1u32, 2, 6, 36, 1_296, 46_656, 1 << 20, 999_983, u32::MAX] {
-            let s = u64::from(sides);
-            // A word whose low half's product carries into the high half's by one: hi·s
-            // ends in ...FFFF_FFFF (mod 2^32) for hi = (2^32 − 1) / s rounded up, approx.
-            let mut words: Vec<u64> = vec![0, 1, u64::MAX, 1 << 32, (1 << 32) - 1, u64::MAX << 32];
-            for hi in [0xFFFF_FFFF / s, 0xFFFF_FFFF / s + 1, (1 << 31) / s + 1] {
-                for lo in [
-                    0,
-                    1,
-                    u32::MAX as u64,
-                    (1u64 << 32) - (1u64 << 32) / s.max(1),
-                ] {
-                    words.push(hi << 32 | lo & 0xFFFF_FFFF);
-                }
-            }
-            words.extend((0..4_000).map(|_| random.next_u64()));
-            for chunk in words.chunks(8) {
-                let mut lanes = [0u64; 8];
-                lanes[..chunk.len()].copy_from_slice(chunk);
-                let mut cut = [0u64; 8];
-                // SAFETY: detected above.
-                unsafe {
-                    let v = take(
-                        _mm512_loadu_si512(lanes.as_ptr().cast()),
-                        _mm512_set1_epi64(s as i64),
-                    );
-                    _mm512_storeu_si512(cut.as_mut_ptr().cast(), v);
-                }
-                for (w, c) in lanes.iter().zip(cut) {
-                    assert_eq!(c, u64::from(DiceWord(*w).take(sides)), "{w:#x} of {sides}");
-                }
-            }
-        }
-    }
-
     /// A round cut in three ([`Cut::Sides`]) is fought lane by lane.
     #[test]
     fn rounds_cut_in_three_are_fought_lane_by_lane() {
@@ -368,7 +287,7 @@ mod tests {
         let prepared = battle([30, 14], [2, 2], percent).prepare().unwrap();
         let table = BattleTable::compile(&field, &prepared, MAX_TABLE_ENTRIES).unwrap();
         assert!(!table.joint_draw());
-        let lanes = DiceStream::for_block(1, 2).lane_states::<LANES>();
+        let lanes = DiceStream::for_block(1, 2).lane_states();
         let mut h = BattleHistogram::new(&prepared, field.rules().round_limit);
         assert!(fight_lanes(&table, &lanes, 100, &mut h).is_none());
         assert_eq!(h.trials(), 0);

@@ -1,0 +1,193 @@
+//! A block's battles in [`LANES`] lanes, each lane on its own stream.
+//!
+//! Why this module exists: kernels that fight many battles at once (one to a SIMD lane,
+//! with masks in place of branches: `rules/field_table/lockstep.rs`,
+//! `rules/naval/lockstep.rs`) must fight the same battles as their one-at-a-time forms,
+//! whatever lanes they advance together, so that which form runs (the CPU's features, a
+//! table's size) changes no count. So a block's stream gives each lane a stream of its
+//! own ([`DiceStream::lane_states`]), and lane `l` fights [`lane_battles`]`(n, l)` of the
+//! block's `n` battles one after another on it: a lane's battles are decided before any
+//! die is cast (no battle is counted or dropped for how it went), and are the battles a
+//! scalar loop over the lanes fights. The AVX-512 helpers here step eight lanes' streams
+//! in a register and cut their dice as [`DiceWord::take`] does.
+//!
+//! [`DiceWord::take`]: super::DiceWord::take
+
+use super::DiceStream;
+
+/// Lanes a block's battles are fought in.
+pub const LANES: usize = 32;
+
+/// How many of a block's `n` battles lane `lane` fights: `n / LANES`, and one more in the
+/// first `n % LANES` lanes.
+pub fn lane_battles(n: u64, lane: usize) -> u64 {
+    n / LANES as u64 + u64::from((lane as u64) < n % LANES as u64)
+}
+
+impl DiceStream {
+    /// The xoshiro256++ states of [`LANES`] lane streams split from this one: lane `l`'s is
+    /// seeded, as a block's stream is, from a key, here this stream's `l`-th next word (so
+    /// [`LANES`] words are drawn).
+    pub fn lane_states(&mut self) -> [[u64; 4]; LANES] {
+        [(); LANES].map(|()| Self::state_for_key(self.next_u64()))
+    }
+
+    /// The lane streams of [`Self::lane_states`], for the scalar forms.
+    pub fn lanes(&mut self) -> [DiceStream; LANES] {
+        self.lane_states().map(DiceStream::from_state)
+    }
+}
+
+/// Eight lanes at once in AVX-512 registers (x86-64 with AVX-512F, which callers detect).
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod avx512 {
+    use std::arch::x86_64::*;
+
+    use super::LANES;
+
+    /// Registers of eight 64-bit lanes that hold [`LANES`] lanes.
+    pub const GROUPS: usize = LANES / 8;
+
+    /// `value(lane)` for the eight lanes of group `g`, lane `8g + i` in element `i`.
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512F.
+    #[target_feature(enable = "avx512f")]
+    pub unsafe fn group(g: usize, value: impl Fn(usize) -> u64) -> __m512i {
+        let values: [u64; 8] = std::array::from_fn(|i| value(8 * g + i));
+        _mm512_loadu_si512(values.as_ptr().cast())
+    }
+
+    /// The [`LANES`] lanes' xoshiro256++ streams, eight to a register: `s[g][k]` is state
+    /// word `k` of group `g`'s lanes.
+    pub struct Streams {
+        s: [[__m512i; 4]; GROUPS],
+    }
+
+    impl Streams {
+        /// # Safety
+        /// The CPU must have AVX-512F.
+        #[target_feature(enable = "avx512f")]
+        pub unsafe fn new(lanes: &[[u64; 4]; LANES]) -> Self {
+            Self {
+                s: std::array::from_fn(|g| std::array::from_fn(|k| group(g, |l| lanes[l][k]))),
+            }
+        }
+
+        /// The next word of each of group `g`'s streams: xoshiro256++'s `next_u64`, as
+        /// `rand_xoshiro` computes it, in each lane.
+        ///
+        /// # Safety
+        /// The CPU must have AVX-512F.
+        #[target_feature(enable = "avx512f")]
+        #[inline]
+        pub unsafe fn next(&mut self, g: usize) -> __m512i {
+            let [s0, s1, s2, s3] = self.s[g];
+            let word = _mm512_add_epi64(_mm512_rol_epi64::<23>(_mm512_add_epi64(s0, s3)), s0);
+            let t = _mm512_slli_epi64::<17>(s1);
+            let s2 = _mm512_xor_si512(s2, s0);
+            let s3 = _mm512_xor_si512(s3, s1);
+            let s1 = _mm512_xor_si512(s1, s2);
+            let s0 = _mm512_xor_si512(s0, s3);
+            let s2 = _mm512_xor_si512(s2, t);
+            let s3 = _mm512_rol_epi64::<45>(s3);
+            self.s[g] = [s0, s1, s2, s3];
+            word
+        }
+    }
+
+    /// `DiceWord::take(sides)` in each 64-bit lane: the high 64 bits of `word · sides`, for
+    /// sides below 2^32, as `(hi · sides + (lo · sides >> 32)) >> 32`, where `hi` and `lo`
+    /// are the word's 32-bit halves. Exact: `⌊(hi·s·2^32 + lo·s) / 2^64⌋ = ⌊(hi·s +
+    /// ⌊lo·s / 2^32⌋) / 2^32⌋`, and the sum is below 2^64 (`hi·s ≤ (2^32 − 1)²`,
+    /// `⌊lo·s / 2^32⌋ < s`).
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512F.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    pub unsafe fn take(word: __m512i, sides: __m512i) -> __m512i {
+        let high = _mm512_mul_epu32(_mm512_srli_epi64::<32>(word), sides);
+        let low = _mm512_srli_epi64::<32>(_mm512_mul_epu32(word, sides));
+        _mm512_srli_epi64::<32>(_mm512_add_epi64(high, low))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lanes_share_out_a_block_and_each_has_its_own_stream() {
+        for n in [0, 1, 31, 32, 33, 65_536, 65_537] {
+            let shares: Vec<u64> = (0..LANES).map(|l| lane_battles(n, l)).collect();
+            assert_eq!(shares.iter().sum::<u64>(), n);
+            assert!(shares.windows(2).all(|w| w[0] >= w[1] && w[0] - w[1] <= 1));
+        }
+        let start = DiceStream::for_block(5, 6);
+        let mut block = start.clone();
+        let mut lanes = block.lanes();
+        assert_eq!(start.words_until(&block, 100), Some(LANES as u64));
+        let firsts: std::collections::HashSet<u64> =
+            lanes.iter_mut().map(DiceStream::next_u64).collect();
+        assert_eq!(firsts.len(), LANES);
+    }
+
+    /// The vector streams are the scalar streams, and the vector cut is `DiceWord::take`
+    /// on the words where a carry from the low half decides it, the extremes, and random
+    /// words, for sides from 1 to 2^32 − 1.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn the_vector_streams_and_cut_are_the_scalar_ones() {
+        use super::avx512::{take, Streams, GROUPS};
+        use crate::dice::DiceWord;
+        use std::arch::x86_64::*;
+        if !is_x86_feature_detected!("avx512f") {
+            eprintln!("this machine has no AVX-512F: the vector forms are not used");
+            return;
+        }
+        let mut block = DiceStream::for_block(8, 9);
+        let states = block.clone().lane_states();
+        let mut scalar = block.lanes();
+        // SAFETY (all the blocks below): AVX-512F is detected above.
+        let mut streams = unsafe { Streams::new(&states) };
+        for _ in 0..1_000 {
+            for g in 0..GROUPS {
+                let mut words = [0u64; 8];
+                unsafe {
+                    _mm512_storeu_si512(words.as_mut_ptr().cast(), streams.next(g));
+                }
+                for (i, w) in words.iter().enumerate() {
+                    assert_eq!(*w, scalar[8 * g + i].next_u64());
+                }
+            }
+        }
+        for sides in [1u32, 2, 6, 36, 1_296, 46_656, 1 << 20, 999_983, u32::MAX] {
+            let s = u64::from(sides);
+            let mut words: Vec<u64> = vec![0, 1, u64::MAX, 1 << 32, (1 << 32) - 1, u64::MAX << 32];
+            // High halves whose product with `sides` comes just short of a multiple of
+            // 2^32, so that the low half's carry decides the die.
+            for hi in [0xFFFF_FFFF / s, 0xFFFF_FFFF / s + 1, (1 << 31) / s + 1] {
+                for lo in [0, 1, 0xFFFF_FFFF, 0xFFFF_FFFF - 0xFFFF_FFFF / s] {
+                    words.push((hi & 0xFFFF_FFFF) << 32 | lo);
+                }
+            }
+            words.extend((0..4_000).map(|_| block.next_u64()));
+            for chunk in words.chunks(8) {
+                let mut lanes = [0u64; 8];
+                lanes[..chunk.len()].copy_from_slice(chunk);
+                let mut cut = [0u64; 8];
+                unsafe {
+                    let v = take(
+                        _mm512_loadu_si512(lanes.as_ptr().cast()),
+                        _mm512_set1_epi64(s as i64),
+                    );
+                    _mm512_storeu_si512(cut.as_mut_ptr().cast(), v);
+                }
+                for (w, c) in lanes.iter().zip(cut) {
+                    assert_eq!(c, u64::from(DiceWord(*w).take(sides)), "{w:#x} of {sides}");
+                }
+            }
+        }
+    }
+}
