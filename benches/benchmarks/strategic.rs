@@ -45,9 +45,13 @@ fn strategic(c: &mut Criterion) {
         black_box(naval.engage(d));
     });
     let mut h = EngagementHistogram::new(&engagement);
-    let words = battlelab_core::scenarios::words_per_battle_in_blocks(1 << 16, BATCH, |d, n| {
-        naval.record_many(d, n, &mut h)
-    });
+    // The words `record_many` reports: the lanes' keys, and a word a lane every sweep until
+    // the block's last lane is done.
+    let mut dice = DiceStream::for_block(1, 0);
+    let words = (0..16)
+        .map(|_| naval.record_many(&mut dice, BATCH, &mut h))
+        .sum::<u64>() as f64
+        / (16 * BATCH) as f64;
     println!("words/battle {words:.3}: naval engagements 6 v 4, 32 at once, in blocks of {BATCH}");
     let mut group = c.benchmark_group("naval engagement");
     group.throughput(Throughput::Elements(BATCH));

@@ -16,7 +16,7 @@
 //! `frontier-dice` (a frontier battle's 96 d6 cut as `PackedDice` cuts them, and no
 //! rules), `ratio-rescue`, `ratio-press`, `ratio-optimal`, `melee-duel`, `melee-surrounded`,
 //! `setup`, `naval` (one engagement at a time, not counted), `naval-record` (one at a
-//! time, each counted in a histogram) and `naval-lockstep` (32 at once, counted, as runs
+//! time, each counted in a histogram) and `naval-lockstep` (32 at once, counted, in blocks, as runs
 //! fight them: `rules/naval/lockstep.rs`), `field` (the bench's field battle from its table,
 //! one at a time, each counted) and `field-lanes` (32 at once, counted, in blocks, as runs
 //! fight them: `rules/field_table/lockstep.rs`).
@@ -130,7 +130,10 @@ fn main() {
             let (naval, engagement) = scenarios::naval();
             let kernel = naval.kernel(&engagement);
             let mut h = battlelab_core::rules::naval::EngagementHistogram::new(&engagement);
-            kernel.record_many(&mut dice, battles, &mut h);
+            for block in 0..battles.div_ceil(BLOCK_TRIALS) {
+                let n = BLOCK_TRIALS.min(battles - block * BLOCK_TRIALS);
+                kernel.record_many(&mut dice, n, &mut h);
+            }
             h.result[0] + h.rounds[2]
         }
         "field" | "field-lanes" => {

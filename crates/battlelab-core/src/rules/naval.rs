@@ -401,17 +401,6 @@ impl NavalCombat {
         engagement: &Engagement,
         dice: &mut DiceStream,
     ) -> EngagementOutcome {
-        self.engage_by_rounds_on(engagement, &mut || dice.word())
-    }
-
-    /// [`Self::engage_by_rounds`] on words from `next_word`, one a round (the lockstep
-    /// kernel's tests give each lane its own share of the stream).
-    #[cfg(test)]
-    fn engage_by_rounds_on(
-        &self,
-        engagement: &Engagement,
-        next_word: &mut dyn FnMut() -> crate::dice::DiceWord,
-    ) -> EngagementOutcome {
         let start = NavalState {
             nsp: [engagement.a.nsp, engagement.b.nsp],
             captured: [0, 0],
@@ -420,7 +409,7 @@ impl NavalCombat {
         let mut round = 0;
         loop {
             round += 1;
-            let mut word = next_word();
+            let mut word = dice.word();
             let battle = word.take(6);
             let pursuit = word.take(6);
             let step = self.step(engagement, &state, battle);
