@@ -36,8 +36,9 @@ struct Counts {
 }
 
 impl Counts {
-    /// Most keys (8 MiB of counts); a battle with more is fought lane by lane.
-    const MAX_KEYS: usize = 1 << 20;
+    /// Most keys (2 MiB of counts, allocated and read once a block); a battle with more is
+    /// fought lane by lane.
+    const MAX_KEYS: usize = 1 << 18;
 
     fn new(table: &BattleTable) -> Option<Self> {
         let node_bits = table.states.len().next_power_of_two().trailing_zeros();

@@ -59,8 +59,9 @@ fn pack(kernel: &EngagementKernel) -> Vec<u32> {
 }
 
 /// Copies of each count, taken in turn by lane, so that lanes with the same outcome in
-/// one sweep do not wait on each other's stores (3% in the `profile` example). A slot is
-/// `key · COPIES + lane % COPIES`.
+/// one sweep do not wait on each other's stores. A slot is `key · COPIES + lane % COPIES`.
+/// One: four were 3% faster when the lanes' words came from one stream, and 2–4% slower
+/// since the lanes' streams step in the registers (the `profile` example, alternate runs).
 const COPIES: usize = 1 << COPIES_SHIFT;
 const COPIES_SHIFT: u32 = 0;
 
@@ -86,9 +87,10 @@ struct Tally {
 
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 impl Tally {
-    /// Most slots in both count tables together (8 MiB): 54,432 (435 KB) at the largest
-    /// engagement that validates, 99 against 99 NSP and 100 rounds.
-    const MAX_SLOTS: usize = 1 << 20;
+    /// Most slots in both count tables together (2 MiB; the row table is then at most
+    /// 1 MiB): 13,608 (109 KB) at the largest engagement that validates, 99 against 99
+    /// NSP and 100 rounds.
+    const MAX_SLOTS: usize = 1 << 18;
 
     /// Most slots in a joint table (2 MiB); larger engagements count by two keys.
     const MAX_JOINT_SLOTS: usize = 1 << 18;
@@ -163,7 +165,7 @@ impl EngagementKernel {
     /// `n` engagements in [`LANES`] lanes on the lanes' streams split from `dice`, counted
     /// into `h` (see the module docs): what a run's block does. The AVX-512 sweeps' tables
     /// (the packed effects, the rows, the counts) are built once a call: at most about
-    /// 9 MiB (8 of them counts), about 0.5 MB at the largest engagement that validates.
+    /// 3 MiB (2 of them counts), about 0.16 MB at the largest engagement that validates.
     ///
     /// Returns the words drawn from all streams, the block's and the lanes' (for the
     /// benches' and `dice_count`'s words per engagement): the lanes' keys ([`LANES`] from
