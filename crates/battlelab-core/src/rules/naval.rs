@@ -528,9 +528,9 @@ pub struct EngagementKernel {
 impl EngagementKernel {
     /// One whole engagement. One word per round gives the battle die and the pursuit die.
     ///
-    /// PERF: `inline(always)`: with a second caller in a crate (the lockstep's fallback, or
-    /// a bench group that times it counted and not counted), LLVM stopped inlining it into
-    /// the caller's loop, and the one-at-a-time bench line went from 8.3–8.9 to 11.3
+    /// PERF: `inline(always)`: with a second caller in a crate (the lanes' lane-by-lane
+    /// form, or a bench group that times it counted and not counted), LLVM stopped inlining
+    /// it into the caller's loop, and the one-at-a-time bench line went from 8.3–8.9 to 11.3
     /// `next_u64` an engagement with no change to this code.
     #[inline(always)]
     pub fn engage(&self, dice: &mut DiceStream) -> EngagementOutcome {

@@ -380,7 +380,8 @@ impl crate::engine::System for NavalStudy {
         h: &mut EngagementHistogram,
     ) {
         let (variant, _, engagement) = &self.runs[run];
-        // Thirty-two engagements at once, one to a lane (`rules/naval/lockstep.rs`).
+        // In 32 lanes, each on its own stream, all at once where the CPU can
+        // (`rules/naval/lockstep.rs`).
         self.variants[*variant]
             .1
             .kernel(engagement)
