@@ -39,6 +39,20 @@ fn count_blocks(name: &str, per_call: u64, mut call: impl FnMut(&mut DiceStream)
     println!("{name:<44} words/battle {words:>8.3}   draws/battle (needs --features count-dice)");
 }
 
+/// Battles a call of a kernel in lanes fights: a block, as runs fight them.
+const LANES_BLOCK: u64 = 1 << 16;
+
+/// A kernel in lanes (naval's and field's), each lane on its own stream split from the
+/// block's: `block` fights [`LANES_BLOCK`] battles and returns the words it drew (the
+/// lanes' keys, and a word a lane every sweep until the block's last lane is done), one
+/// value cut from each.
+fn count_lanes(name: &str, mut block: impl FnMut(&mut DiceStream) -> u64) {
+    let mut dice = DiceStream::for_block(1, 0);
+    let words: u64 = (0..N / LANES_BLOCK).map(|_| block(&mut dice)).sum();
+    let per_battle = words as f64 / N as f64;
+    println!("{name:<44} words/battle {per_battle:>8.3}   draws/battle {per_battle:>8.3}");
+}
+
 fn main() {
     let frontier = scenarios::frontier();
     let mut h = frontier.empty_histogram();
@@ -90,42 +104,20 @@ fn main() {
     count("field battle 12 v 8, round by round", |d| {
         std::hint::black_box(field.fight(&prepared, d));
     });
-    // As runs fight them: 32 lanes at once, each on its own stream split from the block's,
-    // so the words are those `fight_block` reports (the lanes' keys, and a word a lane
-    // every sweep until the block's last lane is done), one value cut from each.
-    const FIELD_BLOCK: u64 = 1 << 16;
     let kernel = FieldKernel::Table(&table);
     let mut h = BattleHistogram::new(&prepared, field.rules().round_limit);
-    let mut dice = DiceStream::for_block(1, 0);
-    let words: u64 = (0..N / FIELD_BLOCK)
-        .map(|_| kernel.fight_block(&mut dice, FIELD_BLOCK, &mut h))
-        .sum();
-    println!(
-        "{:<44} words/battle {:>8.3}   draws/battle {:>8.3}",
-        "field battle 12 v 8, 32 at once (as run)",
-        words as f64 / N as f64,
-        words as f64 / N as f64,
-    );
+    count_lanes("field battle 12 v 8, 32 at once (as run)", |d| {
+        kernel.fight_block(d, LANES_BLOCK, &mut h)
+    });
 
     let (naval, engagement) = scenarios::naval();
     let naval = naval.kernel(&engagement);
     count("naval engagement 6 v 4, one at a time", |d| {
         std::hint::black_box(naval.engage(d));
     });
-    // As runs fight them: 32 lanes at once on their own streams, a block at a time (the
-    // words `record_many` reports: the lanes' keys, and a word a lane every sweep until the
-    // block's last lane is done), one value cut from each.
-    const NAVAL_BLOCK: u64 = 1 << 16;
     let (_, engagement) = scenarios::naval();
     let mut h = battlelab_core::rules::naval::EngagementHistogram::new(&engagement);
-    let mut dice = DiceStream::for_block(1, 0);
-    let words: u64 = (0..N / NAVAL_BLOCK)
-        .map(|_| naval.record_many(&mut dice, NAVAL_BLOCK, &mut h))
-        .sum();
-    println!(
-        "{:<44} words/battle {:>8.3}   draws/battle {:>8.3}",
-        "naval engagement 6 v 4, 32 at once (as run)",
-        words as f64 / N as f64,
-        words as f64 / N as f64,
-    );
+    count_lanes("naval engagement 6 v 4, 32 at once (as run)", |d| {
+        naval.record_many(d, LANES_BLOCK, &mut h)
+    });
 }
