@@ -63,8 +63,10 @@ impl DiceStream {
         })
     }
 
-    /// The stream whose xoshiro256++ state is `state` (not all zero: SplitMix64 is a
-    /// bijection, so four successive outputs are never all zero).
+    /// The stream whose xoshiro256++ state is `state`, which must not be all zero
+    /// (`state_for_key`'s never is: SplitMix64 is a bijection, so four successive outputs
+    /// are never all zero; `rand_xoshiro` would replace an all-zero state, the lanes' vector
+    /// streams would not).
     pub(crate) fn from_state(state: [u64; 4]) -> Self {
         let mut bytes = [0u8; 32];
         for (chunk, word) in bytes.chunks_exact_mut(8).zip(state) {

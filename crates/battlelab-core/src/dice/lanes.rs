@@ -131,6 +131,26 @@ mod tests {
         let firsts: std::collections::HashSet<u64> =
             lanes.iter_mut().map(DiceStream::next_u64).collect();
         assert_eq!(firsts.len(), LANES);
+        // Each lane is seeded as a block is: its key, the block stream's next word, expanded
+        // by SplitMix64 (`for_block`'s expansion, pinned here on its own inputs).
+        let mut keys = start.clone();
+        for (lane, state) in start.clone().lane_states().iter().enumerate() {
+            let key = keys.next_u64();
+            let mut counter = key;
+            let expected = [(); 4].map(|()| {
+                counter = counter.wrapping_add(0x9E37_79B9_7F4A_7C15);
+                super::super::splitmix64(counter)
+            });
+            assert_eq!(*state, expected, "lane {lane}");
+            assert_eq!(
+                DiceStream::from_state(*state),
+                DiceStream::from_state(DiceStream::state_for_key(key))
+            );
+        }
+        assert_eq!(
+            DiceStream::state_for_key(0)[0],
+            super::super::splitmix64(0x9E37_79B9_7F4A_7C15)
+        );
     }
 
     /// The vector streams are the scalar streams, and the vector cut is `DiceWord::take`

@@ -30,8 +30,9 @@
 //! - [`Cut::Sides`]: the three cuts in turn, each side's value mapped to its played
 //!   tactic's place by a small table; rows have one entry per played tactic pair and face.
 //!
-//! Memory: one `u16` per entry (row × value). A table is built only up to a cap (at most
-//! [`MAX_TABLE_ENTRIES`]) and names at most 2^16 nodes; beyond that
+//! Memory: one `u16` per entry (row × value), and one more past the rows of a joint draw's
+//! table (the lanes' gathers read it). A table is built only up to a cap (at most
+//! [`MAX_TABLE_ENTRIES`] entries, the one past the rows aside) and names at most 2^16 nodes; beyond that
 //! [`BattleTable::compile`] returns `None` and callers fight round by round with
 //! [`FieldCombat::fight`], which gives the same battles. Callers build a table once per
 //! prepared battle (a run of an analysis, a call of `simulate_battles`), never per trial.
@@ -102,7 +103,7 @@ fn played_tactics(mix: &TacticMix) -> (Vec<usize>, Vec<usize>) {
 impl std::fmt::Debug for BattleTable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("BattleTable")
-            .field("entries", &self.next.len())
+            .field("entries", &self.entries())
             .field("states_with_rows", &self.with_rows)
             .field("nodes", &self.states.len())
             .field("joint_draw", &self.joint_draw())

@@ -36,14 +36,30 @@ struct Counts {
 }
 
 impl Counts {
-    /// Most keys (2 MiB of counts, allocated and read once a block); a battle with more is
+    /// Most keys (2 MiB of counts, allocated and read once a call); a battle with more is
     /// fought lane by lane.
     const MAX_KEYS: usize = 1 << 18;
 
-    fn new(table: &BattleTable) -> Option<Self> {
+    /// Most keys a battle of the call: the counts are zeroed and read once a call, so a
+    /// call of few battles with a large table fights lane by lane (the table of the bench
+    /// battle, 7 168 keys, takes 1 792 battles; a block is 65 536).
+    const KEYS_PER_BATTLE: usize = 4;
+
+    /// The keys of `table`'s counts, and their node bits, where the sweeps can fight it:
+    /// [`Self::MAX_KEYS`] at most, and a table the gathers can read (a row for the start,
+    /// a round limit of at least 1, and the entry past the rows that `compile` adds for a
+    /// joint draw).
+    fn keys(table: &BattleTable) -> Option<(usize, u32)> {
         let node_bits = table.states.len().next_power_of_two().trailing_zeros();
         let keys = (table.round_limit as usize + 1) << node_bits;
-        (keys <= Self::MAX_KEYS).then(|| Self {
+        let readable = table.with_rows >= 1
+            && table.round_limit >= 1
+            && table.next.len() > table.with_rows * table.stride;
+        (readable && keys <= Self::MAX_KEYS).then_some((keys, node_bits))
+    }
+
+    fn new(table: &BattleTable) -> Option<Self> {
+        Self::keys(table).map(|(keys, node_bits)| Self {
             slots: vec![0; keys + LANES],
             node_bits,
         })
@@ -63,10 +79,25 @@ impl Counts {
 
 /// Fights [`super::FieldKernel::fight_block`]'s `n` battles on the lanes' streams
 /// (`lanes`, their xoshiro256++ states) all lanes at once, and returns the sweeps (each
-/// draws a word in every lane); or fights nothing and returns `None` where it cannot: no
-/// AVX-512F, a round's value cut in three ([`Cut::Sides`]), or more than
-/// [`Counts::MAX_KEYS`] count keys.
+/// draws a word in every lane); or fights nothing and returns `None` where it cannot or
+/// should not: see [`all_at_once`], and fewer than a battle for every
+/// [`Counts::KEYS_PER_BATTLE`] count keys.
 pub(super) fn fight_lanes(
+    table: &BattleTable,
+    lanes: &[[u64; 4]; LANES],
+    n: u64,
+    histogram: &mut BattleHistogram,
+) -> Option<u64> {
+    let (keys, _) = Counts::keys(table)?;
+    if (keys as u64).div_ceil(Counts::KEYS_PER_BATTLE as u64) > n {
+        return None;
+    }
+    all_at_once(table, lanes, n, histogram)
+}
+
+/// [`fight_lanes`] whatever `n`, or `None` where the sweeps cannot run: no AVX-512F, a
+/// round's value cut in three ([`Cut::Sides`]), or a table [`Counts::keys`] refuses.
+fn all_at_once(
     table: &BattleTable,
     lanes: &[[u64; 4]; LANES],
     n: u64,
@@ -92,7 +123,8 @@ pub(super) fn fight_lanes(
 ///
 /// # Safety
 /// The CPU must have AVX-512F, `table`'s cut must be [`Cut::Joint`]`(sides)`, and `counts`
-/// must be `Counts::new(table)`'s (the counts' and the gathers' bounds rest on them).
+/// must be `Counts::new(table)`'s, which checks what the gathers' bounds rest on (a row for
+/// the start, a round limit of at least 1, the entry past the rows) and sizes the counts.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 unsafe fn sweeps_avx512(
@@ -128,8 +160,12 @@ unsafe fn sweeps_avx512(
         for g in 0..GROUPS {
             let word = streams.next(g);
             let value = take(word, v_sides);
-            // The next node, a `u16` read as the low half of the 32 bits at its address
-            // (the table holds one entry past its rows for the last one's high half).
+            // The next node, a `u16` read as the low half of the 32 bits at its address.
+            // SAFETY: a lane starts every round on a node with a row (node 0, the start,
+            // has one; a lane goes on only from a node below `with_rows`, and is reset to
+            // 0 when its battle ends), and its value is below `sides`, the stride, so
+            // `index` is below `with_rows · stride`, and the 32 bits read end at most at
+            // the entry past the rows (`Counts::keys` checks it is there).
             let index = _mm512_add_epi64(_mm512_mul_epu32(node[g], v_stride), value);
             let next = _mm512_i64gather_epi32::<2>(index, table.next.as_ptr().cast());
             let next = _mm512_cvtepu32_epi64(_mm256_and_si256(next, low16));
@@ -151,8 +187,7 @@ unsafe fn sweeps_avx512(
         // SAFETY: a counted lane's rounds are 1 to the round limit (it ends at the limit)
         // and its node is below the table's node count, so its key is below
         // `(limit + 1) << node_bits`; every other lane's slot is its spare, one of the
-        // last `LANES`. (Its gather read `index` below `with_rows · stride` and its
-        // value, below `stride`: a lane goes on only from a node with a row.)
+        // last `LANES`.
         for &key in &keys {
             *counts.slots.get_unchecked_mut(key as usize) += 1;
         }
@@ -178,7 +213,12 @@ mod tests {
         let mixed = [[2, 1, 0, 1, 0, 0, 0], [0, 0, 2, 0, 1, 1, 0]];
         let mut one_round = FieldRules::printed();
         one_round.round_limit = 1;
+        let mut hundred_rounds = FieldRules::printed();
+        hundred_rounds.round_limit = 100;
         let cases: Vec<(FieldRules, FieldBattle)> = vec![
+            // 1 201 nodes: counts of 206 848 keys (11 node bits), lane by lane as run
+            // below 51 712 battles a call.
+            (hundred_rounds, battle([8, 6], [3, 3], [UNIFORM; 2])),
             (FieldRules::printed(), battle([12, 8], [2, 2], mixed)),
             (edited_rules(), battle([12, 8], [2, 2], mixed)),
             (FieldRules::printed(), battle([5, 9], [3, 1], [UNIFORM; 2])),
@@ -186,14 +226,17 @@ mod tests {
             (one_round, battle([4, 3], [2, 2], [UNIFORM; 2])),
         ];
         let mut at_once = 0;
+        let mut as_run_at_once = 0;
         let mut results = [0u64; BattleResult::COUNT];
         for (case, (rules, battle)) in cases.into_iter().enumerate() {
             let field = FieldCombat::new(rules).unwrap();
             let prepared = battle.prepare().unwrap();
             let table = BattleTable::compile(&field, &prepared, MAX_TABLE_ENTRIES).unwrap();
             assert!(table.joint_draw(), "case {case}");
+            // The entry past the rows that the gathers read.
+            assert_eq!(table.next.len(), table.entries() + 1, "case {case}");
             let limit = field.rules().round_limit;
-            for n in [0, 1, 5, 31, 32, 33, 3_001] {
+            for n in [0, 1, 5, 31, 32, 33, 3_001, 60_000] {
                 let start = DiceStream::for_block(40 + case as u64, n);
                 let fought = |how: &str| {
                     let mut dice = start.clone();
@@ -253,14 +296,23 @@ mod tests {
                 );
                 if n > 0 {
                     let mut h = BattleHistogram::new(&prepared, limit);
-                    if let Some(sweeps) = fight_lanes(&table, &lanes, n, &mut h) {
+                    if let Some(sweeps) = all_at_once(&table, &lanes, n, &mut h) {
                         assert_eq!(h, expected, "case {case}, n {n}, all lanes at once");
                         assert_eq!(sweeps, *lane_rounds.iter().max().unwrap());
+                        // As run, all at once where the call has a battle for every
+                        // `KEYS_PER_BATTLE` keys, else lane by lane.
+                        let (keys_of_counts, _) = Counts::keys(&table).unwrap();
+                        let as_run = if (keys_of_counts / Counts::KEYS_PER_BATTLE) as u64 <= n {
+                            (sweeps + 1) * LANES as u64
+                        } else {
+                            rounds + keys
+                        };
                         let mut h = BattleHistogram::new(&prepared, limit);
                         let words =
                             FieldKernel::Table(&table).fight_block(&mut start.clone(), n, &mut h);
-                        assert_eq!(words, (sweeps + 1) * LANES as u64);
+                        assert_eq!(words, as_run, "case {case}, n {n}");
                         at_once += 1;
+                        as_run_at_once += usize::from(as_run != rounds + keys);
                     }
                 }
                 for (r, c) in results.iter_mut().zip(&expected.result) {
@@ -275,6 +327,8 @@ mod tests {
         );
         #[cfg(target_arch = "x86_64")]
         assert_eq!(at_once > 0, is_x86_feature_detected!("avx512f"));
+        #[cfg(target_arch = "x86_64")]
+        assert_eq!(as_run_at_once > 0, is_x86_feature_detected!("avx512f"));
         if at_once == 0 {
             eprintln!("this machine has no AVX-512F: only the lane-by-lane forms ran");
         }
@@ -290,7 +344,8 @@ mod tests {
         assert!(!table.joint_draw());
         let lanes = DiceStream::for_block(1, 2).lane_states();
         let mut h = BattleHistogram::new(&prepared, field.rules().round_limit);
-        assert!(fight_lanes(&table, &lanes, 100, &mut h).is_none());
+        assert!(fight_lanes(&table, &lanes, 100_000, &mut h).is_none());
+        assert!(all_at_once(&table, &lanes, 100_000, &mut h).is_none());
         assert_eq!(h.trials(), 0);
     }
 }

@@ -105,25 +105,42 @@ impl Tally {
                 <= Self::MAX_SLOTS
     }
 
-    fn new(kernel: &EngagementKernel) -> Self {
+    /// Most slots an engagement of the call: the counts are zeroed and read once a call,
+    /// so a call of few engagements with large tables fights lane by lane (the bench
+    /// engagement's joint table, 10 752 slots, takes 2 688 engagements; a block is 65 536).
+    const SLOTS_PER_ENGAGEMENT: usize = 4;
+
+    /// The tables' lengths (spare slots aside), and the joint key's shift where the key is
+    /// joint.
+    fn layout(kernel: &EngagementKernel) -> (usize, usize, Option<u32>) {
         let losses = RowTable::len_for(kernel.nsp);
         let joint_shift = losses.next_power_of_two().trailing_zeros();
         let joint_keys = Self::result_keys(kernel) << joint_shift;
-        let loss_shift = RowTable::shift_for(kernel.nsp);
         if COPIES * joint_keys <= Self::MAX_JOINT_SLOTS {
-            Self {
-                by_result: vec![0; COPIES * joint_keys + LANES],
-                by_losses: Vec::new(),
-                loss_shift,
-                joint_shift: Some(joint_shift),
-            }
+            (COPIES * joint_keys, 0, Some(joint_shift))
         } else {
-            Self {
-                by_result: vec![0; COPIES * Self::result_keys(kernel) + LANES],
-                by_losses: vec![0; COPIES * losses + LANES],
-                loss_shift,
-                joint_shift: None,
-            }
+            (COPIES * Self::result_keys(kernel), COPIES * losses, None)
+        }
+    }
+
+    /// Whether a call of `n` engagements is worth the tables: at most
+    /// [`Self::SLOTS_PER_ENGAGEMENT`] slots an engagement.
+    fn worth(kernel: &EngagementKernel, n: u64) -> bool {
+        let (by_result, by_losses, _) = Self::layout(kernel);
+        ((by_result + by_losses) as u64).div_ceil(Self::SLOTS_PER_ENGAGEMENT as u64) <= n
+    }
+
+    fn new(kernel: &EngagementKernel) -> Self {
+        let (by_result, by_losses, joint_shift) = Self::layout(kernel);
+        Self {
+            by_result: vec![0; by_result + LANES],
+            by_losses: if by_losses == 0 {
+                Vec::new()
+            } else {
+                vec![0; by_losses + LANES]
+            },
+            loss_shift: RowTable::shift_for(kernel.nsp),
+            joint_shift,
         }
     }
 
@@ -183,22 +200,43 @@ impl EngagementKernel {
             return 0;
         }
         let lanes = dice.lane_states();
+        if Tally::fits(self) && Tally::worth(self, n) {
+            if let Some(sweeps) = self.all_at_once(&lanes, n, h) {
+                return (sweeps + 1) * LANES as u64;
+            }
+        }
+        self.lane_by_lane(&lanes, n, h) + LANES as u64
+    }
+
+    /// The AVX-512 sweeps where the CPU has AVX-512F, returning the sweeps; `None` (nothing
+    /// fought) where it has not.
+    ///
+    /// # Panics
+    /// Where [`Tally::fits`] does not hold, or the round limit is 0.
+    fn all_at_once(
+        &self,
+        lanes: &[[u64; 4]; LANES],
+        n: u64,
+        h: &mut EngagementHistogram,
+    ) -> Option<u64> {
+        assert!(Tally::fits(self) && self.round_limit >= 1);
         #[cfg(target_arch = "x86_64")]
-        if Tally::fits(self) && avx512_available() {
+        if avx512_available() {
             let mut tally = Tally::new(self);
-            // SAFETY: the feature is detected above, `Tally::fits` holds and the tally is
-            // `Tally::new(self)`'s.
+            // SAFETY: the feature is detected above, `Tally::fits` holds, the round limit
+            // is at least 1 and the tally is `Tally::new(self)`'s.
             let sweeps = unsafe {
                 if tally.joint_shift.is_some() {
-                    self.sweeps_avx512::<true>(&lanes, n, &mut tally)
+                    self.sweeps_avx512::<true>(lanes, n, &mut tally)
                 } else {
-                    self.sweeps_avx512::<false>(&lanes, n, &mut tally)
+                    self.sweeps_avx512::<false>(lanes, n, &mut tally)
                 }
             };
             tally.add_to(h);
-            return (sweeps + 1) * LANES as u64;
+            return Some(sweeps);
         }
-        self.lane_by_lane(&lanes, n, h) + LANES as u64
+        let _ = (lanes, n, h);
+        None
     }
 
     /// [`Self::record_many`]'s engagements one lane after another, one at a time; returns
@@ -447,12 +485,13 @@ mod tests {
         let mut longest = 0;
         let mut joint_keys = [0; 2];
         let mut at_once = 0;
+        let mut as_run_at_once = 0;
         let mut out_of_step = 0;
         for (case, engagement) in engagement_cases().iter().enumerate() {
             let kernel = naval.kernel(engagement);
             assert!(Tally::fits(&kernel), "case {case}");
             joint_keys[usize::from(Tally::new(&kernel).joint_shift.is_some())] += 1;
-            for n in [0, 1, 5, 31, 32, 33, 3_001] {
+            for n in [0, 1, 5, 31, 32, 33, 3_001, 60_000] {
                 let start = DiceStream::for_block(90 + case as u64, n);
                 let lanes = start.clone().lane_states();
                 let (expected, rounds) = reference(&naval, engagement, &lanes, n);
@@ -467,9 +506,11 @@ mod tests {
                 if n == 3_001 && rounds.iter().any(|&r| r != rounds[0]) {
                     out_of_step += 1;
                 }
-                if n > 0 && avx512_available() {
+                // As run, all at once where the CPU can and the call has an engagement for
+                // every `SLOTS_PER_ENGAGEMENT` slots of the counts, else lane by lane.
+                if n > 0 && avx512_available() && Tally::worth(&kernel, n) {
                     assert_eq!(words, keys + LANES as u64 * sweeps, "case {case}, n {n}");
-                    at_once += 1;
+                    as_run_at_once += 1;
                 } else {
                     assert_eq!(
                         words,
@@ -477,12 +518,19 @@ mod tests {
                         "case {case}, n {n}"
                     );
                 }
-                // Lane by lane, whatever the CPU.
                 if n > 0 {
+                    // Lane by lane, whatever the CPU.
                     let mut h = EngagementHistogram::new(engagement);
                     let words = kernel.lane_by_lane(&lanes, n, &mut h);
                     assert_eq!(h, expected, "case {case}, {n} engagements, lane by lane");
                     assert_eq!(words, rounds.iter().sum::<u64>());
+                    // All at once, whatever `n`.
+                    let mut h = EngagementHistogram::new(engagement);
+                    if let Some(swept) = kernel.all_at_once(&lanes, n, &mut h) {
+                        assert_eq!(h, expected, "case {case}, {n} engagements, at once");
+                        assert_eq!(swept, sweeps, "case {case}, n {n}");
+                        at_once += 1;
+                    }
                 }
                 for (r, c) in results.iter_mut().zip(&expected.result) {
                     *r += c;
@@ -497,6 +545,8 @@ mod tests {
         assert!(longest >= 5, "longest engagement {longest} rounds");
         assert!(out_of_step > 0);
         assert!(joint_keys.iter().all(|&k| k > 0), "{joint_keys:?}");
+        assert_eq!(at_once > 0, avx512_available());
+        assert_eq!(as_run_at_once > 0, avx512_available());
         if at_once == 0 {
             eprintln!("this machine has no AVX-512F: only the lane-by-lane form ran");
         }
