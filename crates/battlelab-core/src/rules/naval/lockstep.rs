@@ -33,9 +33,10 @@
 //! is refused (a panic, as the one-at-a-time count's was); fleets or round limits so large
 //! that the count tables would pass [`Tally::MAX_SLOTS`] slots are fought lane by lane.
 
-#[cfg(target_arch = "x86_64")]
-use super::EngagementResult;
-use super::{EngagementHistogram, EngagementKernel, CONTINUES};
+// The vector form is x86-64's; elsewhere its tables and helpers go unused.
+#![cfg_attr(not(target_arch = "x86_64"), allow(dead_code, unused_imports))]
+
+use super::{EngagementHistogram, EngagementKernel, EngagementResult, CONTINUES};
 use crate::dice::lanes::{lane_battles, LANES};
 use crate::dice::DiceStream;
 
@@ -74,7 +75,6 @@ const COPIES_SHIFT: u32 = 0;
 /// spare slots, one a lane, where a lane that did not end a counted engagement counts (so
 /// that every lane counts every sweep). The AVX-512 sweeps' counts: the lane-by-lane form
 /// records each engagement in the histogram.
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 struct Tally {
     /// The joint counts, or the (rounds, result) counts.
     by_result: Vec<u64>,
@@ -85,7 +85,6 @@ struct Tally {
     joint_shift: Option<u32>,
 }
 
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 impl Tally {
     /// Most slots in both count tables together (2 MiB; the row table is then at most
     /// 1 MiB): 13,608 (109 KB) at the largest engagement that validates, 99 against 99
