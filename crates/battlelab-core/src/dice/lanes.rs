@@ -8,8 +8,9 @@
 //! own ([`DiceStream::lane_states`]), and lane `l` fights [`lane_battles`]`(n, l)` of the
 //! block's `n` battles one after another on it: a lane's battles are decided before any
 //! die is cast (no battle is counted or dropped for how it went), and are the battles a
-//! scalar loop over the lanes fights. The AVX-512 helpers here step eight lanes' streams
-//! in a register and cut their dice as [`DiceWord::take`] does.
+//! scalar loop over the lanes fights. The AVX-512 helpers here step the lanes' streams,
+//! eight lanes to a register (each state word of eight lanes in one; the next words of
+//! eight lanes in one), and cut their dice as [`DiceWord::take`] does.
 //!
 //! [`DiceWord::take`]: super::DiceWord::take
 

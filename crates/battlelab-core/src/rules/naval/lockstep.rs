@@ -9,8 +9,9 @@
 //! are the same whichever form fights them: the AVX-512 sweeps (x86-64 with AVX-512F,
 //! detected at run time), where the lanes advance together, one round each a sweep, and a
 //! lane whose engagement ends counts it and starts its next in the same sweep; or
-//! [`EngagementKernel::engage`] lane by lane, on any machine and for engagements too large
-//! for the count tables. The tests hold both to the rules' own round step lane by lane. It
+//! [`EngagementKernel::engage`] lane by lane, on any machine, for engagements too large
+//! for the count tables, and for calls of fewer engagements than a quarter of the tables'
+//! slots (which are zeroed and read once a call). The tests hold both to the rules' own round step lane by lane. It
 //! is how runs fight naval engagements (`systems::naval`).
 //!
 //! The dice: an engagement takes one fresh word a round (the battle die and the pursuit
@@ -19,8 +20,8 @@
 //! block's last lane is done. Whether an engagement is counted is decided before its first
 //! die (each lane fights its share), so the counts keep the rules' distribution.
 //!
-//! PERF (issue 16; `docs/performance.md` has the steps): in the bench, a counted engagement
-//! costs about 1.6 `next_u64` here and 11 one at a time, for 1.5 words. What helped: the
+//! PERF (issue 16; `docs/performance.md` has the steps): in the bench (0b47591), a counted
+//! engagement costs 2.1 `next_u64` here, for 1.54 words, and 10.8 one at a time. What helped: the
 //! lanes' streams stepped in the registers (`dice::lanes::avx512`), where drawing 32 words
 //! from one stream was a serial chain that took half the time; two registers of sixteen for
 //! the engagements (one's chain of gathers, effect then next row, runs while the other's
