@@ -25,6 +25,37 @@ pub fn lane_battles(n: u64, lane: usize) -> u64 {
     n / LANES as u64 + u64::from((lane as u64) < n % LANES as u64)
 }
 
+/// A block's `n` battles in [`LANES`] lanes, counted into `counts`: the lanes' streams are
+/// split from `dice` ([`DiceStream::lane_states`]; none where `n` is 0), then `at_once`
+/// fights all lanes together and returns its sweeps (each draws a word in every lane), or
+/// returns `None` having fought nothing, and then the lanes are fought one after another,
+/// `battle` fighting one battle on a lane's stream and returning the words it drew: lane
+/// `l`'s [`lane_battles`]`(n, l)` battles, the very battles `at_once` fights. Returns the
+/// words drawn from all streams: the lanes' keys, and the lanes' words.
+pub fn fight_block<C>(
+    dice: &mut DiceStream,
+    n: u64,
+    counts: &mut C,
+    at_once: impl FnOnce(&[[u64; 4]; LANES], &mut C) -> Option<u64>,
+    mut battle: impl FnMut(&mut DiceStream, &mut C) -> u64,
+) -> u64 {
+    if n == 0 {
+        return 0;
+    }
+    let lanes = dice.lane_states();
+    if let Some(sweeps) = at_once(&lanes, counts) {
+        return (sweeps + 1) * LANES as u64;
+    }
+    let mut words = LANES as u64;
+    for (lane, &state) in lanes.iter().enumerate() {
+        let mut dice = DiceStream::from_state(state);
+        for _ in 0..lane_battles(n, lane) {
+            words += battle(&mut dice, counts);
+        }
+    }
+    words
+}
+
 impl DiceStream {
     /// The xoshiro256++ states of [`LANES`] lane streams split from this one: lane `l`'s is
     /// seeded, as a block's stream is, from a key, here this stream's `l`-th next word (so

@@ -41,7 +41,7 @@ use std::collections::HashMap;
 
 mod lockstep;
 
-use crate::dice::lanes::{lane_battles, LANES};
+use crate::dice::lanes;
 use crate::dice::{DiceStream, DiceWord};
 use crate::rules::crt::{
     BattleHistogram, BattleOutcome, BattleResult, BattleState, FieldCombat, PreparedBattle,
@@ -310,7 +310,7 @@ impl<'a> FieldKernel<'a> {
     }
 
     /// Adds `n` battles drawn from `dice` to `histogram`, in [`LANES`] lanes: lane `l`
-    /// fights [`lane_battles`]`(n, l)` battles one after another on its own stream,
+    /// fights [`lanes::lane_battles`]`(n, l)` battles one after another on its own stream,
     /// split from `dice` ([`DiceStream::lane_states`]: `dice` gives [`LANES`] words, none
     /// where `n` is 0). So the battles are the same whichever kernel fights them and
     /// however many lanes it advances at once: the table's battles, lane by lane, where a
@@ -328,39 +328,23 @@ impl<'a> FieldKernel<'a> {
         n: u64,
         histogram: &mut BattleHistogram,
     ) -> u64 {
-        if n == 0 {
-            return 0;
-        }
-        let lanes = dice.lane_states();
-        if let Self::Table(table) = *self {
-            if let Some(sweeps) = lockstep::fight_lanes(table, &lanes, n, histogram) {
-                return (sweeps + 1) * LANES as u64;
-            }
-        }
-        self.fight_lane_by_lane(&lanes, n, histogram) + LANES as u64
-    }
-
-    /// [`Self::fight_block`]'s battles one lane after another, one battle at a time; returns
-    /// the words the lanes drew.
-    fn fight_lane_by_lane(
-        &self,
-        lanes: &[[u64; 4]; LANES],
-        n: u64,
-        histogram: &mut BattleHistogram,
-    ) -> u64 {
-        let mut words = 0;
-        for (lane, &state) in lanes.iter().enumerate() {
-            let mut dice = DiceStream::from_state(state);
-            for _ in 0..lane_battles(n, lane) {
+        lanes::fight_block(
+            dice,
+            n,
+            histogram,
+            |lanes, histogram| match *self {
+                Self::Table(table) => lockstep::fight_lanes(table, lanes, n, histogram),
+                Self::RoundByRound(..) => None,
+            },
+            |dice, histogram| {
                 let outcome = match *self {
-                    Self::Table(table) => table.fight(&mut dice),
-                    Self::RoundByRound(field, battle) => field.fight(battle, &mut dice),
+                    Self::Table(table) => table.fight(dice),
+                    Self::RoundByRound(field, battle) => field.fight(battle, dice),
                 };
-                words += u64::from(outcome.rounds);
                 histogram.record(&outcome);
-            }
-        }
-        words
+                u64::from(outcome.rounds)
+            },
+        )
     }
 }
 

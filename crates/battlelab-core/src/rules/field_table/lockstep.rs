@@ -201,7 +201,7 @@ mod tests {
     use super::super::tests::{battle, edited_rules, UNIFORM};
     use super::super::{FieldKernel, MAX_TABLE_ENTRIES};
     use super::*;
-    use crate::dice::lanes::lane_battles;
+    use crate::dice::lanes::{self, lane_battles};
     use crate::dice::DiceStream;
     use crate::rules::crt::{BattleResult, FieldBattle, FieldCombat, FieldRules};
 
@@ -248,10 +248,13 @@ mod tests {
                                 .fight_block(&mut dice, n, &mut h);
                         }
                         "table, lane by lane" => {
-                            if n > 0 {
-                                let lanes = dice.lane_states();
-                                FieldKernel::Table(&table).fight_lane_by_lane(&lanes, n, &mut h);
-                            }
+                            let never_at_once =
+                                |_: &[[u64; 4]; LANES], _: &mut BattleHistogram| None;
+                            lanes::fight_block(&mut dice, n, &mut h, never_at_once, |d, h| {
+                                let outcome = table.fight(d);
+                                h.record(&outcome);
+                                u64::from(outcome.rounds)
+                            });
                         }
                         _ => {
                             FieldKernel::Table(&table).fight_block(&mut dice, n, &mut h);

@@ -38,7 +38,7 @@
 #![cfg_attr(not(target_arch = "x86_64"), allow(dead_code, unused_imports))]
 
 use super::{EngagementHistogram, EngagementKernel, EngagementResult, CONTINUES};
-use crate::dice::lanes::{lane_battles, LANES};
+use crate::dice::lanes::{self, lane_battles, LANES};
 use crate::dice::DiceStream;
 
 /// One round's effect in 32 bits, for a gather: `lost[0]` (bits 0–1), `lost[1]` (2–3),
@@ -196,16 +196,21 @@ impl EngagementKernel {
             self.round_limit >= 1,
             "a naval engagement needs a round limit of at least 1 (Engagement::validate)"
         );
-        if n == 0 {
-            return 0;
-        }
-        let lanes = dice.lane_states();
-        if Tally::fits(self) && Tally::worth(self, n) {
-            if let Some(sweeps) = self.all_at_once(&lanes, n, h) {
-                return (sweeps + 1) * LANES as u64;
-            }
-        }
-        self.lane_by_lane(&lanes, n, h) + LANES as u64
+        lanes::fight_block(
+            dice,
+            n,
+            h,
+            |lanes, h| {
+                (Tally::fits(self) && Tally::worth(self, n))
+                    .then(|| self.all_at_once(lanes, n, h))
+                    .flatten()
+            },
+            |dice, h| {
+                let outcome = self.engage(dice);
+                h.record(&outcome);
+                u64::from(outcome.rounds)
+            },
+        )
     }
 
     /// The AVX-512 sweeps where the CPU has AVX-512F, returning the sweeps; `None` (nothing
@@ -237,21 +242,6 @@ impl EngagementKernel {
         }
         let _ = (lanes, n, h);
         None
-    }
-
-    /// [`Self::record_many`]'s engagements one lane after another, one at a time; returns
-    /// the words the lanes drew.
-    fn lane_by_lane(&self, lanes: &[[u64; 4]; LANES], n: u64, h: &mut EngagementHistogram) -> u64 {
-        let mut words = 0;
-        for (lane, &state) in lanes.iter().enumerate() {
-            let mut dice = DiceStream::from_state(state);
-            for _ in 0..lane_battles(n, lane) {
-                let outcome = self.engage(&mut dice);
-                words += u64::from(outcome.rounds);
-                h.record(&outcome);
-            }
-        }
-        words
     }
 
     /// The lanes' engagements with the lanes' streams in four AVX-512 registers of eight
@@ -521,9 +511,15 @@ mod tests {
                 if n > 0 {
                     // Lane by lane, whatever the CPU.
                     let mut h = EngagementHistogram::new(engagement);
-                    let words = kernel.lane_by_lane(&lanes, n, &mut h);
+                    let never_at_once = |_: &[[u64; 4]; LANES], _: &mut EngagementHistogram| None;
+                    let words =
+                        lanes::fight_block(&mut start.clone(), n, &mut h, never_at_once, |d, h| {
+                            let outcome = kernel.engage(d);
+                            h.record(&outcome);
+                            u64::from(outcome.rounds)
+                        });
                     assert_eq!(h, expected, "case {case}, {n} engagements, lane by lane");
-                    assert_eq!(words, rounds.iter().sum::<u64>());
+                    assert_eq!(words, keys + rounds.iter().sum::<u64>());
                     // All at once, whatever `n`.
                     let mut h = EngagementHistogram::new(engagement);
                     if let Some(swept) = kernel.all_at_once(&lanes, n, &mut h) {
