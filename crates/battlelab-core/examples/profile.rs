@@ -19,7 +19,8 @@
 //! time, each counted in a histogram) and `naval-lockstep` (32 at once, counted, in blocks, as runs
 //! fight them: `rules/naval/lockstep.rs`), `field` (the bench's field battle from its table,
 //! one at a time, each counted) and `field-lanes` (32 at once, counted, in blocks, as runs
-//! fight them: `rules/field_table/lockstep.rs`).
+//! fight them: `rules/field_table/lockstep.rs`), and `setup-count` (one coalition's maps
+//! counted in blocks, as runs count them: `rules/setup/lockstep.rs`).
 
 use std::time::Instant;
 
@@ -109,6 +110,20 @@ fn main() {
             }
             u64::from(totals[0][0])
         }
+        "setup-count" => {
+            let one = battlelab_core::rules::setup::CoalitionMap::new(&scenarios::setup_map(), 0);
+            let offsets = [0, 400, 800, 1200, 1600, 2000, 2400];
+            let mut histogram = vec![0u64; 2800];
+            for block in 0..battles.div_ceil(BLOCK_TRIALS) {
+                let n = BLOCK_TRIALS.min(battles - block * BLOCK_TRIALS);
+                one.count(&mut dice, n, &offsets, &mut histogram);
+            }
+            histogram[400..800]
+                .iter()
+                .enumerate()
+                .map(|(t, c)| t as u64 * c)
+                .sum()
+        }
         "naval" => {
             let (naval, engagement) = scenarios::naval();
             let naval = naval.kernel(&engagement);
@@ -156,7 +171,7 @@ fn main() {
         }
         other => {
             eprintln!(
-                "unknown kernel {other}: bare, frontier, frontier-deep, frontier-dice, ratio-rescue, ratio-press, ratio-optimal, melee-duel, melee-surrounded, setup, naval, naval-record, naval-lockstep, field, field-lanes"
+                "unknown kernel {other}: bare, frontier, frontier-deep, frontier-dice, ratio-rescue, ratio-press, ratio-optimal, melee-duel, melee-surrounded, setup, naval, naval-record, naval-lockstep, field, field-lanes, setup-count"
             );
             std::process::exit(2);
         }

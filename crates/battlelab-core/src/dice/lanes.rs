@@ -27,12 +27,12 @@ pub fn lane_battles(n: u64, lane: usize) -> u64 {
 
 /// A block's `n` battles in [`LANES`] lanes, counted into `counts`: the lanes' streams are
 /// split from `dice` ([`DiceStream::lane_states`]; none where `n` is 0), then `at_once`
-/// fights all lanes together and returns its sweeps (each draws a word in every lane), or
-/// returns `None` having fought nothing, and then the lanes are fought one after another,
+/// fights all lanes together and returns the words each lane drew (the same in every
+/// lane: a word a sweep for naval and field), or returns `None` having fought nothing, and then the lanes are fought one after another,
 /// `battle` fighting one battle on a lane's stream and returning the words it drew: lane
 /// `l`'s [`lane_battles`]`(n, l)` battles, the very battles `at_once` fights. Returns the
 /// words drawn from all streams: the lanes' keys, and the lanes' words.
-pub fn fight_block<C>(
+pub fn fight_block<C: ?Sized>(
     dice: &mut DiceStream,
     n: u64,
     counts: &mut C,
@@ -43,8 +43,8 @@ pub fn fight_block<C>(
         return 0;
     }
     let lanes = dice.lane_states();
-    if let Some(sweeps) = at_once(&lanes, counts) {
-        return (sweeps + 1) * LANES as u64;
+    if let Some(words) = at_once(&lanes, counts) {
+        return (words + 1) * LANES as u64;
     }
     let mut words = LANES as u64;
     for (lane, &state) in lanes.iter().enumerate() {
@@ -139,9 +139,22 @@ pub(crate) mod avx512 {
     #[target_feature(enable = "avx512f")]
     #[inline]
     pub unsafe fn take(word: __m512i, sides: __m512i) -> __m512i {
+        take_with_rest(word, sides).0
+    }
+
+    /// [`take`], and what `DiceWord::take` leaves of the word for the next die: the low 64
+    /// bits of `word · sides`, `lo · sides + (hi · sides << 32)` (mod 2^64).
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512F.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    pub unsafe fn take_with_rest(word: __m512i, sides: __m512i) -> (__m512i, __m512i) {
         let high = _mm512_mul_epu32(_mm512_srli_epi64::<32>(word), sides);
-        let low = _mm512_srli_epi64::<32>(_mm512_mul_epu32(word, sides));
-        _mm512_srli_epi64::<32>(_mm512_add_epi64(high, low))
+        let low = _mm512_mul_epu32(word, sides);
+        let die = _mm512_srli_epi64::<32>(_mm512_add_epi64(high, _mm512_srli_epi64::<32>(low)));
+        let rest = _mm512_add_epi64(low, _mm512_slli_epi64::<32>(high));
+        (die, rest)
     }
 }
 
@@ -191,7 +204,7 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn the_vector_streams_and_cut_are_the_scalar_ones() {
-        use super::avx512::{take, Streams, GROUPS};
+        use super::avx512::{take, take_with_rest, Streams, GROUPS};
         use crate::dice::DiceWord;
         use std::arch::x86_64::*;
         if !is_x86_feature_detected!("avx512f") {
@@ -238,6 +251,22 @@ mod tests {
                 }
                 for (w, c) in lanes.iter().zip(cut) {
                     assert_eq!(c, u64::from(DiceWord(*w).take(sides)), "{w:#x} of {sides}");
+                }
+                // Three dice in turn from each word, as a word's dice are taken.
+                let (mut v, mut scalar) = (
+                    unsafe { _mm512_loadu_si512(lanes.as_ptr().cast()) },
+                    lanes.map(DiceWord),
+                );
+                for _ in 0..3 {
+                    let mut dies = [0u64; 8];
+                    unsafe {
+                        let (die, rest) = take_with_rest(v, _mm512_set1_epi64(s as i64));
+                        _mm512_storeu_si512(dies.as_mut_ptr().cast(), die);
+                        v = rest;
+                    }
+                    for (w, d) in scalar.iter_mut().zip(dies) {
+                        assert_eq!(d, u64::from(w.take(sides)), "of {sides}");
+                    }
                 }
             }
         }

@@ -8,7 +8,10 @@
 
 use serde::Serialize;
 
+use crate::dice::lanes;
 use crate::dice::{DiceStream, DiceWord};
+
+mod lockstep;
 
 /// One row of the setup table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -482,17 +485,75 @@ impl CoalitionMap {
     /// Rolls `n` maps and counts this coalition's totals: quantity `q`'s total `t` (in
     /// [`Quantity::ALL`] order) adds one at `histogram[offsets[q] + t]` (what a setup
     /// study's run counts).
+    ///
+    /// The maps are rolled in [`lanes::LANES`] lanes, each on its own stream split from
+    /// `dice` (`dice::lanes`): all lanes at once where the CPU has AVX-512F and the
+    /// coalition has at most five members (`lockstep`, counting a map once by its members'
+    /// faces), else lane by lane with [`Self::roll`]; the same maps either way. Returns the
+    /// words drawn from all streams.
     pub fn count(
         &self,
         dice: &mut DiceStream,
         n: u64,
         offsets: &[usize; 7],
         histogram: &mut [u64],
-    ) {
-        for _ in 0..n {
-            let packed = self.roll(dice);
-            for (q, &offset) in offsets.iter().enumerate() {
-                histogram[offset + CompiledMap::total(packed, q) as usize] += 1;
+    ) -> u64 {
+        lanes::fight_block(
+            dice,
+            n,
+            histogram,
+            |lanes, histogram| lockstep::count_lanes(self, lanes, n, offsets, histogram),
+            |dice, histogram| {
+                let packed = self.roll(dice);
+                for (q, &offset) in offsets.iter().enumerate() {
+                    histogram[offset + CompiledMap::total(packed, q) as usize] += 1;
+                }
+                self.words_per_map()
+            },
+        )
+    }
+
+    /// Words one map draws.
+    fn words_per_map(&self) -> u64 {
+        self.steps.iter().filter(|s| s.new_word).count() as u64
+    }
+
+    /// The joint values of the members' faces, `6^members`, where it fits a `usize`.
+    fn face_keys(&self) -> Option<usize> {
+        let members = self.steps.iter().filter(|s| s.sides > 1).count() as u32;
+        6usize.checked_pow(members)
+    }
+
+    /// Adds maps counted by their members' faces (`by_faces[key]`, the faces as a number,
+    /// the first member's least significant) to `histogram` at `offsets`, as [`Self::count`]
+    /// adds a map's totals. The keys are visited in order, the packed totals kept as an
+    /// odometer turns: a member's face steps up (adding the difference of its two rows),
+    /// and the members before it wrap to face 0. Wrapping arithmetic: a difference may
+    /// borrow across the packed fields, but every sum it leads to is a map's true totals.
+    fn add_by_faces(&self, by_faces: &[u64], offsets: &[usize; 7], histogram: &mut [u64]) {
+        let members: Vec<&[u128; 6]> = self
+            .steps
+            .iter()
+            .filter(|s| s.sides > 1)
+            .map(|s| &s.rows)
+            .collect();
+        let mut faces = vec![0usize; members.len()];
+        let mut packed = members
+            .iter()
+            .fold(0u128, |p, rows| p.wrapping_add(rows[0]));
+        for &count in by_faces {
+            if count > 0 {
+                for (q, &offset) in offsets.iter().enumerate() {
+                    histogram[offset + CompiledMap::total(packed, q) as usize] += count;
+                }
+            }
+            for (face, rows) in faces.iter_mut().zip(&members) {
+                let next = (*face + 1) % 6;
+                packed = packed.wrapping_sub(rows[*face]).wrapping_add(rows[next]);
+                *face = next;
+                if next != 0 {
+                    break;
+                }
             }
         }
     }

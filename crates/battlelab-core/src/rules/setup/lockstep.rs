@@ -1,0 +1,242 @@
+//! One coalition's setup maps thirty-two at once, one to a lane, counted by the members'
+//! faces.
+//!
+//! Why this module exists: a run counts seven totals a map (seven increments, scattered
+//! over the histogram), and one map's dice are a short chain of multiplies on one word,
+//! so a map at a time spends most of its time on bookkeeping. Here the [`LANES`] lanes of
+//! [`CoalitionMap::count`] each roll a map a sweep, in four AVX-512 registers of eight:
+//! the lanes' streams step in the registers (`dice::lanes::avx512`), each member's die is
+//! cut there as [`CoalitionMap::roll`] cuts it, and a map is counted once, by its members'
+//! faces as one number; the seven totals are added once a call per number that came up.
+//! The maps are those [`CoalitionMap::roll`] rolls lane by lane on the lanes' streams (the
+//! tests hold the two to the same counts), so which form runs changes no count.
+
+// The vector form is x86-64's; elsewhere its helpers go unused.
+#![cfg_attr(not(target_arch = "x86_64"), allow(dead_code, unused_imports))]
+
+use super::CoalitionMap;
+use crate::dice::lanes::LANES;
+
+/// Most joint values of a coalition's members' faces counted at once (6^5: five members;
+/// 62 KB of counts).
+const MAX_FACE_KEYS: usize = 7_776;
+
+/// Maps a call must have for every joint value: the counts are zeroed and read once a call
+/// (a block is 65 536 maps).
+const MAPS_PER_FACE_KEY: u64 = 8;
+
+/// Rolls [`CoalitionMap::count`]'s `n` maps on the lanes' streams (`lanes`) all lanes at
+/// once and counts them into `histogram` at `offsets`, returning the words each lane drew;
+/// or rolls nothing and returns `None` where it cannot or should not: no AVX-512F, more
+/// than five members, or fewer than [`MAPS_PER_FACE_KEY`] maps a joint value.
+pub(super) fn count_lanes(
+    map: &CoalitionMap,
+    lanes: &[[u64; 4]; LANES],
+    n: u64,
+    offsets: &[usize; 7],
+    histogram: &mut [u64],
+) -> Option<u64> {
+    let keys = map.face_keys()?;
+    if keys > MAX_FACE_KEYS || keys as u64 * MAPS_PER_FACE_KEY > n {
+        return None;
+    }
+    all_at_once(map, lanes, n, offsets, histogram)
+}
+
+/// [`count_lanes`] whatever `n`, or `None` where the CPU has no AVX-512F or the map has
+/// more than [`MAX_FACE_KEYS`] joint values.
+fn all_at_once(
+    map: &CoalitionMap,
+    lanes: &[[u64; 4]; LANES],
+    n: u64,
+    offsets: &[usize; 7],
+    histogram: &mut [u64],
+) -> Option<u64> {
+    let keys = map.face_keys().filter(|&k| k <= MAX_FACE_KEYS)?;
+    #[cfg(target_arch = "x86_64")]
+    if is_x86_feature_detected!("avx512f") {
+        let mut by_faces = vec![0u64; keys + LANES];
+        // SAFETY: AVX-512F is detected; `by_faces` has a slot for every joint value and a
+        // spare slot a lane.
+        let sweeps = unsafe { sweeps_avx512(map, lanes, n, &mut by_faces) };
+        map.add_by_faces(&by_faces[..keys], offsets, histogram);
+        return Some(sweeps * map.words_per_map());
+    }
+    let _ = (keys, lanes, n, offsets, histogram);
+    None
+}
+
+/// The lanes in four registers of eight 64-bit lanes, a map a lane each sweep; returns the
+/// sweeps.
+///
+/// # Safety
+/// The CPU must have AVX-512F, and `by_faces` must have `map.face_keys()` slots and then
+/// [`LANES`] more.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn sweeps_avx512(
+    map: &CoalitionMap,
+    lanes: &[[u64; 4]; LANES],
+    n: u64,
+    by_faces: &mut [u64],
+) -> u64 {
+    use crate::dice::lanes::avx512::{group, take_with_rest, Streams, GROUPS};
+    use crate::dice::lanes::lane_battles;
+    use std::arch::x86_64::*;
+    let splat = |v: u64| _mm512_set1_epi64(v as i64);
+    let mut streams = Streams::new(lanes);
+    let mut left: [__m512i; GROUPS] = std::array::from_fn(|g| group(g, |l| lane_battles(n, l)));
+    let spare: [__m512i; GROUPS] =
+        std::array::from_fn(|g| group(g, |l| (by_faces.len() - LANES + l) as u64));
+    let (zero, one, six) = (splat(0), splat(1), splat(6));
+    // `v / 6` for `v` below 2^32: `v · ⌈2^34 / 6⌉ >> 34`.
+    let sixth = splat(0xAAAA_AAAB);
+    // Each step: whether it starts a word, its sides (1 for a word with no member), and
+    // the member's weight in the faces' number (0 for none).
+    let mut weight = 1;
+    let steps: Vec<(bool, __m512i, __m512i)> = map
+        .steps
+        .iter()
+        .map(|step| {
+            let w = if step.sides > 1 { weight } else { 0 };
+            if step.sides > 1 {
+                weight *= 6;
+            }
+            (step.new_word, splat(u64::from(step.sides)), splat(w))
+        })
+        .collect();
+    let sweeps = lane_battles(n, 0);
+    let mut keys = [0u32; LANES];
+    for _ in 0..sweeps {
+        for g in 0..GROUPS {
+            let mut word = zero;
+            let mut key = zero;
+            for &(new_word, sides, weight) in &steps {
+                if new_word {
+                    word = streams.next(g);
+                }
+                let (value, rest) = take_with_rest(word, sides);
+                word = rest;
+                let quotient = _mm512_srli_epi64::<34>(_mm512_mul_epu32(value, sixth));
+                let face = _mm512_sub_epi64(value, _mm512_mul_epu32(quotient, six));
+                key = _mm512_add_epi64(key, _mm512_mul_epu32(face, weight));
+            }
+            let active = _mm512_cmpneq_epu64_mask(left[g], zero);
+            left[g] = _mm512_mask_sub_epi64(left[g], active, left[g], one);
+            let slot = _mm512_mask_blend_epi64(active, spare[g], key);
+            _mm256_storeu_si256(
+                keys.as_mut_ptr().add(8 * g).cast(),
+                _mm512_cvtepi64_epi32(slot),
+            );
+        }
+        // SAFETY: an active lane's key is its members' faces as a number below
+        // `6^members`, the table's values; any other lane's slot is its spare, one of the
+        // last `LANES`.
+        for &key in &keys {
+            *by_faces.get_unchecked_mut(key as usize) += 1;
+        }
+    }
+    sweeps
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dice::lanes;
+    use crate::dice::DiceStream;
+    use crate::rules::setup::CompiledMap;
+    use crate::rules::setup::{rows, MapState, StateKind};
+
+    /// A map of `majors` and `minors` in `coalitions`, assigned in turn.
+    fn map(states: usize, coalitions: usize) -> Vec<MapState> {
+        (0..states)
+            .map(|i| {
+                let kind = if i % 3 == 0 {
+                    StateKind::Major
+                } else {
+                    StateKind::Minor
+                };
+                MapState {
+                    name: String::new(),
+                    kind,
+                    port: i % 2 == 0,
+                    coalition: i % coalitions,
+                    rows: rows(kind, i % 2 == 0),
+                }
+            })
+            .collect()
+    }
+
+    /// All at once counts what [`CoalitionMap::roll`] rolls lane by lane on the lanes'
+    /// streams, for coalitions of one to five members (and words with no member), as run
+    /// and called directly whatever `n`.
+    #[test]
+    fn lanes_at_once_count_the_maps_each_lane_rolls_on_its_own_stream() {
+        let mut at_once = 0;
+        for (states, coalitions) in [
+            (13, 3),
+            (5, 1),
+            (13, 13),
+            (9, 2),
+            (20, 4),
+            (3, 3),
+            (13, 1),
+            (7, 1),
+            (2, 4),
+        ] {
+            let states = map(states, coalitions);
+            for coalition in 0..coalitions {
+                let one = CoalitionMap::new(&states, coalition);
+                let offsets = [0, 400, 800, 1200, 1600, 2000, 2400];
+                for n in [0, 1, 33, 3_001, 65_536] {
+                    let start = DiceStream::for_block(coalition as u64, n);
+                    let mut expected = vec![0u64; 2800];
+                    let never = |_: &[[u64; 4]; LANES], _: &mut [u64]| None;
+                    let words = lanes::fight_block(
+                        &mut start.clone(),
+                        n,
+                        &mut expected[..],
+                        never,
+                        |d, h| {
+                            let packed = one.roll(d);
+                            for (q, &offset) in offsets.iter().enumerate() {
+                                h[offset + CompiledMap::total(packed, q) as usize] += 1;
+                            }
+                            one.words_per_map()
+                        },
+                    );
+                    assert_eq!(expected.iter().sum::<u64>(), 7 * n);
+                    let mut h = vec![0u64; 2800];
+                    let mut dice = start.clone();
+                    let as_run = one.count(&mut dice, n, &offsets, &mut h);
+                    assert_eq!(h, expected, "coalition {coalition}, n {n}");
+                    assert_eq!(
+                        start.words_until(&dice, LANES as u64),
+                        Some(if n == 0 { 0 } else { LANES as u64 })
+                    );
+                    if n > 0 {
+                        let lane_states = start.clone().lane_states();
+                        let mut h = vec![0u64; 2800];
+                        if let Some(lane_words) =
+                            all_at_once(&one, &lane_states, n, &offsets, &mut h)
+                        {
+                            assert_eq!(h, expected, "coalition {coalition}, n {n}, at once");
+                            assert_eq!(lane_words, lanes::lane_battles(n, 0) * one.words_per_map());
+                            at_once += 1;
+                        }
+                        // Lane by lane the words are the maps'; at once, the first lane's
+                        // share of maps in every lane.
+                        assert!(
+                            as_run == words
+                                || as_run
+                                    == (lanes::lane_battles(n, 0) * one.words_per_map() + 1)
+                                        * LANES as u64
+                        );
+                    }
+                }
+            }
+        }
+        #[cfg(target_arch = "x86_64")]
+        assert_eq!(at_once > 0, is_x86_feature_detected!("avx512f"));
+    }
+}
