@@ -97,9 +97,18 @@ fn strategic(c: &mut Criterion) {
     group.bench_function("bare xoshiro256++ next_u64", |b| {
         b.iter(|| black_box(bare_xoshiro(&mut dice, BATCH)))
     });
-    // What a setup study's run does: the same maps, one coalition's seven totals counted.
+    // What a setup study's run does: one coalition's seven totals counted, its maps rolled
+    // in 32 lanes on their own streams (the words `count` reports: the lanes' keys and the
+    // maps' words).
     let one = CoalitionMap::new(&states, 0);
     let offsets = [0, 400, 800, 1200, 1600, 2000, 2400];
+    let mut histogram = vec![0u64; 2800];
+    let mut dice = DiceStream::for_block(1, 0);
+    let words = (0..16)
+        .map(|_| one.count(&mut dice, BATCH, &offsets, &mut histogram))
+        .sum::<u64>() as f64
+        / (16 * BATCH) as f64;
+    println!("words/battle {words:.3}: setup, one coalition, 32 at once, in blocks of {BATCH}");
     let mut dice = DiceStream::for_block(1, 0);
     group.bench_function("one coalition counted, as run (2 majors, 3 minors)", |b| {
         let mut histogram = vec![0u64; 2800];

@@ -42,7 +42,7 @@ fn count_blocks(name: &str, per_call: u64, mut call: impl FnMut(&mut DiceStream)
 /// Battles a call of a kernel in lanes fights: a block, as runs fight them.
 const LANES_BLOCK: u64 = 1 << 16;
 
-/// A kernel in lanes (naval's and field's), each lane on its own stream split from the
+/// A kernel in lanes (naval's, field's and setup's), each lane on its own stream split from the
 /// block's: `block` fights [`LANES_BLOCK`] battles and returns the words it drew (the
 /// lanes' keys, and a word a lane every sweep until the block's last lane is done), one
 /// value cut from each.
@@ -89,8 +89,13 @@ fn main() {
     let mut totals = [[0u32; 7]; 3];
     count("setup, 13-state map", |d| map.roll_totals(d, &mut totals));
     let one = CoalitionMap::new(&states, 0);
-    count("setup, 13-state map, one coalition (as run)", |d| {
+    count("setup, 13-state map, one coalition", |d| {
         std::hint::black_box(one.roll(d));
+    });
+    let offsets = [0, 400, 800, 1200, 1600, 2000, 2400];
+    let mut histogram = vec![0u64; 2800];
+    count_lanes("setup, one coalition, 32 at once (as run)", |d| {
+        one.count(d, LANES_BLOCK, &offsets, &mut histogram)
     });
 
     let field = FieldCombat::new(FieldRules::printed()).expect("the printed rules are valid");
