@@ -42,15 +42,18 @@ fn count_blocks(name: &str, per_call: u64, mut call: impl FnMut(&mut DiceStream)
 /// Battles a call of a kernel in lanes fights: a block, as runs fight them.
 const LANES_BLOCK: u64 = 1 << 16;
 
-/// A kernel in lanes (naval's, field's and setup's), each lane on its own stream split from the
-/// block's: `block` fights [`LANES_BLOCK`] battles and returns the words it drew (the
-/// lanes' keys, and a word a lane every sweep until the block's last lane is done), one
-/// value cut from each.
-fn count_lanes(name: &str, mut block: impl FnMut(&mut DiceStream) -> u64) {
+/// A kernel in lanes (naval's, field's and setup's), each lane on its own stream split
+/// from the block's: `block` fights [`LANES_BLOCK`] battles and returns the words it drew
+/// (the lanes' keys, and the lanes' words to the block's last sweep). Their vector cuts
+/// are not counted by `count-dice`: `draws` is a battle's by hand (setup's members' dice,
+/// one value each as `roll` takes them), or, where `None`, one value a word (naval's and
+/// field's rounds).
+fn count_lanes(name: &str, draws: Option<f64>, mut block: impl FnMut(&mut DiceStream) -> u64) {
     let mut dice = DiceStream::for_block(1, 0);
     let words: u64 = (0..N / LANES_BLOCK).map(|_| block(&mut dice)).sum();
     let per_battle = words as f64 / N as f64;
-    println!("{name:<44} words/battle {per_battle:>8.3}   draws/battle {per_battle:>8.3}");
+    let draws = draws.unwrap_or(per_battle);
+    println!("{name:<44} words/battle {per_battle:>8.3}   draws/battle {draws:>8.3}");
 }
 
 fn main() {
@@ -94,9 +97,11 @@ fn main() {
     });
     let offsets = [0, 400, 800, 1200, 1600, 2000, 2400];
     let mut histogram = vec![0u64; 2800];
-    count_lanes("setup, one coalition, 32 at once (as run)", |d| {
-        one.count(d, LANES_BLOCK, &offsets, &mut histogram)
-    });
+    count_lanes(
+        "setup, one coalition, 32 at once (as run)",
+        Some(5.0),
+        |d| one.count(d, LANES_BLOCK, &offsets, &mut histogram),
+    );
 
     let field = FieldCombat::new(FieldRules::printed()).expect("the printed rules are valid");
     let prepared = scenarios::field_battle()
@@ -111,7 +116,7 @@ fn main() {
     });
     let kernel = FieldKernel::Table(&table);
     let mut h = BattleHistogram::new(&prepared, field.rules().round_limit);
-    count_lanes("field battle 12 v 8, 32 at once (as run)", |d| {
+    count_lanes("field battle 12 v 8, 32 at once (as run)", None, |d| {
         kernel.fight_block(d, LANES_BLOCK, &mut h)
     });
 
@@ -122,7 +127,7 @@ fn main() {
     });
     let (_, engagement) = scenarios::naval();
     let mut h = battlelab_core::rules::naval::EngagementHistogram::new(&engagement);
-    count_lanes("naval engagement 6 v 4, 32 at once (as run)", |d| {
+    count_lanes("naval engagement 6 v 4, 32 at once (as run)", None, |d| {
         naval.record_many(d, LANES_BLOCK, &mut h)
     });
 }
