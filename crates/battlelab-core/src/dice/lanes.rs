@@ -2,7 +2,7 @@
 //!
 //! Why this module exists: kernels that fight many battles at once (one to a SIMD lane,
 //! with masks in place of branches: `rules/field_table/lockstep.rs`,
-//! `rules/naval/lockstep.rs`) must fight the same battles as their one-at-a-time forms,
+//! `rules/naval/lockstep.rs`, `rules/setup/lockstep.rs`) must fight the same battles as their one-at-a-time forms,
 //! whatever lanes they advance together, so that which form runs (the CPU's features, a
 //! table's size) changes no count. So a block's stream gives each lane a stream of its
 //! own ([`DiceStream::lane_states`]), and lane `l` fights [`lane_battles`]`(n, l)` of the
