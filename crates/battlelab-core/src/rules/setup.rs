@@ -502,7 +502,11 @@ impl CoalitionMap {
             dice,
             n,
             histogram,
-            |lanes, histogram| lockstep::count_lanes(self, lanes, n, offsets, histogram),
+            |lanes, histogram| {
+                lockstep::worth(self, n)
+                    .then(|| lockstep::all_at_once(self, lanes, n, offsets, histogram))
+                    .flatten()
+            },
             |dice, histogram| {
                 let packed = self.roll(dice);
                 for (q, &offset) in offsets.iter().enumerate() {
@@ -595,7 +599,7 @@ mod tests {
     }
 
     /// `n` states, every fourth a major, two in three with a port, in `coalition(i)`.
-    fn test_map(n: usize, coalition: impl Fn(usize) -> usize) -> Vec<MapState> {
+    pub(super) fn test_map(n: usize, coalition: impl Fn(usize) -> usize) -> Vec<MapState> {
         (0..n)
             .map(|i| {
                 let kind = if i % 4 == 0 {

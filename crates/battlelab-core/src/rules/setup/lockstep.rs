@@ -25,27 +25,18 @@ const MAX_FACE_KEYS: usize = 7_776;
 /// (a block is 65 536 maps).
 const MAPS_PER_FACE_KEY: u64 = 8;
 
-/// Rolls [`CoalitionMap::count`]'s `n` maps on the lanes' streams (`lanes`) all lanes at
-/// once and counts them into `histogram` at `offsets`, returning the words each lane drew;
-/// or rolls nothing and returns `None` where it cannot or should not: no AVX-512F, more
-/// than five members, or fewer than [`MAPS_PER_FACE_KEY`] maps a joint value.
-pub(super) fn count_lanes(
-    map: &CoalitionMap,
-    lanes: &[[u64; 4]; LANES],
-    n: u64,
-    offsets: &[usize; 7],
-    histogram: &mut [u64],
-) -> Option<u64> {
-    let keys = map.face_keys()?;
-    if keys > MAX_FACE_KEYS || keys as u64 * MAPS_PER_FACE_KEY > n {
-        return None;
-    }
-    all_at_once(map, lanes, n, offsets, histogram)
+/// Whether a call of `n` maps is worth counting by the members' faces: at most
+/// [`MAX_FACE_KEYS`] joint values (five members), and [`MAPS_PER_FACE_KEY`] maps a value.
+pub(super) fn worth(map: &CoalitionMap, n: u64) -> bool {
+    map.face_keys()
+        .is_some_and(|keys| keys <= MAX_FACE_KEYS && keys as u64 * MAPS_PER_FACE_KEY <= n)
 }
 
-/// [`count_lanes`] whatever `n`, or `None` where the CPU has no AVX-512F or the map has
-/// more than [`MAX_FACE_KEYS`] joint values.
-fn all_at_once(
+/// Rolls [`CoalitionMap::count`]'s `n` maps on the lanes' streams (`lanes`) all lanes at
+/// once and counts them into `histogram` at `offsets`, returning the words each lane drew;
+/// or rolls nothing and returns `None` where the CPU has no AVX-512F or the map has more
+/// than [`MAX_FACE_KEYS`] joint values (whatever `n`: see [`worth`]).
+pub(super) fn all_at_once(
     map: &CoalitionMap,
     lanes: &[[u64; 4]; LANES],
     n: u64,
@@ -144,28 +135,8 @@ mod tests {
     use super::*;
     use crate::dice::lanes;
     use crate::dice::DiceStream;
+    use crate::rules::setup::tests::test_map;
     use crate::rules::setup::CompiledMap;
-    use crate::rules::setup::{rows, MapState, StateKind};
-
-    /// A map of `majors` and `minors` in `coalitions`, assigned in turn.
-    fn map(states: usize, coalitions: usize) -> Vec<MapState> {
-        (0..states)
-            .map(|i| {
-                let kind = if i % 3 == 0 {
-                    StateKind::Major
-                } else {
-                    StateKind::Minor
-                };
-                MapState {
-                    name: String::new(),
-                    kind,
-                    port: i % 2 == 0,
-                    coalition: i % coalitions,
-                    rows: rows(kind, i % 2 == 0),
-                }
-            })
-            .collect()
-    }
 
     /// All at once counts what [`CoalitionMap::roll`] rolls lane by lane on the lanes'
     /// streams, for coalitions of one to five members (and words with no member), as run
@@ -184,7 +155,7 @@ mod tests {
             (7, 1),
             (2, 4),
         ] {
-            let states = map(states, coalitions);
+            let states = test_map(states, |i| i % coalitions);
             for coalition in 0..coalitions {
                 let one = CoalitionMap::new(&states, coalition);
                 let offsets = [0, 400, 800, 1200, 1600, 2000, 2400];
