@@ -144,6 +144,11 @@ mod tests {
     #[test]
     fn lanes_at_once_count_the_maps_each_lane_rolls_on_its_own_stream() {
         let mut at_once = 0;
+        let mut sizes_at_once = [false; 14];
+        #[cfg(target_arch = "x86_64")]
+        let vector_cpu = is_x86_feature_detected!("avx512f");
+        #[cfg(not(target_arch = "x86_64"))]
+        let vector_cpu = false;
         for (states, coalitions) in [
             (13, 3),
             (5, 1),
@@ -154,6 +159,8 @@ mod tests {
             (13, 1),
             (7, 1),
             (2, 4),
+            (6, 3),
+            (9, 3),
         ] {
             let states = test_map(states, |i| i % coalitions);
             for coalition in 0..coalitions {
@@ -195,19 +202,23 @@ mod tests {
                             assert_eq!(lane_words, lanes::lane_battles(n, 0) * one.words_per_map());
                             at_once += 1;
                         }
-                        // Lane by lane the words are the maps'; at once, the first lane's
-                        // share of maps in every lane.
-                        assert!(
-                            as_run == words
-                                || as_run
-                                    == (lanes::lane_battles(n, 0) * one.words_per_map() + 1)
-                                        * LANES as u64
-                        );
+                        // Lane by lane the words are the maps'; at once (where the CPU can
+                        // and the call is worth it), the first lane's share of maps in
+                        // every lane.
+                        let at_once_as_run = vector_cpu && worth(&one, n);
+                        let expected_words = if at_once_as_run {
+                            (lanes::lane_battles(n, 0) * one.words_per_map() + 1) * LANES as u64
+                        } else {
+                            words
+                        };
+                        assert_eq!(as_run, expected_words, "coalition {coalition}, n {n}");
+                        sizes_at_once[one.face_keys().unwrap().ilog(6) as usize] |= at_once_as_run;
                     }
                 }
             }
         }
-        #[cfg(target_arch = "x86_64")]
-        assert_eq!(at_once > 0, is_x86_feature_detected!("avx512f"));
+        assert_eq!(at_once > 0, vector_cpu);
+        // As run, all at once for coalitions of every size up to five members.
+        assert_eq!(sizes_at_once[..6], [vector_cpu; 6], "{sizes_at_once:?}");
     }
 }
