@@ -63,11 +63,6 @@ impl DiceStream {
     pub fn lane_states(&mut self) -> [[u64; 4]; LANES] {
         [(); LANES].map(|()| Self::state_for_key(self.next_u64()))
     }
-
-    /// The lane streams of [`Self::lane_states`], for the scalar forms.
-    pub fn lanes(&mut self) -> [DiceStream; LANES] {
-        self.lane_states().map(DiceStream::from_state)
-    }
 }
 
 /// Eight lanes at once in AVX-512 registers (x86-64 with AVX-512F, which callers detect).
@@ -171,7 +166,7 @@ mod tests {
         }
         let start = DiceStream::for_block(5, 6);
         let mut block = start.clone();
-        let mut lanes = block.lanes();
+        let mut lanes = block.lane_states().map(DiceStream::from_state);
         assert_eq!(start.words_until(&block, 100), Some(LANES as u64));
         let firsts: std::collections::HashSet<u64> =
             lanes.iter_mut().map(DiceStream::next_u64).collect();
@@ -213,7 +208,7 @@ mod tests {
         }
         let mut block = DiceStream::for_block(8, 9);
         let states = block.clone().lane_states();
-        let mut scalar = block.lanes();
+        let mut scalar = block.lane_states().map(DiceStream::from_state);
         // SAFETY (all the blocks below): AVX-512F is detected above.
         let mut streams = unsafe { Streams::new(&states) };
         for _ in 0..1_000 {

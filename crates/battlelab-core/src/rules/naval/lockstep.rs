@@ -60,13 +60,6 @@ fn pack(kernel: &EngagementKernel) -> Vec<u32> {
         .collect()
 }
 
-/// Copies of each count, taken in turn by lane, so that lanes with the same outcome in
-/// one sweep do not wait on each other's stores. A slot is `key · COPIES + lane % COPIES`.
-/// One: four were 3% faster when the lanes' words came from one stream, and 2–4% slower
-/// since the lanes' streams step in the registers (the `profile` example, alternate runs).
-const COPIES: usize = 1 << COPIES_SHIFT;
-const COPIES_SHIFT: u32 = 0;
-
 /// Counts of ended engagements, added into the histogram at the end. Where the table is
 /// small enough ([`Self::MAX_JOINT_SLOTS`]), one key holds the whole outcome: rounds,
 /// result and the NSP each fleet lost, `(rounds · 8 + result) << joint_shift | losses`,
@@ -101,8 +94,7 @@ impl Tally {
     fn fits(kernel: &EngagementKernel) -> bool {
         kernel.nsp.iter().all(|&s| s < 1 << 16)
             && kernel.round_limit < 1 << 16
-            && COPIES * (Self::result_keys(kernel) + RowTable::len_for(kernel.nsp))
-                <= Self::MAX_SLOTS
+            && Self::result_keys(kernel) + RowTable::len_for(kernel.nsp) <= Self::MAX_SLOTS
     }
 
     /// Most slots an engagement of the call: the counts are zeroed and read once a call,
@@ -116,10 +108,10 @@ impl Tally {
         let losses = RowTable::len_for(kernel.nsp);
         let joint_shift = losses.next_power_of_two().trailing_zeros();
         let joint_keys = Self::result_keys(kernel) << joint_shift;
-        if COPIES * joint_keys <= Self::MAX_JOINT_SLOTS {
-            (COPIES * joint_keys, 0, Some(joint_shift))
+        if joint_keys <= Self::MAX_JOINT_SLOTS {
+            (joint_keys, 0, Some(joint_shift))
         } else {
-            (COPIES * Self::result_keys(kernel), COPIES * losses, None)
+            (Self::result_keys(kernel), losses, None)
         }
     }
 
@@ -149,10 +141,12 @@ impl Tally {
         8 * (kernel.round_limit as usize + 1)
     }
 
-    /// Each key with its count (its copies summed), where the count is not 0.
+    /// Each key with its count, where the count is not 0 (the spare slots aside).
     fn counted(table: &[u64]) -> impl Iterator<Item = (usize, u64)> + '_ {
-        (0..(table.len().saturating_sub(LANES)) / COPIES)
-            .map(move |key| (key, table[key * COPIES..][..COPIES].iter().sum::<u64>()))
+        let keys = &table[..table.len().saturating_sub(LANES)];
+        keys.iter()
+            .copied()
+            .enumerate()
             .filter(|&(_, count)| count > 0)
     }
 
@@ -294,8 +288,9 @@ impl EngagementKernel {
         });
         let mut active = left.map(|l| _mm512_cmpneq_epu32_mask(l, v_zero));
         // A lane that did not end a counted engagement counts in its own spare slot past
-        // the table's end; one that did, in copy `lane % COPIES` of its key.
-        let copy = lane_ids.map(|ids| _mm512_and_si512(ids, splat(COPIES as u32 - 1)));
+        // the table's end; one that did, at its key. (Four copies of each count, taken in
+        // turn by lane, were 3% faster while the lanes' words came from one stream, and
+        // 2–4% slower since the lanes' streams step in the registers.)
         let spare_result = lane_ids
             .map(|ids| _mm512_add_epi32(splat((tally.by_result.len() - LANES) as u32), ids));
         let spare_losses = lane_ids.map(|ids| {
@@ -350,18 +345,10 @@ impl EngagementKernel {
                 } else {
                     key_result
                 };
-                let slot_result = _mm512_mask_blend_epi32(
-                    counted,
-                    spare_result[h],
-                    _mm512_add_epi32(_mm512_slli_epi32::<COPIES_SHIFT>(key_result), copy[h]),
-                );
+                let slot_result = _mm512_mask_blend_epi32(counted, spare_result[h], key_result);
                 _mm512_storeu_si512(keys_result.as_mut_ptr().add(16 * h).cast(), slot_result);
                 if !JOINT {
-                    let slot_losses = _mm512_mask_blend_epi32(
-                        counted,
-                        spare_losses[h],
-                        _mm512_add_epi32(_mm512_slli_epi32::<COPIES_SHIFT>(key_losses), copy[h]),
-                    );
+                    let slot_losses = _mm512_mask_blend_epi32(counted, spare_losses[h], key_losses);
                     _mm512_storeu_si512(keys_losses.as_mut_ptr().add(16 * h).cast(), slot_losses);
                 }
                 let next_row = _mm512_i32gather_epi32::<4>(
@@ -381,8 +368,8 @@ impl EngagementKernel {
             // (`Tally::result_keys`); losses are capped at what a fleet has, so a losses
             // key, `lost_a << shift | lost_b`, is below `(A's NSP + 1) << shift`
             // (`RowTable::len_for`), and a joint key, `result key << joint_shift | losses
-            // key`, below `8 · (limit + 1) << joint_shift`; a key's slot is
-            // `key · COPIES + lane % COPIES`, and a spare slot is one of the last `LANES`.
+            // key`, below `8 · (limit + 1) << joint_shift`; a key is its slot, and a spare
+            // slot is one of the last `LANES`.
             // (Without the check, 5–9% faster in the `profile` example.)
             for i in 0..LANES {
                 *tally.by_result.get_unchecked_mut(keys_result[i] as usize) += 1;
