@@ -32,10 +32,11 @@
 //!
 //! Memory: one `u16` per entry (row × value), and one more past the rows of a joint draw's
 //! table (the lanes' gathers read it). A table is built only up to a cap (at most
-//! [`MAX_TABLE_ENTRIES`] entries, the one past the rows aside) and names at most 2^16 nodes; beyond that
-//! [`BattleTable::compile`] returns `None` and callers fight round by round with
-//! [`FieldCombat::fight`], which gives the same battles. Callers build a table once per
-//! prepared battle (a run of an analysis, a call of `simulate_battles`), never per trial.
+//! [`MAX_TABLE_ENTRIES`] entries, the one past the rows aside) and names at most 2^16
+//! nodes; beyond that [`BattleTable::compile`] returns `None` and callers fight round by
+//! round with [`FieldCombat::fight`], which gives the same battles. Callers build a table
+//! once per prepared battle (a run of an analysis, a call of `simulate_battles`), never per
+//! trial.
 
 use std::collections::HashMap;
 

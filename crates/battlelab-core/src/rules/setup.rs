@@ -433,6 +433,13 @@ struct CoalitionStep {
     rows: [u128; 6],
 }
 
+impl CoalitionStep {
+    /// Whether the step takes a member's die (not a word with no member, of one side).
+    fn is_member(&self) -> bool {
+        self.sides > 1
+    }
+}
+
 impl CoalitionMap {
     /// The kernel for `coalition`'s totals on the map of `states` (only its members' rows
     /// are compiled).
@@ -524,7 +531,7 @@ impl CoalitionMap {
 
     /// The joint values of the members' faces, `6^members`, where it fits a `usize`.
     fn face_keys(&self) -> Option<usize> {
-        let members = self.steps.iter().filter(|s| s.sides > 1).count() as u32;
+        let members = self.steps.iter().filter(|s| s.is_member()).count() as u32;
         6usize.checked_pow(members)
     }
 
@@ -538,7 +545,7 @@ impl CoalitionMap {
         let members: Vec<&[u128; 6]> = self
             .steps
             .iter()
-            .filter(|s| s.sides > 1)
+            .filter(|s| s.is_member())
             .map(|s| &s.rows)
             .collect();
         let mut faces = vec![0usize; members.len()];

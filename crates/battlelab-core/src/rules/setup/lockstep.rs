@@ -89,8 +89,8 @@ unsafe fn sweeps_avx512(
         .steps
         .iter()
         .map(|step| {
-            let w = if step.sides > 1 { weight } else { 0 };
-            if step.sides > 1 {
+            let w = if step.is_member() { weight } else { 0 };
+            if step.is_member() {
                 weight *= 6;
             }
             (step.new_word, splat(u64::from(step.sides)), splat(w))
