@@ -1,6 +1,7 @@
 //! Miniatures melee (RULES.md D): whole engagements of a 20-model unit against a
-//! 20-model unit (about 2 phases each, 10 attack dice a side per phase), and the same
-//! with a flanker and a rear charge, beside the bare xoshiro loop; one phase alone; the
+//! 20-model unit (about 2.6 phases each, 10 attack dice a side per phase; as run, 32 at
+//! once: `rules/melee/lockstep.rs`), and the same with a flanker and a rear charge (as
+//! run, lane by lane), beside the bare xoshiro loop; one engagement at a time; one phase alone; the
 //! exact first phase (binomial counts in big integers) and the exact engagement chain.
 
 use std::hint::black_box;
@@ -15,14 +16,27 @@ use super::{bare_xoshiro, print_words, BATCH};
 fn melee(c: &mut Criterion) {
     let duel = scenarios::melee_duel();
     let surrounded = scenarios::melee_surrounded();
-    let mut histogram = duel.empty_engagement_histogram();
-    print_words("melee engagement 20 v 20", |d| {
-        duel.engagement_block(d, 1, &mut histogram)
+    print_words("melee engagement 20 v 20, one at a time", |d| {
+        black_box(duel.engage(d));
     });
-    let mut histogram = surrounded.empty_engagement_histogram();
-    print_words("melee engagement 20 v 20 + flank + rear", |d| {
-        surrounded.engagement_block(d, 1, &mut histogram)
-    });
+    print_words(
+        "melee engagement 20 v 20 + flank + rear, one at a time",
+        |d| {
+            black_box(surrounded.engage(d));
+        },
+    );
+    // The words `engagement_block` reports, as runs call it: the lanes' keys, and each
+    // lane's words (the duel's: three a lane every sweep until the block's last lane is
+    // done; the other, fought lane by lane: its own engagements' words).
+    for (name, combat) in [("20 v 20", &duel), ("20 v 20 + flank + rear", &surrounded)] {
+        let mut h = combat.empty_engagement_histogram();
+        let mut dice = DiceStream::for_block(1, 0);
+        let words = (0..16)
+            .map(|_| combat.engagement_block(&mut dice, BATCH, &mut h))
+            .sum::<u64>() as f64
+            / (16 * BATCH) as f64;
+        println!("words/battle {words:.3}: melee engagements {name} as run, in blocks of {BATCH}");
+    }
 
     let mut group = c.benchmark_group("melee");
     group.throughput(Throughput::Elements(BATCH));
@@ -37,6 +51,19 @@ fn melee(c: &mut Criterion) {
             let mut histogram = duel.empty_engagement_histogram();
             b.iter(|| {
                 duel.engagement_block(black_box(&mut dice), BATCH, &mut histogram);
+                black_box(histogram.ends[0])
+            })
+        },
+    );
+    let mut dice = DiceStream::for_block(1, 0);
+    group.bench_function(
+        "engagement 20 v 20, one at a time (engagements/s, counted)",
+        |b| {
+            let mut histogram = duel.empty_engagement_histogram();
+            b.iter(|| {
+                for _ in 0..BATCH {
+                    histogram.record(&duel.engage(black_box(&mut dice)));
+                }
                 black_box(histogram.ends[0])
             })
         },

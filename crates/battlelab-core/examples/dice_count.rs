@@ -42,12 +42,12 @@ fn count_blocks(name: &str, per_call: u64, mut call: impl FnMut(&mut DiceStream)
 /// Battles a call of a kernel in lanes fights: a block, as runs fight them.
 const LANES_BLOCK: u64 = 1 << 16;
 
-/// A kernel in lanes (naval's, field's and setup's), each lane on its own stream split
+/// A kernel in lanes (naval's, field's, setup's and melee's), each lane on its own stream split
 /// from the block's: `block` fights [`LANES_BLOCK`] battles and returns the words it drew
 /// (the lanes' keys, and the lanes' words to the block's last sweep). Their vector cuts
 /// are not counted by `count-dice`: `draws` is a battle's by hand (setup's members' dice,
 /// one value each as `roll` takes them), or, where `None`, one value a word (naval's and
-/// field's rounds).
+/// field's rounds, melee's wound counts and break rolls).
 fn count_lanes(name: &str, draws: Option<f64>, mut block: impl FnMut(&mut DiceStream) -> u64) {
     let mut dice = DiceStream::for_block(1, 0);
     let words: u64 = (0..N / LANES_BLOCK).map(|_| block(&mut dice)).sum();
@@ -77,15 +77,23 @@ fn main() {
     }
 
     let duel = scenarios::melee_duel();
+    count("melee engagement 20 v 20, one at a time", |d| {
+        std::hint::black_box(duel.engage(d));
+    });
     let mut h = duel.empty_engagement_histogram();
-    count("melee engagement 20 v 20", |d| {
-        duel.engagement_block(d, 1, &mut h)
+    count_lanes("melee engagement 20 v 20, 32 at once (as run)", None, |d| {
+        duel.engagement_block(d, LANES_BLOCK, &mut h)
     });
     let surrounded = scenarios::melee_surrounded();
-    let mut h = surrounded.empty_engagement_histogram();
     count("melee engagement 20 v 20 + flank + rear", |d| {
-        surrounded.engagement_block(d, 1, &mut h)
+        std::hint::black_box(surrounded.engage(d));
     });
+    let mut h = surrounded.empty_engagement_histogram();
+    count_lanes(
+        "melee 20 v 20 + flank + rear, lane by lane (as run)",
+        None,
+        |d| surrounded.engagement_block(d, LANES_BLOCK, &mut h),
+    );
 
     let states = scenarios::setup_map();
     let map = CompiledMap::new(&states);

@@ -14,8 +14,9 @@
 //! (the bench battle with second rows in three of side A's lanes, 15 units against 12, so
 //! a change to the single-row paths is measured on the multi-row ones too),
 //! `frontier-dice` (a frontier battle's 96 d6 cut as `PackedDice` cuts them, and no
-//! rules), `ratio-rescue`, `ratio-press`, `ratio-optimal`, `melee-duel`, `melee-surrounded`,
-//! `setup`, `naval` (one engagement at a time, not counted), `naval-record` (one at a
+//! rules), `ratio-rescue`, `ratio-press`, `ratio-optimal`, `melee-duel` and
+//! `melee-surrounded` (in blocks, as runs fight them: the duel 32 at once,
+//! `rules/melee/lockstep.rs`, the other lane by lane), `setup`, `naval` (one engagement at a time, not counted), `naval-record` (one at a
 //! time, each counted in a histogram) and `naval-lockstep` (32 at once, counted, in blocks, as runs
 //! fight them: `rules/naval/lockstep.rs`), `field` (the bench's field battle from its table,
 //! one at a time, each counted) and `field-lanes` (32 at once, counted, in blocks, as runs
@@ -98,9 +99,11 @@ fn main() {
                 scenarios::melee_surrounded()
             };
             let mut h = combat.empty_engagement_histogram();
-            combat.engagement_block(&mut dice, battles, &mut h);
-            std::hint::black_box(&h);
-            0
+            for block in 0..battles.div_ceil(BLOCK_TRIALS) {
+                let n = BLOCK_TRIALS.min(battles - block * BLOCK_TRIALS);
+                combat.engagement_block(&mut dice, n, &mut h);
+            }
+            h.ends.iter().zip(1..).map(|(c, i)| c * i).sum::<u64>() + h.models_lost[1][3]
         }
         "setup" => {
             let map = CompiledMap::new(&scenarios::setup_map());

@@ -391,9 +391,26 @@ mod tests {
             "{lane_words} words, {rounds} rounds"
         );
         let duel = melee_duel();
-        let mut h = duel.empty_engagement_histogram();
-        let (words, draws) = words_and_draws(N, |d| duel.engagement_block(d, 1, &mut h));
+        let (words, draws) = words_and_draws(N, |d| {
+            let _ = duel.engage(d);
+        });
         assert_eq!(draws, words);
+        // In lanes, as runs fight them: the lanes' keys, then three words a phase.
+        let mut h = duel.empty_engagement_histogram();
+        let mut lane_words = 0;
+        let (words, _) = words_and_draws(1, |d| lane_words = duel.engagement_block(d, N, &mut h));
+        assert_eq!(words, crate::dice::lanes::LANES as u64);
+        assert_eq!(h.trials(), N);
+        let phases: u64 = h
+            .ends
+            .iter()
+            .zip(0..)
+            .map(|(c, i)| c * (1 + i / crate::rules::melee::END_COUNT as u64))
+            .sum();
+        assert!(
+            lane_words >= words + 3 * phases,
+            "{lane_words} words, {phases} phases"
+        );
     }
 
     /// In blocks: twelve d6 a word shared across battles of 6 d6 is half a word a battle

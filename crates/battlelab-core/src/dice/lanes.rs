@@ -153,6 +153,84 @@ pub(crate) mod avx512 {
     }
 }
 
+/// Four lanes at once in AVX2 registers (x86-64 with AVX2, which callers detect): what
+/// [`avx512`] does eight lanes to a register, for CPUs without AVX-512 (AMD's before Zen 4,
+/// Intel's desktop parts).
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod avx2 {
+    use std::arch::x86_64::*;
+
+    use super::LANES;
+
+    /// Registers of four 64-bit lanes that hold [`LANES`] lanes.
+    pub const GROUPS: usize = LANES / 4;
+
+    /// The [`LANES`] lanes' xoshiro256++ streams, four to a register: `s[g][k]` is state
+    /// word `k` of group `g`'s lanes.
+    pub struct Streams {
+        s: [[__m256i; 4]; GROUPS],
+    }
+
+    /// `x` rotated left by `L` bits in each 64-bit lane (`R` = 64 − `L`; AVX2 has no
+    /// rotate).
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn rotate_left<const L: i32, const R: i32>(x: __m256i) -> __m256i {
+        const { assert!(L + R == 64) };
+        _mm256_or_si256(_mm256_slli_epi64::<L>(x), _mm256_srli_epi64::<R>(x))
+    }
+
+    impl Streams {
+        /// # Safety
+        /// The CPU must have AVX2.
+        #[target_feature(enable = "avx2")]
+        pub unsafe fn new(lanes: &[[u64; 4]; LANES]) -> Self {
+            Self {
+                s: std::array::from_fn(|g| {
+                    std::array::from_fn(|k| {
+                        let values: [u64; 4] = std::array::from_fn(|i| lanes[4 * g + i][k]);
+                        _mm256_loadu_si256(values.as_ptr().cast())
+                    })
+                }),
+            }
+        }
+
+        /// The next word of each of group `g`'s streams: xoshiro256++'s `next_u64`, as
+        /// `rand_xoshiro` computes it, in each lane.
+        ///
+        /// # Safety
+        /// The CPU must have AVX2.
+        #[target_feature(enable = "avx2")]
+        #[inline]
+        pub unsafe fn next(&mut self, g: usize) -> __m256i {
+            let [s0, s1, s2, s3] = self.s[g];
+            let word = _mm256_add_epi64(rotate_left::<23, 41>(_mm256_add_epi64(s0, s3)), s0);
+            let t = _mm256_slli_epi64::<17>(s1);
+            let s2 = _mm256_xor_si256(s2, s0);
+            let s3 = _mm256_xor_si256(s3, s1);
+            let s1 = _mm256_xor_si256(s1, s2);
+            let s0 = _mm256_xor_si256(s0, s3);
+            let s2 = _mm256_xor_si256(s2, t);
+            let s3 = rotate_left::<45, 19>(s3);
+            self.s[g] = [s0, s1, s2, s3];
+            word
+        }
+    }
+
+    /// `DiceWord::take(sides)` in each 64-bit lane, for sides below 2^32, as
+    /// [`super::avx512::take`] computes it (see there for why it is exact).
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub unsafe fn take(word: __m256i, sides: __m256i) -> __m256i {
+        let high = _mm256_mul_epu32(_mm256_srli_epi64::<32>(word), sides);
+        let low = _mm256_mul_epu32(word, sides);
+        _mm256_srli_epi64::<32>(_mm256_add_epi64(high, _mm256_srli_epi64::<32>(low)))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -196,6 +274,72 @@ mod tests {
     /// The vector streams are the scalar streams, and the vector cut is `DiceWord::take`
     /// on the words where a carry from the low half decides it, the extremes, and random
     /// words, for sides from 1 to 2^32 − 1.
+    /// The AVX2 streams are the scalar streams, and the AVX2 cut is `DiceWord::take`, as
+    /// for AVX-512 below.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn the_avx2_streams_and_cut_are_the_scalar_ones() {
+        use super::avx2::{take, Streams, GROUPS};
+        use crate::dice::DiceWord;
+        use std::arch::x86_64::*;
+        if !is_x86_feature_detected!("avx2") {
+            eprintln!("this machine has no AVX2: the AVX2 forms are not used");
+            return;
+        }
+        let mut block = DiceStream::for_block(8, 9);
+        let states = block.clone().lane_states();
+        let mut scalar = block.lane_states().map(DiceStream::from_state);
+        // SAFETY (all the blocks below): AVX2 is detected above.
+        let mut streams = unsafe { Streams::new(&states) };
+        for _ in 0..1_000 {
+            for g in 0..GROUPS {
+                let mut words = [0u64; 4];
+                unsafe {
+                    _mm256_storeu_si256(words.as_mut_ptr().cast(), streams.next(g));
+                }
+                for (i, w) in words.iter().enumerate() {
+                    assert_eq!(*w, scalar[4 * g + i].next_u64());
+                }
+            }
+        }
+        for sides in [
+            1u32,
+            2,
+            6,
+            36,
+            216,
+            1_296,
+            46_656,
+            1 << 20,
+            999_983,
+            u32::MAX,
+        ] {
+            let s = u64::from(sides);
+            let mut words: Vec<u64> = vec![0, 1, u64::MAX, 1 << 32, (1 << 32) - 1, u64::MAX << 32];
+            for hi in [0xFFFF_FFFF / s, 0xFFFF_FFFF / s + 1, (1 << 31) / s + 1] {
+                for lo in [0, 1, 0xFFFF_FFFF, 0xFFFF_FFFF - 0xFFFF_FFFF / s] {
+                    words.push((hi & 0xFFFF_FFFF) << 32 | lo);
+                }
+            }
+            words.extend((0..4_000).map(|_| block.next_u64()));
+            for chunk in words.chunks(4) {
+                let mut lanes = [0u64; 4];
+                lanes[..chunk.len()].copy_from_slice(chunk);
+                let mut cut = [0u64; 4];
+                unsafe {
+                    let v = take(
+                        _mm256_loadu_si256(lanes.as_ptr().cast()),
+                        _mm256_set1_epi64x(s as i64),
+                    );
+                    _mm256_storeu_si256(cut.as_mut_ptr().cast(), v);
+                }
+                for (w, c) in lanes.iter().zip(cut) {
+                    assert_eq!(c, u64::from(DiceWord(*w).take(sides)), "{w:#x} of {sides}");
+                }
+            }
+        }
+    }
+
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn the_vector_streams_and_cut_are_the_scalar_ones() {

@@ -26,6 +26,8 @@ use crate::exact::{BigFraction, Fraction};
 use crate::rules::crt::RulesError;
 use crate::sim::{run_blocks, Histogram, Interrupted, RunControl};
 
+mod lockstep;
+
 /// Every stat of a profile except models is 1–10.
 pub const STAT_MAX: u32 = 10;
 /// The largest unit, in models.
@@ -745,8 +747,10 @@ pub struct GroupTable {
 }
 
 /// One column of a [`GroupTable`]: words below `cut` give `below`, the rest `above`.
-/// Outcomes are packed `hits << 16 | wounds`.
+/// Outcomes are packed `hits << 16 | wounds`. (`repr(C)`: the lanes' AVX-512 sweeps
+/// gather `cut` and the two outcomes as the 64-bit words at offsets 0 and 8.)
 #[derive(Clone, Copy, Debug)]
+#[repr(C)]
 struct AliasColumn {
     cut: u64,
     below: u32,
@@ -1370,6 +1374,14 @@ impl MeleeCombat {
     /// and out for the same reason.
     #[inline]
     pub fn engage(&self, dice: &mut DiceStream) -> EngagementOutcome {
+        self.engage_counting_words(dice).0
+    }
+
+    /// [`MeleeCombat::engage`], and the words it drew: one a group sampled from a table,
+    /// one for every six dice of a group rolled die by die, and the break word of each
+    /// phase (for the lanes' words, `melee/lockstep.rs`).
+    #[inline]
+    fn engage_counting_words(&self, dice: &mut DiceStream) -> (EngagementOutcome, u64) {
         match self.units.len() - 1 {
             1 => self.engage_against::<1>(dice),
             2 => self.engage_against::<2>(dice),
@@ -1378,11 +1390,22 @@ impl MeleeCombat {
         }
     }
 
-    /// [`MeleeCombat::engage`] against `B` side-B units.
+    /// The words [`Self::group_wounds`] draws for `group`.
     #[inline(always)]
-    fn engage_against<const B: usize>(&self, dice: &mut DiceStream) -> EngagementOutcome {
+    fn group_words(group: GroupRef) -> u64 {
+        if group & 15 != 0 {
+            1
+        } else {
+            u64::from((group >> 4).div_ceil(6))
+        }
+    }
+
+    /// [`MeleeCombat::engage_counting_words`] against `B` side-B units.
+    #[inline(always)]
+    fn engage_against<const B: usize>(&self, dice: &mut DiceStream) -> (EngagementOutcome, u64) {
         let t = &self.fast;
         let mut rng = dice.clone();
+        let mut words = 0u64;
         let mut taken_a = 0u32;
         let mut taken_b = [0u32; B];
         let mut present = self.fresh_state().present;
@@ -1400,9 +1423,11 @@ impl MeleeCombat {
                 if present_now & (2 << j) != 0 {
                     let b_at = t.unit_at[t.unit_base[1 + j] + taken_b[j] as usize];
                     on_a += self.group_wounds(1 + j, b_at.group, &mut rng);
+                    words += Self::group_words(b_at.group);
                     let a_group = t.a_groups[at.a_base[j] as usize + taken_a as usize];
                     if a_group != 0 {
                         on_b[j] = self.group_wounds(MAX_B_UNITS + 1 + j, a_group, &mut rng);
+                        words += Self::group_words(a_group);
                     }
                 }
             }
@@ -1430,6 +1455,7 @@ impl MeleeCombat {
             // tester (in unit order) takes the k-th roll from the phase's break word; A
             // never tests beside a side-B unit, so it takes the first.
             let fled = {
+                words += 1;
                 let mut word = rng.word();
                 let mut sums = [0u32; B];
                 for sum in &mut sums {
@@ -1470,7 +1496,7 @@ impl MeleeCombat {
             phase += 1;
         };
         *dice = rng;
-        outcome
+        (outcome, words)
     }
 }
 
@@ -2037,6 +2063,13 @@ pub struct EngagementHistogram {
 }
 
 impl EngagementHistogram {
+    /// Counts one engagement.
+    pub fn record(&mut self, outcome: &EngagementOutcome) {
+        self.ends[(outcome.phases as usize - 1) * END_COUNT + outcome.end.index()] += 1;
+        self.models_lost[0][outcome.models_lost[0] as usize] += 1;
+        self.models_lost[1][outcome.models_lost[1] as usize] += 1;
+    }
+
     pub fn trials(&self) -> u64 {
         self.ends.iter().sum()
     }
@@ -2135,19 +2168,29 @@ impl MeleeCombat {
         }
     }
 
-    /// Adds `n` simulated engagements into `histogram`.
+    /// Adds `n` simulated engagements into `histogram`, fought in [`LANES`] lanes, each on
+    /// its own stream split from `dice` (`rules/melee/lockstep.rs`): what a run's block
+    /// does. Returns the words drawn from all streams (the lanes' keys and the lanes'
+    /// words), for the benches' and `dice_count`'s words per engagement.
+    ///
+    /// [`LANES`]: crate::dice::lanes::LANES
     pub fn engagement_block(
         &self,
         dice: &mut DiceStream,
         n: u64,
         histogram: &mut EngagementHistogram,
-    ) {
-        for _ in 0..n {
-            let outcome = self.engage(dice);
-            histogram.ends[(outcome.phases as usize - 1) * END_COUNT + outcome.end.index()] += 1;
-            histogram.models_lost[0][outcome.models_lost[0] as usize] += 1;
-            histogram.models_lost[1][outcome.models_lost[1] as usize] += 1;
-        }
+    ) -> u64 {
+        crate::dice::lanes::fight_block(
+            dice,
+            n,
+            histogram,
+            |lanes, h| self.all_at_once(lanes, n, h),
+            |dice, h| {
+                let (outcome, words) = self.engage_counting_words(dice);
+                h.record(&outcome);
+                words
+            },
+        )
     }
 }
 
@@ -2178,7 +2221,9 @@ pub fn simulate_engagements(
         seed,
         trials,
         || combat.empty_engagement_histogram(),
-        |dice, n, h| combat.engagement_block(dice, n, h),
+        |dice, n, h| {
+            combat.engagement_block(dice, n, h);
+        },
         control,
     )
 }
@@ -2254,7 +2299,13 @@ impl UnitProfile {
 mod tests {
     use super::*;
 
-    fn unit(models: u32, frontage: u32, skill: u32, power: u32, defense: u32) -> UnitProfile {
+    pub(super) fn unit(
+        models: u32,
+        frontage: u32,
+        skill: u32,
+        power: u32,
+        defense: u32,
+    ) -> UnitProfile {
         UnitProfile {
             models,
             frontage,
@@ -2367,12 +2418,10 @@ mod tests {
         }
     }
 
-    /// The engagement kernel draws the same dice as phase after phase of `fight_phase`
-    /// and ends every engagement the same way: front, flanks (both orders, with and
-    /// without a front), rear, multi-wound models, every break-dice option, groups too
-    /// large for a table, and the round limit.
-    #[test]
-    fn engage_equals_phase_by_phase_engagement_by_engagement() {
+    /// Engagements of every shape: front, flanks (both orders, with and without a front),
+    /// rear, multi-wound models, every break-dice option, groups too large for a table,
+    /// and the round limit.
+    pub(super) fn engagement_cases() -> Vec<Engagement> {
         let mut cases = vec![Engagement::one_on_one(
             unit(20, 5, 4, 3, 3),
             unit(20, 5, 3, 4, 3),
@@ -2413,16 +2462,31 @@ mod tests {
         let mut steady = Engagement::one_on_one(steady_unit.clone(), steady_unit);
         steady.round_limit = 3;
         cases.push(steady);
+        cases
+    }
+
+    /// The engagement kernel draws the same dice as phase after phase of `fight_phase`
+    /// and ends every engagement the same way, in every case of [`engagement_cases`], and
+    /// reports the words it drew.
+    #[test]
+    fn engage_equals_phase_by_phase_engagement_by_engagement() {
+        let cases = engagement_cases();
         for (case, engagement) in cases.into_iter().enumerate() {
             let combat = MeleeCombat::new(engagement).unwrap();
             let mut fast = DiceStream::for_block(40 + case as u64, 0);
             let mut reference = fast.clone();
             let mut ends = [0u32; END_COUNT];
             for n in 0..20_000 {
-                let mine = combat.engage(&mut fast);
+                let before = fast.clone();
+                let (mine, words) = combat.engage_counting_words(&mut fast);
                 let theirs = combat.engage_by_phases(&mut reference);
                 assert_eq!(mine, theirs, "case {case}, engagement {n}");
                 assert_eq!(fast, reference, "case {case}, engagement {n}: same dice");
+                assert_eq!(
+                    before.words_until(&fast, 10_000),
+                    Some(words),
+                    "case {case}, engagement {n}: the words it reports"
+                );
                 ends[mine.end.index()] += 1;
             }
             // The check is not vacuous: several different ends happen in every case.

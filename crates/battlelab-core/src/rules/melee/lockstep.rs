@@ -1,0 +1,566 @@
+//! Melee engagements of one unit against one thirty-two at once, one to a lane, with masks
+//! in place of branches.
+//!
+//! Why this module exists: [`MeleeCombat::engage`] fights one engagement at a time, and
+//! how many phases it lasts is the dice's: the loop's exit, the casualty cap and the break
+//! tests are branches or chains no predictor can learn, and every engagement pays for
+//! them in scalar instructions. Here a block's engagements are fought in [`LANES`] lanes,
+//! each on its own stream split from the block's (`dice::lanes`): lane `l` fights
+//! [`lane_battles`]`(n, l)` engagements one after another on its stream, so the
+//! engagements are the same whichever form fights them: the AVX2 sweeps (x86-64 with
+//! AVX2, detected at run time), where the lanes advance together, one phase each a
+//! sweep, and a lane whose engagement ends counts it and starts its next in the next
+//! sweep; or [`MeleeCombat::engage`] lane by lane, on any machine, for engagements the
+//! sweeps do not take (more than one side-B unit, an attack group too large for a table,
+//! count tables past [`Duel::MAX_SLOTS`]), and for calls of fewer engagements than a
+//! quarter of the count table's slots (which are zeroed and read once a call). The tests
+//! hold both to the rules' own phase step lane by lane. It is how runs fight melee
+//! engagements (`systems::melee`).
+//!
+//! The dice: a phase of a duel takes three words from its lane's stream, as
+//! [`MeleeCombat::engage`] does: B's attack group on A (one draw from its alias table),
+//! A's on B, then the break word (one roll of the break dice, `take(6^dice)`); in the
+//! AVX2 sweeps a lane with no engagement left draws its words and does not use them,
+//! until the block's last lane is done. Whether an engagement is counted is decided
+//! before its first die (each lane fights its share), so the counts keep the rules'
+//! distribution.
+//!
+//! PERF (issue 16): see `docs/performance.md` ("Many battles at once: lanes") for the
+//! bench figures. A phase is a fixed sequence of gathers (each side's unit after its
+//! wounds, the alias columns of two samples, the break sum) with no branch; an ended
+//! engagement is counted by one key, (phase, end, wounds taken by each side), which fixes
+//! the whole outcome, one increment an engagement, folded into the histogram at the end
+//! of the call.
+
+// The vector form is x86-64's; elsewhere its tables and helpers go unused.
+#![cfg_attr(not(target_arch = "x86_64"), allow(dead_code, unused_imports))]
+
+use super::{EngagementHistogram, GroupRef, MeleeCombat, END_BY_FLAGS, END_COUNT};
+use crate::dice::lanes::{lane_battles, LANES};
+
+/// What the AVX2 sweeps read of a duel (one side-B unit), built once a call.
+struct Duel {
+    /// `sides[0][taken]`: A after `taken` wounds (0 to its total): its attack group on B
+    /// (a [`GroupRef`] naming a table) in bits 0–23 and its break margin from bit 24;
+    /// `sides[1][taken]` likewise for B (its group on A). A side taken to its total is
+    /// destroyed: its margin is never read (it takes no test) and its group, set to the
+    /// fresh unit's, never sampled (its engagement has ended).
+    sides: [Vec<u32>; 2],
+    /// Wounds each unit can take.
+    total: [u32; 2],
+    /// B's flank and rear bonus (0 for a unit in front).
+    bonus: u32,
+    /// `break_sum[v]` of the combat (`EngageTables::break_sum`).
+    break_sum: Vec<u32>,
+    break_faces: u32,
+    round_limit: u32,
+    /// `lost[side][taken]`: models lost after `taken` wounds.
+    lost: [Vec<u32>; 2],
+}
+
+/// Bits of a [`Duel`] side entry that hold the group.
+const GROUP_BITS: u32 = 24;
+
+impl Duel {
+    /// Most slots of the count table (2 MiB of counts): the bench duel's is 15,876.
+    const MAX_SLOTS: usize = 1 << 18;
+
+    /// Most slots an engagement of the call: the counts are zeroed and read once a call,
+    /// so a call of few engagements with a large table fights lane by lane (the bench
+    /// duel's table takes 3,969 engagements; a block is 65,536).
+    const SLOTS_PER_ENGAGEMENT: usize = 4;
+
+    /// The sweeps' tables, where the sweeps can fight `combat`: one side-B unit; every
+    /// attack group of a unit not yet destroyed sampled from a table (no group of no dice,
+    /// none rolled die by die: then a phase is always three words); groups and margins
+    /// within their bits; at most [`Self::MAX_SLOTS`] count slots.
+    fn new(combat: &MeleeCombat) -> Option<Self> {
+        if combat.units.len() != 2 {
+            return None;
+        }
+        let t = &combat.fast;
+        let full = combat.fresh_state().present;
+        let at = t.at_present.get(usize::from(full))?;
+        let total = [t.total_wounds[0], t.total_wounds[1]];
+        let base = [0, t.unit_base[1]];
+        let groups: [Vec<GroupRef>; 2] = [
+            (0..total[0])
+                .map(|taken| t.a_groups[at.a_base[0] as usize + taken as usize])
+                .collect(),
+            (0..total[1])
+                .map(|taken| t.unit_at[base[1] + taken as usize].group)
+                .collect(),
+        ];
+        let tabled = |g: GroupRef| g & 15 != 0 && g < 1 << GROUP_BITS;
+        if !groups.iter().flatten().all(|&g| tabled(g)) {
+            return None;
+        }
+        let mut sides = [Vec::new(), Vec::new()];
+        let mut lost = [Vec::new(), Vec::new()];
+        for side in 0..2 {
+            for taken in 0..=total[side] {
+                let at = t.unit_at[base[side] + taken as usize];
+                let margin = u32::from(at.break_margin);
+                if margin >= 1 << (32 - GROUP_BITS) {
+                    return None;
+                }
+                let group = groups[side]
+                    .get(taken as usize)
+                    .copied()
+                    .unwrap_or(groups[side][0]);
+                sides[side].push(group | margin << GROUP_BITS);
+                lost[side].push(u32::from(at.lost));
+            }
+        }
+        let duel = Self {
+            sides,
+            total,
+            bonus: at.bonus,
+            break_sum: t.break_sum.clone(),
+            break_faces: t.break_faces,
+            round_limit: combat.engagement.round_limit,
+            lost,
+        };
+        (duel.round_limit >= 1 && duel.slots() <= Self::MAX_SLOTS).then_some(duel)
+    }
+
+    /// Outcomes by wounds taken: `(A's total + 1) · (B's total + 1)`.
+    fn per_end(&self) -> usize {
+        (self.total[0] as usize + 1) * (self.total[1] as usize + 1)
+    }
+
+    /// Count slots: a key is `((phase − 1) · END_COUNT + end) · per_end + taken_a · (B's
+    /// total + 1) + taken_b`, phases 1 to the round limit.
+    fn slots(&self) -> usize {
+        self.round_limit as usize * END_COUNT * self.per_end()
+    }
+
+    /// Whether a call of `n` engagements is worth the table: at most
+    /// [`Self::SLOTS_PER_ENGAGEMENT`] slots an engagement.
+    fn worth(&self, n: u64) -> bool {
+        (self.slots() as u64).div_ceil(Self::SLOTS_PER_ENGAGEMENT as u64) <= n
+    }
+
+    /// Adds the counts (the spare slots aside) into `h`: a key's first part is the
+    /// histogram's `ends` index, the rest the wounds taken, which fix the models lost.
+    fn add_to(&self, counts: &[u64], h: &mut EngagementHistogram) {
+        let per_end = self.per_end();
+        let b_states = self.total[1] as usize + 1;
+        for (key, &count) in counts[..self.slots()].iter().enumerate() {
+            if count == 0 {
+                continue;
+            }
+            let taken = key % per_end;
+            h.ends[key / per_end] += count;
+            h.models_lost[0][self.lost[0][taken / b_states] as usize] += count;
+            h.models_lost[1][self.lost[1][taken % b_states] as usize] += count;
+        }
+    }
+}
+
+impl MeleeCombat {
+    /// The AVX2 sweeps for a block's `n` engagements on the lanes' streams `lanes`,
+    /// counted into `h`, returning the words each lane drew; `None` (nothing fought) where
+    /// the CPU has no AVX2, the sweeps do not take the engagement ([`Duel::new`]) or
+    /// the call is too small for its table ([`Duel::worth`]).
+    pub(super) fn all_at_once(
+        &self,
+        lanes: &[[u64; 4]; LANES],
+        n: u64,
+        h: &mut EngagementHistogram,
+    ) -> Option<u64> {
+        let duel = Duel::new(self).filter(|duel| duel.worth(n))?;
+        #[cfg(target_arch = "x86_64")]
+        if is_x86_feature_detected!("avx2") {
+            let mut counts = vec![0u64; duel.slots() + LANES];
+            // SAFETY: the feature is detected above, and `duel` is `Duel::new(self)`'s,
+            // `counts` as long as its slots and the spare ones.
+            let sweeps = unsafe { self.sweeps_avx2(&duel, lanes, n, &mut counts) };
+            duel.add_to(&counts, h);
+            return Some(3 * sweeps);
+        }
+        let _ = (lanes, n, h);
+        None
+    }
+
+    /// The lanes' engagements with the lanes' streams in eight AVX2 registers of four and
+    /// the engagements in four of eight. Returns the sweeps (each draws three words in
+    /// every lane).
+    ///
+    /// # Safety
+    /// The CPU must have AVX2, `duel` must be `Duel::new(self)`'s and `counts` hold
+    /// `duel.slots() + LANES` slots (the gathers' and the counts' bounds rest on them).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn sweeps_avx2(
+        &self,
+        duel: &Duel,
+        lanes: &[[u64; 4]; LANES],
+        n: u64,
+        counts: &mut [u64],
+    ) -> u64 {
+        use crate::dice::lanes::avx2::{take, Streams};
+        use std::arch::x86_64::*;
+        debug_assert_eq!(counts.len(), duel.slots() + LANES);
+        // Every 32-bit value below is under 2^31 (wounds, margins and sums of at most a few
+        // thousand, keys below `Duel::MAX_SLOTS + LANES`), so AVX2's signed compares order
+        // them as unsigned.
+        let splat = |v: u32| _mm256_set1_epi32(v as i32);
+        let columns: *const i64 = self.fast.columns.as_ptr().cast();
+        let side_a: *const i32 = duel.sides[0].as_ptr().cast();
+        let side_b: *const i32 = duel.sides[1].as_ptr().cast();
+        let break_sum: *const i32 = duel.break_sum.as_ptr().cast();
+        let (v_zero, v_one, v_all) = (splat(0), splat(1), splat(u32::MAX));
+        let v_group = splat((1 << GROUP_BITS) - 1);
+        let v_wounds = splat(0xffff);
+        let (v_total_a, v_total_b) = (splat(duel.total[0]), splat(duel.total[1]));
+        let v_bonus = splat(duel.bonus);
+        let v_limit = splat(duel.round_limit);
+        let v_faces = _mm256_set1_epi64x(i64::from(duel.break_faces));
+        let v_end_count = splat(END_COUNT as u32);
+        let v_per_end = splat(duel.per_end() as u32);
+        let v_b_states = splat(duel.total[1] + 1);
+        let (v_one_64, v_fifteen_64, v_sixty_four, v_sign_64) = (
+            _mm256_set1_epi64x(1),
+            _mm256_set1_epi64x(15),
+            _mm256_set1_epi64x(64),
+            _mm256_set1_epi64x(i64::MIN),
+        );
+        // The even 32-bit elements (each 64-bit lane's low half) to the low 128 bits.
+        let v_evens = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+        // `END_BY_FLAGS` as end indices, flags 0–7 and 8–15.
+        let ends: [i32; 16] = std::array::from_fn(|f| END_BY_FLAGS[f].index() as i32);
+        let v_ends_low = _mm256_loadu_si256(ends.as_ptr().cast());
+        let v_ends_high = _mm256_loadu_si256(ends.as_ptr().add(8).cast());
+        let (fresh_a, fresh_b) = (splat(duel.sides[0][0]), splat(duel.sides[1][0]));
+        // Four 64-bit lanes' low halves as four 32-bit lanes.
+        // (Macros, not closures: a closure would not inherit the target features.)
+        macro_rules! narrow {
+            ($v:expr) => {
+                _mm256_castsi256_si128(_mm256_permutevar8x32_epi32($v, v_evens))
+            };
+        }
+        // The packed outcome of the alias table `group` for the word `u`, four lanes
+        // (`MeleeCombat::sample_table`): the column from the word's top bits, `cut` and the
+        // two outcomes as the column's two 64-bit words, the outcome below the cut in the
+        // low half.
+        macro_rules! wounds {
+            ($group:expr, $u:expr) => {{
+                let g = _mm256_cvtepu32_epi64($group);
+                let u = $u;
+                let bits = _mm256_and_si256(g, v_fifteen_64);
+                let column = _mm256_add_epi64(
+                    _mm256_srli_epi64::<4>(g),
+                    _mm256_srlv_epi64(u, _mm256_sub_epi64(v_sixty_four, bits)),
+                );
+                let at = _mm256_slli_epi64::<1>(column);
+                let cut = _mm256_i64gather_epi64::<8>(columns, at);
+                let pair = _mm256_i64gather_epi64::<8>(columns, _mm256_add_epi64(at, v_one_64));
+                // `u < cut`, unsigned: both with the sign bit flipped, compared signed.
+                let below = _mm256_cmpgt_epi64(
+                    _mm256_xor_si256(cut, v_sign_64),
+                    _mm256_xor_si256(u, v_sign_64),
+                );
+                narrow!(_mm256_blendv_epi8(
+                    _mm256_srli_epi64::<32>(pair),
+                    pair,
+                    below
+                ))
+            }};
+        }
+        // Two registers of four 32-bit lanes as one of eight.
+        macro_rules! eight {
+            ($low:expr, $high:expr $(,)?) => {
+                _mm256_inserti128_si256::<1>(_mm256_castsi128_si256($low), $high)
+            };
+        }
+        let mut streams = Streams::new(lanes);
+        let mut taken_a = [v_zero; 4];
+        let mut taken_b = [v_zero; 4];
+        let mut at_a = [fresh_a; 4];
+        let mut at_b = [fresh_b; 4];
+        let mut phase = [v_one; 4];
+        let mut left: [__m256i; 4] = [0, 8, 16, 24].map(|first| {
+            let shares: [u32; 8] = std::array::from_fn(|i| lane_battles(n, first + i) as u32);
+            _mm256_loadu_si256(shares.as_ptr().cast())
+        });
+        // A lane that did not end a counted engagement counts in its own spare slot past
+        // the table's end; one that did, at its key.
+        let spare = [0, 8, 16, 24].map(|first| {
+            _mm256_add_epi32(
+                _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                splat((duel.slots() + first) as u32),
+            )
+        });
+        let mut keys = [0u32; LANES];
+        let mut sweeps = 0;
+        while left.iter().any(|&l| _mm256_testz_si256(l, l) == 0) {
+            sweeps += 1;
+            for h in 0..4 {
+                // Each lane's three words in order (groups 2h and 2h + 1 of the streams
+                // hold this register's low and high four lanes).
+                let on_a_words = [streams.next(2 * h), streams.next(2 * h + 1)];
+                let on_b_words = [streams.next(2 * h), streams.next(2 * h + 1)];
+                let break_words = [streams.next(2 * h), streams.next(2 * h + 1)];
+                let active = _mm256_xor_si256(_mm256_cmpeq_epi32(left[h], v_zero), v_all);
+                let group_b = _mm256_and_si256(at_b[h], v_group);
+                let group_a = _mm256_and_si256(at_a[h], v_group);
+                let on_a = _mm256_and_si256(
+                    eight!(
+                        wounds!(_mm256_castsi256_si128(group_b), on_a_words[0]),
+                        wounds!(_mm256_extracti128_si256::<1>(group_b), on_a_words[1]),
+                    ),
+                    v_wounds,
+                );
+                let on_b = _mm256_and_si256(
+                    eight!(
+                        wounds!(_mm256_castsi256_si128(group_a), on_b_words[0]),
+                        wounds!(_mm256_extracti128_si256::<1>(group_a), on_b_words[1]),
+                    ),
+                    v_wounds,
+                );
+                // Casualties, capped at the wounds each unit has left.
+                let left_a = _mm256_sub_epi32(v_total_a, taken_a[h]);
+                let left_b = _mm256_sub_epi32(v_total_b, taken_b[h]);
+                let suffered_a = _mm256_min_epu32(on_a, left_a);
+                let suffered_b = _mm256_min_epu32(on_b, left_b);
+                let alive_a = _mm256_cmpgt_epi32(left_a, suffered_a);
+                let alive_b = _mm256_cmpgt_epi32(left_b, suffered_b);
+                let now_a = _mm256_add_epi32(taken_a[h], suffered_a);
+                let now_b = _mm256_add_epi32(taken_b[h], suffered_b);
+                let score_a = suffered_b;
+                let score_b = _mm256_add_epi32(suffered_a, v_bonus);
+                let a_wins = _mm256_cmpgt_epi32(score_a, score_b);
+                let b_wins = _mm256_cmpgt_epi32(score_b, score_a);
+                let difference = _mm256_sub_epi32(
+                    _mm256_max_epu32(score_a, score_b),
+                    _mm256_min_epu32(score_a, score_b),
+                );
+                // The break test: one roll from the break word, its sum from the table;
+                // the loser's unit, if still there, flees at its margin after the phase.
+                let roll = eight!(
+                    narrow!(take(break_words[0], v_faces)),
+                    narrow!(take(break_words[1], v_faces)),
+                );
+                let sum =
+                    _mm256_add_epi32(_mm256_i32gather_epi32::<4>(break_sum, roll), difference);
+                let next_a = _mm256_i32gather_epi32::<4>(side_a, now_a);
+                let next_b = _mm256_i32gather_epi32::<4>(side_b, now_b);
+                // `sum ≥ margin`: not `margin > sum`.
+                let holds_a =
+                    _mm256_cmpgt_epi32(_mm256_srli_epi32::<{ GROUP_BITS as i32 }>(next_a), sum);
+                let holds_b =
+                    _mm256_cmpgt_epi32(_mm256_srli_epi32::<{ GROUP_BITS as i32 }>(next_b), sum);
+                let fled_a = _mm256_andnot_si256(holds_a, _mm256_and_si256(alive_a, b_wins));
+                let fled_b = _mm256_andnot_si256(holds_b, _mm256_and_si256(alive_b, a_wins));
+                let destroyed_a = _mm256_xor_si256(alive_a, v_all);
+                let a_gone = _mm256_or_si256(destroyed_a, fled_a);
+                let b_gone = _mm256_or_si256(_mm256_xor_si256(alive_b, v_all), fled_b);
+                let at_limit = _mm256_xor_si256(_mm256_cmpgt_epi32(v_limit, phase[h]), v_all);
+                let ended = _mm256_or_si256(_mm256_or_si256(a_gone, b_gone), at_limit);
+                // `a_gone | b_gone << 1 | a_destroyed << 2 | b_fled << 3`, as the scalar
+                // kernel indexes `END_BY_FLAGS`.
+                let flags = _mm256_or_si256(
+                    _mm256_or_si256(
+                        _mm256_and_si256(a_gone, v_one),
+                        _mm256_and_si256(b_gone, splat(2)),
+                    ),
+                    _mm256_and_si256(destroyed_a, splat(4)),
+                );
+                let end = _mm256_blendv_epi8(
+                    _mm256_permutevar8x32_epi32(v_ends_low, flags),
+                    _mm256_permutevar8x32_epi32(v_ends_high, flags),
+                    fled_b,
+                );
+                let outcome = _mm256_add_epi32(
+                    _mm256_mullo_epi32(_mm256_sub_epi32(phase[h], v_one), v_end_count),
+                    end,
+                );
+                let key = _mm256_add_epi32(
+                    _mm256_mullo_epi32(outcome, v_per_end),
+                    _mm256_add_epi32(_mm256_mullo_epi32(now_a, v_b_states), now_b),
+                );
+                let counted = _mm256_and_si256(ended, active);
+                let slot = _mm256_blendv_epi8(spare[h], key, counted);
+                _mm256_storeu_si256(keys.as_mut_ptr().add(8 * h).cast(), slot);
+                taken_a[h] = _mm256_blendv_epi8(now_a, v_zero, ended);
+                taken_b[h] = _mm256_blendv_epi8(now_b, v_zero, ended);
+                at_a[h] = _mm256_blendv_epi8(next_a, fresh_a, ended);
+                at_b[h] = _mm256_blendv_epi8(next_b, fresh_b, ended);
+                phase[h] = _mm256_blendv_epi8(_mm256_add_epi32(phase[h], v_one), v_one, ended);
+                // `counted` is −1 where set.
+                left[h] = _mm256_add_epi32(left[h], counted);
+            }
+            // SAFETY: a lane's phase runs from 1 to the round limit (it ends there), its
+            // end is one of END_COUNT, and its wounds taken at most each unit's total, so
+            // a key is below `Duel::slots`; a spare slot is one of the last `LANES`.
+            for &slot in &keys {
+                *counts.get_unchecked_mut(slot as usize) += 1;
+            }
+        }
+        sweeps
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dice::DiceStream;
+    use crate::rules::melee::tests::{engagement_cases, unit};
+    use crate::rules::melee::{BreakDice, Engagement, UnitProfile};
+
+    /// What a block's `n` engagements must count, from the rules' own phase step: lane
+    /// `l`'s share fought one after another on its own stream. Returns the counts and the
+    /// words each lane drew.
+    fn reference(
+        combat: &MeleeCombat,
+        lanes: &[[u64; 4]; LANES],
+        n: u64,
+    ) -> (EngagementHistogram, [u64; LANES], [u64; LANES]) {
+        let mut h = combat.empty_engagement_histogram();
+        let mut words = [0; LANES];
+        let mut phases = [0; LANES];
+        for (lane, &state) in lanes.iter().enumerate() {
+            let start = DiceStream::from_state(state);
+            let mut dice = start.clone();
+            for _ in 0..lane_battles(n, lane) {
+                let outcome = combat.engage_by_phases(&mut dice);
+                phases[lane] += u64::from(outcome.phases);
+                h.record(&outcome);
+            }
+            words[lane] = start.words_until(&dice, 1 << 24).expect("within the limit");
+        }
+        (h, words, phases)
+    }
+
+    /// Duels the sweeps take: one-on-one fights of many shapes, every break-dice option,
+    /// multi-wound models, a flanker alone, round limits of 1 to 50. (A rear unit alone is
+    /// not one: A does not attack it, a group of no dice and no word.)
+    fn duels() -> Vec<Engagement> {
+        let mut cases = vec![
+            Engagement::one_on_one(unit(20, 5, 4, 3, 3), unit(20, 5, 3, 4, 3)),
+            Engagement::one_on_one(unit(8, 4, 3, 3, 3), unit(30, 6, 4, 4, 5)),
+        ];
+        let mut short = Engagement::one_on_one(unit(12, 4, 4, 4, 4), unit(10, 5, 3, 3, 3));
+        short.round_limit = 1;
+        cases.push(short);
+        let mut three = Engagement::one_on_one(
+            UnitProfile {
+                wounds: 3,
+                attacks: 2,
+                ..unit(5, 5, 4, 4, 4)
+            },
+            UnitProfile {
+                discipline: 2,
+                ..unit(24, 6, 3, 3, 3)
+            },
+        );
+        three.break_dice = BreakDice::ThreeD6;
+        three.round_limit = 50;
+        cases.push(three);
+        let mut one_die = Engagement::one_on_one(unit(6, 3, 3, 3, 3), unit(6, 3, 3, 3, 3));
+        one_die.break_dice = BreakDice::OneD6;
+        one_die.round_limit = 9;
+        cases.push(one_die);
+        let mut flank = Engagement::one_on_one(unit(10, 5, 3, 3, 3), unit(6, 3, 4, 3, 3));
+        flank.b[0].0 = super::super::Facing::Flank;
+        cases.push(flank);
+        cases
+    }
+
+    /// As run, and all at once called directly, against [`reference`]: the same counts,
+    /// the same words drawn from the block's stream (the lanes' keys, none for no
+    /// engagement) and the words each reports, for fewer engagements than lanes, exactly
+    /// the lanes, one more, and many (the lanes restart, and the last sweeps run with lanes
+    /// idle). Engagements the sweeps do not take (several side-B units, groups too large
+    /// for a table) are fought lane by lane, the same engagements.
+    #[test]
+    fn lanes_count_what_each_lane_fights_on_its_own_stream() {
+        let avx2 = cfg!(target_arch = "x86_64") && std::arch::is_x86_feature_detected!("avx2");
+        let mut swept = 0;
+        let mut lane_by_lane = 0;
+        let mut every_end = [0u64; END_COUNT];
+        let duels = duels();
+        let mut rear = Engagement::one_on_one(unit(10, 5, 3, 3, 3), unit(6, 3, 4, 3, 3));
+        rear.b[0].0 = super::super::Facing::Rear;
+        let cases: Vec<(bool, Engagement)> = duels
+            .iter()
+            .map(|e| (true, e.clone()))
+            .chain(engagement_cases().into_iter().map(|e| (false, e)))
+            .chain([(false, rear)])
+            .collect();
+        for (case, (is_duel, engagement)) in cases.iter().enumerate() {
+            let combat = MeleeCombat::new(engagement.clone()).unwrap();
+            let duel = Duel::new(&combat);
+            if *is_duel {
+                assert!(duel.is_some(), "case {case}: a duel the sweeps take");
+            }
+            for (k, n) in [0u64, 1, 31, 32, 33, 3_001, 60_000].into_iter().enumerate() {
+                let block = DiceStream::for_block(70 + case as u64, k as u64);
+                let lanes = block.clone().lane_states();
+                let (expected, lane_words, phases) = reference(&combat, &lanes, n);
+                let keys = if n == 0 { 0 } else { LANES as u64 };
+                // As run.
+                let mut dice = block.clone();
+                let mut h = combat.empty_engagement_histogram();
+                let words = combat.engagement_block(&mut dice, n, &mut h);
+                assert_eq!(h, expected, "case {case}, n = {n}: as run");
+                assert_eq!(
+                    block.words_until(&dice, 100),
+                    Some(keys),
+                    "case {case}, n = {n}"
+                );
+                let sweeps = phases.iter().max().copied().unwrap_or(0);
+                let goes_at_once = avx2 && duel.as_ref().is_some_and(|d| d.worth(n)) && n > 0;
+                let all_at_once_words = keys + LANES as u64 * 3 * sweeps;
+                let lane_by_lane_words = keys + lane_words.iter().sum::<u64>();
+                if goes_at_once {
+                    swept += 1;
+                    assert_eq!(words, all_at_once_words, "case {case}, n = {n}: words");
+                } else {
+                    lane_by_lane += 1;
+                    assert_eq!(words, lane_by_lane_words, "case {case}, n = {n}: words");
+                }
+                // All at once, called directly, wherever the CPU and the duel allow it
+                // (however small the call).
+                if let (true, Some(_)) = (avx2, &duel) {
+                    let mut h = combat.empty_engagement_histogram();
+                    if n > 0 {
+                        let words = combat.all_at_once(&lanes, n, &mut h);
+                        if Duel::new(&combat).unwrap().worth(n) {
+                            assert_eq!(words, Some(3 * sweeps), "case {case}, n = {n}");
+                            assert_eq!(h, expected, "case {case}, n = {n}: all at once");
+                        } else {
+                            assert_eq!(words, None, "case {case}, n = {n}: too small a call");
+                        }
+                    }
+                    // A lane's words, three a phase, are what the rules' step drew.
+                    for (lane, &w) in lane_words.iter().enumerate() {
+                        assert_eq!(w, 3 * phases[lane], "case {case}, n = {n}, lane {lane}");
+                    }
+                }
+                for (end, count) in every_end.iter_mut().enumerate() {
+                    *count += (1..=engagement.round_limit)
+                        .map(|p| h.ends[(p as usize - 1) * END_COUNT + end])
+                        .sum::<u64>();
+                }
+            }
+        }
+        // The check is not vacuous: both forms ran, and every end happened.
+        if avx2 {
+            // At least the 60,000-engagement call of every duel.
+            assert!(swept >= duels.len(), "{swept} calls all at once");
+        }
+        assert!(lane_by_lane >= 20, "{lane_by_lane} calls lane by lane");
+        assert!(every_end.iter().all(|&c| c > 0), "{every_end:?}");
+    }
+
+    /// The bench duel goes all at once, and its table is what the docs say.
+    #[test]
+    fn the_bench_duel_is_swept() {
+        let duel = Duel::new(&crate::scenarios::melee_duel()).expect("a duel the sweeps take");
+        assert_eq!(duel.slots(), 15_876);
+        assert!(duel.worth(65_536) && !duel.worth(3_968) && duel.worth(3_969));
+        assert!(Duel::new(&crate::scenarios::melee_surrounded()).is_none());
+    }
+}
