@@ -207,8 +207,8 @@ impl EngagementKernel {
         )
     }
 
-    /// The AVX-512 sweeps where the CPU has AVX-512F, returning the sweeps; `None` (nothing
-    /// fought) where it has not.
+    /// The vector sweeps the CPU has ([`VectorForm::detect`]: AVX-512F, else AVX2),
+    /// returning the sweeps; `None` (nothing fought) where it has neither.
     ///
     /// # Panics
     /// Where [`Tally::fits`] does not hold, or the round limit is 0.
@@ -218,24 +218,179 @@ impl EngagementKernel {
         n: u64,
         h: &mut EngagementHistogram,
     ) -> Option<u64> {
+        self.all_at_once_in(VectorForm::detect()?, lanes, n, h)
+    }
+
+    /// [`Self::all_at_once`] in the form `form`, which the tests run in turn where the
+    /// CPU has it: `None` (nothing fought) where it has not.
+    ///
+    /// # Panics
+    /// Where [`Tally::fits`] does not hold, or the round limit is 0.
+    fn all_at_once_in(
+        &self,
+        form: VectorForm,
+        lanes: &[[u64; 4]; LANES],
+        n: u64,
+        h: &mut EngagementHistogram,
+    ) -> Option<u64> {
         assert!(Tally::fits(self) && self.round_limit >= 1);
+        if !form.available() {
+            return None;
+        }
         #[cfg(target_arch = "x86_64")]
-        if avx512_available() {
+        {
             let mut tally = Tally::new(self);
-            // SAFETY: the feature is detected above, `Tally::fits` holds, the round limit
-            // is at least 1 and the tally is `Tally::new(self)`'s.
+            // SAFETY: the form's feature is detected above, `Tally::fits` holds, the
+            // round limit is at least 1 and the tally is `Tally::new(self)`'s.
             let sweeps = unsafe {
-                if tally.joint_shift.is_some() {
-                    self.sweeps_avx512::<true>(lanes, n, &mut tally)
-                } else {
-                    self.sweeps_avx512::<false>(lanes, n, &mut tally)
+                match (form, tally.joint_shift.is_some()) {
+                    (VectorForm::Avx512, true) => self.sweeps_avx512::<true>(lanes, n, &mut tally),
+                    (VectorForm::Avx512, false) => {
+                        self.sweeps_avx512::<false>(lanes, n, &mut tally)
+                    }
+                    (VectorForm::Avx2, true) => self.sweeps_avx2::<true>(lanes, n, &mut tally),
+                    (VectorForm::Avx2, false) => self.sweeps_avx2::<false>(lanes, n, &mut tally),
                 }
             };
             tally.add_to(h);
-            return Some(sweeps);
+            Some(sweeps)
         }
-        let _ = (lanes, n, h);
-        None
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = (lanes, n, h);
+            None
+        }
+    }
+
+    /// The lanes' engagements with the lanes' streams in eight AVX2 registers of four and
+    /// the engagements in four of eight: [`Self::sweeps_avx512`]'s sweep, for CPUs without
+    /// AVX-512. Returns the sweeps (each draws a word in every lane).
+    ///
+    /// # Safety
+    /// The CPU must have AVX2, the round limit must be at least 1, [`Tally::fits`] must
+    /// hold, and `tally` must be `Tally::new(self)`'s (the counts' bounds rest on its
+    /// lengths and shifts).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn sweeps_avx2<const JOINT: bool>(
+        &self,
+        lanes: &[[u64; 4]; LANES],
+        n: u64,
+        tally: &mut Tally,
+    ) -> u64 {
+        use crate::dice::lanes::avx2::{take, Streams};
+        use std::arch::x86_64::*;
+        // Every 32-bit value below is under 2^31 (strengths and rounds below 2^16, keys
+        // below `Tally::MAX_SLOTS + LANES`), so AVX2's signed compares order them as
+        // unsigned.
+        let packed = pack(self);
+        let rows = RowTable::new(self);
+        let [init_a, init_b] = self.nsp;
+        let splat = |v: u32| _mm256_set1_epi32(v as i32);
+        let (v_init_a, v_init_b) = (splat(init_a), splat(init_b));
+        let v_first_row = splat(self.first_row as u32);
+        let (v_zero, v_one, v_three, v_seven, v_all) =
+            (splat(0), splat(1), splat(3), splat(7), splat(u32::MAX));
+        let v_limit = splat(self.round_limit);
+        let v_last_result = splat(EngagementResult::COUNT as u32 - 1);
+        let v_shift = _mm_cvtsi32_si128(rows.shift as i32);
+        debug_assert_eq!(JOINT, tally.joint_shift.is_some());
+        let v_joint_shift = _mm_cvtsi32_si128(tally.joint_shift.unwrap_or(0) as i32);
+        let v_faces = _mm256_set1_epi64x(36);
+        // The even 32-bit elements (each 64-bit lane's low half) to the low 128 bits.
+        let v_evens = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+        let mut streams = Streams::new(lanes);
+        let mut nsp_a = [v_init_a; 4];
+        let mut nsp_b = [v_init_b; 4];
+        let mut round = [v_one; 4];
+        let mut row = [v_first_row; 4];
+        let mut left: [__m256i; 4] = [0, 8, 16, 24].map(|first| {
+            let shares: [u32; 8] = std::array::from_fn(|i| lane_battles(n, first + i) as u32);
+            _mm256_loadu_si256(shares.as_ptr().cast())
+        });
+        // A lane that did not end a counted engagement counts in its own spare slot past
+        // the table's end; one that did, at its key.
+        let spare = |table_len: usize, first: usize| {
+            _mm256_add_epi32(
+                _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                splat((table_len.saturating_sub(LANES) + first) as u32),
+            )
+        };
+        let spare_result = [0, 8, 16, 24].map(|first| spare(tally.by_result.len(), first));
+        let spare_losses = [0, 8, 16, 24].map(|first| spare(tally.by_losses.len(), first));
+        let mut keys_result = [0u32; LANES];
+        let mut keys_losses = [0u32; LANES];
+        let mut sweeps = 0;
+        while left.iter().any(|&l| _mm256_testz_si256(l, l) == 0) {
+            sweeps += 1;
+            for h in 0..4 {
+                let active = _mm256_xor_si256(_mm256_cmpeq_epi32(left[h], v_zero), v_all);
+                // The round's dice, `take(36)` of each lane's next word: the four lanes of
+                // group `2h` and of group `2h + 1`, narrowed to 32 bits.
+                // (No closure here: one would not inherit the target features.)
+                let low = _mm256_permutevar8x32_epi32(take(streams.next(2 * h), v_faces), v_evens);
+                let high =
+                    _mm256_permutevar8x32_epi32(take(streams.next(2 * h + 1), v_faces), v_evens);
+                let f = _mm256_inserti128_si256::<1>(low, _mm256_castsi256_si128(high));
+                let e = _mm256_i32gather_epi32::<4>(
+                    packed.as_ptr().cast(),
+                    _mm256_add_epi32(row[h], f),
+                );
+                let lost_a = _mm256_and_si256(e, v_three);
+                let lost_b = _mm256_and_si256(_mm256_srli_epi32::<2>(e), v_three);
+                let a = _mm256_sub_epi32(nsp_a[h], _mm256_min_epu32(lost_a, nsp_a[h]));
+                let b = _mm256_sub_epi32(nsp_b[h], _mm256_min_epu32(lost_b, nsp_b[h]));
+                let gone =
+                    _mm256_or_si256(_mm256_cmpeq_epi32(a, v_zero), _mm256_cmpeq_epi32(b, v_zero));
+                let otherwise = _mm256_and_si256(_mm256_srli_epi32::<8>(e), v_seven);
+                let d = _mm256_or_si256(
+                    _mm256_or_si256(
+                        gone,
+                        _mm256_xor_si256(_mm256_cmpeq_epi32(otherwise, v_seven), v_all),
+                    ),
+                    _mm256_xor_si256(_mm256_cmpgt_epi32(v_limit, round[h]), v_all),
+                );
+                let counted = _mm256_and_si256(d, active);
+                let destroyed = _mm256_and_si256(_mm256_srli_epi32::<5>(e), v_seven);
+                let code = _mm256_blendv_epi8(otherwise, destroyed, gone);
+                let result = _mm256_min_epu32(code, v_last_result);
+                let key_result = _mm256_or_si256(_mm256_slli_epi32::<3>(round[h]), result);
+                let key_losses = _mm256_or_si256(
+                    _mm256_sll_epi32(_mm256_sub_epi32(v_init_a, a), v_shift),
+                    _mm256_sub_epi32(v_init_b, b),
+                );
+                let key_result = if JOINT {
+                    _mm256_or_si256(_mm256_sll_epi32(key_result, v_joint_shift), key_losses)
+                } else {
+                    key_result
+                };
+                let slot_result = _mm256_blendv_epi8(spare_result[h], key_result, counted);
+                _mm256_storeu_si256(keys_result.as_mut_ptr().add(8 * h).cast(), slot_result);
+                if !JOINT {
+                    let slot_losses = _mm256_blendv_epi8(spare_losses[h], key_losses, counted);
+                    _mm256_storeu_si256(keys_losses.as_mut_ptr().add(8 * h).cast(), slot_losses);
+                }
+                let next_row = _mm256_i32gather_epi32::<4>(
+                    rows.rows.as_ptr().cast(),
+                    _mm256_add_epi32(_mm256_sll_epi32(a, v_shift), b),
+                );
+                nsp_a[h] = _mm256_blendv_epi8(a, v_init_a, d);
+                nsp_b[h] = _mm256_blendv_epi8(b, v_init_b, d);
+                round[h] = _mm256_blendv_epi8(_mm256_add_epi32(round[h], v_one), v_one, d);
+                row[h] = _mm256_blendv_epi8(next_row, v_first_row, d);
+                // `counted` is −1 where set.
+                left[h] = _mm256_add_epi32(left[h], counted);
+            }
+            // SAFETY: as in `sweeps_avx512`: every key is below its table's keys, and a
+            // spare slot is one of the last `LANES`.
+            for i in 0..LANES {
+                *tally.by_result.get_unchecked_mut(keys_result[i] as usize) += 1;
+                if !JOINT {
+                    *tally.by_losses.get_unchecked_mut(keys_losses[i] as usize) += 1;
+                }
+            }
+        }
+        sweeps
     }
 
     /// The lanes' engagements with the lanes' streams in four AVX-512 registers of eight
@@ -412,14 +567,36 @@ impl RowTable {
     }
 }
 
-#[cfg(target_arch = "x86_64")]
-fn avx512_available() -> bool {
-    is_x86_feature_detected!("avx512f")
+/// The vector sweeps: AVX-512F's (sixteen lanes to a register), or AVX2's (eight), for
+/// CPUs without AVX-512.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum VectorForm {
+    Avx512,
+    Avx2,
 }
 
-#[cfg(all(test, not(target_arch = "x86_64")))]
-fn avx512_available() -> bool {
-    false
+impl VectorForm {
+    const ALL: [Self; 2] = [Self::Avx512, Self::Avx2];
+
+    /// Whether this CPU has the form's features.
+    fn available(self) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            match self {
+                Self::Avx512 => is_x86_feature_detected!("avx512f"),
+                Self::Avx2 => is_x86_feature_detected!("avx2"),
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            false
+        }
+    }
+
+    /// The widest form this CPU has.
+    fn detect() -> Option<Self> {
+        Self::ALL.into_iter().find(|form| form.available())
+    }
 }
 
 #[cfg(test)]
@@ -461,7 +638,7 @@ mod tests {
         let mut results = [0u64; EngagementResult::COUNT];
         let mut longest = 0;
         let mut joint_keys = [0; 2];
-        let mut at_once = 0;
+        let mut at_once = [0; 2];
         let mut as_run_at_once = 0;
         let mut out_of_step = 0;
         for (case, engagement) in engagement_cases().iter().enumerate() {
@@ -485,7 +662,7 @@ mod tests {
                 }
                 // As run, all at once where the CPU can and the call has an engagement for
                 // every `SLOTS_PER_ENGAGEMENT` slots of the counts, else lane by lane.
-                if n > 0 && avx512_available() && Tally::worth(&kernel, n) {
+                if n > 0 && VectorForm::detect().is_some() && Tally::worth(&kernel, n) {
                     assert_eq!(words, keys + LANES as u64 * sweeps, "case {case}, n {n}");
                     as_run_at_once += 1;
                 } else {
@@ -507,12 +684,14 @@ mod tests {
                         });
                     assert_eq!(h, expected, "case {case}, {n} engagements, lane by lane");
                     assert_eq!(words, keys + rounds.iter().sum::<u64>());
-                    // All at once, whatever `n`.
-                    let mut h = EngagementHistogram::new(engagement);
-                    if let Some(swept) = kernel.all_at_once(&lanes, n, &mut h) {
-                        assert_eq!(h, expected, "case {case}, {n} engagements, at once");
-                        assert_eq!(swept, sweeps, "case {case}, n {n}");
-                        at_once += 1;
+                    // All at once, whatever `n`, in every form the CPU has.
+                    for form in VectorForm::ALL {
+                        let mut h = EngagementHistogram::new(engagement);
+                        if let Some(swept) = kernel.all_at_once_in(form, &lanes, n, &mut h) {
+                            assert_eq!(h, expected, "case {case}, {n} engagements, {form:?}");
+                            assert_eq!(swept, sweeps, "case {case}, n {n}, {form:?}");
+                            at_once[form as usize] += 1;
+                        }
                     }
                 }
                 for (r, c) in results.iter_mut().zip(&expected.result) {
@@ -528,11 +707,13 @@ mod tests {
         assert!(longest >= 5, "longest engagement {longest} rounds");
         assert!(out_of_step > 0);
         assert!(joint_keys.iter().all(|&k| k > 0), "{joint_keys:?}");
-        assert_eq!(at_once > 0, avx512_available());
-        assert_eq!(as_run_at_once > 0, avx512_available());
-        if at_once == 0 {
-            eprintln!("this machine has no AVX-512F: only the lane-by-lane form ran");
+        for form in VectorForm::ALL {
+            assert_eq!(at_once[form as usize] > 0, form.available(), "{form:?}");
+            if !form.available() {
+                eprintln!("this machine has no {form:?}: that form did not run");
+            }
         }
+        assert_eq!(as_run_at_once > 0, VectorForm::detect().is_some());
     }
 
     /// Count tables too large for the lanes (an engagement that does not validate): fought
