@@ -65,6 +65,39 @@ impl DiceStream {
     }
 }
 
+/// The vector forms of the lanes kernels' sweeps: AVX-512F's, or AVX2's for CPUs without
+/// AVX-512 (AMD's before Zen 4, Intel's desktop parts). A kernel runs the widest the CPU
+/// has ([`VectorForm::detect`]); its tests run each the CPU has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum VectorForm {
+    Avx512,
+    Avx2,
+}
+
+impl VectorForm {
+    pub(crate) const ALL: [Self; 2] = [Self::Avx512, Self::Avx2];
+
+    /// Whether this CPU has the form's features.
+    pub(crate) fn available(self) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            match self {
+                Self::Avx512 => is_x86_feature_detected!("avx512f"),
+                Self::Avx2 => is_x86_feature_detected!("avx2"),
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            false
+        }
+    }
+
+    /// The widest form this CPU has.
+    pub(crate) fn detect() -> Option<Self> {
+        Self::ALL.into_iter().find(|form| form.available())
+    }
+}
+
 /// Eight lanes at once in AVX-512 registers (x86-64 with AVX-512F, which callers detect).
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod avx512 {

@@ -25,7 +25,7 @@
 #![cfg_attr(not(target_arch = "x86_64"), allow(dead_code, unused_imports))]
 
 use super::{BattleTable, Cut};
-use crate::dice::lanes::LANES;
+use crate::dice::lanes::{VectorForm, LANES};
 use crate::rules::crt::{BattleHistogram, BattleOutcome};
 
 /// Counts of ended battles by (rounds, node): key `rounds << node_bits | node`, then
@@ -96,9 +96,22 @@ pub(super) fn fight_lanes(
     all_at_once(table, lanes, n, histogram)
 }
 
-/// [`fight_lanes`] whatever `n`, or `None` where the sweeps cannot run: no AVX-512F, a
-/// round's value cut in three ([`Cut::Sides`]), or a table [`Counts::keys`] refuses.
+/// [`fight_lanes`] whatever `n`, in the widest vector form the CPU has, or `None` where
+/// the sweeps cannot run (see [`all_at_once_in`]).
 fn all_at_once(
+    table: &BattleTable,
+    lanes: &[[u64; 4]; LANES],
+    n: u64,
+    histogram: &mut BattleHistogram,
+) -> Option<u64> {
+    all_at_once_in(VectorForm::detect()?, table, lanes, n, histogram)
+}
+
+/// [`all_at_once`] in the form `form`, which the tests run in turn, or `None` where the
+/// sweeps cannot run: the CPU lacks the form, a round's value is cut in three
+/// ([`Cut::Sides`]), or [`Counts::keys`] refuses the table.
+fn all_at_once_in(
+    form: VectorForm,
     table: &BattleTable,
     lanes: &[[u64; 4]; LANES],
     n: u64,
@@ -106,18 +119,104 @@ fn all_at_once(
 ) -> Option<u64> {
     #[cfg(target_arch = "x86_64")]
     if let Cut::Joint(sides) = table.cut {
-        if is_x86_feature_detected!("avx512f") {
+        if form.available() {
             if let Some(mut counts) = Counts::new(table) {
-                // SAFETY: AVX-512F is detected, the cut is joint and the counts are
-                // `Counts::new(table)`'s.
-                let sweeps = unsafe { sweeps_avx512(table, sides, lanes, n, &mut counts) };
+                // SAFETY: the form's feature is detected, the cut is joint and the counts
+                // are `Counts::new(table)`'s.
+                let sweeps = unsafe {
+                    match form {
+                        VectorForm::Avx512 => sweeps_avx512(table, sides, lanes, n, &mut counts),
+                        VectorForm::Avx2 => sweeps_avx2(table, sides, lanes, n, &mut counts),
+                    }
+                };
                 counts.add_to(table, histogram);
                 return Some(sweeps);
             }
         }
     }
-    let _ = (table, lanes, n, histogram);
+    let _ = (form, table, lanes, n, histogram);
     None
+}
+
+/// The lanes in eight AVX2 registers of four 64-bit lanes: [`sweeps_avx512`]'s sweep, for
+/// CPUs without AVX-512.
+///
+/// # Safety
+/// As for [`sweeps_avx512`], with AVX2 for AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn sweeps_avx2(
+    table: &BattleTable,
+    sides: u32,
+    lanes: &[[u64; 4]; LANES],
+    n: u64,
+    counts: &mut Counts,
+) -> u64 {
+    use crate::dice::lanes::avx2::{take, Streams, GROUPS};
+    use crate::dice::lanes::lane_battles;
+    use std::arch::x86_64::*;
+    // Every 64-bit value below is under 2^63 (nodes, rounds and keys far smaller), so
+    // AVX2's signed compares order them as unsigned.
+    let splat = |v: u64| _mm256_set1_epi64x(v as i64);
+    let four = |g: usize, value: &dyn Fn(usize) -> u64| {
+        let values: [u64; 4] = std::array::from_fn(|i| value(4 * g + i));
+        _mm256_loadu_si256(values.as_ptr().cast())
+    };
+    let mut streams = Streams::new(lanes);
+    let mut left: [__m256i; GROUPS] = std::array::from_fn(|g| four(g, &|l| lane_battles(n, l)));
+    let spare: [__m256i; GROUPS] =
+        std::array::from_fn(|g| four(g, &|l| (counts.slots.len() - LANES + l) as u64));
+    let (zero, one, all) = (splat(0), splat(1), splat(u64::MAX));
+    let v_sides = splat(u64::from(sides));
+    let v_stride = splat(table.stride as u64);
+    let v_with_rows = splat(table.with_rows as u64);
+    let v_limit = splat(u64::from(table.round_limit));
+    let v_node_bits = _mm_set1_epi64x(i64::from(counts.node_bits));
+    let low16 = _mm_set1_epi32(0xFFFF);
+    // The even 32-bit elements (each 64-bit lane's low half) to the low 128 bits.
+    let evens = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+    let mut node = [zero; GROUPS];
+    let mut round = [zero; GROUPS];
+    let mut keys = [0u32; LANES];
+    let mut sweeps = 0;
+    while left.iter().any(|&l| _mm256_testz_si256(l, l) == 0) {
+        sweeps += 1;
+        for g in 0..GROUPS {
+            let active = _mm256_xor_si256(_mm256_cmpeq_epi64(left[g], zero), all);
+            let word = streams.next(g);
+            let value = take(word, v_sides);
+            // The next node, a `u16` read as the low half of the 32 bits at its address.
+            // SAFETY: as in `sweeps_avx512`.
+            let index = _mm256_add_epi64(_mm256_mul_epu32(node[g], v_stride), value);
+            let next = _mm256_i64gather_epi32::<2>(table.next.as_ptr().cast(), index);
+            let next = _mm256_cvtepu32_epi64(_mm_and_si128(next, low16));
+            let rounds = _mm256_add_epi64(round[g], one);
+            // `next ≥ with_rows` or `rounds ≥ limit`: not below either.
+            let ended = _mm256_xor_si256(
+                _mm256_and_si256(
+                    _mm256_cmpgt_epi64(v_with_rows, next),
+                    _mm256_cmpgt_epi64(v_limit, rounds),
+                ),
+                all,
+            );
+            let counted = _mm256_and_si256(ended, active);
+            let key = _mm256_or_si256(_mm256_sll_epi64(rounds, v_node_bits), next);
+            let slot = _mm256_blendv_epi8(spare[g], key, counted);
+            _mm_storeu_si128(
+                keys.as_mut_ptr().add(4 * g).cast(),
+                _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(slot, evens)),
+            );
+            node[g] = _mm256_blendv_epi8(next, zero, ended);
+            round[g] = _mm256_blendv_epi8(rounds, zero, ended);
+            // `counted` is −1 where set.
+            left[g] = _mm256_add_epi64(left[g], counted);
+        }
+        // SAFETY: as in `sweeps_avx512`.
+        for &key in &keys {
+            *counts.slots.get_unchecked_mut(key as usize) += 1;
+        }
+    }
+    sweeps
 }
 
 /// The lanes in four AVX-512 registers of eight 64-bit lanes.
@@ -226,7 +325,7 @@ mod tests {
             (edited_rules(), battle([5, 9], [3, 1], [UNIFORM; 2])),
             (one_round, battle([4, 3], [2, 2], [UNIFORM; 2])),
         ];
-        let mut at_once = 0;
+        let mut at_once = [0; 2];
         let mut as_run_at_once = 0;
         let mut results = [0u64; BattleResult::COUNT];
         for (case, (rules, battle)) in cases.into_iter().enumerate() {
@@ -298,11 +397,15 @@ mod tests {
                     round_by_round.fight_block(&mut start.clone(), n, &mut h),
                     rounds + keys
                 );
-                if n > 0 {
+                for form in VectorForm::ALL.into_iter().filter(|_| n > 0) {
                     let mut h = BattleHistogram::new(&prepared, limit);
-                    if let Some(sweeps) = all_at_once(&table, &lanes, n, &mut h) {
-                        assert_eq!(h, expected, "case {case}, n {n}, all lanes at once");
-                        assert_eq!(sweeps, *lane_rounds.iter().max().unwrap());
+                    if let Some(sweeps) = all_at_once_in(form, &table, &lanes, n, &mut h) {
+                        assert_eq!(h, expected, "case {case}, n {n}, all at once, {form:?}");
+                        assert_eq!(sweeps, *lane_rounds.iter().max().unwrap(), "{form:?}");
+                        at_once[form as usize] += 1;
+                        if Some(form) != VectorForm::detect() {
+                            continue;
+                        }
                         // As run, all at once where the call has a battle for every
                         // `KEYS_PER_BATTLE` keys, else lane by lane.
                         let (keys_of_counts, _) = Counts::keys(&table).unwrap();
@@ -315,7 +418,6 @@ mod tests {
                         let words =
                             FieldKernel::Table(&table).fight_block(&mut start.clone(), n, &mut h);
                         assert_eq!(words, as_run, "case {case}, n {n}");
-                        at_once += 1;
                         as_run_at_once += usize::from(as_run != rounds + keys);
                     }
                 }
@@ -329,13 +431,13 @@ mod tests {
             results.iter().filter(|&&c| c > 0).count() >= 3,
             "{results:?}"
         );
-        #[cfg(target_arch = "x86_64")]
-        assert_eq!(at_once > 0, is_x86_feature_detected!("avx512f"));
-        #[cfg(target_arch = "x86_64")]
-        assert_eq!(as_run_at_once > 0, is_x86_feature_detected!("avx512f"));
-        if at_once == 0 {
-            eprintln!("this machine has no AVX-512F: only the lane-by-lane forms ran");
+        for form in VectorForm::ALL {
+            assert_eq!(at_once[form as usize] > 0, form.available(), "{form:?}");
+            if !form.available() {
+                eprintln!("this machine has no {form:?}: that form did not run");
+            }
         }
+        assert_eq!(as_run_at_once > 0, VectorForm::detect().is_some());
     }
 
     /// A round cut in three ([`Cut::Sides`]) is fought lane by lane.

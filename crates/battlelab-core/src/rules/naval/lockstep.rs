@@ -38,7 +38,7 @@
 #![cfg_attr(not(target_arch = "x86_64"), allow(dead_code, unused_imports))]
 
 use super::{EngagementHistogram, EngagementKernel, EngagementResult, CONTINUES};
-use crate::dice::lanes::{self, lane_battles, LANES};
+use crate::dice::lanes::{self, lane_battles, VectorForm, LANES};
 use crate::dice::DiceStream;
 
 /// One round's effect in 32 bits, for a gather: `lost[0]` (bits 0–1), `lost[1]` (2–3),
@@ -564,38 +564,6 @@ impl RowTable {
             }
         }
         Self { rows, shift }
-    }
-}
-
-/// The vector sweeps: AVX-512F's (sixteen lanes to a register), or AVX2's (eight), for
-/// CPUs without AVX-512.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum VectorForm {
-    Avx512,
-    Avx2,
-}
-
-impl VectorForm {
-    const ALL: [Self; 2] = [Self::Avx512, Self::Avx2];
-
-    /// Whether this CPU has the form's features.
-    fn available(self) -> bool {
-        #[cfg(target_arch = "x86_64")]
-        {
-            match self {
-                Self::Avx512 => is_x86_feature_detected!("avx512f"),
-                Self::Avx2 => is_x86_feature_detected!("avx2"),
-            }
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            false
-        }
-    }
-
-    /// The widest form this CPU has.
-    fn detect() -> Option<Self> {
-        Self::ALL.into_iter().find(|form| form.available())
     }
 }
 
