@@ -258,9 +258,22 @@ pub(crate) mod avx2 {
     #[target_feature(enable = "avx2")]
     #[inline]
     pub unsafe fn take(word: __m256i, sides: __m256i) -> __m256i {
+        take_with_rest(word, sides).0
+    }
+
+    /// [`take`], and what `DiceWord::take` leaves of the word for the next die, as
+    /// [`super::avx512::take_with_rest`] computes them.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub unsafe fn take_with_rest(word: __m256i, sides: __m256i) -> (__m256i, __m256i) {
         let high = _mm256_mul_epu32(_mm256_srli_epi64::<32>(word), sides);
         let low = _mm256_mul_epu32(word, sides);
-        _mm256_srli_epi64::<32>(_mm256_add_epi64(high, _mm256_srli_epi64::<32>(low)))
+        let die = _mm256_srli_epi64::<32>(_mm256_add_epi64(high, _mm256_srli_epi64::<32>(low)));
+        let rest = _mm256_add_epi64(low, _mm256_slli_epi64::<32>(high));
+        (die, rest)
     }
 }
 
@@ -312,7 +325,7 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn the_avx2_streams_and_cut_are_the_scalar_ones() {
-        use super::avx2::{take, Streams, GROUPS};
+        use super::avx2::{take, take_with_rest, Streams, GROUPS};
         use crate::dice::DiceWord;
         use std::arch::x86_64::*;
         if !is_x86_feature_detected!("avx2") {
@@ -368,6 +381,22 @@ mod tests {
                 }
                 for (w, c) in lanes.iter().zip(cut) {
                     assert_eq!(c, u64::from(DiceWord(*w).take(sides)), "{w:#x} of {sides}");
+                }
+                // Three dice in turn from each word, as a word's dice are taken.
+                let (mut v, mut scalar) = (
+                    unsafe { _mm256_loadu_si256(lanes.as_ptr().cast()) },
+                    lanes.map(DiceWord),
+                );
+                for _ in 0..3 {
+                    let mut dies = [0u64; 4];
+                    unsafe {
+                        let (die, rest) = take_with_rest(v, _mm256_set1_epi64x(s as i64));
+                        _mm256_storeu_si256(dies.as_mut_ptr().cast(), die);
+                        v = rest;
+                    }
+                    for (w, d) in scalar.iter_mut().zip(dies) {
+                        assert_eq!(d, u64::from(w.take(sides)), "of {sides}");
+                    }
                 }
             }
         }

@@ -15,7 +15,7 @@
 #![cfg_attr(not(target_arch = "x86_64"), allow(dead_code, unused_imports))]
 
 use super::CoalitionMap;
-use crate::dice::lanes::LANES;
+use crate::dice::lanes::{VectorForm, LANES};
 
 /// Most joint values of a coalition's members' faces counted at once (6^5: five members;
 /// 62 KB of counts).
@@ -33,10 +33,24 @@ pub(super) fn worth(map: &CoalitionMap, n: u64) -> bool {
 }
 
 /// Rolls [`CoalitionMap::count`]'s `n` maps on the lanes' streams (`lanes`) all lanes at
-/// once and counts them into `histogram` at `offsets`, returning the words each lane drew;
-/// or rolls nothing and returns `None` where the CPU has no AVX-512F or the map has more
-/// than [`MAX_FACE_KEYS`] joint values (whatever `n`: see [`worth`]).
+/// once, in the widest vector form the CPU has, and counts them into `histogram` at
+/// `offsets`, returning the words each lane drew; or rolls nothing and returns `None`
+/// where [`all_at_once_in`] does.
 pub(super) fn all_at_once(
+    map: &CoalitionMap,
+    lanes: &[[u64; 4]; LANES],
+    n: u64,
+    offsets: &[usize; 7],
+    histogram: &mut [u64],
+) -> Option<u64> {
+    all_at_once_in(VectorForm::detect()?, map, lanes, n, offsets, histogram)
+}
+
+/// [`all_at_once`] in the form `form`, which the tests run in turn; `None` (nothing
+/// rolled) where the CPU lacks the form or the map has more than [`MAX_FACE_KEYS`] joint
+/// values (whatever `n`: see [`worth`]).
+pub(super) fn all_at_once_in(
+    form: VectorForm,
     map: &CoalitionMap,
     lanes: &[[u64; 4]; LANES],
     n: u64,
@@ -45,16 +59,99 @@ pub(super) fn all_at_once(
 ) -> Option<u64> {
     let keys = map.face_keys().filter(|&k| k <= MAX_FACE_KEYS)?;
     #[cfg(target_arch = "x86_64")]
-    if is_x86_feature_detected!("avx512f") {
+    if form.available() {
         let mut by_faces = vec![0u64; keys + LANES];
-        // SAFETY: AVX-512F is detected; `by_faces` has a slot for every joint value and a
-        // spare slot a lane.
-        let sweeps = unsafe { sweeps_avx512(map, lanes, n, &mut by_faces) };
+        // SAFETY: the form's feature is detected; `by_faces` has a slot for every joint
+        // value and a spare slot a lane.
+        let sweeps = unsafe {
+            match form {
+                VectorForm::Avx512 => sweeps_avx512(map, lanes, n, &mut by_faces),
+                VectorForm::Avx2 => sweeps_avx2(map, lanes, n, &mut by_faces),
+            }
+        };
         map.add_by_faces(&by_faces[..keys], offsets, histogram);
         return Some(sweeps * map.words_per_map());
     }
-    let _ = (keys, lanes, n, offsets, histogram);
+    let _ = (form, keys, lanes, n, offsets, histogram);
     None
+}
+
+/// The lanes in eight AVX2 registers of four 64-bit lanes: [`sweeps_avx512`]'s sweep, for
+/// CPUs without AVX-512.
+///
+/// # Safety
+/// As for [`sweeps_avx512`], with AVX2 for AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn sweeps_avx2(
+    map: &CoalitionMap,
+    lanes: &[[u64; 4]; LANES],
+    n: u64,
+    by_faces: &mut [u64],
+) -> u64 {
+    use crate::dice::lanes::avx2::{take_with_rest, Streams, GROUPS};
+    use crate::dice::lanes::lane_battles;
+    use std::arch::x86_64::*;
+    let splat = |v: u64| _mm256_set1_epi64x(v as i64);
+    let mut streams = Streams::new(lanes);
+    let (zero, six, all) = (splat(0), splat(6), splat(u64::MAX));
+    // `v / 6` for `v` below 2^32: `v · ⌈2^34 / 6⌉ >> 34`.
+    let sixth = splat(0xAAAA_AAAB);
+    // The even 32-bit elements (each 64-bit lane's low half) to the low 128 bits.
+    let evens = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+    // Each step: whether it starts a word, its sides (1 for a word with no member), and
+    // the member's weight in the faces' number (0 for none).
+    let mut weight = 1;
+    let steps: Vec<(bool, __m256i, __m256i)> = map
+        .steps
+        .iter()
+        .map(|step| {
+            let w = if step.is_member() { weight } else { 0 };
+            if step.is_member() {
+                weight *= 6;
+            }
+            (step.new_word, splat(u64::from(step.sides)), splat(w))
+        })
+        .collect();
+    let mut left: [__m256i; GROUPS] = std::array::from_fn(|g| {
+        let shares: [u64; 4] = std::array::from_fn(|i| lane_battles(n, 4 * g + i));
+        _mm256_loadu_si256(shares.as_ptr().cast())
+    });
+    let spare: [__m256i; GROUPS] = std::array::from_fn(|g| {
+        let slots: [u64; 4] = std::array::from_fn(|i| (by_faces.len() - LANES + 4 * g + i) as u64);
+        _mm256_loadu_si256(slots.as_ptr().cast())
+    });
+    let sweeps = lane_battles(n, 0);
+    let mut keys = [0u32; LANES];
+    for _ in 0..sweeps {
+        for g in 0..GROUPS {
+            let mut word = zero;
+            let mut key = zero;
+            for &(new_word, sides, weight) in &steps {
+                if new_word {
+                    word = streams.next(g);
+                }
+                let (value, rest) = take_with_rest(word, sides);
+                word = rest;
+                let quotient = _mm256_srli_epi64::<34>(_mm256_mul_epu32(value, sixth));
+                let face = _mm256_sub_epi64(value, _mm256_mul_epu32(quotient, six));
+                key = _mm256_add_epi64(key, _mm256_mul_epu32(face, weight));
+            }
+            let active = _mm256_xor_si256(_mm256_cmpeq_epi64(left[g], zero), all);
+            // `active` is −1 where set.
+            left[g] = _mm256_add_epi64(left[g], active);
+            let slot = _mm256_blendv_epi8(spare[g], key, active);
+            _mm_storeu_si128(
+                keys.as_mut_ptr().add(4 * g).cast(),
+                _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(slot, evens)),
+            );
+        }
+        // SAFETY: as in `sweeps_avx512`.
+        for &key in &keys {
+            *by_faces.get_unchecked_mut(key as usize) += 1;
+        }
+    }
+    sweeps
 }
 
 /// The lanes in four registers of eight 64-bit lanes, a map a lane each sweep; returns the
@@ -143,12 +240,9 @@ mod tests {
     /// and called directly whatever `n`.
     #[test]
     fn lanes_at_once_count_the_maps_each_lane_rolls_on_its_own_stream() {
-        let mut at_once = 0;
+        let mut at_once = [0; 2];
         let mut sizes_at_once = [false; 14];
-        #[cfg(target_arch = "x86_64")]
-        let vector_cpu = is_x86_feature_detected!("avx512f");
-        #[cfg(not(target_arch = "x86_64"))]
-        let vector_cpu = false;
+        let vector_cpu = VectorForm::detect().is_some();
         for (states, coalitions) in [
             (13, 3),
             (5, 1),
@@ -194,13 +288,18 @@ mod tests {
                     );
                     if n > 0 {
                         let lane_states = start.clone().lane_states();
-                        let mut h = vec![0u64; 2800];
-                        if let Some(lane_words) =
-                            all_at_once(&one, &lane_states, n, &offsets, &mut h)
-                        {
-                            assert_eq!(h, expected, "coalition {coalition}, n {n}, at once");
-                            assert_eq!(lane_words, lanes::lane_battles(n, 0) * one.words_per_map());
-                            at_once += 1;
+                        for form in VectorForm::ALL {
+                            let mut h = vec![0u64; 2800];
+                            if let Some(lane_words) =
+                                all_at_once_in(form, &one, &lane_states, n, &offsets, &mut h)
+                            {
+                                assert_eq!(h, expected, "coalition {coalition}, n {n}, {form:?}");
+                                assert_eq!(
+                                    lane_words,
+                                    lanes::lane_battles(n, 0) * one.words_per_map()
+                                );
+                                at_once[form as usize] += 1;
+                            }
                         }
                         // Lane by lane the words are the maps'; at once (where the CPU can
                         // and the call is worth it), the first lane's share of maps in
@@ -217,7 +316,9 @@ mod tests {
                 }
             }
         }
-        assert_eq!(at_once > 0, vector_cpu);
+        for form in VectorForm::ALL {
+            assert_eq!(at_once[form as usize] > 0, form.available(), "{form:?}");
+        }
         // As run, all at once for coalitions of every size up to five members.
         assert_eq!(sizes_at_once[..6], [vector_cpu; 6], "{sizes_at_once:?}");
     }
