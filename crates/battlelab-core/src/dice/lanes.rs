@@ -2,15 +2,17 @@
 //!
 //! Why this module exists: kernels that fight many battles at once (one to a SIMD lane,
 //! with masks in place of branches: `rules/field_table/lockstep.rs`,
-//! `rules/naval/lockstep.rs`, `rules/setup/lockstep.rs`) must fight the same battles as their one-at-a-time forms,
-//! whatever lanes they advance together, so that which form runs (the CPU's features, a
-//! table's size) changes no count. So a block's stream gives each lane a stream of its
-//! own ([`DiceStream::lane_states`]), and lane `l` fights [`lane_battles`]`(n, l)` of the
+//! `rules/naval/lockstep.rs`, `rules/setup/lockstep.rs`, `rules/melee/lockstep.rs`) must
+//! fight the same battles as their one-at-a-time forms, whatever lanes they advance
+//! together, so that which form runs (the CPU's features, a table's size) changes no
+//! count. So a block's stream gives each lane a stream of its own
+//! ([`DiceStream::lane_states`]), and lane `l` fights [`lane_battles`]`(n, l)` of the
 //! block's `n` battles one after another on it: a lane's battles are decided before any
 //! die is cast (no battle is counted or dropped for how it went), and are the battles a
-//! scalar loop over the lanes fights. The AVX-512 helpers here step the lanes' streams,
-//! eight lanes to a register (each state word of eight lanes in one; the next words of
-//! eight lanes in one), and cut their dice as [`DiceWord::take`] does.
+//! scalar loop over the lanes fights. The AVX-512 and AVX2 helpers here ([`VectorForm`]
+//! names the two) step the lanes' streams, eight or four lanes to a register (each state
+//! word of those lanes in one; their next words in one), and cut their dice as
+//! [`DiceWord::take`] does.
 //!
 //! [`DiceWord::take`]: super::DiceWord::take
 

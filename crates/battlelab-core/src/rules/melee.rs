@@ -747,7 +747,7 @@ pub struct GroupTable {
 }
 
 /// One column of a [`GroupTable`]: words below `cut` give `below`, the rest `above`.
-/// Outcomes are packed `hits << 16 | wounds`. (`repr(C)`: the lanes' AVX-512 sweeps
+/// Outcomes are packed `hits << 16 | wounds`. (`repr(C)`: the lanes' AVX2 sweeps
 /// gather `cut` and the two outcomes as the 64-bit words at offsets 0 and 8.)
 #[derive(Clone, Copy, Debug)]
 #[repr(C)]

@@ -494,7 +494,7 @@ impl CoalitionMap {
     /// study's run counts).
     ///
     /// The maps are rolled in [`lanes::LANES`] lanes, each on its own stream split from
-    /// `dice` (`dice::lanes`): all lanes at once where the CPU has AVX-512F and the
+    /// `dice` (`dice::lanes`): all lanes at once where the CPU has AVX-512F or AVX2 and the
     /// coalition has at most five members (`lockstep`, counting a map once by its members'
     /// faces), else lane by lane with [`Self::roll`]; the same maps either way. Returns the
     /// words drawn from all streams.

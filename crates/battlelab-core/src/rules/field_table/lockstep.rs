@@ -5,9 +5,10 @@
 //! and one load, but the rounds are the dice's, so the loop's exit is a branch no
 //! predictor learns, and every battle pays for it, and for its counts, in scalar
 //! instructions. Here the [`LANES`] lanes of [`FieldKernel::fight_block`] advance
-//! together, a round each a sweep, in four AVX-512 registers of eight: each lane's own
-//! xoshiro256++ stream steps in the registers and the round's value is cut by two 32-bit
-//! multiplies (`dice::lanes::avx512`), and the next node is one gather. A lane whose battle ends counts it by
+//! together, a round each a sweep, in four AVX-512 registers of eight (or, on CPUs without
+//! AVX-512, eight AVX2 registers of four): each lane's own xoshiro256++ stream steps in
+//! the registers and the round's value is cut by two 32-bit multiplies
+//! (`dice::lanes::avx512`, `dice::lanes::avx2`), and the next node is one gather. A lane whose battle ends counts it by
 //! (rounds, node), which fix its whole outcome, and starts its next battle in the same
 //! sweep, until it has fought its share ([`lane_battles`]); a lane with none left runs on,
 //! counting into a spare slot.
@@ -304,10 +305,11 @@ mod tests {
     use crate::dice::DiceStream;
     use crate::rules::crt::{BattleResult, FieldBattle, FieldCombat, FieldRules};
 
-    /// Every form fights the same battles: the table's lanes all at once (where the CPU
-    /// has AVX-512F), the table lane by lane, and the round-by-round kernel lane by lane
-    /// (the reference: no table involved), with the same counts and the same words drawn
-    /// from the block's stream (the lanes' keys: `LANES`, or none for no battle).
+    /// Every form fights the same battles: the table's lanes all at once (in each vector
+    /// form the CPU has, AVX-512F or AVX2), the table lane by lane, and the round-by-round
+    /// kernel lane by lane (the reference: no table involved), with the same counts and the
+    /// same words drawn from the block's stream (the lanes' keys: `LANES`, or none for no
+    /// battle).
     #[test]
     fn lanes_at_once_fight_the_battles_each_lane_fights_on_its_own_stream() {
         let mixed = [[2, 1, 0, 1, 0, 0, 0], [0, 0, 2, 0, 1, 1, 0]];

@@ -6,7 +6,7 @@
 //! instructions. Here a block's engagements are fought in [`LANES`] lanes, each on its own
 //! stream split from the block's (`dice::lanes`): lane `l` fights
 //! [`lane_battles`]`(n, l)` engagements one after another on its stream, so the engagements
-//! are the same whichever form fights them: the AVX-512 sweeps (x86-64 with AVX-512F,
+//! are the same whichever form fights them: the vector sweeps (x86-64 with AVX-512F or AVX2,
 //! detected at run time), where the lanes advance together, one round each a sweep, and a
 //! lane whose engagement ends counts it and starts its next in the same sweep; or
 //! [`EngagementKernel::engage`] lane by lane, on any machine, for engagements too large
@@ -15,7 +15,7 @@
 //! is how runs fight naval engagements (`systems::naval`).
 //!
 //! The dice: an engagement takes one fresh word a round (the battle die and the pursuit
-//! die, `take(36)` as in the one-at-a-time kernel), from its lane's stream; in the AVX-512
+//! die, `take(36)` as in the one-at-a-time kernel), from its lane's stream; in the vector
 //! sweeps a lane with no engagement left draws its word and does not use it, until the
 //! block's last lane is done. Whether an engagement is counted is decided before its first
 //! die (each lane fights its share), so the counts keep the rules' distribution.
@@ -67,7 +67,7 @@ fn pack(kernel: &EngagementKernel) -> Vec<u32> {
 /// `rounds · 8 + result`, and (NSP lost by A, NSP lost by B) as
 /// `lost_a << loss_shift | lost_b`. Keys are made by shifts. Each table ends in [`LANES`]
 /// spare slots, one a lane, where a lane that did not end a counted engagement counts (so
-/// that every lane counts every sweep). The AVX-512 sweeps' counts: the lane-by-lane form
+/// that every lane counts every sweep). The vector sweeps' counts: the lane-by-lane form
 /// records each engagement in the histogram.
 struct Tally {
     /// The joint counts, or the (rounds, result) counts.
@@ -89,7 +89,7 @@ impl Tally {
     const MAX_JOINT_SLOTS: usize = 1 << 18;
 
     /// Whether the lanes can fight `kernel`'s engagements: count tables of at most
-    /// [`Self::MAX_SLOTS`] (which also keeps every index of the AVX-512 sweep, and the
+    /// [`Self::MAX_SLOTS`] (which also keeps every index of the vector sweeps, and the
     /// [`RowTable`], far within `i32`).
     fn fits(kernel: &EngagementKernel) -> bool {
         kernel.nsp.iter().all(|&s| s < 1 << 16)
@@ -174,14 +174,14 @@ impl Tally {
 
 impl EngagementKernel {
     /// `n` engagements in [`LANES`] lanes on the lanes' streams split from `dice`, counted
-    /// into `h` (see the module docs): what a run's block does. The AVX-512 sweeps' tables
+    /// into `h` (see the module docs): what a run's block does. The vector sweeps' tables
     /// (the packed effects, the rows, the counts) are built once a call: at most about
     /// 3 MiB (2 of them counts), about 0.16 MB at the largest engagement that validates.
     ///
     /// Returns the words drawn from all streams, the block's and the lanes' (for the
     /// benches' and `dice_count`'s words per engagement): the lanes' keys ([`LANES`] from
     /// `dice`, none where `n` is 0), and one word a round of each lane's engagements, or,
-    /// in the AVX-512 sweeps, one word a lane every sweep until the last lane is done.
+    /// in the vector sweeps, one word a lane every sweep until the last lane is done.
     ///
     /// # Panics
     /// On a round limit of 0, which no engagement that validates has.

@@ -4,8 +4,9 @@
 //! Why this module exists: a run counts seven totals a map (seven increments, scattered
 //! over the histogram), and one map's dice are a short chain of multiplies on one word,
 //! so a map at a time spends most of its time on bookkeeping. Here the [`LANES`] lanes of
-//! [`CoalitionMap::count`] each roll a map a sweep, in four AVX-512 registers of eight:
-//! the lanes' streams step in the registers (`dice::lanes::avx512`), each member's die is
+//! [`CoalitionMap::count`] each roll a map a sweep, in four AVX-512 registers of eight (or,
+//! on CPUs without AVX-512, eight AVX2 registers of four): the lanes' streams step in the
+//! registers (`dice::lanes::avx512`, `dice::lanes::avx2`), each member's die is
 //! cut there as [`CoalitionMap::roll`] cuts it, and a map is counted once, by its members'
 //! faces as one number; the seven totals are added once a call per number that came up.
 //! The maps are those [`CoalitionMap::roll`] rolls lane by lane on the lanes' streams (the
