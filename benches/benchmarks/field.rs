@@ -12,7 +12,7 @@ use battlelab::rules::crt::{BattleHistogram, FieldCombat, FieldRules};
 use battlelab::rules::field_table::{BattleTable, FieldKernel, MAX_TABLE_ENTRIES};
 use battlelab_core::scenarios;
 
-use super::{bare_xoshiro, print_words, BATCH};
+use super::{bare_xoshiro, print_lane_words, print_words, BATCH};
 
 fn field(c: &mut Criterion) {
     let field = FieldCombat::new(FieldRules::printed()).unwrap();
@@ -24,14 +24,9 @@ fn field(c: &mut Criterion) {
     // As runs fight them, 32 lanes at once on their own streams: the words `fight_block`
     // reports (the lanes' keys, and a word a lane every sweep until the last lane is done).
     let mut h = BattleHistogram::new(&prepared, field.rules().round_limit);
-    let mut dice = DiceStream::for_block(1, 0);
-    let words: u64 = (0..16)
-        .map(|_| FieldKernel::Table(&table).fight_block(&mut dice, BATCH, &mut h))
-        .sum();
-    println!(
-        "words/battle {:.3}: field battles 12 v 8, 32 at once, in blocks of {BATCH}",
-        words as f64 / (16 * BATCH) as f64
-    );
+    print_lane_words("field battles 12 v 8, 32 at once", |d, n| {
+        FieldKernel::Table(&table).fight_block(d, n, &mut h)
+    });
     let mut group = c.benchmark_group("field");
     group.throughput(Throughput::Elements(BATCH));
     let mut dice = DiceStream::for_block(1, 0);

@@ -1,8 +1,9 @@
 //! Miniatures melee (RULES.md D): whole engagements of a 20-model unit against a
 //! 20-model unit (about 2.6 phases each, 10 attack dice a side per phase; as run, 32 at
 //! once: `rules/melee/lockstep.rs`), and the same with a flanker and a rear charge (as
-//! run, lane by lane), beside the bare xoshiro loop; one engagement at a time; one phase alone; the
-//! exact first phase (binomial counts in big integers) and the exact engagement chain.
+//! run, lane by lane), beside the bare xoshiro loop; one engagement at a time; one phase
+//! alone; the exact first phase (binomial counts in big integers) and the exact
+//! engagement chain.
 
 use std::hint::black_box;
 
@@ -11,7 +12,7 @@ use criterion::{criterion_group, Criterion, Throughput};
 use battlelab::dice::DiceStream;
 use battlelab_core::scenarios;
 
-use super::{bare_xoshiro, print_words, BATCH};
+use super::{bare_xoshiro, print_lane_words, print_words, BATCH};
 
 fn melee(c: &mut Criterion) {
     let duel = scenarios::melee_duel();
@@ -30,12 +31,9 @@ fn melee(c: &mut Criterion) {
     // done; the other, fought lane by lane: its own engagements' words).
     for (name, combat) in [("20 v 20", &duel), ("20 v 20 + flank + rear", &surrounded)] {
         let mut h = combat.empty_engagement_histogram();
-        let mut dice = DiceStream::for_block(1, 0);
-        let words = (0..16)
-            .map(|_| combat.engagement_block(&mut dice, BATCH, &mut h))
-            .sum::<u64>() as f64
-            / (16 * BATCH) as f64;
-        println!("words/battle {words:.3}: melee engagements {name} as run, in blocks of {BATCH}");
+        print_lane_words(&format!("melee engagements {name} as run"), |d, n| {
+            combat.engagement_block(d, n, &mut h)
+        });
     }
 
     let mut group = c.benchmark_group("melee");

@@ -30,3 +30,14 @@ pub fn print_words(name: &str, battle: impl FnMut(&mut DiceStream)) {
     let words = battlelab_core::scenarios::words_per_battle(1 << 16, battle);
     println!("words/battle {words:.3}: {name}");
 }
+
+/// Prints the words one battle of a kernel in lanes draws, as runs fight them: `block`
+/// fights a block of [`BATCH`] battles on a fresh block stream and returns the words it
+/// reports (the lanes' keys, and the lanes' words to the block's last sweep), over 16
+/// blocks; read against the bench's cost as [`print_words`]'s figures are.
+pub fn print_lane_words(name: &str, mut block: impl FnMut(&mut DiceStream, u64) -> u64) {
+    let mut dice = DiceStream::for_block(1, 0);
+    let words: u64 = (0..16).map(|_| block(&mut dice, BATCH)).sum();
+    let words = words as f64 / (16 * BATCH) as f64;
+    println!("words/battle {words:.3}: {name}, in blocks of {BATCH}");
+}

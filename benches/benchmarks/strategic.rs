@@ -11,7 +11,7 @@ use battlelab::rules::naval::EngagementHistogram;
 use battlelab::rules::setup::{CoalitionMap, CompiledMap};
 use battlelab_core::scenarios;
 
-use super::{bare_xoshiro, print_words, BATCH};
+use super::{bare_xoshiro, print_lane_words, print_words, BATCH};
 
 fn strategic(c: &mut Criterion) {
     let mut group = c.benchmark_group("d6 tables");
@@ -47,12 +47,9 @@ fn strategic(c: &mut Criterion) {
     let mut h = EngagementHistogram::new(&engagement);
     // The words `record_many` reports: the lanes' keys, and a word a lane every sweep until
     // the block's last lane is done.
-    let mut dice = DiceStream::for_block(1, 0);
-    let words = (0..16)
-        .map(|_| naval.record_many(&mut dice, BATCH, &mut h))
-        .sum::<u64>() as f64
-        / (16 * BATCH) as f64;
-    println!("words/battle {words:.3}: naval engagements 6 v 4, 32 at once, in blocks of {BATCH}");
+    print_lane_words("naval engagements 6 v 4, 32 at once", |d, n| {
+        naval.record_many(d, n, &mut h)
+    });
     let mut group = c.benchmark_group("naval engagement");
     group.throughput(Throughput::Elements(BATCH));
     let mut dice = DiceStream::for_block(1, 0);
@@ -103,12 +100,9 @@ fn strategic(c: &mut Criterion) {
     let one = CoalitionMap::new(&states, 0);
     let offsets = [0, 400, 800, 1200, 1600, 2000, 2400];
     let mut histogram = vec![0u64; 2800];
-    let mut dice = DiceStream::for_block(1, 0);
-    let words = (0..16)
-        .map(|_| one.count(&mut dice, BATCH, &offsets, &mut histogram))
-        .sum::<u64>() as f64
-        / (16 * BATCH) as f64;
-    println!("words/battle {words:.3}: setup, one coalition, 32 at once, in blocks of {BATCH}");
+    print_lane_words("setup, one coalition, 32 at once", |d, n| {
+        one.count(d, n, &offsets, &mut histogram)
+    });
     let mut dice = DiceStream::for_block(1, 0);
     group.bench_function("one coalition counted, as run (2 majors, 3 minors)", |b| {
         let mut histogram = vec![0u64; 2800];

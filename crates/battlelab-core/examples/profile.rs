@@ -15,13 +15,14 @@
 //! a change to the single-row paths is measured on the multi-row ones too),
 //! `frontier-dice` (a frontier battle's 96 d6 cut as `PackedDice` cuts them, and no
 //! rules), `ratio-rescue`, `ratio-press`, `ratio-optimal`, `melee-duel` and
-//! `melee-surrounded` (in blocks, as runs fight them: the duel 32 at once,
-//! `rules/melee/lockstep.rs`, the other lane by lane), `setup`, `naval` (one engagement at a time, not counted), `naval-record` (one at a
-//! time, each counted in a histogram) and `naval-lockstep` (32 at once, counted, in blocks, as runs
-//! fight them: `rules/naval/lockstep.rs`), `field` (the bench's field battle from its table,
-//! one at a time, each counted) and `field-lanes` (32 at once, counted, in blocks, as runs
-//! fight them: `rules/field_table/lockstep.rs`), and `setup-count` (one coalition's maps
-//! counted in blocks, as runs count them: `rules/setup/lockstep.rs`).
+//! `melee-surrounded` (the duel 32 at once, `rules/melee/lockstep.rs`, the other lane by
+//! lane), `setup`, `naval` (one engagement at a time, not counted), `naval-record` (one
+//! at a time, each counted in a histogram) and `naval-lockstep` (32 at once, counted:
+//! `rules/naval/lockstep.rs`), `field` (the bench's field battle from its table, one at a
+//! time, each counted) and `field-lanes` (32 at once, counted:
+//! `rules/field_table/lockstep.rs`), and `setup-count` (one coalition's maps counted:
+//! `rules/setup/lockstep.rs`). The kernels in lanes run in blocks of `BLOCK_TRIALS`, as
+//! runs fight them.
 
 use std::time::Instant;
 
@@ -99,10 +100,9 @@ fn main() {
                 scenarios::melee_surrounded()
             };
             let mut h = combat.empty_engagement_histogram();
-            for block in 0..battles.div_ceil(BLOCK_TRIALS) {
-                let n = BLOCK_TRIALS.min(battles - block * BLOCK_TRIALS);
-                combat.engagement_block(&mut dice, n, &mut h);
-            }
+            in_blocks(&mut dice, battles, |d, n| {
+                combat.engagement_block(d, n, &mut h);
+            });
             h.ends.iter().zip(1..).map(|(c, i)| c * i).sum::<u64>() + h.models_lost[1][3]
         }
         "setup" => {
@@ -117,10 +117,9 @@ fn main() {
             let one = battlelab_core::rules::setup::CoalitionMap::new(&scenarios::setup_map(), 0);
             let offsets = [0, 400, 800, 1200, 1600, 2000, 2400];
             let mut histogram = vec![0u64; 2800];
-            for block in 0..battles.div_ceil(BLOCK_TRIALS) {
-                let n = BLOCK_TRIALS.min(battles - block * BLOCK_TRIALS);
-                one.count(&mut dice, n, &offsets, &mut histogram);
-            }
+            in_blocks(&mut dice, battles, |d, n| {
+                one.count(d, n, &offsets, &mut histogram);
+            });
             histogram[400..800]
                 .iter()
                 .enumerate()
@@ -148,10 +147,9 @@ fn main() {
             let (naval, engagement) = scenarios::naval();
             let kernel = naval.kernel(&engagement);
             let mut h = battlelab_core::rules::naval::EngagementHistogram::new(&engagement);
-            for block in 0..battles.div_ceil(BLOCK_TRIALS) {
-                let n = BLOCK_TRIALS.min(battles - block * BLOCK_TRIALS);
-                kernel.record_many(&mut dice, n, &mut h);
-            }
+            in_blocks(&mut dice, battles, |d, n| {
+                kernel.record_many(d, n, &mut h);
+            });
             h.result[0] + h.rounds[2]
         }
         "field" | "field-lanes" => {
@@ -165,10 +163,9 @@ fn main() {
                 }
             } else {
                 let kernel = FieldKernel::Table(&table);
-                for block in 0..battles.div_ceil(BLOCK_TRIALS) {
-                    let n = BLOCK_TRIALS.min(battles - block * BLOCK_TRIALS);
-                    kernel.fight_block(&mut dice, n, &mut h);
-                }
+                in_blocks(&mut dice, battles, |d, n| {
+                    kernel.fight_block(d, n, &mut h);
+                });
             }
             h.result[0] + h.rounds[2]
         }
@@ -184,4 +181,12 @@ fn main() {
         "{kernel}: {battles} battles in {secs:.2} s ({:.3} M/s) [{check}]",
         battles as f64 / secs / 1e6
     );
+}
+
+/// `battles` battles in blocks of `BLOCK_TRIALS` (the last one shorter), as runs fight a
+/// kernel in lanes: `block(dice, n)` fights a block of `n`.
+fn in_blocks(dice: &mut DiceStream, battles: u64, mut block: impl FnMut(&mut DiceStream, u64)) {
+    for first in (0..battles).step_by(BLOCK_TRIALS as usize) {
+        block(dice, BLOCK_TRIALS.min(battles - first));
+    }
 }

@@ -30,7 +30,8 @@ pub fn lane_battles(n: u64, lane: usize) -> u64 {
 /// A block's `n` battles in [`LANES`] lanes, counted into `counts`: the lanes' streams are
 /// split from `dice` ([`DiceStream::lane_states`]; none where `n` is 0), then `at_once`
 /// fights all lanes together and returns the words each lane drew (the same in every
-/// lane: a word a sweep for naval and field), or returns `None` having fought nothing, and then the lanes are fought one after another,
+/// lane: a word a sweep for naval and field, three for melee, a map's for setup), or
+/// returns `None` having fought nothing. Then the lanes are fought one after another,
 /// `battle` fighting one battle on a lane's stream and returning the words it drew: lane
 /// `l`'s [`lane_battles`]`(n, l)` battles, the very battles `at_once` fights. Returns the
 /// words drawn from all streams: the lanes' keys, and the lanes' words.
@@ -97,6 +98,24 @@ impl VectorForm {
     /// The widest form this CPU has.
     pub(crate) fn detect() -> Option<Self> {
         Self::ALL.into_iter().find(|form| form.available())
+    }
+}
+
+#[cfg(test)]
+impl VectorForm {
+    /// Asserts that each form ran (`ran[form as usize]` calls of it) exactly where the CPU
+    /// has it: a test that ran none where it could, or one it cannot, fails.
+    pub(crate) fn assert_ran_where_available(ran: [usize; 2]) {
+        for form in Self::ALL {
+            assert_eq!(
+                ran[form as usize] > 0,
+                form.available(),
+                "{form:?}: {ran:?}"
+            );
+            if !form.available() {
+                eprintln!("this machine has no {form:?}: that form did not run");
+            }
+        }
     }
 }
 
@@ -200,6 +219,31 @@ pub(crate) mod avx2 {
     /// Registers of four 64-bit lanes that hold [`LANES`] lanes.
     pub const GROUPS: usize = LANES / 4;
 
+    /// Registers of eight 32-bit lanes that hold [`LANES`] lanes.
+    pub const GROUPS32: usize = LANES / 8;
+
+    /// `value(lane)` for the four lanes of group `g`, lane `4g + i` in element `i`.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn group(g: usize, value: impl Fn(usize) -> u64) -> __m256i {
+        let values: [u64; 4] = std::array::from_fn(|i| value(4 * g + i));
+        _mm256_loadu_si256(values.as_ptr().cast())
+    }
+
+    /// `value(lane)` for the eight 32-bit lanes of group `g`, lane `8g + i` in element
+    /// `i` (lanes `8g` to `8g + 3` are the words of stream group `2g`, the rest of
+    /// `2g + 1`).
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn group32(g: usize, value: impl Fn(usize) -> u32) -> __m256i {
+        let values: [u32; 8] = std::array::from_fn(|i| value(8 * g + i));
+        _mm256_loadu_si256(values.as_ptr().cast())
+    }
+
     /// The [`LANES`] lanes' xoshiro256++ streams, four to a register: `s[g][k]` is state
     /// word `k` of group `g`'s lanes.
     pub struct Streams {
@@ -221,12 +265,7 @@ pub(crate) mod avx2 {
         #[target_feature(enable = "avx2")]
         pub unsafe fn new(lanes: &[[u64; 4]; LANES]) -> Self {
             Self {
-                s: std::array::from_fn(|g| {
-                    std::array::from_fn(|k| {
-                        let values: [u64; 4] = std::array::from_fn(|i| lanes[4 * g + i][k]);
-                        _mm256_loadu_si256(values.as_ptr().cast())
-                    })
-                }),
+                s: std::array::from_fn(|g| std::array::from_fn(|k| group(g, |l| lanes[l][k]))),
             }
         }
 
@@ -250,6 +289,30 @@ pub(crate) mod avx2 {
             self.s[g] = [s0, s1, s2, s3];
             word
         }
+    }
+
+    /// The low halves of four 64-bit lanes as four 32-bit lanes (AVX2 has no narrowing
+    /// move: one permute of the even 32-bit elements).
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub unsafe fn narrow(v: __m256i) -> __m128i {
+        _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(
+            v,
+            _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6),
+        ))
+    }
+
+    /// Two registers of four 32-bit lanes as one of eight, `low`'s first.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub unsafe fn join(low: __m128i, high: __m128i) -> __m256i {
+        _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(low), high)
     }
 
     /// `DiceWord::take(sides)` in each 64-bit lane, for sides below 2^32, as
@@ -319,34 +382,42 @@ mod tests {
         );
     }
 
-    /// The vector streams are the scalar streams, and the vector cut is `DiceWord::take`
-    /// on the words where a carry from the low half decides it, the extremes, and random
-    /// words, for sides from 1 to 2^32 − 1.
-    /// The AVX2 streams are the scalar streams, and the AVX2 cut is `DiceWord::take`, as
-    /// for AVX-512 below.
+    /// Words to cut with `sides`: the extremes, words whose high half's product with
+    /// `sides` comes just short of a multiple of 2^32 (so that the low half's carry
+    /// decides the die), and 4,000 words of `block`.
     #[cfg(target_arch = "x86_64")]
-    #[test]
-    fn the_avx2_streams_and_cut_are_the_scalar_ones() {
-        use super::avx2::{take, take_with_rest, Streams, GROUPS};
-        use crate::dice::DiceWord;
-        use std::arch::x86_64::*;
-        if !is_x86_feature_detected!("avx2") {
-            eprintln!("this machine has no AVX2: the AVX2 forms are not used");
-            return;
+    fn words_to_cut(sides: u32, block: &mut DiceStream) -> Vec<u64> {
+        let s = u64::from(sides);
+        let mut words: Vec<u64> = vec![0, 1, u64::MAX, 1 << 32, (1 << 32) - 1, u64::MAX << 32];
+        for hi in [0xFFFF_FFFF / s, 0xFFFF_FFFF / s + 1, (1 << 31) / s + 1] {
+            for lo in [0, 1, 0xFFFF_FFFF, 0xFFFF_FFFF - 0xFFFF_FFFF / s] {
+                words.push((hi & 0xFFFF_FFFF) << 32 | lo);
+            }
         }
+        words.extend((0..4_000).map(|_| block.next_u64()));
+        words
+    }
+
+    /// A vector form's streams and cut against the scalar ones, `W` lanes to a register:
+    /// `next(g)` steps group `g` of `groups` (lane `W·g + i` in element `i`) from the lane
+    /// states of `DiceStream::for_block(8, 9)`, which the test passes in; `take` and
+    /// `take_with_rest` cut `W` words. The streams must give each lane's scalar stream
+    /// for 1,000 words; the cut, `DiceWord::take` on [`words_to_cut`] for sides 1 to
+    /// 2^32 − 1, and three dice in turn from each word.
+    #[cfg(target_arch = "x86_64")]
+    fn check_form<const W: usize>(
+        groups: usize,
+        mut next: impl FnMut(usize) -> [u64; W],
+        take: impl Fn([u64; W], u32) -> [u64; W],
+        take_with_rest: impl Fn([u64; W], u32) -> ([u64; W], [u64; W]),
+    ) {
+        use crate::dice::DiceWord;
         let mut block = DiceStream::for_block(8, 9);
-        let states = block.clone().lane_states();
         let mut scalar = block.lane_states().map(DiceStream::from_state);
-        // SAFETY (all the blocks below): AVX2 is detected above.
-        let mut streams = unsafe { Streams::new(&states) };
         for _ in 0..1_000 {
-            for g in 0..GROUPS {
-                let mut words = [0u64; 4];
-                unsafe {
-                    _mm256_storeu_si256(words.as_mut_ptr().cast(), streams.next(g));
-                }
-                for (i, w) in words.iter().enumerate() {
-                    assert_eq!(*w, scalar[4 * g + i].next_u64());
+            for g in 0..groups {
+                for (i, w) in next(g).iter().enumerate() {
+                    assert_eq!(*w, scalar[W * g + i].next_u64());
                 }
             }
         }
@@ -362,116 +433,81 @@ mod tests {
             999_983,
             u32::MAX,
         ] {
-            let s = u64::from(sides);
-            let mut words: Vec<u64> = vec![0, 1, u64::MAX, 1 << 32, (1 << 32) - 1, u64::MAX << 32];
-            for hi in [0xFFFF_FFFF / s, 0xFFFF_FFFF / s + 1, (1 << 31) / s + 1] {
-                for lo in [0, 1, 0xFFFF_FFFF, 0xFFFF_FFFF - 0xFFFF_FFFF / s] {
-                    words.push((hi & 0xFFFF_FFFF) << 32 | lo);
-                }
-            }
-            words.extend((0..4_000).map(|_| block.next_u64()));
-            for chunk in words.chunks(4) {
-                let mut lanes = [0u64; 4];
+            for chunk in words_to_cut(sides, &mut block).chunks(W) {
+                let mut lanes = [0u64; W];
                 lanes[..chunk.len()].copy_from_slice(chunk);
-                let mut cut = [0u64; 4];
-                unsafe {
-                    let v = take(
-                        _mm256_loadu_si256(lanes.as_ptr().cast()),
-                        _mm256_set1_epi64x(s as i64),
-                    );
-                    _mm256_storeu_si256(cut.as_mut_ptr().cast(), v);
-                }
-                for (w, c) in lanes.iter().zip(cut) {
+                for (w, c) in lanes.iter().zip(take(lanes, sides)) {
                     assert_eq!(c, u64::from(DiceWord(*w).take(sides)), "{w:#x} of {sides}");
                 }
-                // Three dice in turn from each word, as a word's dice are taken.
-                let (mut v, mut scalar) = (
-                    unsafe { _mm256_loadu_si256(lanes.as_ptr().cast()) },
-                    lanes.map(DiceWord),
-                );
+                let (mut words, mut scalar) = (lanes, lanes.map(DiceWord));
                 for _ in 0..3 {
-                    let mut dies = [0u64; 4];
-                    unsafe {
-                        let (die, rest) = take_with_rest(v, _mm256_set1_epi64x(s as i64));
-                        _mm256_storeu_si256(dies.as_mut_ptr().cast(), die);
-                        v = rest;
-                    }
+                    let (dies, rest) = take_with_rest(words, sides);
                     for (w, d) in scalar.iter_mut().zip(dies) {
                         assert_eq!(d, u64::from(w.take(sides)), "of {sides}");
                     }
+                    words = rest;
                 }
             }
         }
     }
 
+    /// The AVX2 streams are the scalar streams, and the AVX2 cut is `DiceWord::take`.
     #[cfg(target_arch = "x86_64")]
     #[test]
-    fn the_vector_streams_and_cut_are_the_scalar_ones() {
-        use super::avx512::{take, take_with_rest, Streams, GROUPS};
-        use crate::dice::DiceWord;
+    fn the_avx2_streams_and_cut_are_the_scalar_ones() {
+        use super::avx2::{take, take_with_rest, Streams, GROUPS};
         use std::arch::x86_64::*;
-        if !is_x86_feature_detected!("avx512f") {
-            eprintln!("this machine has no AVX-512F: the vector forms are not used");
+        if !VectorForm::Avx2.available() {
+            eprintln!("this machine has no AVX2: the AVX2 forms are not used");
             return;
         }
-        let mut block = DiceStream::for_block(8, 9);
-        let states = block.clone().lane_states();
-        let mut scalar = block.lane_states().map(DiceStream::from_state);
-        // SAFETY (all the blocks below): AVX-512F is detected above.
-        let mut streams = unsafe { Streams::new(&states) };
-        for _ in 0..1_000 {
-            for g in 0..GROUPS {
-                let mut words = [0u64; 8];
-                unsafe {
-                    _mm512_storeu_si512(words.as_mut_ptr().cast(), streams.next(g));
-                }
-                for (i, w) in words.iter().enumerate() {
-                    assert_eq!(*w, scalar[8 * g + i].next_u64());
-                }
-            }
+        // SAFETY (every block below): AVX2 is detected above.
+        let load = |w: [u64; 4]| unsafe { _mm256_loadu_si256(w.as_ptr().cast()) };
+        let store = |v: __m256i| {
+            let mut w = [0u64; 4];
+            unsafe { _mm256_storeu_si256(w.as_mut_ptr().cast(), v) };
+            w
+        };
+        let sides = |s: u32| unsafe { _mm256_set1_epi64x(i64::from(s)) };
+        let mut streams = unsafe { Streams::new(&DiceStream::for_block(8, 9).lane_states()) };
+        check_form(
+            GROUPS,
+            |g| store(unsafe { streams.next(g) }),
+            |w, s| store(unsafe { take(load(w), sides(s)) }),
+            |w, s| {
+                let (die, rest) = unsafe { take_with_rest(load(w), sides(s)) };
+                (store(die), store(rest))
+            },
+        );
+    }
+
+    /// The AVX-512 streams are the scalar streams, and the AVX-512 cut is `DiceWord::take`.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn the_avx512_streams_and_cut_are_the_scalar_ones() {
+        use super::avx512::{take, take_with_rest, Streams, GROUPS};
+        use std::arch::x86_64::*;
+        if !VectorForm::Avx512.available() {
+            eprintln!("this machine has no AVX-512F: the AVX-512 forms are not used");
+            return;
         }
-        for sides in [1u32, 2, 6, 36, 1_296, 46_656, 1 << 20, 999_983, u32::MAX] {
-            let s = u64::from(sides);
-            let mut words: Vec<u64> = vec![0, 1, u64::MAX, 1 << 32, (1 << 32) - 1, u64::MAX << 32];
-            // High halves whose product with `sides` comes just short of a multiple of
-            // 2^32, so that the low half's carry decides the die.
-            for hi in [0xFFFF_FFFF / s, 0xFFFF_FFFF / s + 1, (1 << 31) / s + 1] {
-                for lo in [0, 1, 0xFFFF_FFFF, 0xFFFF_FFFF - 0xFFFF_FFFF / s] {
-                    words.push((hi & 0xFFFF_FFFF) << 32 | lo);
-                }
-            }
-            words.extend((0..4_000).map(|_| block.next_u64()));
-            for chunk in words.chunks(8) {
-                let mut lanes = [0u64; 8];
-                lanes[..chunk.len()].copy_from_slice(chunk);
-                let mut cut = [0u64; 8];
-                unsafe {
-                    let v = take(
-                        _mm512_loadu_si512(lanes.as_ptr().cast()),
-                        _mm512_set1_epi64(s as i64),
-                    );
-                    _mm512_storeu_si512(cut.as_mut_ptr().cast(), v);
-                }
-                for (w, c) in lanes.iter().zip(cut) {
-                    assert_eq!(c, u64::from(DiceWord(*w).take(sides)), "{w:#x} of {sides}");
-                }
-                // Three dice in turn from each word, as a word's dice are taken.
-                let (mut v, mut scalar) = (
-                    unsafe { _mm512_loadu_si512(lanes.as_ptr().cast()) },
-                    lanes.map(DiceWord),
-                );
-                for _ in 0..3 {
-                    let mut dies = [0u64; 8];
-                    unsafe {
-                        let (die, rest) = take_with_rest(v, _mm512_set1_epi64(s as i64));
-                        _mm512_storeu_si512(dies.as_mut_ptr().cast(), die);
-                        v = rest;
-                    }
-                    for (w, d) in scalar.iter_mut().zip(dies) {
-                        assert_eq!(d, u64::from(w.take(sides)), "of {sides}");
-                    }
-                }
-            }
-        }
+        // SAFETY (every block below): AVX-512F is detected above.
+        let load = |w: [u64; 8]| unsafe { _mm512_loadu_si512(w.as_ptr().cast()) };
+        let store = |v: __m512i| {
+            let mut w = [0u64; 8];
+            unsafe { _mm512_storeu_si512(w.as_mut_ptr().cast(), v) };
+            w
+        };
+        let sides = |s: u32| unsafe { _mm512_set1_epi64(i64::from(s)) };
+        let mut streams = unsafe { Streams::new(&DiceStream::for_block(8, 9).lane_states()) };
+        check_form(
+            GROUPS,
+            |g| store(unsafe { streams.next(g) }),
+            |w, s| store(unsafe { take(load(w), sides(s)) }),
+            |w, s| {
+                let (die, rest) = unsafe { take_with_rest(load(w), sides(s)) };
+                (store(die), store(rest))
+            },
+        );
     }
 }

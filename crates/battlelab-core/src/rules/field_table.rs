@@ -315,8 +315,8 @@ impl<'a> FieldKernel<'a> {
     /// split from `dice` ([`DiceStream::lane_states`]: `dice` gives [`LANES`] words, none
     /// where `n` is 0). So the battles are the same whichever kernel fights them and
     /// however many lanes it advances at once: the table's battles, lane by lane, where a
-    /// table was built (all lanes together where the CPU has AVX-512F or AVX2, the round is one
-    /// joint draw, and the call has a battle for every 4 count keys, at most 2^18 keys:
+    /// table was built (all lanes together where the CPU has AVX-512F or AVX2, the round is
+    /// one joint draw, and the call has a battle for every 4 count keys, at most 2^18 keys:
     /// `lockstep`), else the round-by-round kernel's, lane by lane.
     ///
     /// Returns the words drawn from all streams, the block's and the lanes' (for the

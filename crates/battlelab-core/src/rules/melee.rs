@@ -1331,17 +1331,19 @@ impl MeleeCombat {
     }
 
     /// The wounds of the attack group `group` (a [`GroupRef`]) in slot `slot` (as in
-    /// `table_refs`), from `rng`.
+    /// `table_refs`), from `rng`, and the words drawn: one for a group sampled from a table,
+    /// one for every six dice of a group rolled die by die ([`roll_group`]).
     #[inline(always)]
-    fn group_wounds(&self, slot: usize, group: GroupRef, rng: &mut DiceStream) -> u32 {
+    fn group_wounds(&self, slot: usize, group: GroupRef, rng: &mut DiceStream) -> (u32, u64) {
         if group & 15 != 0 {
-            self.sample_table(group, rng.next_u64()) & 0xffff
+            (self.sample_table(group, rng.next_u64()) & 0xffff, 1)
         } else {
             // The stream goes in and out by value, so the kernel's copy of it never has
             // its address taken and can live in registers.
-            let (wounds, after) = self.roll_large_group(slot, group >> 4, rng.clone());
+            let dice = group >> 4;
+            let (wounds, after) = self.roll_large_group(slot, dice, rng.clone());
             *rng = after;
-            wounds
+            (wounds, u64::from(dice.div_ceil(6)))
         }
     }
 
@@ -1390,16 +1392,6 @@ impl MeleeCombat {
         }
     }
 
-    /// The words [`Self::group_wounds`] draws for `group`.
-    #[inline(always)]
-    fn group_words(group: GroupRef) -> u64 {
-        if group & 15 != 0 {
-            1
-        } else {
-            u64::from((group >> 4).div_ceil(6))
-        }
-    }
-
     /// [`MeleeCombat::engage_counting_words`] against `B` side-B units.
     #[inline(always)]
     fn engage_against<const B: usize>(&self, dice: &mut DiceStream) -> (EngagementOutcome, u64) {
@@ -1422,12 +1414,15 @@ impl MeleeCombat {
             for j in 0..B {
                 if present_now & (2 << j) != 0 {
                     let b_at = t.unit_at[t.unit_base[1 + j] + taken_b[j] as usize];
-                    on_a += self.group_wounds(1 + j, b_at.group, &mut rng);
-                    words += Self::group_words(b_at.group);
+                    let (wounds, drawn) = self.group_wounds(1 + j, b_at.group, &mut rng);
+                    on_a += wounds;
+                    words += drawn;
                     let a_group = t.a_groups[at.a_base[j] as usize + taken_a as usize];
                     if a_group != 0 {
-                        on_b[j] = self.group_wounds(MAX_B_UNITS + 1 + j, a_group, &mut rng);
-                        words += Self::group_words(a_group);
+                        let (wounds, drawn) =
+                            self.group_wounds(MAX_B_UNITS + 1 + j, a_group, &mut rng);
+                        on_b[j] = wounds;
+                        words += drawn;
                     }
                 }
             }

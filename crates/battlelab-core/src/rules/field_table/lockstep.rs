@@ -153,20 +153,16 @@ unsafe fn sweeps_avx2(
     n: u64,
     counts: &mut Counts,
 ) -> u64 {
-    use crate::dice::lanes::avx2::{take, Streams, GROUPS};
+    use crate::dice::lanes::avx2::{group, narrow, take, Streams, GROUPS};
     use crate::dice::lanes::lane_battles;
     use std::arch::x86_64::*;
     // Every 64-bit value below is under 2^63 (nodes, rounds and keys far smaller), so
     // AVX2's signed compares order them as unsigned.
     let splat = |v: u64| _mm256_set1_epi64x(v as i64);
-    let four = |g: usize, value: &dyn Fn(usize) -> u64| {
-        let values: [u64; 4] = std::array::from_fn(|i| value(4 * g + i));
-        _mm256_loadu_si256(values.as_ptr().cast())
-    };
     let mut streams = Streams::new(lanes);
-    let mut left: [__m256i; GROUPS] = std::array::from_fn(|g| four(g, &|l| lane_battles(n, l)));
+    let mut left: [__m256i; GROUPS] = std::array::from_fn(|g| group(g, |l| lane_battles(n, l)));
     let spare: [__m256i; GROUPS] =
-        std::array::from_fn(|g| four(g, &|l| (counts.slots.len() - LANES + l) as u64));
+        std::array::from_fn(|g| group(g, |l| (counts.slots.len() - LANES + l) as u64));
     let (zero, one, all) = (splat(0), splat(1), splat(u64::MAX));
     let v_sides = splat(u64::from(sides));
     let v_stride = splat(table.stride as u64);
@@ -174,8 +170,6 @@ unsafe fn sweeps_avx2(
     let v_limit = splat(u64::from(table.round_limit));
     let v_node_bits = _mm_set1_epi64x(i64::from(counts.node_bits));
     let low16 = _mm_set1_epi32(0xFFFF);
-    // The even 32-bit elements (each 64-bit lane's low half) to the low 128 bits.
-    let evens = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
     let mut node = [zero; GROUPS];
     let mut round = [zero; GROUPS];
     let mut keys = [0u32; LANES];
@@ -183,7 +177,7 @@ unsafe fn sweeps_avx2(
     while left.iter().any(|&l| _mm256_testz_si256(l, l) == 0) {
         sweeps += 1;
         for g in 0..GROUPS {
-            let active = _mm256_xor_si256(_mm256_cmpeq_epi64(left[g], zero), all);
+            let idle = _mm256_cmpeq_epi64(left[g], zero);
             let word = streams.next(g);
             let value = take(word, v_sides);
             // The next node, a `u16` read as the low half of the 32 bits at its address.
@@ -200,13 +194,10 @@ unsafe fn sweeps_avx2(
                 ),
                 all,
             );
-            let counted = _mm256_and_si256(ended, active);
+            let counted = _mm256_andnot_si256(idle, ended);
             let key = _mm256_or_si256(_mm256_sll_epi64(rounds, v_node_bits), next);
             let slot = _mm256_blendv_epi8(spare[g], key, counted);
-            _mm_storeu_si128(
-                keys.as_mut_ptr().add(4 * g).cast(),
-                _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(slot, evens)),
-            );
+            _mm_storeu_si128(keys.as_mut_ptr().add(4 * g).cast(), narrow(slot));
             node[g] = _mm256_blendv_epi8(next, zero, ended);
             round[g] = _mm256_blendv_epi8(rounds, zero, ended);
             // `counted` is −1 where set.
@@ -433,12 +424,7 @@ mod tests {
             results.iter().filter(|&&c| c > 0).count() >= 3,
             "{results:?}"
         );
-        for form in VectorForm::ALL {
-            assert_eq!(at_once[form as usize] > 0, form.available(), "{form:?}");
-            if !form.available() {
-                eprintln!("this machine has no {form:?}: that form did not run");
-            }
-        }
+        VectorForm::assert_ran_where_available(at_once);
         assert_eq!(as_run_at_once > 0, VectorForm::detect().is_some());
     }
 

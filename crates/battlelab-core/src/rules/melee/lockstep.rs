@@ -36,10 +36,10 @@
 #![cfg_attr(not(target_arch = "x86_64"), allow(dead_code, unused_imports))]
 
 use super::{EngagementHistogram, GroupRef, MeleeCombat, END_BY_FLAGS, END_COUNT};
-use crate::dice::lanes::{lane_battles, LANES};
+use crate::dice::lanes::{lane_battles, VectorForm, LANES};
 
 /// What the AVX2 sweeps read of a duel (one side-B unit), built once a call.
-struct Duel {
+struct Duel<'a> {
     /// `sides[0][taken]`: A after `taken` wounds (0 to its total): its attack group on B
     /// (a [`GroupRef`] naming a table) in bits 0–23 and its break margin from bit 24;
     /// `sides[1][taken]` likewise for B (its group on A). A side taken to its total is
@@ -51,7 +51,7 @@ struct Duel {
     /// B's flank and rear bonus (0 for a unit in front).
     bonus: u32,
     /// `break_sum[v]` of the combat (`EngageTables::break_sum`).
-    break_sum: Vec<u32>,
+    break_sum: &'a [u32],
     break_faces: u32,
     round_limit: u32,
     /// `lost[side][taken]`: models lost after `taken` wounds.
@@ -61,7 +61,7 @@ struct Duel {
 /// Bits of a [`Duel`] side entry that hold the group.
 const GROUP_BITS: u32 = 24;
 
-impl Duel {
+impl<'a> Duel<'a> {
     /// Most slots of the count table (2 MiB of counts): the bench duel's is 15,876.
     const MAX_SLOTS: usize = 1 << 18;
 
@@ -74,7 +74,7 @@ impl Duel {
     /// attack group of a unit not yet destroyed sampled from a table (no group of no dice,
     /// none rolled die by die: then a phase is always three words); groups and margins
     /// within their bits; at most [`Self::MAX_SLOTS`] count slots.
-    fn new(combat: &MeleeCombat) -> Option<Self> {
+    fn new(combat: &'a MeleeCombat) -> Option<Self> {
         if combat.units.len() != 2 {
             return None;
         }
@@ -116,7 +116,7 @@ impl Duel {
             sides,
             total,
             bonus: at.bonus,
-            break_sum: t.break_sum.clone(),
+            break_sum: &t.break_sum,
             break_faces: t.break_faces,
             round_limit: combat.engagement.round_limit,
             lost,
@@ -136,9 +136,11 @@ impl Duel {
     }
 
     /// Whether a call of `n` engagements is worth the table: at most
-    /// [`Self::SLOTS_PER_ENGAGEMENT`] slots an engagement.
+    /// [`Self::SLOTS_PER_ENGAGEMENT`] slots an engagement (and each lane's share within
+    /// the sweeps' 32-bit count of engagements left; a run's block is 65,536).
     fn worth(&self, n: u64) -> bool {
         (self.slots() as u64).div_ceil(Self::SLOTS_PER_ENGAGEMENT as u64) <= n
+            && lane_battles(n, 0) <= u64::from(u32::MAX)
     }
 
     /// Adds the counts (the spare slots aside) into `h`: a key's first part is the
@@ -171,7 +173,7 @@ impl MeleeCombat {
     ) -> Option<u64> {
         let duel = Duel::new(self).filter(|duel| duel.worth(n))?;
         #[cfg(target_arch = "x86_64")]
-        if is_x86_feature_detected!("avx2") {
+        if VectorForm::Avx2.available() {
             let mut counts = vec![0u64; duel.slots() + LANES];
             // SAFETY: the feature is detected above, and `duel` is `Duel::new(self)`'s,
             // `counts` as long as its slots and the spare ones.
@@ -194,12 +196,12 @@ impl MeleeCombat {
     #[target_feature(enable = "avx2")]
     unsafe fn sweeps_avx2(
         &self,
-        duel: &Duel,
+        duel: &Duel<'_>,
         lanes: &[[u64; 4]; LANES],
         n: u64,
         counts: &mut [u64],
     ) -> u64 {
-        use crate::dice::lanes::avx2::{take, Streams};
+        use crate::dice::lanes::avx2::{group32, join, narrow, take, Streams, GROUPS32};
         use std::arch::x86_64::*;
         debug_assert_eq!(counts.len(), duel.slots() + LANES);
         // Every 32-bit value below is under 2^31 (wounds, margins and sums of at most a few
@@ -210,15 +212,19 @@ impl MeleeCombat {
         let side_a: *const i32 = duel.sides[0].as_ptr().cast();
         let side_b: *const i32 = duel.sides[1].as_ptr().cast();
         let break_sum: *const i32 = duel.break_sum.as_ptr().cast();
-        let (v_zero, v_one, v_all) = (splat(0), splat(1), splat(u32::MAX));
+        let (v_zero, v_one, v_two, v_four, v_all) =
+            (splat(0), splat(1), splat(2), splat(4), splat(u32::MAX));
         let v_group = splat((1 << GROUP_BITS) - 1);
         let v_wounds = splat(0xffff);
         let (v_total_a, v_total_b) = (splat(duel.total[0]), splat(duel.total[1]));
         let v_bonus = splat(duel.bonus);
-        let v_limit = splat(duel.round_limit);
         let v_faces = _mm256_set1_epi64x(i64::from(duel.break_faces));
-        let v_end_count = splat(END_COUNT as u32);
-        let v_per_end = splat(duel.per_end() as u32);
+        // A key's phase part, `(phase − 1) · END_COUNT · per_end`, is kept as it stands
+        // (`phase_key`): it steps by `v_phase_step` a phase, and the last phase's is
+        // `v_last_phase_key`.
+        let phase_step = (END_COUNT * duel.per_end()) as u32;
+        let v_phase_step = splat(phase_step);
+        let v_last_phase_key = splat((duel.round_limit - 1) * phase_step);
         let v_b_states = splat(duel.total[1] + 1);
         let (v_one_64, v_fifteen_64, v_sixty_four, v_sign_64) = (
             _mm256_set1_epi64x(1),
@@ -226,20 +232,13 @@ impl MeleeCombat {
             _mm256_set1_epi64x(64),
             _mm256_set1_epi64x(i64::MIN),
         );
-        // The even 32-bit elements (each 64-bit lane's low half) to the low 128 bits.
-        let v_evens = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
-        // `END_BY_FLAGS` as end indices, flags 0–7 and 8–15.
-        let ends: [i32; 16] = std::array::from_fn(|f| END_BY_FLAGS[f].index() as i32);
+        // A key's end part, `end · per_end`, by flags (`END_BY_FLAGS`), 0–7 and 8–15.
+        let ends: [i32; 16] =
+            std::array::from_fn(|f| (END_BY_FLAGS[f].index() * duel.per_end()) as i32);
         let v_ends_low = _mm256_loadu_si256(ends.as_ptr().cast());
         let v_ends_high = _mm256_loadu_si256(ends.as_ptr().add(8).cast());
         let (fresh_a, fresh_b) = (splat(duel.sides[0][0]), splat(duel.sides[1][0]));
-        // Four 64-bit lanes' low halves as four 32-bit lanes.
         // (Macros, not closures: a closure would not inherit the target features.)
-        macro_rules! narrow {
-            ($v:expr) => {
-                _mm256_castsi256_si128(_mm256_permutevar8x32_epi32($v, v_evens))
-            };
-        }
         // The packed outcome of the alias table `group` for the word `u`, four lanes
         // (`MeleeCombat::sample_table`): the column from the word's top bits, `cut` and the
         // two outcomes as the column's two 64-bit words, the outcome below the cut in the
@@ -261,59 +260,47 @@ impl MeleeCombat {
                     _mm256_xor_si256(cut, v_sign_64),
                     _mm256_xor_si256(u, v_sign_64),
                 );
-                narrow!(_mm256_blendv_epi8(
+                narrow(_mm256_blendv_epi8(
                     _mm256_srli_epi64::<32>(pair),
                     pair,
-                    below
+                    below,
                 ))
             }};
         }
-        // Two registers of four 32-bit lanes as one of eight.
-        macro_rules! eight {
-            ($low:expr, $high:expr $(,)?) => {
-                _mm256_inserti128_si256::<1>(_mm256_castsi128_si256($low), $high)
-            };
-        }
         let mut streams = Streams::new(lanes);
-        let mut taken_a = [v_zero; 4];
-        let mut taken_b = [v_zero; 4];
-        let mut at_a = [fresh_a; 4];
-        let mut at_b = [fresh_b; 4];
-        let mut phase = [v_one; 4];
-        let mut left: [__m256i; 4] = [0, 8, 16, 24].map(|first| {
-            let shares: [u32; 8] = std::array::from_fn(|i| lane_battles(n, first + i) as u32);
-            _mm256_loadu_si256(shares.as_ptr().cast())
-        });
+        let mut taken_a = [v_zero; GROUPS32];
+        let mut taken_b = [v_zero; GROUPS32];
+        let mut at_a = [fresh_a; GROUPS32];
+        let mut at_b = [fresh_b; GROUPS32];
+        let mut phase_key = [v_zero; GROUPS32];
+        let mut left: [__m256i; GROUPS32] =
+            std::array::from_fn(|g| group32(g, |l| lane_battles(n, l) as u32));
         // A lane that did not end a counted engagement counts in its own spare slot past
         // the table's end; one that did, at its key.
-        let spare = [0, 8, 16, 24].map(|first| {
-            _mm256_add_epi32(
-                _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
-                splat((duel.slots() + first) as u32),
-            )
-        });
+        let spare: [__m256i; GROUPS32] =
+            std::array::from_fn(|g| group32(g, |l| (duel.slots() + l) as u32));
         let mut keys = [0u32; LANES];
         let mut sweeps = 0;
         while left.iter().any(|&l| _mm256_testz_si256(l, l) == 0) {
             sweeps += 1;
-            for h in 0..4 {
+            for h in 0..GROUPS32 {
                 // Each lane's three words in order (groups 2h and 2h + 1 of the streams
                 // hold this register's low and high four lanes).
                 let on_a_words = [streams.next(2 * h), streams.next(2 * h + 1)];
                 let on_b_words = [streams.next(2 * h), streams.next(2 * h + 1)];
                 let break_words = [streams.next(2 * h), streams.next(2 * h + 1)];
-                let active = _mm256_xor_si256(_mm256_cmpeq_epi32(left[h], v_zero), v_all);
+                let idle = _mm256_cmpeq_epi32(left[h], v_zero);
                 let group_b = _mm256_and_si256(at_b[h], v_group);
                 let group_a = _mm256_and_si256(at_a[h], v_group);
                 let on_a = _mm256_and_si256(
-                    eight!(
+                    join(
                         wounds!(_mm256_castsi256_si128(group_b), on_a_words[0]),
                         wounds!(_mm256_extracti128_si256::<1>(group_b), on_a_words[1]),
                     ),
                     v_wounds,
                 );
                 let on_b = _mm256_and_si256(
-                    eight!(
+                    join(
                         wounds!(_mm256_castsi256_si128(group_a), on_b_words[0]),
                         wounds!(_mm256_extracti128_si256::<1>(group_a), on_b_words[1]),
                     ),
@@ -338,9 +325,9 @@ impl MeleeCombat {
                 );
                 // The break test: one roll from the break word, its sum from the table;
                 // the loser's unit, if still there, flees at its margin after the phase.
-                let roll = eight!(
-                    narrow!(take(break_words[0], v_faces)),
-                    narrow!(take(break_words[1], v_faces)),
+                let roll = join(
+                    narrow(take(break_words[0], v_faces)),
+                    narrow(take(break_words[1], v_faces)),
                 );
                 let sum =
                     _mm256_add_epi32(_mm256_i32gather_epi32::<4>(break_sum, roll), difference);
@@ -356,44 +343,42 @@ impl MeleeCombat {
                 let destroyed_a = _mm256_xor_si256(alive_a, v_all);
                 let a_gone = _mm256_or_si256(destroyed_a, fled_a);
                 let b_gone = _mm256_or_si256(_mm256_xor_si256(alive_b, v_all), fled_b);
-                let at_limit = _mm256_xor_si256(_mm256_cmpgt_epi32(v_limit, phase[h]), v_all);
+                let at_limit = _mm256_cmpeq_epi32(phase_key[h], v_last_phase_key);
                 let ended = _mm256_or_si256(_mm256_or_si256(a_gone, b_gone), at_limit);
                 // `a_gone | b_gone << 1 | a_destroyed << 2 | b_fled << 3`, as the scalar
                 // kernel indexes `END_BY_FLAGS`.
                 let flags = _mm256_or_si256(
                     _mm256_or_si256(
                         _mm256_and_si256(a_gone, v_one),
-                        _mm256_and_si256(b_gone, splat(2)),
+                        _mm256_and_si256(b_gone, v_two),
                     ),
-                    _mm256_and_si256(destroyed_a, splat(4)),
+                    _mm256_and_si256(destroyed_a, v_four),
                 );
-                let end = _mm256_blendv_epi8(
+                let end_key = _mm256_blendv_epi8(
                     _mm256_permutevar8x32_epi32(v_ends_low, flags),
                     _mm256_permutevar8x32_epi32(v_ends_high, flags),
                     fled_b,
                 );
-                let outcome = _mm256_add_epi32(
-                    _mm256_mullo_epi32(_mm256_sub_epi32(phase[h], v_one), v_end_count),
-                    end,
-                );
                 let key = _mm256_add_epi32(
-                    _mm256_mullo_epi32(outcome, v_per_end),
+                    _mm256_add_epi32(phase_key[h], end_key),
                     _mm256_add_epi32(_mm256_mullo_epi32(now_a, v_b_states), now_b),
                 );
-                let counted = _mm256_and_si256(ended, active);
+                let counted = _mm256_andnot_si256(idle, ended);
                 let slot = _mm256_blendv_epi8(spare[h], key, counted);
                 _mm256_storeu_si256(keys.as_mut_ptr().add(8 * h).cast(), slot);
                 taken_a[h] = _mm256_blendv_epi8(now_a, v_zero, ended);
                 taken_b[h] = _mm256_blendv_epi8(now_b, v_zero, ended);
                 at_a[h] = _mm256_blendv_epi8(next_a, fresh_a, ended);
                 at_b[h] = _mm256_blendv_epi8(next_b, fresh_b, ended);
-                phase[h] = _mm256_blendv_epi8(_mm256_add_epi32(phase[h], v_one), v_one, ended);
+                phase_key[h] =
+                    _mm256_blendv_epi8(_mm256_add_epi32(phase_key[h], v_phase_step), v_zero, ended);
                 // `counted` is −1 where set.
                 left[h] = _mm256_add_epi32(left[h], counted);
             }
-            // SAFETY: a lane's phase runs from 1 to the round limit (it ends there), its
-            // end is one of END_COUNT, and its wounds taken at most each unit's total, so
-            // a key is below `Duel::slots`; a spare slot is one of the last `LANES`.
+            // SAFETY: a lane's phase runs from 1 to the round limit (it ends there, where
+            // its phase key is the last phase's), its end is one of END_COUNT, and its
+            // wounds taken at most each unit's total, so a key is below `Duel::slots`; a
+            // spare slot is one of the last `LANES`.
             for &slot in &keys {
                 *counts.get_unchecked_mut(slot as usize) += 1;
             }
@@ -476,7 +461,7 @@ mod tests {
     /// for a table) are fought lane by lane, the same engagements.
     #[test]
     fn lanes_count_what_each_lane_fights_on_its_own_stream() {
-        let avx2 = cfg!(target_arch = "x86_64") && std::arch::is_x86_feature_detected!("avx2");
+        let avx2 = VectorForm::Avx2.available();
         let mut swept = 0;
         let mut lane_by_lane = 0;
         let mut every_end = [0u64; END_COUNT];
@@ -527,7 +512,7 @@ mod tests {
                     let mut h = combat.empty_engagement_histogram();
                     if n > 0 {
                         let words = combat.all_at_once(&lanes, n, &mut h);
-                        if Duel::new(&combat).unwrap().worth(n) {
+                        if duel.as_ref().is_some_and(|d| d.worth(n)) {
                             assert_eq!(words, Some(3 * sweeps), "case {case}, n = {n}");
                             assert_eq!(h, expected, "case {case}, n = {n}: all at once");
                         } else {
@@ -558,7 +543,8 @@ mod tests {
     /// The bench duel goes all at once, and its table is what the docs say.
     #[test]
     fn the_bench_duel_is_swept() {
-        let duel = Duel::new(&crate::scenarios::melee_duel()).expect("a duel the sweeps take");
+        let combat = crate::scenarios::melee_duel();
+        let duel = Duel::new(&combat).expect("a duel the sweeps take");
         assert_eq!(duel.slots(), 15_876);
         assert!(duel.worth(65_536) && !duel.worth(3_968) && duel.worth(3_969));
         assert!(Duel::new(&crate::scenarios::melee_surrounded()).is_none());

@@ -222,7 +222,8 @@ impl EngagementKernel {
     }
 
     /// [`Self::all_at_once`] in the form `form`, which the tests run in turn where the
-    /// CPU has it: `None` (nothing fought) where it has not.
+    /// CPU has it: `None` (nothing fought) where it has not, or where a lane's share passes
+    /// 2^32 − 1 engagements.
     ///
     /// # Panics
     /// Where [`Tally::fits`] does not hold, or the round limit is 0.
@@ -234,7 +235,9 @@ impl EngagementKernel {
         h: &mut EngagementHistogram,
     ) -> Option<u64> {
         assert!(Tally::fits(self) && self.round_limit >= 1);
-        if !form.available() {
+        // The sweeps count each lane's engagements left in 32 bits (a run's block is
+        // 65,536).
+        if !form.available() || lane_battles(n, 0) > u64::from(u32::MAX) {
             return None;
         }
         #[cfg(target_arch = "x86_64")]
@@ -278,7 +281,7 @@ impl EngagementKernel {
         n: u64,
         tally: &mut Tally,
     ) -> u64 {
-        use crate::dice::lanes::avx2::{take, Streams};
+        use crate::dice::lanes::avx2::{group32, join, narrow, take, Streams, GROUPS32};
         use std::arch::x86_64::*;
         // Every 32-bit value below is under 2^31 (strengths and rounds below 2^16, keys
         // below `Tally::MAX_SLOTS + LANES`), so AVX2's signed compares order them as
@@ -297,41 +300,34 @@ impl EngagementKernel {
         debug_assert_eq!(JOINT, tally.joint_shift.is_some());
         let v_joint_shift = _mm_cvtsi32_si128(tally.joint_shift.unwrap_or(0) as i32);
         let v_faces = _mm256_set1_epi64x(36);
-        // The even 32-bit elements (each 64-bit lane's low half) to the low 128 bits.
-        let v_evens = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
         let mut streams = Streams::new(lanes);
-        let mut nsp_a = [v_init_a; 4];
-        let mut nsp_b = [v_init_b; 4];
-        let mut round = [v_one; 4];
-        let mut row = [v_first_row; 4];
-        let mut left: [__m256i; 4] = [0, 8, 16, 24].map(|first| {
-            let shares: [u32; 8] = std::array::from_fn(|i| lane_battles(n, first + i) as u32);
-            _mm256_loadu_si256(shares.as_ptr().cast())
-        });
+        let mut nsp_a = [v_init_a; GROUPS32];
+        let mut nsp_b = [v_init_b; GROUPS32];
+        let mut round = [v_one; GROUPS32];
+        let mut row = [v_first_row; GROUPS32];
+        let mut left: [__m256i; GROUPS32] =
+            std::array::from_fn(|g| group32(g, |l| lane_battles(n, l) as u32));
         // A lane that did not end a counted engagement counts in its own spare slot past
         // the table's end; one that did, at its key.
-        let spare = |table_len: usize, first: usize| {
-            _mm256_add_epi32(
-                _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
-                splat((table_len.saturating_sub(LANES) + first) as u32),
-            )
+        let spare = |table_len: usize| -> [__m256i; GROUPS32] {
+            std::array::from_fn(|g| group32(g, |l| (table_len.saturating_sub(LANES) + l) as u32))
         };
-        let spare_result = [0, 8, 16, 24].map(|first| spare(tally.by_result.len(), first));
-        let spare_losses = [0, 8, 16, 24].map(|first| spare(tally.by_losses.len(), first));
+        let spare_result = spare(tally.by_result.len());
+        let spare_losses = spare(tally.by_losses.len());
         let mut keys_result = [0u32; LANES];
         let mut keys_losses = [0u32; LANES];
         let mut sweeps = 0;
         while left.iter().any(|&l| _mm256_testz_si256(l, l) == 0) {
             sweeps += 1;
-            for h in 0..4 {
-                let active = _mm256_xor_si256(_mm256_cmpeq_epi32(left[h], v_zero), v_all);
+            for h in 0..GROUPS32 {
+                let idle = _mm256_cmpeq_epi32(left[h], v_zero);
                 // The round's dice, `take(36)` of each lane's next word: the four lanes of
                 // group `2h` and of group `2h + 1`, narrowed to 32 bits.
                 // (No closure here: one would not inherit the target features.)
-                let low = _mm256_permutevar8x32_epi32(take(streams.next(2 * h), v_faces), v_evens);
-                let high =
-                    _mm256_permutevar8x32_epi32(take(streams.next(2 * h + 1), v_faces), v_evens);
-                let f = _mm256_inserti128_si256::<1>(low, _mm256_castsi256_si128(high));
+                let f = join(
+                    narrow(take(streams.next(2 * h), v_faces)),
+                    narrow(take(streams.next(2 * h + 1), v_faces)),
+                );
                 let e = _mm256_i32gather_epi32::<4>(
                     packed.as_ptr().cast(),
                     _mm256_add_epi32(row[h], f),
@@ -350,7 +346,7 @@ impl EngagementKernel {
                     ),
                     _mm256_xor_si256(_mm256_cmpgt_epi32(v_limit, round[h]), v_all),
                 );
-                let counted = _mm256_and_si256(d, active);
+                let counted = _mm256_andnot_si256(idle, d);
                 let destroyed = _mm256_and_si256(_mm256_srli_epi32::<5>(e), v_seven);
                 let code = _mm256_blendv_epi8(otherwise, destroyed, gone);
                 let result = _mm256_min_epu32(code, v_last_result);
@@ -675,12 +671,7 @@ mod tests {
         assert!(longest >= 5, "longest engagement {longest} rounds");
         assert!(out_of_step > 0);
         assert!(joint_keys.iter().all(|&k| k > 0), "{joint_keys:?}");
-        for form in VectorForm::ALL {
-            assert_eq!(at_once[form as usize] > 0, form.available(), "{form:?}");
-            if !form.available() {
-                eprintln!("this machine has no {form:?}: that form did not run");
-            }
-        }
+        VectorForm::assert_ran_where_available(at_once);
         assert_eq!(as_run_at_once > 0, VectorForm::detect().is_some());
     }
 

@@ -77,6 +77,20 @@ pub(super) fn all_at_once_in(
     None
 }
 
+/// Each step of `map` as the sweeps take it: whether it starts a word, its sides (1 for a
+/// word with no member), and the member's weight in the faces' number, `6^k` for the
+/// `k`-th member (0 for a step with none).
+fn face_steps(map: &CoalitionMap) -> impl Iterator<Item = (bool, u64, u64)> + '_ {
+    let mut weight = 1;
+    map.steps.iter().map(move |step| {
+        let w = if step.is_member() { weight } else { 0 };
+        if step.is_member() {
+            weight *= 6;
+        }
+        (step.new_word, u64::from(step.sides), w)
+    })
+}
+
 /// The lanes in eight AVX2 registers of four 64-bit lanes: [`sweeps_avx512`]'s sweep, for
 /// CPUs without AVX-512.
 ///
@@ -90,7 +104,7 @@ unsafe fn sweeps_avx2(
     n: u64,
     by_faces: &mut [u64],
 ) -> u64 {
-    use crate::dice::lanes::avx2::{take_with_rest, Streams, GROUPS};
+    use crate::dice::lanes::avx2::{group, narrow, take_with_rest, Streams, GROUPS};
     use crate::dice::lanes::lane_battles;
     use std::arch::x86_64::*;
     let splat = |v: u64| _mm256_set1_epi64x(v as i64);
@@ -98,30 +112,12 @@ unsafe fn sweeps_avx2(
     let (zero, six, all) = (splat(0), splat(6), splat(u64::MAX));
     // `v / 6` for `v` below 2^32: `v · ⌈2^34 / 6⌉ >> 34`.
     let sixth = splat(0xAAAA_AAAB);
-    // The even 32-bit elements (each 64-bit lane's low half) to the low 128 bits.
-    let evens = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
-    // Each step: whether it starts a word, its sides (1 for a word with no member), and
-    // the member's weight in the faces' number (0 for none).
-    let mut weight = 1;
-    let steps: Vec<(bool, __m256i, __m256i)> = map
-        .steps
-        .iter()
-        .map(|step| {
-            let w = if step.is_member() { weight } else { 0 };
-            if step.is_member() {
-                weight *= 6;
-            }
-            (step.new_word, splat(u64::from(step.sides)), splat(w))
-        })
+    let steps: Vec<(bool, __m256i, __m256i)> = face_steps(map)
+        .map(|(new_word, sides, weight)| (new_word, splat(sides), splat(weight)))
         .collect();
-    let mut left: [__m256i; GROUPS] = std::array::from_fn(|g| {
-        let shares: [u64; 4] = std::array::from_fn(|i| lane_battles(n, 4 * g + i));
-        _mm256_loadu_si256(shares.as_ptr().cast())
-    });
-    let spare: [__m256i; GROUPS] = std::array::from_fn(|g| {
-        let slots: [u64; 4] = std::array::from_fn(|i| (by_faces.len() - LANES + 4 * g + i) as u64);
-        _mm256_loadu_si256(slots.as_ptr().cast())
-    });
+    let mut left: [__m256i; GROUPS] = std::array::from_fn(|g| group(g, |l| lane_battles(n, l)));
+    let spare: [__m256i; GROUPS] =
+        std::array::from_fn(|g| group(g, |l| (by_faces.len() - LANES + l) as u64));
     let sweeps = lane_battles(n, 0);
     let mut keys = [0u32; LANES];
     for _ in 0..sweeps {
@@ -142,10 +138,7 @@ unsafe fn sweeps_avx2(
             // `active` is −1 where set.
             left[g] = _mm256_add_epi64(left[g], active);
             let slot = _mm256_blendv_epi8(spare[g], key, active);
-            _mm_storeu_si128(
-                keys.as_mut_ptr().add(4 * g).cast(),
-                _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(slot, evens)),
-            );
+            _mm_storeu_si128(keys.as_mut_ptr().add(4 * g).cast(), narrow(slot));
         }
         // SAFETY: as in `sweeps_avx512`.
         for &key in &keys {
@@ -180,19 +173,8 @@ unsafe fn sweeps_avx512(
     let (zero, one, six) = (splat(0), splat(1), splat(6));
     // `v / 6` for `v` below 2^32: `v · ⌈2^34 / 6⌉ >> 34`.
     let sixth = splat(0xAAAA_AAAB);
-    // Each step: whether it starts a word, its sides (1 for a word with no member), and
-    // the member's weight in the faces' number (0 for none).
-    let mut weight = 1;
-    let steps: Vec<(bool, __m512i, __m512i)> = map
-        .steps
-        .iter()
-        .map(|step| {
-            let w = if step.is_member() { weight } else { 0 };
-            if step.is_member() {
-                weight *= 6;
-            }
-            (step.new_word, splat(u64::from(step.sides)), splat(w))
-        })
+    let steps: Vec<(bool, __m512i, __m512i)> = face_steps(map)
+        .map(|(new_word, sides, weight)| (new_word, splat(sides), splat(weight)))
         .collect();
     let sweeps = lane_battles(n, 0);
     let mut keys = [0u32; LANES];
@@ -317,9 +299,7 @@ mod tests {
                 }
             }
         }
-        for form in VectorForm::ALL {
-            assert_eq!(at_once[form as usize] > 0, form.available(), "{form:?}");
-        }
+        VectorForm::assert_ran_where_available(at_once);
         // As run, all at once for coalitions of every size up to five members.
         assert_eq!(sizes_at_once[..6], [vector_cpu; 6], "{sizes_at_once:?}");
     }
