@@ -42,17 +42,42 @@ fn count_blocks(name: &str, per_call: u64, mut call: impl FnMut(&mut DiceStream)
 /// Battles a call of a kernel in lanes fights: a block, as runs fight them.
 const LANES_BLOCK: u64 = 1 << 16;
 
-/// A kernel in lanes (naval's, field's, setup's and melee's), each lane on its own stream split
-/// from the block's: `block` fights [`LANES_BLOCK`] battles and returns the words it drew
-/// (the lanes' keys, and the lanes' words to the block's last sweep). Their vector cuts
-/// are not counted by `count-dice`: `draws` is a battle's by hand (setup's members' dice,
-/// one value each as `roll` takes them), or, where `None`, one value a word (naval's and
-/// field's rounds, melee's wound counts and break rolls).
-fn count_lanes(name: &str, draws: Option<f64>, mut block: impl FnMut(&mut DiceStream) -> u64) {
+/// How [`count_lanes`] reads a kernel's draws a battle.
+enum LaneDraws {
+    /// Vector sweeps, whose cuts `count-dice` does not see: one value a word (naval's and
+    /// field's rounds, the melee duel's wound counts and break rolls).
+    OnePerWord,
+    /// Vector sweeps: a battle's draws by hand (setup's members' dice, one value each as
+    /// `roll` takes them).
+    Each(f64),
+    /// Fought lane by lane by the scalar kernel, whose draws `count-dice` counts.
+    Counted,
+}
+
+/// A kernel in lanes (naval's, field's, setup's and melee's), each lane on its own stream
+/// split from the block's: `block` fights [`LANES_BLOCK`] battles and returns the words it
+/// drew (the lanes' keys, and the lanes' words to the block's last sweep); `draws` says
+/// how its draws are read.
+fn count_lanes(name: &str, draws: LaneDraws, mut block: impl FnMut(&mut DiceStream) -> u64) {
+    #[cfg(feature = "count-dice")]
+    let before = battlelab_core::dice::counting::counts();
     let mut dice = DiceStream::for_block(1, 0);
     let words: u64 = (0..N / LANES_BLOCK).map(|_| block(&mut dice)).sum();
     let per_battle = words as f64 / N as f64;
-    let draws = draws.unwrap_or(per_battle);
+    let draws = match draws {
+        LaneDraws::OnePerWord => per_battle,
+        LaneDraws::Each(draws) => draws,
+        #[cfg(feature = "count-dice")]
+        LaneDraws::Counted => {
+            let after = battlelab_core::dice::counting::counts();
+            (after.1 - before.1) as f64 / N as f64
+        }
+        #[cfg(not(feature = "count-dice"))]
+        LaneDraws::Counted => {
+            println!("{name:<44} words/battle {per_battle:>8.3}   draws/battle (needs --features count-dice)");
+            return;
+        }
+    };
     println!("{name:<44} words/battle {per_battle:>8.3}   draws/battle {draws:>8.3}");
 }
 
@@ -81,17 +106,19 @@ fn main() {
         std::hint::black_box(duel.engage(d));
     });
     let mut h = duel.empty_engagement_histogram();
-    count_lanes("melee engagement 20 v 20, 32 at once (as run)", None, |d| {
-        duel.engagement_block(d, LANES_BLOCK, &mut h)
-    });
+    count_lanes(
+        "melee 20 v 20, 32 at once (as run)",
+        LaneDraws::OnePerWord,
+        |d| duel.engagement_block(d, LANES_BLOCK, &mut h),
+    );
     let surrounded = scenarios::melee_surrounded();
     count("melee engagement 20 v 20 + flank + rear", |d| {
         std::hint::black_box(surrounded.engage(d));
     });
     let mut h = surrounded.empty_engagement_histogram();
     count_lanes(
-        "melee 20 v 20 + flank + rear, lane by lane (as run)",
-        None,
+        "melee + flank + rear, lane by lane (as run)",
+        LaneDraws::Counted,
         |d| surrounded.engagement_block(d, LANES_BLOCK, &mut h),
     );
 
@@ -107,7 +134,7 @@ fn main() {
     let mut histogram = vec![0u64; 2800];
     count_lanes(
         "setup, one coalition, 32 at once (as run)",
-        Some(5.0),
+        LaneDraws::Each(5.0),
         |d| one.count(d, LANES_BLOCK, &offsets, &mut histogram),
     );
 
@@ -124,9 +151,11 @@ fn main() {
     });
     let kernel = FieldKernel::Table(&table);
     let mut h = BattleHistogram::new(&prepared, field.rules().round_limit);
-    count_lanes("field battle 12 v 8, 32 at once (as run)", None, |d| {
-        kernel.fight_block(d, LANES_BLOCK, &mut h)
-    });
+    count_lanes(
+        "field battle 12 v 8, 32 at once (as run)",
+        LaneDraws::OnePerWord,
+        |d| kernel.fight_block(d, LANES_BLOCK, &mut h),
+    );
 
     let (naval, engagement) = scenarios::naval();
     let naval = naval.kernel(&engagement);
@@ -135,7 +164,9 @@ fn main() {
     });
     let (_, engagement) = scenarios::naval();
     let mut h = battlelab_core::rules::naval::EngagementHistogram::new(&engagement);
-    count_lanes("naval engagement 6 v 4, 32 at once (as run)", None, |d| {
-        naval.record_many(d, LANES_BLOCK, &mut h)
-    });
+    count_lanes(
+        "naval engagement 6 v 4, 32 at once (as run)",
+        LaneDraws::OnePerWord,
+        |d| naval.record_many(d, LANES_BLOCK, &mut h),
+    );
 }
