@@ -29,9 +29,9 @@ pub fn lane_battles(n: u64, lane: usize) -> u64 {
 
 /// A block's `n` battles in [`LANES`] lanes, counted into `counts`: the lanes' streams are
 /// split from `dice` ([`DiceStream::lane_states`]; none where `n` is 0), then `at_once`
-/// fights all lanes together and returns the words each lane drew (the same in every
-/// lane: a word a sweep for naval and field, three for melee, a map's for setup), or
-/// returns `None` having fought nothing. Then the lanes are fought one after another,
+/// fights all lanes together and returns the words the lanes drew, all lanes together (a
+/// word a lane a sweep for naval and field, three for melee, a map's for setup; a ratio
+/// line's words and each lane's reserve words), or returns `None` having fought nothing. Then the lanes are fought one after another,
 /// `battle` fighting one battle on a lane's stream and returning the words it drew: lane
 /// `l`'s [`lane_battles`]`(n, l)` battles, the very battles `at_once` fights. Returns the
 /// words drawn from all streams: the lanes' keys, and the lanes' words.
@@ -47,7 +47,7 @@ pub fn fight_block<C: ?Sized>(
     }
     let lanes = dice.lane_states();
     if let Some(words) = at_once(&lanes, counts) {
-        return (words + 1) * LANES as u64;
+        return words + LANES as u64;
     }
     let mut words = LANES as u64;
     for (lane, &state) in lanes.iter().enumerate() {
@@ -287,6 +287,23 @@ pub(crate) mod avx2 {
             let s2 = _mm256_xor_si256(s2, t);
             let s3 = rotate_left::<45, 19>(s3);
             self.s[g] = [s0, s1, s2, s3];
+            word
+        }
+
+        /// [`Self::next`] in the lanes of group `g` whose 64-bit lane of `mask` is all
+        /// ones; the other lanes' streams stay where they are (their elements of the
+        /// result are words they did not draw).
+        ///
+        /// # Safety
+        /// The CPU must have AVX2.
+        #[target_feature(enable = "avx2")]
+        #[inline]
+        pub unsafe fn next_where(&mut self, g: usize, mask: __m256i) -> __m256i {
+            let before = self.s[g];
+            let word = self.next(g);
+            for (now, was) in self.s[g].iter_mut().zip(before) {
+                *now = _mm256_blendv_epi8(was, *now, mask);
+            }
             word
         }
     }

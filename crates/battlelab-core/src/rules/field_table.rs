@@ -334,7 +334,8 @@ impl<'a> FieldKernel<'a> {
             n,
             histogram,
             |lanes, histogram| match *self {
-                Self::Table(table) => lockstep::fight_lanes(table, lanes, n, histogram),
+                Self::Table(table) => lockstep::fight_lanes(table, lanes, n, histogram)
+                    .map(|words| words * lanes::LANES as u64),
                 Self::RoundByRound(..) => None,
             },
             |dice, histogram| {

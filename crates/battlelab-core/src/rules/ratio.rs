@@ -25,8 +25,10 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use crate::dice::{DiceStream, DiceWord};
+use crate::dice::{lanes, DiceStream, DiceWord};
 use crate::rules::crt::RulesError;
+
+mod lockstep;
 
 /// Most units one side may field (line and reserve).
 pub const MAX_UNITS: usize = 16;
@@ -831,8 +833,9 @@ impl RatioCombat {
                 }
             }
         }
-        // Room to start the blocks on a 64-byte boundary.
-        let mut codes = vec![0u8; blocks * block + 63];
+        // Room to start the blocks on a 64-byte boundary, and three bytes past the last
+        // block (the lanes' gathers read four bytes at a code).
+        let mut codes = vec![0u8; blocks * block + 63 + 3];
         let skip = codes.as_ptr().align_offset(64).min(63);
         for (c, (p, step)) in self.pairings.iter().zip(&mut steps).enumerate() {
             for (used, &used_offset) in used_offsets.iter().enumerate().take(reserves + 1) {
@@ -1274,44 +1277,76 @@ impl RatioCombat {
         self.outcome(packed, units, used as u32, states)
     }
 
+    /// `n` battles by the reserve table in [`lanes::LANES`] lanes, each on its own stream
+    /// split from `dice` (the AVX2 sweeps of `ratio/lockstep.rs` where the CPU has AVX2,
+    /// else [`RatioCombat::table_battle`] lane by lane: the same battles), each battle's
+    /// tallies, reserves used and `STATES` handed to `count`. Returns the words drawn from
+    /// all streams: the lanes' keys and their battles' words.
+    fn table_lanes<const R: usize, const BLOCK: usize, const DIFF: bool, const STATES: u8>(
+        t: &ReserveTable,
+        dice: &mut DiceStream,
+        n: u64,
+        count: &mut impl lockstep::CountBattle,
+    ) -> u64 {
+        let blocks = t.blocks::<BLOCK>();
+        let mut looked_up = [0u64; MAX_COMBATS];
+        let line_words = t.segments.len() as u64;
+        lanes::fight_block(
+            dice,
+            n,
+            count,
+            |lanes, count| lockstep::all_at_once::<R, BLOCK, DIFF, STATES>(t, lanes, n, count),
+            |dice, count| {
+                let (packed, used, states) =
+                    Self::table_battle::<R, BLOCK, DIFF, STATES>(t, blocks, &mut looked_up, dice);
+                count(packed, used, states);
+                line_words + u64::from(used > 0)
+            },
+        )
+    }
+
     /// `n` battles by the reserve table into `h`, through a joint histogram
-    /// ([`JointCounts`]) folded into `h` at the end.
+    /// ([`JointCounts`]) folded into `h` at the end. Returns the words drawn
+    /// ([`RatioCombat::table_lanes`]).
     fn table_block<const R: usize, const BLOCK: usize, const DIFF: bool>(
         &self,
         t: &ReserveTable,
         dice: &mut DiceStream,
         n: u64,
         h: &mut RatioHistogram,
-    ) {
-        let blocks = t.blocks::<BLOCK>();
-        let mut looked_up = [0u64; MAX_COMBATS];
+    ) -> u64 {
         let mut joint = JointCounts::new(h, self.combats(), R);
         let cp_b_len = h.cp[1].len();
         let mut floored = 0u64;
-        for _ in 0..n {
-            let (packed, used, key) =
-                Self::table_battle::<R, BLOCK, DIFF, STATES_JOINT>(t, blocks, &mut looked_up, dice);
-            let result_used = std::hint::select_unpredictable(
-                field(packed, CP_A) == field(packed, CP_B),
-                ArmyResult::DRAW * (R + 1) + used,
-                usize::from(t.result_bins[result_key(packed, used)]),
-            );
-            joint.result_used[result_used] += 1;
-            let cp = field(packed, CP_A) as usize * cp_b_len + field(packed, CP_B) as usize;
-            joint.cp[cp] += 1;
-            for (g, counts) in joint.states.iter_mut().enumerate() {
-                counts[(key >> (STATE_LANE * g as u32)) as usize & 511] += 1;
-            }
-            // Floor counts are kept for one or more combats only (rare); the count of
-            // none is what is left.
-            let floor = field(packed, FLOOR_DECIDED) as usize;
-            if floor != 0 {
-                h.floor_decided[floor] += 1;
-                floored += 1;
-            }
-        }
+        let floor_decided = &mut h.floor_decided;
+        let words = Self::table_lanes::<R, BLOCK, DIFF, STATES_JOINT>(
+            t,
+            dice,
+            n,
+            &mut |packed, used, key| {
+                let result_used = std::hint::select_unpredictable(
+                    field(packed, CP_A) == field(packed, CP_B),
+                    ArmyResult::DRAW * (R + 1) + used,
+                    usize::from(t.result_bins[result_key(packed, used)]),
+                );
+                joint.result_used[result_used] += 1;
+                let cp = field(packed, CP_A) as usize * cp_b_len + field(packed, CP_B) as usize;
+                joint.cp[cp] += 1;
+                for (g, counts) in joint.states.iter_mut().enumerate() {
+                    counts[(key >> (STATE_LANE * g as u32)) as usize & 511] += 1;
+                }
+                // Floor counts are kept for one or more combats only (rare); the count of
+                // none is what is left.
+                let floor = field(packed, FLOOR_DECIDED) as usize;
+                if floor != 0 {
+                    floor_decided[floor] += 1;
+                    floored += 1;
+                }
+            },
+        );
         h.floor_decided[0] += n - floored;
         joint.fold_into(h, R);
+        words
     }
 
     /// `n` battles by the reserve table as signatures into `h`'s signature histogram.
@@ -1333,25 +1368,17 @@ impl RatioCombat {
         dice: &mut DiceStream,
         n: u64,
         h: &mut RatioHistogram,
-    ) {
-        let blocks = t.blocks::<BLOCK>();
-        let mut looked_up = [0u64; MAX_COMBATS];
+    ) -> u64 {
         // The place of the extra digit, after every combat's state.
         let extra_place = 7u64.pow(self.combats() as u32);
         let radix = R as u32 + 1;
-        for _ in 0..n {
-            let (_, used, terms) = Self::table_battle::<R, BLOCK, DIFF, STATES_SIGNATURE>(
-                t,
-                blocks,
-                &mut looked_up,
-                dice,
-            );
+        Self::table_lanes::<R, BLOCK, DIFF, STATES_SIGNATURE>(t, dice, n, &mut |_, used, terms| {
             let states = terms & ((1 << EXTRA_SHIFT) - 1);
             let losses = (terms >> EXTRA_SHIFT) as u32 & ((1 << (32 - EXTRA_SHIFT)) - 1);
             let extra = t.extra_index[extra_key(used as u32, losses, radix)];
             let floors = terms >> 32 << 32;
             h.record_signature(floors + states + u64::from(extra) * extra_place);
-        }
+        })
     }
 
     /// Adds `n` battles drawn from `dice` to `h`. Where `h` has signature bins (runs'
@@ -2483,10 +2510,8 @@ mod tests {
                                 assert_eq!(a, b);
                                 // The block kernel's signatures or joint histogram,
                                 // folded, count what battle-by-battle recording counts, on
-                                // the same dice.
+                                // the same dice: each lane's share on its own stream.
                                 let mut joint = RatioHistogram::for_signatures(&combat);
-                                // (`record` leaves the signature bins alone.)
-                                let mut each = RatioHistogram::for_signatures(&combat);
                                 combat.simulate_block(&mut a, 5_000, &mut joint);
                                 if combat.has_signature() {
                                     signed += 1;
@@ -2499,9 +2524,13 @@ mod tests {
                                         .count();
                                 }
                                 joint.fold_signatures(&combat);
-                                for _ in 0..5_000 {
-                                    each.record(&combat.fight_reserve_loop(&mut b));
-                                }
+                                // (`record` leaves the signature bins alone.)
+                                let (each, _) = lane_by_lane(
+                                    &combat,
+                                    &mut b,
+                                    5_000,
+                                    RatioHistogram::for_signatures(&combat),
+                                );
                                 assert_eq!(joint, each);
                                 assert_eq!(a, b);
                                 floored += usize::from(each.floor_decided[0] < 5_000);
@@ -2619,6 +2648,210 @@ mod tests {
         assert_eq!(army_result(pack(2, 0, 1), [3, 3]), 1);
         assert_eq!(army_result(pack(1, 0, 0), [3, 3]), 0);
         assert_eq!(army_result(0, [3, 3]), ArmyResult::DRAW);
+    }
+
+    /// What a block's `n` battles must count, from the die-by-die loop: lane `l`'s
+    /// [`lanes::lane_battles`] fought one after another on its own stream split from
+    /// `dice`. Returns the counts and the words drawn from all streams (the lanes' keys and
+    /// each lane's words).
+    fn lane_by_lane(
+        combat: &RatioCombat,
+        dice: &mut DiceStream,
+        n: u64,
+        mut h: RatioHistogram,
+    ) -> (RatioHistogram, u64) {
+        if n == 0 {
+            return (h, 0);
+        }
+        let mut words = lanes::LANES as u64;
+        for (lane, state) in dice.lane_states().into_iter().enumerate() {
+            let start = DiceStream::from_state(state);
+            let mut dice = start.clone();
+            for _ in 0..lanes::lane_battles(n, lane) {
+                h.record(&combat.fight_reserve_loop(&mut dice));
+            }
+            words += start.words_until(&dice, 1 << 24).expect("within the limit");
+        }
+        (h, words)
+    }
+
+    impl RatioCombat {
+        /// The lanes' battles all at once (`lockstep`) and lane by lane by
+        /// [`RatioCombat::table_battle`], each as `(tallies, reserves used, states)` for the
+        /// joint counts and for the signatures, sorted: `(words, battles)` for each way and
+        /// each sum of states, `None` where the sweeps did not run.
+        #[allow(clippy::type_complexity)]
+        fn lanes_both_ways<const R: usize, const BLOCK: usize, const DIFF: bool>(
+            &self,
+            t: &ReserveTable,
+            lanes: &[[u64; 4]; lanes::LANES],
+            n: u64,
+        ) -> [[Option<(u64, Vec<(u64, usize, u64)>)>; 2]; 2] {
+            fn sorted(mut v: Vec<(u64, usize, u64)>) -> Vec<(u64, usize, u64)> {
+                v.sort_unstable();
+                v
+            }
+            let blocks = t.blocks::<BLOCK>();
+            let mut looked_up = [0u64; MAX_COMBATS];
+            let mut each = |states: u8| {
+                let mut battles = Vec::new();
+                let mut words = 0;
+                for (lane, &state) in lanes.iter().enumerate() {
+                    let mut dice = DiceStream::from_state(state);
+                    for _ in 0..lanes::lane_battles(n, lane) {
+                        let battle = if states == STATES_JOINT {
+                            Self::table_battle::<R, BLOCK, DIFF, STATES_JOINT>(
+                                t,
+                                blocks,
+                                &mut looked_up,
+                                &mut dice,
+                            )
+                        } else {
+                            Self::table_battle::<R, BLOCK, DIFF, STATES_SIGNATURE>(
+                                t,
+                                blocks,
+                                &mut looked_up,
+                                &mut dice,
+                            )
+                        };
+                        words += t.segments.len() as u64 + u64::from(battle.1 > 0);
+                        battles.push(battle);
+                    }
+                }
+                Some((words, sorted(battles)))
+            };
+            let lane_by_lane = [each(STATES_JOINT), each(STATES_SIGNATURE)];
+            let mut joint = Vec::new();
+            let joint_words = lockstep::all_at_once::<R, BLOCK, DIFF, STATES_JOINT>(
+                t,
+                lanes,
+                n,
+                &mut |p, u, s| joint.push((p, u, s)),
+            );
+            let mut signed = Vec::new();
+            let signed_words = lockstep::all_at_once::<R, BLOCK, DIFF, STATES_SIGNATURE>(
+                t,
+                lanes,
+                n,
+                &mut |p, u, s| signed.push((p, u, s)),
+            );
+            [
+                [
+                    joint_words.map(|w| (w, sorted(joint))),
+                    signed_words.map(|w| (w, sorted(signed))),
+                ],
+                lane_by_lane,
+            ]
+        }
+    }
+
+    /// The AVX2 sweeps against [`RatioCombat::table_battle`] lane by lane: the same battles
+    /// (tallies, reserves used, states summed both ways) and the same words, for fewer
+    /// battles than lanes, exactly the lanes, one more and many (the last sweep runs with
+    /// lanes idle), on lines of one and two line words, one to four reserves, on either
+    /// side, every policy (`optimal` reads the casualty-point difference). And as runs call
+    /// them (`simulate_block`, joint counts and signatures), against the die-by-die loop
+    /// lane by lane, with the block's stream advanced by the lanes' keys alone.
+    #[test]
+    fn lanes_fight_what_each_lane_fights_on_its_own_stream() {
+        let avx2 = lanes::VectorForm::Avx2.available();
+        let (mut swept, mut tables, mut reading_diff, mut two_words) = (0, 0, 0, 0);
+        for text in [
+            "1v1,1v1,1v1,1v1,2v1",
+            "1v1,1v1,1v1",
+            "1v1,1v1",
+            "2v1,1v1",
+            "2v1,2v1,2v1,2v1,1v1,1v1",
+        ] {
+            for reserves in 1..=4 {
+                for policy in [
+                    ReservePolicy::Rescue,
+                    ReservePolicy::Press,
+                    ReservePolicy::Optimal,
+                ] {
+                    for mirrored in [false, true] {
+                        let mut battle = crate::scenarios::ratio_line(text, reserves, 0, policy);
+                        battle.objective = if policy == ReservePolicy::Optimal {
+                            Objective::WinProbability
+                        } else {
+                            Objective::CpDifference
+                        };
+                        battle.min_score = if mirrored {
+                            MinScore::None
+                        } else {
+                            MinScore::Floor(1)
+                        };
+                        for (i, u) in battle.units[0].iter_mut().enumerate() {
+                            u.modifier = i as i32 % 3 - 1;
+                        }
+                        if mirrored {
+                            swap_sides(&mut battle);
+                        }
+                        let combat = RatioCombat::new(battle).unwrap();
+                        let Some(t) = &combat.reserve_table else {
+                            continue;
+                        };
+                        tables += 1;
+                        reading_diff += usize::from(t.diff_len > 1);
+                        two_words += usize::from(t.segments.len() > 1);
+                        for n in [0, 1, 31, 32, 33, 1_000] {
+                            let case =
+                                format!("{text}, {reserves} reserves, {policy:?}, {mirrored}, {n}");
+                            let start = DiceStream::for_block(3, n);
+                            let lanes = start.clone().lane_states();
+                            let [at_once, one_by_one] =
+                                with_reserve_table!(combat.lanes_both_ways(t, &lanes, n)).unwrap();
+                            for (swept_way, expected) in at_once.into_iter().zip(one_by_one) {
+                                match swept_way {
+                                    Some(battles) => {
+                                        swept += 1;
+                                        assert_eq!(Some(battles), expected, "{case}");
+                                    }
+                                    None => assert!(!avx2, "{case}: the sweeps did not run"),
+                                }
+                            }
+                            // As runs call them.
+                            for signed in [false, true] {
+                                let mut dice = start.clone();
+                                let empty = if signed {
+                                    if !combat.has_signature() {
+                                        continue;
+                                    }
+                                    RatioHistogram::for_signatures(&combat)
+                                } else {
+                                    RatioHistogram::new(&combat)
+                                };
+                                let mut h = empty.clone();
+                                let (expected, expected_words) =
+                                    lane_by_lane(&combat, &mut start.clone(), n, empty);
+                                let words = if signed {
+                                    h.signature_counts(); // (As `simulate_block` does.)
+                                    with_reserve_table!(
+                                        combat.signature_block(t, &mut dice, n, &mut h)
+                                    )
+                                } else {
+                                    with_reserve_table!(combat.table_block(t, &mut dice, n, &mut h))
+                                };
+                                assert_eq!(words, Some(expected_words), "{case}, {signed}");
+                                h.fold_signatures(&combat);
+                                assert_eq!(h, expected, "{case}, {signed}");
+                                let keys = if n == 0 { 0 } else { lanes::LANES as u64 };
+                                assert_eq!(start.words_until(&dice, 100), Some(keys), "{case}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(
+            tables >= 70 && reading_diff >= 10 && two_words >= 8,
+            "{tables} {reading_diff} {two_words}"
+        );
+        if avx2 {
+            assert_eq!(swept, 2 * 6 * tables, "every case swept both ways");
+        } else {
+            eprintln!("this machine has no AVX2: the sweeps did not run");
+        }
     }
 
     #[test]

@@ -513,6 +513,7 @@ impl CoalitionMap {
                 lockstep::worth(self, n)
                     .then(|| lockstep::all_at_once(self, lanes, n, offsets, histogram))
                     .flatten()
+                    .map(|words| words * lanes::LANES as u64)
             },
             |dice, histogram| {
                 let packed = self.roll(dice);

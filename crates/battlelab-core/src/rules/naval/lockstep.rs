@@ -198,6 +198,7 @@ impl EngagementKernel {
                 (Tally::fits(self) && Tally::worth(self, n))
                     .then(|| self.all_at_once(lanes, n, h))
                     .flatten()
+                    .map(|words| words * LANES as u64)
             },
             |dice, h| {
                 let outcome = self.engage(dice);
