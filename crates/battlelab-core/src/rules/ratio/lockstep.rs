@@ -32,7 +32,9 @@
 // The vector form is x86-64's; elsewhere its helpers go unused.
 #![cfg_attr(not(target_arch = "x86_64"), allow(dead_code, unused_imports))]
 
-use super::{ReserveTable, CODE_TAKEN, MAX_TABLE_RESERVES, POW6, STATES_JOINT, STATES_SIGNATURE};
+use super::{
+    RatioCombat, ReserveTable, CODE_TAKEN, MAX_TABLE_RESERVES, POW6, STATES_JOINT, STATES_SIGNATURE,
+};
 use crate::dice::lanes::{lane_battles, VectorForm, LANES};
 
 /// What a battle hands its count: its packed tallies, the reserves it used, and its states
@@ -124,6 +126,11 @@ unsafe fn sweeps_avx2<const R: usize, const BLOCK: usize, const DIFF: bool, cons
     let mut streams = Streams::new(lanes);
     // Each lane's next word: what a battle peeks for its reserve dice, and draws next.
     let mut ahead: [__m256i; GROUPS] = std::array::from_fn(|g| streams.next(g));
+    // Where the policy does not read the casualty-point difference, each combat's code in
+    // each lane (`codes[c][lane]`), summed into tallies and states lane by lane once the
+    // sweep is done: a few loads where two 64-bit gathers for eight lanes each took a
+    // third of the sweeps' time (116 against 81 M battles/s without counting).
+    let mut codes_out = [[0u32; LANES]; super::MAX_COMBATS];
     let (mut out_packed, mut out_used, mut out_states) =
         ([0u64; LANES], [0u32; LANES], [0u64; LANES]);
     let segments = t.segments.len() as u64;
@@ -168,7 +175,7 @@ unsafe fn sweeps_avx2<const R: usize, const BLOCK: usize, const DIFF: bool, cons
                     at[h][u] = _mm256_blendv_epi8(at[h][u], place, fresh);
                 }
             }
-            for step in &t.steps[first..end] {
+            for (c, step) in t.steps.iter().enumerate().take(end).skip(first) {
                 let faces = _mm256_set1_epi64x(i64::from(step.faces));
                 let mut face = [zero; GROUPS];
                 for g in 0..GROUPS {
@@ -215,6 +222,10 @@ unsafe fn sweeps_avx2<const R: usize, const BLOCK: usize, const DIFF: bool, cons
                         used[h],
                         _mm256_and_si256(_mm256_srli_epi32::<{ CODE_TAKEN as i32 }>(code), v_seven),
                     );
+                    if !DIFF {
+                        _mm256_storeu_si256(codes_out[c].as_mut_ptr().add(8 * h).cast(), code);
+                        continue;
+                    }
                     let halves = [
                         _mm256_castsi256_si128(code),
                         _mm256_extracti128_si256::<1>(code),
@@ -269,8 +280,20 @@ unsafe fn sweeps_avx2<const R: usize, const BLOCK: usize, const DIFF: bool, cons
             _mm256_storeu_si256(out_used.as_mut_ptr().add(8 * h).cast(), used[h]);
         }
         words += segments * active as u64 + u64::from(reserve_words);
-        for l in 0..active {
-            count(out_packed[l], out_used[l] as usize, out_states[l]);
+        if !DIFF {
+            for l in 0..active {
+                let (mut tallies, mut states) = (0, 0);
+                for (c, step) in t.steps.iter().enumerate() {
+                    let code = codes_out[c][l] as u8;
+                    tallies += step.tallies[usize::from(code)];
+                    states += RatioCombat::state_term::<STATES>(code, step, c);
+                }
+                count(tallies, out_used[l] as usize, states);
+            }
+        } else {
+            for l in 0..active {
+                count(out_packed[l], out_used[l] as usize, out_states[l]);
+            }
         }
     }
     words
