@@ -1290,19 +1290,32 @@ impl RatioCombat {
     ) -> u64 {
         let blocks = t.blocks::<BLOCK>();
         let mut looked_up = [0u64; MAX_COMBATS];
-        let line_words = t.segments.len() as u64;
         lanes::fight_block(
             dice,
             n,
             count,
             |lanes, count| lockstep::all_at_once::<R, BLOCK, DIFF, STATES>(t, lanes, n, count),
             |dice, count| {
-                let (packed, used, states) =
-                    Self::table_battle::<R, BLOCK, DIFF, STATES>(t, blocks, &mut looked_up, dice);
-                count(packed, used, states);
-                line_words + u64::from(used > 0)
+                Self::lane_battle::<R, BLOCK, DIFF, STATES>(t, blocks, &mut looked_up, dice, count)
             },
         )
+    }
+
+    /// One battle of a lane fought on its own ([`RatioCombat::table_lanes`] where the
+    /// sweeps do not run), handed to `count`. Returns the words it drew: one a segment of
+    /// line dice, and the reserve word where a reserve committed.
+    #[inline(always)]
+    fn lane_battle<const R: usize, const BLOCK: usize, const DIFF: bool, const STATES: u8>(
+        t: &ReserveTable,
+        blocks: &[[u8; BLOCK]],
+        looked_up: &mut [u64; MAX_COMBATS],
+        dice: &mut DiceStream,
+        count: &mut impl lockstep::CountBattle,
+    ) -> u64 {
+        let (packed, used, states) =
+            Self::table_battle::<R, BLOCK, DIFF, STATES>(t, blocks, looked_up, dice);
+        count(packed, used, states);
+        t.segments.len() as u64 + u64::from(used > 0)
     }
 
     /// `n` battles by the reserve table into `h`, through a joint histogram
@@ -2677,7 +2690,7 @@ mod tests {
 
     impl RatioCombat {
         /// The lanes' battles all at once (`lockstep`) and lane by lane by
-        /// [`RatioCombat::table_battle`], each as `(tallies, reserves used, states)` for the
+        /// [`RatioCombat::lane_battle`] (as runs fight them where the sweeps do not run), each as `(tallies, reserves used, states)` for the
         /// joint counts and for the signatures, sorted: `(words, battles)` for each way and
         /// each sum of states, `None` where the sweeps did not run.
         #[allow(clippy::type_complexity)]
@@ -2698,24 +2711,25 @@ mod tests {
                 let mut words = 0;
                 for (lane, &state) in lanes.iter().enumerate() {
                     let mut dice = DiceStream::from_state(state);
+                    let mut push = |p, u, s| battles.push((p, u, s));
                     for _ in 0..lanes::lane_battles(n, lane) {
-                        let battle = if states == STATES_JOINT {
-                            Self::table_battle::<R, BLOCK, DIFF, STATES_JOINT>(
+                        words += if states == STATES_JOINT {
+                            Self::lane_battle::<R, BLOCK, DIFF, STATES_JOINT>(
                                 t,
                                 blocks,
                                 &mut looked_up,
                                 &mut dice,
+                                &mut push,
                             )
                         } else {
-                            Self::table_battle::<R, BLOCK, DIFF, STATES_SIGNATURE>(
+                            Self::lane_battle::<R, BLOCK, DIFF, STATES_SIGNATURE>(
                                 t,
                                 blocks,
                                 &mut looked_up,
                                 &mut dice,
+                                &mut push,
                             )
                         };
-                        words += t.segments.len() as u64 + u64::from(battle.1 > 0);
-                        battles.push(battle);
                     }
                 }
                 Some((words, sorted(battles)))

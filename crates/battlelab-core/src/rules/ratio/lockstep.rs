@@ -276,8 +276,8 @@ unsafe fn sweeps_avx2<const R: usize, const BLOCK: usize, const DIFF: bool, cons
             _mm256_storeu_si256(out_packed.as_mut_ptr().add(4 * g).cast(), packed[g]);
             _mm256_storeu_si256(out_states.as_mut_ptr().add(4 * g).cast(), states[g]);
         }
-        for h in 0..GROUPS32 {
-            _mm256_storeu_si256(out_used.as_mut_ptr().add(8 * h).cast(), used[h]);
+        for (h, used) in used.into_iter().enumerate() {
+            _mm256_storeu_si256(out_used.as_mut_ptr().add(8 * h).cast(), used);
         }
         words += segments * active as u64 + u64::from(reserve_words);
         if !DIFF {
