@@ -2,8 +2,11 @@
 //! battle, every combat a table lookup on its combined dice — beside the bare xoshiro
 //! loop; then lines with two reserves under each policy, `BATCH` battles an iteration
 //! through `simulate_block` (what runs call: the reserve table's block kernel, or its
-//! signature block for a line of at most `MAX_SIGNATURE_BINS` signatures), a whole run,
-//! and exact enumeration.
+//! signature block for a line of at most `MAX_SIGNATURE_BINS` signatures, in 32 lanes on
+//! their own streams, all at once where the CPU has AVX2), a whole run, and exact
+//! enumeration. Their words a battle are printed from `fight` one at a time: the same
+//! words a lane's battle draws (a block of `BATCH` battles with reserves also draws 32
+//! lane keys).
 
 use std::hint::black_box;
 

@@ -1374,7 +1374,8 @@ impl RatioCombat {
     /// `table_block` read it from [`ReserveTable::result_bins`]); they are derived from the counts
     /// when the run is folded. The signature is `states + 7^combats × k`, `k` numbering
     /// (used, repulsed, beaten, routed): 15 values for two reserves. Only lines of at most
-    /// [`MAX_SIGNATURE_BINS`] signatures use it (see there for the runs measured).
+    /// [`MAX_SIGNATURE_BINS`] signatures use it (see there for the runs measured). Returns
+    /// the words drawn ([`RatioCombat::table_lanes`]).
     fn signature_block<const R: usize, const BLOCK: usize, const DIFF: bool>(
         &self,
         t: &ReserveTable,
@@ -1399,6 +1400,12 @@ impl RatioCombat {
     /// [`RatioHistogram::fold_signatures`]) the battles are counted as signatures: a line
     /// without reserves by [`RatioCombat::fight_signature`], one with a reserve table by its
     /// signature block. Otherwise by the reserve table's joint counts, or battle by battle.
+    ///
+    /// A line with a reserve table is fought in [`lanes::LANES`] lanes, each on its own
+    /// stream split from `dice` (which gives the lanes' keys): all at once in AVX2 sweeps
+    /// where the CPU has AVX2 (`ratio/lockstep.rs`), else lane by lane, the same battles
+    /// ([`RatioCombat::table_lanes`]). Every other line draws its battles from `dice`
+    /// one after another.
     pub fn simulate_block(&self, dice: &mut DiceStream, n: u64, h: &mut RatioHistogram) {
         let signed = h
             .signature_counts()
