@@ -29,12 +29,15 @@ pub fn lane_battles(n: u64, lane: usize) -> u64 {
 
 /// A block's `n` battles in [`LANES`] lanes, counted into `counts`: the lanes' streams are
 /// split from `dice` ([`DiceStream::lane_states`]; none where `n` is 0), then `at_once`
-/// fights all lanes together and returns the words the lanes drew, all lanes together (a
-/// word a lane a sweep for naval and field, three for melee, a map's for setup; a ratio
-/// line's words and each lane's reserve words), or returns `None` having fought nothing. Then the lanes are fought one after another,
-/// `battle` fighting one battle on a lane's stream and returning the words it drew: lane
-/// `l`'s [`lane_battles`]`(n, l)` battles, the very battles `at_once` fights. Returns the
-/// words drawn from all streams: the lanes' keys, and the lanes' words.
+/// fights all lanes together and returns the words the lanes drew, all lanes together, or
+/// returns `None` having fought nothing. (Naval, field, melee and setup return every
+/// lane's words to the block's last sweep, a lane with no battle left drawing its word
+/// with the rest: a word a lane a sweep for naval and field, three for melee, a map's for
+/// setup. Ratio returns its battles' words: a lane's words of line dice and its reserve
+/// words.) Then the lanes are fought one after another, `battle` fighting one battle on a
+/// lane's stream and returning the words it drew: lane `l`'s [`lane_battles`]`(n, l)`
+/// battles, the very battles `at_once` fights. Returns the words drawn from all streams:
+/// the lanes' keys, and the lanes' words.
 pub fn fight_block<C: ?Sized>(
     dice: &mut DiceStream,
     n: u64,

@@ -2697,9 +2697,10 @@ mod tests {
 
     impl RatioCombat {
         /// The lanes' battles all at once (`lockstep`) and lane by lane by
-        /// [`RatioCombat::lane_battle`] (as runs fight them where the sweeps do not run), each as `(tallies, reserves used, states)` for the
-        /// joint counts and for the signatures, sorted: `(words, battles)` for each way and
-        /// each sum of states, `None` where the sweeps did not run.
+        /// [`RatioCombat::lane_battle`] (as runs fight them where the sweeps do not run),
+        /// each as `(tallies, reserves used, states)` for the joint counts and for the
+        /// signatures, sorted: `(words, battles)` for each way and each sum of states,
+        /// `None` where the sweeps did not run.
         #[allow(clippy::type_complexity)]
         fn lanes_both_ways<const R: usize, const BLOCK: usize, const DIFF: bool>(
             &self,

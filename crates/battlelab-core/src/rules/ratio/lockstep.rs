@@ -22,8 +22,8 @@
 //! that the peek is a read; a lane whose first reserve commits steps its stream (the other
 //! lanes' streams stay put), so lanes draw different numbers of words, all their own.
 //!
-//! PERF (issue 16): see [`RatioCombat::simulate_block`]'s measurements in
-//! `docs/performance.md`.
+//! PERF (issue 16): `docs/performance.md` ("Ratio lines in lanes") has what was measured:
+//! the bench line 22 → about 15.5 `next_u64` a battle on the AMD EPYC.
 //!
 //! [`RatioCombat::table_battle`]: super::RatioCombat::table_battle
 //! [`RatioCombat::simulate_block`]: super::RatioCombat::simulate_block
@@ -33,7 +33,8 @@
 #![cfg_attr(not(target_arch = "x86_64"), allow(dead_code, unused_imports))]
 
 use super::{
-    RatioCombat, ReserveTable, CODE_TAKEN, MAX_TABLE_RESERVES, POW6, STATES_JOINT, STATES_SIGNATURE,
+    reserve_block, RatioCombat, ReserveTable, CODE_TAKEN, MAX_TABLE_RESERVES, POW6, STATES_JOINT,
+    STATES_SIGNATURE,
 };
 use crate::dice::lanes::{lane_battles, VectorForm, LANES};
 
@@ -57,11 +58,17 @@ pub(super) fn all_at_once<
     count: &mut impl CountBattle,
 ) -> Option<u64> {
     const { assert!(R >= 1 && R <= MAX_TABLE_RESERVES && BLOCK.is_power_of_two()) };
+    // The gathers' bounds rest on these (`with_reserve_table!` picks them from `t`).
+    assert_eq!(
+        (t.reserves, BLOCK, t.diff_len > 1),
+        (R, reserve_block(R), DIFF),
+        "a reserve table's sweeps with its own reserves, block and difference"
+    );
     #[cfg(target_arch = "x86_64")]
     if VectorForm::Avx2.available() && (STATES == STATES_JOINT || STATES == STATES_SIGNATURE) {
-        debug_assert_eq!((t.reserves, t.diff_len > 1), (R, DIFF));
         // SAFETY: the feature is detected above; `t` is a table `build_reserve_table`
-        // built, with `R` reserves and blocks of `BLOCK` codes (`with_reserve_table!`).
+        // built (the only one there is), with `R` reserves, blocks of `BLOCK` codes and a
+        // difference range where `DIFF` (asserted above).
         return Some(unsafe { sweeps_avx2::<R, BLOCK, DIFF, STATES>(t, lanes, n, count) });
     }
     let _ = (t, lanes, n, count);
@@ -105,8 +112,9 @@ unsafe fn sweeps_avx2<const R: usize, const BLOCK: usize, const DIFF: bool, cons
 ) -> u64 {
     use crate::dice::lanes::avx2::{join, narrow, take, take_with_rest, Streams, GROUPS, GROUPS32};
     use std::arch::x86_64::*;
-    // Every 32-bit value below is under 2^31 (codes' indices below 2^19, reserves used,
-    // casualty points), so AVX2's signed compares order them as unsigned.
+    // Every 32-bit value compared below is under 2^31 (reserves used), so AVX2's signed
+    // compares order them as unsigned; the casualty-point difference may be negative, and
+    // is clamped by signed min and max. Codes' indices are below 2^19.
     let splat = |v: u32| _mm256_set1_epi32(v as i32);
     let zero = _mm256_setzero_si256();
     let (v_byte, v_seven) = (splat(0xff), splat(7));
@@ -122,7 +130,10 @@ unsafe fn sweeps_avx2<const R: usize, const BLOCK: usize, const DIFF: bool, cons
     // The codes from the 64-byte boundary the blocks start at; a gather reads four bytes
     // at a code's index (the table has three bytes of padding past its last block).
     let codes = t.codes.as_ptr().add(t.skip);
-    debug_assert!(t.codes.len() >= t.skip + t.blocks::<BLOCK>().len() * BLOCK + 3);
+    debug_assert!(t.steps.last().is_some_and(|last| {
+        let blocks = last.first_block as usize + t.diff_len * last.faces as usize;
+        t.codes.len() >= t.skip + blocks * BLOCK + 3
+    }));
     let mut streams = Streams::new(lanes);
     // Each lane's next word: what a battle peeks for its reserve dice, and draws next.
     let mut ahead: [__m256i; GROUPS] = std::array::from_fn(|g| streams.next(g));
