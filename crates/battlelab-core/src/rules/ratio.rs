@@ -1404,7 +1404,7 @@ impl RatioCombat {
     /// A line with a reserve table is fought in [`lanes::LANES`] lanes, each on its own
     /// stream split from `dice` (which gives the lanes' keys): all at once in AVX2 sweeps
     /// where the CPU has AVX2 (`ratio/lockstep.rs`), else lane by lane, the same battles
-    /// ([`RatioCombat::table_lanes`]). Every other line draws its battles from `dice`
+    /// (`RatioCombat::table_lanes`). Every other line draws its battles from `dice`
     /// one after another.
     pub fn simulate_block(&self, dice: &mut DiceStream, n: u64, h: &mut RatioHistogram) {
         let signed = h
