@@ -2179,10 +2179,7 @@ impl MeleeCombat {
             dice,
             n,
             histogram,
-            |lanes, h| {
-                self.all_at_once(lanes, n, h)
-                    .map(|words| words * crate::dice::lanes::LANES as u64)
-            },
+            |lanes, h| self.all_at_once(lanes, n, h),
             |dice, h| {
                 let (outcome, words) = self.engage_counting_words(dice);
                 h.record(&outcome);

@@ -35,7 +35,7 @@
 // The vector form is x86-64's; elsewhere its tables and helpers go unused.
 #![cfg_attr(not(target_arch = "x86_64"), allow(dead_code, unused_imports))]
 
-use super::{EngagementHistogram, GroupRef, MeleeCombat, END_BY_FLAGS, END_COUNT};
+use super::{EngagementHistogram, GroupRef, MeleeCombat, END_BY_FLAGS, END_COUNT, MAX_B_UNITS};
 use crate::dice::lanes::{lane_battles, VectorForm, LANES};
 
 /// What the AVX2 sweeps read of a duel (one side-B unit), built once a call.
@@ -160,17 +160,191 @@ impl<'a> Duel<'a> {
     }
 }
 
+/// What the AVX2 sweeps read of an engagement with several side-B units (2 to
+/// [`MAX_B_UNITS`]), built once a call. A phase's words differ from lane to lane (a unit
+/// not present, or a group of no dice, draws none), so each lane steps its own stream
+/// only for the groups it samples.
+struct Several<'a> {
+    /// Side-B units.
+    b: usize,
+    /// `units[base[u] + taken]`: unit `u` (0: A) after `taken` wounds (0 to its total):
+    /// its attack group on A (a [`GroupRef`]: 0, no dice, or a table; 0 for A) in bits
+    /// 0–23 and its break margin from bit 24.
+    units: Vec<u32>,
+    /// `lost[base[u] + taken]`: models unit `u` lost after `taken` wounds.
+    lost: Vec<u32>,
+    base: [u32; 1 + MAX_B_UNITS],
+    total: [u32; 1 + MAX_B_UNITS],
+    /// `present_at[8 · present + j]`: where A's groups on side-B unit `j` start in
+    /// `a_groups` (`j` below [`MAX_B_UNITS`]), and side B's bonus at `8 · present + 4`.
+    present_at: Vec<u32>,
+    a_groups: &'a [GroupRef],
+    /// `break_sum[v]` of the combat (`EngageTables::break_sum`).
+    break_sum: &'a [u32],
+    break_faces: u32,
+    round_limit: u32,
+    /// Most models each side can lose.
+    most_lost: [u32; 2],
+}
+
+impl<'a> Several<'a> {
+    /// Most slots of the count table (2 MiB of counts).
+    const MAX_SLOTS: usize = 1 << 18;
+
+    /// The sweeps' tables, where the sweeps can fight `combat`: two or more side-B units;
+    /// every attack group of no dice or from a table (none rolled die by die), within its
+    /// bits; at most [`Self::MAX_SLOTS`] count slots.
+    fn new(combat: &'a MeleeCombat) -> Option<Self> {
+        let b = combat.units.len().checked_sub(1)?;
+        if !(2..=MAX_B_UNITS).contains(&b) {
+            return None;
+        }
+        let t = &combat.fast;
+        let fits = |g: GroupRef| g == 0 || (g & 15 != 0 && g < 1 << GROUP_BITS);
+        if t.columns.is_empty() || !t.a_groups.iter().all(|&g| fits(g)) {
+            return None;
+        }
+        let mut base = [0u32; 1 + MAX_B_UNITS];
+        let mut total = [0u32; 1 + MAX_B_UNITS];
+        let mut units = Vec::new();
+        let mut lost = Vec::new();
+        let mut most_lost = [0u32; 2];
+        for u in 0..=b {
+            base[u] = units.len() as u32;
+            total[u] = t.total_wounds[u];
+            for taken in 0..=total[u] {
+                let at = t.unit_at[t.unit_base[u] + taken as usize];
+                let margin = u32::from(at.break_margin);
+                if !fits(at.group) || margin >= 1 << (32 - GROUP_BITS) {
+                    return None;
+                }
+                units.push(at.group | margin << GROUP_BITS);
+                lost.push(u32::from(at.lost));
+            }
+            most_lost[usize::from(u > 0)] += lost[lost.len() - 1];
+        }
+        let mut present_at = vec![0u32; 8 * t.at_present.len()];
+        for (present, at) in t.at_present.iter().enumerate() {
+            present_at[8 * present..8 * present + MAX_B_UNITS].copy_from_slice(&at.a_base);
+            present_at[8 * present + 4] = at.bonus;
+        }
+        let several = Self {
+            b,
+            units,
+            lost,
+            base,
+            total,
+            present_at,
+            a_groups: &t.a_groups,
+            break_sum: &t.break_sum,
+            break_faces: t.break_faces,
+            round_limit: combat.engagement.round_limit,
+            most_lost,
+        };
+        (several.round_limit >= 1 && several.slots() <= Self::MAX_SLOTS).then_some(several)
+    }
+
+    /// Outcomes by models lost: `(A's most + 1) · (B's most + 1)`.
+    fn per_end(&self) -> usize {
+        (self.most_lost[0] as usize + 1) * (self.most_lost[1] as usize + 1)
+    }
+
+    /// Count slots: a key is `((phase − 1) · END_COUNT + end) · per_end + lost_a · (B's
+    /// most + 1) + lost_b`, phases 1 to the round limit.
+    fn slots(&self) -> usize {
+        self.round_limit as usize * END_COUNT * self.per_end()
+    }
+
+    /// Whether a call of `n` engagements is worth the table (as [`Duel::worth`]).
+    fn worth(&self, n: u64) -> bool {
+        (self.slots() as u64).div_ceil(Duel::SLOTS_PER_ENGAGEMENT as u64) <= n
+            && lane_battles(n, 0) <= u64::from(u32::MAX)
+    }
+
+    /// Adds the counts (the spare slots aside) into `h`.
+    fn add_to(&self, counts: &[u64], h: &mut EngagementHistogram) {
+        let per_end = self.per_end();
+        let b_values = self.most_lost[1] as usize + 1;
+        for (key, &count) in counts[..self.slots()].iter().enumerate() {
+            if count == 0 {
+                continue;
+            }
+            let lost = key % per_end;
+            h.ends[key / per_end] += count;
+            h.models_lost[0][lost / b_values] += count;
+            h.models_lost[1][lost % b_values] += count;
+        }
+    }
+}
+
+/// The packed outcomes of the alias tables `group` (four [`GroupRef`]s naming tables) for
+/// the words `u`, four lanes (`MeleeCombat::sample_table`): the column from the word's top
+/// bits, `cut` and the two outcomes as the column's two 64-bit words, the outcome below
+/// the cut in the low half. (A group of 0 reads column 0 and its outcome is not used.)
+///
+/// # Safety
+/// The CPU must have AVX2, and each group must name a table within `columns` (or be 0,
+/// with `columns` not empty).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn sample_wounds(
+    columns: *const i64,
+    group: std::arch::x86_64::__m128i,
+    u: std::arch::x86_64::__m256i,
+) -> std::arch::x86_64::__m128i {
+    use crate::dice::lanes::avx2::narrow;
+    use std::arch::x86_64::*;
+    let g = _mm256_cvtepu32_epi64(group);
+    let bits = _mm256_and_si256(g, _mm256_set1_epi64x(15));
+    let column = _mm256_add_epi64(
+        _mm256_srli_epi64::<4>(g),
+        _mm256_srlv_epi64(u, _mm256_sub_epi64(_mm256_set1_epi64x(64), bits)),
+    );
+    let at = _mm256_slli_epi64::<1>(column);
+    let cut = _mm256_i64gather_epi64::<8>(columns, at);
+    let pair = _mm256_i64gather_epi64::<8>(columns, _mm256_add_epi64(at, _mm256_set1_epi64x(1)));
+    // `u < cut`, unsigned: both with the sign bit flipped, compared signed.
+    let sign = _mm256_set1_epi64x(i64::MIN);
+    let below = _mm256_cmpgt_epi64(_mm256_xor_si256(cut, sign), _mm256_xor_si256(u, sign));
+    narrow(_mm256_blendv_epi8(
+        _mm256_srli_epi64::<32>(pair),
+        pair,
+        below,
+    ))
+}
+
 impl MeleeCombat {
     /// The AVX2 sweeps for a block's `n` engagements on the lanes' streams `lanes`,
-    /// counted into `h`, returning the words each lane drew; `None` (nothing fought) where
-    /// the CPU has no AVX2, the sweeps do not take the engagement ([`Duel::new`]) or
-    /// the call is too small for its table ([`Duel::worth`]).
+    /// counted into `h`, returning the words the lanes drew, all lanes together (a duel's
+    /// three a phase in every lane to the block's last sweep; with several side-B units,
+    /// each lane's engagements' words); `None` (nothing fought) where the CPU has no AVX2,
+    /// the sweeps do not take the engagement ([`Duel::new`], [`Several::new`]) or the
+    /// call is too small for its table ([`Duel::worth`], [`Several::worth`]).
     pub(super) fn all_at_once(
         &self,
         lanes: &[[u64; 4]; LANES],
         n: u64,
         h: &mut EngagementHistogram,
     ) -> Option<u64> {
+        if let Some(several) = Several::new(self).filter(|several| several.worth(n)) {
+            #[cfg(target_arch = "x86_64")]
+            if VectorForm::Avx2.available() {
+                let mut counts = vec![0u64; several.slots() + LANES];
+                // SAFETY: the feature is detected above, and `several` is
+                // `Several::new(self)`'s, `counts` as long as its slots and the spare ones.
+                let words = unsafe {
+                    match several.b {
+                        2 => self.several_avx2::<2>(&several, lanes, n, &mut counts),
+                        3 => self.several_avx2::<3>(&several, lanes, n, &mut counts),
+                        _ => self.several_avx2::<MAX_B_UNITS>(&several, lanes, n, &mut counts),
+                    }
+                };
+                several.add_to(&counts, h);
+                return Some(words);
+            }
+            return None;
+        }
         let duel = Duel::new(self).filter(|duel| duel.worth(n))?;
         #[cfg(target_arch = "x86_64")]
         if VectorForm::Avx2.available() {
@@ -179,7 +353,7 @@ impl MeleeCombat {
             // `counts` as long as its slots and the spare ones.
             let sweeps = unsafe { self.sweeps_avx2(&duel, lanes, n, &mut counts) };
             duel.add_to(&counts, h);
-            return Some(3 * sweeps);
+            return Some(3 * sweeps * LANES as u64);
         }
         let _ = (lanes, n, h);
         None
@@ -385,6 +559,261 @@ impl MeleeCombat {
         }
         sweeps
     }
+
+    /// The lanes' engagements against `B` side-B units, the lanes' streams in eight AVX2
+    /// registers of four and the engagements in four of eight, a phase each a sweep, as
+    /// [`MeleeCombat::engage`] fights them: for each side-B unit present, its group on A
+    /// and A's on it, each sampled from its own word where it has dice (a lane that
+    /// samples steps its stream, the others' stay put), then the break word in every
+    /// lane. Returns the words the lanes' engagements drew.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2, `several` must be `Several::new(self)`'s with `B` side-B
+    /// units, and `counts` hold `several.slots() + LANES` slots (the gathers' and the
+    /// counts' bounds rest on them).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn several_avx2<const B: usize>(
+        &self,
+        several: &Several<'_>,
+        lanes: &[[u64; 4]; LANES],
+        n: u64,
+        counts: &mut [u64],
+    ) -> u64 {
+        use crate::dice::lanes::avx2::{group32, join, narrow, take_with_rest, Streams, GROUPS32};
+        use std::arch::x86_64::*;
+        debug_assert_eq!((several.b, counts.len()), (B, several.slots() + LANES));
+        // Every 32-bit value below is under 2^31 (wounds, margins, sums, masks of units
+        // present, keys below `Several::MAX_SLOTS + LANES`), so AVX2's signed compares
+        // order them as unsigned.
+        let splat = |v: u32| _mm256_set1_epi32(v as i32);
+        let columns: *const i64 = self.fast.columns.as_ptr().cast();
+        let units: *const i32 = several.units.as_ptr().cast();
+        let lost: *const i32 = several.lost.as_ptr().cast();
+        let present_at: *const i32 = several.present_at.as_ptr().cast();
+        let a_groups: *const i32 = several.a_groups.as_ptr().cast();
+        let break_sum: *const i32 = several.break_sum.as_ptr().cast();
+        let (v_zero, v_one, v_two, v_four, v_all) =
+            (splat(0), splat(1), splat(2), splat(4), splat(u32::MAX));
+        let v_group = splat((1 << GROUP_BITS) - 1);
+        let v_wounds = splat(0xffff);
+        let v_total: [__m256i; 1 + MAX_B_UNITS] = std::array::from_fn(|u| splat(several.total[u]));
+        let v_base: [__m256i; 1 + MAX_B_UNITS] = std::array::from_fn(|u| splat(several.base[u]));
+        let v_bit: [__m256i; MAX_B_UNITS] = std::array::from_fn(|j| splat(2 << j));
+        let v_rank: [__m256i; MAX_B_UNITS] = std::array::from_fn(|k| splat(k as u32));
+        let v_faces = _mm256_set1_epi64x(i64::from(several.break_faces));
+        let v_full = splat((1 << (B + 1)) - 1);
+        let phase_step = (END_COUNT * several.per_end()) as u32;
+        let v_phase_step = splat(phase_step);
+        let v_last_phase_key = splat((several.round_limit - 1) * phase_step);
+        let v_b_values = splat(several.most_lost[1] + 1);
+        // A key's end part, `end · per_end`, by flags (`END_BY_FLAGS`), 0–7 and 8–15.
+        let ends: [i32; 16] =
+            std::array::from_fn(|f| (END_BY_FLAGS[f].index() * several.per_end()) as i32);
+        let v_ends_low = _mm256_loadu_si256(ends.as_ptr().cast());
+        let v_ends_high = _mm256_loadu_si256(ends.as_ptr().add(8).cast());
+        // The 64-bit masks of a 32-bit mask's low and high four lanes.
+        let wide = |mask: __m256i| {
+            [
+                _mm256_cvtepi32_epi64(_mm256_castsi256_si128(mask)),
+                _mm256_cvtepi32_epi64(_mm256_extracti128_si256::<1>(mask)),
+            ]
+        };
+        let lanes_in = |mask: __m256i| _mm256_movemask_ps(_mm256_castsi256_ps(mask)).count_ones();
+        let mut streams = Streams::new(lanes);
+        let mut taken_a = [v_zero; GROUPS32];
+        let mut taken_b = [[v_zero; MAX_B_UNITS]; GROUPS32];
+        // Each side-B unit's entry after its wounds (`units[base + taken]`), carried from
+        // a phase's break test, which reads its margin, to the next phase's group.
+        let fresh_b: [__m256i; MAX_B_UNITS] = std::array::from_fn(|j| {
+            splat(
+                several
+                    .units
+                    .get(several.base[1 + j] as usize)
+                    .copied()
+                    .unwrap_or(0),
+            )
+        });
+        let mut unit_b = [fresh_b; GROUPS32];
+        let mut present = [v_full; GROUPS32];
+        let mut b_fled = [v_zero; GROUPS32];
+        let mut phase_key = [v_zero; GROUPS32];
+        let mut left: [__m256i; GROUPS32] =
+            std::array::from_fn(|g| group32(g, |l| lane_battles(n, l) as u32));
+        let spare: [__m256i; GROUPS32] =
+            std::array::from_fn(|g| group32(g, |l| (several.slots() + l) as u32));
+        let mut keys = [0u32; LANES];
+        let mut words = 0u64;
+        while left.iter().any(|&l| _mm256_testz_si256(l, l) == 0) {
+            for h in 0..GROUPS32 {
+                let busy = _mm256_xor_si256(_mm256_cmpeq_epi32(left[h], v_zero), v_all);
+                let pair = [2 * h, 2 * h + 1];
+                let at = _mm256_slli_epi32::<3>(present[h]);
+                let bonus = _mm256_i32gather_epi32::<4>(present_at, _mm256_add_epi32(at, v_four));
+                // The groups of each side-B unit present, on A and from A, each from its
+                // own word where it has dice.
+                let mut on_a = v_zero;
+                let mut on_b = [v_zero; MAX_B_UNITS];
+                let mut here = [v_zero; MAX_B_UNITS];
+                for j in 0..B {
+                    here[j] = _mm256_cmpeq_epi32(_mm256_and_si256(present[h], v_bit[j]), v_bit[j]);
+                    let group_b = _mm256_and_si256(unit_b[h][j], v_group);
+                    let a_base = _mm256_i32gather_epi32::<4>(
+                        present_at,
+                        _mm256_add_epi32(at, splat(j as u32)),
+                    );
+                    let group_a =
+                        _mm256_i32gather_epi32::<4>(a_groups, _mm256_add_epi32(a_base, taken_a[h]));
+                    for (group, sum) in [(group_b, &mut on_a), (group_a, &mut on_b[j])] {
+                        let draws = _mm256_andnot_si256(_mm256_cmpeq_epi32(group, v_zero), here[j]);
+                        words += u64::from(lanes_in(_mm256_and_si256(draws, busy)));
+                        let masks = wide(draws);
+                        let u = [
+                            streams.next_where(pair[0], masks[0]),
+                            streams.next_where(pair[1], masks[1]),
+                        ];
+                        let wounds = _mm256_and_si256(
+                            join(
+                                sample_wounds(columns, _mm256_castsi256_si128(group), u[0]),
+                                sample_wounds(columns, _mm256_extracti128_si256::<1>(group), u[1]),
+                            ),
+                            v_wounds,
+                        );
+                        *sum = _mm256_add_epi32(*sum, _mm256_and_si256(wounds, draws));
+                    }
+                }
+                // Casualties, capped at the wounds each unit has left; who still has
+                // models (a unit not present suffered nothing and is masked out).
+                let left_a = _mm256_sub_epi32(v_total[0], taken_a[h]);
+                let suffered_a = _mm256_min_epu32(on_a, left_a);
+                let alive_a = _mm256_cmpgt_epi32(left_a, suffered_a);
+                let now_a = _mm256_add_epi32(taken_a[h], suffered_a);
+                let score_b = _mm256_add_epi32(suffered_a, bonus);
+                let mut score_a = v_zero;
+                let mut alive_b = [v_zero; MAX_B_UNITS];
+                let mut now_b = [v_zero; MAX_B_UNITS];
+                for j in 0..B {
+                    let left = _mm256_sub_epi32(v_total[1 + j], taken_b[h][j]);
+                    let suffered = _mm256_min_epu32(on_b[j], left);
+                    alive_b[j] = _mm256_and_si256(_mm256_cmpgt_epi32(left, suffered), here[j]);
+                    now_b[j] = _mm256_add_epi32(taken_b[h][j], suffered);
+                    score_a = _mm256_add_epi32(score_a, suffered);
+                }
+                let a_wins = _mm256_cmpgt_epi32(score_a, score_b);
+                let b_wins = _mm256_cmpgt_epi32(score_b, score_a);
+                let difference = _mm256_sub_epi32(
+                    _mm256_max_epu32(score_a, score_b),
+                    _mm256_min_epu32(score_a, score_b),
+                );
+                // Break tests: the k-th tester in unit order takes the k-th roll of the
+                // phase's break word (A never tests beside a side-B unit: it takes the
+                // first); a tester flees when the roll's sum + the difference reaches its
+                // margin after the phase.
+                words += u64::from(lanes_in(busy));
+                let mut word = [streams.next(pair[0]), streams.next(pair[1])];
+                let mut sums = [v_zero; MAX_B_UNITS];
+                for sum in sums.iter_mut().take(B) {
+                    let mut roll = [v_zero; 2];
+                    for i in 0..2 {
+                        (roll[i], word[i]) = take_with_rest(word[i], v_faces);
+                    }
+                    let roll = join(narrow(roll[0]), narrow(roll[1]));
+                    *sum =
+                        _mm256_add_epi32(_mm256_i32gather_epi32::<4>(break_sum, roll), difference);
+                }
+                let margin = |entry: __m256i| _mm256_srli_epi32::<{ GROUP_BITS as i32 }>(entry);
+                let unit_a = _mm256_i32gather_epi32::<4>(units, _mm256_add_epi32(v_base[0], now_a));
+                // `sum ≥ margin`: not `margin > sum`.
+                let flees_a = _mm256_andnot_si256(
+                    _mm256_cmpgt_epi32(margin(unit_a), sums[0]),
+                    _mm256_and_si256(alive_a, b_wins),
+                );
+                let mut still = _mm256_and_si256(_mm256_andnot_si256(flees_a, alive_a), v_one);
+                let mut fled = v_zero;
+                // The testers before unit `j`, as a count (−1 a tester).
+                let mut rank = v_zero;
+                let mut lost_b = v_zero;
+                let mut next_b = [v_zero; MAX_B_UNITS];
+                for j in 0..B {
+                    next_b[j] = _mm256_i32gather_epi32::<4>(
+                        units,
+                        _mm256_add_epi32(v_base[1 + j], now_b[j]),
+                    );
+                }
+                for j in 0..B {
+                    let tests = _mm256_and_si256(alive_b[j], a_wins);
+                    let mut sum = sums[0];
+                    for k in 1..B {
+                        sum = _mm256_blendv_epi8(
+                            sum,
+                            sums[k],
+                            _mm256_cmpeq_epi32(_mm256_sub_epi32(v_zero, rank), v_rank[k]),
+                        );
+                    }
+                    rank = _mm256_add_epi32(rank, tests);
+                    let flees =
+                        _mm256_andnot_si256(_mm256_cmpgt_epi32(margin(next_b[j]), sum), tests);
+                    fled = _mm256_or_si256(fled, flees);
+                    still = _mm256_or_si256(
+                        still,
+                        _mm256_and_si256(_mm256_andnot_si256(flees, alive_b[j]), v_bit[j]),
+                    );
+                    lost_b = _mm256_add_epi32(
+                        lost_b,
+                        _mm256_i32gather_epi32::<4>(
+                            lost,
+                            _mm256_add_epi32(v_base[1 + j], now_b[j]),
+                        ),
+                    );
+                }
+                let fled_b = _mm256_or_si256(b_fled[h], fled);
+                let a_gone = _mm256_cmpeq_epi32(_mm256_and_si256(still, v_one), v_zero);
+                let b_gone = _mm256_cmpeq_epi32(_mm256_andnot_si256(v_one, still), v_zero);
+                let destroyed_a = _mm256_xor_si256(alive_a, v_all);
+                let at_limit = _mm256_cmpeq_epi32(phase_key[h], v_last_phase_key);
+                let ended = _mm256_or_si256(_mm256_or_si256(a_gone, b_gone), at_limit);
+                // `a_gone | b_gone << 1 | a_destroyed << 2 | b_fled << 3`, as the scalar
+                // kernel indexes `END_BY_FLAGS`.
+                let flags = _mm256_or_si256(
+                    _mm256_or_si256(
+                        _mm256_and_si256(a_gone, v_one),
+                        _mm256_and_si256(b_gone, v_two),
+                    ),
+                    _mm256_and_si256(destroyed_a, v_four),
+                );
+                let end_key = _mm256_blendv_epi8(
+                    _mm256_permutevar8x32_epi32(v_ends_low, flags),
+                    _mm256_permutevar8x32_epi32(v_ends_high, flags),
+                    fled_b,
+                );
+                let lost_a = _mm256_i32gather_epi32::<4>(lost, _mm256_add_epi32(v_base[0], now_a));
+                let key = _mm256_add_epi32(
+                    _mm256_add_epi32(phase_key[h], end_key),
+                    _mm256_add_epi32(_mm256_mullo_epi32(lost_a, v_b_values), lost_b),
+                );
+                let counted = _mm256_and_si256(busy, ended);
+                let slot = _mm256_blendv_epi8(spare[h], key, counted);
+                _mm256_storeu_si256(keys.as_mut_ptr().add(8 * h).cast(), slot);
+                taken_a[h] = _mm256_blendv_epi8(now_a, v_zero, ended);
+                for j in 0..B {
+                    taken_b[h][j] = _mm256_blendv_epi8(now_b[j], v_zero, ended);
+                    unit_b[h][j] = _mm256_blendv_epi8(next_b[j], fresh_b[j], ended);
+                }
+                present[h] = _mm256_blendv_epi8(still, v_full, ended);
+                b_fled[h] = _mm256_andnot_si256(ended, fled_b);
+                phase_key[h] =
+                    _mm256_blendv_epi8(_mm256_add_epi32(phase_key[h], v_phase_step), v_zero, ended);
+                // `counted` is −1 where set.
+                left[h] = _mm256_add_epi32(left[h], counted);
+            }
+            // SAFETY: as in `sweeps_avx2`: a key is below `Several::slots` (models lost at
+            // most each side's most), a spare slot one of the last `LANES`.
+            for &slot in &keys {
+                *counts.get_unchecked_mut(slot as usize) += 1;
+            }
+        }
+        words
+    }
 }
 
 #[cfg(test)]
@@ -466,17 +895,30 @@ mod tests {
         let mut lane_by_lane = 0;
         let mut every_end = [0u64; END_COUNT];
         let duels = duels();
+        let mut swept_several = 0;
         let mut rear = Engagement::one_on_one(unit(10, 5, 3, 3, 3), unit(6, 3, 4, 3, 3));
         rear.b[0].0 = super::super::Facing::Rear;
+        // Two side-B units, one a rear unit (whose group on A has no dice while the front
+        // one stands), with a round limit of 1.
+        let mut two = Engagement::one_on_one(unit(9, 3, 3, 3, 3), unit(7, 4, 4, 3, 3));
+        two.b
+            .push((super::super::Facing::Rear, unit(5, 5, 3, 3, 3)));
+        let mut two_short = two.clone();
+        two_short.round_limit = 1;
         let cases: Vec<(bool, Engagement)> = duels
             .iter()
             .map(|e| (true, e.clone()))
             .chain(engagement_cases().into_iter().map(|e| (false, e)))
-            .chain([(false, rear)])
+            .chain([rear, two, two_short].map(|e| (false, e)))
+            .chain([(
+                false,
+                crate::scenarios::melee_surrounded().engagement.clone(),
+            )])
             .collect();
         for (case, (is_duel, engagement)) in cases.iter().enumerate() {
             let combat = MeleeCombat::new(engagement.clone()).unwrap();
             let duel = Duel::new(&combat);
+            let several = Several::new(&combat);
             if *is_duel {
                 assert!(duel.is_some(), "case {case}: a duel the sweeps take");
             }
@@ -496,29 +938,48 @@ mod tests {
                     "case {case}, n = {n}"
                 );
                 let sweeps = phases.iter().max().copied().unwrap_or(0);
-                let goes_at_once = avx2 && duel.as_ref().is_some_and(|d| d.worth(n)) && n > 0;
+                let duel_swept = duel.as_ref().is_some_and(|d| d.worth(n));
+                let several_swept = several.as_ref().is_some_and(|s| s.worth(n));
+                let goes_at_once = avx2 && (duel_swept || several_swept) && n > 0;
                 let all_at_once_words = keys + LANES as u64 * 3 * sweeps;
                 let lane_by_lane_words = keys + lane_words.iter().sum::<u64>();
-                if goes_at_once {
+                if goes_at_once && duel_swept {
                     swept += 1;
                     assert_eq!(words, all_at_once_words, "case {case}, n = {n}: words");
+                } else if goes_at_once {
+                    // Several side-B units: each lane's own words, as lane by lane.
+                    swept_several += 1;
+                    assert_eq!(words, lane_by_lane_words, "case {case}, n = {n}: words");
                 } else {
                     lane_by_lane += 1;
                     assert_eq!(words, lane_by_lane_words, "case {case}, n = {n}: words");
                 }
                 // All at once, called directly, wherever the CPU and the duel allow it
                 // (however small the call).
-                if let (true, Some(_)) = (avx2, &duel) {
+                if avx2 && (duel.is_some() || several.is_some()) {
                     let mut h = combat.empty_engagement_histogram();
                     if n > 0 {
                         let words = combat.all_at_once(&lanes, n, &mut h);
-                        if duel.as_ref().is_some_and(|d| d.worth(n)) {
-                            assert_eq!(words, Some(3 * sweeps), "case {case}, n = {n}");
+                        if duel_swept {
+                            assert_eq!(
+                                words,
+                                Some(3 * sweeps * LANES as u64),
+                                "case {case}, n = {n}"
+                            );
+                            assert_eq!(h, expected, "case {case}, n = {n}: all at once");
+                        } else if several_swept {
+                            assert_eq!(
+                                words,
+                                Some(lane_by_lane_words - keys),
+                                "case {case}, n = {n}"
+                            );
                             assert_eq!(h, expected, "case {case}, n = {n}: all at once");
                         } else {
                             assert_eq!(words, None, "case {case}, n = {n}: too small a call");
                         }
                     }
+                }
+                if let (true, Some(_)) = (avx2, &duel) {
                     // A lane's words, three a phase, are what the rules' step drew.
                     for (lane, &w) in lane_words.iter().enumerate() {
                         assert_eq!(w, 3 * phases[lane], "case {case}, n = {n}, lane {lane}");
@@ -533,8 +994,13 @@ mod tests {
         }
         // The check is not vacuous: both forms ran, and every end happened.
         if avx2 {
-            // At least the 60,000-engagement call of every duel.
+            // At least the 60,000-engagement call of every duel, and of every engagement of
+            // several side-B units but one (the case of `engagement_cases` with four).
             assert!(swept >= duels.len(), "{swept} calls all at once");
+            assert!(
+                swept_several >= 6,
+                "{swept_several} calls of several units at once"
+            );
         }
         assert!(lane_by_lane >= 20, "{lane_by_lane} calls lane by lane");
         assert!(every_end.iter().all(|&c| c > 0), "{every_end:?}");
@@ -547,6 +1013,9 @@ mod tests {
         let duel = Duel::new(&combat).expect("a duel the sweeps take");
         assert_eq!(duel.slots(), 15_876);
         assert!(duel.worth(65_536) && !duel.worth(3_968) && duel.worth(3_969));
-        assert!(Duel::new(&crate::scenarios::melee_surrounded()).is_none());
+        let surrounded = crate::scenarios::melee_surrounded();
+        assert!(Duel::new(&surrounded).is_none());
+        let several = Several::new(&surrounded).expect("several units the sweeps take");
+        assert!(several.worth(65_536));
     }
 }
