@@ -61,6 +61,10 @@ struct Duel<'a> {
 /// Bits of a [`Duel`] side entry that hold the group.
 const GROUP_BITS: u32 = 24;
 
+/// Bits of a [`Several`] unit entry that hold the group, and that hold the margin.
+const SEVERAL_GROUP_BITS: u32 = 16;
+const SEVERAL_MARGIN_BITS: u32 = 8;
+
 impl<'a> Duel<'a> {
     /// Most slots of the count table (2 MiB of counts): the bench duel's is 15,876.
     const MAX_SLOTS: usize = 1 << 18;
@@ -169,10 +173,8 @@ struct Several<'a> {
     b: usize,
     /// `units[base[u] + taken]`: unit `u` (0: A) after `taken` wounds (0 to its total):
     /// its attack group on A (a [`GroupRef`]: 0, no dice, or a table; 0 for A) in bits
-    /// 0–23 and its break margin from bit 24.
+    /// 0–15, its break margin in bits 16–23 and the models it lost from bit 24.
     units: Vec<u32>,
-    /// `lost[base[u] + taken]`: models unit `u` lost after `taken` wounds.
-    lost: Vec<u32>,
     base: [u32; 1 + MAX_B_UNITS],
     total: [u32; 1 + MAX_B_UNITS],
     /// `present_at[8 · present + j]`: where A's groups on side-B unit `j` start in
@@ -192,36 +194,42 @@ impl<'a> Several<'a> {
     const MAX_SLOTS: usize = 1 << 18;
 
     /// The sweeps' tables, where the sweeps can fight `combat`: two or more side-B units;
-    /// every attack group of no dice or from a table (none rolled die by die), within its
-    /// bits; at most [`Self::MAX_SLOTS`] count slots.
+    /// every attack group of no dice or from a table (none rolled die by die); groups,
+    /// margins and models lost within their bits; at most [`Self::MAX_SLOTS`] count
+    /// slots.
     fn new(combat: &'a MeleeCombat) -> Option<Self> {
         let b = combat.units.len().checked_sub(1)?;
         if !(2..=MAX_B_UNITS).contains(&b) {
             return None;
         }
         let t = &combat.fast;
-        let fits = |g: GroupRef| g == 0 || (g & 15 != 0 && g < 1 << GROUP_BITS);
+        let fits = |g: GroupRef| g == 0 || (g & 15 != 0 && g < 1 << SEVERAL_GROUP_BITS);
         if t.columns.is_empty() || !t.a_groups.iter().all(|&g| fits(g)) {
             return None;
         }
         let mut base = [0u32; 1 + MAX_B_UNITS];
         let mut total = [0u32; 1 + MAX_B_UNITS];
         let mut units = Vec::new();
-        let mut lost = Vec::new();
         let mut most_lost = [0u32; 2];
         for u in 0..=b {
             base[u] = units.len() as u32;
             total[u] = t.total_wounds[u];
             for taken in 0..=total[u] {
                 let at = t.unit_at[t.unit_base[u] + taken as usize];
-                let margin = u32::from(at.break_margin);
-                if !fits(at.group) || margin >= 1 << (32 - GROUP_BITS) {
+                let (margin, lost) = (u32::from(at.break_margin), u32::from(at.lost));
+                let lost_bits = 32 - SEVERAL_GROUP_BITS - SEVERAL_MARGIN_BITS;
+                if !fits(at.group) || margin >= 1 << SEVERAL_MARGIN_BITS || lost >= 1 << lost_bits {
                     return None;
                 }
-                units.push(at.group | margin << GROUP_BITS);
-                lost.push(u32::from(at.lost));
+                units.push(
+                    at.group
+                        | margin << SEVERAL_GROUP_BITS
+                        | lost << (SEVERAL_GROUP_BITS + SEVERAL_MARGIN_BITS),
+                );
+                if taken == total[u] {
+                    most_lost[usize::from(u > 0)] += lost;
+                }
             }
-            most_lost[usize::from(u > 0)] += lost[lost.len() - 1];
         }
         let mut present_at = vec![0u32; 8 * t.at_present.len()];
         for (present, at) in t.at_present.iter().enumerate() {
@@ -231,7 +239,6 @@ impl<'a> Several<'a> {
         let several = Self {
             b,
             units,
-            lost,
             base,
             total,
             present_at,
@@ -589,13 +596,13 @@ impl MeleeCombat {
         let splat = |v: u32| _mm256_set1_epi32(v as i32);
         let columns: *const i64 = self.fast.columns.as_ptr().cast();
         let units: *const i32 = several.units.as_ptr().cast();
-        let lost: *const i32 = several.lost.as_ptr().cast();
         let present_at: *const i32 = several.present_at.as_ptr().cast();
         let a_groups: *const i32 = several.a_groups.as_ptr().cast();
         let break_sum: *const i32 = several.break_sum.as_ptr().cast();
         let (v_zero, v_one, v_two, v_four, v_all) =
             (splat(0), splat(1), splat(2), splat(4), splat(u32::MAX));
-        let v_group = splat((1 << GROUP_BITS) - 1);
+        let v_group = splat((1 << SEVERAL_GROUP_BITS) - 1);
+        let v_margin = splat((1 << SEVERAL_MARGIN_BITS) - 1);
         let v_wounds = splat(0xffff);
         let v_total: [__m256i; 1 + MAX_B_UNITS] = std::array::from_fn(|u| splat(several.total[u]));
         let v_base: [__m256i; 1 + MAX_B_UNITS] = std::array::from_fn(|u| splat(several.base[u]));
@@ -721,7 +728,17 @@ impl MeleeCombat {
                     *sum =
                         _mm256_add_epi32(_mm256_i32gather_epi32::<4>(break_sum, roll), difference);
                 }
-                let margin = |entry: __m256i| _mm256_srli_epi32::<{ GROUP_BITS as i32 }>(entry);
+                let margin = |entry: __m256i| {
+                    _mm256_and_si256(
+                        _mm256_srli_epi32::<{ SEVERAL_GROUP_BITS as i32 }>(entry),
+                        v_margin,
+                    )
+                };
+                let lost = |entry: __m256i| {
+                    _mm256_srli_epi32::<{ (SEVERAL_GROUP_BITS + SEVERAL_MARGIN_BITS) as i32 }>(
+                        entry,
+                    )
+                };
                 let unit_a = _mm256_i32gather_epi32::<4>(units, _mm256_add_epi32(v_base[0], now_a));
                 // `sum ≥ margin`: not `margin > sum`.
                 let flees_a = _mm256_andnot_si256(
@@ -758,13 +775,7 @@ impl MeleeCombat {
                         still,
                         _mm256_and_si256(_mm256_andnot_si256(flees, alive_b[j]), v_bit[j]),
                     );
-                    lost_b = _mm256_add_epi32(
-                        lost_b,
-                        _mm256_i32gather_epi32::<4>(
-                            lost,
-                            _mm256_add_epi32(v_base[1 + j], now_b[j]),
-                        ),
-                    );
+                    lost_b = _mm256_add_epi32(lost_b, lost(next_b[j]));
                 }
                 let fled_b = _mm256_or_si256(b_fled[h], fled);
                 let a_gone = _mm256_cmpeq_epi32(_mm256_and_si256(still, v_one), v_zero);
@@ -786,7 +797,7 @@ impl MeleeCombat {
                     _mm256_permutevar8x32_epi32(v_ends_high, flags),
                     fled_b,
                 );
-                let lost_a = _mm256_i32gather_epi32::<4>(lost, _mm256_add_epi32(v_base[0], now_a));
+                let lost_a = lost(unit_a);
                 let key = _mm256_add_epi32(
                     _mm256_add_epi32(phase_key[h], end_key),
                     _mm256_add_epi32(_mm256_mullo_epi32(lost_a, v_b_values), lost_b),
