@@ -673,6 +673,11 @@ impl MeleeCombat {
                         _mm256_i32gather_epi32::<4>(a_groups, _mm256_add_epi32(a_base, taken_a[h]));
                     for (group, sum) in [(group_b, &mut on_a), (group_a, &mut on_b[j])] {
                         let draws = _mm256_andnot_si256(_mm256_cmpeq_epi32(group, v_zero), here[j]);
+                        // PERF: a group no lane of the eight samples (a unit fled or gone,
+                        // a rear unit's group of no dice) is skipped: no step, no gathers.
+                        if _mm256_testz_si256(draws, draws) != 0 {
+                            continue;
+                        }
                         words += u64::from(lanes_in(_mm256_and_si256(draws, busy)));
                         let masks = wide(draws);
                         let u = [
