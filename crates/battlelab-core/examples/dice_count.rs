@@ -19,13 +19,15 @@ use battlelab_core::scenarios::{self, words_per_battle};
 
 const N: u64 = 1 << 18;
 
-fn count(name: &str, battle: impl FnMut(&mut DiceStream)) {
+/// Prints one battle's words and draws, and returns the draws (`None` without
+/// `count-dice`).
+fn count(name: &str, battle: impl FnMut(&mut DiceStream)) -> Option<f64> {
     count_blocks(name, 1, battle)
 }
 
 /// `call` fights `per_call` battles (a block, for a kernel whose battles share a word's
 /// leftover dice).
-fn count_blocks(name: &str, per_call: u64, mut call: impl FnMut(&mut DiceStream)) {
+fn count_blocks(name: &str, per_call: u64, mut call: impl FnMut(&mut DiceStream)) -> Option<f64> {
     #[cfg(feature = "count-dice")]
     let before = battlelab_core::dice::counting::counts();
     let words = words_per_battle(N / per_call, &mut call) / per_call as f64;
@@ -34,9 +36,15 @@ fn count_blocks(name: &str, per_call: u64, mut call: impl FnMut(&mut DiceStream)
         let after = battlelab_core::dice::counting::counts();
         let draws = (after.1 - before.1) as f64 / N as f64;
         println!("{name:<44} words/battle {words:>8.3}   draws/battle {draws:>8.3}");
+        Some(draws)
     }
     #[cfg(not(feature = "count-dice"))]
-    println!("{name:<44} words/battle {words:>8.3}   draws/battle (needs --features count-dice)");
+    {
+        println!(
+            "{name:<44} words/battle {words:>8.3}   draws/battle (needs --features count-dice)"
+        );
+        None
+    }
 }
 
 /// Battles a call of a kernel in lanes fights: a block, as runs fight them.
@@ -50,8 +58,10 @@ enum LaneDraws {
     /// Vector sweeps: a battle's draws by hand (setup's members' dice, one value each as
     /// `roll` takes them).
     Each(f64),
-    /// Fought lane by lane by the scalar kernel, whose draws `count-dice` counts.
-    Counted,
+    /// Vector sweeps: a battle's draws as the one-at-a-time kernel's battles draw them
+    /// (the same rules), where `count-dice` counted those (melee with several side-B
+    /// units: a value a group sampled, a roll a break tester).
+    AsOneAtATime(Option<f64>),
 }
 
 /// A kernel in lanes (naval's, field's, setup's and melee's), each lane on its own stream
@@ -59,21 +69,13 @@ enum LaneDraws {
 /// drew (the lanes' keys, and the lanes' words to the block's last sweep); `draws` says
 /// how its draws are read.
 fn count_lanes(name: &str, draws: LaneDraws, mut block: impl FnMut(&mut DiceStream) -> u64) {
-    #[cfg(feature = "count-dice")]
-    let before = battlelab_core::dice::counting::counts();
     let mut dice = DiceStream::for_block(1, 0);
     let words: u64 = (0..N / LANES_BLOCK).map(|_| block(&mut dice)).sum();
     let per_battle = words as f64 / N as f64;
     let draws = match draws {
         LaneDraws::OnePerWord => per_battle,
-        LaneDraws::Each(draws) => draws,
-        #[cfg(feature = "count-dice")]
-        LaneDraws::Counted => {
-            let after = battlelab_core::dice::counting::counts();
-            (after.1 - before.1) as f64 / N as f64
-        }
-        #[cfg(not(feature = "count-dice"))]
-        LaneDraws::Counted => {
+        LaneDraws::Each(draws) | LaneDraws::AsOneAtATime(Some(draws)) => draws,
+        LaneDraws::AsOneAtATime(None) => {
             println!("{name:<44} words/battle {per_battle:>8.3}   draws/battle (needs --features count-dice)");
             return;
         }
@@ -112,13 +114,13 @@ fn main() {
         |d| duel.engagement_block(d, LANES_BLOCK, &mut h),
     );
     let surrounded = scenarios::melee_surrounded();
-    count("melee engagement 20 v 20 + flank + rear", |d| {
+    let draws = count("melee engagement 20 v 20 + flank + rear", |d| {
         std::hint::black_box(surrounded.engage(d));
     });
     let mut h = surrounded.empty_engagement_histogram();
     count_lanes(
-        "melee + flank + rear, lane by lane (as run)",
-        LaneDraws::Counted,
+        "melee + flank + rear, 32 at once (as run)",
+        LaneDraws::AsOneAtATime(draws),
         |d| surrounded.engagement_block(d, LANES_BLOCK, &mut h),
     );
 
