@@ -1,7 +1,7 @@
 //! Miniatures melee (RULES.md D): whole engagements of a 20-model unit against a
 //! 20-model unit (about 2.6 phases each, 10 attack dice a side per phase; as run, 32 at
 //! once: `rules/melee/lockstep.rs`), and the same with a flanker and a rear charge (as
-//! run, lane by lane), beside the bare xoshiro loop; one engagement at a time; one phase
+//! run, 32 at once too), beside the bare xoshiro loop; one engagement at a time; one phase
 //! alone; the exact first phase (binomial counts in big integers) and the exact
 //! engagement chain.
 
@@ -28,7 +28,7 @@ fn melee(c: &mut Criterion) {
     );
     // The words `engagement_block` reports, as runs call it: the lanes' keys, and each
     // lane's words (the duel's: three a lane every sweep until the block's last lane is
-    // done; the other, fought lane by lane: its own engagements' words).
+    // done; with several side-B units: each lane's own engagements' words).
     for (name, combat) in [("20 v 20", &duel), ("20 v 20 + flank + rear", &surrounded)] {
         let mut h = combat.empty_engagement_histogram();
         print_lane_words(&format!("melee engagements {name} as run"), |d, n| {
