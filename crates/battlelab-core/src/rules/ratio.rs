@@ -2479,6 +2479,28 @@ mod tests {
         }
     }
 
+    /// A line of the reserve-table tests: `text` with `reserves` for A under `policy`, A's
+    /// line units at modifiers −1, 0 and +1 in turn, the sides swapped where `mirrored`.
+    fn table_case(
+        text: &str,
+        reserves: usize,
+        policy: ReservePolicy,
+        objective: Objective,
+        min_score: MinScore,
+        mirrored: bool,
+    ) -> RatioCombat {
+        let mut battle = crate::scenarios::ratio_line(text, reserves, 0, policy);
+        battle.objective = objective;
+        battle.min_score = min_score;
+        for (i, u) in battle.units[0].iter_mut().enumerate() {
+            u.modifier = i as i32 % 3 - 1;
+        }
+        if mirrored {
+            swap_sides(&mut battle);
+        }
+        RatioCombat::new(battle).unwrap()
+    }
+
     #[test]
     fn reserve_table_draws_the_same_dice_as_the_loop() {
         let (mut tables, mut reading_diff, mut two_words, mut side_b) = (0, 0, 0, 0);
@@ -2501,17 +2523,9 @@ mod tests {
                     for objective in [Objective::CpDifference, Objective::WinProbability] {
                         for min_score in [MinScore::Floor(1), MinScore::None] {
                             for mirrored in [false, true] {
-                                let mut battle =
-                                    crate::scenarios::ratio_line(text, reserves, 0, policy);
-                                battle.objective = objective;
-                                battle.min_score = min_score;
-                                for (i, u) in battle.units[0].iter_mut().enumerate() {
-                                    u.modifier = i as i32 % 3 - 1;
-                                }
-                                if mirrored {
-                                    swap_sides(&mut battle);
-                                }
-                                let combat = RatioCombat::new(battle).unwrap();
+                                let combat = table_case(
+                                    text, reserves, policy, objective, min_score, mirrored,
+                                );
                                 let Some(t) = &combat.reserve_table else {
                                     continue;
                                 };
@@ -2792,24 +2806,20 @@ mod tests {
                     ReservePolicy::Optimal,
                 ] {
                     for mirrored in [false, true] {
-                        let mut battle = crate::scenarios::ratio_line(text, reserves, 0, policy);
-                        battle.objective = if policy == ReservePolicy::Optimal {
+                        // `optimal` reads the casualty-point difference for its win
+                        // probability.
+                        let objective = if policy == ReservePolicy::Optimal {
                             Objective::WinProbability
                         } else {
                             Objective::CpDifference
                         };
-                        battle.min_score = if mirrored {
+                        let min_score = if mirrored {
                             MinScore::None
                         } else {
                             MinScore::Floor(1)
                         };
-                        for (i, u) in battle.units[0].iter_mut().enumerate() {
-                            u.modifier = i as i32 % 3 - 1;
-                        }
-                        if mirrored {
-                            swap_sides(&mut battle);
-                        }
-                        let combat = RatioCombat::new(battle).unwrap();
+                        let combat =
+                            table_case(text, reserves, policy, objective, min_score, mirrored);
                         let Some(t) = &combat.reserve_table else {
                             continue;
                         };

@@ -11,7 +11,7 @@
 //! sweep, and a lane whose engagement ends counts it and starts its next in the next
 //! sweep; or [`MeleeCombat::engage`] lane by lane, on any machine, for engagements the
 //! sweeps do not take (an attack group too large for a table, count tables past
-//! [`Duel::MAX_SLOTS`] or [`Several::MAX_SLOTS`]), and for calls of fewer engagements than
+//! [`Keys::MAX_SLOTS`]), and for calls of fewer engagements than
 //! a quarter of the count table's slots (which are zeroed and read once a call). There
 //! are two sweeps: a duel's (one side-B unit, [`Duel`]), and one for two to
 //! [`MAX_B_UNITS`] side-B units ([`Several`]), where a lane samples a unit's group only
@@ -63,9 +63,180 @@ struct Duel<'a> {
     /// `break_sum[v]` of the combat (`EngageTables::break_sum`).
     break_sum: &'a [u32],
     break_faces: u32,
-    round_limit: u32,
+    /// The count table, keyed by wounds taken (A's, then B's).
+    keys: Keys,
     /// `lost[side][taken]`: models lost after `taken` wounds.
     lost: [Vec<u32>; 2],
+}
+
+/// The count table of a sweep: an ended engagement counts at `((phase − 1) · END_COUNT +
+/// end) · per_end + a · b_values + b`, phases 1 to the round limit, where `a` and `b` name
+/// what each side lost (a duel's wounds taken, which fix its models lost; several units'
+/// models lost), and each table ends in [`LANES`] spare slots, one a lane, where a lane that
+/// did not end a counted engagement counts (so that every lane counts every sweep).
+#[derive(Clone, Copy, Debug)]
+struct Keys {
+    round_limit: u32,
+    a_values: usize,
+    b_values: usize,
+}
+
+impl Keys {
+    /// Most slots of a count table (2 MiB of counts).
+    const MAX_SLOTS: usize = 1 << 18;
+
+    /// Most slots an engagement of the call: the counts are zeroed and read once a call,
+    /// so a call of few engagements with a large table fights lane by lane (the bench
+    /// duel's table takes 3,969 engagements; a block is 65,536).
+    const SLOTS_PER_ENGAGEMENT: usize = 4;
+
+    /// Whether the table is within [`Self::MAX_SLOTS`] (and has a phase).
+    fn fit(self) -> Option<Self> {
+        (self.round_limit >= 1 && self.slots() <= Self::MAX_SLOTS).then_some(self)
+    }
+
+    /// Outcomes by what each side lost.
+    fn per_end(self) -> usize {
+        self.a_values * self.b_values
+    }
+
+    /// Count slots, the spare ones aside.
+    fn slots(self) -> usize {
+        self.round_limit as usize * END_COUNT * self.per_end()
+    }
+
+    /// Whether a call of `n` engagements is worth the table: at most
+    /// [`Self::SLOTS_PER_ENGAGEMENT`] slots an engagement (and each lane's share within
+    /// the sweeps' 32-bit count of engagements left; a run's block is 65,536).
+    fn worth(self, n: u64) -> bool {
+        (self.slots() as u64).div_ceil(Self::SLOTS_PER_ENGAGEMENT as u64) <= n
+            && lane_battles(n, 0) <= u64::from(u32::MAX)
+    }
+
+    /// Adds the counts (the spare slots aside) into `h`: a key's first part is the
+    /// histogram's `ends` index; `models_lost(a, b)` the models each side lost.
+    fn add_to(
+        self,
+        counts: &[u64],
+        h: &mut EngagementHistogram,
+        models_lost: impl Fn(usize, usize) -> [u32; 2],
+    ) {
+        let per_end = self.per_end();
+        for (key, &count) in counts[..self.slots()].iter().enumerate() {
+            if count == 0 {
+                continue;
+            }
+            let lost = key % per_end;
+            h.ends[key / per_end] += count;
+            let [a, b] = models_lost(lost / self.b_values, lost % self.b_values);
+            h.models_lost[0][a as usize] += count;
+            h.models_lost[1][b as usize] += count;
+        }
+    }
+}
+
+/// A [`Keys`] table's parts as the AVX2 sweeps add them.
+#[cfg(target_arch = "x86_64")]
+struct KeyVectors {
+    /// A key's phase part, `(phase − 1) · END_COUNT · per_end`, is kept as it stands: it
+    /// steps by `phase_step` a phase, and the last phase's is `last_phase`.
+    phase_step: std::arch::x86_64::__m256i,
+    last_phase: std::arch::x86_64::__m256i,
+    /// `b_values`, what `a` is multiplied by.
+    b_values: std::arch::x86_64::__m256i,
+    /// A key's end part, `end · per_end`, by flags (`END_BY_FLAGS`), 0–7 and 8–15.
+    ends_low: std::arch::x86_64::__m256i,
+    ends_high: std::arch::x86_64::__m256i,
+    /// Each lane's spare slot.
+    spare: [std::arch::x86_64::__m256i; crate::dice::lanes::avx2::GROUPS32],
+}
+
+#[cfg(target_arch = "x86_64")]
+impl KeyVectors {
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[target_feature(enable = "avx2")]
+    unsafe fn new(keys: Keys) -> Self {
+        use crate::dice::lanes::avx2::group32;
+        use std::arch::x86_64::*;
+        let phase_step = (END_COUNT * keys.per_end()) as u32;
+        let ends: [i32; 16] =
+            std::array::from_fn(|f| (END_BY_FLAGS[f].index() * keys.per_end()) as i32);
+        Self {
+            phase_step: _mm256_set1_epi32(phase_step as i32),
+            last_phase: _mm256_set1_epi32(((keys.round_limit - 1) * phase_step) as i32),
+            b_values: _mm256_set1_epi32(keys.b_values as i32),
+            ends_low: _mm256_loadu_si256(ends.as_ptr().cast()),
+            ends_high: _mm256_loadu_si256(ends.as_ptr().add(8).cast()),
+            spare: std::array::from_fn(|g| group32(g, |l| (keys.slots() + l) as u32)),
+        }
+    }
+
+    /// Which lanes of register `h` ended their engagement this phase, and the slot each
+    /// lane counts in: its key where it ended a counted engagement (`busy`), else its
+    /// spare slot. An engagement ends where A is gone or side B is (`gone`, as masks), or
+    /// at the phase limit; its end is `END_BY_FLAGS` of `a_gone | b_gone << 1 |
+    /// a_destroyed << 2 | b_fled << 3`, as the scalar kernel indexes it; `lost` is what
+    /// each side lost (`a`, `b` of the key). Returns `(ended, counted, slot)`.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn slot(
+        &self,
+        h: usize,
+        phase_key: std::arch::x86_64::__m256i,
+        gone: [std::arch::x86_64::__m256i; 2],
+        destroyed_a: std::arch::x86_64::__m256i,
+        b_fled: std::arch::x86_64::__m256i,
+        lost: [std::arch::x86_64::__m256i; 2],
+        busy: std::arch::x86_64::__m256i,
+    ) -> [std::arch::x86_64::__m256i; 3] {
+        use std::arch::x86_64::*;
+        let [a_gone, b_gone] = gone;
+        let at_limit = _mm256_cmpeq_epi32(phase_key, self.last_phase);
+        let ended = _mm256_or_si256(_mm256_or_si256(a_gone, b_gone), at_limit);
+        let flags = _mm256_or_si256(
+            _mm256_or_si256(
+                _mm256_and_si256(a_gone, _mm256_set1_epi32(1)),
+                _mm256_and_si256(b_gone, _mm256_set1_epi32(2)),
+            ),
+            _mm256_and_si256(destroyed_a, _mm256_set1_epi32(4)),
+        );
+        let end_key = _mm256_blendv_epi8(
+            _mm256_permutevar8x32_epi32(self.ends_low, flags),
+            _mm256_permutevar8x32_epi32(self.ends_high, flags),
+            b_fled,
+        );
+        let key = _mm256_add_epi32(
+            _mm256_add_epi32(phase_key, end_key),
+            _mm256_add_epi32(_mm256_mullo_epi32(lost[0], self.b_values), lost[1]),
+        );
+        let counted = _mm256_and_si256(busy, ended);
+        [
+            ended,
+            counted,
+            _mm256_blendv_epi8(self.spare[h], key, counted),
+        ]
+    }
+
+    /// The next phase's key part: the next phase's, or the first's where the lane's
+    /// engagement `ended`.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn next_phase(
+        &self,
+        phase_key: std::arch::x86_64::__m256i,
+        ended: std::arch::x86_64::__m256i,
+    ) -> std::arch::x86_64::__m256i {
+        use std::arch::x86_64::*;
+        _mm256_andnot_si256(ended, _mm256_add_epi32(phase_key, self.phase_step))
+    }
 }
 
 /// Bits of a [`Duel`] side entry that hold the group.
@@ -76,18 +247,11 @@ const SEVERAL_GROUP_BITS: u32 = 16;
 const SEVERAL_MARGIN_BITS: u32 = 8;
 
 impl<'a> Duel<'a> {
-    /// Most slots of the count table (2 MiB of counts): the bench duel's is 15,876.
-    const MAX_SLOTS: usize = 1 << 18;
-
-    /// Most slots an engagement of the call: the counts are zeroed and read once a call,
-    /// so a call of few engagements with a large table fights lane by lane (the bench
-    /// duel's table takes 3,969 engagements; a block is 65,536).
-    const SLOTS_PER_ENGAGEMENT: usize = 4;
-
     /// The sweeps' tables, where the sweeps can fight `combat`: one side-B unit; every
     /// attack group of a unit not yet destroyed sampled from a table (no group of no dice,
     /// none rolled die by die: then a phase is always three words); groups and margins
-    /// within their bits; at most [`Self::MAX_SLOTS`] count slots.
+    /// within their bits; at most [`Keys::MAX_SLOTS`] count slots (the bench duel's are
+    /// 15,876).
     fn new(combat: &'a MeleeCombat) -> Option<Self> {
         if combat.units.len() != 2 {
             return None;
@@ -126,51 +290,27 @@ impl<'a> Duel<'a> {
                 lost[side].push(u32::from(at.lost));
             }
         }
-        let duel = Self {
+        let keys = Keys {
+            round_limit: combat.engagement.round_limit,
+            a_values: total[0] as usize + 1,
+            b_values: total[1] as usize + 1,
+        }
+        .fit()?;
+        Some(Self {
             sides,
             total,
             bonus: at.bonus,
             break_sum: &t.break_sum,
             break_faces: t.break_faces,
-            round_limit: combat.engagement.round_limit,
+            keys,
             lost,
-        };
-        (duel.round_limit >= 1 && duel.slots() <= Self::MAX_SLOTS).then_some(duel)
+        })
     }
 
-    /// Outcomes by wounds taken: `(A's total + 1) · (B's total + 1)`.
-    fn per_end(&self) -> usize {
-        (self.total[0] as usize + 1) * (self.total[1] as usize + 1)
-    }
-
-    /// Count slots: a key is `((phase − 1) · END_COUNT + end) · per_end + taken_a · (B's
-    /// total + 1) + taken_b`, phases 1 to the round limit.
-    fn slots(&self) -> usize {
-        self.round_limit as usize * END_COUNT * self.per_end()
-    }
-
-    /// Whether a call of `n` engagements is worth the table: at most
-    /// [`Self::SLOTS_PER_ENGAGEMENT`] slots an engagement (and each lane's share within
-    /// the sweeps' 32-bit count of engagements left; a run's block is 65,536).
-    fn worth(&self, n: u64) -> bool {
-        (self.slots() as u64).div_ceil(Self::SLOTS_PER_ENGAGEMENT as u64) <= n
-            && lane_battles(n, 0) <= u64::from(u32::MAX)
-    }
-
-    /// Adds the counts (the spare slots aside) into `h`: a key's first part is the
-    /// histogram's `ends` index, the rest the wounds taken, which fix the models lost.
+    /// Adds the counts into `h`: the wounds taken fix the models lost.
     fn add_to(&self, counts: &[u64], h: &mut EngagementHistogram) {
-        let per_end = self.per_end();
-        let b_states = self.total[1] as usize + 1;
-        for (key, &count) in counts[..self.slots()].iter().enumerate() {
-            if count == 0 {
-                continue;
-            }
-            let taken = key % per_end;
-            h.ends[key / per_end] += count;
-            h.models_lost[0][self.lost[0][taken / b_states] as usize] += count;
-            h.models_lost[1][self.lost[1][taken % b_states] as usize] += count;
-        }
+        self.keys
+            .add_to(counts, h, |a, b| [self.lost[0][a], self.lost[1][b]]);
     }
 }
 
@@ -194,18 +334,14 @@ struct Several<'a> {
     /// `break_sum[v]` of the combat (`EngageTables::break_sum`).
     break_sum: &'a [u32],
     break_faces: u32,
-    round_limit: u32,
-    /// Most models each side can lose.
-    most_lost: [u32; 2],
+    /// The count table, keyed by models lost (A's, then side B's).
+    keys: Keys,
 }
 
 impl<'a> Several<'a> {
-    /// Most slots of the count table (2 MiB of counts).
-    const MAX_SLOTS: usize = 1 << 18;
-
     /// The sweeps' tables, where the sweeps can fight `combat`: two or more side-B units;
     /// every attack group of no dice or from a table (none rolled die by die); groups,
-    /// margins and models lost within their bits; at most [`Self::MAX_SLOTS`] count
+    /// margins and models lost within their bits; at most [`Keys::MAX_SLOTS`] count
     /// slots.
     fn new(combat: &'a MeleeCombat) -> Option<Self> {
         let b = combat.units.len().checked_sub(1)?;
@@ -246,7 +382,13 @@ impl<'a> Several<'a> {
             present_at[8 * present..8 * present + MAX_B_UNITS].copy_from_slice(&at.a_base);
             present_at[8 * present + 4] = at.bonus;
         }
-        let several = Self {
+        let keys = Keys {
+            round_limit: combat.engagement.round_limit,
+            a_values: most_lost[0] as usize + 1,
+            b_values: most_lost[1] as usize + 1,
+        }
+        .fit()?;
+        Some(Self {
             b,
             units,
             base,
@@ -255,42 +397,8 @@ impl<'a> Several<'a> {
             a_groups: &t.a_groups,
             break_sum: &t.break_sum,
             break_faces: t.break_faces,
-            round_limit: combat.engagement.round_limit,
-            most_lost,
-        };
-        (several.round_limit >= 1 && several.slots() <= Self::MAX_SLOTS).then_some(several)
-    }
-
-    /// Outcomes by models lost: `(A's most + 1) · (B's most + 1)`.
-    fn per_end(&self) -> usize {
-        (self.most_lost[0] as usize + 1) * (self.most_lost[1] as usize + 1)
-    }
-
-    /// Count slots: a key is `((phase − 1) · END_COUNT + end) · per_end + lost_a · (B's
-    /// most + 1) + lost_b`, phases 1 to the round limit.
-    fn slots(&self) -> usize {
-        self.round_limit as usize * END_COUNT * self.per_end()
-    }
-
-    /// Whether a call of `n` engagements is worth the table (as [`Duel::worth`]).
-    fn worth(&self, n: u64) -> bool {
-        (self.slots() as u64).div_ceil(Duel::SLOTS_PER_ENGAGEMENT as u64) <= n
-            && lane_battles(n, 0) <= u64::from(u32::MAX)
-    }
-
-    /// Adds the counts (the spare slots aside) into `h`.
-    fn add_to(&self, counts: &[u64], h: &mut EngagementHistogram) {
-        let per_end = self.per_end();
-        let b_values = self.most_lost[1] as usize + 1;
-        for (key, &count) in counts[..self.slots()].iter().enumerate() {
-            if count == 0 {
-                continue;
-            }
-            let lost = key % per_end;
-            h.ends[key / per_end] += count;
-            h.models_lost[0][lost / b_values] += count;
-            h.models_lost[1][lost % b_values] += count;
-        }
+            keys,
+        })
     }
 }
 
@@ -344,10 +452,10 @@ impl MeleeCombat {
         n: u64,
         h: &mut EngagementHistogram,
     ) -> Option<u64> {
-        if let Some(several) = Several::new(self).filter(|several| several.worth(n)) {
+        if let Some(several) = Several::new(self).filter(|several| several.keys.worth(n)) {
             #[cfg(target_arch = "x86_64")]
             if VectorForm::Avx2.available() {
-                let mut counts = vec![0u64; several.slots() + LANES];
+                let mut counts = vec![0u64; several.keys.slots() + LANES];
                 // SAFETY: the feature is detected above, and `several` is
                 // `Several::new(self)`'s, `counts` as long as its slots and the spare ones.
                 let words = unsafe {
@@ -357,15 +465,15 @@ impl MeleeCombat {
                         _ => self.several_avx2::<MAX_B_UNITS>(&several, lanes, n, &mut counts),
                     }
                 };
-                several.add_to(&counts, h);
+                several.keys.add_to(&counts, h, |a, b| [a as u32, b as u32]);
                 return Some(words);
             }
             return None;
         }
-        let duel = Duel::new(self).filter(|duel| duel.worth(n))?;
+        let duel = Duel::new(self).filter(|duel| duel.keys.worth(n))?;
         #[cfg(target_arch = "x86_64")]
         if VectorForm::Avx2.available() {
-            let mut counts = vec![0u64; duel.slots() + LANES];
+            let mut counts = vec![0u64; duel.keys.slots() + LANES];
             // SAFETY: the feature is detected above, and `duel` is `Duel::new(self)`'s,
             // `counts` as long as its slots and the spare ones.
             let sweeps = unsafe { self.sweeps_avx2(&duel, lanes, n, &mut counts) };
@@ -382,7 +490,7 @@ impl MeleeCombat {
     ///
     /// # Safety
     /// The CPU must have AVX2, `duel` must be `Duel::new(self)`'s and `counts` hold
-    /// `duel.slots() + LANES` slots (the gathers' and the counts' bounds rest on them).
+    /// `duel.keys.slots() + LANES` slots (the gathers' and the counts' bounds rest on them).
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     unsafe fn sweeps_avx2(
@@ -394,34 +502,22 @@ impl MeleeCombat {
     ) -> u64 {
         use crate::dice::lanes::avx2::{group32, join, narrow, take, Streams, GROUPS32};
         use std::arch::x86_64::*;
-        debug_assert_eq!(counts.len(), duel.slots() + LANES);
+        debug_assert_eq!(counts.len(), duel.keys.slots() + LANES);
         // Every 32-bit value below is under 2^31 (wounds, margins and sums of at most a few
-        // thousand, keys below `Duel::MAX_SLOTS + LANES`), so AVX2's signed compares order
+        // thousand, keys below `Keys::MAX_SLOTS + LANES`), so AVX2's signed compares order
         // them as unsigned.
         let splat = |v: u32| _mm256_set1_epi32(v as i32);
         let columns: *const i64 = self.fast.columns.as_ptr().cast();
         let side_a: *const i32 = duel.sides[0].as_ptr().cast();
         let side_b: *const i32 = duel.sides[1].as_ptr().cast();
         let break_sum: *const i32 = duel.break_sum.as_ptr().cast();
-        let (v_zero, v_one, v_two, v_four, v_all) =
-            (splat(0), splat(1), splat(2), splat(4), splat(u32::MAX));
+        let (v_zero, v_all) = (splat(0), splat(u32::MAX));
         let v_group = splat((1 << GROUP_BITS) - 1);
         let v_wounds = splat(0xffff);
         let (v_total_a, v_total_b) = (splat(duel.total[0]), splat(duel.total[1]));
         let v_bonus = splat(duel.bonus);
         let v_faces = _mm256_set1_epi64x(i64::from(duel.break_faces));
-        // A key's phase part, `(phase − 1) · END_COUNT · per_end`, is kept as it stands
-        // (`phase_key`): it steps by `v_phase_step` a phase, and the last phase's is
-        // `v_last_phase_key`.
-        let phase_step = (END_COUNT * duel.per_end()) as u32;
-        let v_phase_step = splat(phase_step);
-        let v_last_phase_key = splat((duel.round_limit - 1) * phase_step);
-        let v_b_states = splat(duel.total[1] + 1);
-        // A key's end part, `end · per_end`, by flags (`END_BY_FLAGS`), 0–7 and 8–15.
-        let ends: [i32; 16] =
-            std::array::from_fn(|f| (END_BY_FLAGS[f].index() * duel.per_end()) as i32);
-        let v_ends_low = _mm256_loadu_si256(ends.as_ptr().cast());
-        let v_ends_high = _mm256_loadu_si256(ends.as_ptr().add(8).cast());
+        let kv = KeyVectors::new(duel.keys);
         let (fresh_a, fresh_b) = (splat(duel.sides[0][0]), splat(duel.sides[1][0]));
         let mut streams = Streams::new(lanes);
         let mut taken_a = [v_zero; GROUPS32];
@@ -431,10 +527,6 @@ impl MeleeCombat {
         let mut phase_key = [v_zero; GROUPS32];
         let mut left: [__m256i; GROUPS32] =
             std::array::from_fn(|g| group32(g, |l| lane_battles(n, l) as u32));
-        // A lane that did not end a counted engagement counts in its own spare slot past
-        // the table's end; one that did, at its key.
-        let spare: [__m256i; GROUPS32] =
-            std::array::from_fn(|g| group32(g, |l| (duel.slots() + l) as u32));
         let mut keys = [0u32; LANES];
         let mut sweeps = 0;
         while left.iter().any(|&l| _mm256_testz_si256(l, l) == 0) {
@@ -507,35 +599,22 @@ impl MeleeCombat {
                 let destroyed_a = _mm256_xor_si256(alive_a, v_all);
                 let a_gone = _mm256_or_si256(destroyed_a, fled_a);
                 let b_gone = _mm256_or_si256(_mm256_xor_si256(alive_b, v_all), fled_b);
-                let at_limit = _mm256_cmpeq_epi32(phase_key[h], v_last_phase_key);
-                let ended = _mm256_or_si256(_mm256_or_si256(a_gone, b_gone), at_limit);
-                // `a_gone | b_gone << 1 | a_destroyed << 2 | b_fled << 3`, as the scalar
-                // kernel indexes `END_BY_FLAGS`.
-                let flags = _mm256_or_si256(
-                    _mm256_or_si256(
-                        _mm256_and_si256(a_gone, v_one),
-                        _mm256_and_si256(b_gone, v_two),
-                    ),
-                    _mm256_and_si256(destroyed_a, v_four),
-                );
-                let end_key = _mm256_blendv_epi8(
-                    _mm256_permutevar8x32_epi32(v_ends_low, flags),
-                    _mm256_permutevar8x32_epi32(v_ends_high, flags),
+                let busy = _mm256_xor_si256(idle, v_all);
+                let [ended, counted, slot] = kv.slot(
+                    h,
+                    phase_key[h],
+                    [a_gone, b_gone],
+                    destroyed_a,
                     fled_b,
+                    [now_a, now_b],
+                    busy,
                 );
-                let key = _mm256_add_epi32(
-                    _mm256_add_epi32(phase_key[h], end_key),
-                    _mm256_add_epi32(_mm256_mullo_epi32(now_a, v_b_states), now_b),
-                );
-                let counted = _mm256_andnot_si256(idle, ended);
-                let slot = _mm256_blendv_epi8(spare[h], key, counted);
                 _mm256_storeu_si256(keys.as_mut_ptr().add(8 * h).cast(), slot);
                 taken_a[h] = _mm256_blendv_epi8(now_a, v_zero, ended);
                 taken_b[h] = _mm256_blendv_epi8(now_b, v_zero, ended);
                 at_a[h] = _mm256_blendv_epi8(next_a, fresh_a, ended);
                 at_b[h] = _mm256_blendv_epi8(next_b, fresh_b, ended);
-                phase_key[h] =
-                    _mm256_blendv_epi8(_mm256_add_epi32(phase_key[h], v_phase_step), v_zero, ended);
+                phase_key[h] = kv.next_phase(phase_key[h], ended);
                 // `counted` is −1 where set.
                 left[h] = _mm256_add_epi32(left[h], counted);
             }
@@ -559,7 +638,7 @@ impl MeleeCombat {
     ///
     /// # Safety
     /// The CPU must have AVX2, `several` must be `Several::new(self)`'s with `B` side-B
-    /// units, and `counts` hold `several.slots() + LANES` slots (the gathers' and the
+    /// units, and `counts` hold `several.keys.slots() + LANES` slots (the gathers' and the
     /// counts' bounds rest on them).
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
@@ -572,9 +651,9 @@ impl MeleeCombat {
     ) -> u64 {
         use crate::dice::lanes::avx2::{group32, join, narrow, take_with_rest, Streams, GROUPS32};
         use std::arch::x86_64::*;
-        debug_assert_eq!((several.b, counts.len()), (B, several.slots() + LANES));
+        debug_assert_eq!((several.b, counts.len()), (B, several.keys.slots() + LANES));
         // Every 32-bit value below is under 2^31 (wounds, margins, sums, masks of units
-        // present, keys below `Several::MAX_SLOTS + LANES`), so AVX2's signed compares
+        // present, keys below `Keys::MAX_SLOTS + LANES`), so AVX2's signed compares
         // order them as unsigned.
         let splat = |v: u32| _mm256_set1_epi32(v as i32);
         let columns: *const i64 = self.fast.columns.as_ptr().cast();
@@ -582,8 +661,7 @@ impl MeleeCombat {
         let present_at: *const i32 = several.present_at.as_ptr().cast();
         let a_groups: *const i32 = several.a_groups.as_ptr().cast();
         let break_sum: *const i32 = several.break_sum.as_ptr().cast();
-        let (v_zero, v_one, v_two, v_four, v_all) =
-            (splat(0), splat(1), splat(2), splat(4), splat(u32::MAX));
+        let (v_zero, v_one, v_four, v_all) = (splat(0), splat(1), splat(4), splat(u32::MAX));
         let v_group = splat((1 << SEVERAL_GROUP_BITS) - 1);
         let v_margin = splat((1 << SEVERAL_MARGIN_BITS) - 1);
         let v_wounds = splat(0xffff);
@@ -593,15 +671,7 @@ impl MeleeCombat {
         let v_rank: [__m256i; MAX_B_UNITS] = std::array::from_fn(|k| splat(k as u32));
         let v_faces = _mm256_set1_epi64x(i64::from(several.break_faces));
         let v_full = splat((1 << (B + 1)) - 1);
-        let phase_step = (END_COUNT * several.per_end()) as u32;
-        let v_phase_step = splat(phase_step);
-        let v_last_phase_key = splat((several.round_limit - 1) * phase_step);
-        let v_b_values = splat(several.most_lost[1] + 1);
-        // A key's end part, `end · per_end`, by flags (`END_BY_FLAGS`), 0–7 and 8–15.
-        let ends: [i32; 16] =
-            std::array::from_fn(|f| (END_BY_FLAGS[f].index() * several.per_end()) as i32);
-        let v_ends_low = _mm256_loadu_si256(ends.as_ptr().cast());
-        let v_ends_high = _mm256_loadu_si256(ends.as_ptr().add(8).cast());
+        let kv = KeyVectors::new(several.keys);
         // The 64-bit masks of a 32-bit mask's low and high four lanes.
         let wide = |mask: __m256i| {
             [
@@ -630,8 +700,6 @@ impl MeleeCombat {
         let mut phase_key = [v_zero; GROUPS32];
         let mut left: [__m256i; GROUPS32] =
             std::array::from_fn(|g| group32(g, |l| lane_battles(n, l) as u32));
-        let spare: [__m256i; GROUPS32] =
-            std::array::from_fn(|g| group32(g, |l| (several.slots() + l) as u32));
         let mut keys = [0u32; LANES];
         let mut words = 0u64;
         while left.iter().any(|&l| _mm256_testz_si256(l, l) == 0) {
@@ -769,29 +837,15 @@ impl MeleeCombat {
                 let a_gone = _mm256_cmpeq_epi32(_mm256_and_si256(still, v_one), v_zero);
                 let b_gone = _mm256_cmpeq_epi32(_mm256_andnot_si256(v_one, still), v_zero);
                 let destroyed_a = _mm256_xor_si256(alive_a, v_all);
-                let at_limit = _mm256_cmpeq_epi32(phase_key[h], v_last_phase_key);
-                let ended = _mm256_or_si256(_mm256_or_si256(a_gone, b_gone), at_limit);
-                // `a_gone | b_gone << 1 | a_destroyed << 2 | b_fled << 3`, as the scalar
-                // kernel indexes `END_BY_FLAGS`.
-                let flags = _mm256_or_si256(
-                    _mm256_or_si256(
-                        _mm256_and_si256(a_gone, v_one),
-                        _mm256_and_si256(b_gone, v_two),
-                    ),
-                    _mm256_and_si256(destroyed_a, v_four),
-                );
-                let end_key = _mm256_blendv_epi8(
-                    _mm256_permutevar8x32_epi32(v_ends_low, flags),
-                    _mm256_permutevar8x32_epi32(v_ends_high, flags),
+                let [ended, counted, slot] = kv.slot(
+                    h,
+                    phase_key[h],
+                    [a_gone, b_gone],
+                    destroyed_a,
                     fled_b,
+                    [lost(unit_a), lost_b],
+                    busy,
                 );
-                let lost_a = lost(unit_a);
-                let key = _mm256_add_epi32(
-                    _mm256_add_epi32(phase_key[h], end_key),
-                    _mm256_add_epi32(_mm256_mullo_epi32(lost_a, v_b_values), lost_b),
-                );
-                let counted = _mm256_and_si256(busy, ended);
-                let slot = _mm256_blendv_epi8(spare[h], key, counted);
                 _mm256_storeu_si256(keys.as_mut_ptr().add(8 * h).cast(), slot);
                 taken_a[h] = _mm256_blendv_epi8(now_a, v_zero, ended);
                 for j in 0..B {
@@ -800,8 +854,7 @@ impl MeleeCombat {
                 }
                 present[h] = _mm256_blendv_epi8(still, v_full, ended);
                 b_fled[h] = _mm256_andnot_si256(ended, fled_b);
-                phase_key[h] =
-                    _mm256_blendv_epi8(_mm256_add_epi32(phase_key[h], v_phase_step), v_zero, ended);
+                phase_key[h] = kv.next_phase(phase_key[h], ended);
                 // `counted` is −1 where set.
                 left[h] = _mm256_add_epi32(left[h], counted);
             }
@@ -937,8 +990,8 @@ mod tests {
                     "case {case}, n = {n}"
                 );
                 let sweeps = phases.iter().max().copied().unwrap_or(0);
-                let duel_swept = duel.as_ref().is_some_and(|d| d.worth(n));
-                let several_swept = several.as_ref().is_some_and(|s| s.worth(n));
+                let duel_swept = duel.as_ref().is_some_and(|d| d.keys.worth(n));
+                let several_swept = several.as_ref().is_some_and(|s| s.keys.worth(n));
                 let goes_at_once = avx2 && (duel_swept || several_swept) && n > 0;
                 let all_at_once_words = keys + LANES as u64 * 3 * sweeps;
                 let lane_by_lane_words = keys + lane_words.iter().sum::<u64>();
@@ -1010,11 +1063,11 @@ mod tests {
     fn the_bench_duel_is_swept() {
         let combat = crate::scenarios::melee_duel();
         let duel = Duel::new(&combat).expect("a duel the sweeps take");
-        assert_eq!(duel.slots(), 15_876);
-        assert!(duel.worth(65_536) && !duel.worth(3_968) && duel.worth(3_969));
+        assert_eq!(duel.keys.slots(), 15_876);
+        assert!(duel.keys.worth(65_536) && !duel.keys.worth(3_968) && duel.keys.worth(3_969));
         let surrounded = crate::scenarios::melee_surrounded();
         assert!(Duel::new(&surrounded).is_none());
         let several = Several::new(&surrounded).expect("several units the sweeps take");
-        assert!(several.worth(65_536));
+        assert!(several.keys.worth(65_536));
     }
 }
