@@ -60,14 +60,15 @@ enum LaneDraws {
     Each(f64),
     /// Vector sweeps: a battle's draws as the one-at-a-time kernel's battles draw them
     /// (the same rules), where `count-dice` counted those (melee with several side-B
-    /// units: a value a group sampled, a roll a break tester).
+    /// units: a value a group sampled, and a break roll a side-B unit each phase).
     AsOneAtATime(Option<f64>),
 }
 
 /// A kernel in lanes (naval's, field's, setup's and melee's), each lane on its own stream
 /// split from the block's: `block` fights [`LANES_BLOCK`] battles and returns the words it
-/// drew (the lanes' keys, and the lanes' words to the block's last sweep); `draws` says
-/// how its draws are read.
+/// drew (the lanes' keys, and the lanes' words: to the block's last sweep for naval,
+/// field, setup and the melee duel, to each lane's last battle for melee with several
+/// side-B units); `draws` says how its draws are read.
 fn count_lanes(name: &str, draws: LaneDraws, mut block: impl FnMut(&mut DiceStream) -> u64) {
     let mut dice = DiceStream::for_block(1, 0);
     let words: u64 = (0..N / LANES_BLOCK).map(|_| block(&mut dice)).sum();

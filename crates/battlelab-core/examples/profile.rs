@@ -15,8 +15,7 @@
 //! a change to the single-row paths is measured on the multi-row ones too),
 //! `frontier-dice` (a frontier battle's 96 d6 cut as `PackedDice` cuts them, and no
 //! rules), `ratio-rescue`, `ratio-press`, `ratio-optimal`, `melee-duel` and
-//! `melee-surrounded` (the duel 32 at once, `rules/melee/lockstep.rs`, the other lane by
-//! lane), `setup`, `naval` (one engagement at a time, not counted), `naval-record` (one
+//! `melee-surrounded` (both 32 at once, `rules/melee/lockstep.rs`), `setup`, `naval` (one engagement at a time, not counted), `naval-record` (one
 //! at a time, each counted in a histogram) and `naval-lockstep` (32 at once, counted:
 //! `rules/naval/lockstep.rs`), `field` (the bench's field battle from its table, one at a
 //! time, each counted) and `field-lanes` (32 at once, counted:

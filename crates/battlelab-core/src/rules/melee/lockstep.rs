@@ -27,13 +27,14 @@
 //! until the block's last lane is done. With several side-B units a phase takes, for
 //! each unit present in turn, a word for its group on A and one for A's on it (each only
 //! where the group has dice), then the break word, whose successive rolls go to the
-//! testers in unit order; each lane steps its own stream for its own draws. Whether an engagement is counted is decided
-//! before its first die (each lane fights its share), so the counts keep the rules'
-//! distribution.
+//! testers in unit order; each lane steps its own stream for its own draws. Whether an
+//! engagement is counted is decided before its first die (each lane fights its share), so
+//! the counts keep the rules' distribution.
 //!
 //! PERF (issue 16): see `docs/performance.md` ("Many battles at once: lanes") for the
-//! bench figures. A phase is a fixed sequence of gathers (each side's unit after its
-//! wounds, the alias columns of two samples, the break sum) with no branch; an ended
+//! bench figures. A duel's phase is a fixed sequence of gathers (each side's unit after
+//! its wounds, the alias columns of two samples, the break sum) with no branch (the
+//! several-units sweep branches only to skip a group no lane of a register samples); an ended
 //! engagement is counted by one key, (phase, end, wounds taken by each side), which fixes
 //! the whole outcome, one increment an engagement, folded into the histogram at the end
 //! of the call. With several side-B units the key is (phase, end, models lost by each
@@ -725,7 +726,7 @@ impl MeleeCombat {
                     for (group, sum) in [(group_b, &mut on_a), (group_a, &mut on_b[j])] {
                         let draws = _mm256_andnot_si256(_mm256_cmpeq_epi32(group, v_zero), here[j]);
                         // PERF: a group no lane of the eight samples (a unit fled or gone,
-                        // a rear unit's group of no dice) is skipped: no step, no gathers.
+                        // A's group on a rear unit, of no dice) is skipped: no step, no gathers.
                         if _mm256_testz_si256(draws, draws) != 0 {
                             continue;
                         }
@@ -873,7 +874,7 @@ mod tests {
     use super::*;
     use crate::dice::DiceStream;
     use crate::rules::melee::tests::{engagement_cases, unit};
-    use crate::rules::melee::{BreakDice, Engagement, UnitProfile};
+    use crate::rules::melee::{BreakDice, Engagement, EngagementEnd, UnitProfile};
 
     /// What a block's `n` engagements must count, from the rules' own phase step: lane
     /// `l`'s share fought one after another on its own stream. Returns the counts and the
@@ -938,30 +939,49 @@ mod tests {
     /// the same words drawn from the block's stream (the lanes' keys, none for no
     /// engagement) and the words each reports, for fewer engagements than lanes, exactly
     /// the lanes, one more, and many (the lanes restart, and the last sweeps run with lanes
-    /// idle). Engagements the sweeps do not take (several side-B units, groups too large
-    /// for a table) are fought lane by lane, the same engagements.
+    /// idle). Duels and engagements of several side-B units are swept; engagements the
+    /// sweeps do not take (groups too large for a table, calls too small for their tables)
+    /// are fought lane by lane, the same engagements.
     #[test]
     fn lanes_count_what_each_lane_fights_on_its_own_stream() {
         let avx2 = VectorForm::Avx2.available();
         let mut swept = 0;
         let mut lane_by_lane = 0;
         let mut every_end = [0u64; END_COUNT];
+        let mut several_ends = [0u64; END_COUNT];
         let duels = duels();
         let mut swept_several = 0;
         let mut rear = Engagement::one_on_one(unit(10, 5, 3, 3, 3), unit(6, 3, 4, 3, 3));
         rear.b[0].0 = super::super::Facing::Rear;
-        // Two side-B units, one a rear unit (whose group on A has no dice while the front
-        // one stands), with a round limit of 1.
+        // Two side-B units, one a rear unit (on which A rolls no dice while the front one
+        // stands), with a round limit of 1.
         let mut two = Engagement::one_on_one(unit(9, 3, 3, 3, 3), unit(7, 4, 4, 3, 3));
         two.b
             .push((super::super::Facing::Rear, unit(5, 5, 3, 3, 3)));
         let mut two_short = two.clone();
         two_short.round_limit = 1;
+        // Small side-B units against a strong A, one steady (it is destroyed, never
+        // flees) and one that may flee: engagements end with B destroyed and with B fled,
+        // one after another in each lane (whether a unit fled is the lane's, engagement
+        // by engagement).
+        let mut outmatched = Engagement::one_on_one(
+            UnitProfile {
+                attacks: 3,
+                ..unit(20, 5, 3, 3, 3)
+            },
+            UnitProfile {
+                discipline: 10,
+                ..unit(3, 3, 3, 3, 3)
+            },
+        );
+        outmatched
+            .b
+            .push((super::super::Facing::Flank, unit(2, 2, 3, 3, 3)));
         let cases: Vec<(bool, Engagement)> = duels
             .iter()
             .map(|e| (true, e.clone()))
             .chain(engagement_cases().into_iter().map(|e| (false, e)))
-            .chain([rear, two, two_short].map(|e| (false, e)))
+            .chain([rear, two, two_short, outmatched].map(|e| (false, e)))
             .chain([(
                 false,
                 crate::scenarios::melee_surrounded().engagement.clone(),
@@ -1038,24 +1058,32 @@ mod tests {
                     }
                 }
                 for (end, count) in every_end.iter_mut().enumerate() {
-                    *count += (1..=engagement.round_limit)
-                        .map(|p| h.ends[(p as usize - 1) * END_COUNT + end])
+                    let ended = (1..=engagement.round_limit)
+                        .map(|p| expected.ends[(p as usize - 1) * END_COUNT + end])
                         .sum::<u64>();
+                    *count += ended;
+                    if several.is_some() {
+                        several_ends[end] += ended;
+                    }
                 }
             }
         }
         // The check is not vacuous: both forms ran, and every end happened.
         if avx2 {
             // At least the 60,000-engagement call of every duel, and of every engagement of
-            // several side-B units but one (the case of `engagement_cases` with four).
+            // several side-B units.
             assert!(swept >= duels.len(), "{swept} calls all at once");
             assert!(
-                swept_several >= 6,
+                swept_several >= 7,
                 "{swept_several} calls of several units at once"
             );
         }
         assert!(lane_by_lane >= 20, "{lane_by_lane} calls lane by lane");
         assert!(every_end.iter().all(|&c| c > 0), "{every_end:?}");
+        // Engagements of several side-B units end every way side B can go.
+        for end in [EngagementEnd::BFlees, EngagementEnd::BDestroyed] {
+            assert!(several_ends[end.index()] > 1_000, "{several_ends:?}");
+        }
     }
 
     /// The bench duel goes all at once, and its table is what the docs say.
