@@ -598,13 +598,23 @@ struct UnitAt {
 }
 
 /// One set of units present at the start of a phase, as [`MeleeCombat::engage`] reads it.
+/// (`repr(C)`: the several-units sweep of `melee/lockstep.rs` gathers `a_base` and `bonus`
+/// as the 32-bit words of `at_present`, [`PRESENT_AT_WORDS`] an entry.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C)]
 struct PresentAt {
     /// `a_base[i − 1]`: where A's groups on side-B unit `i` start in `a_groups`.
     a_base: [u32; MAX_B_UNITS],
     /// Side B's flank and rear bonus.
     bonus: u32,
 }
+
+/// 32-bit words in a [`PresentAt`], `bonus` the last.
+const PRESENT_AT_WORDS: usize = MAX_B_UNITS + 1;
+const _: () = assert!(
+    std::mem::size_of::<PresentAt>() == 4 * PRESENT_AT_WORDS
+        && std::mem::offset_of!(PresentAt, bonus) == 4 * MAX_B_UNITS
+);
 
 impl EngageTables {
     fn new(

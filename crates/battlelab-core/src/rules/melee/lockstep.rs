@@ -46,7 +46,10 @@
 // The vector form is x86-64's; elsewhere its tables and helpers go unused.
 #![cfg_attr(not(target_arch = "x86_64"), allow(dead_code, unused_imports))]
 
-use super::{EngagementHistogram, GroupRef, MeleeCombat, END_BY_FLAGS, END_COUNT, MAX_B_UNITS};
+use super::{
+    EngagementHistogram, GroupRef, MeleeCombat, PresentAt, END_BY_FLAGS, END_COUNT, MAX_B_UNITS,
+    PRESENT_AT_WORDS,
+};
 use crate::dice::lanes::{lane_battles, VectorForm, LANES};
 
 /// What the AVX2 sweeps read of a duel (one side-B unit), built once a call.
@@ -328,9 +331,8 @@ struct Several<'a> {
     units: Vec<u32>,
     base: [u32; 1 + MAX_B_UNITS],
     total: [u32; 1 + MAX_B_UNITS],
-    /// `present_at[8 · present + j]`: where A's groups on side-B unit `j` start in
-    /// `a_groups` (`j` below [`MAX_B_UNITS`]), and side B's bonus at `8 · present + 4`.
-    present_at: Vec<u32>,
+    /// `at_present[present]` (`EngageTables::at_present`), gathered as 32-bit words.
+    at_present: &'a [PresentAt],
     a_groups: &'a [GroupRef],
     /// `break_sum[v]` of the combat (`EngageTables::break_sum`).
     break_sum: &'a [u32],
@@ -378,11 +380,6 @@ impl<'a> Several<'a> {
                 }
             }
         }
-        let mut present_at = vec![0u32; 8 * t.at_present.len()];
-        for (present, at) in t.at_present.iter().enumerate() {
-            present_at[8 * present..8 * present + MAX_B_UNITS].copy_from_slice(&at.a_base);
-            present_at[8 * present + 4] = at.bonus;
-        }
         let keys = Keys {
             round_limit: combat.engagement.round_limit,
             a_values: most_lost[0] as usize + 1,
@@ -394,7 +391,7 @@ impl<'a> Several<'a> {
             units,
             base,
             total,
-            present_at,
+            at_present: &t.at_present,
             a_groups: &t.a_groups,
             break_sum: &t.break_sum,
             break_faces: t.break_faces,
@@ -438,6 +435,27 @@ unsafe fn sample_wounds(
         pair,
         below,
     ))
+}
+
+/// The wounds of eight lanes' groups `group` (as [`sample_wounds`]' packed outcomes, the
+/// wounds in their low 16 bits) for the words `u`: the low four lanes' from `u[0]`, the
+/// high four's from `u[1]`.
+///
+/// # Safety
+/// As for [`sample_wounds`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn sample_wounds8(
+    columns: *const i64,
+    group: std::arch::x86_64::__m256i,
+    u: [std::arch::x86_64::__m256i; 2],
+) -> std::arch::x86_64::__m256i {
+    use crate::dice::lanes::avx2::join;
+    use std::arch::x86_64::*;
+    let low = sample_wounds(columns, _mm256_castsi256_si128(group), u[0]);
+    let high = sample_wounds(columns, _mm256_extracti128_si256::<1>(group), u[1]);
+    _mm256_and_si256(join(low, high), _mm256_set1_epi32(0xffff))
 }
 
 impl MeleeCombat {
@@ -514,7 +532,6 @@ impl MeleeCombat {
         let break_sum: *const i32 = duel.break_sum.as_ptr().cast();
         let (v_zero, v_all) = (splat(0), splat(u32::MAX));
         let v_group = splat((1 << GROUP_BITS) - 1);
-        let v_wounds = splat(0xffff);
         let (v_total_a, v_total_b) = (splat(duel.total[0]), splat(duel.total[1]));
         let v_bonus = splat(duel.bonus);
         let v_faces = _mm256_set1_epi64x(i64::from(duel.break_faces));
@@ -541,28 +558,8 @@ impl MeleeCombat {
                 let idle = _mm256_cmpeq_epi32(left[h], v_zero);
                 let group_b = _mm256_and_si256(at_b[h], v_group);
                 let group_a = _mm256_and_si256(at_a[h], v_group);
-                let on_a = _mm256_and_si256(
-                    join(
-                        sample_wounds(columns, _mm256_castsi256_si128(group_b), on_a_words[0]),
-                        sample_wounds(
-                            columns,
-                            _mm256_extracti128_si256::<1>(group_b),
-                            on_a_words[1],
-                        ),
-                    ),
-                    v_wounds,
-                );
-                let on_b = _mm256_and_si256(
-                    join(
-                        sample_wounds(columns, _mm256_castsi256_si128(group_a), on_b_words[0]),
-                        sample_wounds(
-                            columns,
-                            _mm256_extracti128_si256::<1>(group_a),
-                            on_b_words[1],
-                        ),
-                    ),
-                    v_wounds,
-                );
+                let on_a = sample_wounds8(columns, group_b, on_a_words);
+                let on_b = sample_wounds8(columns, group_a, on_b_words);
                 // Casualties, capped at the wounds each unit has left.
                 let left_a = _mm256_sub_epi32(v_total_a, taken_a[h]);
                 let left_b = _mm256_sub_epi32(v_total_b, taken_b[h]);
@@ -659,13 +656,12 @@ impl MeleeCombat {
         let splat = |v: u32| _mm256_set1_epi32(v as i32);
         let columns: *const i64 = self.fast.columns.as_ptr().cast();
         let units: *const i32 = several.units.as_ptr().cast();
-        let present_at: *const i32 = several.present_at.as_ptr().cast();
+        let at_present: *const i32 = several.at_present.as_ptr().cast();
         let a_groups: *const i32 = several.a_groups.as_ptr().cast();
         let break_sum: *const i32 = several.break_sum.as_ptr().cast();
-        let (v_zero, v_one, v_four, v_all) = (splat(0), splat(1), splat(4), splat(u32::MAX));
+        let (v_zero, v_one, v_all) = (splat(0), splat(1), splat(u32::MAX));
         let v_group = splat((1 << SEVERAL_GROUP_BITS) - 1);
         let v_margin = splat((1 << SEVERAL_MARGIN_BITS) - 1);
-        let v_wounds = splat(0xffff);
         let v_total: [__m256i; 1 + MAX_B_UNITS] = std::array::from_fn(|u| splat(several.total[u]));
         let v_base: [__m256i; 1 + MAX_B_UNITS] = std::array::from_fn(|u| splat(several.base[u]));
         let v_bit: [__m256i; MAX_B_UNITS] = std::array::from_fn(|j| splat(2 << j));
@@ -687,13 +683,11 @@ impl MeleeCombat {
         // Each side-B unit's entry after its wounds (`units[base + taken]`), carried from
         // a phase's break test, which reads its margin, to the next phase's group.
         let fresh_b: [__m256i; MAX_B_UNITS] = std::array::from_fn(|j| {
-            splat(
-                several
-                    .units
-                    .get(several.base[1 + j] as usize)
-                    .copied()
-                    .unwrap_or(0),
-            )
+            if j < B {
+                splat(several.units[several.base[1 + j] as usize])
+            } else {
+                v_zero
+            }
         });
         let mut unit_b = [fresh_b; GROUPS32];
         let mut present = [v_full; GROUPS32];
@@ -707,8 +701,14 @@ impl MeleeCombat {
             for h in 0..GROUPS32 {
                 let busy = _mm256_xor_si256(_mm256_cmpeq_epi32(left[h], v_zero), v_all);
                 let pair = [2 * h, 2 * h + 1];
-                let at = _mm256_slli_epi32::<3>(present[h]);
-                let bonus = _mm256_i32gather_epi32::<4>(present_at, _mm256_add_epi32(at, v_four));
+                // The units present's entry of `at_present`, as 32-bit words.
+                // (`4 · present + present`: a multiply would wait longer.)
+                const { assert!(PRESENT_AT_WORDS == 5) };
+                let at = _mm256_add_epi32(_mm256_slli_epi32::<2>(present[h]), present[h]);
+                let bonus = _mm256_i32gather_epi32::<4>(
+                    at_present,
+                    _mm256_add_epi32(at, splat(MAX_B_UNITS as u32)),
+                );
                 // The groups of each side-B unit present, on A and from A, each from its
                 // own word where it has dice.
                 let mut on_a = v_zero;
@@ -718,7 +718,7 @@ impl MeleeCombat {
                     here[j] = _mm256_cmpeq_epi32(_mm256_and_si256(present[h], v_bit[j]), v_bit[j]);
                     let group_b = _mm256_and_si256(unit_b[h][j], v_group);
                     let a_base = _mm256_i32gather_epi32::<4>(
-                        present_at,
+                        at_present,
                         _mm256_add_epi32(at, splat(j as u32)),
                     );
                     let group_a =
@@ -736,13 +736,7 @@ impl MeleeCombat {
                             streams.next_where(pair[0], masks[0]),
                             streams.next_where(pair[1], masks[1]),
                         ];
-                        let wounds = _mm256_and_si256(
-                            join(
-                                sample_wounds(columns, _mm256_castsi256_si128(group), u[0]),
-                                sample_wounds(columns, _mm256_extracti128_si256::<1>(group), u[1]),
-                            ),
-                            v_wounds,
-                        );
+                        let wounds = sample_wounds8(columns, group, u);
                         *sum = _mm256_add_epi32(*sum, _mm256_and_si256(wounds, draws));
                     }
                 }
