@@ -175,12 +175,18 @@ unsafe fn sweeps_avx2<const R: usize, const BLOCK: usize, const DIFF: bool, cons
                     narrow(take(ahead[2 * h + 1], v_dice)),
                 );
                 for u in 0..=R {
+                    // `all mod 6^(R − u)`: `all` itself for none used, 0 for all of them.
                     let k = R - u;
-                    let quotient = _mm256_srli_epi32::<{ REM_SHIFT as i32 }>(_mm256_mullo_epi32(
-                        all,
-                        splat(rem_magic(k)),
-                    ));
-                    let rest = _mm256_sub_epi32(all, _mm256_mullo_epi32(quotient, splat(POW6[k])));
+                    let rest = match k {
+                        0 => zero,
+                        _ if k == R => all,
+                        _ => {
+                            let quotient = _mm256_srli_epi32::<{ REM_SHIFT as i32 }>(
+                                _mm256_mullo_epi32(all, splat(rem_magic(k))),
+                            );
+                            _mm256_sub_epi32(all, _mm256_mullo_epi32(quotient, splat(POW6[k])))
+                        }
+                    };
                     let place = _mm256_add_epi32(v_offsets[u], rest);
                     at[h][u] = _mm256_blendv_epi8(at[h][u], place, fresh);
                 }
