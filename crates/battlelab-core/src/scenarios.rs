@@ -362,7 +362,9 @@ mod tests {
         // so a block's draws are twelve a word less the faces left in its last word.
         let frontier = frontier();
         let mut h = frontier.empty_histogram();
-        let (words, draws) = words_and_draws(1, |d| frontier.battle_block(d, N, &mut h));
+        let (words, draws) = words_and_draws(1, |d| {
+            frontier.battle_block(d, N, &mut h);
+        });
         assert!(
             (12 * words - 11..=12 * words).contains(&draws),
             "{words} words, {draws} draws"

@@ -45,6 +45,21 @@ pub fn fight_block<C: ?Sized>(
     at_once: impl FnOnce(&[[u64; 4]; LANES], &mut C) -> Option<u64>,
     mut battle: impl FnMut(&mut DiceStream, &mut C) -> u64,
 ) -> u64 {
+    fight_lanes(dice, n, counts, at_once, |dice, battles, counts| {
+        (0..battles).map(|_| battle(dice, counts)).sum()
+    })
+}
+
+/// [`fight_block`] for kernels whose lane carries something from one battle to the next
+/// (frontier's faces left over in a word): `lane(dice, battles, counts)` fights a whole
+/// lane's `battles` battles one after another on its stream and returns the words it drew.
+pub fn fight_lanes<C: ?Sized>(
+    dice: &mut DiceStream,
+    n: u64,
+    counts: &mut C,
+    at_once: impl FnOnce(&[[u64; 4]; LANES], &mut C) -> Option<u64>,
+    mut lane: impl FnMut(&mut DiceStream, u64, &mut C) -> u64,
+) -> u64 {
     if n == 0 {
         return 0;
     }
@@ -53,11 +68,8 @@ pub fn fight_block<C: ?Sized>(
         return words + LANES as u64;
     }
     let mut words = LANES as u64;
-    for (lane, &state) in lanes.iter().enumerate() {
-        let mut dice = DiceStream::from_state(state);
-        for _ in 0..lane_battles(n, lane) {
-            words += battle(&mut dice, counts);
-        }
+    for (l, &state) in lanes.iter().enumerate() {
+        words += lane(&mut DiceStream::from_state(state), lane_battles(n, l), counts);
     }
     words
 }

@@ -299,6 +299,8 @@ pub struct FrontierCombat {
     /// largest stack strength + 1; empty when the table would pass [`ODDS_TABLE`]).
     odds_columns: Vec<u8>,
     strengths: usize,
+    /// The tables of the kernel in lanes, where the battle suits it (`lockstep`).
+    lane_tables: Option<lockstep::LaneTables>,
 }
 
 /// Sides of at most this many units get a table of the stacks holding any set of their
@@ -588,7 +590,7 @@ impl FrontierCombat {
                 }
             }
         }
-        Ok(Self {
+        let mut combat = Self {
             battle,
             units,
             stacks,
@@ -598,7 +600,10 @@ impl FrontierCombat {
             nearest_lane,
             odds_columns,
             strengths,
-        })
+            lane_tables: None,
+        };
+        combat.lane_tables = lockstep::LaneTables::new(&combat);
+        Ok(combat)
     }
 
     pub fn battle(&self) -> &FrontierBattle {
@@ -641,6 +646,8 @@ pub struct PackedDice<'a> {
     dice: &'a mut DiceStream,
     word: DiceWord,
     left: u32,
+    /// Words drawn so far.
+    words: u64,
 }
 
 /// d6 faces one word yields.
@@ -652,7 +659,13 @@ impl<'a> PackedDice<'a> {
             dice,
             word: DiceWord(0),
             left: 0,
+            words: 0,
         }
+    }
+
+    /// Words drawn so far: for faces, and one for each `below` of other than 6.
+    pub fn words(&self) -> u64 {
+        self.words
     }
 }
 
@@ -662,6 +675,7 @@ impl BattleDice for PackedDice<'_> {
         if self.left == 0 {
             self.word = self.dice.word();
             self.left = FACES_PER_WORD;
+            self.words += 1;
         }
         self.left -= 1;
         self.word.take(6)
@@ -671,6 +685,7 @@ impl BattleDice for PackedDice<'_> {
         if n == 6 {
             self.face()
         } else {
+            self.words += 1;
             self.dice.below(n)
         }
     }
@@ -1538,31 +1553,59 @@ impl FrontierCombat {
         }
     }
 
-    /// Adds `n` simulated battles into `histogram`.
+    /// Adds `n` simulated battles into `histogram`, and returns the words they drew from
+    /// all streams.
     ///
-    /// The block's battles cut their d6 from one [`PackedDice`], so a word's faces left
-    /// over at the end of a battle start the next.
-    pub fn battle_block(&self, dice: &mut DiceStream, n: u64, histogram: &mut FrontierHistogram) {
+    /// The block's battles are fought in [`LANES`](crate::dice::lanes::LANES) lanes, each
+    /// on its own stream (`dice::lanes::fight_lanes`): a lane's battles cut their d6 from
+    /// one [`PackedDice`], so a word's faces left over at the end of a battle start the
+    /// lane's next. Where the CPU has AVX2 and the battle suits them ([`lockstep`]), all
+    /// lanes are fought at once; otherwise lane by lane, the same battles.
+    pub fn battle_block(
+        &self,
+        dice: &mut DiceStream,
+        n: u64,
+        histogram: &mut FrontierHistogram,
+    ) -> u64 {
+        crate::dice::lanes::fight_lanes(
+            dice,
+            n,
+            histogram,
+            |lanes, histogram| lockstep::all_at_once(self, lanes, n, histogram),
+            |dice, battles, histogram| self.fight_lane(dice, battles, histogram),
+        )
+    }
+
+    /// A lane's `battles` battles one after another on its stream, from one
+    /// [`PackedDice`], counted into `histogram`; returns the words drawn.
+    fn fight_lane(&self, dice: &mut DiceStream, battles: u64, histogram: &mut FrontierHistogram) -> u64 {
         let mut dice = PackedDice::new(dice);
-        for _ in 0..n {
-            let o = self.fight_with(&mut dice);
-            let result = match o.winner {
-                Some(0) => 0,
-                None => 1,
-                Some(_) => 2,
-            };
-            histogram.result[result] += 1;
-            histogram.rounds[o.rounds as usize] += 1;
-            histogram.result_by_rounds[o.rounds as usize][result] += 1;
-            for side in 0..2 {
-                histogram.eliminated[side][o.eliminated[side] as usize] += 1;
-                histogram.routed[side][o.routed[side] as usize] += 1;
-                histogram.disrupted[side][o.disrupted[side] as usize] += 1;
-                histogram.leaders_lost[side][o.leaders_lost[side] as usize] += 1;
-                for round in 0..4 {
-                    histogram.lost_by_round[round][side]
-                        [o.lost_after_round[round][side] as usize] += 1;
-                }
+        for _ in 0..battles {
+            histogram.record(&self.fight_with(&mut dice));
+        }
+        dice.words()
+    }
+}
+
+impl FrontierHistogram {
+    /// Counts one battle.
+    #[inline]
+    fn record(&mut self, o: &BattleOutcome) {
+        let result = match o.winner {
+            Some(0) => 0,
+            None => 1,
+            Some(_) => 2,
+        };
+        self.result[result] += 1;
+        self.rounds[o.rounds as usize] += 1;
+        self.result_by_rounds[o.rounds as usize][result] += 1;
+        for side in 0..2 {
+            self.eliminated[side][o.eliminated[side] as usize] += 1;
+            self.routed[side][o.routed[side] as usize] += 1;
+            self.disrupted[side][o.disrupted[side] as usize] += 1;
+            self.leaders_lost[side][o.leaders_lost[side] as usize] += 1;
+            for round in 0..4 {
+                self.lost_by_round[round][side][o.lost_after_round[round][side] as usize] += 1;
             }
         }
     }
@@ -1579,11 +1622,14 @@ pub fn simulate_battles(
         seed,
         trials,
         || combat.empty_histogram(),
-        |dice, n, h| combat.battle_block(dice, n, h),
+        |dice, n, h| {
+            combat.battle_block(dice, n, h);
+        },
         control,
     )
 }
 
+mod lockstep;
 #[cfg(test)]
 mod reference;
 
@@ -1862,6 +1908,94 @@ mod tests {
             deep > 10 && wide > 10 && several_passes > 10 && small > 10 && large > 10,
             "{deep} {wide} {several_passes} {small} {large}"
         );
+    }
+
+    /// A random battle made to suit the kernel in lanes where it can be: the side that
+    /// sets up second in one row, stacks of at most `SMALL_STACK_UNITS`, leader loss on
+    /// a d6.
+    fn random_battle_in_one_row(g: &mut DiceStream) -> Option<FrontierBattle> {
+        let mut battle = random_battle(g)?;
+        for side in &mut battle.sides {
+            for lane in &mut side.lanes {
+                lane.truncate(1);
+                lane[0].units.truncate(SMALL_STACK_UNITS);
+            }
+        }
+        battle.leader_loss = [(1, 6), (2, 6), (0, 6), (6, 6)][g.below(4) as usize];
+        FrontierCombat::new(battle.clone()).is_ok().then_some(battle)
+    }
+
+    /// A block of `n` battles fought lane by lane, as where the CPU has no AVX2.
+    fn lane_by_lane(combat: &FrontierCombat, dice: &mut DiceStream, n: u64) -> (FrontierHistogram, u64) {
+        let mut h = combat.empty_histogram();
+        let words = crate::dice::lanes::fight_lanes(dice, n, &mut h, |_, _| None, |d, k, h| {
+            combat.fight_lane(d, k, h)
+        });
+        (h, words)
+    }
+
+    #[test]
+    fn lanes_fight_at_once_the_battles_each_lane_fights_on_its_own() {
+        if !crate::dice::lanes::VectorForm::Avx2.available() {
+            eprintln!("this machine has no AVX2: the frontier sweeps are not used");
+            return;
+        }
+        use crate::dice::lanes::LANES;
+        let mut g = DiceStream::for_block(78, 0);
+        let (mut swept, mut others, mut surprised, mut wide, mut fire_only) = (0, 0, 0, 0, 0);
+        let mut battles: Vec<FrontierBattle> = battles();
+        battles.push(crate::scenarios::frontier_six_stacks());
+        while battles.len() < 300 {
+            let pick = if battles.len() % 5 == 0 { random_battle(&mut g) } else { random_battle_in_one_row(&mut g) };
+            battles.extend(pick);
+        }
+        for (i, battle) in battles.into_iter().enumerate() {
+            let combat = FrontierCombat::new(battle).unwrap();
+            let Some(_) = combat.lane_tables else {
+                others += 1;
+                let dice = DiceStream::for_block(5, i as u64);
+                let mut h = combat.empty_histogram();
+                assert_eq!(lockstep::all_at_once(&combat, &dice.clone().lane_states(), 40, &mut h), None);
+                continue;
+            };
+            swept += 1;
+            surprised += usize::from(combat.battle.surprise.is_some());
+            wide += usize::from(combat.lanes == MAX_LANES);
+            fire_only += usize::from(combat.battle.sides.iter().any(|s| s.move_policy == MovePolicy::FireOnly));
+            for n in [1, 7, 31, 32, 33, 100, if i < 5 { 5_000 } else { 70 }] {
+                let start = DiceStream::for_block(5, i as u64);
+                let (expected, expected_words) = lane_by_lane(&combat, &mut start.clone(), n);
+                let mut h = combat.empty_histogram();
+                let mut dice = start.clone();
+                let words = combat.battle_block(&mut dice, n, &mut h);
+                assert_eq!(h, expected, "battle {i}, {n} battles");
+                assert_eq!(words, expected_words, "battle {i}, {n} battles: words");
+                assert_eq!(start.words_until(&dice, 100), Some(LANES as u64));
+                assert_eq!(h.result.iter().sum::<u64>(), n);
+            }
+        }
+        assert!(swept > 150 && others > 30 && surprised > 40 && wide > 10 && fire_only > 20,
+            "{swept} {others} {surprised} {wide} {fire_only}");
+    }
+
+    #[test]
+    fn a_words_faces_are_the_twelve_packed_dice_cut_from_it() {
+        let mut g = DiceStream::for_block(79, 0);
+        let mut words: Vec<u64> = vec![0, 1, u64::MAX, u64::MAX - 1, 1 << 63, (1 << 63) - 1];
+        // Words at the edges of a face: 2^64 · k / 6^j for small j.
+        for j in 1..=12u32 {
+            let step = u128::from(u64::MAX) / 6u128.pow(j);
+            for k in [1u128, 2, 3, 5] {
+                let w = (step * k) as u64;
+                words.extend([w.wrapping_sub(1), w, w.wrapping_add(1)]);
+            }
+        }
+        words.extend((0..100_000).map(|_| g.next_u64()));
+        for w in words {
+            let mut word = DiceWord(w);
+            let packed: Vec<u8> = (0..FACES_PER_WORD).map(|_| word.take(6) as u8).collect();
+            assert_eq!(lockstep::word_faces(w).to_vec(), packed, "{w:#x}");
+        }
     }
 
     #[test]

@@ -1,0 +1,887 @@
+//! Frontier battles thirty-two at once, one to a lane, eight lanes to an AVX2 register.
+//!
+//! Why this module exists: one at a time, a frontier battle spends its time not on its
+//! dice but waiting, on loops whose length the dice decide and branches no predictor
+//! learns (docs/performance.md, "Not reached: frontier"). Here the [`LANES`] lanes of
+//! [`FrontierCombat::battle_block`] fight a battle each a sweep, eight lanes to a register
+//! of 32-bit elements: a side's unit states are four bit masks ([`super::SideState`]), so
+//! eight battles' states are four registers a side, and every rule is an operation on
+//! them under a mask of the lanes it applies in. Loops run over the battle's fixed
+//! structure (its units, its lanes), not over what the dice left: fire visits every unit
+//! of the side in listed order, each lane's firers masked in; movement and melee every
+//! lane of the array; recovery every unit.
+//!
+//! The dice: each lane cuts its d6 from its own stream twelve to a word, as
+//! [`super::PackedDice`] cuts them, into a window of faces in memory (the faces of a word
+//! are the base-6 digits of `⌊word · 6^12 / 2^64⌋`, [`word_faces`]), and a draw is one
+//! gather of the eight lanes' next faces, each lane stepping past its face only where it
+//! draws. Before a sweep every lane's window is topped up to the most faces a battle can
+//! draw ([`LaneTables::faces_bound`]), so no draw runs past it; a lane's words are the
+//! whole words its drawn faces took, as a lane fought one battle at a time draws them.
+//!
+//! The battles are those [`FrontierCombat::fight_with`] fights lane by lane on the lanes'
+//! streams (the tests hold the two to the same outcomes, battle for battle), so which form
+//! runs changes no count. Sweeps take battles whose sides both stand in one row a lane,
+//! whose stacks are small (their melee strengths and losses read from tables), whose
+//! odds columns come from the table of strength pairs, and whose leader loss is a d6 roll
+//! ([`LaneTables::new`]); others are fought lane by lane.
+
+// The vector form is x86-64's; elsewhere its helpers go unused.
+#![cfg_attr(not(target_arch = "x86_64"), allow(dead_code, unused_imports))]
+
+use super::{FrontierCombat, FrontierHistogram, FACES_PER_WORD, MAX_LANES};
+use crate::dice::lanes::LANES;
+use crate::dice::DiceStream;
+use crate::rules::frontier::MAX_LEADER;
+
+/// `6^k`.
+const fn six_to(k: u32) -> u32 {
+    let mut p = 1;
+    let mut i = 0;
+    while i < k {
+        p *= 6;
+        i += 1;
+    }
+    p
+}
+
+/// The three base-6 digits of each value below 216, most significant first.
+const DIGITS3: [[u8; 3]; 216] = {
+    let mut t = [[0u8; 3]; 216];
+    let mut v = 0;
+    while v < 216 {
+        t[v] = [(v / 36) as u8, (v / 6 % 6) as u8, (v % 6) as u8];
+        v += 1;
+    }
+    t
+};
+
+/// The twelve faces (0–5) that [`super::PackedDice`] cuts from `word` by successive
+/// `take(6)`: the `k`-th is `⌊6^k · word / 2^64⌋ mod 6`, which is digit `k` (from the
+/// most significant) of `x = ⌊6^12 · word / 2^64⌋` in base 6, since `⌊⌊a⌋ / m⌋ = ⌊a / m⌋`.
+/// `x` is below `6^12 < 2^32`; its digits are read three at a time.
+#[inline(always)]
+pub(super) fn word_faces(word: u64) -> [u8; FACES_PER_WORD as usize] {
+    let x = ((u128::from(word) * u128::from(six_to(12))) >> 64) as u32;
+    let (a, r) = (x / six_to(9), x % six_to(9));
+    let (b, r) = (r / six_to(6), r % six_to(6));
+    let (c, d) = (r / six_to(3), r % six_to(3));
+    let mut faces = [0; FACES_PER_WORD as usize];
+    for (i, v) in [a, b, c, d].into_iter().enumerate() {
+        faces[3 * i..3 * i + 3].copy_from_slice(&DIGITS3[v as usize]);
+    }
+    faces
+}
+
+/// What the sweeps read, built once with the battle where its sides suit them.
+#[derive(Clone, Debug)]
+pub(super) struct LaneTables {
+    /// The most faces one battle can draw: a face for the extra round; then a round's
+    /// fire (a face a firer and at most one leader roll each), movement (a face a side a
+    /// lane), melees (a face a lane and a leader roll a side) and recovery (a face a
+    /// unit), for the most rounds.
+    faces_bound: usize,
+    /// Per side, [`super::SideMasks::move_faces`] flattened: `(((non_warrior · (MAX_LEADER
+    /// + 1) + leader) · 2 + with_regular) · 2 + enemy_atop) · 2 + surprise_bonus`.
+    move_faces: [Vec<u32>; 2],
+    /// Per side, [`super::SideMasks::melee_losses`] widened for 32-bit gathers.
+    melee_losses: [Vec<u32>; 2],
+    /// [`FrontierCombat::odds_columns`], widened.
+    odds: Vec<u32>,
+    /// [`FrontierCombat::melee_cells`]: attacker's code | defender's code `<< 8`.
+    cells: Vec<u32>,
+    /// [`FrontierCombat::nearest_lane`]: `nearest[firer_lane · 256 + lanes]`.
+    nearest: Vec<u32>,
+}
+
+impl LaneTables {
+    /// The tables, where both sides stand in one row a lane with small stacks, every pair
+    /// of strengths has its odds column in the table, and leader loss is a d6 roll
+    /// (`below(6)`, a face: other denominators draw whole words between the faces).
+    pub(super) fn new(c: &FrontierCombat) -> Option<Self> {
+        let suits = c.masks.iter().all(|m| m.single_row && m.small_stacks)
+            && !c.odds_columns.is_empty()
+            && c.battle.leader_loss.1 == 6
+            && c.lanes <= MAX_LANES;
+        if !suits {
+            return None;
+        }
+        let b = &c.battle;
+        let units = c.units[0].len() + c.units[1].len();
+        let rounds = (b.sides[b.initiative].primary_leader + u32::from(b.extra_round)) as usize;
+        let faces_bound = 1 + rounds * (3 * units + 5 * c.lanes);
+        let move_faces = [0, 1].map(|s| {
+            let m = &c.masks[s];
+            let mut t = Vec::new();
+            for by_leader in &m.move_faces {
+                for by_regular in by_leader {
+                    for by_atop in by_regular {
+                        for by_surprise in by_atop {
+                            t.extend(by_surprise.iter().map(|&f| u32::from(f)));
+                        }
+                    }
+                }
+            }
+            debug_assert_eq!(t.len(), 2 * (MAX_LEADER as usize + 1) * 8);
+            t
+        });
+        Some(Self {
+            faces_bound,
+            move_faces,
+            melee_losses: [0, 1].map(|s| c.masks[s].melee_losses.iter().map(|&l| u32::from(l)).collect()),
+            odds: c.odds_columns.iter().map(|&o| u32::from(o)).collect(),
+            cells: c
+                .melee_cells
+                .iter()
+                .map(|&[a, d]| u32::from(a) | u32::from(d) << 8)
+                .collect(),
+            nearest: c.nearest_lane.iter().flatten().map(|&l| u32::from(l)).collect(),
+        })
+    }
+}
+
+/// Lanes to a register.
+const WIDTH: usize = 8;
+
+/// Eight lanes' windows of faces, cut from their streams ahead of the draws.
+struct LaneFaces {
+    /// Lane `i`'s window at `i · stride`, its faces one to a byte; four spare bytes at the
+    /// end, for the gather's 32-bit reads.
+    bytes: Vec<u8>,
+    stride: usize,
+    /// Faces cut into each window.
+    end: [usize; WIDTH],
+    /// Faces each lane drew before its window.
+    used: [u64; WIDTH],
+    streams: [DiceStream; WIDTH],
+}
+
+impl LaneFaces {
+    fn new(streams: [DiceStream; WIDTH], bound: usize) -> Self {
+        let stride = bound + FACES_PER_WORD as usize + 4;
+        Self {
+            bytes: vec![0; WIDTH * stride + 4],
+            stride,
+            end: [0; WIDTH],
+            used: [0; WIDTH],
+            streams,
+        }
+    }
+
+    /// Drops the faces each lane drew (`drawn`, from its window's start) and cuts whole
+    /// words until every window holds at least `bound` faces.
+    fn top_up(&mut self, drawn: &[u32; WIDTH], bound: usize) {
+        for (i, &drawn) in drawn.iter().enumerate() {
+            let drawn = drawn as usize;
+            debug_assert!(drawn <= self.end[i]);
+            let window = &mut self.bytes[i * self.stride..(i + 1) * self.stride];
+            window.copy_within(drawn..self.end[i], 0);
+            self.end[i] -= drawn;
+            self.used[i] += drawn as u64;
+            while self.end[i] < bound {
+                let end = self.end[i];
+                window[end..end + FACES_PER_WORD as usize]
+                    .copy_from_slice(&word_faces(self.streams[i].next_u64()));
+                self.end[i] += FACES_PER_WORD as usize;
+            }
+        }
+    }
+
+    /// The words the lanes' drawn faces took, with `drawn` more from the windows.
+    fn words(&self, drawn: &[u32; WIDTH]) -> u64 {
+        let per = u64::from(FACES_PER_WORD);
+        self.used
+            .iter()
+            .zip(drawn)
+            .map(|(&used, &drawn)| (used + u64::from(drawn)).div_ceil(per))
+            .sum()
+    }
+}
+
+/// Fights [`FrontierCombat::battle_block`]'s `n` battles on the lanes' streams (`lanes`)
+/// all lanes at once and counts them into `histogram`, returning the words the lanes
+/// drew; or fights nothing and returns `None` where the CPU has no AVX2 or the battle
+/// has no [`LaneTables`].
+pub(super) fn all_at_once(
+    combat: &FrontierCombat,
+    lanes: &[[u64; 4]; LANES],
+    n: u64,
+    histogram: &mut FrontierHistogram,
+) -> Option<u64> {
+    let tables = combat.lane_tables.as_ref()?;
+    #[cfg(target_arch = "x86_64")]
+    if crate::dice::lanes::VectorForm::Avx2.available() {
+        let mut words = 0;
+        for g in 0..LANES / WIDTH {
+            let streams = std::array::from_fn(|i| DiceStream::from_state(lanes[WIDTH * g + i]));
+            let battles: [u64; WIDTH] =
+                std::array::from_fn(|i| crate::dice::lanes::lane_battles(n, WIDTH * g + i));
+            // SAFETY: AVX2 is detected.
+            words += unsafe { avx2::sweeps(combat, tables, streams, battles, histogram) };
+        }
+        return Some(words);
+    }
+    let _ = (tables, lanes, n, histogram);
+    None
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use std::arch::x86_64::*;
+
+    use super::{LaneFaces, LaneTables, WIDTH};
+    use crate::dice::DiceStream;
+    use crate::rules::frontier::MAX_LEADER;
+    use crate::rules::frontier_battle::{
+        FrontierCombat, FrontierHistogram, MovePolicy, SideState, MAX_UNITS, SMALL_STACK_KEYS,
+    };
+
+    type V = __m256i;
+
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn set1(x: u32) -> V {
+        _mm256_set1_epi32(x as i32)
+    }
+
+    /// All ones in the lanes where `v` is 0.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn is_zero(v: V) -> V {
+        _mm256_cmpeq_epi32(v, _mm256_setzero_si256())
+    }
+
+    /// All ones in the lanes where `v` is not 0.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn non_zero(v: V) -> V {
+        _mm256_xor_si256(is_zero(v), _mm256_set1_epi32(-1))
+    }
+
+    /// All ones in the lanes where bit `b` of `v` is set.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn has_bit(v: V, b: usize) -> V {
+        let bit = set1(1 << b);
+        _mm256_cmpeq_epi32(_mm256_and_si256(v, bit), bit)
+    }
+
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn any(m: V) -> bool {
+        _mm256_testz_si256(m, m) == 0
+    }
+
+    /// `a` where `m`, else `b`.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn select(m: V, a: V, b: V) -> V {
+        _mm256_blendv_epi8(b, a, m)
+    }
+
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn and(a: V, b: V) -> V {
+        _mm256_and_si256(a, b)
+    }
+
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn or(a: V, b: V) -> V {
+        _mm256_or_si256(a, b)
+    }
+
+    /// `a & !b`.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn and_not(a: V, b: V) -> V {
+        _mm256_andnot_si256(b, a)
+    }
+
+    /// `table[index]` in each lane (every index in range).
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn gather(table: &[u32], index: V) -> V {
+        _mm256_i32gather_epi32::<4>(table.as_ptr().cast(), index)
+    }
+
+    /// One side's state in eight lanes.
+    #[derive(Clone, Copy)]
+    struct State {
+        lo: V,
+        hi: V,
+        removed: V,
+        leaders: V,
+    }
+
+    impl State {
+        #[target_feature(enable = "avx2")]
+    #[inline]
+        unsafe fn in_play(&self, all: V) -> V {
+            and_not(and_not(all, and(self.lo, self.hi)), self.removed)
+        }
+        /// Neither disrupted, routed nor eliminated.
+        #[target_feature(enable = "avx2")]
+    #[inline]
+        unsafe fn normal(&self) -> V {
+            _mm256_xor_si256(or(self.lo, self.hi), _mm256_set1_epi32(-1))
+        }
+        #[target_feature(enable = "avx2")]
+    #[inline]
+        unsafe fn worsen(&mut self, m: V) {
+            self.hi = _mm256_xor_si256(self.hi, and(self.lo, m));
+            self.lo = _mm256_xor_si256(self.lo, m);
+        }
+        #[target_feature(enable = "avx2")]
+    #[inline]
+        unsafe fn recover(&mut self, m: V) {
+            self.hi = _mm256_xor_si256(self.hi, and_not(m, self.lo));
+            self.lo = _mm256_xor_si256(self.lo, m);
+            self.removed = and_not(self.removed, m);
+        }
+    }
+
+    /// A side's constants as the sweeps read them.
+    struct SideConsts<'a> {
+        all: V,
+        units: usize,
+        /// `lane_units[lane]`: the side's one stack in that lane.
+        lane_units: [u32; 8],
+        lane_units_v: V,
+        first_unit: [u32; 8],
+        leader: [u32; 8],
+        fire_faces: [u32; MAX_UNITS],
+        unit_lane: [usize; MAX_UNITS],
+        regular: V,
+        non_warrior: V,
+        recover_faces: [u32; MAX_LEADER as usize + 1],
+        stack_strength: &'a [u32],
+        melee_losses: &'a [u32],
+        move_faces: &'a [u32],
+        aggressive: bool,
+        avoid_melee: bool,
+    }
+
+    /// The sweeps of one register's lanes over their battles: the lanes' dice, the
+    /// battle's constants, and the lanes' state.
+    struct Sweep<'a> {
+        combat: &'a FrontierCombat,
+        tables: &'a LaneTables,
+        sides: [SideConsts<'a>; 2],
+        faces: LaneFaces,
+        /// Each lane's faces drawn from its window.
+        drawn: V,
+        window_start: V,
+        st: [State; 2],
+    }
+
+    impl Sweep<'_> {
+        /// The next face (0–5) of each lane; the lanes of `m` step past it.
+        #[target_feature(enable = "avx2")]
+    #[inline]
+        unsafe fn draw(&mut self, m: V) -> V {
+            let at = _mm256_add_epi32(self.window_start, self.drawn);
+            let face = _mm256_i32gather_epi32::<1>(self.faces.bytes.as_ptr().cast(), at);
+            self.drawn = _mm256_sub_epi32(self.drawn, m);
+            and(face, set1(0xFF))
+        }
+
+        /// Bit `l` set where lane `l` of the side holds a unit of `units`.
+        #[target_feature(enable = "avx2")]
+    #[inline]
+        unsafe fn lanes_holding(&self, side: usize, units: V) -> V {
+            let mut lanes = _mm256_setzero_si256();
+            for l in 0..self.combat.lanes {
+                let held = non_zero(and(units, set1(self.sides[side].lane_units[l])));
+                lanes = or(lanes, and(held, set1(1 << l)));
+            }
+            lanes
+        }
+
+        /// The rating of the leader with the side's stack (lane) `l`, 0 where lost.
+        #[target_feature(enable = "avx2")]
+    #[inline]
+        unsafe fn leader_of(&self, side: usize, l: usize) -> V {
+            and(has_bit(self.st[side].leaders, l), set1(self.sides[side].leader[l]))
+        }
+
+        /// A leader-loss roll at the side's stack `l` in the lanes of `m` whose stack
+        /// still has its leader.
+        #[target_feature(enable = "avx2")]
+    #[inline]
+        unsafe fn lose_leader(&mut self, side: usize, l: usize, m: V) {
+            let rolls = and(m, has_bit(self.st[side].leaders, l));
+            let face = self.draw(rolls);
+            let lost = and(rolls, _mm256_cmpgt_epi32(set1(self.combat.battle.leader_loss.0), face));
+            self.st[side].leaders = and_not(self.st[side].leaders, and(lost, set1(1 << l)));
+        }
+
+        /// [`FrontierCombat::fire_phase`] in the lanes of `act`, for sides in one row.
+        #[target_feature(enable = "avx2")]
+    #[inline]
+        unsafe fn fire(&mut self, side: usize, act: V) {
+            let enemy = 1 - side;
+            let in_play = self.st[enemy].in_play(self.sides[enemy].all);
+            let s = self.st[side];
+            let firing = and(self.sides[side].all, and(s.normal(), _mm256_xor_si256(s.removed, set1(u32::MAX))));
+            let go = and(act, and(non_zero(in_play), non_zero(firing)));
+            let firers = and(firing, go);
+            if !any(firers) {
+                return;
+            }
+            // The enemy units whose stack still has its leader.
+            let mut led = _mm256_setzero_si256();
+            for l in 0..self.combat.lanes {
+                let with = has_bit(self.st[enemy].leaders, l);
+                led = or(led, and(with, set1(self.sides[enemy].lane_units[l])));
+            }
+            let mut set = in_play;
+            let mut pass_hits = _mm256_setzero_si256();
+            let mut gone = and(self.st[enemy].lo, self.st[enemy].hi);
+            let mut events = [_mm256_setzero_si256(); MAX_UNITS];
+            let enemy_lanes = self.sides[enemy].lane_units_v;
+            for u in 0..self.sides[side].units {
+                let fires = has_bit(firers, u);
+                if !any(fires) {
+                    continue;
+                }
+                // A pass ends where its targets are used up: its hits land, and a new
+                // one starts from the front.
+                let spent = and(fires, is_zero(set));
+                if any(spent) {
+                    let landing = and(pass_hits, spent);
+                    self.st[enemy].worsen(landing);
+                    pass_hits = and_not(pass_hits, spent);
+                    gone = and(self.st[enemy].lo, self.st[enemy].hi);
+                    set = select(spent, in_play, set);
+                }
+                let lane = self.sides[side].unit_lane[u];
+                let own = and(set, set1(self.sides[enemy].lane_units[lane]));
+                let far = and(fires, is_zero(own));
+                let pick = if any(far) {
+                    let lanes = self.lanes_holding(enemy, set);
+                    let nearest = gather(
+                        &self.tables.nearest,
+                        _mm256_add_epi32(lanes, set1(lane as u32 * 256)),
+                    );
+                    let there = and(set, _mm256_permutevar8x32_epi32(enemy_lanes, nearest));
+                    select(is_zero(own), there, own)
+                } else {
+                    own
+                };
+                let bit = and(fires, and(pick, _mm256_sub_epi32(_mm256_setzero_si256(), pick)));
+                set = and_not(set, bit);
+                let face = self.draw(fires);
+                let hit = _mm256_srlv_epi32(set1(self.sides[side].fire_faces[u]), face);
+                let hit = _mm256_cmpeq_epi32(and(hit, set1(1)), set1(1));
+                let landed = and_not(and(bit, hit), gone);
+                pass_hits = or(pass_hits, landed);
+                events[u] = and(landed, non_zero(and(landed, led)));
+            }
+            self.st[enemy].worsen(pass_hits);
+            for event in events.iter().take(self.sides[side].units) {
+                let event = *event;
+                if !any(event) {
+                    continue;
+                }
+                for l in 0..self.combat.lanes {
+                    let here = non_zero(and(event, set1(self.sides[enemy].lane_units[l])));
+                    if any(here) {
+                        self.lose_leader(enemy, l, here);
+                    }
+                }
+            }
+        }
+
+        /// [`FrontierCombat::movement_and_melee`] in the lanes of `act`, for sides in one
+        /// row (each lane's front stack is its only one).
+        #[target_feature(enable = "avx2")]
+    #[inline]
+        unsafe fn movement_and_melee(&mut self, round: u32, act: V) {
+            let b = &self.combat.battle;
+            let lanes = self.combat.lanes;
+            let in_play = [0, 1].map(|s| self.st[s].in_play(self.sides[s].all));
+            let normal = [0, 1].map(|s| self.st[s].normal());
+            let holding = [0, 1].map(|s| self.lanes_holding(s, in_play[s]));
+            let can_move = [0, 1].map(|s| self.lanes_holding(s, and(in_play[s], normal[s])));
+            let contested = and(act, and(holding[0], holding[1]));
+            let zero = _mm256_setzero_si256();
+            let mut started = [zero; 2];
+            // Per lane: side 1 attacks (else side 0), its movers, and the defenders that
+            // moved away.
+            let mut attacker_b = [zero; MAX_LANE_COUNT];
+            let mut moved = [zero; MAX_LANE_COUNT];
+            let mut avoided = [zero; MAX_LANE_COUNT];
+            for side in [b.initiative, 1 - b.initiative] {
+                if !self.sides[side].aggressive {
+                    continue;
+                }
+                let surprised = round == 1 && b.surprise == Some(1 - side);
+                let won_surprise = round == 1 && b.surprise == Some(side);
+                let atop = started[1 - side];
+                let mut rolling = and_not(contested, or(started[0], started[1]));
+                if self.sides[side].avoid_melee {
+                    rolling = or(rolling, atop);
+                }
+                rolling = and(rolling, can_move[side]);
+                if !any(rolling) {
+                    continue;
+                }
+                for l in 0..lanes {
+                    let mut rolls = has_bit(rolling, l);
+                    if !any(rolls) {
+                        continue;
+                    }
+                    let c = &self.sides[side];
+                    let enemy_atop = has_bit(atop, l);
+                    let here = and(set1(c.lane_units[l]), in_play[side]);
+                    let movers = and(here, normal[side]);
+                    let leader = self.leader_of(side, l);
+                    let led = non_zero(leader);
+                    if surprised {
+                        rolls = and(rolls, led);
+                    }
+                    let one = set1(1);
+                    let nw = and(non_zero(and(movers, c.non_warrior)), one);
+                    let regular = and(non_zero(and(here, c.regular)), one);
+                    let bonus = if won_surprise { and(led, one) } else { zero };
+                    let index = _mm256_add_epi32(
+                        _mm256_mullo_epi32(
+                            _mm256_add_epi32(_mm256_mullo_epi32(nw, set1(MAX_LEADER + 1)), leader),
+                            set1(8),
+                        ),
+                        or(
+                            _mm256_slli_epi32::<2>(regular),
+                            or(_mm256_slli_epi32::<1>(and(enemy_atop, one)), bonus),
+                        ),
+                    );
+                    let faces = gather(c.move_faces, index);
+                    let face = self.draw(rolls);
+                    let success = _mm256_cmpeq_epi32(and(_mm256_srlv_epi32(faces, face), one), one);
+                    avoided[l] = or(avoided[l], and(movers, and(rolls, and(success, enemy_atop))));
+                    let attacks = and_not(rolls, enemy_atop);
+                    attacker_b[l] = select(attacks, set1(if side == 1 { u32::MAX } else { 0 }), attacker_b[l]);
+                    moved[l] = select(attacks, movers, moved[l]);
+                    started[side] = or(started[side], and(and(attacks, success), set1(1 << l)));
+                }
+            }
+            let melees = or(started[0], started[1]);
+            if !any(melees) {
+                return;
+            }
+            for l in 0..lanes {
+                let fights = has_bit(melees, l);
+                if any(fights) {
+                    self.melee(l, fights, attacker_b[l], moved[l], avoided[l], round);
+                }
+            }
+        }
+
+        /// [`FrontierCombat::melee`] in lane `l`, in the lanes of `m`: side 1 attacks where
+        /// `attacker_b`, side 0 elsewhere.
+        #[target_feature(enable = "avx2")]
+    #[inline]
+        unsafe fn melee(&mut self, l: usize, m: V, attacker_b: V, movers: V, avoided: V, round: u32) {
+            let b = &self.combat.battle;
+            let zero = _mm256_setzero_si256();
+            let one = set1(1);
+            let keys = SMALL_STACK_KEYS as u32;
+            // Per side: attacks (lanes), the units that fight, their strength.
+            let attacks = [_mm256_xor_si256(attacker_b, set1(u32::MAX)), attacker_b];
+            let mut pool = [zero; 2];
+            let mut fighting = [zero; 2];
+            let mut strength = [zero; 2];
+            for s in 0..2 {
+                let c = &self.sides[s];
+                let stayed = and_not(set1(c.lane_units[l]), avoided);
+                pool[s] = select(attacks[s], movers, stayed);
+                let st = &self.st[s];
+                let routed = and_not(st.hi, st.lo);
+                fighting[s] = and_not(and(pool[s], st.in_play(c.all)), routed);
+                let first = _mm_cvtsi32_si128(c.first_unit[l] as i32);
+                let key = _mm256_srl_epi32(fighting[s], first);
+                strength[s] = gather(c.stack_strength, _mm256_add_epi32(key, set1(l as u32 * keys)));
+            }
+            let strength_a = select(attacker_b, strength[1], strength[0]);
+            let strength_d = select(attacker_b, strength[0], strength[1]);
+            let m = and(m, non_zero(strength_a));
+            // Where every defender left in play is routed: all are eliminated.
+            let doomed = and(m, is_zero(strength_d));
+            if any(doomed) {
+                for s in 0..2 {
+                    let lanes = and_not(doomed, attacks[s]);
+                    let units = and(lanes, and(pool[s], self.st[s].in_play(self.sides[s].all)));
+                    self.st[s].lo = or(self.st[s].lo, units);
+                    self.st[s].hi = or(self.st[s].hi, units);
+                }
+            }
+            let m = and_not(m, doomed);
+            if !any(m) {
+                return;
+            }
+            let disrupted_d = select(
+                attacker_b,
+                and(fighting[0], and_not(self.st[0].lo, self.st[0].hi)),
+                and(fighting[1], and_not(self.st[1].lo, self.st[1].hi)),
+            );
+            let leader = [self.leader_of(0, l), self.leader_of(1, l)];
+            let (leader_a, leader_d) = (
+                select(attacker_b, leader[1], leader[0]),
+                select(attacker_b, leader[0], leader[1]),
+            );
+            let mut shift = _mm256_sub_epi32(leader_a, leader_d);
+            shift = _mm256_add_epi32(shift, and(non_zero(disrupted_d), one));
+            if round == 1 {
+                if let Some(surprise) = b.surprise {
+                    shift = _mm256_add_epi32(shift, and(attacks[surprise], one));
+                }
+            }
+            let strengths = set1(self.combat.strengths as u32);
+            let odds = gather(
+                &self.tables.odds,
+                _mm256_add_epi32(_mm256_mullo_epi32(strength_a, strengths), strength_d),
+            );
+            let columns = b.crt.columns.len() as u32;
+            let column = _mm256_min_epi32(
+                _mm256_max_epi32(_mm256_add_epi32(odds, shift), zero),
+                set1(columns - 1),
+            );
+            let face = self.draw(m);
+            let cell = _mm256_add_epi32(
+                _mm256_mullo_epi32(
+                    _mm256_add_epi32(_mm256_mullo_epi32(and(attacker_b, one), set1(columns)), column),
+                    set1(6),
+                ),
+                face,
+            );
+            let codes = gather(&self.tables.cells, cell);
+            let byte = set1(0xFF);
+            let (code_a, code_d) = (and(codes, byte), and(_mm256_srli_epi32::<8>(codes), byte));
+            let mut loses = [zero; 2];
+            for s in 0..2 {
+                let c = &self.sides[s];
+                let code = select(attacks[s], code_a, code_d);
+                let hit = and(m, non_zero(code));
+                loses[s] = hit;
+                if !any(hit) {
+                    continue;
+                }
+                let first = _mm_cvtsi32_si128(c.first_unit[l] as i32);
+                let st = &mut self.st[s];
+                let disrupted = and(and_not(st.lo, st.hi), fighting[s]);
+                let key = _mm256_add_epi32(
+                    _mm256_mullo_epi32(_mm256_srl_epi32(disrupted, first), set1(keys)),
+                    _mm256_srl_epi32(fighting[s], first),
+                );
+                let losses = gather(c.melee_losses, _mm256_add_epi32(key, set1(l as u32 * keys * keys)));
+                let lost = _mm256_sub_epi32(_mm256_min_epu32(code, set1(4)), one);
+                let eliminated = _mm256_sll_epi32(
+                    and(_mm256_srlv_epi32(losses, _mm256_slli_epi32::<2>(lost)), set1(0xF)),
+                    first,
+                );
+                let eliminated = and(eliminated, hit);
+                let routed = and(hit, and(fighting[s], _mm256_cmpeq_epi32(code, byte)));
+                st.lo = and_not(or(st.lo, eliminated), routed);
+                st.hi = or(st.hi, or(eliminated, routed));
+                st.removed = or(st.removed, routed);
+            }
+            // The leader rolls: the attacker's, then the defender's.
+            let (att, def) = (
+                select(attacker_b, loses[1], loses[0]),
+                select(attacker_b, loses[0], loses[1]),
+            );
+            for (role, rolls) in [(true, att), (false, def)] {
+                if !any(rolls) {
+                    continue;
+                }
+                for s in 0..2 {
+                    let of_side = and(rolls, if role { attacks[s] } else { attacks[1 - s] });
+                    // Each lane's roll is one side's: the other side's lanes draw nothing,
+                    // so rolling the two sides in turn keeps each lane's order.
+                    self.lose_leader(s, l, of_side);
+                }
+            }
+        }
+
+        /// [`FrontierCombat::recovery`] in the lanes of `act`.
+        #[target_feature(enable = "avx2")]
+    #[inline]
+        unsafe fn recovery(&mut self, act: V) {
+            for side in 0..2 {
+                let c = &self.sides[side];
+                let st = self.st[side];
+                let rolling = and(act, and(_mm256_xor_si256(st.lo, st.hi), c.all));
+                if !any(rolling) {
+                    continue;
+                }
+                let mut recovered = _mm256_setzero_si256();
+                for u in 0..c.units {
+                    let rolls = has_bit(rolling, u);
+                    if !any(rolls) {
+                        continue;
+                    }
+                    let c = &self.sides[side];
+                    let l = c.unit_lane[u];
+                    let with = c.recover_faces[(c.leader[l] as usize).min(MAX_LEADER as usize)];
+                    let faces = select(
+                        has_bit(self.st[side].leaders, l),
+                        set1(with),
+                        set1(c.recover_faces[0]),
+                    );
+                    let face = self.draw(rolls);
+                    let ok = and(_mm256_srlv_epi32(faces, face), set1(1));
+                    recovered = or(recovered, and(rolls, and(non_zero(ok), set1(1 << u))));
+                }
+                self.st[side].recover(recovered);
+            }
+        }
+    }
+
+    /// The most lanes of an array (`super::MAX_LANES`).
+    const MAX_LANE_COUNT: usize = crate::rules::frontier_battle::MAX_LANES;
+
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn store(v: V) -> [u32; 8] {
+        let mut out = [0u32; 8];
+        _mm256_storeu_si256(out.as_mut_ptr().cast(), v);
+        out
+    }
+
+    /// Fights `battles[i]` battles in lane `i` of one register, each lane on its stream
+    /// (`streams`), counts them into `histogram` and returns the words the lanes drew.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn sweeps(
+        combat: &FrontierCombat,
+        tables: &LaneTables,
+        streams: [DiceStream; WIDTH],
+        battles: [u64; WIDTH],
+        histogram: &mut FrontierHistogram,
+    ) -> u64 {
+        let b = &combat.battle;
+        let sides = [0, 1].map(|s| {
+            let m = &combat.masks[s];
+            let mut lane_units = [0u32; 8];
+            let mut first_unit = [0u32; 8];
+            let mut leader = [0u32; 8];
+            for l in 0..combat.lanes {
+                // One row a lane: stack `l` is lane `l`.
+                lane_units[l] = m.stack_units[l];
+                first_unit[l] = m.stack_units[l].trailing_zeros();
+                leader[l] = m.leader[l];
+            }
+            SideConsts {
+                all: set1(m.all),
+                units: combat.units[s].len(),
+                lane_units,
+                lane_units_v: _mm256_loadu_si256(lane_units.as_ptr().cast()),
+                first_unit,
+                leader,
+                fire_faces: m.fire_faces.map(u32::from),
+                unit_lane: m.unit_lane.map(usize::from),
+                regular: set1(m.regular),
+                non_warrior: set1(m.non_warrior),
+                recover_faces: m.recover_faces.map(u32::from),
+                stack_strength: &m.stack_strength,
+                melee_losses: &tables.melee_losses[s],
+                move_faces: &tables.move_faces[s],
+                aggressive: b.sides[s].move_policy == MovePolicy::Aggressive,
+                avoid_melee: b.sides[s].avoid_melee,
+            }
+        });
+        let bound = tables.faces_bound;
+        let faces = LaneFaces::new(streams, bound);
+        let stride = faces.stride as i32;
+        let mut sweep = Sweep {
+            combat,
+            tables,
+            sides,
+            faces,
+            drawn: _mm256_setzero_si256(),
+            window_start: _mm256_mullo_epi32(
+                _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                _mm256_set1_epi32(stride),
+            ),
+            st: [State {
+                lo: _mm256_setzero_si256(),
+                hi: _mm256_setzero_si256(),
+                removed: _mm256_setzero_si256(),
+                leaders: _mm256_setzero_si256(),
+            }; 2],
+        };
+        let initiative = b.initiative;
+        let other = 1 - initiative;
+        let sweeps = battles.iter().copied().max().unwrap_or(0);
+        let mut drawn = [0u32; WIDTH];
+        for k in 0..sweeps {
+            sweep.faces.top_up(&drawn, bound);
+            sweep.drawn = _mm256_setzero_si256();
+            let active = _mm256_cmpgt_epi32(
+                _mm256_loadu_si256(battles.map(|n| n.min(u64::from(u32::MAX)) as u32).as_ptr().cast()),
+                set1(k.min(u64::from(u32::MAX - 1)) as u32),
+            );
+            for s in 0..2 {
+                sweep.st[s] = State {
+                    lo: _mm256_setzero_si256(),
+                    hi: _mm256_setzero_si256(),
+                    removed: _mm256_setzero_si256(),
+                    leaders: set1(combat.masks[s].leader_stacks),
+                };
+            }
+            // Rounds (19.1).
+            let mut rounds = set1(b.sides[initiative].primary_leader);
+            if b.extra_round {
+                let face = sweep.draw(active);
+                let extra = _mm256_cmpgt_epi32(set1(b.sides[other].primary_leader), _mm256_add_epi32(face, set1(1)));
+                rounds = _mm256_sub_epi32(rounds, extra);
+            }
+            let most = b.sides[initiative].primary_leader + u32::from(b.extra_round);
+            let mut hi_after = [[[0u32; 8]; 2]; 4];
+            for round in 1..=most {
+                let act = and(active, _mm256_cmpgt_epi32(rounds, set1(round - 1)));
+                for side in [initiative, other] {
+                    let surprised = round == 1 && b.surprise == Some(1 - side);
+                    if !surprised {
+                        sweep.fire(side, act);
+                    }
+                }
+                sweep.movement_and_melee(round, act);
+                sweep.recovery(act);
+                for s in 0..2 {
+                    hi_after[round as usize - 1][s] = store(sweep.st[s].hi);
+                }
+            }
+            // Count each lane's battle.
+            let rounds = store(rounds);
+            let st = [0, 1].map(|s| {
+                let x = sweep.st[s];
+                [store(x.lo), store(x.hi), store(x.removed), store(x.leaders)]
+            });
+            for i in 0..WIDTH {
+                if k >= battles[i] {
+                    continue;
+                }
+                let state = [0, 1].map(|s| SideState {
+                    lo: st[s][0][i],
+                    hi: st[s][1][i],
+                    removed: st[s][2][i],
+                    leaders: st[s][3][i],
+                });
+                let r = rounds[i];
+                let mut out = combat.outcome(&state, r);
+                for round in 0..4 {
+                    let at = round.min(r as usize - 1);
+                    out.lost_after_round[round] = [0, 1].map(|s| {
+                        (hi_after[at][s][i] & combat.masks[s].all).count_ones() as u8
+                    });
+                }
+                histogram.record(&out);
+            }
+            drawn = store(sweep.drawn);
+        }
+        sweep.faces.words(&drawn)
+    }
+}
