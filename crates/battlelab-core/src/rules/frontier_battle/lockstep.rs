@@ -29,7 +29,9 @@
 // The vector form is x86-64's; elsewhere its helpers go unused.
 #![cfg_attr(not(target_arch = "x86_64"), allow(dead_code, unused_imports))]
 
-use super::{FrontierCombat, FrontierHistogram, FACES_PER_WORD, MAX_LANES};
+use super::{
+    FrontierCombat, FrontierHistogram, FACES_PER_WORD, MAX_LANES, MAX_STACKS, SMALL_STACK_KEYS,
+};
 use crate::dice::lanes::LANES;
 use crate::dice::DiceStream;
 use crate::rules::frontier::MAX_LEADER;
@@ -81,11 +83,17 @@ pub(super) struct LaneTables {
     /// lane), melees (a face a lane and a leader roll a side) and recovery (a face a
     /// unit), for the most rounds.
     faces_bound: usize,
-    /// Per side, [`super::SideMasks::move_faces`] flattened: `(((non_warrior · (MAX_LEADER
-    /// + 1) + leader) · 2 + with_regular) · 2 + enemy_atop) · 2 + surprise_bonus`.
-    move_faces: [Vec<u32>; 2],
+    /// `move_faces[side][lane]`: [`super::SideMasks::move_faces`] for the side's stack in
+    /// the lane, by `non_warrior · 16 + with_leader · 8 + with_regular · 4 + enemy_atop
+    /// · 2 + surprise_bonus` (32 entries: four registers, read by permutes).
+    move_faces: [[[u32; 32]; MAX_LANES]; 2],
+    /// `strength[side][lane][units]`: [`super::SideMasks::stack_strength`] (two registers).
+    strength: [[[u32; SMALL_STACK_KEYS]; MAX_LANES]; 2],
     /// Per side, [`super::SideMasks::melee_losses`] widened for 32-bit gathers.
     melee_losses: [Vec<u32>; 2],
+    /// Per side whose every stack has at most two units, `pair_losses[side][lane]`: the
+    /// stack's `melee_losses` entries by `disrupted · 4 + fighting` (two registers).
+    pair_losses: [Option<[[u32; 16]; MAX_LANES]>; 2],
     /// [`FrontierCombat::odds_columns`], widened.
     odds: Vec<u32>,
     /// [`FrontierCombat::melee_cells`]: attacker's code | defender's code `<< 8`.
@@ -112,22 +120,41 @@ impl LaneTables {
         let faces_bound = 1 + rounds * (3 * units + 5 * c.lanes);
         let move_faces = [0, 1].map(|s| {
             let m = &c.masks[s];
-            let mut t = Vec::new();
-            for by_leader in &m.move_faces {
-                for by_regular in by_leader {
-                    for by_atop in by_regular {
-                        for by_surprise in by_atop {
-                            t.extend(by_surprise.iter().map(|&f| u32::from(f)));
+            std::array::from_fn(|l| {
+                std::array::from_fn(|i| {
+                    let leader = if i >> 3 & 1 == 1 { m.leader[l & (MAX_STACKS - 1)] } else { 0 };
+                    u32::from(m.move_faces[i >> 4][leader as usize][i >> 2 & 1][i >> 1 & 1][i & 1])
+                })
+            })
+        });
+        let keys = SMALL_STACK_KEYS;
+        let strength = [0, 1].map(|s| {
+            let m = &c.masks[s];
+            std::array::from_fn(|l| {
+                std::array::from_fn(|k| if l < c.lanes { m.stack_strength[l * keys + k] } else { 0 })
+            })
+        });
+        let pair_losses = [0, 1].map(|s| {
+            let m = &c.masks[s];
+            let pairs = c.stacks[s].iter().all(|stack| stack.unit_count <= 2);
+            pairs.then(|| {
+                std::array::from_fn(|l| {
+                    std::array::from_fn(|i| {
+                        let (disrupted, fighting) = (i >> 2, i & 3);
+                        if l < c.lanes {
+                            u32::from(m.melee_losses[(l * keys + disrupted) * keys + fighting])
+                        } else {
+                            0
                         }
-                    }
-                }
-            }
-            debug_assert_eq!(t.len(), 2 * (MAX_LEADER as usize + 1) * 8);
-            t
+                    })
+                })
+            })
         });
         Some(Self {
             faces_bound,
             move_faces,
+            strength,
+            pair_losses,
             melee_losses: [0, 1].map(|s| c.masks[s].melee_losses.iter().map(|&l| u32::from(l)).collect()),
             odds: c.odds_columns.iter().map(|&o| u32::from(o)).collect(),
             cells: c
@@ -143,58 +170,95 @@ impl LaneTables {
 /// Lanes to a register.
 const WIDTH: usize = 8;
 
+/// `DIGITS3` as little-endian words, the three faces in the low three bytes.
+const DIGITS3_WORDS: [u32; 216] = {
+    let mut t = [0u32; 216];
+    let mut v = 0;
+    while v < 216 {
+        let [a, b, c] = DIGITS3[v];
+        t[v] = a as u32 | (b as u32) << 8 | (c as u32) << 16;
+        v += 1;
+    }
+    t
+};
+
 /// Eight lanes' windows of faces, cut from their streams ahead of the draws.
 struct LaneFaces {
-    /// Lane `i`'s window at `i · stride`, its faces one to a byte; four spare bytes at the
-    /// end, for the gather's 32-bit reads.
+    /// Lane `i`'s window at `i · stride`, its faces one to a byte; spare bytes at the end,
+    /// for the gather's 32-bit reads and the cut's 32-bit writes.
     bytes: Vec<u8>,
     stride: usize,
-    /// Faces cut into each window.
+    /// Each lane's next face to draw, and the faces cut into its window.
+    at: [u32; WIDTH],
     end: [usize; WIDTH],
-    /// Faces each lane drew before its window.
+    /// Faces each lane drew before its window's start.
     used: [u64; WIDTH],
     streams: [DiceStream; WIDTH],
 }
 
 impl LaneFaces {
     fn new(streams: [DiceStream; WIDTH], bound: usize) -> Self {
-        let stride = bound + FACES_PER_WORD as usize + 4;
+        // Room for four battles' faces: a window is moved back to its start about once in
+        // three battles.
+        let stride = 4 * bound + 2 * FACES_PER_WORD as usize;
         Self {
-            bytes: vec![0; WIDTH * stride + 4],
+            bytes: vec![0; WIDTH * stride + 8],
             stride,
+            at: [0; WIDTH],
             end: [0; WIDTH],
             used: [0; WIDTH],
             streams,
         }
     }
 
-    /// Drops the faces each lane drew (`drawn`, from its window's start) and cuts whole
-    /// words until every window holds at least `bound` faces.
-    fn top_up(&mut self, drawn: &[u32; WIDTH], bound: usize) {
-        for (i, &drawn) in drawn.iter().enumerate() {
-            let drawn = drawn as usize;
-            debug_assert!(drawn <= self.end[i]);
-            let window = &mut self.bytes[i * self.stride..(i + 1) * self.stride];
-            window.copy_within(drawn..self.end[i], 0);
-            self.end[i] -= drawn;
-            self.used[i] += drawn as u64;
-            while self.end[i] < bound {
-                let end = self.end[i];
-                window[end..end + FACES_PER_WORD as usize]
-                    .copy_from_slice(&word_faces(self.streams[i].next_u64()));
-                self.end[i] += FACES_PER_WORD as usize;
+    /// Cuts whole words until every window holds at least `bound` faces from its lane's
+    /// next, first moving them to the window's start where the window has no room.
+    fn top_up(&mut self, bound: usize) {
+        let words_needed = |faces: usize| faces.div_ceil(FACES_PER_WORD as usize);
+        for i in 0..WIDTH {
+            let at = self.at[i] as usize;
+            debug_assert!(at <= self.end[i]);
+            if self.end[i] - at >= bound {
+                continue;
             }
+            let start = i * self.stride;
+            let cut = words_needed(bound - (self.end[i] - at)) * FACES_PER_WORD as usize;
+            if self.end[i] + cut > self.stride {
+                self.bytes.copy_within(start + at..start + self.end[i], start);
+                self.end[i] -= at;
+                self.used[i] += at as u64;
+                self.at[i] = 0;
+            }
+            let mut end = start + self.end[i];
+            for _ in 0..cut / FACES_PER_WORD as usize {
+                cut_word(&mut self.bytes[end..end + 13], self.streams[i].next_u64());
+                end += FACES_PER_WORD as usize;
+            }
+            self.end[i] = end - start;
         }
     }
 
-    /// The words the lanes' drawn faces took, with `drawn` more from the windows.
-    fn words(&self, drawn: &[u32; WIDTH]) -> u64 {
+    /// The words the lanes' drawn faces took.
+    fn words(&self) -> u64 {
         let per = u64::from(FACES_PER_WORD);
         self.used
             .iter()
-            .zip(drawn)
-            .map(|(&used, &drawn)| (used + u64::from(drawn)).div_ceil(per))
+            .zip(self.at)
+            .map(|(&used, at)| (used + u64::from(at)).div_ceil(per))
             .sum()
+    }
+}
+
+/// Writes [`word_faces`]`(word)` to `out[..12]` (and something to `out[12]`).
+#[inline(always)]
+fn cut_word(out: &mut [u8], word: u64) {
+    let x = ((u128::from(word) * u128::from(six_to(12))) >> 64) as u32;
+    let (a, r) = (x / six_to(9), x % six_to(9));
+    let (b, r) = (r / six_to(6), r % six_to(6));
+    let (c, d) = (r / six_to(3), r % six_to(3));
+    let out = &mut out[..13];
+    for (i, v) in [a, b, c, d].into_iter().enumerate() {
+        out[3 * i..3 * i + 4].copy_from_slice(&DIGITS3_WORDS[v as usize].to_le_bytes());
     }
 }
 
@@ -219,6 +283,7 @@ pub(super) fn all_at_once(
             // SAFETY: AVX2 is detected.
             words += unsafe { avx2::sweeps(combat, tables, streams, battles, histogram) };
         }
+        if n > 100_000 { eprintln!("ticks topup fire move rec count: {:?}", avx2::T.iter().map(|t| t.load(std::sync::atomic::Ordering::Relaxed) as f64 / n as f64).collect::<Vec<_>>()); }
         return Some(words);
     }
     let _ = (tables, lanes, n, histogram);
@@ -237,6 +302,9 @@ mod avx2 {
     };
 
     type V = __m256i;
+    pub static T: [std::sync::atomic::AtomicU64; 6] = [const { std::sync::atomic::AtomicU64::new(0) }; 6];
+    fn tick() -> u64 { unsafe { _rdtsc() } }
+    fn add(i: usize, t0: u64) -> u64 { let t = tick(); T[i].fetch_add(t - t0, std::sync::atomic::Ordering::Relaxed); t }
 
     #[target_feature(enable = "avx2")]
     #[inline]
@@ -264,6 +332,14 @@ mod avx2 {
     unsafe fn has_bit(v: V, b: usize) -> V {
         let bit = set1(1 << b);
         _mm256_cmpeq_epi32(_mm256_and_si256(v, bit), bit)
+    }
+
+    /// All ones in the lanes where bit `b` of `v` is set, `b` lane by lane.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn has_bits(v: V, b: V) -> V {
+        let one = set1(1);
+        _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_srlv_epi32(v, b), one), one)
     }
 
     #[target_feature(enable = "avx2")]
@@ -303,6 +379,28 @@ mod avx2 {
     #[inline]
     unsafe fn gather(table: &[u32], index: V) -> V {
         _mm256_i32gather_epi32::<4>(table.as_ptr().cast(), index)
+    }
+
+    /// `table[index]` in each lane, `index` below 16: two permutes.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn lookup16(table: &[u32; 16], index: V) -> V {
+        let low = _mm256_loadu_si256(table.as_ptr().cast());
+        let high = _mm256_loadu_si256(table[8..].as_ptr().cast());
+        select(
+            _mm256_cmpgt_epi32(index, set1(7)),
+            _mm256_permutevar8x32_epi32(high, index),
+            _mm256_permutevar8x32_epi32(low, index),
+        )
+    }
+
+    /// `table[index]` in each lane, `index` below 32: four permutes.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn lookup32(table: &[u32; 32], index: V) -> V {
+        let low = lookup16(table[..16].try_into().unwrap_unchecked(), index);
+        let high = lookup16(table[16..].try_into().unwrap_unchecked(), and(index, set1(15)));
+        select(_mm256_cmpgt_epi32(index, set1(15)), high, low)
     }
 
     /// One side's state in eight lanes.
@@ -355,9 +453,7 @@ mod avx2 {
         regular: V,
         non_warrior: V,
         recover_faces: [u32; MAX_LEADER as usize + 1],
-        stack_strength: &'a [u32],
         melee_losses: &'a [u32],
-        move_faces: &'a [u32],
         aggressive: bool,
         avoid_melee: bool,
     }
@@ -369,8 +465,16 @@ mod avx2 {
         tables: &'a LaneTables,
         sides: [SideConsts<'a>; 2],
         faces: LaneFaces,
-        /// Each lane's faces drawn from its window.
+        /// `nearest_first[firer_lane]`: the array's lanes, nearest the firer's first, the
+        /// lower-numbered at equal distance.
+        nearest_first: [[u8; 8]; 8],
+        /// Each lane's next face in its window.
         drawn: V,
+        /// The four faces from `chunk_start` in each lane's window, which its draws read
+        /// until one lane that draws has taken all four (a gather a draw was most of the
+        /// sweeps' time on the AMD EPYC).
+        chunk: V,
+        chunk_start: V,
         window_start: V,
         st: [State; 2],
     }
@@ -380,10 +484,23 @@ mod avx2 {
         #[target_feature(enable = "avx2")]
     #[inline]
         unsafe fn draw(&mut self, m: V) -> V {
-            let at = _mm256_add_epi32(self.window_start, self.drawn);
-            let face = _mm256_i32gather_epi32::<1>(self.faces.bytes.as_ptr().cast(), at);
+            let mut k = _mm256_sub_epi32(self.drawn, self.chunk_start);
+            if any(and(m, _mm256_cmpgt_epi32(k, set1(3)))) {
+                self.fetch();
+                k = _mm256_setzero_si256();
+            }
+            let face = _mm256_srlv_epi32(self.chunk, _mm256_slli_epi32::<3>(k));
             self.drawn = _mm256_sub_epi32(self.drawn, m);
             and(face, set1(0xFF))
+        }
+
+        /// Reads each lane's next four faces into `chunk`.
+        #[target_feature(enable = "avx2")]
+        #[inline]
+        unsafe fn fetch(&mut self) {
+            let at = _mm256_add_epi32(self.window_start, self.drawn);
+            self.chunk = _mm256_i32gather_epi32::<1>(self.faces.bytes.as_ptr().cast(), at);
+            self.chunk_start = self.drawn;
         }
 
         /// Bit `l` set where lane `l` of the side holds a unit of `units`.
@@ -416,6 +533,17 @@ mod avx2 {
             self.st[side].leaders = and_not(self.st[side].leaders, and(lost, set1(1 << l)));
         }
 
+        /// [`Self::lose_leader`] at the stack (lane) `lanes` gives each lane.
+        #[target_feature(enable = "avx2")]
+        #[inline]
+        unsafe fn lose_leader_at(&mut self, side: usize, lanes: V, m: V) {
+            let rolls = and(m, has_bits(self.st[side].leaders, lanes));
+            let face = self.draw(rolls);
+            let lost = and(rolls, _mm256_cmpgt_epi32(set1(self.combat.battle.leader_loss.0), face));
+            let bits = _mm256_sllv_epi32(set1(1), lanes);
+            self.st[side].leaders = and_not(self.st[side].leaders, and(lost, bits));
+        }
+
         /// [`FrontierCombat::fire_phase`] in the lanes of `act`, for sides in one row.
         #[target_feature(enable = "avx2")]
     #[inline]
@@ -429,26 +557,21 @@ mod avx2 {
             if !any(firers) {
                 return;
             }
-            // The enemy units whose stack still has its leader.
-            let mut led = _mm256_setzero_si256();
-            for l in 0..self.combat.lanes {
-                let with = has_bit(self.st[enemy].leaders, l);
-                led = or(led, and(with, set1(self.sides[enemy].lane_units[l])));
-            }
+            // The enemy stacks (lanes) that still have their leader.
+            let led = self.st[enemy].leaders;
             let mut set = in_play;
             let mut pass_hits = _mm256_setzero_si256();
             let mut gone = and(self.st[enemy].lo, self.st[enemy].hi);
+            // Per firer: the lanes where its hit landed on a stack with its leader (a
+            // leader-loss event), and the stack's lane.
             let mut events = [_mm256_setzero_si256(); MAX_UNITS];
-            let enemy_lanes = self.sides[enemy].lane_units_v;
+            let mut event_lanes = [_mm256_setzero_si256(); MAX_UNITS];
             for u in 0..self.sides[side].units {
                 let fires = has_bit(firers, u);
-                if !any(fires) {
-                    continue;
-                }
                 // A pass ends where its targets are used up: its hits land, and a new
                 // one starts from the front.
                 let spent = and(fires, is_zero(set));
-                if any(spent) {
+                if true {
                     let landing = and(pass_hits, spent);
                     self.st[enemy].worsen(landing);
                     pass_hits = and_not(pass_hits, spent);
@@ -456,19 +579,17 @@ mod avx2 {
                     set = select(spent, in_play, set);
                 }
                 let lane = self.sides[side].unit_lane[u];
-                let own = and(set, set1(self.sides[enemy].lane_units[lane]));
-                let far = and(fires, is_zero(own));
-                let pick = if any(far) {
-                    let lanes = self.lanes_holding(enemy, set);
-                    let nearest = gather(
-                        &self.tables.nearest,
-                        _mm256_add_epi32(lanes, set1(lane as u32 * 256)),
-                    );
-                    let there = and(set, _mm256_permutevar8x32_epi32(enemy_lanes, nearest));
-                    select(is_zero(own), there, own)
-                } else {
-                    own
-                };
+                // The target's lane: the nearest to the firer's holding a unit of `set`, the
+                // lower-numbered at equal distance (its own first): the lanes in that order,
+                // scanned from the farthest, each that holds one overriding the last.
+                let mut pick = _mm256_setzero_si256();
+                let mut target_lane = _mm256_setzero_si256();
+                for &l in self.nearest_first[lane][..self.combat.lanes].iter().rev() {
+                    let there = and(set, set1(self.sides[enemy].lane_units[usize::from(l)]));
+                    let none = is_zero(there);
+                    pick = select(none, pick, there);
+                    target_lane = select(none, target_lane, set1(u32::from(l)));
+                }
                 let bit = and(fires, and(pick, _mm256_sub_epi32(_mm256_setzero_si256(), pick)));
                 set = and_not(set, bit);
                 let face = self.draw(fires);
@@ -476,19 +597,13 @@ mod avx2 {
                 let hit = _mm256_cmpeq_epi32(and(hit, set1(1)), set1(1));
                 let landed = and_not(and(bit, hit), gone);
                 pass_hits = or(pass_hits, landed);
-                events[u] = and(landed, non_zero(and(landed, led)));
+                events[u] = and(non_zero(landed), has_bits(led, target_lane));
+                event_lanes[u] = target_lane;
             }
             self.st[enemy].worsen(pass_hits);
-            for event in events.iter().take(self.sides[side].units) {
-                let event = *event;
-                if !any(event) {
-                    continue;
-                }
-                for l in 0..self.combat.lanes {
-                    let here = non_zero(and(event, set1(self.sides[enemy].lane_units[l])));
-                    if any(here) {
-                        self.lose_leader(enemy, l, here);
-                    }
+            for u in 0..self.sides[side].units {
+                if true {
+                    self.lose_leader_at(enemy, event_lanes[u], events[u]);
                 }
             }
         }
@@ -529,9 +644,6 @@ mod avx2 {
                 }
                 for l in 0..lanes {
                     let mut rolls = has_bit(rolling, l);
-                    if !any(rolls) {
-                        continue;
-                    }
                     let c = &self.sides[side];
                     let enemy_atop = has_bit(atop, l);
                     let here = and(set1(c.lane_units[l]), in_play[side]);
@@ -545,17 +657,14 @@ mod avx2 {
                     let nw = and(non_zero(and(movers, c.non_warrior)), one);
                     let regular = and(non_zero(and(here, c.regular)), one);
                     let bonus = if won_surprise { and(led, one) } else { zero };
-                    let index = _mm256_add_epi32(
-                        _mm256_mullo_epi32(
-                            _mm256_add_epi32(_mm256_mullo_epi32(nw, set1(MAX_LEADER + 1)), leader),
-                            set1(8),
-                        ),
+                    let index = or(
+                        or(_mm256_slli_epi32::<4>(nw), and(led, set1(8))),
                         or(
                             _mm256_slli_epi32::<2>(regular),
                             or(_mm256_slli_epi32::<1>(and(enemy_atop, one)), bonus),
                         ),
                     );
-                    let faces = gather(c.move_faces, index);
+                    let faces = lookup32(&self.tables.move_faces[side][l], index);
                     let face = self.draw(rolls);
                     let success = _mm256_cmpeq_epi32(and(_mm256_srlv_epi32(faces, face), one), one);
                     avoided[l] = or(avoided[l], and(movers, and(rolls, and(success, enemy_atop))));
@@ -571,7 +680,7 @@ mod avx2 {
             }
             for l in 0..lanes {
                 let fights = has_bit(melees, l);
-                if any(fights) {
+                if true {
                     self.melee(l, fights, attacker_b[l], moved[l], avoided[l], round);
                 }
             }
@@ -600,14 +709,14 @@ mod avx2 {
                 fighting[s] = and_not(and(pool[s], st.in_play(c.all)), routed);
                 let first = _mm_cvtsi32_si128(c.first_unit[l] as i32);
                 let key = _mm256_srl_epi32(fighting[s], first);
-                strength[s] = gather(c.stack_strength, _mm256_add_epi32(key, set1(l as u32 * keys)));
+                strength[s] = lookup16(&self.tables.strength[s][l], key);
             }
             let strength_a = select(attacker_b, strength[1], strength[0]);
             let strength_d = select(attacker_b, strength[0], strength[1]);
             let m = and(m, non_zero(strength_a));
             // Where every defender left in play is routed: all are eliminated.
             let doomed = and(m, is_zero(strength_d));
-            if any(doomed) {
+            if true {
                 for s in 0..2 {
                     let lanes = and_not(doomed, attacks[s]);
                     let units = and(lanes, and(pool[s], self.st[s].in_play(self.sides[s].all)));
@@ -616,9 +725,6 @@ mod avx2 {
                 }
             }
             let m = and_not(m, doomed);
-            if !any(m) {
-                return;
-            }
             let disrupted_d = select(
                 attacker_b,
                 and(fighting[0], and_not(self.st[0].lo, self.st[0].hi)),
@@ -663,17 +769,20 @@ mod avx2 {
                 let code = select(attacks[s], code_a, code_d);
                 let hit = and(m, non_zero(code));
                 loses[s] = hit;
-                if !any(hit) {
-                    continue;
-                }
                 let first = _mm_cvtsi32_si128(c.first_unit[l] as i32);
                 let st = &mut self.st[s];
                 let disrupted = and(and_not(st.lo, st.hi), fighting[s]);
-                let key = _mm256_add_epi32(
-                    _mm256_mullo_epi32(_mm256_srl_epi32(disrupted, first), set1(keys)),
-                    _mm256_srl_epi32(fighting[s], first),
-                );
-                let losses = gather(c.melee_losses, _mm256_add_epi32(key, set1(l as u32 * keys * keys)));
+                let (disrupted_key, fighting_key) =
+                    (_mm256_srl_epi32(disrupted, first), _mm256_srl_epi32(fighting[s], first));
+                let losses = match &self.tables.pair_losses[s] {
+                    Some(pairs) => {
+                        lookup16(&pairs[l], or(_mm256_slli_epi32::<2>(disrupted_key), fighting_key))
+                    }
+                    None => {
+                        let key = or(_mm256_slli_epi32::<4>(disrupted_key), fighting_key);
+                        gather(c.melee_losses, _mm256_add_epi32(key, set1(l as u32 * keys * keys)))
+                    }
+                };
                 let lost = _mm256_sub_epi32(_mm256_min_epu32(code, set1(4)), one);
                 let eliminated = _mm256_sll_epi32(
                     and(_mm256_srlv_epi32(losses, _mm256_slli_epi32::<2>(lost)), set1(0xF)),
@@ -691,9 +800,6 @@ mod avx2 {
                 select(attacker_b, loses[0], loses[1]),
             );
             for (role, rolls) in [(true, att), (false, def)] {
-                if !any(rolls) {
-                    continue;
-                }
                 for s in 0..2 {
                     let of_side = and(rolls, if role { attacks[s] } else { attacks[1 - s] });
                     // Each lane's roll is one side's: the other side's lanes draw nothing,
@@ -717,9 +823,6 @@ mod avx2 {
                 let mut recovered = _mm256_setzero_si256();
                 for u in 0..c.units {
                     let rolls = has_bit(rolling, u);
-                    if !any(rolls) {
-                        continue;
-                    }
                     let c = &self.sides[side];
                     let l = c.unit_lane[u];
                     let with = c.recover_faces[(c.leader[l] as usize).min(MAX_LEADER as usize)];
@@ -785,9 +888,7 @@ mod avx2 {
                 regular: set1(m.regular),
                 non_warrior: set1(m.non_warrior),
                 recover_faces: m.recover_faces.map(u32::from),
-                stack_strength: &m.stack_strength,
                 melee_losses: &tables.melee_losses[s],
-                move_faces: &tables.move_faces[s],
                 aggressive: b.sides[s].move_policy == MovePolicy::Aggressive,
                 avoid_melee: b.sides[s].avoid_melee,
             }
@@ -795,12 +896,24 @@ mod avx2 {
         let bound = tables.faces_bound;
         let faces = LaneFaces::new(streams, bound);
         let stride = faces.stride as i32;
+        let nearest_first = std::array::from_fn(|firer: usize| {
+            let mut order = [0u8; 8];
+            let mut lanes: Vec<usize> = (0..combat.lanes).collect();
+            lanes.sort_by_key(|&l| (l.abs_diff(firer), l));
+            for (slot, l) in order.iter_mut().zip(lanes) {
+                *slot = l as u8;
+            }
+            order
+        });
         let mut sweep = Sweep {
             combat,
             tables,
             sides,
             faces,
+            nearest_first,
             drawn: _mm256_setzero_si256(),
+            chunk: _mm256_setzero_si256(),
+            chunk_start: _mm256_setzero_si256(),
             window_start: _mm256_mullo_epi32(
                 _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
                 _mm256_set1_epi32(stride),
@@ -815,10 +928,12 @@ mod avx2 {
         let initiative = b.initiative;
         let other = 1 - initiative;
         let sweeps = battles.iter().copied().max().unwrap_or(0);
-        let mut drawn = [0u32; WIDTH];
         for k in 0..sweeps {
-            sweep.faces.top_up(&drawn, bound);
-            sweep.drawn = _mm256_setzero_si256();
+            let t0 = tick();
+            sweep.faces.top_up(bound);
+            let mut t0 = add(0, t0);
+            sweep.drawn = _mm256_loadu_si256(sweep.faces.at.as_ptr().cast());
+            sweep.fetch();
             let active = _mm256_cmpgt_epi32(
                 _mm256_loadu_si256(battles.map(|n| n.min(u64::from(u32::MAX)) as u32).as_ptr().cast()),
                 set1(k.min(u64::from(u32::MAX - 1)) as u32),
@@ -842,14 +957,20 @@ mod avx2 {
             let mut hi_after = [[[0u32; 8]; 2]; 4];
             for round in 1..=most {
                 let act = and(active, _mm256_cmpgt_epi32(rounds, set1(round - 1)));
+                if !any(act) {
+                    break;
+                }
                 for side in [initiative, other] {
                     let surprised = round == 1 && b.surprise == Some(1 - side);
                     if !surprised {
                         sweep.fire(side, act);
                     }
                 }
+                t0 = add(1, t0);
                 sweep.movement_and_melee(round, act);
+                t0 = add(2, t0);
                 sweep.recovery(act);
+                t0 = add(3, t0);
                 for s in 0..2 {
                     hi_after[round as usize - 1][s] = store(sweep.st[s].hi);
                 }
@@ -880,8 +1001,9 @@ mod avx2 {
                 }
                 histogram.record(&out);
             }
-            drawn = store(sweep.drawn);
+            sweep.faces.at = store(sweep.drawn);
+            add(4, t0);
         }
-        sweep.faces.words(&drawn)
+        sweep.faces.words()
     }
 }
