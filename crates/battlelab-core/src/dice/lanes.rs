@@ -69,7 +69,11 @@ pub fn fight_lanes<C: ?Sized>(
     }
     let mut words = LANES as u64;
     for (l, &state) in lanes.iter().enumerate() {
-        words += lane(&mut DiceStream::from_state(state), lane_battles(n, l), counts);
+        words += lane(
+            &mut DiceStream::from_state(state),
+            lane_battles(n, l),
+            counts,
+        );
     }
     words
 }

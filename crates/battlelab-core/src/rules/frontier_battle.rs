@@ -1415,23 +1415,30 @@ impl FrontierCombat {
         b.sides[b.initiative].primary_leader + u32::from(extra)
     }
 
+    /// One round of 19.2: fire (the initiative side first, a surprised side not in round
+    /// 1), movement and melee, recovery.
+    #[inline(always)]
+    fn round<D: BattleDice>(&self, st: &mut [SideState; 2], round: u32, dice: &mut D) {
+        let b = &self.battle;
+        for side in [b.initiative, 1 - b.initiative] {
+            let surprised = round == 1 && b.surprise == Some(1 - side);
+            if !surprised {
+                self.fire_phase(st, side, dice);
+            }
+        }
+        self.movement_and_melee(st, round, dice);
+        self.recovery(st, dice);
+    }
+
     /// One whole battle on any source of dice (runs use [`PackedDice`], through
     /// [`Self::battle_block`]).
     #[inline]
     pub fn fight_with<D: BattleDice>(&self, dice: &mut D) -> BattleOutcome {
-        let b = &self.battle;
         let mut st = self.fresh();
         let rounds = self.rounds(dice);
         let mut lost_after_round = [[0u8; 2]; 4];
         for round in 1..=rounds {
-            for side in [b.initiative, 1 - b.initiative] {
-                let surprised = round == 1 && b.surprise == Some(1 - side);
-                if !surprised {
-                    self.fire_phase(&mut st, side, dice);
-                }
-            }
-            self.movement_and_melee(&mut st, round, dice);
-            self.recovery(&mut st, dice);
+            self.round(&mut st, round, dice);
             lost_after_round[round as usize - 1] =
                 [0, 1].map(|side| (st[side].hi & self.masks[side].all).count_ones() as u8);
         }
@@ -1578,7 +1585,12 @@ impl FrontierCombat {
 
     /// A lane's `battles` battles one after another on its stream, from one
     /// [`PackedDice`], counted into `histogram`; returns the words drawn.
-    fn fight_lane(&self, dice: &mut DiceStream, battles: u64, histogram: &mut FrontierHistogram) -> u64 {
+    fn fight_lane(
+        &self,
+        dice: &mut DiceStream,
+        battles: u64,
+        histogram: &mut FrontierHistogram,
+    ) -> u64 {
         let mut dice = PackedDice::new(dice);
         for _ in 0..battles {
             histogram.record(&self.fight_with(&mut dice));
@@ -1922,15 +1934,25 @@ mod tests {
             }
         }
         battle.leader_loss = [(1, 6), (2, 6), (0, 6), (6, 6)][g.below(4) as usize];
-        FrontierCombat::new(battle.clone()).is_ok().then_some(battle)
+        FrontierCombat::new(battle.clone())
+            .is_ok()
+            .then_some(battle)
     }
 
     /// A block of `n` battles fought lane by lane, as where the CPU has no AVX2.
-    fn lane_by_lane(combat: &FrontierCombat, dice: &mut DiceStream, n: u64) -> (FrontierHistogram, u64) {
+    fn lane_by_lane(
+        combat: &FrontierCombat,
+        dice: &mut DiceStream,
+        n: u64,
+    ) -> (FrontierHistogram, u64) {
         let mut h = combat.empty_histogram();
-        let words = crate::dice::lanes::fight_lanes(dice, n, &mut h, |_, _| None, |d, k, h| {
-            combat.fight_lane(d, k, h)
-        });
+        let words = crate::dice::lanes::fight_lanes(
+            dice,
+            n,
+            &mut h,
+            |_, _| None,
+            |d, k, h| combat.fight_lane(d, k, h),
+        );
         (h, words)
     }
 
@@ -1946,7 +1968,11 @@ mod tests {
         let mut battles: Vec<FrontierBattle> = battles();
         battles.push(crate::scenarios::frontier_six_stacks());
         while battles.len() < 300 {
-            let pick = if battles.len() % 5 == 0 { random_battle(&mut g) } else { random_battle_in_one_row(&mut g) };
+            let pick = if battles.len() % 5 == 0 {
+                random_battle(&mut g)
+            } else {
+                random_battle_in_one_row(&mut g)
+            };
             battles.extend(pick);
         }
         for (i, battle) in battles.into_iter().enumerate() {
@@ -1955,13 +1981,22 @@ mod tests {
                 others += 1;
                 let dice = DiceStream::for_block(5, i as u64);
                 let mut h = combat.empty_histogram();
-                assert_eq!(lockstep::all_at_once(&combat, &dice.clone().lane_states(), 40, &mut h), None);
+                assert_eq!(
+                    lockstep::all_at_once(&combat, &dice.clone().lane_states(), 40, &mut h),
+                    None
+                );
                 continue;
             };
             swept += 1;
             surprised += usize::from(combat.battle.surprise.is_some());
             wide += usize::from(combat.lanes == MAX_LANES);
-            fire_only += usize::from(combat.battle.sides.iter().any(|s| s.move_policy == MovePolicy::FireOnly));
+            fire_only += usize::from(
+                combat
+                    .battle
+                    .sides
+                    .iter()
+                    .any(|s| s.move_policy == MovePolicy::FireOnly),
+            );
             for n in [1, 7, 31, 32, 33, 100, if i < 5 { 5_000 } else { 70 }] {
                 let start = DiceStream::for_block(5, i as u64);
                 let (expected, expected_words) = lane_by_lane(&combat, &mut start.clone(), n);
@@ -1974,8 +2009,17 @@ mod tests {
                 assert_eq!(h.result.iter().sum::<u64>(), n);
             }
         }
-        assert!(swept > 150 && others > 30 && surprised > 40 && wide > 10 && fire_only > 20,
-            "{swept} {others} {surprised} {wide} {fire_only}");
+        // Both ways a sweep fights a round ran: all lanes at once, and lane by lane where
+        // few lanes fight it.
+        let [at_once, one_by_one] = lockstep::ROUNDS_FOUGHT.with(std::cell::Cell::get);
+        assert!(
+            at_once > 10_000 && one_by_one > 10_000,
+            "{at_once} {one_by_one}"
+        );
+        assert!(
+            swept > 150 && others > 30 && surprised > 40 && wide > 10 && fire_only > 20,
+            "{swept} {others} {surprised} {wide} {fire_only}"
+        );
     }
 
     #[test]
@@ -1994,7 +2038,9 @@ mod tests {
         for w in words {
             let mut word = DiceWord(w);
             let packed: Vec<u8> = (0..FACES_PER_WORD).map(|_| word.take(6) as u8).collect();
-            assert_eq!(lockstep::word_faces(w).to_vec(), packed, "{w:#x}");
+            let mut cut = [0u8; 13];
+            lockstep::cut_word(&mut cut, w);
+            assert_eq!(cut[..12].to_vec(), packed, "{w:#x}");
         }
     }
 

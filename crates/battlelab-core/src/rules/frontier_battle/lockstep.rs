@@ -34,7 +34,6 @@ use super::{
 };
 use crate::dice::lanes::LANES;
 use crate::dice::DiceStream;
-use crate::rules::frontier::MAX_LEADER;
 
 /// `6^k`.
 const fn six_to(k: u32) -> u32 {
@@ -57,23 +56,6 @@ const DIGITS3: [[u8; 3]; 216] = {
     }
     t
 };
-
-/// The twelve faces (0–5) that [`super::PackedDice`] cuts from `word` by successive
-/// `take(6)`: the `k`-th is `⌊6^k · word / 2^64⌋ mod 6`, which is digit `k` (from the
-/// most significant) of `x = ⌊6^12 · word / 2^64⌋` in base 6, since `⌊⌊a⌋ / m⌋ = ⌊a / m⌋`.
-/// `x` is below `6^12 < 2^32`; its digits are read three at a time.
-#[inline(always)]
-pub(super) fn word_faces(word: u64) -> [u8; FACES_PER_WORD as usize] {
-    let x = ((u128::from(word) * u128::from(six_to(12))) >> 64) as u32;
-    let (a, r) = (x / six_to(9), x % six_to(9));
-    let (b, r) = (r / six_to(6), r % six_to(6));
-    let (c, d) = (r / six_to(3), r % six_to(3));
-    let mut faces = [0; FACES_PER_WORD as usize];
-    for (i, v) in [a, b, c, d].into_iter().enumerate() {
-        faces[3 * i..3 * i + 3].copy_from_slice(&DIGITS3[v as usize]);
-    }
-    faces
-}
 
 /// What the sweeps read, built once with the battle where its sides suit them.
 #[derive(Clone, Debug)]
@@ -98,8 +80,6 @@ pub(super) struct LaneTables {
     odds: Vec<u32>,
     /// [`FrontierCombat::melee_cells`]: attacker's code | defender's code `<< 8`.
     cells: Vec<u32>,
-    /// [`FrontierCombat::nearest_lane`]: `nearest[firer_lane · 256 + lanes]`.
-    nearest: Vec<u32>,
 }
 
 impl LaneTables {
@@ -122,7 +102,11 @@ impl LaneTables {
             let m = &c.masks[s];
             std::array::from_fn(|l| {
                 std::array::from_fn(|i| {
-                    let leader = if i >> 3 & 1 == 1 { m.leader[l & (MAX_STACKS - 1)] } else { 0 };
+                    let leader = if i >> 3 & 1 == 1 {
+                        m.leader[l & (MAX_STACKS - 1)]
+                    } else {
+                        0
+                    };
                     u32::from(m.move_faces[i >> 4][leader as usize][i >> 2 & 1][i >> 1 & 1][i & 1])
                 })
             })
@@ -131,7 +115,13 @@ impl LaneTables {
         let strength = [0, 1].map(|s| {
             let m = &c.masks[s];
             std::array::from_fn(|l| {
-                std::array::from_fn(|k| if l < c.lanes { m.stack_strength[l * keys + k] } else { 0 })
+                std::array::from_fn(|k| {
+                    if l < c.lanes {
+                        m.stack_strength[l * keys + k]
+                    } else {
+                        0
+                    }
+                })
             })
         });
         let pair_losses = [0, 1].map(|s| {
@@ -155,16 +145,28 @@ impl LaneTables {
             move_faces,
             strength,
             pair_losses,
-            melee_losses: [0, 1].map(|s| c.masks[s].melee_losses.iter().map(|&l| u32::from(l)).collect()),
+            melee_losses: [0, 1].map(|s| {
+                c.masks[s]
+                    .melee_losses
+                    .iter()
+                    .map(|&l| u32::from(l))
+                    .collect()
+            }),
             odds: c.odds_columns.iter().map(|&o| u32::from(o)).collect(),
             cells: c
                 .melee_cells
                 .iter()
                 .map(|&[a, d]| u32::from(a) | u32::from(d) << 8)
                 .collect(),
-            nearest: c.nearest_lane.iter().flatten().map(|&l| u32::from(l)).collect(),
         })
     }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Rounds the sweeps fought, all lanes at once and lane by lane (for the tests, which
+    /// check that they ran both ways).
+    pub(super) static ROUNDS_FOUGHT: std::cell::Cell<[u64; 2]> = const { std::cell::Cell::new([0; 2]) };
 }
 
 /// Lanes to a register.
@@ -224,7 +226,8 @@ impl LaneFaces {
             let start = i * self.stride;
             let cut = words_needed(bound - (self.end[i] - at)) * FACES_PER_WORD as usize;
             if self.end[i] + cut > self.stride {
-                self.bytes.copy_within(start + at..start + self.end[i], start);
+                self.bytes
+                    .copy_within(start + at..start + self.end[i], start);
                 self.end[i] -= at;
                 self.used[i] += at as u64;
                 self.at[i] = 0;
@@ -249,9 +252,13 @@ impl LaneFaces {
     }
 }
 
-/// Writes [`word_faces`]`(word)` to `out[..12]` (and something to `out[12]`).
+/// Writes the twelve faces (0–5) that [`super::PackedDice`] cuts from `word` by successive
+/// `take(6)` to `out[..12]` (and something to `out[12]`). The `k`-th is `⌊6^k · word /
+/// 2^64⌋ mod 6`, which is digit `k` (from the most significant) of `x = ⌊6^12 · word /
+/// 2^64⌋` in base 6, since `⌊⌊a⌋ / m⌋ = ⌊a / m⌋`. `x` is below `6^12 < 2^32`; its digits
+/// are read three at a time, from a table.
 #[inline(always)]
-fn cut_word(out: &mut [u8], word: u64) {
+pub(super) fn cut_word(out: &mut [u8], word: u64) {
     let x = ((u128::from(word) * u128::from(six_to(12))) >> 64) as u32;
     let (a, r) = (x / six_to(9), x % six_to(9));
     let (b, r) = (r / six_to(6), r % six_to(6));
@@ -283,7 +290,6 @@ pub(super) fn all_at_once(
             // SAFETY: AVX2 is detected.
             words += unsafe { avx2::sweeps(combat, tables, streams, battles, histogram) };
         }
-        if n > 100_000 { eprintln!("ticks topup fire move rec count: {:?}", avx2::T.iter().map(|t| t.load(std::sync::atomic::Ordering::Relaxed) as f64 / n as f64).collect::<Vec<_>>()); }
         return Some(words);
     }
     let _ = (tables, lanes, n, histogram);
@@ -298,13 +304,11 @@ mod avx2 {
     use crate::dice::DiceStream;
     use crate::rules::frontier::MAX_LEADER;
     use crate::rules::frontier_battle::{
-        FrontierCombat, FrontierHistogram, MovePolicy, SideState, MAX_UNITS, SMALL_STACK_KEYS,
+        BattleDice, FrontierCombat, FrontierHistogram, MovePolicy, SideState, MAX_UNITS,
+        SMALL_STACK_KEYS,
     };
 
     type V = __m256i;
-    pub static T: [std::sync::atomic::AtomicU64; 6] = [const { std::sync::atomic::AtomicU64::new(0) }; 6];
-    fn tick() -> u64 { unsafe { _rdtsc() } }
-    fn add(i: usize, t0: u64) -> u64 { let t = tick(); T[i].fetch_add(t - t0, std::sync::atomic::Ordering::Relaxed); t }
 
     #[target_feature(enable = "avx2")]
     #[inline]
@@ -399,7 +403,10 @@ mod avx2 {
     #[inline]
     unsafe fn lookup32(table: &[u32; 32], index: V) -> V {
         let low = lookup16(table[..16].try_into().unwrap_unchecked(), index);
-        let high = lookup16(table[16..].try_into().unwrap_unchecked(), and(index, set1(15)));
+        let high = lookup16(
+            table[16..].try_into().unwrap_unchecked(),
+            and(index, set1(15)),
+        );
         select(_mm256_cmpgt_epi32(index, set1(15)), high, low)
     }
 
@@ -414,24 +421,24 @@ mod avx2 {
 
     impl State {
         #[target_feature(enable = "avx2")]
-    #[inline]
+        #[inline]
         unsafe fn in_play(&self, all: V) -> V {
             and_not(and_not(all, and(self.lo, self.hi)), self.removed)
         }
         /// Neither disrupted, routed nor eliminated.
         #[target_feature(enable = "avx2")]
-    #[inline]
+        #[inline]
         unsafe fn normal(&self) -> V {
             _mm256_xor_si256(or(self.lo, self.hi), _mm256_set1_epi32(-1))
         }
         #[target_feature(enable = "avx2")]
-    #[inline]
+        #[inline]
         unsafe fn worsen(&mut self, m: V) {
             self.hi = _mm256_xor_si256(self.hi, and(self.lo, m));
             self.lo = _mm256_xor_si256(self.lo, m);
         }
         #[target_feature(enable = "avx2")]
-    #[inline]
+        #[inline]
         unsafe fn recover(&mut self, m: V) {
             self.hi = _mm256_xor_si256(self.hi, and_not(m, self.lo));
             self.lo = _mm256_xor_si256(self.lo, m);
@@ -445,7 +452,6 @@ mod avx2 {
         units: usize,
         /// `lane_units[lane]`: the side's one stack in that lane.
         lane_units: [u32; 8],
-        lane_units_v: V,
         first_unit: [u32; 8],
         leader: [u32; 8],
         fire_faces: [u32; MAX_UNITS],
@@ -482,7 +488,7 @@ mod avx2 {
     impl Sweep<'_> {
         /// The next face (0–5) of each lane; the lanes of `m` step past it.
         #[target_feature(enable = "avx2")]
-    #[inline]
+        #[inline]
         unsafe fn draw(&mut self, m: V) -> V {
             let mut k = _mm256_sub_epi32(self.drawn, self.chunk_start);
             if any(and(m, _mm256_cmpgt_epi32(k, set1(3)))) {
@@ -492,6 +498,53 @@ mod avx2 {
             let face = _mm256_srlv_epi32(self.chunk, _mm256_slli_epi32::<3>(k));
             self.drawn = _mm256_sub_epi32(self.drawn, m);
             and(face, set1(0xFF))
+        }
+
+        /// Round `round` of the battles in the lanes of `lanes` (a bit a lane), one lane at a
+        /// time by [`FrontierCombat::round`], drawing from the lanes' windows.
+        #[target_feature(enable = "avx2")]
+        #[inline(never)]
+        unsafe fn round_lane_by_lane(&mut self, round: u32, mut lanes: u32) {
+            let state = [0, 1].map(|s| {
+                let x = self.st[s];
+                [store(x.lo), store(x.hi), store(x.removed), store(x.leaders)]
+            });
+            let mut st = [state[0], state[1]];
+            let mut at = store(self.drawn);
+            while lanes != 0 {
+                let i = lanes.trailing_zeros() as usize;
+                lanes &= lanes - 1;
+                let mut sides = [0, 1].map(|s| SideState {
+                    lo: st[s][0][i],
+                    hi: st[s][1][i],
+                    removed: st[s][2][i],
+                    leaders: st[s][3][i],
+                });
+                let start = i * self.faces.stride;
+                let mut dice = WindowDice {
+                    faces: &self.faces.bytes[start..start + self.faces.stride],
+                    at: at[i] as usize,
+                };
+                self.combat.round(&mut sides, round, &mut dice);
+                at[i] = dice.at as u32;
+                for (s, side) in sides.iter().enumerate() {
+                    st[s][0][i] = side.lo;
+                    st[s][1][i] = side.hi;
+                    st[s][2][i] = side.removed;
+                    st[s][3][i] = side.leaders;
+                }
+            }
+            let load = |v: &[u32; 8]| _mm256_loadu_si256(v.as_ptr().cast());
+            for s in 0..2 {
+                self.st[s] = State {
+                    lo: load(&st[s][0]),
+                    hi: load(&st[s][1]),
+                    removed: load(&st[s][2]),
+                    leaders: load(&st[s][3]),
+                };
+            }
+            self.drawn = load(&at);
+            self.fetch();
         }
 
         /// Reads each lane's next four faces into `chunk`.
@@ -505,7 +558,7 @@ mod avx2 {
 
         /// Bit `l` set where lane `l` of the side holds a unit of `units`.
         #[target_feature(enable = "avx2")]
-    #[inline]
+        #[inline]
         unsafe fn lanes_holding(&self, side: usize, units: V) -> V {
             let mut lanes = _mm256_setzero_si256();
             for l in 0..self.combat.lanes {
@@ -517,19 +570,25 @@ mod avx2 {
 
         /// The rating of the leader with the side's stack (lane) `l`, 0 where lost.
         #[target_feature(enable = "avx2")]
-    #[inline]
+        #[inline]
         unsafe fn leader_of(&self, side: usize, l: usize) -> V {
-            and(has_bit(self.st[side].leaders, l), set1(self.sides[side].leader[l]))
+            and(
+                has_bit(self.st[side].leaders, l),
+                set1(self.sides[side].leader[l]),
+            )
         }
 
         /// A leader-loss roll at the side's stack `l` in the lanes of `m` whose stack
         /// still has its leader.
         #[target_feature(enable = "avx2")]
-    #[inline]
+        #[inline]
         unsafe fn lose_leader(&mut self, side: usize, l: usize, m: V) {
             let rolls = and(m, has_bit(self.st[side].leaders, l));
             let face = self.draw(rolls);
-            let lost = and(rolls, _mm256_cmpgt_epi32(set1(self.combat.battle.leader_loss.0), face));
+            let lost = and(
+                rolls,
+                _mm256_cmpgt_epi32(set1(self.combat.battle.leader_loss.0), face),
+            );
             self.st[side].leaders = and_not(self.st[side].leaders, and(lost, set1(1 << l)));
         }
 
@@ -539,19 +598,25 @@ mod avx2 {
         unsafe fn lose_leader_at(&mut self, side: usize, lanes: V, m: V) {
             let rolls = and(m, has_bits(self.st[side].leaders, lanes));
             let face = self.draw(rolls);
-            let lost = and(rolls, _mm256_cmpgt_epi32(set1(self.combat.battle.leader_loss.0), face));
+            let lost = and(
+                rolls,
+                _mm256_cmpgt_epi32(set1(self.combat.battle.leader_loss.0), face),
+            );
             let bits = _mm256_sllv_epi32(set1(1), lanes);
             self.st[side].leaders = and_not(self.st[side].leaders, and(lost, bits));
         }
 
         /// [`FrontierCombat::fire_phase`] in the lanes of `act`, for sides in one row.
         #[target_feature(enable = "avx2")]
-    #[inline]
+        #[inline]
         unsafe fn fire(&mut self, side: usize, act: V) {
             let enemy = 1 - side;
             let in_play = self.st[enemy].in_play(self.sides[enemy].all);
             let s = self.st[side];
-            let firing = and(self.sides[side].all, and(s.normal(), _mm256_xor_si256(s.removed, set1(u32::MAX))));
+            let firing = and(
+                self.sides[side].all,
+                and(s.normal(), _mm256_xor_si256(s.removed, set1(u32::MAX))),
+            );
             let go = and(act, and(non_zero(in_play), non_zero(firing)));
             let firers = and(firing, go);
             if !any(firers) {
@@ -561,7 +626,6 @@ mod avx2 {
             let led = self.st[enemy].leaders;
             let mut set = in_play;
             let mut pass_hits = _mm256_setzero_si256();
-            let mut gone = and(self.st[enemy].lo, self.st[enemy].hi);
             // Per firer: the lanes where its hit landed on a stack with its leader (a
             // leader-loss event), and the stack's lane.
             let mut events = [_mm256_setzero_si256(); MAX_UNITS];
@@ -571,13 +635,10 @@ mod avx2 {
                 // A pass ends where its targets are used up: its hits land, and a new
                 // one starts from the front.
                 let spent = and(fires, is_zero(set));
-                if true {
-                    let landing = and(pass_hits, spent);
-                    self.st[enemy].worsen(landing);
-                    pass_hits = and_not(pass_hits, spent);
-                    gone = and(self.st[enemy].lo, self.st[enemy].hi);
-                    set = select(spent, in_play, set);
-                }
+                let landing = and(pass_hits, spent);
+                self.st[enemy].worsen(landing);
+                pass_hits = and_not(pass_hits, spent);
+                set = select(spent, in_play, set);
                 let lane = self.sides[side].unit_lane[u];
                 // The target's lane: the nearest to the firer's holding a unit of `set`, the
                 // lower-numbered at equal distance (its own first): the lanes in that order,
@@ -590,11 +651,18 @@ mod avx2 {
                     pick = select(none, pick, there);
                     target_lane = select(none, target_lane, set1(u32::from(l)));
                 }
-                let bit = and(fires, and(pick, _mm256_sub_epi32(_mm256_setzero_si256(), pick)));
+                let bit = and(
+                    fires,
+                    and(pick, _mm256_sub_epi32(_mm256_setzero_si256(), pick)),
+                );
                 set = and_not(set, bit);
                 let face = self.draw(fires);
                 let hit = _mm256_srlv_epi32(set1(self.sides[side].fire_faces[u]), face);
                 let hit = _mm256_cmpeq_epi32(and(hit, set1(1)), set1(1));
+                // A hit is wasted on a unit eliminated in an earlier pass: the enemy's state
+                // changes only at a pass's end, its own lane's, so this is the state at the
+                // pass's start.
+                let gone = and(self.st[enemy].lo, self.st[enemy].hi);
                 let landed = and_not(and(bit, hit), gone);
                 pass_hits = or(pass_hits, landed);
                 events[u] = and(non_zero(landed), has_bits(led, target_lane));
@@ -602,16 +670,14 @@ mod avx2 {
             }
             self.st[enemy].worsen(pass_hits);
             for u in 0..self.sides[side].units {
-                if true {
-                    self.lose_leader_at(enemy, event_lanes[u], events[u]);
-                }
+                self.lose_leader_at(enemy, event_lanes[u], events[u]);
             }
         }
 
         /// [`FrontierCombat::movement_and_melee`] in the lanes of `act`, for sides in one
         /// row (each lane's front stack is its only one).
         #[target_feature(enable = "avx2")]
-    #[inline]
+        #[inline]
         unsafe fn movement_and_melee(&mut self, round: u32, act: V) {
             let b = &self.combat.battle;
             let lanes = self.combat.lanes;
@@ -667,9 +733,16 @@ mod avx2 {
                     let faces = lookup32(&self.tables.move_faces[side][l], index);
                     let face = self.draw(rolls);
                     let success = _mm256_cmpeq_epi32(and(_mm256_srlv_epi32(faces, face), one), one);
-                    avoided[l] = or(avoided[l], and(movers, and(rolls, and(success, enemy_atop))));
+                    avoided[l] = or(
+                        avoided[l],
+                        and(movers, and(rolls, and(success, enemy_atop))),
+                    );
                     let attacks = and_not(rolls, enemy_atop);
-                    attacker_b[l] = select(attacks, set1(if side == 1 { u32::MAX } else { 0 }), attacker_b[l]);
+                    attacker_b[l] = select(
+                        attacks,
+                        set1(if side == 1 { u32::MAX } else { 0 }),
+                        attacker_b[l],
+                    );
                     moved[l] = select(attacks, movers, moved[l]);
                     started[side] = or(started[side], and(and(attacks, success), set1(1 << l)));
                 }
@@ -680,17 +753,23 @@ mod avx2 {
             }
             for l in 0..lanes {
                 let fights = has_bit(melees, l);
-                if true {
-                    self.melee(l, fights, attacker_b[l], moved[l], avoided[l], round);
-                }
+                self.melee(l, fights, attacker_b[l], moved[l], avoided[l], round);
             }
         }
 
         /// [`FrontierCombat::melee`] in lane `l`, in the lanes of `m`: side 1 attacks where
         /// `attacker_b`, side 0 elsewhere.
         #[target_feature(enable = "avx2")]
-    #[inline]
-        unsafe fn melee(&mut self, l: usize, m: V, attacker_b: V, movers: V, avoided: V, round: u32) {
+        #[inline]
+        unsafe fn melee(
+            &mut self,
+            l: usize,
+            m: V,
+            attacker_b: V,
+            movers: V,
+            avoided: V,
+            round: u32,
+        ) {
             let b = &self.combat.battle;
             let zero = _mm256_setzero_si256();
             let one = set1(1);
@@ -716,13 +795,11 @@ mod avx2 {
             let m = and(m, non_zero(strength_a));
             // Where every defender left in play is routed: all are eliminated.
             let doomed = and(m, is_zero(strength_d));
-            if true {
-                for s in 0..2 {
-                    let lanes = and_not(doomed, attacks[s]);
-                    let units = and(lanes, and(pool[s], self.st[s].in_play(self.sides[s].all)));
-                    self.st[s].lo = or(self.st[s].lo, units);
-                    self.st[s].hi = or(self.st[s].hi, units);
-                }
+            for s in 0..2 {
+                let lanes = and_not(doomed, attacks[s]);
+                let units = and(lanes, and(pool[s], self.st[s].in_play(self.sides[s].all)));
+                self.st[s].lo = or(self.st[s].lo, units);
+                self.st[s].hi = or(self.st[s].hi, units);
             }
             let m = and_not(m, doomed);
             let disrupted_d = select(
@@ -755,7 +832,10 @@ mod avx2 {
             let face = self.draw(m);
             let cell = _mm256_add_epi32(
                 _mm256_mullo_epi32(
-                    _mm256_add_epi32(_mm256_mullo_epi32(and(attacker_b, one), set1(columns)), column),
+                    _mm256_add_epi32(
+                        _mm256_mullo_epi32(and(attacker_b, one), set1(columns)),
+                        column,
+                    ),
                     set1(6),
                 ),
                 face,
@@ -772,20 +852,29 @@ mod avx2 {
                 let first = _mm_cvtsi32_si128(c.first_unit[l] as i32);
                 let st = &mut self.st[s];
                 let disrupted = and(and_not(st.lo, st.hi), fighting[s]);
-                let (disrupted_key, fighting_key) =
-                    (_mm256_srl_epi32(disrupted, first), _mm256_srl_epi32(fighting[s], first));
+                let (disrupted_key, fighting_key) = (
+                    _mm256_srl_epi32(disrupted, first),
+                    _mm256_srl_epi32(fighting[s], first),
+                );
                 let losses = match &self.tables.pair_losses[s] {
-                    Some(pairs) => {
-                        lookup16(&pairs[l], or(_mm256_slli_epi32::<2>(disrupted_key), fighting_key))
-                    }
+                    Some(pairs) => lookup16(
+                        &pairs[l],
+                        or(_mm256_slli_epi32::<2>(disrupted_key), fighting_key),
+                    ),
                     None => {
                         let key = or(_mm256_slli_epi32::<4>(disrupted_key), fighting_key);
-                        gather(c.melee_losses, _mm256_add_epi32(key, set1(l as u32 * keys * keys)))
+                        gather(
+                            c.melee_losses,
+                            _mm256_add_epi32(key, set1(l as u32 * keys * keys)),
+                        )
                     }
                 };
                 let lost = _mm256_sub_epi32(_mm256_min_epu32(code, set1(4)), one);
                 let eliminated = _mm256_sll_epi32(
-                    and(_mm256_srlv_epi32(losses, _mm256_slli_epi32::<2>(lost)), set1(0xF)),
+                    and(
+                        _mm256_srlv_epi32(losses, _mm256_slli_epi32::<2>(lost)),
+                        set1(0xF),
+                    ),
                     first,
                 );
                 let eliminated = and(eliminated, hit);
@@ -811,7 +900,7 @@ mod avx2 {
 
         /// [`FrontierCombat::recovery`] in the lanes of `act`.
         #[target_feature(enable = "avx2")]
-    #[inline]
+        #[inline]
         unsafe fn recovery(&mut self, act: V) {
             for side in 0..2 {
                 let c = &self.sides[side];
@@ -837,6 +926,31 @@ mod avx2 {
                 }
                 self.st[side].recover(recovered);
             }
+        }
+    }
+
+    /// Rounds fought by at most this many of a register's lanes are fought lane by lane.
+    const SCALAR_LANES: u32 = 4;
+
+    /// A lane's window of faces as a [`BattleDice`]: its faces in order from `at`. Sweeps
+    /// run only battles whose every roll is a face (leader loss on a d6).
+    struct WindowDice<'a> {
+        faces: &'a [u8],
+        at: usize,
+    }
+
+    impl BattleDice for WindowDice<'_> {
+        #[inline(always)]
+        fn face(&mut self) -> u32 {
+            let face = self.faces[self.at];
+            self.at += 1;
+            u32::from(face)
+        }
+        #[inline(always)]
+        fn below(&mut self, n: u32) -> u32 {
+            // `LaneTables::new` takes only battles whose `below` is of 6.
+            debug_assert_eq!(n, 6);
+            self.face()
         }
     }
 
@@ -880,7 +994,6 @@ mod avx2 {
                 all: set1(m.all),
                 units: combat.units[s].len(),
                 lane_units,
-                lane_units_v: _mm256_loadu_si256(lane_units.as_ptr().cast()),
                 first_unit,
                 leader,
                 fire_faces: m.fire_faces.map(u32::from),
@@ -929,13 +1042,16 @@ mod avx2 {
         let other = 1 - initiative;
         let sweeps = battles.iter().copied().max().unwrap_or(0);
         for k in 0..sweeps {
-            let t0 = tick();
             sweep.faces.top_up(bound);
-            let mut t0 = add(0, t0);
             sweep.drawn = _mm256_loadu_si256(sweep.faces.at.as_ptr().cast());
             sweep.fetch();
             let active = _mm256_cmpgt_epi32(
-                _mm256_loadu_si256(battles.map(|n| n.min(u64::from(u32::MAX)) as u32).as_ptr().cast()),
+                _mm256_loadu_si256(
+                    battles
+                        .map(|n| n.min(u64::from(u32::MAX)) as u32)
+                        .as_ptr()
+                        .cast(),
+                ),
                 set1(k.min(u64::from(u32::MAX - 1)) as u32),
             );
             for s in 0..2 {
@@ -950,7 +1066,10 @@ mod avx2 {
             let mut rounds = set1(b.sides[initiative].primary_leader);
             if b.extra_round {
                 let face = sweep.draw(active);
-                let extra = _mm256_cmpgt_epi32(set1(b.sides[other].primary_leader), _mm256_add_epi32(face, set1(1)));
+                let extra = _mm256_cmpgt_epi32(
+                    set1(b.sides[other].primary_leader),
+                    _mm256_add_epi32(face, set1(1)),
+                );
                 rounds = _mm256_sub_epi32(rounds, extra);
             }
             let most = b.sides[initiative].primary_leader + u32::from(b.extra_round);
@@ -960,17 +1079,32 @@ mod avx2 {
                 if !any(act) {
                     break;
                 }
+                // PERF: where at most `SCALAR_LANES` lanes fight the round (a battle's
+                // extra round, in about one lane in six for the bench battle), they fight it
+                // one at a time, from the same windows of faces: a sweep's round costs the
+                // same for one lane as for eight.
+                let fighting = _mm256_movemask_ps(_mm256_castsi256_ps(act)) as u32;
+                #[cfg(test)]
+                super::ROUNDS_FOUGHT.with(|r| {
+                    let mut rounds = r.get();
+                    rounds[usize::from(fighting.count_ones() <= SCALAR_LANES)] += 1;
+                    r.set(rounds);
+                });
+                if fighting.count_ones() <= SCALAR_LANES {
+                    sweep.round_lane_by_lane(round, fighting);
+                    for s in 0..2 {
+                        hi_after[round as usize - 1][s] = store(sweep.st[s].hi);
+                    }
+                    continue;
+                }
                 for side in [initiative, other] {
                     let surprised = round == 1 && b.surprise == Some(1 - side);
                     if !surprised {
                         sweep.fire(side, act);
                     }
                 }
-                t0 = add(1, t0);
                 sweep.movement_and_melee(round, act);
-                t0 = add(2, t0);
                 sweep.recovery(act);
-                t0 = add(3, t0);
                 for s in 0..2 {
                     hi_after[round as usize - 1][s] = store(sweep.st[s].hi);
                 }
@@ -995,14 +1129,12 @@ mod avx2 {
                 let mut out = combat.outcome(&state, r);
                 for round in 0..4 {
                     let at = round.min(r as usize - 1);
-                    out.lost_after_round[round] = [0, 1].map(|s| {
-                        (hi_after[at][s][i] & combat.masks[s].all).count_ones() as u8
-                    });
+                    out.lost_after_round[round] = [0, 1]
+                        .map(|s| (hi_after[at][s][i] & combat.masks[s].all).count_ones() as u8);
                 }
                 histogram.record(&out);
             }
             sweep.faces.at = store(sweep.drawn);
-            add(4, t0);
         }
         sweep.faces.words()
     }
