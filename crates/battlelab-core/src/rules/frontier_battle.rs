@@ -2012,10 +2012,7 @@ mod tests {
         // Both ways a sweep fights a round ran: all lanes at once, and lane by lane where
         // few lanes fight it.
         let [at_once, one_by_one] = lockstep::ROUNDS_FOUGHT.with(std::cell::Cell::get);
-        assert!(
-            at_once > 10_000 && one_by_one > 10_000,
-            "{at_once} {one_by_one}"
-        );
+        assert!(at_once > 2_000 && one_by_one > 2_000, "{at_once} {one_by_one}");
         assert!(
             swept > 150 && others > 30 && surprised > 40 && wide > 10 && fire_only > 20,
             "{swept} {others} {surprised} {wide} {fire_only}"
