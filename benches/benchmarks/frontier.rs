@@ -8,17 +8,16 @@ use criterion::{criterion_group, Criterion, Throughput};
 use battlelab::dice::DiceStream;
 use battlelab_core::scenarios;
 
-use super::{bare_xoshiro, BATCH};
+use super::{bare_xoshiro, print_lane_words, BATCH};
 
 fn frontier(c: &mut Criterion) {
     let combat = scenarios::frontier();
     let mut histogram = combat.empty_histogram();
-    // Counted in blocks, as the bench and runs fight them (a battle starts on the faces
-    // the last one left).
-    let words = scenarios::words_per_battle_in_blocks(1 << 16, 1 << 12, |d, k| {
-        combat.battle_block(d, k, &mut histogram)
+    // The words `battle_block` reports, as runs call it: the lanes' keys, and each lane's
+    // words (a lane's battle starting on the faces its last one left).
+    print_lane_words("frontier battle, 6 stacks a side, as run", |d, n| {
+        combat.battle_block(d, n, &mut histogram)
     });
-    println!("words/battle {words:.3}: frontier battle, 6 stacks a side");
     println!(
         "words/battle {:.3}: 96 d6 cut twelve to a word",
         scenarios::FRONTIER_DICE as f64 / 12.0
@@ -41,7 +40,7 @@ fn frontier(c: &mut Criterion) {
         |b| {
             let mut histogram = combat.empty_histogram();
             b.iter(|| {
-                combat.battle_block(black_box(&mut dice), BATCH, &mut histogram);
+                black_box(combat.battle_block(black_box(&mut dice), BATCH, &mut histogram));
                 black_box(histogram.result[0])
             })
         },

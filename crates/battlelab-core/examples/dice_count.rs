@@ -22,15 +22,9 @@ const N: u64 = 1 << 18;
 /// Prints one battle's words and draws, and returns the draws (`None` without
 /// `count-dice`).
 fn count(name: &str, battle: impl FnMut(&mut DiceStream)) -> Option<f64> {
-    count_blocks(name, 1, battle)
-}
-
-/// `call` fights `per_call` battles (a block, for a kernel whose battles share a word's
-/// leftover dice).
-fn count_blocks(name: &str, per_call: u64, mut call: impl FnMut(&mut DiceStream)) -> Option<f64> {
     #[cfg(feature = "count-dice")]
     let before = battlelab_core::dice::counting::counts();
-    let words = words_per_battle(N / per_call, &mut call) / per_call as f64;
+    let words = words_per_battle(N, battle);
     #[cfg(feature = "count-dice")]
     {
         let after = battlelab_core::dice::counting::counts();
@@ -62,6 +56,9 @@ enum LaneDraws {
     /// (the same rules), where `count-dice` counted those (melee with several side-B
     /// units: a value a group sampled, and a break roll a side-B unit each phase).
     AsOneAtATime(Option<f64>),
+    /// Vector sweeps that count their draws themselves (frontier's: the faces its battles
+    /// drew), read from `count-dice`'s counters.
+    Counted,
 }
 
 /// A kernel in lanes (naval's, field's, setup's and melee's), each lane on its own stream
@@ -70,13 +67,20 @@ enum LaneDraws {
 /// field, setup and the melee duel, to each lane's last battle for melee with several
 /// side-B units); `draws` says how its draws are read.
 fn count_lanes(name: &str, draws: LaneDraws, mut block: impl FnMut(&mut DiceStream) -> u64) {
+    #[cfg(feature = "count-dice")]
+    let before = battlelab_core::dice::counting::counts().1;
     let mut dice = DiceStream::for_block(1, 0);
     let words: u64 = (0..N / LANES_BLOCK).map(|_| block(&mut dice)).sum();
     let per_battle = words as f64 / N as f64;
-    let draws = match draws {
-        LaneDraws::OnePerWord => per_battle,
-        LaneDraws::Each(draws) | LaneDraws::AsOneAtATime(Some(draws)) => draws,
-        LaneDraws::AsOneAtATime(None) => {
+    #[cfg(feature = "count-dice")]
+    let counted = Some((battlelab_core::dice::counting::counts().1 - before) as f64 / N as f64);
+    #[cfg(not(feature = "count-dice"))]
+    let counted = None;
+    let draws = match (draws, counted) {
+        (LaneDraws::OnePerWord, _) => per_battle,
+        (LaneDraws::Each(draws) | LaneDraws::AsOneAtATime(Some(draws)), _)
+        | (LaneDraws::Counted, Some(draws)) => draws,
+        (LaneDraws::AsOneAtATime(None), _) | (LaneDraws::Counted, None) => {
             println!("{name:<44} words/battle {per_battle:>8.3}   draws/battle (needs --features count-dice)");
             return;
         }
@@ -87,11 +91,13 @@ fn count_lanes(name: &str, draws: LaneDraws, mut block: impl FnMut(&mut DiceStre
 fn main() {
     let frontier = scenarios::frontier();
     let mut h = frontier.empty_histogram();
-    // In blocks, as runs fight them: a battle starts on the faces the last one left.
-    const FRONTIER_BLOCK: u64 = 1 << 12;
-    count_blocks("frontier, 6 stacks a side", FRONTIER_BLOCK, |d| {
-        frontier.battle_block(d, FRONTIER_BLOCK, &mut h)
-    });
+    // In blocks, as runs fight them: 32 lanes, each on its own stream, a lane's battle
+    // starting on the faces its last one left.
+    count_lanes(
+        "frontier, 6 stacks a side (as run)",
+        LaneDraws::Counted,
+        |d| frontier.battle_block(d, LANES_BLOCK, &mut h),
+    );
 
     for policy in ReservePolicy::ALL {
         let combat = RatioCombat::new(scenarios::ratio_line(scenarios::RATIO_LINE, 2, 0, policy))

@@ -171,6 +171,12 @@ pub mod counting {
     pub fn counts() -> (u64, u64) {
         (WORDS.with(Cell::get), DRAWS.with(Cell::get))
     }
+
+    /// Counts `n` draws taken outside `DiceWord::take` (frontier's sweeps cut a word's
+    /// faces at once and count those their battles drew).
+    pub(crate) fn add_draws(n: u64) {
+        DRAWS.with(|c| c.set(c.get() + n));
+    }
 }
 
 #[cfg(test)]

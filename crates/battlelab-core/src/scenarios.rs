@@ -231,18 +231,6 @@ pub fn words_drawn(n: u64, mut battle: impl FnMut(&mut DiceStream)) -> u64 {
         .expect("a battle draws fewer than 2^32 / n words")
 }
 
-/// [`words_per_battle`] for a kernel that fights battles in blocks, a word's faces left
-/// over at the end of one battle starting the next (frontier's `battle_block`): `block(dice,
-/// k)` fights `k` battles, and `n / k` blocks are counted. (Counted one battle a block, each
-/// battle would start a fresh word and seem to draw about half a word more than in a run.)
-pub fn words_per_battle_in_blocks(
-    n: u64,
-    k: u64,
-    mut block: impl FnMut(&mut DiceStream, u64),
-) -> f64 {
-    words_per_battle(n / k, |d| block(d, k)) / k as f64
-}
-
 /// d6 a frontier bench battle rolls, rounded down (96.4 on average: `dice_count`).
 pub const FRONTIER_DICE: u64 = 96;
 
@@ -358,17 +346,36 @@ mod tests {
             }),
             (8 * N, FRONTIER_DICE * N)
         );
-        // A frontier battle rolls only d6 (its leader loss is 1 in 6), twelve to a word,
-        // so a block's draws are twelve a word less the faces left in its last word.
+        // A frontier battle rolls only d6 (its leader loss is 1 in 6), twelve to a word. A
+        // block's battles are fought in lanes, each on its own stream: lane by lane, each
+        // lane's draws are twelve a word less the faces left in its last word; all lanes
+        // at once, the same words and draws.
         let frontier = frontier();
+        let lanes = crate::dice::lanes::LANES as u64;
         let mut h = frontier.empty_histogram();
+        let mut lane_words = 0;
         let (words, draws) = words_and_draws(1, |d| {
-            frontier.battle_block(d, N, &mut h);
+            lane_words = crate::dice::lanes::fight_lanes(
+                d,
+                N,
+                &mut h,
+                |_, _| None,
+                |d, k, h| frontier.fight_lane(d, k, h),
+            );
         });
+        assert_eq!(words, lanes);
+        let faces = 12 * (lane_words - lanes);
         assert!(
-            (12 * words - 11..=12 * words).contains(&draws),
-            "{words} words, {draws} draws"
+            (faces - 11 * lanes..=faces).contains(&draws),
+            "{lane_words} words, {draws} draws"
         );
+        let mut at_once = frontier.empty_histogram();
+        let mut block_words = 0;
+        let (_, block_draws) = words_and_draws(1, |d| {
+            block_words = frontier.battle_block(d, N, &mut at_once);
+        });
+        assert_eq!((block_words, block_draws), (lane_words, draws));
+        assert_eq!(at_once, h);
         // One value from each word drawn: a naval round takes both its dice as one value
         // of its own word; the melee duel samples each wound count from a table by a whole
         // word, and takes its phase's one break roll from the phase's break word.
@@ -412,28 +419,6 @@ mod tests {
         assert!(
             lane_words >= words + 3 * phases,
             "{lane_words} words, {phases} phases"
-        );
-    }
-
-    /// In blocks: twelve d6 a word shared across battles of 6 d6 is half a word a battle
-    /// (one battle a block would count a whole word each).
-    #[test]
-    fn words_per_battle_in_blocks_share_a_word_across_battles() {
-        use crate::rules::frontier_battle::{BattleDice, PackedDice};
-        let six_dice = |d: &mut DiceStream, k: u64| {
-            let mut packed = PackedDice::new(d);
-            for _ in 0..6 * k {
-                packed.face();
-            }
-        };
-        assert_eq!(words_per_battle_in_blocks(1 << 10, 1 << 10, six_dice), 0.5);
-        assert_eq!(words_per_battle_in_blocks(1 << 10, 1, six_dice), 1.0);
-        // The dice floor cuts 96 faces a battle: eight words.
-        assert_eq!(
-            words_per_battle(1 << 10, |d| {
-                frontier_dice_floor(d, 1);
-            }),
-            8.0
         );
     }
 }

@@ -1585,7 +1585,7 @@ impl FrontierCombat {
 
     /// A lane's `battles` battles one after another on its stream, from one
     /// [`PackedDice`], counted into `histogram`; returns the words drawn.
-    fn fight_lane(
+    pub(crate) fn fight_lane(
         &self,
         dice: &mut DiceStream,
         battles: u64,
@@ -1968,7 +1968,7 @@ mod tests {
         let mut battles: Vec<FrontierBattle> = battles();
         battles.push(crate::scenarios::frontier_six_stacks());
         while battles.len() < 300 {
-            let pick = if battles.len() % 5 == 0 {
+            let pick = if battles.len().is_multiple_of(5) {
                 random_battle(&mut g)
             } else {
                 random_battle_in_one_row(&mut g)
@@ -2012,7 +2012,10 @@ mod tests {
         // Both ways a sweep fights a round ran: all lanes at once, and lane by lane where
         // few lanes fight it.
         let [at_once, one_by_one] = lockstep::ROUNDS_FOUGHT.with(std::cell::Cell::get);
-        assert!(at_once > 2_000 && one_by_one > 2_000, "{at_once} {one_by_one}");
+        assert!(
+            at_once > 2_000 && one_by_one > 2_000,
+            "{at_once} {one_by_one}"
+        );
         assert!(
             swept > 150 && others > 30 && surprised > 40 && wide > 10 && fire_only > 20,
             "{swept} {others} {surprised} {wide} {fire_only}"

@@ -241,8 +241,17 @@ impl LaneFaces {
         }
     }
 
-    /// The words the lanes' drawn faces took.
+    /// The words the lanes' drawn faces took. (With `count-dice`, the faces drawn are
+    /// counted as draws here: the cut takes no `DiceWord::take`.)
     fn words(&self) -> u64 {
+        #[cfg(any(test, feature = "count-dice"))]
+        crate::dice::counting::add_draws(
+            self.used
+                .iter()
+                .zip(self.at)
+                .map(|(&used, at)| used + u64::from(at))
+                .sum(),
+        );
         let per = u64::from(FACES_PER_WORD);
         self.used
             .iter()
@@ -535,14 +544,12 @@ mod avx2 {
                 }
             }
             let load = |v: &[u32; 8]| _mm256_loadu_si256(v.as_ptr().cast());
-            for s in 0..2 {
-                self.st[s] = State {
-                    lo: load(&st[s][0]),
-                    hi: load(&st[s][1]),
-                    removed: load(&st[s][2]),
-                    leaders: load(&st[s][3]),
-                };
-            }
+            self.st = st.map(|[lo, hi, removed, leaders]| State {
+                lo: load(&lo),
+                hi: load(&hi),
+                removed: load(&removed),
+                leaders: load(&leaders),
+            });
             self.drawn = load(&at);
             self.fetch();
         }
@@ -1092,22 +1099,17 @@ mod avx2 {
                 });
                 if fighting.count_ones() <= SCALAR_LANES {
                     sweep.round_lane_by_lane(round, fighting);
-                    for s in 0..2 {
-                        hi_after[round as usize - 1][s] = store(sweep.st[s].hi);
+                } else {
+                    for side in [initiative, other] {
+                        let surprised = round == 1 && b.surprise == Some(1 - side);
+                        if !surprised {
+                            sweep.fire(side, act);
+                        }
                     }
-                    continue;
+                    sweep.movement_and_melee(round, act);
+                    sweep.recovery(act);
                 }
-                for side in [initiative, other] {
-                    let surprised = round == 1 && b.surprise == Some(1 - side);
-                    if !surprised {
-                        sweep.fire(side, act);
-                    }
-                }
-                sweep.movement_and_melee(round, act);
-                sweep.recovery(act);
-                for s in 0..2 {
-                    hi_after[round as usize - 1][s] = store(sweep.st[s].hi);
-                }
+                hi_after[round as usize - 1] = [store(sweep.st[0].hi), store(sweep.st[1].hi)];
             }
             // Count each lane's battle.
             let rounds = store(rounds);
