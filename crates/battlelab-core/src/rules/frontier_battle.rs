@@ -1601,7 +1601,7 @@ impl FrontierCombat {
 
 impl FrontierHistogram {
     /// Counts one battle.
-    #[inline]
+    #[inline(always)]
     fn record(&mut self, o: &BattleOutcome) {
         let result = match o.winner {
             Some(0) => 0,
