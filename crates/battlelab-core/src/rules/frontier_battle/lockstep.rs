@@ -590,13 +590,7 @@ mod avx2 {
         #[target_feature(enable = "avx2")]
         #[inline]
         unsafe fn lose_leader(&mut self, side: usize, l: usize, m: V) {
-            let rolls = and(m, has_bit(self.st[side].leaders, l));
-            let face = self.draw(rolls);
-            let lost = and(
-                rolls,
-                _mm256_cmpgt_epi32(set1(self.combat.battle.leader_loss.0), face),
-            );
-            self.st[side].leaders = and_not(self.st[side].leaders, and(lost, set1(1 << l)));
+            self.lose_leader_at(side, set1(l as u32), m);
         }
 
         /// [`Self::lose_leader`] at the stack (lane) `lanes` gives each lane.
