@@ -2022,6 +2022,106 @@ mod tests {
         );
     }
 
+    /// Faces drawn, on top of a `PackedDice`.
+    struct CountingDice<'a> {
+        dice: PackedDice<'a>,
+        faces: usize,
+    }
+
+    impl BattleDice for CountingDice<'_> {
+        fn face(&mut self) -> u32 {
+            self.faces += 1;
+            self.dice.face()
+        }
+        fn below(&mut self, n: u32) -> u32 {
+            assert_eq!(n, 6, "the sweeps take only leader loss on a d6");
+            self.face()
+        }
+    }
+
+    /// The sweeps' windows hold `faces_bound` faces a battle: each phase of each round
+    /// draws within its own share of it (fire a face a firer and a leader roll each, both
+    /// sides; movement a face a side a lane; melee a face a lane and a leader roll a
+    /// side; recovery a face a unit), and the extra round one face.
+    #[test]
+    fn each_phase_draws_within_its_share_of_the_sweeps_faces_bound() {
+        let mut g = DiceStream::for_block(80, 0);
+        let mut battles = vec![crate::scenarios::frontier_six_stacks()];
+        // The most draws a phase can take: one lane, leaders everywhere and never lost,
+        // every fire die a hit.
+        let mut tight = crate::scenarios::frontier_six_stacks();
+        for side in &mut tight.sides {
+            side.lanes.truncate(1);
+            side.lanes[0][0].leader = 3;
+            side.lanes[0][0].units = vec![
+                Unit {
+                    kind: UnitType::Militia,
+                    fire_cf: 10,
+                    melee_cf: 1,
+                };
+                2
+            ];
+            side.move_policy = MovePolicy::Aggressive;
+        }
+        tight.leader_loss = (0, 6);
+        battles.push(tight);
+        while battles.len() < 200 {
+            battles.extend(random_battle_in_one_row(&mut g));
+        }
+        let (mut checked, mut fullest) = (0, [0usize; 5]);
+        for (i, battle) in battles.into_iter().enumerate() {
+            let combat = FrontierCombat::new(battle).unwrap();
+            let Some(tables) = &combat.lane_tables else {
+                continue;
+            };
+            checked += 1;
+            let units = combat.units[0].len() + combat.units[1].len();
+            let lanes = combat.lanes;
+            let b = &combat.battle;
+            let sides = [b.initiative, 1 - b.initiative];
+            let shares = [
+                2 * combat.units[sides[0]].len(),
+                2 * combat.units[sides[1]].len(),
+                2 * lanes + 3 * lanes,
+                units,
+            ];
+            let mut stream = DiceStream::for_block(81, i as u64);
+            let mut dice = CountingDice {
+                dice: PackedDice::new(&mut stream),
+                faces: 0,
+            };
+            for _ in 0..500 {
+                dice.faces = 0;
+                let mut st = combat.fresh();
+                let rounds = combat.rounds(&mut dice);
+                assert!(dice.faces <= 1);
+                let mut battle_faces = dice.faces;
+                for round in 1..=rounds {
+                    let mut phase = |f: &mut dyn FnMut(&mut CountingDice), which: usize| {
+                        let before = dice.faces;
+                        f(&mut dice);
+                        let drawn = dice.faces - before;
+                        assert!(drawn <= shares[which], "battle {i}, phase {which}: {drawn}");
+                        fullest[which] = fullest[which].max(drawn * 100 / shares[which]);
+                        battle_faces += drawn;
+                    };
+                    for (which, side) in sides.into_iter().enumerate() {
+                        if !(round == 1 && b.surprise == Some(1 - side)) {
+                            phase(&mut |d| combat.fire_phase(&mut st, side, d), which);
+                        }
+                    }
+                    phase(&mut |d| combat.movement_and_melee(&mut st, round, d), 2);
+                    phase(&mut |d| combat.recovery(&mut st, d), 3);
+                }
+                assert!(battle_faces <= tables.faces_bound(), "battle {i}");
+                fullest[4] = fullest[4].max(battle_faces * 100 / tables.faces_bound());
+            }
+        }
+        assert!(checked > 150, "{checked}");
+        // Each phase's share is reached by some battle.
+        assert!(fullest[..4].iter().all(|&f| f == 100), "{fullest:?}");
+    }
+
     #[test]
     fn a_words_faces_are_the_twelve_packed_dice_cut_from_it() {
         let mut g = DiceStream::for_block(79, 0);
@@ -2038,9 +2138,7 @@ mod tests {
         for w in words {
             let mut word = DiceWord(w);
             let packed: Vec<u8> = (0..FACES_PER_WORD).map(|_| word.take(6) as u8).collect();
-            let mut cut = [0u8; 13];
-            lockstep::cut_word(&mut cut, w);
-            assert_eq!(cut[..12].to_vec(), packed, "{w:#x}");
+            assert_eq!(lockstep::cut_word(w).to_vec(), packed, "{w:#x}");
         }
     }
 

@@ -83,6 +83,12 @@ pub(super) struct LaneTables {
 }
 
 impl LaneTables {
+    /// The most faces one battle can draw.
+    #[cfg(test)]
+    pub(super) fn faces_bound(&self) -> usize {
+        self.faces_bound
+    }
+
     /// The tables, where both sides stand in one row a lane with small stacks, every pair
     /// of strengths has its odds column in the table, and leader loss is a d6 roll
     /// (`below(6)`, a face: other denominators draw whole words between the faces).
@@ -187,7 +193,7 @@ const DIGITS3_WORDS: [u32; 216] = {
 /// Eight lanes' windows of faces, cut from their streams ahead of the draws.
 struct LaneFaces {
     /// Lane `i`'s window at `i · stride`, its faces one to a byte; spare bytes at the end,
-    /// for the gather's 32-bit reads and the cut's 32-bit writes.
+    /// for the gather's 32-bit reads.
     bytes: Vec<u8>,
     stride: usize,
     /// Each lane's next face to draw, and the faces cut into its window.
@@ -234,7 +240,8 @@ impl LaneFaces {
             }
             let mut end = start + self.end[i];
             for _ in 0..cut / FACES_PER_WORD as usize {
-                cut_word(&mut self.bytes[end..end + 13], self.streams[i].next_u64());
+                self.bytes[end..end + FACES_PER_WORD as usize]
+                    .copy_from_slice(&cut_word(self.streams[i].next_u64()));
                 end += FACES_PER_WORD as usize;
             }
             self.end[i] = end - start;
@@ -261,21 +268,25 @@ impl LaneFaces {
     }
 }
 
-/// Writes the twelve faces (0–5) that [`super::PackedDice`] cuts from `word` by successive
-/// `take(6)` to `out[..12]` (and something to `out[12]`). The `k`-th is `⌊6^k · word /
+/// The twelve faces (0–5) that [`super::PackedDice`] cuts from `word` by successive
+/// `take(6)`. The `k`-th is `⌊6^k · word /
 /// 2^64⌋ mod 6`, which is digit `k` (from the most significant) of `x = ⌊6^12 · word /
 /// 2^64⌋` in base 6, since `⌊⌊a⌋ / m⌋ = ⌊a / m⌋`. `x` is below `6^12 < 2^32`; its digits
 /// are read three at a time, from a table.
 #[inline(always)]
-pub(super) fn cut_word(out: &mut [u8], word: u64) {
+pub(super) fn cut_word(word: u64) -> [u8; FACES_PER_WORD as usize] {
     let x = ((u128::from(word) * u128::from(six_to(12))) >> 64) as u32;
     let (a, r) = (x / six_to(9), x % six_to(9));
     let (b, r) = (r / six_to(6), r % six_to(6));
     let (c, d) = (r / six_to(3), r % six_to(3));
-    let out = &mut out[..13];
+    // Each table word's fourth byte is overwritten by the next, the last one's dropped.
+    let mut out = [0u8; 16];
     for (i, v) in [a, b, c, d].into_iter().enumerate() {
         out[3 * i..3 * i + 4].copy_from_slice(&DIGITS3_WORDS[v as usize].to_le_bytes());
     }
+    let mut faces = [0; FACES_PER_WORD as usize];
+    faces.copy_from_slice(&out[..FACES_PER_WORD as usize]);
+    faces
 }
 
 /// Fights [`FrontierCombat::battle_block`]'s `n` battles on the lanes' streams (`lanes`)
@@ -1046,15 +1057,10 @@ mod avx2 {
             sweep.faces.top_up(bound);
             sweep.drawn = _mm256_loadu_si256(sweep.faces.at.as_ptr().cast());
             sweep.fetch();
-            let active = _mm256_cmpgt_epi32(
-                _mm256_loadu_si256(
-                    battles
-                        .map(|n| n.min(u64::from(u32::MAX)) as u32)
-                        .as_ptr()
-                        .cast(),
-                ),
-                set1(k.min(u64::from(u32::MAX - 1)) as u32),
-            );
+            // The lanes with a `k`-th battle (compared as `u64`: a lane's battles can pass
+            // `i32::MAX` for a block of 2^36).
+            let active = battles.map(|battles| if k < battles { u32::MAX } else { 0 });
+            let active = _mm256_loadu_si256(active.as_ptr().cast());
             for s in 0..2 {
                 sweep.st[s] = State {
                     lo: _mm256_setzero_si256(),
@@ -1133,5 +1139,69 @@ mod avx2 {
             sweep.faces.at = store(sweep.drawn);
         }
         sweep.faces.words()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::frontier_battle::{BattleDice, PackedDice};
+
+    /// Each lane's window holds its stream's faces in `PackedDice`'s order from its next
+    /// face on, however many each lane draws between top-ups (none, some, all it holds),
+    /// through every move back to the window's start, with no lane's cut reaching into
+    /// another's window; and the words are the whole words the drawn faces took.
+    #[test]
+    fn windows_hold_each_lanes_faces_in_order_through_every_move() {
+        let mut block = DiceStream::for_block(82, 0);
+        let states = block.lane_states();
+        let streams: [DiceStream; WIDTH] =
+            std::array::from_fn(|i| DiceStream::from_state(states[i]));
+        let mut g = DiceStream::for_block(83, 0);
+        for bound in [1, 11, 12, 13, 30, 409] {
+            let mut faces = LaneFaces::new(streams.clone(), bound);
+            let mut expected = streams.clone();
+            let mut packed: Vec<PackedDice> = expected.iter_mut().map(PackedDice::new).collect();
+            let (mut drawn, mut moves) = ([0u64; WIDTH], 0);
+            for step in 0..2_000 {
+                let before = faces.used;
+                faces.top_up(bound);
+                moves += faces
+                    .used
+                    .iter()
+                    .zip(before)
+                    .filter(|(a, b)| **a != *b)
+                    .count();
+                for i in 0..WIDTH {
+                    let at = faces.at[i] as usize;
+                    assert!(faces.end[i] - at >= bound && faces.end[i] <= faces.stride);
+                    // Lanes draw none, all they were topped up to, or some.
+                    let take = match (step + i) % 4 {
+                        0 => 0,
+                        1 => bound,
+                        _ => g.below(bound as u32 + 1) as usize,
+                    };
+                    let window = &faces.bytes[i * faces.stride..];
+                    for k in 0..take {
+                        assert_eq!(
+                            u32::from(window[at + k]),
+                            packed[i].face(),
+                            "bound {bound}, step {step}, lane {i}"
+                        );
+                    }
+                    faces.at[i] += take as u32;
+                    drawn[i] += take as u64;
+                }
+            }
+            assert!(moves > 100, "bound {bound}: {moves} moves");
+            assert_eq!(
+                faces.words(),
+                drawn.iter().map(|d| d.div_ceil(12)).sum::<u64>()
+            );
+            assert_eq!(
+                faces.words(),
+                packed.iter().map(PackedDice::words).sum::<u64>()
+            );
+        }
     }
 }
