@@ -1997,7 +1997,15 @@ mod tests {
                     .iter()
                     .any(|s| s.move_policy == MovePolicy::FireOnly),
             );
-            for n in [1, 7, 31, 32, 33, 100, if i < 5 { 5_000 } else { 70 }] {
+            for n in [
+                1,
+                7,
+                31,
+                32,
+                33,
+                100,
+                if i < 5 || i % 20 == 0 { 3_000 } else { 70 },
+            ] {
                 let start = DiceStream::for_block(5, i as u64);
                 let (expected, expected_words) = lane_by_lane(&combat, &mut start.clone(), n);
                 let mut h = combat.empty_histogram();
