@@ -13,11 +13,14 @@
 //!
 //! The dice: each lane cuts its d6 from its own stream twelve to a word, as
 //! [`super::PackedDice`] cuts them, into a window of faces in memory (the faces of a word
-//! are the base-6 digits of `⌊word · 6^12 / 2^64⌋`, [`word_faces`]), and a draw is one
-//! gather of the eight lanes' next faces, each lane stepping past its face only where it
-//! draws. Before a sweep every lane's window is topped up to the most faces a battle can
-//! draw ([`LaneTables::faces_bound`]), so no draw runs past it; a lane's words are the
-//! whole words its drawn faces took, as a lane fought one battle at a time draws them.
+//! are the base-6 digits of `⌊word · 6^12 / 2^64⌋`, [`cut_word`]). A draw reads each
+//! lane's next face from the four it last gathered (a new gather when a lane that draws
+//! has taken all four), each lane stepping past its face only where it draws. Before a
+//! sweep every lane's window is topped up to the most faces a battle can draw
+//! (`LaneTables::faces_bound`), so no draw runs past it; a lane's words are the whole
+//! words its drawn faces took, as a lane fought one battle at a time draws them. A round
+//! that at most `SCALAR_LANES` lanes fight (a battle's extra round) is fought lane by lane
+//! by [`FrontierCombat::round`], from the same windows.
 //!
 //! The battles are those [`FrontierCombat::fight_with`] fights lane by lane on the lanes'
 //! streams (the tests hold the two to the same outcomes, battle for battle), so which form
@@ -206,8 +209,8 @@ struct LaneFaces {
 
 impl LaneFaces {
     fn new(streams: [DiceStream; WIDTH], bound: usize) -> Self {
-        // Room for four battles' faces: a window is moved back to its start about once in
-        // three battles.
+        // Room for four battles' most faces: a window is moved back to its start only when
+        // it has no room left (for the bench battle, about once in thirteen battles).
         let stride = 4 * bound + 2 * FACES_PER_WORD as usize;
         Self {
             bytes: vec![0; WIDTH * stride + 8],
@@ -269,10 +272,9 @@ impl LaneFaces {
 }
 
 /// The twelve faces (0–5) that [`super::PackedDice`] cuts from `word` by successive
-/// `take(6)`. The `k`-th is `⌊6^k · word /
-/// 2^64⌋ mod 6`, which is digit `k` (from the most significant) of `x = ⌊6^12 · word /
-/// 2^64⌋` in base 6, since `⌊⌊a⌋ / m⌋ = ⌊a / m⌋`. `x` is below `6^12 < 2^32`; its digits
-/// are read three at a time, from a table.
+/// `take(6)`. The `k`-th is `⌊6^k · word / 2^64⌋ mod 6`, which is digit `k` (from the most
+/// significant) of `x = ⌊6^12 · word / 2^64⌋` in base 6, since `⌊⌊a⌋ / m⌋ = ⌊a / m⌋`. `x`
+/// is below `6^12 < 2^32`; its digits are read three at a time, from a table.
 #[inline(always)]
 pub(super) fn cut_word(word: u64) -> [u8; FACES_PER_WORD as usize] {
     let x = ((u128::from(word) * u128::from(six_to(12))) >> 64) as u32;
@@ -525,11 +527,10 @@ mod avx2 {
         #[target_feature(enable = "avx2")]
         #[inline(never)]
         unsafe fn round_lane_by_lane(&mut self, round: u32, mut lanes: u32) {
-            let state = [0, 1].map(|s| {
+            let mut st = [0, 1].map(|s| {
                 let x = self.st[s];
                 [store(x.lo), store(x.hi), store(x.removed), store(x.leaders)]
             });
-            let mut st = [state[0], state[1]];
             let mut at = store(self.drawn);
             while lanes != 0 {
                 let i = lanes.trailing_zeros() as usize;
