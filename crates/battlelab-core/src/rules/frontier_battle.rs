@@ -5,7 +5,7 @@
 //! Why this module exists: the single rolls live in [`crate::rules::frontier`]; this is
 //! the battle loop that strings them together. A [`FrontierBattle`] is plain data,
 //! validated once by [`FrontierCombat::new`] (stacking limits of 19.1, the array of rows,
-//! the melee CRT's shape, ratings and levels); after that [`FrontierCombat::fight`] cannot
+//! the melee CRT's shape, ratings and levels); after that [`FrontierCombat::fight_with`] cannot
 //! fail and does not allocate. The readings of what the seed leaves open are in
 //! `docs/frontier-readings.md`.
 
@@ -151,7 +151,7 @@ pub enum MovePolicy {
     FireOnly,
 }
 
-/// How victory is read at the end (RULES.md C [option]).
+/// How victory is read at the end (RULES.md C, \[option\]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum VictoryRule {
     /// Fewer units lost (eliminated + still routed) wins; equal is a draw.
