@@ -10,9 +10,10 @@
 //! Why this exists: every kernel inlines into its battle loop, so a profile of the criterion
 //! bench shows one symbol; this loop, built with line tables, shows which lines of a battle
 //! take the time (the `PERF:` comments in the kernels cite it). Kernels: `bare` (the
-//! bare `next_u64` loop, to read a battle's cost against), `frontier`, `frontier-deep`
-//! (the bench battle with second rows in three of side A's lanes, 15 units against 12, so
-//! a change to the single-row paths is measured on the multi-row ones too),
+//! bare `next_u64` loop, to read a battle's cost against), `frontier` (32 at once where
+//! the CPU has AVX2: `rules/frontier_battle/lockstep.rs`), `frontier-deep` (the bench
+//! battle with second rows in three of side A's lanes, 15 units against 12: its lanes are
+//! fought one battle at a time, by the mask kernel's multi-row paths),
 //! `frontier-dice` (a frontier battle's 96 d6 cut as `PackedDice` cuts them, and no
 //! rules), `ratio-rescue`, `ratio-press`, `ratio-optimal`, `melee-duel` and
 //! `melee-surrounded` (both 32 at once, `rules/melee/lockstep.rs`), `setup`, `naval` (one engagement at a time, not counted), `naval-record` (one
