@@ -38,23 +38,13 @@ use super::{
 use crate::dice::lanes::LANES;
 use crate::dice::DiceStream;
 
-/// `6^k`.
-const fn six_to(k: u32) -> u32 {
-    let mut p = 1;
-    let mut i = 0;
-    while i < k {
-        p *= 6;
-        i += 1;
-    }
-    p
-}
-
-/// The three base-6 digits of each value below 216, most significant first.
-const DIGITS3: [[u8; 3]; 216] = {
-    let mut t = [[0u8; 3]; 216];
+/// The three base-6 digits of each value below 216, most significant first, as the low
+/// three bytes of a little-endian word.
+const DIGITS3: [u32; 216] = {
+    let mut t = [0u32; 216];
     let mut v = 0;
     while v < 216 {
-        t[v] = [(v / 36) as u8, (v / 6 % 6) as u8, (v % 6) as u8];
+        t[v] = (v / 36) as u32 | ((v / 6 % 6) as u32) << 8 | ((v % 6) as u32) << 16;
         v += 1;
     }
     t
@@ -83,6 +73,9 @@ pub(super) struct LaneTables {
     odds: Vec<u32>,
     /// [`FrontierCombat::melee_cells`]: attacker's code | defender's code `<< 8`.
     cells: Vec<u32>,
+    /// `nearest_first[firer_lane]`: the array's lanes, nearest the firer's first, the
+    /// lower-numbered at equal distance (the order fire takes them in).
+    nearest_first: [[u8; MAX_LANES]; MAX_LANES],
 }
 
 impl LaneTables {
@@ -98,8 +91,7 @@ impl LaneTables {
     pub(super) fn new(c: &FrontierCombat) -> Option<Self> {
         let suits = c.masks.iter().all(|m| m.single_row && m.small_stacks)
             && !c.odds_columns.is_empty()
-            && c.battle.leader_loss.1 == 6
-            && c.lanes <= MAX_LANES;
+            && c.battle.leader_loss.1 == 6;
         if !suits {
             return None;
         }
@@ -167,6 +159,15 @@ impl LaneTables {
                 .iter()
                 .map(|&[a, d]| u32::from(a) | u32::from(d) << 8)
                 .collect(),
+            nearest_first: std::array::from_fn(|firer| {
+                let mut lanes: Vec<usize> = (0..c.lanes).collect();
+                lanes.sort_by_key(|&l| (l.abs_diff(firer), l));
+                let mut order = [0u8; MAX_LANES];
+                for (slot, l) in order.iter_mut().zip(lanes) {
+                    *slot = l as u8;
+                }
+                order
+            }),
         })
     }
 }
@@ -180,18 +181,6 @@ thread_local! {
 
 /// Lanes to a register.
 const WIDTH: usize = 8;
-
-/// `DIGITS3` as little-endian words, the three faces in the low three bytes.
-const DIGITS3_WORDS: [u32; 216] = {
-    let mut t = [0u32; 216];
-    let mut v = 0;
-    while v < 216 {
-        let [a, b, c] = DIGITS3[v];
-        t[v] = a as u32 | (b as u32) << 8 | (c as u32) << 16;
-        v += 1;
-    }
-    t
-};
 
 /// Eight lanes' windows of faces, cut from their streams ahead of the draws.
 struct LaneFaces {
@@ -254,19 +243,12 @@ impl LaneFaces {
     /// The words the lanes' drawn faces took. (With `count-dice`, the faces drawn are
     /// counted as draws here: the cut takes no `DiceWord::take`.)
     fn words(&self) -> u64 {
+        let drawn = std::array::from_fn::<u64, WIDTH, _>(|i| self.used[i] + u64::from(self.at[i]));
         #[cfg(any(test, feature = "count-dice"))]
-        crate::dice::counting::add_draws(
-            self.used
-                .iter()
-                .zip(self.at)
-                .map(|(&used, at)| used + u64::from(at))
-                .sum(),
-        );
-        let per = u64::from(FACES_PER_WORD);
-        self.used
+        crate::dice::counting::add_draws(drawn.iter().sum());
+        drawn
             .iter()
-            .zip(self.at)
-            .map(|(&used, at)| (used + u64::from(at)).div_ceil(per))
+            .map(|faces| faces.div_ceil(u64::from(FACES_PER_WORD)))
             .sum()
     }
 }
@@ -277,14 +259,14 @@ impl LaneFaces {
 /// is below `6^12 < 2^32`; its digits are read three at a time, from a table.
 #[inline(always)]
 pub(super) fn cut_word(word: u64) -> [u8; FACES_PER_WORD as usize] {
-    let x = ((u128::from(word) * u128::from(six_to(12))) >> 64) as u32;
-    let (a, r) = (x / six_to(9), x % six_to(9));
-    let (b, r) = (r / six_to(6), r % six_to(6));
-    let (c, d) = (r / six_to(3), r % six_to(3));
+    let x = ((u128::from(word) * u128::from(6u32.pow(12))) >> 64) as u32;
+    let (a, r) = (x / 6u32.pow(9), x % 6u32.pow(9));
+    let (b, r) = (r / 6u32.pow(6), r % 6u32.pow(6));
+    let (c, d) = (r / 216, r % 216);
     // Each table word's fourth byte is overwritten by the next, the last one's dropped.
     let mut out = [0u8; 16];
     for (i, v) in [a, b, c, d].into_iter().enumerate() {
-        out[3 * i..3 * i + 4].copy_from_slice(&DIGITS3_WORDS[v as usize].to_le_bytes());
+        out[3 * i..3 * i + 4].copy_from_slice(&DIGITS3[v as usize].to_le_bytes());
     }
     let mut faces = [0; FACES_PER_WORD as usize];
     faces.copy_from_slice(&out[..FACES_PER_WORD as usize]);
@@ -493,9 +475,6 @@ mod avx2 {
         tables: &'a LaneTables,
         sides: [SideConsts<'a>; 2],
         faces: LaneFaces,
-        /// `nearest_first[firer_lane]`: the array's lanes, nearest the firer's first, the
-        /// lower-numbered at equal distance.
-        nearest_first: [[u8; 8]; 8],
         /// Each lane's next face in its window.
         drawn: V,
         /// The four faces from `chunk_start` in each lane's window, which its draws read
@@ -527,43 +506,43 @@ mod avx2 {
         #[target_feature(enable = "avx2")]
         #[inline(never)]
         unsafe fn round_lane_by_lane(&mut self, round: u32, mut lanes: u32) {
-            let mut st = [0, 1].map(|s| {
-                let x = self.st[s];
-                [store(x.lo), store(x.hi), store(x.removed), store(x.leaders)]
-            });
+            let stored = self.stored_states();
+            let mut st: [[SideState; 2]; WIDTH] = std::array::from_fn(|i| lane_sides(&stored, i));
             let mut at = store(self.drawn);
             while lanes != 0 {
                 let i = lanes.trailing_zeros() as usize;
                 lanes &= lanes - 1;
-                let mut sides = [0, 1].map(|s| SideState {
-                    lo: st[s][0][i],
-                    hi: st[s][1][i],
-                    removed: st[s][2][i],
-                    leaders: st[s][3][i],
-                });
                 let start = i * self.faces.stride;
                 let mut dice = WindowDice {
                     faces: &self.faces.bytes[start..start + self.faces.stride],
                     at: at[i] as usize,
                 };
-                self.combat.round(&mut sides, round, &mut dice);
+                self.combat.round(&mut st[i], round, &mut dice);
                 at[i] = dice.at as u32;
-                for (s, side) in sides.iter().enumerate() {
-                    st[s][0][i] = side.lo;
-                    st[s][1][i] = side.hi;
-                    st[s][2][i] = side.removed;
-                    st[s][3][i] = side.leaders;
-                }
             }
-            let load = |v: &[u32; 8]| _mm256_loadu_si256(v.as_ptr().cast());
-            self.st = st.map(|[lo, hi, removed, leaders]| State {
-                lo: load(&lo),
-                hi: load(&hi),
-                removed: load(&removed),
-                leaders: load(&leaders),
-            });
-            self.drawn = load(&at);
-            self.fetch();
+            for (s, state) in self.st.iter_mut().enumerate() {
+                let lanes = |word: fn(&SideState) -> u32| -> [u32; WIDTH] {
+                    std::array::from_fn(|i| word(&st[i][s]))
+                };
+                *state = State {
+                    lo: load(lanes(|x| x.lo)),
+                    hi: load(lanes(|x| x.hi)),
+                    removed: load(lanes(|x| x.removed)),
+                    leaders: load(lanes(|x| x.leaders)),
+                };
+            }
+            // The window is the same (it is topped up only between sweeps), so `chunk` still
+            // holds the faces from `chunk_start`: a draw takes its face there or gathers.
+            self.drawn = load(at);
+        }
+
+        /// The sides' states as stored words: `[side][lo, hi, removed, leaders][lane]`
+        /// ([`lane_sides`] reads a lane's).
+        #[target_feature(enable = "avx2")]
+        #[inline]
+        unsafe fn stored_states(&self) -> [[[u32; WIDTH]; 4]; 2] {
+            self.st
+                .map(|x| [store(x.lo), store(x.hi), store(x.removed), store(x.leaders)])
         }
 
         /// Reads each lane's next four faces into `chunk`.
@@ -597,15 +576,24 @@ mod avx2 {
             )
         }
 
-        /// A leader-loss roll at the side's stack `l` in the lanes of `m` whose stack
-        /// still has its leader.
+        /// A leader-loss roll at stack `l` in the lanes of `m` whose stack still has its
+        /// leader, side 1's stack where `of_b`, side 0's elsewhere: one draw for both sides.
         #[target_feature(enable = "avx2")]
         #[inline]
-        unsafe fn lose_leader(&mut self, side: usize, l: usize, m: V) {
-            self.lose_leader_at(side, set1(l as u32), m);
+        unsafe fn lose_leaders(&mut self, l: usize, of_b: V, m: V) {
+            let [a, b] = [0, 1].map(|s| has_bit(self.st[s].leaders, l));
+            let rolls = and(m, select(of_b, b, a));
+            let face = self.draw(rolls);
+            let lost = and(
+                and(rolls, set1(1 << l)),
+                _mm256_cmpgt_epi32(set1(self.combat.battle.leader_loss.0), face),
+            );
+            self.st[1].leaders = and_not(self.st[1].leaders, and(lost, of_b));
+            self.st[0].leaders = and_not(self.st[0].leaders, and_not(lost, of_b));
         }
 
-        /// [`Self::lose_leader`] at the stack (lane) `lanes` gives each lane.
+        /// A leader-loss roll at the side's stack, `lanes` giving each lane's, in the lanes
+        /// of `m` whose stack still has its leader.
         #[target_feature(enable = "avx2")]
         #[inline]
         unsafe fn lose_leader_at(&mut self, side: usize, lanes: V, m: V) {
@@ -626,10 +614,7 @@ mod avx2 {
             let enemy = 1 - side;
             let in_play = self.st[enemy].in_play(self.sides[enemy].all);
             let s = self.st[side];
-            let firing = and(
-                self.sides[side].all,
-                and(s.normal(), _mm256_xor_si256(s.removed, set1(u32::MAX))),
-            );
+            let firing = and_not(and(self.sides[side].all, s.normal()), s.removed);
             let go = and(act, and(non_zero(in_play), non_zero(firing)));
             let firers = and(firing, go);
             if !any(firers) {
@@ -658,7 +643,10 @@ mod avx2 {
                 // scanned from the farthest, each that holds one overriding the last.
                 let mut pick = _mm256_setzero_si256();
                 let mut target_lane = _mm256_setzero_si256();
-                for &l in self.nearest_first[lane][..self.combat.lanes].iter().rev() {
+                for &l in self.tables.nearest_first[lane][..self.combat.lanes]
+                    .iter()
+                    .rev()
+                {
                     let there = and(set, set1(self.sides[enemy].lane_units[usize::from(l)]));
                     let none = is_zero(there);
                     pick = select(none, pick, there);
@@ -670,8 +658,7 @@ mod avx2 {
                 );
                 set = and_not(set, bit);
                 let face = self.draw(fires);
-                let hit = _mm256_srlv_epi32(set1(self.sides[side].fire_faces[u]), face);
-                let hit = _mm256_cmpeq_epi32(and(hit, set1(1)), set1(1));
+                let hit = has_bits(set1(self.sides[side].fire_faces[u]), face);
                 // A hit is wasted on a unit eliminated in an earlier pass: the enemy's state
                 // changes only at a pass's end, its own lane's, so this is the state at the
                 // pass's start.
@@ -745,7 +732,7 @@ mod avx2 {
                     );
                     let faces = lookup32(&self.tables.move_faces[side][l], index);
                     let face = self.draw(rolls);
-                    let success = _mm256_cmpeq_epi32(and(_mm256_srlv_epi32(faces, face), one), one);
+                    let success = has_bits(faces, face);
                     avoided[l] = or(
                         avoided[l],
                         and(movers, and(rolls, and(success, enemy_atop))),
@@ -791,6 +778,7 @@ mod avx2 {
             let attacks = [_mm256_xor_si256(attacker_b, set1(u32::MAX)), attacker_b];
             let mut pool = [zero; 2];
             let mut fighting = [zero; 2];
+            let mut disrupted = [zero; 2];
             let mut strength = [zero; 2];
             for s in 0..2 {
                 let c = &self.sides[s];
@@ -799,6 +787,7 @@ mod avx2 {
                 let st = &self.st[s];
                 let routed = and_not(st.hi, st.lo);
                 fighting[s] = and_not(and(pool[s], st.in_play(c.all)), routed);
+                disrupted[s] = and(fighting[s], and_not(st.lo, st.hi));
                 let first = _mm_cvtsi32_si128(c.first_unit[l] as i32);
                 let key = _mm256_srl_epi32(fighting[s], first);
                 strength[s] = lookup16(&self.tables.strength[s][l], key);
@@ -815,11 +804,7 @@ mod avx2 {
                 self.st[s].hi = or(self.st[s].hi, units);
             }
             let m = and_not(m, doomed);
-            let disrupted_d = select(
-                attacker_b,
-                and(fighting[0], and_not(self.st[0].lo, self.st[0].hi)),
-                and(fighting[1], and_not(self.st[1].lo, self.st[1].hi)),
-            );
+            let disrupted_d = select(attacker_b, disrupted[0], disrupted[1]);
             let leader = [self.leader_of(0, l), self.leader_of(1, l)];
             let (leader_a, leader_d) = (
                 select(attacker_b, leader[1], leader[0]),
@@ -864,9 +849,8 @@ mod avx2 {
                 loses[s] = hit;
                 let first = _mm_cvtsi32_si128(c.first_unit[l] as i32);
                 let st = &mut self.st[s];
-                let disrupted = and(and_not(st.lo, st.hi), fighting[s]);
                 let (disrupted_key, fighting_key) = (
-                    _mm256_srl_epi32(disrupted, first),
+                    _mm256_srl_epi32(disrupted[s], first),
                     _mm256_srl_epi32(fighting[s], first),
                 );
                 let losses = match &self.tables.pair_losses[s] {
@@ -901,14 +885,8 @@ mod avx2 {
                 select(attacker_b, loses[1], loses[0]),
                 select(attacker_b, loses[0], loses[1]),
             );
-            for (role, rolls) in [(true, att), (false, def)] {
-                for s in 0..2 {
-                    let of_side = and(rolls, if role { attacks[s] } else { attacks[1 - s] });
-                    // Each lane's roll is one side's: the other side's lanes draw nothing,
-                    // so rolling the two sides in turn keeps each lane's order.
-                    self.lose_leader(s, l, of_side);
-                }
-            }
+            self.lose_leaders(l, attacker_b, att);
+            self.lose_leaders(l, attacks[0], def);
         }
 
         /// [`FrontierCombat::recovery`] in the lanes of `act`.
@@ -934,12 +912,30 @@ mod avx2 {
                         set1(c.recover_faces[0]),
                     );
                     let face = self.draw(rolls);
-                    let ok = and(_mm256_srlv_epi32(faces, face), set1(1));
-                    recovered = or(recovered, and(rolls, and(non_zero(ok), set1(1 << u))));
+                    let ok = has_bits(faces, face);
+                    recovered = or(recovered, and(rolls, and(ok, set1(1 << u))));
                 }
                 self.st[side].recover(recovered);
             }
         }
+    }
+
+    /// `lanes[i]` in lane `i` ([`store`]'s inverse).
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn load(lanes: [u32; WIDTH]) -> V {
+        _mm256_loadu_si256(lanes.as_ptr().cast())
+    }
+
+    /// Lane `i`'s two sides' states from [`Sweep::stored_states`].
+    #[inline(always)]
+    fn lane_sides(stored: &[[[u32; WIDTH]; 4]; 2], i: usize) -> [SideState; 2] {
+        [0, 1].map(|s| SideState {
+            lo: stored[s][0][i],
+            hi: stored[s][1][i],
+            removed: stored[s][2][i],
+            leaders: stored[s][3][i],
+        })
     }
 
     /// Rounds fought by at most this many of a register's lanes are fought lane by lane.
@@ -1022,21 +1018,11 @@ mod avx2 {
         let bound = tables.faces_bound;
         let faces = LaneFaces::new(streams, bound);
         let stride = faces.stride as i32;
-        let nearest_first = std::array::from_fn(|firer: usize| {
-            let mut order = [0u8; 8];
-            let mut lanes: Vec<usize> = (0..combat.lanes).collect();
-            lanes.sort_by_key(|&l| (l.abs_diff(firer), l));
-            for (slot, l) in order.iter_mut().zip(lanes) {
-                *slot = l as u8;
-            }
-            order
-        });
         let mut sweep = Sweep {
             combat,
             tables,
             sides,
             faces,
-            nearest_first,
             drawn: _mm256_setzero_si256(),
             chunk: _mm256_setzero_si256(),
             chunk_start: _mm256_setzero_si256(),
@@ -1056,12 +1042,12 @@ mod avx2 {
         let sweeps = battles.iter().copied().max().unwrap_or(0);
         for k in 0..sweeps {
             sweep.faces.top_up(bound);
-            sweep.drawn = _mm256_loadu_si256(sweep.faces.at.as_ptr().cast());
+            sweep.drawn = load(sweep.faces.at);
             sweep.fetch();
             // The lanes with a `k`-th battle (compared as `u64`: a lane's battles can pass
             // `i32::MAX` for a block of 2^36).
             let active = battles.map(|battles| if k < battles { u32::MAX } else { 0 });
-            let active = _mm256_loadu_si256(active.as_ptr().cast());
+            let active = load(active);
             for s in 0..2 {
                 sweep.st[s] = State {
                     lo: _mm256_setzero_si256(),
@@ -1114,22 +1100,13 @@ mod avx2 {
             }
             // Count each lane's battle.
             let rounds = store(rounds);
-            let st = [0, 1].map(|s| {
-                let x = sweep.st[s];
-                [store(x.lo), store(x.hi), store(x.removed), store(x.leaders)]
-            });
+            let stored = sweep.stored_states();
             for i in 0..WIDTH {
                 if k >= battles[i] {
                     continue;
                 }
-                let state = [0, 1].map(|s| SideState {
-                    lo: st[s][0][i],
-                    hi: st[s][1][i],
-                    removed: st[s][2][i],
-                    leaders: st[s][3][i],
-                });
                 let r = rounds[i];
-                let mut out = combat.outcome(&state, r);
+                let mut out = combat.outcome(&lane_sides(&stored, i), r);
                 for round in 0..4 {
                     let at = round.min(r as usize - 1);
                     out.lost_after_round[round] = [0, 1]
