@@ -1566,8 +1566,9 @@ impl FrontierCombat {
     /// The block's battles are fought in [`LANES`](crate::dice::lanes::LANES) lanes, each
     /// on its own stream (`dice::lanes::fight_lanes`): a lane's battles cut their d6 from
     /// one [`PackedDice`], so a word's faces left over at the end of a battle start the
-    /// lane's next. Where the CPU has AVX2 and the battle suits them (`frontier_battle/lockstep.rs`), all
-    /// lanes are fought at once; otherwise lane by lane, the same battles.
+    /// lane's next. Where the CPU has AVX2 and the battle suits them
+    /// (`frontier_battle/lockstep.rs`), all lanes are fought at once; otherwise lane by
+    /// lane, the same battles.
     pub fn battle_block(
         &self,
         dice: &mut DiceStream,
