@@ -1842,7 +1842,9 @@ mod tests {
             4 => E(1 + pick(g, 3) as u8),
             _ => E([5, 31, 32, 33, 200, 255][pick(g, 6)]),
         };
-        let columns = 1 + pick(g, 5);
+        // Up to seven columns: past five, a CRT has more than 64 cells (the sweeps read
+        // those by a gather, fewer by permutes).
+        let columns = 1 + pick(g, 7);
         let crt = MeleeCrt {
             columns: (0..columns as u32)
                 .map(|c| if c == 0 { (1, 2) } else { (c, 1) })
@@ -1928,10 +1930,17 @@ mod tests {
     /// a d6.
     fn random_battle_in_one_row(g: &mut DiceStream) -> Option<FrontierBattle> {
         let mut battle = random_battle(g)?;
+        // One battle in three with stacks of at most two units (the sweeps read their
+        // odds columns by permutes).
+        let most_units = if g.below(3) == 0 {
+            2
+        } else {
+            SMALL_STACK_UNITS
+        };
         for side in &mut battle.sides {
             for lane in &mut side.lanes {
                 lane.truncate(1);
-                lane[0].units.truncate(SMALL_STACK_UNITS);
+                lane[0].units.truncate(most_units);
             }
         }
         battle.leader_loss = [(1, 6), (2, 6), (0, 6), (6, 6)][g.below(4) as usize];
@@ -1966,6 +1975,8 @@ mod tests {
         use crate::dice::lanes::LANES;
         let mut g = DiceStream::for_block(78, 0);
         let (mut swept, mut others, mut surprised, mut wide, mut fire_only) = (0, 0, 0, 0, 0);
+        // Sweeps with the odds and the CRT's cells read by permutes, and by gathers.
+        let (mut pair_odds, mut cells64) = ([0; 2], [0; 2]);
         let mut battles: Vec<FrontierBattle> = battles();
         battles.push(crate::scenarios::frontier_six_stacks());
         while battles.len() < 300 {
@@ -1978,7 +1989,7 @@ mod tests {
         }
         for (i, battle) in battles.into_iter().enumerate() {
             let combat = FrontierCombat::new(battle).unwrap();
-            let Some(_) = combat.lane_tables else {
+            let Some(tables) = &combat.lane_tables else {
                 others += 1;
                 let dice = DiceStream::for_block(5, i as u64);
                 let mut h = combat.empty_histogram();
@@ -1989,6 +2000,9 @@ mod tests {
                 continue;
             };
             swept += 1;
+            let (by_pairs, by_cells) = tables.read_by_permutes();
+            pair_odds[usize::from(by_pairs)] += 1;
+            cells64[usize::from(by_cells)] += 1;
             surprised += usize::from(combat.battle.surprise.is_some());
             wide += usize::from(combat.lanes == MAX_LANES);
             fire_only += usize::from(
@@ -2028,6 +2042,10 @@ mod tests {
         assert!(
             swept > 150 && others > 30 && surprised > 40 && wide > 10 && fire_only > 20,
             "{swept} {others} {surprised} {wide} {fire_only}"
+        );
+        assert!(
+            pair_odds.iter().chain(&cells64).all(|&n| n > 20),
+            "{pair_odds:?} {cells64:?}"
         );
     }
 

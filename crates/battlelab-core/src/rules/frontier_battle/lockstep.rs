@@ -74,8 +74,16 @@ pub(super) struct LaneTables {
     pair_losses: [Option<[[u32; 16]; MAX_LANES]>; 2],
     /// [`FrontierCombat::odds_columns`], widened.
     odds: Vec<u32>,
+    /// Where every stack of both sides has at most two units, `pair_odds[lane]`: the odds
+    /// column of the melee in the lane by `attacker_b · 16 + attacker's fighting units ·
+    /// 4 + defender's` (each as bits from the stack's first unit; four registers, read by
+    /// permutes, not a gather).
+    pair_odds: Option<[[u32; 32]; MAX_LANES]>,
     /// [`FrontierCombat::melee_cells`]: attacker's code | defender's code `<< 8`.
     cells: Vec<u32>,
+    /// `cells`, where it has at most 64 (two odds columns · five columns · six faces): read
+    /// by permutes, not a gather.
+    cells64: Option<[u32; 64]>,
     /// `nearest_first[firer_lane]`: the array's lanes, nearest the firer's first, the
     /// lower-numbered at equal distance (the order fire takes them in).
     nearest_first: [[u8; MAX_LANES]; MAX_LANES],
@@ -86,6 +94,13 @@ impl LaneTables {
     #[cfg(test)]
     pub(super) fn faces_bound(&self) -> usize {
         self.faces_bound
+    }
+
+    /// Whether the melees' odds columns, and the CRT's cells, are read by permutes (not by
+    /// gathers).
+    #[cfg(test)]
+    pub(super) fn read_by_permutes(&self) -> (bool, bool) {
+        (self.pair_odds.is_some(), self.cells64.is_some())
     }
 
     /// The tables, where both sides stand in one row a lane with small stacks, every pair
@@ -144,11 +159,37 @@ impl LaneTables {
                 })
             })
         });
+        let pair_odds = pair_losses.iter().all(Option::is_some).then(|| {
+            std::array::from_fn(|l| {
+                std::array::from_fn(|i| {
+                    let attacker = i >> 4;
+                    let (a, d) = ((i >> 2) & 3, i & 3);
+                    let (strength_a, strength_d) = (
+                        strength[attacker][l][a] as usize,
+                        strength[1 - attacker][l][d] as usize,
+                    );
+                    // A stack's strengths are below `c.strengths` (the table's side).
+                    u32::from(c.odds_columns[strength_a * c.strengths + strength_d])
+                })
+            })
+        });
+        let cells: Vec<u32> = c
+            .melee_cells
+            .iter()
+            .map(|&[a, d]| u32::from(a) | u32::from(d) << 8)
+            .collect();
+        let cells64 = (cells.len() <= 64).then(|| {
+            let mut table = [0; 64];
+            table[..cells.len()].copy_from_slice(&cells);
+            table
+        });
         Some(Self {
             faces_bound,
             move_faces,
             strength,
             pair_losses,
+            pair_odds,
+            cells64,
             melee_losses: [0, 1].map(|s| {
                 c.masks[s]
                     .melee_losses
@@ -157,11 +198,7 @@ impl LaneTables {
                     .collect()
             }),
             odds: c.odds_columns.iter().map(|&o| u32::from(o)).collect(),
-            cells: c
-                .melee_cells
-                .iter()
-                .map(|&[a, d]| u32::from(a) | u32::from(d) << 8)
-                .collect(),
+            cells,
             nearest_first: std::array::from_fn(|firer| {
                 let mut lanes: Vec<usize> = (0..c.lanes).collect();
                 lanes.sort_by_key(|&l| (l.abs_diff(firer), l));
@@ -318,6 +355,7 @@ pub(super) fn all_at_once(
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
     use std::arch::x86_64::*;
+    use std::mem::MaybeUninit;
 
     use super::{LaneFaces, LaneTables, WIDTH};
     use crate::dice::DiceStream;
@@ -427,6 +465,18 @@ mod avx2 {
             and(index, set1(15)),
         );
         select(_mm256_cmpgt_epi32(index, set1(15)), high, low)
+    }
+
+    /// `table[index]` in each lane, `index` below 64: eight permutes.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn lookup64(table: &[u32; 64], index: V) -> V {
+        let low = lookup32(table[..32].try_into().unwrap_unchecked(), index);
+        let high = lookup32(
+            table[32..].try_into().unwrap_unchecked(),
+            and(index, set1(31)),
+        );
+        select(_mm256_cmpgt_epi32(index, set1(31)), high, low)
     }
 
     /// One side's state in eight lanes.
@@ -640,9 +690,11 @@ mod avx2 {
             let mut set = in_play;
             let mut pass_hits = _mm256_setzero_si256();
             // Per firer: the lanes where its hit landed on a stack with its leader (a
-            // leader-loss event), and the stack's lane.
-            let mut events = [_mm256_setzero_si256(); MAX_UNITS];
-            let mut event_lanes = [_mm256_setzero_si256(); MAX_UNITS];
+            // leader-loss event), and the stack's lane. PERF: written for every unit of the
+            // side before they are read, so not zeroed first (2 KB a call: `memset` was 2%
+            // of the sweeps' samples).
+            let mut events = [const { MaybeUninit::<V>::uninit() }; MAX_UNITS];
+            let mut event_lanes = [const { MaybeUninit::<V>::uninit() }; MAX_UNITS];
             for u in 0..self.sides[side].units {
                 let fires = has_bit(firers, u);
                 // A pass ends where its targets are used up: its hits land, and a new
@@ -680,12 +732,14 @@ mod avx2 {
                 let gone = and(self.st[enemy].lo, self.st[enemy].hi);
                 let landed = and_not(and(bit, hit), gone);
                 pass_hits = or(pass_hits, landed);
-                events[u] = and(non_zero(landed), has_bits(led, target_lane));
-                event_lanes[u] = target_lane;
+                events[u].write(and(non_zero(landed), has_bits(led, target_lane)));
+                event_lanes[u].write(target_lane);
             }
             self.st[enemy].worsen(pass_hits);
             for u in 0..self.sides[side].units {
-                self.lose_leader_at(enemy, event_lanes[u], events[u]);
+                // SAFETY: the loop above wrote both for every unit of the side.
+                let (lanes, events) = (event_lanes[u].assume_init(), events[u].assume_init());
+                self.lose_leader_at(enemy, lanes, events);
             }
         }
 
@@ -795,6 +849,7 @@ mod avx2 {
             let mut fighting = [zero; 2];
             let mut disrupted = [zero; 2];
             let mut strength = [zero; 2];
+            let mut fighting_keys = [zero; 2];
             for s in 0..2 {
                 let c = &self.sides[s];
                 let stayed = and_not(set1(c.lane_units[l]), avoided);
@@ -804,8 +859,8 @@ mod avx2 {
                 fighting[s] = and_not(and(pool[s], st.in_play(c.all)), routed);
                 disrupted[s] = and(fighting[s], and_not(st.lo, st.hi));
                 let first = _mm_cvtsi32_si128(c.first_unit[l] as i32);
-                let key = _mm256_srl_epi32(fighting[s], first);
-                strength[s] = lookup16(&self.tables.strength[s][l], key);
+                fighting_keys[s] = _mm256_srl_epi32(fighting[s], first);
+                strength[s] = lookup16(&self.tables.strength[s][l], fighting_keys[s]);
             }
             let strength_a = select(attacker_b, strength[1], strength[0]);
             let strength_d = select(attacker_b, strength[0], strength[1]);
@@ -832,11 +887,26 @@ mod avx2 {
                     shift = _mm256_add_epi32(shift, and(attacks[surprise], one));
                 }
             }
-            let strengths = set1(self.combat.strengths as u32);
-            let odds = gather(
-                &self.tables.odds,
-                _mm256_add_epi32(_mm256_mullo_epi32(strength_a, strengths), strength_d),
-            );
+            let odds = match &self.tables.pair_odds {
+                Some(pair_odds) => {
+                    let (key_a, key_d) = (
+                        select(attacker_b, fighting_keys[1], fighting_keys[0]),
+                        select(attacker_b, fighting_keys[0], fighting_keys[1]),
+                    );
+                    let index = or(
+                        and(attacker_b, set1(16)),
+                        or(_mm256_slli_epi32::<2>(key_a), key_d),
+                    );
+                    lookup32(&pair_odds[l], index)
+                }
+                None => {
+                    let strengths = set1(self.combat.strengths as u32);
+                    gather(
+                        &self.tables.odds,
+                        _mm256_add_epi32(_mm256_mullo_epi32(strength_a, strengths), strength_d),
+                    )
+                }
+            };
             let columns = b.crt.columns.len() as u32;
             let column = _mm256_min_epi32(
                 _mm256_max_epi32(_mm256_add_epi32(odds, shift), zero),
@@ -853,7 +923,10 @@ mod avx2 {
                 ),
                 face,
             );
-            let codes = gather(&self.tables.cells, cell);
+            let codes = match &self.tables.cells64 {
+                Some(cells) => lookup64(cells, cell),
+                None => gather(&self.tables.cells, cell),
+            };
             let byte = set1(0xFF);
             let (code_a, code_d) = (and(codes, byte), and(_mm256_srli_epi32::<8>(codes), byte));
             let mut loses = [zero; 2];
