@@ -14,8 +14,8 @@
 //! The dice: each lane cuts its d6 from its own stream twelve to a word, as
 //! [`super::PackedDice`] cuts them, into a window of faces in memory (the faces of a word
 //! are the base-6 digits of `⌊word · 6^12 / 2^64⌋`, [`cut_word`]). A draw reads each
-//! lane's next face from the four it last gathered (a new gather when a lane that draws
-//! has taken all four), each lane stepping past its face only where it draws. Before a
+//! lane's next face from the eight it last gathered (two gathers, again when a lane that
+//! draws has taken all eight), each lane stepping past its face only where it draws. Before a
 //! sweep every lane's window is topped up to the most faces a battle can draw
 //! (`LaneTables::faces_bound`), so no draw runs past it; a lane's words are the whole
 //! words its drawn faces took, as a lane fought one battle at a time draws them. A round
@@ -225,7 +225,7 @@ const WIDTH: usize = 8;
 /// Eight lanes' windows of faces, cut from their streams ahead of the draws.
 struct LaneFaces {
     /// Lane `i`'s window at `i · stride`, its faces one to a byte; spare bytes at the end,
-    /// for the gather's 32-bit reads.
+    /// for the gathers' reads of eight bytes from a lane's next face.
     bytes: Vec<u8>,
     stride: usize,
     /// Each lane's next face to draw, and the faces cut into its window.
@@ -542,10 +542,12 @@ mod avx2 {
         faces: LaneFaces,
         /// Each lane's next face in its window.
         drawn: V,
-        /// The four faces from `chunk_start` in each lane's window, which its draws read
-        /// until one lane that draws has taken all four (a gather a draw was most of the
-        /// sweeps' time on the AMD EPYC).
+        /// The eight faces from `chunk_start` in each lane's window (the first four in
+        /// `chunk`, the next in `chunk_next`), which its draws read until one lane that
+        /// draws has taken all eight (a gather a draw was most of the sweeps' time on the
+        /// AMD EPYC).
         chunk: V,
+        chunk_next: V,
         chunk_start: V,
         window_start: V,
         st: [State; 2],
@@ -557,11 +559,17 @@ mod avx2 {
         #[inline]
         unsafe fn draw(&mut self, m: V) -> V {
             let mut k = _mm256_sub_epi32(self.drawn, self.chunk_start);
-            if any(and(m, _mm256_cmpgt_epi32(k, set1(3)))) {
+            if any(and(m, _mm256_cmpgt_epi32(k, set1(7)))) {
                 self.fetch();
                 k = _mm256_setzero_si256();
             }
-            let face = _mm256_srlv_epi32(self.chunk, _mm256_slli_epi32::<3>(k));
+            // Face `k` is byte `k` of `chunk` or byte `k − 4` of `chunk_next`: a shift by 32
+            // bits or more (`k − 4` below 0 wraps) leaves 0.
+            let shift = _mm256_slli_epi32::<3>(k);
+            let face = or(
+                _mm256_srlv_epi32(self.chunk, shift),
+                _mm256_srlv_epi32(self.chunk_next, _mm256_sub_epi32(shift, set1(32))),
+            );
             self.drawn = _mm256_sub_epi32(self.drawn, m);
             and(face, set1(0xFF))
         }
@@ -610,12 +618,14 @@ mod avx2 {
                 .map(|x| [store(x.lo), store(x.hi), store(x.removed), store(x.leaders)])
         }
 
-        /// Reads each lane's next four faces into `chunk`.
+        /// Reads each lane's next eight faces into `chunk` and `chunk_next`.
         #[target_feature(enable = "avx2")]
         #[inline]
         unsafe fn fetch(&mut self) {
             let at = _mm256_add_epi32(self.window_start, self.drawn);
-            self.chunk = _mm256_i32gather_epi32::<1>(self.faces.bytes.as_ptr().cast(), at);
+            let bytes = self.faces.bytes.as_ptr().cast();
+            self.chunk = _mm256_i32gather_epi32::<1>(bytes, at);
+            self.chunk_next = _mm256_i32gather_epi32::<1>(bytes, _mm256_add_epi32(at, set1(4)));
             self.chunk_start = self.drawn;
         }
 
@@ -1113,6 +1123,7 @@ mod avx2 {
             faces,
             drawn: _mm256_setzero_si256(),
             chunk: _mm256_setzero_si256(),
+            chunk_next: _mm256_setzero_si256(),
             chunk_start: _mm256_setzero_si256(),
             window_start: _mm256_mullo_epi32(
                 _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
