@@ -361,8 +361,8 @@ mod avx2 {
     use crate::dice::DiceStream;
     use crate::rules::frontier::MAX_LEADER;
     use crate::rules::frontier_battle::{
-        BattleDice, FrontierCombat, FrontierHistogram, MovePolicy, SideState, MAX_UNITS,
-        SMALL_STACK_KEYS,
+        BattleDice, BattleOutcome, FrontierCombat, FrontierHistogram, MovePolicy, SideState,
+        MAX_UNITS, SMALL_STACK_KEYS,
     };
 
     type V = __m256i;
@@ -479,6 +479,25 @@ mod avx2 {
         select(_mm256_cmpgt_epi32(index, set1(31)), high, low)
     }
 
+    /// The set bits of each lane's element, counted by nibbles from a table.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn popcount(v: V) -> V {
+        let nibble_bits = _mm256_setr_epi8(
+            0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2,
+            3, 3, 4,
+        );
+        let low = _mm256_set1_epi8(0x0F);
+        let bytes = _mm256_add_epi8(
+            _mm256_shuffle_epi8(nibble_bits, and(v, low)),
+            _mm256_shuffle_epi8(nibble_bits, and(_mm256_srli_epi32::<4>(v), low)),
+        );
+        _mm256_madd_epi16(
+            _mm256_maddubs_epi16(bytes, _mm256_set1_epi8(1)),
+            _mm256_set1_epi16(1),
+        )
+    }
+
     /// One side's state in eight lanes.
     #[derive(Clone, Copy)]
     struct State {
@@ -527,6 +546,8 @@ mod avx2 {
         unit_lane: [usize; MAX_UNITS],
         regular: V,
         non_warrior: V,
+        /// The stacks (lanes) that start with a leader.
+        leader_stacks: V,
         recover_faces: [u32; MAX_LEADER as usize + 1],
         melee_losses: &'a [u32],
         aggressive: bool,
@@ -616,6 +637,34 @@ mod avx2 {
         unsafe fn stored_states(&self) -> [[[u32; WIDTH]; 4]; 2] {
             self.st
                 .map(|x| [store(x.lo), store(x.hi), store(x.removed), store(x.leaders)])
+        }
+
+        /// Each side's units lost (eliminated or routed).
+        #[target_feature(enable = "avx2")]
+        #[inline]
+        unsafe fn lost(&self) -> [V; 2] {
+            [
+                popcount(and(self.st[0].hi, self.sides[0].all)),
+                popcount(and(self.st[1].hi, self.sides[1].all)),
+            ]
+        }
+
+        /// Each side's units eliminated, routed and disrupted, and leaders lost
+        /// ([`FrontierCombat::outcome`]'s counts).
+        #[target_feature(enable = "avx2")]
+        #[inline]
+        unsafe fn counts(&self) -> [[V; 4]; 2] {
+            let mut counts = [[_mm256_setzero_si256(); 4]; 2];
+            for (s, side) in counts.iter_mut().enumerate() {
+                let (st, all) = (self.st[s], self.sides[s].all);
+                *side = [
+                    popcount(and(and(st.lo, st.hi), all)),
+                    popcount(and(and_not(st.hi, st.lo), all)),
+                    popcount(and(and_not(st.lo, st.hi), all)),
+                    popcount(and_not(self.sides[s].leader_stacks, st.leaders)),
+                ];
+            }
+            counts
         }
 
         /// Reads each lane's next eight faces into `chunk` and `chunk_next`.
@@ -1107,6 +1156,7 @@ mod avx2 {
                 unit_lane: m.unit_lane.map(usize::from),
                 regular: set1(m.regular),
                 non_warrior: set1(m.non_warrior),
+                leader_stacks: set1(m.leader_stacks),
                 recover_faces: m.recover_faces.map(u32::from),
                 melee_losses: &tables.melee_losses[s],
                 aggressive: b.sides[s].move_policy == MovePolicy::Aggressive,
@@ -1166,7 +1216,10 @@ mod avx2 {
                 rounds = _mm256_sub_epi32(rounds, extra);
             }
             let most = b.sides[initiative].primary_leader + u32::from(b.extra_round);
-            let mut hi_after = [[[0u32; 8]; 2]; 4];
+            // Per round, each side's units lost (eliminated or routed) by its end; rounds
+            // not fought repeat the last (a lane's state stays as its last round left it).
+            let mut lost_after = [[_mm256_setzero_si256(); 2]; 4];
+            let mut fought = 0;
             for round in 1..=most {
                 let act = and(active, _mm256_cmpgt_epi32(rounds, set1(round - 1)));
                 if !any(act) {
@@ -1195,22 +1248,47 @@ mod avx2 {
                     sweep.movement_and_melee(round, act);
                     sweep.recovery(act);
                 }
-                hi_after[round as usize - 1] = [store(sweep.st[0].hi), store(sweep.st[1].hi)];
+                lost_after[round as usize - 1] = sweep.lost();
+                fought = round as usize;
             }
-            // Count each lane's battle.
+            let lost = sweep.lost();
+            for after in &mut lost_after[fought..] {
+                *after = lost;
+            }
+            // Count each lane's battle: its counts taken in the registers (PERF: one lane at a
+            // time, `FrontierCombat::outcome` and the losses by round were 5% of the
+            // samples), its bins one lane at a time.
             let rounds = store(rounds);
-            let stored = sweep.stored_states();
+            let (counts, lost_after) = (sweep.counts(), lost_after);
+            // `[count][side]` of each lane, and `[round][side]`.
+            let (mut by_lane, mut lost_by_lane) = ([[[0u32; 2]; 4]; WIDTH], [[[0u8; 2]; 4]; WIDTH]);
+            for s in 0..2 {
+                for c in 0..4 {
+                    for (i, count) in store(counts[s][c]).into_iter().enumerate() {
+                        by_lane[i][c][s] = count;
+                    }
+                }
+                for r in 0..4 {
+                    for (i, lost) in store(lost_after[r][s]).into_iter().enumerate() {
+                        lost_by_lane[i][r][s] = lost as u8;
+                    }
+                }
+            }
             for i in 0..WIDTH {
                 if k >= battles[i] {
                     continue;
                 }
-                let r = rounds[i];
-                let mut out = combat.outcome(&lane_sides(&stored, i), r);
-                for round in 0..4 {
-                    let at = round.min(r as usize - 1);
-                    out.lost_after_round[round] = [0, 1]
-                        .map(|s| (hi_after[at][s][i] & combat.masks[s].all).count_ones() as u8);
-                }
+                let [eliminated, routed, disrupted, leaders_lost] = by_lane[i];
+                let mut out = BattleOutcome {
+                    winner: None,
+                    rounds: rounds[i],
+                    eliminated,
+                    routed,
+                    disrupted,
+                    leaders_lost,
+                    lost_after_round: lost_by_lane[i],
+                };
+                out.winner = combat.winner(&out);
                 histogram.record(&out);
             }
             sweep.faces.at = store(sweep.drawn);
