@@ -795,8 +795,17 @@ mod avx2 {
                 event_lanes[u].write(target_lane);
             }
             self.st[enemy].worsen(pass_hits);
+            // PERF: only the firers with an event in some lane roll (a roll in no lane draws
+            // nothing).
+            let mut rolling = 0u32;
             for u in 0..self.sides[side].units {
-                // SAFETY: the loop above wrote both for every unit of the side.
+                // SAFETY: the loop above wrote `events` for every unit of the side.
+                rolling |= u32::from(any(events[u].assume_init())) << u;
+            }
+            while rolling != 0 {
+                let u = rolling.trailing_zeros() as usize;
+                rolling &= rolling - 1;
+                // SAFETY: as above, both.
                 let (lanes, events) = (event_lanes[u].assume_init(), events[u].assume_init());
                 self.lose_leader_at(enemy, lanes, events);
             }
