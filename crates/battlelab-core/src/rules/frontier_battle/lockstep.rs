@@ -798,9 +798,9 @@ mod avx2 {
             // PERF: only the firers with an event in some lane roll (a roll in no lane draws
             // nothing).
             let mut rolling = 0u32;
-            for u in 0..self.sides[side].units {
+            for (u, event) in events.iter().enumerate().take(self.sides[side].units) {
                 // SAFETY: the loop above wrote `events` for every unit of the side.
-                rolling |= u32::from(any(events[u].assume_init())) << u;
+                rolling |= u32::from(any(event.assume_init())) << u;
             }
             while rolling != 0 {
                 let u = rolling.trailing_zeros() as usize;
