@@ -561,8 +561,6 @@ mod avx2 {
         tables: &'a LaneTables,
         sides: [SideConsts<'a>; 2],
         faces: LaneFaces,
-        /// Each lane's next face in its window.
-        drawn: V,
         /// The eight faces from `chunk_start` in each lane's window (the first four in
         /// `chunk`, the next in `chunk_next`), which its draws read until one lane that
         /// draws has taken all eight (a gather a draw was most of the sweeps' time on the
@@ -570,6 +568,10 @@ mod avx2 {
         chunk: V,
         chunk_next: V,
         chunk_start: V,
+        /// Eight times the faces each lane took from the chunk: its next face is at
+        /// `chunk_start + shift / 8`, the bits of `chunk` (or, past 32, `chunk_next`) from
+        /// `shift`.
+        shift: V,
         window_start: V,
         st: [State; 2],
     }
@@ -579,20 +581,25 @@ mod avx2 {
         #[target_feature(enable = "avx2")]
         #[inline]
         unsafe fn draw(&mut self, m: V) -> V {
-            let mut k = _mm256_sub_epi32(self.drawn, self.chunk_start);
-            if any(and(m, _mm256_cmpgt_epi32(k, set1(7)))) {
-                self.fetch();
-                k = _mm256_setzero_si256();
+            if any(and(m, _mm256_cmpgt_epi32(self.shift, set1(56)))) {
+                self.fetch(self.drawn());
             }
-            // Face `k` is byte `k` of `chunk` or byte `k − 4` of `chunk_next`: a shift by 32
-            // bits or more (`k − 4` below 0 wraps) leaves 0.
-            let shift = _mm256_slli_epi32::<3>(k);
+            // Face `k` (`shift` 8k) is byte `k` of `chunk` or byte `k − 4` of `chunk_next`:
+            // a shift by 32 bits or more (`8k − 32` below 0 wraps) leaves 0.
             let face = or(
-                _mm256_srlv_epi32(self.chunk, shift),
-                _mm256_srlv_epi32(self.chunk_next, _mm256_sub_epi32(shift, set1(32))),
+                _mm256_srlv_epi32(self.chunk, self.shift),
+                _mm256_srlv_epi32(self.chunk_next, _mm256_sub_epi32(self.shift, set1(32))),
             );
-            self.drawn = _mm256_sub_epi32(self.drawn, m);
+            // `m` is −1 where set: −8 there.
+            self.shift = _mm256_sub_epi32(self.shift, _mm256_slli_epi32::<3>(m));
             and(face, set1(0xFF))
+        }
+
+        /// Each lane's next face in its window.
+        #[target_feature(enable = "avx2")]
+        #[inline]
+        unsafe fn drawn(&self) -> V {
+            _mm256_add_epi32(self.chunk_start, _mm256_srli_epi32::<3>(self.shift))
         }
 
         /// Round `round` of the battles in the lanes of `lanes` (a bit a lane), one lane at a
@@ -602,7 +609,7 @@ mod avx2 {
         unsafe fn round_lane_by_lane(&mut self, round: u32, mut lanes: u32) {
             let stored = self.stored_states();
             let mut st: [[SideState; 2]; WIDTH] = std::array::from_fn(|i| lane_sides(&stored, i));
-            let mut at = store(self.drawn);
+            let mut at = store(self.drawn());
             while lanes != 0 {
                 let i = lanes.trailing_zeros() as usize;
                 lanes &= lanes - 1;
@@ -627,7 +634,7 @@ mod avx2 {
             }
             // The window is the same (it is topped up only between sweeps), so `chunk` still
             // holds the faces from `chunk_start`: a draw takes its face there or gathers.
-            self.drawn = load(at);
+            self.shift = _mm256_slli_epi32::<3>(_mm256_sub_epi32(load(at), self.chunk_start));
         }
 
         /// The sides' states as stored words: `[side][lo, hi, removed, leaders][lane]`
@@ -667,15 +674,17 @@ mod avx2 {
             counts
         }
 
-        /// Reads each lane's next eight faces into `chunk` and `chunk_next`.
+        /// Reads each lane's eight faces from `drawn` (a face in its window) into `chunk` and
+        /// `chunk_next`.
         #[target_feature(enable = "avx2")]
         #[inline]
-        unsafe fn fetch(&mut self) {
-            let at = _mm256_add_epi32(self.window_start, self.drawn);
+        unsafe fn fetch(&mut self, drawn: V) {
+            let at = _mm256_add_epi32(self.window_start, drawn);
             let bytes = self.faces.bytes.as_ptr().cast();
             self.chunk = _mm256_i32gather_epi32::<1>(bytes, at);
             self.chunk_next = _mm256_i32gather_epi32::<1>(bytes, _mm256_add_epi32(at, set1(4)));
-            self.chunk_start = self.drawn;
+            self.chunk_start = drawn;
+            self.shift = _mm256_setzero_si256();
         }
 
         /// Bit `l` set where lane `l` of the side holds a unit of `units`.
@@ -1180,7 +1189,7 @@ mod avx2 {
             tables,
             sides,
             faces,
-            drawn: _mm256_setzero_si256(),
+            shift: _mm256_setzero_si256(),
             chunk: _mm256_setzero_si256(),
             chunk_next: _mm256_setzero_si256(),
             chunk_start: _mm256_setzero_si256(),
@@ -1200,8 +1209,7 @@ mod avx2 {
         let sweeps = battles.iter().copied().max().unwrap_or(0);
         for k in 0..sweeps {
             sweep.faces.top_up(bound);
-            sweep.drawn = load(sweep.faces.at);
-            sweep.fetch();
+            sweep.fetch(load(sweep.faces.at));
             // The lanes with a `k`-th battle (compared as `u64`: a lane's battles can pass
             // `i32::MAX` for a block of 2^36).
             let active = battles.map(|battles| if k < battles { u32::MAX } else { 0 });
@@ -1300,7 +1308,7 @@ mod avx2 {
                 out.winner = combat.winner(&out);
                 histogram.record(&out);
             }
-            sweep.faces.at = store(sweep.drawn);
+            sweep.faces.at = store(sweep.drawn());
         }
         sweep.faces.words()
     }
