@@ -176,15 +176,19 @@ unsafe fn sweeps_avx2(
     let mut sweeps = 0;
     while left.iter().any(|&l| _mm256_testz_si256(l, l) == 0) {
         sweeps += 1;
-        for g in 0..GROUPS {
-            let idle = _mm256_cmpeq_epi64(left[g], zero);
-            let word = streams.next(g);
-            let value = take(word, v_sides);
+        // PERF: every group's next nodes are gathered first, then the groups step: the
+        // gathers (a chain node → gather → node in each group) overlap.
+        let mut nexts = [_mm_setzero_si128(); GROUPS];
+        for (g, next) in nexts.iter_mut().enumerate() {
+            let value = take(streams.next(g), v_sides);
             // The next node, a `u16` read as the low half of the 32 bits at its address.
             // SAFETY: as in `sweeps_avx512`.
             let index = _mm256_add_epi64(_mm256_mul_epu32(node[g], v_stride), value);
-            let next = _mm256_i64gather_epi32::<2>(table.next.as_ptr().cast(), index);
-            let next = _mm256_cvtepu32_epi64(_mm_and_si128(next, low16));
+            *next = _mm256_i64gather_epi32::<2>(table.next.as_ptr().cast(), index);
+        }
+        for g in 0..GROUPS {
+            let idle = _mm256_cmpeq_epi64(left[g], zero);
+            let next = _mm256_cvtepu32_epi64(_mm_and_si128(nexts[g], low16));
             let rounds = _mm256_add_epi64(round[g], one);
             // `next ≥ with_rows` or `rounds ≥ limit`: not below either.
             let ended = _mm256_xor_si256(

@@ -320,8 +320,10 @@ impl EngagementKernel {
         let mut sweeps = 0;
         while left.iter().any(|&l| _mm256_testz_si256(l, l) == 0) {
             sweeps += 1;
-            for h in 0..GROUPS32 {
-                let idle = _mm256_cmpeq_epi32(left[h], v_zero);
+            // PERF: every register's round effects are gathered first, then the registers
+            // step: the gathers (a chain row → effect → next row in each register) overlap.
+            let mut effects = [v_zero; GROUPS32];
+            for (h, effect) in effects.iter_mut().enumerate() {
                 // The round's dice, `take(36)` of each lane's next word: the four lanes of
                 // group `2h` and of group `2h + 1`, narrowed to 32 bits.
                 // (No closure here: one would not inherit the target features.)
@@ -329,10 +331,14 @@ impl EngagementKernel {
                     narrow(take(streams.next(2 * h), v_faces)),
                     narrow(take(streams.next(2 * h + 1), v_faces)),
                 );
-                let e = _mm256_i32gather_epi32::<4>(
+                *effect = _mm256_i32gather_epi32::<4>(
                     packed.as_ptr().cast(),
                     _mm256_add_epi32(row[h], f),
                 );
+            }
+            for h in 0..GROUPS32 {
+                let idle = _mm256_cmpeq_epi32(left[h], v_zero);
+                let e = effects[h];
                 let lost_a = _mm256_and_si256(e, v_three);
                 let lost_b = _mm256_and_si256(_mm256_srli_epi32::<2>(e), v_three);
                 let a = _mm256_sub_epi32(nsp_a[h], _mm256_min_epu32(lost_a, nsp_a[h]));
