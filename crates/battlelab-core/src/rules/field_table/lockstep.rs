@@ -127,6 +127,12 @@ fn all_at_once_in(
                 let sweeps = unsafe {
                     match form {
                         VectorForm::Avx512 => sweeps_avx512(table, sides, lanes, n, &mut counts),
+                        // The AVX2 form counts a lane's battles in 32 bits.
+                        VectorForm::Avx2
+                            if crate::dice::lanes::lane_battles(n, 0) > u64::from(u32::MAX) =>
+                        {
+                            return None
+                        }
                         VectorForm::Avx2 => sweeps_avx2(table, sides, lanes, n, &mut counts),
                     }
                 };
@@ -139,11 +145,13 @@ fn all_at_once_in(
     None
 }
 
-/// The lanes in eight AVX2 registers of four 64-bit lanes: [`sweeps_avx512`]'s sweep, for
-/// CPUs without AVX-512.
+/// [`sweeps_avx512`]'s sweep for CPUs without AVX-512: the lanes' streams in eight AVX2
+/// registers of four 64-bit lanes, their battles in four of eight 32-bit lanes, as naval's
+/// AVX2 sweep holds them.
 ///
 /// # Safety
-/// As for [`sweeps_avx512`], with AVX2 for AVX-512F.
+/// As for [`sweeps_avx512`], with AVX2 for AVX-512F; and a lane's battles must be at most
+/// `u32::MAX` ([`all_at_once_in`] checks it).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn sweeps_avx2(
@@ -153,59 +161,69 @@ unsafe fn sweeps_avx2(
     n: u64,
     counts: &mut Counts,
 ) -> u64 {
-    use crate::dice::lanes::avx2::{group, narrow, take, Streams, GROUPS};
+    use crate::dice::lanes::avx2::{group32, join, narrow, take, Streams, GROUPS32};
     use crate::dice::lanes::lane_battles;
     use std::arch::x86_64::*;
-    // Every 64-bit value below is under 2^63 (nodes, rounds and keys far smaller), so
-    // AVX2's signed compares order them as unsigned.
-    let splat = |v: u64| _mm256_set1_epi64x(v as i64);
+    // Every 32-bit value below is under 2^31 (nodes below 2^16, entries below
+    // `MAX_TABLE_ENTRIES`, rounds and keys below `Counts::MAX_KEYS + LANES`, a lane's
+    // battles checked), so AVX2's signed compares order them as unsigned.
+    let splat = |v: u32| _mm256_set1_epi32(v as i32);
     let mut streams = Streams::new(lanes);
-    let mut left: [__m256i; GROUPS] = std::array::from_fn(|g| group(g, |l| lane_battles(n, l)));
-    let spare: [__m256i; GROUPS] =
-        std::array::from_fn(|g| group(g, |l| (counts.slots.len() - LANES + l) as u64));
-    let (zero, one, all) = (splat(0), splat(1), splat(u64::MAX));
-    let v_sides = splat(u64::from(sides));
-    let v_stride = splat(table.stride as u64);
-    let v_with_rows = splat(table.with_rows as u64);
-    let v_limit = splat(u64::from(table.round_limit));
-    let v_node_bits = _mm_set1_epi64x(i64::from(counts.node_bits));
-    let low16 = _mm_set1_epi32(0xFFFF);
-    let mut node = [zero; GROUPS];
-    let mut round = [zero; GROUPS];
+    let mut left: [__m256i; GROUPS32] =
+        std::array::from_fn(|h| group32(h, |l| lane_battles(n, l) as u32));
+    let spare: [__m256i; GROUPS32] =
+        std::array::from_fn(|h| group32(h, |l| (counts.slots.len() - LANES + l) as u32));
+    let (zero, one, all) = (splat(0), splat(1), splat(u32::MAX));
+    let v_sides = _mm256_set1_epi64x(i64::from(sides));
+    let v_stride = splat(table.stride as u32);
+    let v_with_rows = splat(table.with_rows as u32);
+    let v_limit = splat(table.round_limit);
+    let v_node_bits = _mm_cvtsi32_si128(counts.node_bits as i32);
+    let low16 = splat(0xFFFF);
+    let mut node = [zero; GROUPS32];
+    let mut round = [zero; GROUPS32];
     let mut keys = [0u32; LANES];
     let mut sweeps = 0;
     while left.iter().any(|&l| _mm256_testz_si256(l, l) == 0) {
         sweeps += 1;
-        // PERF: every group's next nodes are gathered first, then the groups step: the
-        // gathers (a chain node → gather → node in each group) overlap.
-        let mut nexts = [_mm_setzero_si128(); GROUPS];
-        for (g, next) in nexts.iter_mut().enumerate() {
-            let value = take(streams.next(g), v_sides);
+        // PERF: every register's next nodes are gathered first, then the registers step:
+        // the gathers (a chain node → gather → node in each register) overlap. With the
+        // battles in registers of four 64-bit lanes, one after the other, 117–126 M
+        // battles/s in the `profile` loop; gathered first, 134–140 M; in 32-bit lanes,
+        // see docs/performance.md.
+        let mut nexts = [zero; GROUPS32];
+        for (h, next) in nexts.iter_mut().enumerate() {
+            // The round's value in each lane: groups `2h` and `2h + 1` of the streams hold
+            // this register's low and high four lanes.
+            let value = join(
+                narrow(take(streams.next(2 * h), v_sides)),
+                narrow(take(streams.next(2 * h + 1), v_sides)),
+            );
             // The next node, a `u16` read as the low half of the 32 bits at its address.
             // SAFETY: as in `sweeps_avx512`.
-            let index = _mm256_add_epi64(_mm256_mul_epu32(node[g], v_stride), value);
-            *next = _mm256_i64gather_epi32::<2>(table.next.as_ptr().cast(), index);
+            let index = _mm256_add_epi32(_mm256_mullo_epi32(node[h], v_stride), value);
+            *next = _mm256_i32gather_epi32::<2>(table.next.as_ptr().cast(), index);
         }
-        for g in 0..GROUPS {
-            let idle = _mm256_cmpeq_epi64(left[g], zero);
-            let next = _mm256_cvtepu32_epi64(_mm_and_si128(nexts[g], low16));
-            let rounds = _mm256_add_epi64(round[g], one);
+        for h in 0..GROUPS32 {
+            let idle = _mm256_cmpeq_epi32(left[h], zero);
+            let next = _mm256_and_si256(nexts[h], low16);
+            let rounds = _mm256_add_epi32(round[h], one);
             // `next ≥ with_rows` or `rounds ≥ limit`: not below either.
             let ended = _mm256_xor_si256(
                 _mm256_and_si256(
-                    _mm256_cmpgt_epi64(v_with_rows, next),
-                    _mm256_cmpgt_epi64(v_limit, rounds),
+                    _mm256_cmpgt_epi32(v_with_rows, next),
+                    _mm256_cmpgt_epi32(v_limit, rounds),
                 ),
                 all,
             );
             let counted = _mm256_andnot_si256(idle, ended);
-            let key = _mm256_or_si256(_mm256_sll_epi64(rounds, v_node_bits), next);
-            let slot = _mm256_blendv_epi8(spare[g], key, counted);
-            _mm_storeu_si128(keys.as_mut_ptr().add(4 * g).cast(), narrow(slot));
-            node[g] = _mm256_blendv_epi8(next, zero, ended);
-            round[g] = _mm256_blendv_epi8(rounds, zero, ended);
+            let key = _mm256_or_si256(_mm256_sll_epi32(rounds, v_node_bits), next);
+            let slot = _mm256_blendv_epi8(spare[h], key, counted);
+            _mm256_storeu_si256(keys.as_mut_ptr().add(8 * h).cast(), slot);
+            node[h] = _mm256_blendv_epi8(next, zero, ended);
+            round[h] = _mm256_blendv_epi8(rounds, zero, ended);
             // `counted` is −1 where set.
-            left[g] = _mm256_add_epi64(left[g], counted);
+            left[h] = _mm256_add_epi32(left[h], counted);
         }
         // SAFETY: as in `sweeps_avx512`.
         for &key in &keys {
