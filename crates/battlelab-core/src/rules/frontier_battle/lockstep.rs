@@ -13,7 +13,7 @@
 //!
 //! The dice: each lane cuts its d6 from its own stream twelve to a word, as
 //! [`super::PackedDice`] cuts them, into a window of faces in memory (the faces of a word
-//! are the base-6 digits of `⌊word · 6^12 / 2^64⌋`, [`cut_word`]). A draw reads each
+//! are the base-6 digits of `⌊word · 6^12 / 2^64⌋`, [`cut_word_parts`]). A draw reads each
 //! lane's next face from the eight it last gathered (two gathers, again when a lane that
 //! draws has taken all eight), each lane stepping past its face only where it draws. Before a
 //! sweep every lane's window is topped up to the most faces a battle can draw
@@ -81,7 +81,7 @@ pub(super) struct LaneTables {
     pair_odds: Option<[[u32; 32]; MAX_LANES]>,
     /// [`FrontierCombat::melee_cells`]: attacker's code | defender's code `<< 8`.
     cells: Vec<u32>,
-    /// `cells`, where it has at most 64 (two odds columns · five columns · six faces): read
+    /// `cells`, where it has at most 64 (two attacking sides · five columns · six faces): read
     /// by permutes, not a gather.
     cells64: Option<[u32; 64]>,
     /// `nearest_first[firer_lane]`: the array's lanes, nearest the firer's first, the
@@ -222,10 +222,14 @@ thread_local! {
 /// Lanes to a register.
 const WIDTH: usize = 8;
 
+/// The bytes a fetch reads from a lane's next face (two gathers of four).
+const FETCH_BYTES: usize = 8;
+
 /// Eight lanes' windows of faces, cut from their streams ahead of the draws.
 struct LaneFaces {
     /// Lane `i`'s window at `i · stride`, its faces one to a byte; spare bytes at the end,
-    /// for the gathers' reads of eight bytes from a lane's next face.
+    /// for the gathers' reads of [`FETCH_BYTES`] from a lane's next face (at most `stride`
+    /// into its window: the last lane's read ends at most at the last spare byte).
     bytes: Vec<u8>,
     stride: usize,
     /// Each lane's next face to draw, and the faces cut into its window.
@@ -242,7 +246,7 @@ impl LaneFaces {
         // it has no room left (for the bench battle, about once in thirteen battles).
         let stride = 4 * bound + 2 * FACES_PER_WORD as usize;
         Self {
-            bytes: vec![0; WIDTH * stride + 8],
+            bytes: vec![0; WIDTH * stride + FETCH_BYTES],
             stride,
             at: [0; WIDTH],
             end: [0; WIDTH],
@@ -308,7 +312,7 @@ pub(super) fn cut_word(word: u64) -> [u8; FACES_PER_WORD as usize] {
     faces
 }
 
-/// [`cut_word`]'s faces as the little-endian bytes of a `u64` (the first eight) and a
+/// `cut_word`'s faces as the little-endian bytes of a `u64` (the first eight) and a
 /// `u32` (the last four).
 ///
 /// PERF: the three four-digit groups are joined in registers. Written as overlapping
@@ -632,8 +636,9 @@ mod avx2 {
                     leaders: load(lanes(|x| x.leaders)),
                 };
             }
-            // The window is the same (it is topped up only between sweeps), so `chunk` still
-            // holds the faces from `chunk_start`: a draw takes its face there or gathers.
+            // The window is the same (it is topped up only between sweeps), so `chunk` and
+            // `chunk_next` still hold the faces from `chunk_start`: a draw takes its face
+            // there or gathers.
             self.shift = _mm256_slli_epi32::<3>(_mm256_sub_epi32(load(at), self.chunk_start));
         }
 
@@ -680,8 +685,12 @@ mod avx2 {
         #[inline]
         unsafe fn fetch(&mut self, drawn: V) {
             let at = _mm256_add_epi32(self.window_start, drawn);
+            debug_assert!(store(at)
+                .iter()
+                .all(|&at| at as usize + super::FETCH_BYTES <= self.faces.bytes.len()));
             let bytes = self.faces.bytes.as_ptr().cast();
             self.chunk = _mm256_i32gather_epi32::<1>(bytes, at);
+            const { assert!(super::FETCH_BYTES == 8) };
             self.chunk_next = _mm256_i32gather_epi32::<1>(bytes, _mm256_add_epi32(at, set1(4)));
             self.chunk_start = drawn;
             self.shift = _mm256_setzero_si256();
