@@ -285,16 +285,31 @@ impl EngagementKernel {
         use crate::dice::lanes::avx2::{group32, join, narrow, take, Streams, GROUPS32};
         use std::arch::x86_64::*;
         // Every 32-bit value below is under 2^31 (strengths and rounds below 2^16, keys
-        // below `Tally::MAX_SLOTS + LANES`), so AVX2's signed compares order them as
-        // unsigned.
+        // below `Tally::MAX_SLOTS + LANES`, entries below `StateTable::MAX_ENTRIES`), so
+        // AVX2's signed compares order them as unsigned.
         let packed = pack(self);
         let rows = RowTable::new(self);
+        let by_states = StateTable::new(&packed, &rows, self.nsp);
+        #[cfg(test)]
+        BY_STATES.with(|c| {
+            let mut ran = c.get();
+            ran[usize::from(by_states.is_some())] += 1;
+            c.set(ran);
+        });
         let [init_a, init_b] = self.nsp;
         let splat = |v: u32| _mm256_set1_epi32(v as i32);
-        let (v_init_a, v_init_b) = (splat(init_a), splat(init_b));
-        let v_first_row = splat(self.first_row as u32);
+        // A lane's state: its fleets' strengths as `a << shift | b`.
+        let init_ab = init_a << rows.shift | init_b;
+        let v_init_ab = splat(init_ab);
         let (v_zero, v_one, v_three, v_seven, v_all) =
             (splat(0), splat(1), splat(3), splat(7), splat(u32::MAX));
+        let v_low_b = splat((1 << rows.shift) - 1);
+        let (v_36, v_low16, v_byte, v_ends) = (
+            splat(36),
+            splat(0xFFFF),
+            splat(0xFF),
+            splat(StateTable::ENDS),
+        );
         let v_limit = splat(self.round_limit);
         let v_last_result = splat(EngagementResult::COUNT as u32 - 1);
         let v_shift = _mm_cvtsi32_si128(rows.shift as i32);
@@ -302,10 +317,8 @@ impl EngagementKernel {
         let v_joint_shift = _mm_cvtsi32_si128(tally.joint_shift.unwrap_or(0) as i32);
         let v_faces = _mm256_set1_epi64x(36);
         let mut streams = Streams::new(lanes);
-        let mut nsp_a = [v_init_a; GROUPS32];
-        let mut nsp_b = [v_init_b; GROUPS32];
+        let mut ab = [v_init_ab; GROUPS32];
         let mut round = [v_one; GROUPS32];
-        let mut row = [v_first_row; GROUPS32];
         let mut left: [__m256i; GROUPS32] =
             std::array::from_fn(|g| group32(g, |l| lane_battles(n, l) as u32));
         // A lane that did not end a counted engagement counts in its own spare slot past
@@ -320,10 +333,12 @@ impl EngagementKernel {
         let mut sweeps = 0;
         while left.iter().any(|&l| _mm256_testz_si256(l, l) == 0) {
             sweeps += 1;
-            // PERF: every register's round effects are gathered first, then the registers
-            // step: the gathers (a chain row → effect → next row in each register) overlap.
-            let mut effects = [v_zero; GROUPS32];
-            for (h, effect) in effects.iter_mut().enumerate() {
+            // PERF: every register's rounds are looked up first, then the registers step:
+            // the gathers (a chain state → round → next state in each register) overlap.
+            // Each round is a `StateTable` entry: one gather where the table is small (the
+            // bench's 6 v 4), else built from the row's effect (two gathers).
+            let mut entries = [v_zero; GROUPS32];
+            for (h, entry) in entries.iter_mut().enumerate() {
                 // The round's dice, `take(36)` of each lane's next word: the four lanes of
                 // group `2h` and of group `2h + 1`, narrowed to 32 bits.
                 // (No closure here: one would not inherit the target features.)
@@ -331,37 +346,62 @@ impl EngagementKernel {
                     narrow(take(streams.next(2 * h), v_faces)),
                     narrow(take(streams.next(2 * h + 1), v_faces)),
                 );
-                *effect = _mm256_i32gather_epi32::<4>(
-                    packed.as_ptr().cast(),
-                    _mm256_add_epi32(row[h], f),
-                );
+                *entry = match &by_states {
+                    Some(table) => _mm256_i32gather_epi32::<4>(
+                        table.entries.as_ptr().cast(),
+                        _mm256_add_epi32(_mm256_mullo_epi32(ab[h], v_36), f),
+                    ),
+                    None => {
+                        // `StateTable::entry`, in the registers.
+                        let row = _mm256_i32gather_epi32::<4>(rows.rows.as_ptr().cast(), ab[h]);
+                        let e = _mm256_i32gather_epi32::<4>(
+                            packed.as_ptr().cast(),
+                            _mm256_add_epi32(row, f),
+                        );
+                        let (a, b) = (
+                            _mm256_srl_epi32(ab[h], v_shift),
+                            _mm256_and_si256(ab[h], v_low_b),
+                        );
+                        let lost_a = _mm256_and_si256(e, v_three);
+                        let lost_b = _mm256_and_si256(_mm256_srli_epi32::<2>(e), v_three);
+                        let a = _mm256_sub_epi32(a, _mm256_min_epu32(lost_a, a));
+                        let b = _mm256_sub_epi32(b, _mm256_min_epu32(lost_b, b));
+                        let gone = _mm256_or_si256(
+                            _mm256_cmpeq_epi32(a, v_zero),
+                            _mm256_cmpeq_epi32(b, v_zero),
+                        );
+                        let otherwise = _mm256_and_si256(_mm256_srli_epi32::<8>(e), v_seven);
+                        let destroyed = _mm256_and_si256(_mm256_srli_epi32::<5>(e), v_seven);
+                        let code = _mm256_blendv_epi8(otherwise, destroyed, gone);
+                        let ends = _mm256_or_si256(
+                            gone,
+                            _mm256_xor_si256(_mm256_cmpeq_epi32(otherwise, v_seven), v_all),
+                        );
+                        _mm256_or_si256(
+                            _mm256_or_si256(_mm256_sll_epi32(a, v_shift), b),
+                            _mm256_or_si256(
+                                _mm256_slli_epi32::<16>(code),
+                                _mm256_and_si256(ends, v_ends),
+                            ),
+                        )
+                    }
+                };
             }
             for h in 0..GROUPS32 {
                 let idle = _mm256_cmpeq_epi32(left[h], v_zero);
-                let e = effects[h];
-                let lost_a = _mm256_and_si256(e, v_three);
-                let lost_b = _mm256_and_si256(_mm256_srli_epi32::<2>(e), v_three);
-                let a = _mm256_sub_epi32(nsp_a[h], _mm256_min_epu32(lost_a, nsp_a[h]));
-                let b = _mm256_sub_epi32(nsp_b[h], _mm256_min_epu32(lost_b, nsp_b[h]));
-                let gone =
-                    _mm256_or_si256(_mm256_cmpeq_epi32(a, v_zero), _mm256_cmpeq_epi32(b, v_zero));
-                let otherwise = _mm256_and_si256(_mm256_srli_epi32::<8>(e), v_seven);
+                let e = entries[h];
+                let next_ab = _mm256_and_si256(e, v_low16);
+                let code = _mm256_and_si256(_mm256_srli_epi32::<16>(e), v_byte);
+                let ends = _mm256_cmpeq_epi32(_mm256_and_si256(e, v_ends), v_ends);
                 let d = _mm256_or_si256(
-                    _mm256_or_si256(
-                        gone,
-                        _mm256_xor_si256(_mm256_cmpeq_epi32(otherwise, v_seven), v_all),
-                    ),
+                    ends,
                     _mm256_xor_si256(_mm256_cmpgt_epi32(v_limit, round[h]), v_all),
                 );
                 let counted = _mm256_andnot_si256(idle, d);
-                let destroyed = _mm256_and_si256(_mm256_srli_epi32::<5>(e), v_seven);
-                let code = _mm256_blendv_epi8(otherwise, destroyed, gone);
                 let result = _mm256_min_epu32(code, v_last_result);
                 let key_result = _mm256_or_si256(_mm256_slli_epi32::<3>(round[h]), result);
-                let key_losses = _mm256_or_si256(
-                    _mm256_sll_epi32(_mm256_sub_epi32(v_init_a, a), v_shift),
-                    _mm256_sub_epi32(v_init_b, b),
-                );
+                // `(init_a − a) << shift | (init_b − b)`: no borrow, `b ≤ init_b`.
+                let key_losses = _mm256_sub_epi32(v_init_ab, next_ab);
                 let key_result = if JOINT {
                     _mm256_or_si256(_mm256_sll_epi32(key_result, v_joint_shift), key_losses)
                 } else {
@@ -373,14 +413,8 @@ impl EngagementKernel {
                     let slot_losses = _mm256_blendv_epi8(spare_losses[h], key_losses, counted);
                     _mm256_storeu_si256(keys_losses.as_mut_ptr().add(8 * h).cast(), slot_losses);
                 }
-                let next_row = _mm256_i32gather_epi32::<4>(
-                    rows.rows.as_ptr().cast(),
-                    _mm256_add_epi32(_mm256_sll_epi32(a, v_shift), b),
-                );
-                nsp_a[h] = _mm256_blendv_epi8(a, v_init_a, d);
-                nsp_b[h] = _mm256_blendv_epi8(b, v_init_b, d);
+                ab[h] = _mm256_blendv_epi8(next_ab, v_init_ab, d);
                 round[h] = _mm256_blendv_epi8(_mm256_add_epi32(round[h], v_one), v_one, d);
-                row[h] = _mm256_blendv_epi8(next_row, v_first_row, d);
                 // `counted` is −1 where set.
                 left[h] = _mm256_add_epi32(left[h], counted);
             }
@@ -571,6 +605,66 @@ impl RowTable {
 }
 
 #[cfg(test)]
+thread_local! {
+    /// AVX2 sweeps run with each round from the rows' effects (two gathers) and from a
+    /// [`StateTable`] (one), for the tests, which check that both ran.
+    static BY_STATES: std::cell::Cell<[u64; 2]> = const { std::cell::Cell::new([0; 2]) };
+    /// Set by the tests to run the AVX2 sweep from the rows' effects whatever the table's
+    /// size.
+    static NO_STATE_TABLE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// A round's outcome from each state of the fleets, for the AVX2 sweep: entry
+/// `(a << shift | b) · 36 + faces` holds the strengths after the round (`a' << shift | b'`,
+/// bits 0–15), the result code (bits 16–23: destroyed where a fleet is gone, else the
+/// result otherwise) and whether the engagement ends ([`Self::ENDS`]: a fleet gone or a
+/// result otherwise), so a round is one gather, not two (the row, then its effect).
+struct StateTable {
+    entries: Vec<u32>,
+}
+
+impl StateTable {
+    /// The bit of an entry whose engagement ends.
+    const ENDS: u32 = 1 << 24;
+    /// Most entries (64 KB: the bench's 6 v 4 has 2,016).
+    const MAX_ENTRIES: usize = 1 << 14;
+
+    /// The table, where it has at most [`Self::MAX_ENTRIES`] entries.
+    fn new(packed: &[u32], rows: &RowTable, nsp: [u32; 2]) -> Option<Self> {
+        let states = rows.rows.len();
+        #[cfg(test)]
+        if NO_STATE_TABLE.with(std::cell::Cell::get) {
+            return None;
+        }
+        if states * 36 > Self::MAX_ENTRIES {
+            return None;
+        }
+        let mut entries = vec![0; states * 36];
+        for a in 0..=nsp[0] {
+            for b in 0..=nsp[1] {
+                let state = (a << rows.shift | b) as usize;
+                let row = rows.rows[state] as usize;
+                for f in 0..36 {
+                    entries[state * 36 + f] = Self::entry(packed[row + f], a, b, rows.shift);
+                }
+            }
+        }
+        Some(Self { entries })
+    }
+
+    /// The entry for a round of packed effect `e` (`pack`) between fleets of `a` and `b`.
+    fn entry(e: u32, a: u32, b: u32, shift: u32) -> u32 {
+        let (lost_a, lost_b) = (e & 3, e >> 2 & 3);
+        let (a, b) = (a - lost_a.min(a), b - lost_b.min(b));
+        let gone = a == 0 || b == 0;
+        let (destroyed, otherwise) = (e >> 5 & 7, e >> 8 & 7);
+        let code = if gone { destroyed } else { otherwise };
+        let ends = gone || otherwise != u32::from(CONTINUES);
+        (a << shift | b) | code << 16 | if ends { Self::ENDS } else { 0 }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::rules::d6table::D6Table;
@@ -655,10 +749,17 @@ mod tests {
                         });
                     assert_eq!(h, expected, "case {case}, {n} engagements, lane by lane");
                     assert_eq!(words, keys + rounds.iter().sum::<u64>());
-                    // All at once, whatever `n`, in every form the CPU has.
-                    for form in VectorForm::ALL {
+                    // All at once, whatever `n`, in every form the CPU has (AVX2's with its
+                    // rounds from a `StateTable` where it is small, and without).
+                    for (form, no_table) in VectorForm::ALL
+                        .into_iter()
+                        .flat_map(|form| [(form, false), (form, true)])
+                    {
+                        NO_STATE_TABLE.with(|c| c.set(no_table));
                         let mut h = EngagementHistogram::new(engagement);
-                        if let Some(swept) = kernel.all_at_once_in(form, &lanes, n, &mut h) {
+                        let swept = kernel.all_at_once_in(form, &lanes, n, &mut h);
+                        NO_STATE_TABLE.with(|c| c.set(false));
+                        if let Some(swept) = swept {
                             assert_eq!(h, expected, "case {case}, {n} engagements, {form:?}");
                             assert_eq!(swept, sweeps, "case {case}, n {n}, {form:?}");
                             at_once[form as usize] += 1;
@@ -680,6 +781,10 @@ mod tests {
         assert!(joint_keys.iter().all(|&k| k > 0), "{joint_keys:?}");
         VectorForm::assert_ran_where_available(at_once);
         assert_eq!(as_run_at_once > 0, VectorForm::detect().is_some());
+        if VectorForm::Avx2.available() {
+            let [by_rows, by_states] = BY_STATES.with(std::cell::Cell::get);
+            assert!(by_rows > 0 && by_states > 0, "{by_rows} {by_states}");
+        }
     }
 
     /// Count tables too large for the lanes (an engagement that does not validate): fought
