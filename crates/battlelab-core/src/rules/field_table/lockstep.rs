@@ -6,7 +6,8 @@
 //! predictor learns, and every battle pays for it, and for its counts, in scalar
 //! instructions. Here the [`LANES`] lanes of [`FieldKernel::fight_block`] advance
 //! together, a round each a sweep, in four AVX-512 registers of eight (or, on CPUs without
-//! AVX-512, eight AVX2 registers of four): each lane's own xoshiro256++ stream steps in
+//! AVX-512, the streams in eight AVX2 registers of four 64-bit lanes and the battles in
+//! four of eight 32-bit lanes): each lane's own xoshiro256++ stream steps in
 //! the registers and the round's value is cut by two 32-bit multiplies
 //! (`dice::lanes::avx512`, `dice::lanes::avx2`), and the next node is one gather. A lane whose battle ends counts it by
 //! (rounds, node), which fix its whole outcome, and starts its next battle in the same
