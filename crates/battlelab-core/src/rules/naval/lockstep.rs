@@ -177,8 +177,9 @@ impl Tally {
 impl EngagementKernel {
     /// `n` engagements in [`LANES`] lanes on the lanes' streams split from `dice`, counted
     /// into `h` (see the module docs): what a run's block does. The vector sweeps' tables
-    /// (the packed effects, the rows, the counts) are built once a call: at most about
-    /// 3 MiB (2 of them counts), about 0.16 MB at the largest engagement that validates.
+    /// (the packed effects, the rows, the counts, and for the AVX2 form the rounds by state,
+    /// at most 64 KB) are built once a call: at most about 3 MiB (2 of them counts), about
+    /// 0.16 MB at the largest engagement that validates.
     ///
     /// Returns the words drawn from all streams, the block's and the lanes' (for the
     /// benches' and `dice_count`'s words per engagement): the lanes' keys ([`LANES`] from
@@ -269,8 +270,10 @@ impl EngagementKernel {
     }
 
     /// The lanes' engagements with the lanes' streams in eight AVX2 registers of four and
-    /// the engagements in four of eight: [`Self::sweeps_avx512`]'s sweep, for CPUs without
-    /// AVX-512. Returns the sweeps (each draws a word in every lane).
+    /// the engagements in four of eight, for CPUs without AVX-512: [`Self::sweeps_avx512`]'s
+    /// engagements, a lane's state its strengths as `a << shift | b` and a round a
+    /// [`StateTable`] entry (one gather where the table is small, else built from the row's
+    /// effect). Returns the sweeps (each draws a word in every lane).
     ///
     /// # Safety
     /// The CPU must have AVX2, the round limit must be at least 1, [`Tally::fits`] must
@@ -286,7 +289,8 @@ impl EngagementKernel {
     ) -> u64 {
         use crate::dice::lanes::avx2::{group32, join, narrow, take, Streams, GROUPS32};
         use std::arch::x86_64::*;
-        // Every 32-bit value below is under 2^31 (strengths and rounds below 2^16, keys
+        // Every 32-bit value below is under 2^31 (strengths and rounds below 2^16, states
+        // below `Tally::MAX_SLOTS` in `StateTable::STATE_BITS` bits, keys
         // below `Tally::MAX_SLOTS + LANES`, entries below `StateTable::MAX_ENTRIES`), so
         // AVX2's signed compares order them as unsigned.
         let packed = pack(self);
@@ -306,9 +310,9 @@ impl EngagementKernel {
         let (v_zero, v_one, v_three, v_seven, v_all) =
             (splat(0), splat(1), splat(3), splat(7), splat(u32::MAX));
         let v_low_b = splat((1 << rows.shift) - 1);
-        let (v_36, v_low16, v_byte, v_ends) = (
+        let (v_36, v_state, v_byte, v_ends) = (
             splat(36),
-            splat(0xFFFF),
+            splat((1 << StateTable::STATE_BITS) - 1),
             splat(0xFF),
             splat(StateTable::ENDS),
         );
@@ -382,7 +386,7 @@ impl EngagementKernel {
                         _mm256_or_si256(
                             _mm256_or_si256(_mm256_sll_epi32(a, v_shift), b),
                             _mm256_or_si256(
-                                _mm256_slli_epi32::<16>(code),
+                                _mm256_slli_epi32::<{ StateTable::STATE_BITS as i32 }>(code),
                                 _mm256_and_si256(ends, v_ends),
                             ),
                         )
@@ -392,8 +396,11 @@ impl EngagementKernel {
             for h in 0..GROUPS32 {
                 let idle = _mm256_cmpeq_epi32(left[h], v_zero);
                 let e = entries[h];
-                let next_ab = _mm256_and_si256(e, v_low16);
-                let code = _mm256_and_si256(_mm256_srli_epi32::<16>(e), v_byte);
+                let next_ab = _mm256_and_si256(e, v_state);
+                let code = _mm256_and_si256(
+                    _mm256_srli_epi32::<{ StateTable::STATE_BITS as i32 }>(e),
+                    v_byte,
+                );
                 let ends = _mm256_cmpeq_epi32(_mm256_and_si256(e, v_ends), v_ends);
                 let d = _mm256_or_si256(
                     ends,
@@ -618,16 +625,22 @@ thread_local! {
 
 /// A round's outcome from each state of the fleets, for the AVX2 sweep: entry
 /// `(a << shift | b) · 36 + faces` holds the strengths after the round (`a' << shift | b'`,
-/// bits 0–15), the result code (bits 16–23: destroyed where a fleet is gone, else the
-/// result otherwise) and whether the engagement ends ([`Self::ENDS`]: a fleet gone or a
-/// result otherwise), so a round is one gather, not two (the row, then its effect).
+/// the low [`Self::STATE_BITS`] bits), the result code (the next eight: destroyed where a
+/// fleet is gone, else the result otherwise) and whether the engagement ends
+/// ([`Self::ENDS`]: a fleet gone or a result otherwise), so a round is one gather, not two
+/// (the row, then its effect). Where the table would be large the sweep builds the same
+/// entry in the registers from the two gathers, so a state has `STATE_BITS` there too.
 struct StateTable {
     entries: Vec<u32>,
 }
 
 impl StateTable {
-    /// The bit of an entry whose engagement ends.
-    const ENDS: u32 = 1 << 24;
+    /// The bits of an entry's state: every state is below `Tally::MAX_SLOTS` (`Tally::fits`
+    /// bounds the row table by it).
+    const STATE_BITS: u32 = 20;
+    /// The bit of an entry whose engagement ends (below bit 31: AVX2's compares are
+    /// signed).
+    const ENDS: u32 = 1 << (Self::STATE_BITS + 8);
     /// Most entries (64 KB: the bench's 6 v 4 has 2,016).
     const MAX_ENTRIES: usize = 1 << 14;
 
@@ -662,9 +675,11 @@ impl StateTable {
         let (destroyed, otherwise) = (e >> 5 & 7, e >> 8 & 7);
         let code = if gone { destroyed } else { otherwise };
         let ends = gone || otherwise != u32::from(CONTINUES);
-        (a << shift | b) | code << 16 | if ends { Self::ENDS } else { 0 }
+        (a << shift | b) | code << Self::STATE_BITS | if ends { Self::ENDS } else { 0 }
     }
 }
+
+const _: () = assert!(Tally::MAX_SLOTS <= 1 << StateTable::STATE_BITS);
 
 #[cfg(test)]
 mod tests {
@@ -786,6 +801,32 @@ mod tests {
         if VectorForm::Avx2.available() {
             let [by_rows, by_states] = BY_STATES.with(std::cell::Cell::get);
             assert!(by_rows > 0 && by_states > 0, "{by_rows} {by_states}");
+        }
+    }
+
+    /// Fleets whose state (`a << shift | b`) passes 16 bits (300 v 300, never validated,
+    /// within the count tables): all at once, in every form the CPU has, as lane by lane.
+    /// (A state cut to 16 bits in the AVX2 sweep's entry gave wrong counts here.)
+    #[test]
+    fn states_past_sixteen_bits_are_fought_as_lane_by_lane() {
+        let naval = NavalCombat::new(D6Table::naval()).unwrap();
+        for (a, b) in [(300, 300), (130, 300)] {
+            let engagement = at_sea(fleet(a, 2), fleet(b, 1), 20);
+            let kernel = naval.kernel(&engagement);
+            assert!(Tally::fits(&kernel));
+            assert!(RowTable::len_for(kernel.nsp) > 1 << 16);
+            let n = 65_536;
+            let lanes = DiceStream::for_block(7, n).lane_states();
+            let (expected, _) = reference(&naval, &engagement, &lanes, n);
+            let mut ran = 0;
+            for form in VectorForm::ALL {
+                let mut h = EngagementHistogram::new(&engagement);
+                if kernel.all_at_once_in(form, &lanes, n, &mut h).is_some() {
+                    assert_eq!(h, expected, "{a} v {b}, {form:?}");
+                    ran += 1;
+                }
+            }
+            assert_eq!(ran > 0, VectorForm::detect().is_some());
         }
     }
 
