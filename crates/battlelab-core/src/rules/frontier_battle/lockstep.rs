@@ -366,7 +366,7 @@ mod avx2 {
     use crate::rules::frontier::MAX_LEADER;
     use crate::rules::frontier_battle::{
         BattleDice, BattleOutcome, FrontierCombat, FrontierHistogram, MovePolicy, SideState,
-        MAX_UNITS, SMALL_STACK_KEYS,
+        MAX_LANES, MAX_UNITS, SMALL_STACK_KEYS,
     };
 
     type V = __m256i;
@@ -391,11 +391,32 @@ mod avx2 {
         _mm256_xor_si256(is_zero(v), _mm256_set1_epi32(-1))
     }
 
-    /// All ones in the lanes where bit `b` of `v` is set.
+    /// `BITS[b]`: bit `b` in each of eight lanes, read as a register. (PERF: a shift, a move
+    /// and a broadcast a test were 2% of the sweeps' instructions.)
+    #[repr(C, align(32))]
+    struct Lanes8([u32; 8]);
+    static BITS: [Lanes8; 32] = {
+        let mut bits = [const { Lanes8([0; 8]) }; 32];
+        let mut b = 0;
+        while b < 32 {
+            bits[b] = Lanes8([1 << b; 8]);
+            b += 1;
+        }
+        bits
+    };
+
+    /// Bit `b` (below 32) in every lane.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn bit(b: usize) -> V {
+        _mm256_load_si256(BITS[b].0.as_ptr().cast())
+    }
+
+    /// All ones in the lanes where bit `b` (below 32) of `v` is set.
     #[target_feature(enable = "avx2")]
     #[inline]
     unsafe fn has_bit(v: V, b: usize) -> V {
-        let bit = set1(1 << b);
+        let bit = bit(b);
         _mm256_cmpeq_epi32(_mm256_and_si256(v, bit), bit)
     }
 
@@ -542,20 +563,32 @@ mod avx2 {
     struct SideConsts<'a> {
         all: V,
         units: usize,
-        /// `lane_units[lane]`: the side's one stack in that lane.
-        lane_units: [u32; 8],
         first_unit: [u32; 8],
-        leader: [u32; 8],
-        fire_faces: [u32; MAX_UNITS],
         unit_lane: [usize; MAX_UNITS],
+        // PERF: the constants the loops over units and lanes read, as registers (a load
+        // and a broadcast each time they were read).
+        /// `lane_units_v[lane]`: the side's one stack in that lane; `leader_v[lane]`: its
+        /// leader's rating; the units' fire faces, and their recovery faces with their
+        /// stack's leader (`recover_with`) and without one (`recover_alone`).
+        lane_units_v: [V; MAX_LANES],
+        leader_v: [V; MAX_LANES],
+        fire_faces: [V; MAX_UNITS],
+        recover_with: [V; MAX_UNITS],
+        recover_alone: V,
         regular: V,
         non_warrior: V,
         /// The stacks (lanes) that start with a leader.
         leader_stacks: V,
-        recover_faces: [u32; MAX_LEADER as usize + 1],
         melee_losses: &'a [u32],
         aggressive: bool,
         avoid_melee: bool,
+        /// `scan[firer_lane][k]`: the units of the side's stack (lane) that is `k`-th
+        /// farthest from a firer of the other side in `firer_lane`, and that lane, as
+        /// registers (the order fire scans for a target in: `LaneTables::nearest_first`
+        /// reversed). PERF: read as they stand, not loaded from two tables and broadcast
+        /// in the scan (its loop control and broadcasts were 5% of the sweeps'
+        /// instructions).
+        scan: [[[V; 2]; MAX_LANES]; MAX_LANES],
     }
 
     /// The sweeps of one register's lanes over their battles: the lanes' dice, the
@@ -702,8 +735,8 @@ mod avx2 {
         unsafe fn lanes_holding(&self, side: usize, units: V) -> V {
             let mut lanes = _mm256_setzero_si256();
             for l in 0..self.combat.lanes {
-                let held = non_zero(and(units, set1(self.sides[side].lane_units[l])));
-                lanes = or(lanes, and(held, set1(1 << l)));
+                let held = non_zero(and(units, self.sides[side].lane_units_v[l]));
+                lanes = or(lanes, and(held, bit(l)));
             }
             lanes
         }
@@ -714,7 +747,7 @@ mod avx2 {
         unsafe fn leader_of(&self, side: usize, l: usize) -> V {
             and(
                 has_bit(self.st[side].leaders, l),
-                set1(self.sides[side].leader[l]),
+                self.sides[side].leader_v[l],
             )
         }
 
@@ -727,7 +760,7 @@ mod avx2 {
             let rolls = and(m, select(of_b, b, a));
             let face = self.draw(rolls);
             let lost = and(
-                and(rolls, set1(1 << l)),
+                and(rolls, bit(l)),
                 _mm256_cmpgt_epi32(set1(self.combat.battle.leader_loss.0), face),
             );
             self.st[1].leaders = and_not(self.st[1].leaders, and(lost, of_b));
@@ -787,14 +820,11 @@ mod avx2 {
                 // scanned from the farthest, each that holds one overriding the last.
                 let mut pick = _mm256_setzero_si256();
                 let mut target_lane = _mm256_setzero_si256();
-                for &l in self.tables.nearest_first[lane][..self.combat.lanes]
-                    .iter()
-                    .rev()
-                {
-                    let there = and(set, set1(self.sides[enemy].lane_units[usize::from(l)]));
+                for &[units, l] in &self.sides[enemy].scan[lane][..self.combat.lanes] {
+                    let there = and(set, units);
                     let none = is_zero(there);
                     pick = select(none, pick, there);
-                    target_lane = select(none, target_lane, set1(u32::from(l)));
+                    target_lane = select(none, target_lane, l);
                 }
                 let bit = and(
                     fires,
@@ -802,7 +832,7 @@ mod avx2 {
                 );
                 set = and_not(set, bit);
                 let face = self.draw(fires);
-                let hit = has_bits(set1(self.sides[side].fire_faces[u]), face);
+                let hit = has_bits(self.sides[side].fire_faces[u], face);
                 // A hit is wasted on a unit eliminated in an earlier pass: the enemy's state
                 // changes only at a pass's end, its own lane's, so this is the state at the
                 // pass's start.
@@ -867,7 +897,7 @@ mod avx2 {
                     let mut rolls = has_bit(rolling, l);
                     let c = &self.sides[side];
                     let enemy_atop = has_bit(atop, l);
-                    let here = and(set1(c.lane_units[l]), in_play[side]);
+                    let here = and(c.lane_units_v[l], in_play[side]);
                     let movers = and(here, normal[side]);
                     let leader = self.leader_of(side, l);
                     let led = non_zero(leader);
@@ -899,7 +929,7 @@ mod avx2 {
                         attacker_b[l],
                     );
                     moved[l] = select(attacks, movers, moved[l]);
-                    started[side] = or(started[side], and(and(attacks, success), set1(1 << l)));
+                    started[side] = or(started[side], and(and(attacks, success), bit(l)));
                 }
             }
             let melees = or(started[0], started[1]);
@@ -938,7 +968,7 @@ mod avx2 {
             let mut fighting_keys = [zero; 2];
             for s in 0..2 {
                 let c = &self.sides[s];
-                let stayed = and_not(set1(c.lane_units[l]), avoided);
+                let stayed = and_not(c.lane_units_v[l], avoided);
                 pool[s] = select(attacks[s], movers, stayed);
                 let st = &self.st[s];
                 let routed = and_not(st.hi, st.lo);
@@ -1078,16 +1108,14 @@ mod avx2 {
                 for u in 0..c.units {
                     let rolls = has_bit(rolling, u);
                     let c = &self.sides[side];
-                    let l = c.unit_lane[u];
-                    let with = c.recover_faces[(c.leader[l] as usize).min(MAX_LEADER as usize)];
                     let faces = select(
-                        has_bit(self.st[side].leaders, l),
-                        set1(with),
-                        set1(c.recover_faces[0]),
+                        has_bit(self.st[side].leaders, c.unit_lane[u]),
+                        c.recover_with[u],
+                        c.recover_alone,
                     );
                     let face = self.draw(rolls);
                     let ok = has_bits(faces, face);
-                    recovered = or(recovered, and(rolls, and(ok, set1(1 << u))));
+                    recovered = or(recovered, and(rolls, and(ok, bit(u))));
                 }
                 self.st[side].recover(recovered);
             }
@@ -1176,18 +1204,36 @@ mod avx2 {
             SideConsts {
                 all: set1(m.all),
                 units: combat.units[s].len(),
-                lane_units,
                 first_unit,
-                leader,
-                fire_faces: m.fire_faces.map(u32::from),
                 unit_lane: m.unit_lane.map(usize::from),
+                lane_units_v: std::array::from_fn(|l| set1(lane_units[l])),
+                leader_v: std::array::from_fn(|l| set1(leader[l])),
+                fire_faces: m.fire_faces.map(|f| set1(u32::from(f))),
+                recover_with: std::array::from_fn(|u| {
+                    let l = usize::from(m.unit_lane[u]);
+                    let rating = leader
+                        .get(l)
+                        .map_or(0, |&r| (r as usize).min(MAX_LEADER as usize));
+                    set1(u32::from(m.recover_faces[rating]))
+                }),
+                recover_alone: set1(u32::from(m.recover_faces[0])),
                 regular: set1(m.regular),
                 non_warrior: set1(m.non_warrior),
                 leader_stacks: set1(m.leader_stacks),
-                recover_faces: m.recover_faces.map(u32::from),
                 melee_losses: &tables.melee_losses[s],
                 aggressive: b.sides[s].move_policy == MovePolicy::Aggressive,
                 avoid_melee: b.sides[s].avoid_melee,
+                scan: std::array::from_fn(|firer_lane| {
+                    std::array::from_fn(|k| {
+                        let lanes = combat.lanes;
+                        if firer_lane < lanes && k < lanes {
+                            let l = tables.nearest_first[firer_lane][lanes - 1 - k];
+                            [set1(lane_units[usize::from(l)]), set1(u32::from(l))]
+                        } else {
+                            [_mm256_setzero_si256(); 2]
+                        }
+                    })
+                }),
             }
         });
         let bound = tables.faces_bound;
