@@ -15,7 +15,9 @@
 //! battle with second rows in three of side A's lanes, 15 units against 12: its lanes are
 //! fought one battle at a time, by the mask kernel's multi-row paths),
 //! `frontier-dice` (a frontier battle's 96 d6 cut as `PackedDice` cuts them, and no
-//! rules), `ratio-rescue`, `ratio-press`, `ratio-optimal`, `melee-duel` and
+//! rules), `ratio-rescue`, `ratio-press`, `ratio-optimal` (the bench's five-combat line
+//! with two reserves: joint counts), `ratio-four` (its four-combat line under `rescue`:
+//! signatures), `melee-duel` and
 //! `melee-surrounded` (both 32 at once, `rules/melee/lockstep.rs`), `setup`, `naval` (one engagement at a time, not counted), `naval-record` (one
 //! at a time, each counted in a histogram) and `naval-lockstep` (32 at once, counted:
 //! `rules/naval/lockstep.rs`), `field` (the bench's field battle from its table, one at a
@@ -79,14 +81,20 @@ fn main() {
             h.result[0]
         }
         "frontier-dice" => scenarios::frontier_dice_floor(&mut dice, battles),
-        "ratio-rescue" | "ratio-press" | "ratio-optimal" => {
-            let policy = ReservePolicy::ALL
-                .into_iter()
-                .find(|p| kernel.ends_with(p.name()))
-                .expect("a listed policy");
-            let combat =
-                RatioCombat::new(scenarios::ratio_line(scenarios::RATIO_LINE, 2, 0, policy))
-                    .expect("the bench line is valid");
+        "ratio-rescue" | "ratio-press" | "ratio-optimal" | "ratio-four" => {
+            let (line, policy) = match kernel.as_str() {
+                // The bench's four-combat line: its signatures fit the signature bins.
+                "ratio-four" => ("1v1,1v1,1v1,2v1", ReservePolicy::Rescue),
+                _ => (
+                    scenarios::RATIO_LINE,
+                    ReservePolicy::ALL
+                        .into_iter()
+                        .find(|p| kernel.ends_with(p.name()))
+                        .expect("a listed policy"),
+                ),
+            };
+            let combat = RatioCombat::new(scenarios::ratio_line(line, 2, 0, policy))
+                .expect("the bench line is valid");
             // As runs and the bench do: blocks into one histogram.
             let mut h = RatioHistogram::for_signatures(&combat);
             combat.simulate_block(&mut dice, battles, &mut h);

@@ -299,14 +299,18 @@ unsafe fn sweeps_avx2<const R: usize, const BLOCK: usize, const DIFF: bool, cons
         }
         words += segments * active as u64 + u64::from(reserve_words);
         if !DIFF {
-            for l in 0..active {
-                let (mut tallies, mut states) = (0, 0);
-                for (c, step) in t.steps.iter().enumerate() {
-                    let code = codes_out[c][l] as u8;
-                    tallies += step.tallies[usize::from(code)];
-                    states += RatioCombat::state_term::<STATES>(code, step, c);
+            // Combat by combat over the lanes (every lane's codes are codes of the table,
+            // those of lanes with no battle left too).
+            let (mut tallies, mut states) = ([0u64; LANES], [0u64; LANES]);
+            for (c, (step, codes)) in t.steps.iter().zip(&codes_out).enumerate() {
+                for l in 0..LANES {
+                    let code = codes[l] as u8;
+                    tallies[l] += step.tallies[usize::from(code)];
+                    states[l] += RatioCombat::state_term::<STATES>(code, step, c);
                 }
-                count(tallies, out_used[l] as usize, states);
+            }
+            for l in 0..active {
+                count(tallies[l], out_used[l] as usize, states[l]);
             }
         } else {
             for l in 0..active {
