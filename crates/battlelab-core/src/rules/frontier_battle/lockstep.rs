@@ -815,13 +815,16 @@ mod avx2 {
             // of the sweeps' samples).
             let mut events = [const { MaybeUninit::<V>::uninit() }; MAX_UNITS];
             let mut event_lanes = [const { MaybeUninit::<V>::uninit() }; MAX_UNITS];
+            // The enemy's state through the loop, stored back after it (PERF: written
+            // through `self.st[enemy]`, it was stored at every firer).
+            let mut target = self.st[enemy];
             for u in 0..self.sides[side].units {
                 let fires = has_bit(firers, u);
                 // A pass ends where its targets are used up: its hits land, and a new
                 // one starts from the front.
                 let spent = and(fires, is_zero(set));
                 let landing = and(pass_hits, spent);
-                self.st[enemy].worsen(landing);
+                target.worsen(landing);
                 pass_hits = and_not(pass_hits, spent);
                 set = select(spent, in_play, set);
                 let lane = self.sides[side].unit_lane[u];
@@ -846,13 +849,14 @@ mod avx2 {
                 // A hit is wasted on a unit eliminated in an earlier pass: the enemy's state
                 // changes only at a pass's end, its own lane's, so this is the state at the
                 // pass's start.
-                let gone = and(self.st[enemy].lo, self.st[enemy].hi);
+                let gone = and(target.lo, target.hi);
                 let landed = and_not(and(bit, hit), gone);
                 pass_hits = or(pass_hits, landed);
                 events[u].write(and(non_zero(landed), has_bits(led, target_lane)));
                 event_lanes[u].write(target_lane);
             }
-            self.st[enemy].worsen(pass_hits);
+            target.worsen(pass_hits);
+            self.st[enemy] = target;
             // PERF: only the firers with an event in some lane roll (a roll in no lane draws
             // nothing).
             let mut rolling = 0u32;
