@@ -32,16 +32,20 @@
 //! the counts keep the rules' distribution.
 //!
 //! PERF (issue 16): see `docs/performance.md` ("Many battles at once: lanes") for the
-//! bench figures. A duel's phase is a fixed sequence of gathers (each side's unit after
+//! bench figures. A duel's phase is a fixed sequence of table reads (each side's unit after
 //! its wounds, the alias columns of two samples, the break sum) with no branch (the
 //! several-units sweep branches only to skip a group no lane of a register samples); an ended
 //! engagement is counted by one key, (phase, end, wounds taken by each side), which fixes
 //! the whole outcome, one increment an engagement, folded into the histogram at the end
 //! of the call. With several side-B units the key is (phase, end, models lost by each
-//! side); each unit's entry holds its group, margin and models lost, so one gather after
+//! side); each unit's entry holds its group, margin and models lost, so one read after
 //! its wounds gives its break margin, its models lost and its next group; a group no
 //! lane of a register samples is skipped (`profile melee-surrounded`, the bench's flank
-//! and rear: 24.2 M engagements/s lane by lane, 38.0 M in the sweeps).
+//! and rear: 24.2 M engagements/s lane by lane, 38.0 M in the sweeps). On the AMD EPYC
+//! (Zen 3) gathers held the sweeps' throughput, so the tables of at most 32 entries (a
+//! unit's entries after its wounds where no unit takes more than 31, the units present's
+//! entries) are read by permutes from registers ([`crate::dice::lanes::avx2::lookup32`]):
+//! 37.1 → 40.9 M engagements/s with several side-B units, 59.2 → 60.6 M for the duel.
 
 // The vector form is x86-64's; elsewhere its tables and helpers go unused.
 #![cfg_attr(not(target_arch = "x86_64"), allow(dead_code, unused_imports))]
@@ -337,7 +341,8 @@ struct Several<'a> {
     units: Vec<u32>,
     base: [u32; 1 + MAX_B_UNITS],
     total: [u32; 1 + MAX_B_UNITS],
-    /// `at_present[present]` (`EngageTables::at_present`), gathered as 32-bit words.
+    /// `at_present[present]` (`EngageTables::at_present`), read by permutes as 32-bit
+    /// words.
     at_present: &'a [PresentAt],
     a_groups: &'a [GroupRef],
     /// `break_sum[v]` of the combat (`EngageTables::break_sum`).

@@ -136,7 +136,7 @@ unsafe fn sweeps_avx2<const R: usize, const BLOCK: usize, const DIFF: bool, cons
     // Each lane's next word: what a battle peeks for its reserve dice, and draws next.
     let mut ahead: [__m256i; GROUPS] = std::array::from_fn(|g| streams.next(g));
     // Where the policy does not read the casualty-point difference, each combat's code in
-    // each lane (`codes_out[c][lane]`), summed into tallies and states lane by lane once
+    // each lane (`codes_out[c][lane]`), summed into tallies and states combat by combat once
     // the sweep is done: a few loads where two 64-bit gathers for eight lanes took a third
     // of the sweeps' time (with the count left out, the profile loop ran 116 M battles/s
     // without those gathers, 81 M with them).
