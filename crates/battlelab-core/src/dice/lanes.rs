@@ -362,13 +362,19 @@ pub(crate) mod avx2 {
 
     /// `table[index]` in each 32-bit lane, every `index` below 32: four permutes where a
     /// gather would read eight times (gathers were most of the melee sweeps' time on the
-    /// AMD EPYC).
+    /// AMD EPYC). An index past 31 would read `table[index & 31]`, a wrong value, not
+    /// memory out of bounds: callers keep every index below 32 (checked in debug builds).
     ///
     /// # Safety
     /// The CPU must have AVX2.
     #[target_feature(enable = "avx2")]
     #[inline]
     pub unsafe fn lookup32(table: &[__m256i; 4], index: __m256i) -> __m256i {
+        debug_assert!({
+            let mut lanes = [0u32; 8];
+            _mm256_storeu_si256(lanes.as_mut_ptr().cast(), index);
+            lanes.iter().all(|&i| i < 32)
+        });
         let (seven, fifteen) = (_mm256_set1_epi32(7), _mm256_set1_epi32(15));
         let pick = |low: __m256i, high: __m256i| {
             _mm256_blendv_epi8(

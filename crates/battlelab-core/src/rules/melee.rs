@@ -598,8 +598,9 @@ struct UnitAt {
 }
 
 /// One set of units present at the start of a phase, as [`MeleeCombat::engage`] reads it.
-/// (`repr(C)`: the several-units sweep of `melee/lockstep.rs` gathers `a_base` and `bonus`
-/// as the 32-bit words of `at_present`, [`PRESENT_AT_WORDS`] an entry.)
+/// (`repr(C)`, [`PRESENT_AT_WORDS`] 32-bit words an entry: the several-units sweep of
+/// `melee/lockstep.rs` reads `a_base` and `bonus` field by field into its tables by units
+/// present; the layout keeps an entry at 20 bytes.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(C)]
 struct PresentAt {
