@@ -2322,6 +2322,14 @@ mod tests {
         }
     }
 
+    /// `u` with discipline 10: it never flees, so it fights until destroyed.
+    pub(super) fn steady(u: UnitProfile) -> UnitProfile {
+        UnitProfile {
+            discipline: 10,
+            ..u
+        }
+    }
+
     #[test]
     fn thresholds_at_every_edge() {
         // Skill: higher hits on 3+, equal or lower on 4+.
@@ -2454,17 +2462,11 @@ mod tests {
                 wounds: 2,
                 ..unit(60, 12, 3, 5, 3)
             },
-            UnitProfile {
-                discipline: 10,
-                ..unit(40, 20, 3, 3, 3)
-            },
+            steady(unit(40, 20, 3, 3, 3)),
         );
         big.round_limit = 50;
         cases.push(big);
-        let steady_unit = UnitProfile {
-            discipline: 10,
-            ..unit(8, 2, 3, 3, 6)
-        };
+        let steady_unit = steady(unit(8, 2, 3, 3, 6));
         let mut steady = Engagement::one_on_one(steady_unit.clone(), steady_unit);
         steady.round_limit = 3;
         cases.push(steady);

@@ -490,27 +490,22 @@ mod avx2 {
         )
     }
 
-    /// `table[index]` in each lane, `index` below 32: four permutes.
+    /// `table[index]` in each lane, `index` below 32: four permutes
+    /// ([`crate::dice::lanes::avx2::lookup32`] on the table's four registers).
     #[target_feature(enable = "avx2")]
     #[inline]
     unsafe fn lookup32(table: &[u32; 32], index: V) -> V {
-        let low = lookup16(table[..16].try_into().unwrap_unchecked(), index);
-        let high = lookup16(
-            table[16..].try_into().unwrap_unchecked(),
-            and(index, set1(15)),
-        );
-        select(_mm256_cmpgt_epi32(index, set1(15)), high, low)
+        let registers = std::array::from_fn(|r| _mm256_loadu_si256(table[8 * r..].as_ptr().cast()));
+        crate::dice::lanes::avx2::lookup32(&registers, index)
     }
 
     /// `table[index]` in each lane, `index` below 64: eight permutes.
     #[target_feature(enable = "avx2")]
     #[inline]
     unsafe fn lookup64(table: &[u32; 64], index: V) -> V {
-        let low = lookup32(table[..32].try_into().unwrap_unchecked(), index);
-        let high = lookup32(
-            table[32..].try_into().unwrap_unchecked(),
-            and(index, set1(31)),
-        );
+        let within = and(index, set1(31));
+        let low = lookup32(table[..32].try_into().unwrap_unchecked(), within);
+        let high = lookup32(table[32..].try_into().unwrap_unchecked(), within);
         select(_mm256_cmpgt_epi32(index, set1(31)), high, low)
     }
 
@@ -577,11 +572,11 @@ mod avx2 {
         unit_lane: [usize; MAX_UNITS],
         // PERF: the constants the loops over units and lanes read, as registers (a load
         // and a broadcast each time they were read).
-        /// `lane_units_v[lane]`: the side's one stack in that lane; `leader_v[lane]`: its
-        /// leader's rating; the units' fire faces, and their recovery faces with their
+        /// `lane_units[lane]`: the side's one stack in that lane; `leader_rating[lane]`: its
+        /// leader's rating (0 for none); the units' fire faces, and their recovery faces with their
         /// stack's leader (`recover_with`) and without one (`recover_alone`).
-        lane_units_v: [V; MAX_LANES],
-        leader_v: [V; MAX_LANES],
+        lane_units: [V; MAX_LANES],
+        leader_rating: [V; MAX_LANES],
         fire_faces: [V; MAX_UNITS],
         recover_with: [V; MAX_UNITS],
         recover_alone: V,
@@ -745,7 +740,7 @@ mod avx2 {
         unsafe fn lanes_holding(&self, side: usize, units: V) -> V {
             let mut lanes = _mm256_setzero_si256();
             for l in 0..self.combat.lanes {
-                let held = non_zero(and(units, self.sides[side].lane_units_v[l]));
+                let held = non_zero(and(units, self.sides[side].lane_units[l]));
                 lanes = or(lanes, and(held, bit(l)));
             }
             lanes
@@ -757,7 +752,7 @@ mod avx2 {
         unsafe fn leader_of(&self, side: usize, l: usize) -> V {
             and(
                 has_bit(self.st[side].leaders, l),
-                self.sides[side].leader_v[l],
+                self.sides[side].leader_rating[l],
             )
         }
 
@@ -911,7 +906,7 @@ mod avx2 {
                     let mut rolls = has_bit(rolling, l);
                     let c = &self.sides[side];
                     let enemy_atop = has_bit(atop, l);
-                    let here = and(c.lane_units_v[l], in_play[side]);
+                    let here = and(c.lane_units[l], in_play[side]);
                     let movers = and(here, normal[side]);
                     let leader = self.leader_of(side, l);
                     let led = non_zero(leader);
@@ -982,7 +977,7 @@ mod avx2 {
             let mut fighting_keys = [zero; 2];
             for s in 0..2 {
                 let c = &self.sides[s];
-                let stayed = and_not(c.lane_units_v[l], avoided);
+                let stayed = and_not(c.lane_units[l], avoided);
                 pool[s] = select(attacks[s], movers, stayed);
                 let st = &self.st[s];
                 let routed = and_not(st.hi, st.lo);
@@ -1220,8 +1215,8 @@ mod avx2 {
                 units: combat.units[s].len(),
                 first_unit,
                 unit_lane: m.unit_lane.map(usize::from),
-                lane_units_v: std::array::from_fn(|l| set1(lane_units[l])),
-                leader_v: std::array::from_fn(|l| set1(leader[l])),
+                lane_units: std::array::from_fn(|l| set1(lane_units[l])),
+                leader_rating: std::array::from_fn(|l| set1(leader[l])),
                 fire_faces: m.fire_faces.map(|f| set1(u32::from(f))),
                 recover_with: std::array::from_fn(|u| {
                     let l = usize::from(m.unit_lane[u]);

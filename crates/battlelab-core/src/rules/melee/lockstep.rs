@@ -920,7 +920,7 @@ impl MeleeCombat {
 mod tests {
     use super::*;
     use crate::dice::DiceStream;
-    use crate::rules::melee::tests::{engagement_cases, unit};
+    use crate::rules::melee::tests::{engagement_cases, steady, unit};
     use crate::rules::melee::{BreakDice, Engagement, EngagementEnd, UnitProfile};
 
     /// What a block's `n` engagements must count, from the rules' own phase step: lane
@@ -976,21 +976,11 @@ mod tests {
         let mut forty = Engagement::one_on_one(unit(40, 8, 3, 3, 3), unit(12, 4, 4, 3, 3));
         forty.round_limit = 6;
         cases.push(forty);
-        // A side B of 40 wounds that holds (discipline 10) until it has taken 32 and more,
+        // A side B of 40 wounds that holds (`steady`) until it has taken 32 and more,
         // beside an A of fewer than 32: a read past 31 would be wrong where only A's
         // wounds decided the read.
-        let mut past_31 = Engagement::one_on_one(
-            UnitProfile {
-                attacks: 1,
-                discipline: 10,
-                ..unit(30, 10, 5, 6, 3)
-            },
-            UnitProfile {
-                attacks: 1,
-                discipline: 10,
-                ..unit(40, 10, 3, 3, 1)
-            },
-        );
+        let mut past_31 =
+            Engagement::one_on_one(steady(unit(30, 10, 5, 6, 3)), steady(unit(40, 10, 3, 3, 1)));
         past_31.round_limit = 12;
         cases.push(past_31);
         let mut one_die = Engagement::one_on_one(unit(6, 3, 3, 3, 3), unit(6, 3, 3, 3, 3));
@@ -1040,10 +1030,7 @@ mod tests {
                 attacks: 3,
                 ..unit(20, 5, 3, 3, 3)
             },
-            UnitProfile {
-                discipline: 10,
-                ..unit(3, 3, 3, 3, 3)
-            },
+            steady(unit(3, 3, 3, 3, 3)),
         );
         outmatched
             .b
@@ -1054,24 +1041,20 @@ mod tests {
             .b
             .push((super::super::Facing::Flank, unit(5, 5, 3, 3, 3)));
         forty.round_limit = 6;
-        // Units that hold (discipline 10) until they have taken 32 wounds and more: a side-B
+        // Units that hold (`steady`) until they have taken 32 wounds and more: a side-B
         // unit of 40 beside an A of fewer than 32, and an A of exactly 32 (destroyed now
         // and then, its entry at 32 read).
-        let holds = |u: UnitProfile| UnitProfile {
-            discipline: 10,
-            ..u
-        };
         let mut b_past_31 =
-            Engagement::one_on_one(holds(unit(24, 6, 5, 5, 3)), holds(unit(40, 5, 3, 3, 1)));
+            Engagement::one_on_one(steady(unit(24, 6, 5, 5, 3)), steady(unit(40, 5, 3, 3, 1)));
         b_past_31
             .b
-            .push((super::super::Facing::Flank, holds(unit(2, 2, 3, 3, 1))));
+            .push((super::super::Facing::Flank, steady(unit(2, 2, 3, 3, 1))));
         b_past_31.round_limit = 24;
         let mut a_at_32 =
-            Engagement::one_on_one(holds(unit(32, 4, 3, 3, 1)), holds(unit(20, 6, 5, 5, 3)));
+            Engagement::one_on_one(steady(unit(32, 4, 3, 3, 1)), steady(unit(20, 6, 5, 5, 3)));
         a_at_32
             .b
-            .push((super::super::Facing::Flank, holds(unit(10, 4, 5, 5, 3))));
+            .push((super::super::Facing::Flank, steady(unit(10, 4, 5, 5, 3))));
         a_at_32.round_limit = 24;
         let cases: Vec<(bool, Engagement)> = duels
             .iter()
