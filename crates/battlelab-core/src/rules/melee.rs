@@ -557,6 +557,9 @@ fn flank_rear_bonus(facings: &[Facing], present: usize) -> u32 {
 struct EngageTables {
     /// Every group table's alias columns, one table after another.
     columns: Vec<AliasColumn>,
+    /// `columns` as the lanes' AVX2 sweeps read them first, a 64-bit word a column
+    /// ([`AliasColumn::lane_word`]).
+    lane_columns: Vec<u64>,
     /// `table_refs[slot][dice]`: the [`GroupTable`] of (hits, wounds) of a whole attack
     /// group in one draw, as a [`GroupRef`] into `columns`; slot `i` (1–4) is B unit `i`
     /// attacking A, slot `MAX_B_UNITS + i` A attacking B unit `i`. Groups of more dice
@@ -713,6 +716,7 @@ impl EngageTables {
             })
             .collect();
         Self {
+            lane_columns: columns.iter().map(|c| c.lane_word()).collect(),
             columns,
             table_refs,
             unit_at,
@@ -758,8 +762,9 @@ pub struct GroupTable {
 }
 
 /// One column of a [`GroupTable`]: words below `cut` give `below`, the rest `above`.
-/// Outcomes are packed `hits << 16 | wounds`. (`repr(C)`: the lanes' AVX2 sweeps
-/// gather `cut` and the two outcomes as the 64-bit words at offsets 0 and 8.)
+/// Outcomes are packed `hits << 16 | wounds`. (`repr(C)`: the lanes' AVX2 sweeps read
+/// a column as its [`AliasColumn::lane_word`], and gather `cut` as the 64-bit word at
+/// offset 0 only where a word's high half ties the cut's.)
 #[derive(Clone, Copy, Debug)]
 #[repr(C)]
 struct AliasColumn {
@@ -776,6 +781,16 @@ impl AliasColumn {
     fn pick(self, u: u64) -> u32 {
         let below = 0u32.wrapping_sub(u32::from(u < self.cut));
         self.above ^ ((self.above ^ self.below) & below)
+    }
+
+    /// The column in one word, as the lanes' AVX2 sweeps gather it: the cut's high half
+    /// in bits 32–63, the wounds above the cut in bits 16–31 and below it in bits 0–15. A
+    /// word whose high half differs from the cut's is ordered against the cut by the high
+    /// halves alone; one whose high half equals it (one word in 2^32) needs the whole cut
+    /// from [`Self`].
+    fn lane_word(self) -> u64 {
+        let wounds = |packed: u32| u64::from(unpack_outcome(packed).1);
+        self.cut >> 32 << 32 | wounds(self.above) << 16 | wounds(self.below)
     }
 }
 
