@@ -821,12 +821,15 @@ impl MeleeCombat {
                     let a_base = lookup32(&by_present[j], present[h]);
                     let group_a =
                         _mm256_i32gather_epi32::<4>(a_groups, _mm256_add_epi32(a_base, taken_a[h]));
-                    for (group, sum) in [(group_b, &mut on_a), (group_a, &mut on_b[j])] {
+                    // The wounds of `group` where it has dice, from a word of each lane that
+                    // samples it. (PERF: called twice, not looped over an array of the two
+                    // groups and their sums, which the compiler kept on the stack.)
+                    let mut sample = |group: __m256i| {
                         let draws = _mm256_andnot_si256(_mm256_cmpeq_epi32(group, v_zero), here[j]);
                         // PERF: a group no lane of the eight samples (a unit fled or gone,
                         // A's group on a rear unit, of no dice) is skipped: no step, no gathers.
                         if _mm256_testz_si256(draws, draws) != 0 {
-                            continue;
+                            return v_zero;
                         }
                         words += u64::from(lanes_in(_mm256_and_si256(draws, busy)));
                         let masks = wide(draws);
@@ -834,9 +837,10 @@ impl MeleeCombat {
                             streams.next_where(pair[0], masks[0]),
                             streams.next_where(pair[1], masks[1]),
                         ];
-                        let wounds = sample_wounds8(columns, group, u);
-                        *sum = _mm256_add_epi32(*sum, _mm256_and_si256(wounds, draws));
-                    }
+                        _mm256_and_si256(sample_wounds8(columns, group, u), draws)
+                    };
+                    on_a = _mm256_add_epi32(on_a, sample(group_b));
+                    on_b[j] = sample(group_a);
                 }
                 // Casualties, capped at the wounds each unit has left; who still has
                 // models (a unit not present suffered nothing and is masked out).
