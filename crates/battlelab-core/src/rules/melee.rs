@@ -557,9 +557,9 @@ fn flank_rear_bonus(facings: &[Facing], present: usize) -> u32 {
 struct EngageTables {
     /// Every group table's alias columns, one table after another.
     columns: Vec<AliasColumn>,
-    /// `columns` as the lanes' AVX2 sweeps read them first, a 64-bit word a column
+    /// `columns` as the lanes' AVX2 sweeps read them first, a 32-bit word a column
     /// ([`AliasColumn::lane_word`]).
-    lane_columns: Vec<u64>,
+    lane_columns: Vec<u32>,
     /// `table_refs[slot][dice]`: the [`GroupTable`] of (hits, wounds) of a whole attack
     /// group in one draw, as a [`GroupRef`] into `columns`; slot `i` (1–4) is B unit `i`
     /// attacking A, slot `MAX_B_UNITS + i` A attacking B unit `i`. Groups of more dice
@@ -631,6 +631,7 @@ impl EngageTables {
     ) -> Self {
         // Every table's columns in one array; `table_refs[slot][n]` names table n of slot.
         let mut columns = Vec::new();
+        let mut lane_columns = Vec::new();
         let table_refs: Vec<Vec<GroupRef>> = group_tables
             .into_iter()
             .map(|tables| {
@@ -640,6 +641,8 @@ impl EngageTables {
                         let bits = table.columns.len().trailing_zeros();
                         // At most 9 slots of 25 tables of 512 columns.
                         let offset = u32::try_from(columns.len()).expect("a few tables");
+                        lane_columns
+                            .extend((0..).zip(&table.columns).map(|(j, c)| c.lane_word(bits, j)));
                         columns.extend(table.columns);
                         offset << 4 | bits
                     })
@@ -716,7 +719,7 @@ impl EngageTables {
             })
             .collect();
         Self {
-            lane_columns: columns.iter().map(|c| c.lane_word()).collect(),
+            lane_columns,
             columns,
             table_refs,
             unit_at,
@@ -733,6 +736,15 @@ impl EngageTables {
 /// Attack groups of at most this many dice are sampled whole from a [`GroupTable`]
 /// (`(n + 1)(n + 2) / 2` outcomes; `36^n` fits in a `u128` for the exact counts).
 pub const MAX_TABLE_DICE: u32 = 24;
+
+/// The most bits that pick a [`GroupTable`]'s column: `(n + 1)(n + 2) / 2` outcomes of at
+/// most [`MAX_TABLE_DICE`] dice take at most 512 columns.
+const MAX_TABLE_BITS: u32 = 9;
+const _: () = assert!((MAX_TABLE_DICE + 1) * (MAX_TABLE_DICE + 2) / 2 <= 1 << MAX_TABLE_BITS);
+
+/// The bits of a column's cut, after those that pick the column, in its lane word
+/// ([`AliasColumn::lane_word`]).
+const LANE_CUT_BITS: u32 = 22;
 
 /// PERF: the joint law of (hits, wounds) of `n` identical attack dice, sampled from one
 /// 64-bit uniform. Rolling the group cost one chained multiply and two compares per die
@@ -762,11 +774,9 @@ pub struct GroupTable {
 }
 
 /// One column of a [`GroupTable`]: words below `cut` give `below`, the rest `above`.
-/// Outcomes are packed `hits << 16 | wounds`. (`repr(C)`: the lanes' AVX2 sweeps read
-/// a column as its [`AliasColumn::lane_word`], and gather `cut` as the 64-bit word at
-/// offset 0 only where a word's high half ties the cut's.)
+/// Outcomes are packed `hits << 16 | wounds`. (The lanes' AVX2 sweeps read a column as
+/// its [`AliasColumn::lane_word`].)
 #[derive(Clone, Copy, Debug)]
-#[repr(C)]
 struct AliasColumn {
     cut: u64,
     below: u32,
@@ -783,14 +793,20 @@ impl AliasColumn {
         self.above ^ ((self.above ^ self.below) & below)
     }
 
-    /// The column in one word, as the lanes' AVX2 sweeps gather it: the cut's high half
-    /// in bits 32–63, the wounds above the cut in bits 16–31 and below it in bits 0–15. A
-    /// word whose high half differs from the cut's is ordered against the cut by the high
-    /// halves alone; one whose high half equals it (one word in 2^32) needs the whole cut
-    /// from [`Self`].
-    fn lane_word(self) -> u64 {
-        let wounds = |packed: u32| u64::from(unpack_outcome(packed).1);
-        self.cut >> 32 << 32 | wounds(self.above) << 16 | wounds(self.below)
+    /// Column `j` of a table of `2^bits` columns in one 32-bit word, as the lanes' AVX2
+    /// sweeps gather it: the cut's [`LANE_CUT_BITS`]-bit prefix within the column (the bits
+    /// of `cut − start` after the `bits` that pick the column) in bits 10–31, and the wounds
+    /// above the cut in bits 5–9 and below it in bits 0–4 (at most [`MAX_TABLE_DICE`]). A
+    /// word of the column whose prefix differs from the cut's is ordered against the cut
+    /// by the prefixes alone; one whose prefix equals it (one word in 2^22) needs the whole
+    /// cut.
+    fn lane_word(self, bits: u32, j: u64) -> u32 {
+        const { assert!(MAX_TABLE_DICE < 32 && MAX_TABLE_BITS + LANE_CUT_BITS <= 32) };
+        debug_assert!((1..=MAX_TABLE_BITS).contains(&bits));
+        let start = j << (64 - bits);
+        let prefix = (self.cut - start) >> (64 - bits - LANE_CUT_BITS);
+        let wounds = |packed: u32| unpack_outcome(packed).1;
+        (prefix as u32) << 10 | wounds(self.above) << 5 | wounds(self.below)
     }
 }
 

@@ -46,15 +46,19 @@
 //! unit's entries after its wounds where no unit takes more than 31, the units present's
 //! entries) are read by permutes from registers ([`crate::dice::lanes::avx2::lookup32`]):
 //! 37.1 → 40.9 M engagements/s with several side-B units, 59.2 → 60.6 M for the duel. A
-//! sample gathers one 64-bit word a lane, not two ([`sample_wounds`]): about 9% faster with
-//! several side-B units and 14% for the duel (median of 20 paired runs).
+//! sample then gathered each lane's cut and outcomes as two 64-bit words; it gathers one
+//! 32-bit word a lane now, the cut's prefix and both outcomes' wounds ([`sample_wounds8`]),
+//! and a unit's two samples are no longer looped over an array the compiler kept on the
+//! stack: callgrind 195 → 162 instructions an engagement with several side-B units, 121 →
+//! 104 for the duel; 26% and 34% more engagements a second (median of 20 paired runs of
+//! `profile melee-surrounded` and `melee-duel`, 1e7 each, against the binary before).
 
 // The vector form is x86-64's; elsewhere its tables and helpers go unused.
 #![cfg_attr(not(target_arch = "x86_64"), allow(dead_code, unused_imports))]
 
 use super::{
-    EngagementHistogram, GroupRef, MeleeCombat, PresentAt, END_BY_FLAGS, END_COUNT, MAX_B_UNITS,
-    PRESENT_AT_WORDS,
+    AliasColumn, EngagementHistogram, GroupRef, MeleeCombat, PresentAt, END_BY_FLAGS, END_COUNT,
+    MAX_B_UNITS, PRESENT_AT_WORDS,
 };
 use crate::dice::lanes::{lane_battles, VectorForm, LANES};
 
@@ -419,96 +423,87 @@ impl<'a> Several<'a> {
     }
 }
 
-/// The wounds of the alias tables `group` (four [`GroupRef`]s naming tables) for the words
-/// `u`, four lanes (`MeleeCombat::sample_table`'s wounds): the column from the word's top
-/// bits, read as its one word in `lane_columns` (the cut's high half and the two outcomes'
-/// wounds, [`super::AliasColumn::lane_word`]). The word is below the cut where its high half
-/// is below the cut's; where some lane's high half equals the cut's (one word in 2^32),
-/// the four lanes' whole cuts are read from `columns` and compared. (A group of 0 reads
-/// column 0 and its outcome is not used.)
+/// The wounds of eight lanes' alias tables `group` ([`GroupRef`]s naming tables) for their
+/// words `u` (the low four lanes' in `u[0]`, the high four's in `u[1]`), as
+/// `MeleeCombat::sample_table` gives them: the column from the word's top bits, read as
+/// its 32-bit lane word (the cut's prefix within the column and both outcomes' wounds,
+/// [`super::AliasColumn::lane_word`]). The word is below the cut where its prefix is below
+/// the cut's. Where some lane's prefix equals the cut's (one word in 2^22), all eight lanes
+/// are read from their whole columns instead. (A group of 0 reads column 0 and its outcome
+/// is not used.)
 ///
-/// PERF: one gather of a 64-bit word a lane, not two (the cut, then both outcomes): the
-/// module's PERF note.
+/// PERF: one gather of a 32-bit word a lane, where two gathers of 64-bit words read a
+/// lane's cut and outcomes (the module's PERF note).
 ///
 /// # Safety
-/// The CPU must have AVX2, each group must name a table within `columns` (or be 0, with
+/// The CPU must have AVX2, each group must name a table of `columns` (or be 0, with
 /// `columns` not empty), and `lane_columns` must be `columns` as lane words.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn sample_wounds(
-    lane_columns: *const i64,
-    columns: *const i64,
-    group: std::arch::x86_64::__m128i,
-    u: std::arch::x86_64::__m256i,
-) -> std::arch::x86_64::__m128i {
-    use crate::dice::lanes::avx2::narrow;
+unsafe fn sample_wounds8(
+    (lane_columns, columns): (&[u32], &[AliasColumn]),
+    group: std::arch::x86_64::__m256i,
+    u: [std::arch::x86_64::__m256i; 2],
+) -> std::arch::x86_64::__m256i {
+    use super::LANE_CUT_BITS;
     use std::arch::x86_64::*;
-    let g = _mm256_cvtepu32_epi64(group);
-    let bits = _mm256_and_si256(g, _mm256_set1_epi64x(15));
-    let column = _mm256_add_epi64(
-        _mm256_srli_epi64::<4>(g),
-        _mm256_srlv_epi64(u, _mm256_sub_epi64(_mm256_set1_epi64x(64), bits)),
+    // The words' high halves, eight lanes: the column and the prefix are in them (a table
+    // has at most `MAX_TABLE_BITS` bits, and `MAX_TABLE_BITS + LANE_CUT_BITS <= 32`).
+    let odd = _mm256_setr_epi32(1, 3, 5, 7, 1, 3, 5, 7);
+    let high = _mm256_blend_epi32::<0xF0>(
+        _mm256_permutevar8x32_epi32(u[0], odd),
+        _mm256_permutevar8x32_epi32(u[1], odd),
     );
-    let word = _mm256_i64gather_epi64::<8>(lane_columns, column);
-    // Both high halves are below 2^32: a signed compare orders them.
-    let (cut_high, u_high) = (_mm256_srli_epi64::<32>(word), _mm256_srli_epi64::<32>(u));
-    let mut below = _mm256_cmpgt_epi64(cut_high, u_high);
-    let tie = _mm256_cmpeq_epi64(cut_high, u_high);
+    let bits = _mm256_and_si256(group, _mm256_set1_epi32(15));
+    // A shift by 32 (a group of 0) leaves 0.
+    let column = _mm256_add_epi32(
+        _mm256_srli_epi32::<4>(group),
+        _mm256_srlv_epi32(high, _mm256_sub_epi32(_mm256_set1_epi32(32), bits)),
+    );
+    let word = _mm256_i32gather_epi32::<4>(lane_columns.as_ptr().cast(), column);
+    const SHIFT: i32 = 32 - LANE_CUT_BITS as i32;
+    // Both prefixes are below 2^22: a signed compare orders them.
+    let (cut, prefix) = (
+        _mm256_srli_epi32::<SHIFT>(word),
+        _mm256_srli_epi32::<SHIFT>(_mm256_sllv_epi32(high, bits)),
+    );
+    let tie = _mm256_cmpeq_epi32(cut, prefix);
     if _mm256_testz_si256(tie, tie) == 0 {
-        below = below_whole_cut(columns, column, u);
+        return wounds_by_whole_columns(columns, group, u);
     }
-    // The wounds below the cut are the word's bits 0–15, above it bits 16–31.
-    let shift = _mm256_andnot_si256(below, _mm256_set1_epi64x(16));
-    narrow(_mm256_srlv_epi64(word, shift))
+    // The wounds below the cut are bits 0–4 of the lane word, above it bits 5–9.
+    let below = _mm256_cmpgt_epi32(cut, prefix);
+    let shift = _mm256_andnot_si256(below, _mm256_set1_epi32(5));
+    _mm256_and_si256(_mm256_srlv_epi32(word, shift), _mm256_set1_epi32(31))
 }
 
-/// Where `u` is below the whole cut of `column` in `columns`, four lanes ([`sample_wounds`]
-/// where the high halves tie).
+/// [`sample_wounds8`] lane by lane from the whole columns ([`AliasColumn::pick`]): where
+/// a word's prefix ties its cut's.
 ///
 /// # Safety
-/// As for [`sample_wounds`].
+/// As for [`sample_wounds8`].
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[cold]
 #[inline(never)]
-unsafe fn below_whole_cut(
-    columns: *const i64,
-    column: std::arch::x86_64::__m256i,
-    u: std::arch::x86_64::__m256i,
-) -> std::arch::x86_64::__m256i {
-    use std::arch::x86_64::*;
-    // An `AliasColumn` is two 64-bit words, the cut first.
-    let cut = _mm256_i64gather_epi64::<8>(columns, _mm256_slli_epi64::<1>(column));
-    // `u < cut`, unsigned: both with the sign bit flipped, compared signed.
-    let sign = _mm256_set1_epi64x(i64::MIN);
-    _mm256_cmpgt_epi64(_mm256_xor_si256(cut, sign), _mm256_xor_si256(u, sign))
-}
-
-/// The wounds of eight lanes' groups `group` ([`sample_wounds`]) for the words `u`: the
-/// low four lanes' from `u[0]`, the high four's from `u[1]`.
-///
-/// # Safety
-/// As for [`sample_wounds`].
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-#[inline]
-unsafe fn sample_wounds8(
-    tables: (*const i64, *const i64),
+unsafe fn wounds_by_whole_columns(
+    columns: &[AliasColumn],
     group: std::arch::x86_64::__m256i,
     u: [std::arch::x86_64::__m256i; 2],
 ) -> std::arch::x86_64::__m256i {
-    use crate::dice::lanes::avx2::join;
     use std::arch::x86_64::*;
-    let (lane_columns, columns) = tables;
-    let low = sample_wounds(lane_columns, columns, _mm256_castsi256_si128(group), u[0]);
-    let high = sample_wounds(
-        lane_columns,
-        columns,
-        _mm256_extracti128_si256::<1>(group),
-        u[1],
-    );
-    _mm256_and_si256(join(low, high), _mm256_set1_epi32(0xffff))
+    let (mut groups, mut words, mut wounds) = ([0u32; 8], [0u64; 8], [0u32; 8]);
+    _mm256_storeu_si256(groups.as_mut_ptr().cast(), group);
+    _mm256_storeu_si256(words.as_mut_ptr().cast(), u[0]);
+    _mm256_storeu_si256(words[4..].as_mut_ptr().cast(), u[1]);
+    for ((wounds, group), word) in wounds.iter_mut().zip(groups).zip(words) {
+        // A group of 0 picks column 0: `checked_shr` by 64 is `None`.
+        let within = word.checked_shr(64 - (group & 15)).unwrap_or(0);
+        let column = (group >> 4) as usize + within as usize;
+        *wounds = columns[column].pick(word) & 0xffff;
+    }
+    _mm256_loadu_si256(wounds.as_ptr().cast())
 }
 
 impl MeleeCombat {
@@ -581,10 +576,7 @@ impl MeleeCombat {
         // thousand, keys below `Keys::MAX_SLOTS + LANES`), so AVX2's signed compares order
         // them as unsigned.
         let splat = |v: u32| _mm256_set1_epi32(v as i32);
-        let columns: (*const i64, *const i64) = (
-            self.fast.lane_columns.as_ptr().cast(),
-            self.fast.columns.as_ptr().cast(),
-        );
+        let columns = (&self.fast.lane_columns[..], &self.fast.columns[..]);
         let side_a: *const i32 = duel.sides[0].as_ptr().cast();
         let side_b: *const i32 = duel.sides[1].as_ptr().cast();
         let break_sum: *const i32 = duel.break_sum.as_ptr().cast();
@@ -725,10 +717,7 @@ impl MeleeCombat {
         // present, keys below `Keys::MAX_SLOTS + LANES`), so AVX2's signed compares
         // order them as unsigned.
         let splat = |v: u32| _mm256_set1_epi32(v as i32);
-        let columns: (*const i64, *const i64) = (
-            self.fast.lane_columns.as_ptr().cast(),
-            self.fast.columns.as_ptr().cast(),
-        );
+        let columns = (&self.fast.lane_columns[..], &self.fast.columns[..]);
         let units: *const i32 = several.units.as_ptr().cast();
         let a_groups: *const i32 = several.a_groups.as_ptr().cast();
         let break_sum: *const i32 = several.break_sum.as_ptr().cast();
@@ -1222,54 +1211,75 @@ mod tests {
         }
     }
 
-    /// The one-gather sampler gives every column's wounds as the whole cut does
-    /// (`AliasColumn::pick`), for the words at the column's start and end and about its
-    /// cut: words whose high half ties the cut's (below it, at it, above it: the whole
-    /// cut's path) beside words whose high half decides, four lanes at a time in every
-    /// mix, for every table of the bench's combats with flank and rear units.
+    /// The one-gather sampler gives every column's wounds as the whole column does
+    /// (`AliasColumn::pick`), for the words at the column's start and end, about its cut,
+    /// and at the ends of the cut's prefix: words whose prefix ties the cut's (below it, at
+    /// it, above it: the whole columns' path) beside words whose prefix decides, eight
+    /// lanes at a time in every mix, for every table of the bench's combats.
     #[test]
     #[cfg(target_arch = "x86_64")]
-    fn one_gather_samples_wounds_as_the_whole_cut_does() {
+    fn one_gather_samples_wounds_as_the_whole_column_does() {
+        use super::super::LANE_CUT_BITS;
         use std::arch::x86_64::*;
         if !VectorForm::Avx2.available() {
             return;
         }
-        let mut ties = 0;
-        let mut cases = 0;
+        let (mut ties, mut cases) = (0, 0);
         for combat in [
             crate::scenarios::melee_duel(),
             crate::scenarios::melee_surrounded(),
         ] {
             let t = &combat.fast;
-            // (group, word) of every column's words to try.
+            // (group, word) of every column's words to try, and whether its prefix ties.
             let mut words = vec![];
             for &group in t.table_refs.iter().flatten().filter(|&&g| g & 15 != 0) {
                 let (offset, bits) = ((group >> 4) as usize, group & 15);
+                let below_prefix = 64 - bits - LANE_CUT_BITS;
                 for j in 0..1u64 << bits {
                     let cut = t.columns[offset + j as usize].cut;
-                    let (start, end) = (j << (64 - bits), ((j + 1) << (64 - bits)).wrapping_sub(1));
-                    let high = cut >> 32 << 32;
+                    let start = j << (64 - bits);
+                    let end = ((j + 1) << (64 - bits)).wrapping_sub(1);
+                    let prefix = cut >> below_prefix << below_prefix;
                     for u in [
                         start,
                         end,
                         cut.wrapping_sub(1),
                         cut,
                         cut.wrapping_add(1),
-                        high,
-                        high | 0xFFFF_FFFF,
-                        high.wrapping_sub(1),
-                        high.wrapping_add(1 << 32),
+                        prefix,
+                        prefix | ((1 << below_prefix) - 1),
+                        prefix.wrapping_sub(1),
+                        prefix.wrapping_add(1 << below_prefix),
                     ] {
                         if u >> (64 - bits) == j {
-                            words.push((group, u));
+                            let tie = (u - start) >> below_prefix == (cut - start) >> below_prefix;
+                            words.push((group, u, tie));
                         }
                     }
                 }
             }
             assert!(words.len() > 1_000, "{}", words.len());
-            let tables = (t.lane_columns.as_ptr().cast(), t.columns.as_ptr().cast());
-            for chunk in words.chunks(8) {
-                let lane = |i: usize| chunk[i % chunk.len()];
+            let tables = (&t.lane_columns[..], &t.columns[..]);
+            let (tied, plain): (Vec<_>, Vec<_>) = words.into_iter().partition(|w| w.2);
+            // Eight lanes at a time: eight words that do not tie, from every start, and in
+            // every other register one of them replaced by a tie (in each lane in turn);
+            // then ties only.
+            let registers = (0..2 * plain.len())
+                .map(|k| {
+                    let mut lanes: [_; 8] =
+                        std::array::from_fn(|i| plain[(k / 2 + i) % plain.len()]);
+                    if k % 2 == 1 {
+                        lanes[k / 2 % 8] = tied[k / 2 % tied.len()];
+                    }
+                    lanes
+                })
+                .chain(
+                    (0..tied.len())
+                        .step_by(8)
+                        .map(|k| std::array::from_fn(|i| tied[(k + i) % tied.len()])),
+                );
+            for lanes in registers {
+                let lane = |i: usize| lanes[i];
                 let groups: [u32; 8] = std::array::from_fn(|i| lane(i).0);
                 let u: [[u64; 4]; 2] =
                     std::array::from_fn(|h| std::array::from_fn(|i| lane(4 * h + i).1));
@@ -1285,13 +1295,16 @@ mod tests {
                     _mm256_storeu_si256(got.as_mut_ptr().cast(), wounds);
                 }
                 for (i, &got) in got.iter().enumerate() {
-                    let (group, u) = lane(i);
+                    let (group, u, _) = lane(i);
                     let column = (group >> 4) as usize + (u >> (64 - (group & 15))) as usize;
-                    let c = t.columns[column];
-                    assert_eq!(got, c.pick(u) & 0xffff, "group {group:#x}, word {u:#x}");
-                    ties += usize::from(u >> 32 == c.cut >> 32);
-                    cases += 1;
+                    assert_eq!(
+                        got,
+                        t.columns[column].pick(u) & 0xffff,
+                        "group {group:#x}, word {u:#x}"
+                    );
                 }
+                ties += usize::from((0..8).any(|i| lane(i).2));
+                cases += 1;
             }
         }
         // Both paths ran, many times.
