@@ -81,7 +81,7 @@ pub fn write_manifest(dir: &Path, manifest: &serde_json::Value) -> Result<(), Re
 }
 
 /// What a chart's file name adds for a variant: nothing when the analysis has one, else
-/// `_` and the variant's name as a [`file_slug`] (`_small-stacks-roll`).
+/// `_` and the variant's name as a `file_slug` (`_small-stacks-roll`).
 pub fn variant_suffix(variant: &str, variants: usize) -> String {
     if variants > 1 {
         format!("_{}", file_slug(variant))

@@ -92,7 +92,7 @@ pub enum D6Query {
         unsupplied: bool,
         winter: bool,
         swamp: bool,
-        /// [option] a hex under 3 SP rolls on the 3–5 column (else it takes no attrition).
+        /// \[option\] a hex under 3 SP rolls on the 3–5 column (else it takes no attrition).
         small_stack_column: bool,
     },
     March {

@@ -348,7 +348,7 @@ fn axis_values(parameter: &str, value: &toml::Value) -> Result<Vec<AxisValue>, S
 }
 
 /// The report name, seed and trials of any analysis file, checked: the name defaults to
-/// the file's stem (see [`default_report_name`]), the seed to [`DEFAULT_SEED`], trials to
+/// the file's stem (see `default_report_name`), the seed to [`DEFAULT_SEED`], trials to
 /// [`DEFAULT_TRIALS`].
 pub fn header(
     source: &Source,

@@ -167,7 +167,7 @@ fn round_to_total(
 
 /// Rounds probabilities to whole units of `10^-decimals` percent so that they add up to
 /// exactly 100%, moving as little as possible from the exact values (see
-/// [`round_to_total`]); `moved` says which values are not their own nearest rounding.
+/// `round_to_total`); `moved` says which values are not their own nearest rounding.
 /// Remainders are compared on a 10^-9 grid so that exact ties (1/6 and 5/30 say) are not
 /// split by floating-point noise. Where the exact counts are known, prefer
 /// [`rounded_percentages_exact`].

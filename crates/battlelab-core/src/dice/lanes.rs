@@ -9,7 +9,7 @@
 //! ([`DiceStream::lane_states`]), and lane `l` fights [`lane_battles`]`(n, l)` of the
 //! block's `n` battles one after another on it: a lane's battles are decided before any
 //! die is cast (no battle is counted or dropped for how it went), and are the battles a
-//! scalar loop over the lanes fights. The AVX-512 and AVX2 helpers here ([`VectorForm`]
+//! scalar loop over the lanes fights. The AVX-512 and AVX2 helpers here (`VectorForm`
 //! names the two) step the lanes' streams, eight or four lanes to a register (each state
 //! word of those lanes in one; their next words in one), and cut their dice as
 //! [`DiceWord::take`] does.

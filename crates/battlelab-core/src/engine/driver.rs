@@ -6,7 +6,7 @@
 //! 21 runs of 2 blocks keep 16 cores busy as well as one long run does.
 //!
 //! Determinism is the driver's promise, not the kernels': block `b` of every run draws
-//! from [`DiceStream::for_block`]`(seed, b)` whatever thread runs it (common random
+//! from [`crate::dice::DiceStream::for_block`]`(seed, b)` whatever thread runs it (common random
 //! numbers across runs), and a run's counts are the integer sum of its blocks' counts, so
 //! any thread count and any split into [`Share`]s give the same counts.
 

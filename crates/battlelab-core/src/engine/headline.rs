@@ -50,7 +50,7 @@ pub enum HeadlineKind {
 /// One headline of a system: its name as every output prints it, and what it adds up.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Headline {
-    /// e.g. "P(A wins)", "E[sp_lost_b]".
+    /// e.g. "P(A wins)", "E\[sp_lost_b\]".
     pub name: String,
     /// The key of the headline on the command line and in files (`a_wins`, `sp_lost_b`).
     pub key: String,

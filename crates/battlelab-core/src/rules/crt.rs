@@ -473,7 +473,7 @@ pub struct FieldRules {
     pub odds_rounding: OddsRounding,
     /// The net DRM is clamped to `−drm_cap…+drm_cap`.
     pub drm_cap: i32,
-    /// Each source's contribution capped before the net clamp **[option]**; none as
+    /// Each source's contribution capped before the net clamp **\[option\]**; none as
     /// printed (and then not serialised, so files without caps keep their bytes).
     #[serde(skip_serializing_if = "DrmCaps::is_none")]
     pub caps: DrmCaps,

@@ -21,13 +21,13 @@
 //! the same word, so a table battle is the battle the round-by-round kernel fights from
 //! the same stream — the same words, the same outcome — not merely one with the same
 //! distribution. Tests hold the two to that, battle by battle. How the value is cut
-//! ([`Cut`]):
-//! - [`Cut::Joint`]: one draw of `N = total_A · total_B · 36` sides. Cutting `n` and then
+//! (`Cut`):
+//! - `Cut::Joint`: one draw of `N = total_A · total_B · 36` sides. Cutting `n` and then
 //!   `m` sides from a word gives `hi·m + lo` where cutting `n·m` sides gives
 //!   `⌊w·n·m / 2^64⌋` — the same number (`⌊w·n/2^64⌋·m + ⌊(w·n mod 2^64)·m / 2^64⌋`), so
 //!   one multiply yields `(u_A · total_B + u_B) · 36 + face` exactly, and rows have `N`
 //!   entries. Used when every row fits the cap at that width.
-//! - [`Cut::Sides`]: the three cuts in turn, each side's value mapped to its played
+//! - `Cut::Sides`: the three cuts in turn, each side's value mapped to its played
 //!   tactic's place by a small table; rows have one entry per played tactic pair and face.
 //!
 //! Memory: one `u16` per entry (row × value), and one more past the rows of a joint draw's
@@ -247,7 +247,7 @@ impl BattleTable {
         self.with_rows
     }
 
-    /// Whether a round's value is one joint draw ([`Cut::Joint`]) rather than three cuts.
+    /// Whether a round's value is one joint draw (`Cut::Joint`) rather than three cuts.
     pub fn joint_draw(&self) -> bool {
         matches!(self.cut, Cut::Joint(_))
     }
@@ -310,9 +310,9 @@ impl<'a> FieldKernel<'a> {
         }
     }
 
-    /// Adds `n` battles drawn from `dice` to `histogram`, in [`LANES`] lanes: lane `l`
+    /// Adds `n` battles drawn from `dice` to `histogram`, in [`LANES`](crate::dice::lanes::LANES) lanes: lane `l`
     /// fights [`lanes::lane_battles`]`(n, l)` battles one after another on its own stream,
-    /// split from `dice` ([`DiceStream::lane_states`]: `dice` gives [`LANES`] words, none
+    /// split from `dice` ([`DiceStream::lane_states`]: `dice` gives [`LANES`](crate::dice::lanes::LANES) words, none
     /// where `n` is 0). So the battles are the same whichever kernel fights them and
     /// however many lanes it advances at once: the table's battles, lane by lane, where a
     /// table was built (all lanes together where the CPU has AVX-512F or AVX2, the round is

@@ -1413,7 +1413,7 @@ impl MeleeCombat {
     ///
     /// PERF: the same phases as [`MeleeCombat::fight_phase`], with the same dice in the
     /// same order (a unit test compares them engagement by engagement), read from
-    /// [`EngageTables`]. Compiled once per number of side-B units, so that every unit's
+    /// `EngageTables`. Compiled once per number of side-B units, so that every unit's
     /// wounds taken is a register, not an array slot in memory; the stream is copied in
     /// and out for the same reason.
     #[inline]

@@ -502,7 +502,7 @@ impl RoundEffect {
 /// `next_u64` a round for one word of dice); the DRM, rows and effects were then resolved
 /// once per engagement (~13), and now the pursuit and the odds column are folded in too:
 /// a round is one multiply-high for both dice (`take(36)` is exactly `6 · battle +
-/// pursuit` of two `take(6)`, the same dice), one [`RoundEffect`] lookup at the row of the
+/// pursuit` of two `take(6)`, the same dice), one `RoundEffect` lookup at the row of the
 /// fleets' strengths (a table of every strength pair they can reach, instead of the
 /// column's ratio tests on every round), the capped losses without a branch, and an exit
 /// on the pursuit die alone (a chain of unpredictable branches before: destroyed,

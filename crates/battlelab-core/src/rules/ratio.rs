@@ -18,7 +18,7 @@
 //! the army result (holds, retires, retreats, disperses).
 //!
 //! Both the kernel and the enumeration call [`RatioCombat::resolve`] for every combat and
-//! the same commitment rule ([`RatioCombat::commits`]), so they can differ only in how dice
+//! the same commitment rule (`RatioCombat::commits`), so they can differ only in how dice
 //! are drawn.
 
 use std::collections::HashMap;
@@ -101,7 +101,7 @@ impl Objective {
     }
 }
 
-/// **[option]** the min-score rule: a total below the floor counts as the floor, or no
+/// **\[option\]** the min-score rule: a total below the floor counts as the floor, or no
 /// floor at all (then a lower total of 0 or less is routed by any higher total).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 pub enum MinScore {
@@ -1094,7 +1094,7 @@ impl RatioCombat {
 
     /// The outcome a signature stands for. Low 32 bits: the combat states in base 7, first
     /// combat least significant, plus (a line with a reserve table) `7^combats × k`, `k`
-    /// the extra digit of [`ReserveTable::extras`]. High 32 bits: the combats the min-score
+    /// the extra digit of `ReserveTable::extras`. High 32 bits: the combats the min-score
     /// floor decided.
     pub fn decode_signature(&self, signature: u64) -> RatioOutcome {
         let mut rest = signature as u32;

@@ -83,7 +83,7 @@ pub const PARAMETERS: [&str; 10] = [
 /// Most (state, face) steps one exact enumeration may take.
 pub const MAX_EXACT_STEPS: usize = 20_000_000;
 
-/// The auto-deployment reading (RULES.md A **[option]**).
+/// The auto-deployment reading (RULES.md A **\[option\]**).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AutoDeploy {
     /// Pair one-to-one, double up from the left, the rest in reserve.
