@@ -801,7 +801,9 @@ impl AliasColumn {
     /// by the prefixes alone; one whose prefix equals it (one word in 2^22) needs the whole
     /// cut.
     fn lane_word(self, bits: u32, j: u64) -> u32 {
-        const { assert!(MAX_TABLE_DICE < 32 && MAX_TABLE_BITS + LANE_CUT_BITS <= 32) };
+        // The prefix above the two 5-bit wounds, and within the word's high half.
+        const { assert!(MAX_TABLE_DICE < 32 && LANE_CUT_BITS + 10 <= 32) };
+        const { assert!(MAX_TABLE_BITS + LANE_CUT_BITS <= 32) };
         debug_assert!((1..=MAX_TABLE_BITS).contains(&bits));
         let start = j << (64 - bits);
         let prefix = (self.cut - start) >> (64 - bits - LANE_CUT_BITS);

@@ -2519,7 +2519,7 @@ mod tests {
         let (mut floored, mut signed, mut extras_seen) = (0, 0, 0);
         // Joint counts of lines with one, two and three groups of combat states.
         let mut state_groups = [0; 3];
-        // The fifth line has 14 line dice: two line words, so the first reserve may commit
+        // The fifth line has 16 line dice: two line words, so the first reserve may commit
         // before or after the second is drawn. The last has seven combats: three groups of
         // states in its joint counts.
         for text in [
@@ -2560,43 +2560,38 @@ mod tests {
                                 assert_eq!(a, b);
                                 // The block kernel's signatures or joint histogram,
                                 // folded, count what battle-by-battle recording counts, on
-                                // the same dice: each lane's share on its own stream.
-                                let mut joint = RatioHistogram::for_signatures(&combat);
-                                combat.simulate_block(&mut a, 5_000, &mut joint);
-                                if combat.has_signature() {
-                                    signed += 1;
-                                    let states = 7u32.pow(combat.combats() as u32);
-                                    extras_seen += joint
-                                        .signatures
-                                        .iter()
-                                        .enumerate()
-                                        .filter(|&(i, &n)| n > 0 && i as u32 >= states)
-                                        .count();
-                                }
-                                joint.fold_signatures(&combat);
-                                // (`record` leaves the signature bins alone.)
-                                let (each, _) = lane_by_lane(
-                                    &combat,
-                                    &mut b,
-                                    5_000,
-                                    RatioHistogram::for_signatures(&combat),
-                                );
-                                assert_eq!(joint, each);
-                                assert_eq!(a, b);
-                                floored += usize::from(each.floor_decided[0] < 5_000);
-                                // A histogram without signature bins: the joint counts,
+                                // the same dice: each lane's share on its own stream. Then
+                                // a histogram without signature bins: the joint counts,
                                 // whatever the line's length.
-                                let mut plain = RatioHistogram::new(&combat);
-                                combat.simulate_block(&mut a, 2_000, &mut plain);
-                                let (each, _) = lane_by_lane(
-                                    &combat,
-                                    &mut b,
-                                    2_000,
-                                    RatioHistogram::new(&combat),
-                                );
-                                assert_eq!(plain, each);
-                                assert_eq!(a, b);
-                                state_groups[combat.combats().div_ceil(STATE_GROUP) - 1] += 1;
+                                for (n, signature_bins) in [(5_000, true), (2_000, false)] {
+                                    let fresh = || match signature_bins {
+                                        true => RatioHistogram::for_signatures(&combat),
+                                        false => RatioHistogram::new(&combat),
+                                    };
+                                    let mut joint = fresh();
+                                    combat.simulate_block(&mut a, n, &mut joint);
+                                    if !signature_bins {
+                                        let groups = combat.combats().div_ceil(STATE_GROUP);
+                                        state_groups[groups - 1] += 1;
+                                    } else if combat.has_signature() {
+                                        signed += 1;
+                                        let states = 7u32.pow(combat.combats() as u32);
+                                        extras_seen += joint
+                                            .signatures
+                                            .iter()
+                                            .enumerate()
+                                            .filter(|&(i, &n)| n > 0 && i as u32 >= states)
+                                            .count();
+                                    }
+                                    joint.fold_signatures(&combat);
+                                    // (`record` leaves the signature bins alone.)
+                                    let (each, _) = lane_by_lane(&combat, &mut b, n, fresh());
+                                    assert_eq!(joint, each);
+                                    assert_eq!(a, b);
+                                    if signature_bins {
+                                        floored += usize::from(each.floor_decided[0] < n);
+                                    }
+                                }
                             }
                         }
                     }

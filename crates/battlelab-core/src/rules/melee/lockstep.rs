@@ -33,8 +33,9 @@
 //!
 //! PERF (issue 16): see `docs/performance.md` ("Many battles at once: lanes") for the
 //! bench figures. A duel's phase is a fixed sequence of table reads (each side's unit after
-//! its wounds, the alias columns of two samples, the break sum) with no branch (the
-//! several-units sweep branches only to skip a group no lane of a register samples); an ended
+//! its wounds, the alias columns of two samples, the break sum) with no branch but a sample's
+//! test for a tie with its cut, taken about once in 2^19 samples of eight lanes (the
+//! several-units sweep also branches to skip a group no lane of a register samples); an ended
 //! engagement is counted by one key, (phase, end, wounds taken by each side), which fixes
 //! the whole outcome, one increment an engagement, folded into the histogram at the end
 //! of the call. With several side-B units the key is (phase, end, models lost by each
@@ -1215,7 +1216,8 @@ mod tests {
     /// (`AliasColumn::pick`), for the words at the column's start and end, about its cut,
     /// and at the ends of the cut's prefix: words whose prefix ties the cut's (below it, at
     /// it, above it: the whole columns' path) beside words whose prefix decides, eight
-    /// lanes at a time in every mix, for every table of the bench's combats.
+    /// lanes at a time in every mix, for every table of the bench's combats and of a fight
+    /// of fronts of 24 and 22 models (tables of 1 to 24 dice: 2 to 512 columns).
     #[test]
     #[cfg(target_arch = "x86_64")]
     fn one_gather_samples_wounds_as_the_whole_column_does() {
@@ -1225,15 +1227,19 @@ mod tests {
             return;
         }
         let (mut ties, mut cases) = (0, 0);
+        let mut bits_seen = [false; 1 + super::super::MAX_TABLE_BITS as usize];
+        let wide = Engagement::one_on_one(unit(30, 24, 3, 3, 3), unit(30, 22, 4, 3, 3));
         for combat in [
             crate::scenarios::melee_duel(),
             crate::scenarios::melee_surrounded(),
+            MeleeCombat::new(wide).expect("a valid engagement"),
         ] {
             let t = &combat.fast;
             // (group, word) of every column's words to try, and whether its prefix ties.
             let mut words = vec![];
             for &group in t.table_refs.iter().flatten().filter(|&&g| g & 15 != 0) {
                 let (offset, bits) = ((group >> 4) as usize, group & 15);
+                bits_seen[bits as usize] = true;
                 let below_prefix = 64 - bits - LANE_CUT_BITS;
                 for j in 0..1u64 << bits {
                     let cut = t.columns[offset + j as usize].cut;
@@ -1307,8 +1313,9 @@ mod tests {
                 cases += 1;
             }
         }
-        // Both paths ran, many times.
+        // Both paths ran, many times, on tables of every size.
         assert!(ties > 1_000 && cases - ties > 1_000, "{ties} of {cases}");
+        assert!(bits_seen[1..].iter().all(|&seen| seen), "{bits_seen:?}");
     }
 
     /// The bench duel goes all at once, and its table is what the docs say.
