@@ -22,6 +22,10 @@ fn frontier(c: &mut Criterion) {
         "words/battle {:.3}: 96 d6 cut twelve to a word",
         scenarios::FRONTIER_DICE as f64 / 12.0
     );
+    print_lane_words(
+        "frontier bit-sliced dice floor, every event's d6 as bit planes",
+        |d, n| scenarios::frontier_sliced_dice_floor(d, n, scenarios::frontier_sliced_faces(&combat)),
+    );
     let mut group = c.benchmark_group("frontier");
     group.throughput(Throughput::Elements(BATCH));
     let mut dice = DiceStream::for_block(1, 0);
@@ -34,6 +38,14 @@ fn frontier(c: &mut Criterion) {
     group.bench_function("96 d6 cut twelve to a word, no rules (dice floor)", |b| {
         b.iter(|| black_box(scenarios::frontier_dice_floor(&mut dice, BATCH)))
     });
+    // The dice floor of a bit-sliced kernel (not built): every battle draws a face at every
+    // event that could happen to it, 256 battles to a plane of bits.
+    let faces = scenarios::frontier_sliced_faces(&combat);
+    let mut dice = DiceStream::for_block(1, 0);
+    group.bench_function(
+        format!("{faces} d6 a battle as bit planes, 256 battles a plane, no rules (bit-sliced dice floor)"),
+        |b| b.iter(|| black_box(scenarios::frontier_sliced_dice_floor(&mut dice, BATCH, faces))),
+    );
     let mut dice = DiceStream::for_block(1, 0);
     group.bench_function(
         "battle, 6 stacks a side (battles/s, histogram as run)",

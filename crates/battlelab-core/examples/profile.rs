@@ -15,7 +15,8 @@
 //! battle with second rows in three of side A's lanes, 15 units against 12: its lanes are
 //! fought one battle at a time, by the mask kernel's multi-row paths),
 //! `frontier-dice` (a frontier battle's 96 d6 cut as `PackedDice` cuts them, and no
-//! rules), `ratio-rescue`, `ratio-press`, `ratio-optimal` (the bench's five-combat line
+//! rules), `frontier-sliced-dice` (the dice a bit-sliced kernel would draw for it, 409
+//! d6 a battle as bit planes, and no rules: `dice/planes.rs`), `ratio-rescue`, `ratio-press`, `ratio-optimal` (the bench's five-combat line
 //! with two reserves: joint counts), `ratio-four` (its four-combat line under `rescue`:
 //! signatures), `melee-duel` and
 //! `melee-surrounded` (both 32 at once, `rules/melee/lockstep.rs`), `setup`, `naval` (one engagement at a time, not counted), `naval-record` (one
@@ -81,6 +82,10 @@ fn main() {
             h.result[0]
         }
         "frontier-dice" => scenarios::frontier_dice_floor(&mut dice, battles),
+        "frontier-sliced-dice" => {
+            let faces = scenarios::frontier_sliced_faces(&scenarios::frontier());
+            scenarios::frontier_sliced_dice_floor(&mut dice, battles, faces)
+        }
         "ratio-rescue" | "ratio-press" | "ratio-optimal" | "ratio-four" => {
             let (line, policy) = match kernel.as_str() {
                 // The bench's four-combat line: its signatures fit the signature bins.
@@ -179,7 +184,7 @@ fn main() {
         }
         other => {
             eprintln!(
-                "unknown kernel {other}: bare, frontier, frontier-deep, frontier-dice, ratio-rescue, ratio-press, ratio-optimal, melee-duel, melee-surrounded, setup, naval, naval-record, naval-lockstep, field, field-lanes, setup-count"
+                "unknown kernel {other}: bare, frontier, frontier-deep, frontier-dice, frontier-sliced-dice, ratio-rescue, ratio-press, ratio-optimal, melee-duel, melee-surrounded, setup, naval, naval-record, naval-lockstep, field, field-lanes, setup-count"
             );
             std::process::exit(2);
         }

@@ -15,6 +15,7 @@
 //! takes six 36-sided (hit die, save die) draws per word, `36^6 / 2^64 ≈ 1.2e-10`.
 
 pub mod lanes;
+pub mod planes;
 
 use rand_xoshiro::rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;

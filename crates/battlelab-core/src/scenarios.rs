@@ -249,6 +249,31 @@ pub fn frontier_dice_floor(dice: &mut DiceStream, battles: u64) -> u64 {
     acc
 }
 
+/// The faces a bit-sliced kernel would draw for one frontier battle whose sides stand in
+/// one row a lane: a face for every event that could happen to it, whether it happens or
+/// not (such a kernel cannot skip a die in one battle and not in another): one for the
+/// extra round, then in each of the most rounds a fire die and a leader roll a unit, a
+/// move die a side a lane, a CRT die and a leader roll a side a lane, and a recovery die
+/// a unit. 409 for the bench battle (four rounds of 24 units in 6 lanes); the lanes
+/// kernel's window holds as many (`LaneTables::faces_bound`, tested equal).
+pub fn frontier_sliced_faces(combat: &FrontierCombat) -> u64 {
+    let b = combat.battle();
+    let units = (combat.unit_count(0) + combat.unit_count(1)) as u64;
+    let rounds = u64::from(b.sides[b.initiative].primary_leader + u32::from(b.extra_round));
+    // Both sides stand in the same lanes (`FrontierCombat::new` checks it).
+    1 + rounds * (3 * units + 5 * b.sides[0].lanes.len() as u64)
+}
+
+/// The dice floor of a bit-sliced frontier kernel: `battles` battles, 256 a sweep, each
+/// drawing `faces` d6 as bit planes ([`crate::dice::planes`]), folded so that none is
+/// dropped, and no rule applied. Returns the words drawn (the lanes' keys and the planes').
+pub fn frontier_sliced_dice_floor(dice: &mut DiceStream, battles: u64, faces: u64) -> u64 {
+    use crate::dice::planes::{fold_faces, PLANE_BATTLES};
+    let (words, folded) = fold_faces(dice, battles.div_ceil(PLANE_BATTLES as u64), faces);
+    std::hint::black_box(folded);
+    words
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

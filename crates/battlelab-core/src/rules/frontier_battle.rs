@@ -2102,6 +2102,12 @@ mod tests {
                 continue;
             };
             checked += 1;
+            // The faces a bit-sliced kernel would draw a battle are this bound.
+            assert_eq!(
+                tables.faces_bound() as u64,
+                crate::scenarios::frontier_sliced_faces(&combat),
+                "battle {i}"
+            );
             let units = combat.units[0].len() + combat.units[1].len();
             let lanes = combat.lanes;
             let b = &combat.battle;
