@@ -24,7 +24,9 @@ fn frontier(c: &mut Criterion) {
     );
     print_lane_words(
         "frontier bit-sliced dice floor, every event's d6 as bit planes",
-        |d, n| scenarios::frontier_sliced_dice_floor(d, n, scenarios::frontier_sliced_faces(&combat)),
+        |d, n| {
+            scenarios::frontier_sliced_dice_floor(d, n, scenarios::frontier_sliced_faces(&combat))
+        },
     );
     let mut group = c.benchmark_group("frontier");
     group.throughput(Throughput::Elements(BATCH));

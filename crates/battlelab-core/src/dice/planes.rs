@@ -24,8 +24,8 @@
 //! costs 10.84 planes of 256 bits: 0.17 words a battle.
 //!
 //! The planes come from [`LANES`] streams split from a block's, four words to a plane
-//! (group `g`'s lanes `4g` to `4g + 3`, the groups in turn), so [`LanePlanes`] (any CPU)
-//! and, where the CPU has AVX2, `avx2::D6Planes` draw the same planes (tested).
+//! (group `g`'s lanes `4g` to `4g + 3`, the groups in turn: [`LanePlanes`]), the same on
+//! every CPU.
 
 use super::lanes::LANES;
 use super::DiceStream;
@@ -39,25 +39,218 @@ pub type Plane = [u64; 4];
 /// Four-word groups of lane streams the planes take turns on.
 const GROUPS: usize = LANES / 4;
 
-/// Where planes of random bits come from.
-pub trait PlaneSource {
-    /// The next plane of random bits.
-    fn plane(&mut self) -> Plane;
+/// A plane's bits as a kernel holds them: [`Plane`] itself on any CPU, or [`Avx2`], one
+/// register, where the CPU has AVX2. The operations are bitwise (and 64-bit shifts and
+/// adds for the streams), so both give the same bits; a kernel is written once over
+/// `Bits` and compiled for each (its AVX2 copy inside a function with AVX2 enabled, into
+/// which these inline).
+///
+/// # Safety
+/// Every method of [`Avx2`] needs a CPU with AVX2: callers run them only there.
+pub trait Bits: Copy {
+    /// Every bit clear.
+    unsafe fn zero() -> Self;
+    /// Every bit set.
+    unsafe fn ones() -> Self;
+    unsafe fn from_plane(p: Plane) -> Self;
+    unsafe fn to_plane(self) -> Plane;
+    unsafe fn and(self, o: Self) -> Self;
+    unsafe fn or(self, o: Self) -> Self;
+    unsafe fn xor(self, o: Self) -> Self;
+    /// `self & !o`.
+    unsafe fn and_not(self, o: Self) -> Self;
+    /// Whether any bit is set.
+    unsafe fn any(self) -> bool;
+    /// Each 64-bit word plus `o`'s, wrapping.
+    unsafe fn add64(self, o: Self) -> Self;
+    /// Each 64-bit word rotated left by `L` bits (`R` = 64 − `L`).
+    unsafe fn rotl64<const L: i32, const R: i32>(self) -> Self;
+    /// Each 64-bit word shifted left by `L` bits.
+    unsafe fn shl64<const L: i32>(self) -> Self;
+    /// `a` where `self` is set, `b` elsewhere.
+    #[inline(always)]
+    unsafe fn select(self, a: Self, b: Self) -> Self {
+        a.and(self).or(b.and_not(self))
+    }
+    /// Every bit flipped.
+    #[inline(always)]
+    unsafe fn not(self) -> Self {
+        self.xor(Self::ones())
+    }
 }
 
-/// The planes of [`LANES`] lane streams (any CPU): plane `k` is the next words of lanes
-/// `4g` to `4g + 3`, `g = k mod 8`.
-pub struct LanePlanes {
-    streams: [DiceStream; LANES],
+impl Bits for Plane {
+    #[inline(always)]
+    unsafe fn zero() -> Self {
+        [0; 4]
+    }
+    #[inline(always)]
+    unsafe fn ones() -> Self {
+        [u64::MAX; 4]
+    }
+    #[inline(always)]
+    unsafe fn from_plane(p: Plane) -> Self {
+        p
+    }
+    #[inline(always)]
+    unsafe fn to_plane(self) -> Plane {
+        self
+    }
+    #[inline(always)]
+    unsafe fn and(self, o: Self) -> Self {
+        std::array::from_fn(|i| self[i] & o[i])
+    }
+    #[inline(always)]
+    unsafe fn or(self, o: Self) -> Self {
+        std::array::from_fn(|i| self[i] | o[i])
+    }
+    #[inline(always)]
+    unsafe fn xor(self, o: Self) -> Self {
+        std::array::from_fn(|i| self[i] ^ o[i])
+    }
+    #[inline(always)]
+    unsafe fn and_not(self, o: Self) -> Self {
+        std::array::from_fn(|i| self[i] & !o[i])
+    }
+    #[inline(always)]
+    unsafe fn any(self) -> bool {
+        (self[0] | self[1] | self[2] | self[3]) != 0
+    }
+    #[inline(always)]
+    unsafe fn add64(self, o: Self) -> Self {
+        std::array::from_fn(|i| self[i].wrapping_add(o[i]))
+    }
+    #[inline(always)]
+    unsafe fn rotl64<const L: i32, const R: i32>(self) -> Self {
+        std::array::from_fn(|i| self[i].rotate_left(L as u32))
+    }
+    #[inline(always)]
+    unsafe fn shl64<const L: i32>(self) -> Self {
+        std::array::from_fn(|i| self[i] << L)
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+pub use avx2::Avx2;
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use std::arch::x86_64::*;
+
+    use super::{Bits, Plane};
+
+    /// A plane in one AVX2 register.
+    #[derive(Clone, Copy)]
+    pub struct Avx2(__m256i);
+
+    impl Bits for Avx2 {
+        #[target_feature(enable = "avx2")]
+        #[inline]
+        unsafe fn zero() -> Self {
+            Self(_mm256_setzero_si256())
+        }
+        #[target_feature(enable = "avx2")]
+        #[inline]
+        unsafe fn ones() -> Self {
+            Self(_mm256_set1_epi64x(-1))
+        }
+        #[target_feature(enable = "avx2")]
+        #[inline]
+        unsafe fn from_plane(p: Plane) -> Self {
+            Self(_mm256_loadu_si256(p.as_ptr().cast()))
+        }
+        #[target_feature(enable = "avx2")]
+        #[inline]
+        unsafe fn to_plane(self) -> Plane {
+            let mut p = [0u64; 4];
+            _mm256_storeu_si256(p.as_mut_ptr().cast(), self.0);
+            p
+        }
+        #[target_feature(enable = "avx2")]
+        #[inline]
+        unsafe fn and(self, o: Self) -> Self {
+            Self(_mm256_and_si256(self.0, o.0))
+        }
+        #[target_feature(enable = "avx2")]
+        #[inline]
+        unsafe fn or(self, o: Self) -> Self {
+            Self(_mm256_or_si256(self.0, o.0))
+        }
+        #[target_feature(enable = "avx2")]
+        #[inline]
+        unsafe fn xor(self, o: Self) -> Self {
+            Self(_mm256_xor_si256(self.0, o.0))
+        }
+        #[target_feature(enable = "avx2")]
+        #[inline]
+        unsafe fn and_not(self, o: Self) -> Self {
+            Self(_mm256_andnot_si256(o.0, self.0))
+        }
+        #[target_feature(enable = "avx2")]
+        #[inline]
+        unsafe fn any(self) -> bool {
+            _mm256_testz_si256(self.0, self.0) == 0
+        }
+        #[target_feature(enable = "avx2")]
+        #[inline]
+        unsafe fn add64(self, o: Self) -> Self {
+            Self(_mm256_add_epi64(self.0, o.0))
+        }
+        #[target_feature(enable = "avx2")]
+        #[inline]
+        unsafe fn rotl64<const L: i32, const R: i32>(self) -> Self {
+            const { assert!(L + R == 64) };
+            Self(_mm256_or_si256(
+                _mm256_slli_epi64::<L>(self.0),
+                _mm256_srli_epi64::<R>(self.0),
+            ))
+        }
+        #[target_feature(enable = "avx2")]
+        #[inline]
+        unsafe fn shl64<const L: i32>(self) -> Self {
+            Self(_mm256_slli_epi64::<L>(self.0))
+        }
+        #[target_feature(enable = "avx2")]
+        #[inline]
+        unsafe fn select(self, a: Self, b: Self) -> Self {
+            Self(_mm256_or_si256(
+                _mm256_and_si256(self.0, a.0),
+                _mm256_andnot_si256(self.0, b.0),
+            ))
+        }
+    }
+}
+
+/// Where planes of random bits come from.
+pub trait PlaneSource<B: Bits> {
+    /// The next plane of random bits.
+    ///
+    /// # Safety
+    /// As [`Bits`]'.
+    unsafe fn plane(&mut self) -> B;
+}
+
+/// The planes of [`LANES`] lane streams: plane `k` is the next words of lanes `4g` to
+/// `4g + 3`, `g = k mod 8`, each lane's xoshiro256++ as `rand_xoshiro` steps it.
+#[derive(Clone)]
+pub struct LanePlanes<B> {
+    /// `s[g][k]`: state word `k` of group `g`'s four lanes.
+    s: [[B; 4]; GROUPS],
     group: usize,
     planes: u64,
 }
 
-impl LanePlanes {
+impl<B: Bits> LanePlanes<B> {
     /// Planes from the lanes' xoshiro256++ states ([`DiceStream::lane_states`]).
-    pub fn new(lanes: &[[u64; 4]; LANES]) -> Self {
+    ///
+    /// # Safety
+    /// As [`Bits`]'.
+    #[inline(always)]
+    pub unsafe fn new(lanes: &[[u64; 4]; LANES]) -> Self {
         Self {
-            streams: lanes.map(DiceStream::from_state),
+            s: std::array::from_fn(|g| {
+                std::array::from_fn(|k| B::from_plane(std::array::from_fn(|i| lanes[4 * g + i][k])))
+            }),
             group: 0,
             planes: 0,
         }
@@ -69,29 +262,42 @@ impl LanePlanes {
     }
 }
 
-impl PlaneSource for LanePlanes {
-    fn plane(&mut self) -> Plane {
+impl<B: Bits> PlaneSource<B> for LanePlanes<B> {
+    #[inline(always)]
+    unsafe fn plane(&mut self) -> B {
         let g = self.group;
         self.group = (g + 1) % GROUPS;
         self.planes += 1;
-        std::array::from_fn(|i| self.streams[4 * g + i].next_u64())
+        let [s0, s1, s2, s3] = self.s[g];
+        let word = s0.add64(s3).rotl64::<23, 41>().add64(s0);
+        let t = s1.shl64::<17>();
+        let s2 = s2.xor(s0);
+        let s3 = s3.xor(s1);
+        let s1 = s1.xor(s2);
+        let s0 = s0.xor(s3);
+        let s2 = s2.xor(t);
+        let s3 = s3.rotl64::<45, 19>();
+        self.s[g] = [s0, s1, s2, s3];
+        word
     }
 }
 
 /// One face (0–5) for each of [`PLANE_BATTLES`] battles, as planes `[1s, 2s, 4s]`: `d2`
 /// from one plane, then `d3`'s two bits, redrawn where both are set while any battle
 /// has both (the module's doc says why each face is exactly uniform).
-pub fn d6<S: PlaneSource>(source: &mut S) -> [Plane; 3] {
+///
+/// # Safety
+/// As [`Bits`]'.
+#[inline(always)]
+pub unsafe fn d6<B: Bits, S: PlaneSource<B>>(source: &mut S) -> [B; 3] {
     let ones = source.plane();
     let (mut fours, mut twos) = (source.plane(), source.plane());
-    let mut again: Plane = std::array::from_fn(|i| fours[i] & twos[i]);
-    while again.iter().any(|&w| w != 0) {
+    let mut again = fours.and(twos);
+    while again.any() {
         let (a, b) = (source.plane(), source.plane());
-        for i in 0..4 {
-            fours[i] = fours[i] & !again[i] | a[i] & again[i];
-            twos[i] = twos[i] & !again[i] | b[i] & again[i];
-            again[i] &= a[i] & b[i];
-        }
+        fours = again.select(a, fours);
+        twos = again.select(b, twos);
+        again = again.and(a.and(b));
     }
     [ones, twos, fours]
 }
@@ -105,130 +311,42 @@ pub fn face(planes: &[Plane; 3], i: usize) -> u32 {
 /// The floor of a bit-sliced kernel's dice: `sweeps` sweeps of `faces` faces each for
 /// [`PLANE_BATTLES`] battles, from the lane streams split from `dice`, folded into a
 /// value so that none is dropped, and no rule applied. Returns the words drawn (the
-/// lanes' keys and their planes' words) and the folded value. AVX2's form where the CPU
-/// has it, the same planes.
+/// lanes' keys and their planes' words) and the folded value: the same on every CPU,
+/// in AVX2 registers where the CPU has it.
 pub fn fold_faces(dice: &mut DiceStream, sweeps: u64, faces: u64) -> (u64, u64) {
     let lanes = dice.lane_states();
     #[cfg(target_arch = "x86_64")]
     if is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2.
-        let (words, folded) = unsafe { avx2::fold_faces(&lanes, sweeps, faces) };
+        let (words, folded) = unsafe { fold_faces_avx2(&lanes, sweeps * faces) };
         return (LANES as u64 + words, folded);
     }
-    let mut source = LanePlanes::new(&lanes);
-    let mut folded = [[0u64; 4]; 3];
-    for _ in 0..sweeps * faces {
-        let planes = d6(&mut source);
-        for (f, p) in folded.iter_mut().zip(planes) {
-            for (f, p) in f.iter_mut().zip(p) {
-                *f = f.rotate_left(1) ^ p;
-            }
-        }
-    }
-    (LANES as u64 + source.words(), fold(&folded))
-}
-
-/// The folded planes as one value.
-fn fold(planes: &[[u64; 4]; 3]) -> u64 {
-    planes
-        .iter()
-        .flatten()
-        .fold(0u64, |acc, &w| acc.rotate_left(7) ^ w)
+    // SAFETY: plain words need nothing of the CPU.
+    let (words, folded) = unsafe { fold_faces_in::<Plane>(&lanes, sweeps * faces) };
+    (LANES as u64 + words, folded)
 }
 
 #[cfg(target_arch = "x86_64")]
-pub(crate) mod avx2 {
-    //! [`super::d6`] with the lanes' streams stepped in AVX2 registers, a plane a step.
+#[target_feature(enable = "avx2")]
+unsafe fn fold_faces_avx2(lanes: &[[u64; 4]; LANES], faces: u64) -> (u64, u64) {
+    fold_faces_in::<Avx2>(lanes, faces)
+}
 
-    use std::arch::x86_64::*;
-
-    use super::super::lanes::avx2::Streams;
-    use super::{Plane, GROUPS, LANES};
-
-    /// The planes of [`LANES`] lane streams, as [`super::LanePlanes`] draws them.
-    pub struct D6Planes {
-        streams: Streams,
-        group: usize,
-        planes: u64,
-    }
-
-    impl D6Planes {
-        /// # Safety
-        /// The CPU must have AVX2.
-        #[target_feature(enable = "avx2")]
-        pub unsafe fn new(lanes: &[[u64; 4]; LANES]) -> Self {
-            Self {
-                streams: Streams::new(lanes),
-                group: 0,
-                planes: 0,
-            }
-        }
-
-        /// The words drawn so far: four a plane.
-        pub fn words(&self) -> u64 {
-            4 * self.planes
-        }
-
-        #[target_feature(enable = "avx2")]
-        #[inline]
-        unsafe fn plane(&mut self) -> __m256i {
-            let g = self.group;
-            self.group = (g + 1) % GROUPS;
-            self.planes += 1;
-            self.streams.next(g)
-        }
-
-        /// [`super::d6`]: one face for each of 256 battles, as planes `[1s, 2s, 4s]`.
-        ///
-        /// # Safety
-        /// The CPU must have AVX2.
-        #[target_feature(enable = "avx2")]
-        #[inline]
-        pub unsafe fn d6(&mut self) -> [__m256i; 3] {
-            let ones = self.plane();
-            let (mut fours, mut twos) = (self.plane(), self.plane());
-            let mut again = _mm256_and_si256(fours, twos);
-            while _mm256_testz_si256(again, again) == 0 {
-                let (a, b) = (self.plane(), self.plane());
-                // A select of bits (not `blendv`, which selects bytes).
-                let pick = |was: __m256i, new: __m256i| {
-                    _mm256_or_si256(_mm256_andnot_si256(again, was), _mm256_and_si256(again, new))
-                };
-                fours = pick(fours, a);
-                twos = pick(twos, b);
-                again = _mm256_and_si256(again, _mm256_and_si256(a, b));
-            }
-            [ones, twos, fours]
+#[inline(always)]
+unsafe fn fold_faces_in<B: Bits>(lanes: &[[u64; 4]; LANES], faces: u64) -> (u64, u64) {
+    let mut source = LanePlanes::<B>::new(lanes);
+    let mut folded = [B::zero(); 3];
+    for _ in 0..faces {
+        let planes = d6(&mut source);
+        for (f, p) in folded.iter_mut().zip(planes) {
+            *f = f.rotl64::<1, 63>().xor(p);
         }
     }
-
-    /// A register as a [`Plane`].
-    #[target_feature(enable = "avx2")]
-    #[inline]
-    pub unsafe fn plane(v: __m256i) -> Plane {
-        let mut p = [0u64; 4];
-        _mm256_storeu_si256(p.as_mut_ptr().cast(), v);
-        p
-    }
-
-    /// [`super::fold_faces`] in registers: the planes' words and the folded value.
-    ///
-    /// # Safety
-    /// The CPU must have AVX2.
-    #[target_feature(enable = "avx2")]
-    pub unsafe fn fold_faces(lanes: &[[u64; 4]; LANES], sweeps: u64, faces: u64) -> (u64, u64) {
-        let mut planes = D6Planes::new(lanes);
-        let mut folded = [_mm256_setzero_si256(); 3];
-        for _ in 0..sweeps * faces {
-            let face = planes.d6();
-            for (f, p) in folded.iter_mut().zip(face) {
-                // A rotate of each word by one bit, as the scalar fold does.
-                let rotated = _mm256_or_si256(_mm256_slli_epi64::<1>(*f), _mm256_srli_epi64::<63>(*f));
-                *f = _mm256_xor_si256(rotated, p);
-            }
-        }
-        (planes.words(), super::fold(&folded.map(|f| plane(f))))
-    }
+    let folded = folded
+        .iter()
+        .flat_map(|f| f.to_plane())
+        .fold(0u64, |acc, w| acc.rotate_left(7) ^ w);
+    (source.words(), folded)
 }
 
 #[cfg(test)]
@@ -238,8 +356,8 @@ mod tests {
     /// Planes from a script: the known-answer source.
     struct Script(Vec<Plane>, usize);
 
-    impl PlaneSource for Script {
-        fn plane(&mut self) -> Plane {
+    impl PlaneSource<Plane> for Script {
+        unsafe fn plane(&mut self) -> Plane {
             self.1 += 1;
             self.0[self.1 - 1]
         }
@@ -264,7 +382,8 @@ mod tests {
             [u64::MAX; 4],
         ];
         let mut source = Script(script, 0);
-        let planes = d6(&mut source);
+        // SAFETY: plain words.
+        let planes = unsafe { d6(&mut source) };
         assert_eq!(source.1, 7, "two redraws, then none left at 3");
         // Battle 0: d2 0, d3 first 3, then 3, then 1 (twos set): face 2.
         // Battle 1: d2 1, d3 2 (fours): face 5. Battle 2: d2 0, d3 1: face 2.
@@ -292,11 +411,12 @@ mod tests {
     #[test]
     fn faces_are_uniform_and_each_battles_next_face_independent() {
         let mut dice = DiceStream::for_block(16, 0);
-        let mut source = LanePlanes::new(&dice.lane_states());
+        // SAFETY (here and below): plain words.
+        let mut source = unsafe { LanePlanes::<Plane>::new(&dice.lane_states()) };
         let (mut faces, mut pairs) = ([0u64; 6], [0u64; 36]);
-        let mut last = d6(&mut source);
+        let mut last = unsafe { d6(&mut source) };
         for _ in 0..4_000 {
-            let next = d6(&mut source);
+            let next = unsafe { d6(&mut source) };
             for i in 0..PLANE_BATTLES {
                 let (a, b) = (face(&last, i), face(&next, i));
                 assert!(b < 6, "battle {i}: face {b}");
@@ -314,39 +434,38 @@ mod tests {
         assert!((planes - 10.835).abs() < 0.153, "{planes} planes a face");
     }
 
-    #[cfg(target_arch = "x86_64")]
+    /// A plane is the next words of four lane streams, the groups in turn, as
+    /// `DiceStream` draws them; and `fold_faces` draws and folds the same on AVX2 and
+    /// without it.
     #[test]
-    fn avx2_planes_are_the_lanes_planes() {
-        if !is_x86_feature_detected!("avx2") {
-            eprintln!("this machine has no AVX2: that form did not run");
-            return;
-        }
+    fn planes_are_the_lane_streams_words_in_turn() {
         for seed in 0..4 {
             let lanes = DiceStream::for_block(seed, 3).lane_states();
-            let mut scalar = LanePlanes::new(&lanes);
-            // SAFETY: the CPU has AVX2.
-            unsafe {
-                let mut vector = avx2::D6Planes::new(&lanes);
-                for _ in 0..1_000 {
-                    let v = vector.d6().map(|p| avx2::plane(p));
-                    assert_eq!(v, d6(&mut scalar));
-                }
-                assert_eq!(vector.words(), scalar.words());
+            let mut streams = lanes.map(DiceStream::from_state);
+            // SAFETY: plain words.
+            let mut planes = unsafe { LanePlanes::<Plane>::new(&lanes) };
+            for k in 0..100 {
+                let g = k % GROUPS;
+                let words: Plane = std::array::from_fn(|i| streams[4 * g + i].next_u64());
+                assert_eq!(unsafe { planes.plane() }, words, "seed {seed}, plane {k}");
             }
+            assert_eq!(planes.words(), 400);
         }
-        // And the fold: both forms draw and fold the same.
         let lanes = DiceStream::for_block(5, 0).lane_states();
-        let mut source = LanePlanes::new(&lanes);
-        let mut folded = [[0u64; 4]; 3];
-        for _ in 0..300 {
-            for (f, p) in folded.iter_mut().zip(d6(&mut source)) {
-                for (f, p) in f.iter_mut().zip(p) {
-                    *f = f.rotate_left(1) ^ p;
-                }
-            }
+        // SAFETY: plain words.
+        let plain = unsafe { fold_faces_in::<Plane>(&lanes, 300) };
+        #[cfg(target_arch = "x86_64")]
+        if is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2.
+            assert_eq!(unsafe { fold_faces_avx2(&lanes, 300) }, plain);
+        } else {
+            eprintln!("this machine has no AVX2: that form did not run");
         }
-        // SAFETY: the CPU has AVX2.
-        let vector = unsafe { avx2::fold_faces(&lanes, 3, 100) };
-        assert_eq!(vector, (source.words(), fold(&folded)));
+        let lanes = DiceStream::for_block(9, 1).lane_states();
+        let (words, folded) = unsafe { fold_faces_in::<Plane>(&lanes, 300) };
+        assert_eq!(
+            fold_faces(&mut DiceStream::for_block(9, 1), 3, 100),
+            (LANES as u64 + words, folded)
+        );
     }
 }
