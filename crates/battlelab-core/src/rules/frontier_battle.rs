@@ -301,6 +301,8 @@ pub struct FrontierCombat {
     strengths: usize,
     /// The tables of the kernel in lanes, where the battle suits it (`lockstep`).
     lane_tables: Option<lockstep::LaneTables>,
+    /// The tables of the bit-sliced kernel, where the battle suits it (`sliced`).
+    sliced: Option<sliced::SlicedTables>,
 }
 
 /// Sides of at most this many units get a table of the stacks holding any set of their
@@ -601,8 +603,10 @@ impl FrontierCombat {
             odds_columns,
             strengths,
             lane_tables: None,
+            sliced: None,
         };
         combat.lane_tables = lockstep::LaneTables::new(&combat);
+        combat.sliced = sliced::SlicedTables::new(&combat);
         Ok(combat)
     }
 
@@ -1575,6 +1579,9 @@ impl FrontierCombat {
         n: u64,
         histogram: &mut FrontierHistogram,
     ) -> u64 {
+        if let Some(tables) = &self.sliced {
+            return sliced::battle_block(self, tables, dice, n, histogram);
+        }
         crate::dice::lanes::fight_lanes(
             dice,
             n,
@@ -1645,6 +1652,7 @@ pub fn simulate_battles(
 mod lockstep;
 #[cfg(test)]
 mod reference;
+mod sliced;
 
 #[cfg(test)]
 mod tests {
@@ -1928,7 +1936,7 @@ mod tests {
     /// A random battle made to suit the kernel in lanes where it can be: the side that
     /// sets up second in one row, stacks of at most `SMALL_STACK_UNITS`, leader loss on
     /// a d6.
-    fn random_battle_in_one_row(g: &mut DiceStream) -> Option<FrontierBattle> {
+    pub(super) fn random_battle_in_one_row(g: &mut DiceStream) -> Option<FrontierBattle> {
         let mut battle = random_battle(g)?;
         // One battle in three with stacks of at most two units (the sweeps read their
         // odds columns by permutes).

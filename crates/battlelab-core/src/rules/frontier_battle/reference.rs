@@ -5,6 +5,50 @@
 
 use super::*;
 
+/// The reference kernel's dice, each roll named by the event it is for: a
+/// [`DiceStream`] draws them in the order they are asked for (the mask kernel's order),
+/// and the bit-sliced kernel's tests read each battle's from its slot.
+pub(super) trait RefDice {
+    /// The extra round's d6 (1–6).
+    fn extra(&mut self) -> u32;
+    /// A fire die of `side`'s unit `unit` (0–5).
+    fn fire(&mut self, round: u32, side: usize, unit: usize) -> u32;
+    /// The leader roll for a hit by `side`'s unit `unit` (below `den`).
+    fn fire_leader(&mut self, round: u32, side: usize, unit: usize, den: u32) -> u32;
+    /// `side`'s move d6 in `lane` (1–6).
+    fn move_roll(&mut self, round: u32, side: usize, lane: usize) -> u32;
+    /// The CRT d6 of the melee in `lane` (1–6).
+    fn crt(&mut self, round: u32, lane: usize) -> u32;
+    /// `side`'s leader roll after its loss in the melee in `lane` (below `den`).
+    fn melee_leader(&mut self, round: u32, side: usize, lane: usize, den: u32) -> u32;
+    /// The recovery d6 of `side`'s unit `unit` (1–6).
+    fn recover(&mut self, round: u32, side: usize, unit: usize) -> u32;
+}
+
+impl RefDice for DiceStream {
+    fn extra(&mut self) -> u32 {
+        self.d6()
+    }
+    fn fire(&mut self, _: u32, _: usize, _: usize) -> u32 {
+        self.below(6)
+    }
+    fn fire_leader(&mut self, _: u32, _: usize, _: usize, den: u32) -> u32 {
+        self.below(den)
+    }
+    fn move_roll(&mut self, _: u32, _: usize, _: usize) -> u32 {
+        self.d6()
+    }
+    fn crt(&mut self, _: u32, _: usize) -> u32 {
+        self.d6()
+    }
+    fn melee_leader(&mut self, _: u32, _: usize, _: usize, den: u32) -> u32 {
+        self.below(den)
+    }
+    fn recover(&mut self, _: u32, _: usize, _: usize) -> u32 {
+        self.d6()
+    }
+}
+
 /// The reference kernel's view of a compiled battle, with the orders it scans.
 pub(super) struct Reference<'a> {
     c: &'a FrontierCombat,
@@ -86,16 +130,17 @@ impl Reference<'_> {
         }
     }
 
+    /// A leader-loss event: `roll(den)` is drawn only where the stack's leader is there.
     fn lose_leader(
         &self,
         state: &mut BattleState,
         side: usize,
         stack: usize,
-        dice: &mut DiceStream,
+        roll: impl FnOnce(u32) -> u32,
     ) {
         if self.c.stacks[side][stack].leader > 0 && state.leader_alive[side][stack] {
             let (num, den) = self.c.battle.leader_loss;
-            if dice.below(den) < num {
+            if roll(den) < num {
                 state.leader_alive[side][stack] = false;
             }
         }
@@ -117,7 +162,7 @@ impl Reference<'_> {
     /// first, then the lower lane at equal distance), then the first listed. So every
     /// enemy front-row unit, in any lane, is targeted before any second-row unit, and
     /// every unit once before any twice.
-    fn fire_phase(&self, state: &mut BattleState, side: usize, dice: &mut DiceStream) {
+    fn fire_phase<D: RefDice>(&self, state: &mut BattleState, side: usize, round: u32, dice: &mut D) {
         let enemy = 1 - side;
         // Each enemy unit's depth: the rank of its stack among its lane's stacks in play.
         let mut depth = [u8::MAX; MAX_UNITS];
@@ -183,27 +228,29 @@ impl Reference<'_> {
         }
         // Every fire die of the volley first, in firer order; then one leader roll for
         // each hit that landed on a stack with a leader, in the same order.
-        let mut leader_events = [0usize; MAX_UNITS];
+        let mut leader_events = [(0usize, 0usize); MAX_UNITS];
         let mut events = 0;
         for &(shooter, target) in &shots[..shot_count] {
-            let face = dice.below(6);
+            let face = dice.fire(round, side, usize::from(shooter));
             let t = target as usize;
             // A hit on a unit already eliminated earlier in this volley is wasted.
             if self.c.units[side][shooter as usize].fire_faces >> face & 1 == 1
                 && state.unit_state[enemy][t] != ELIMINATED
             {
                 state.unit_state[enemy][t] += 1;
-                leader_events[events] = self.c.units[enemy][t].stack;
+                leader_events[events] = (self.c.units[enemy][t].stack, usize::from(shooter));
                 events += 1;
             }
         }
-        for &stack in &leader_events[..events] {
-            self.lose_leader(state, enemy, stack, dice);
+        for &(stack, shooter) in &leader_events[..events] {
+            self.lose_leader(state, enemy, stack, |den| {
+                dice.fire_leader(round, side, shooter, den)
+            });
         }
     }
 
     /// Movement (19.2.2) and melee (19.2.3) of one round.
-    fn movement_and_melee(&self, state: &mut BattleState, round: u32, dice: &mut DiceStream) {
+    fn movement_and_melee<D: RefDice>(&self, state: &mut BattleState, round: u32, dice: &mut D) {
         let b = &self.c.battle;
         // Per lane: the attacking side and stack, which of its units moved in, and which
         // defending units moved away (avoided the melee).
@@ -261,7 +308,7 @@ impl Reference<'_> {
                     enemy_atop,
                     surprise_bonus: won_surprise && leader > 0,
                 };
-                if roll.moves(dice.d6()) {
+                if roll.moves(dice.move_roll(round, side, lane)) {
                     // Units that move away from an enemy atop them avoid the melee; the
                     // ones left behind (disrupted or routed) still fight it. Otherwise the
                     // movers go atop the enemy.
@@ -282,7 +329,7 @@ impl Reference<'_> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn melee(
+    fn melee<D: RefDice>(
         &self,
         state: &mut BattleState,
         lane: usize,
@@ -291,7 +338,7 @@ impl Reference<'_> {
         movers: u32,
         avoided: u32,
         round: u32,
-        dice: &mut DiceStream,
+        dice: &mut D,
     ) {
         let b = &self.c.battle;
         let defender = 1 - attacker;
@@ -344,7 +391,7 @@ impl Reference<'_> {
         let column = (b.crt.column_for(strength_a, strength_d) as i32 + shift)
             .clamp(0, b.crt.columns.len() as i32 - 1) as usize;
         let drm = (b.sides[attacker].level as i32 - b.sides[defender].level as i32).clamp(-3, 3);
-        let (loss_a, loss_d) = b.crt.cell(dice.d6() as i32 + drm, column);
+        let (loss_a, loss_d) = b.crt.cell(dice.crt(round, lane) as i32 + drm, column);
         for (side, stack, loss, units) in [
             (attacker, attacking_stack, loss_a, a_units),
             (defender, defending_stack, loss_d, d_units),
@@ -388,14 +435,16 @@ impl Reference<'_> {
                 }
             }
             if loss != CrtLoss::None && loss != CrtLoss::Eliminate(0) {
-                self.lose_leader(state, side, stack, dice);
+                self.lose_leader(state, side, stack, |den| {
+                    dice.melee_leader(round, side, lane, den)
+                });
             }
         }
     }
 
     /// Recovery (19.2.4): every disrupted or routed unit rolls; success is one level up (a
     /// routed unit off the array comes back to its stack disrupted).
-    fn recovery(&self, state: &mut BattleState, dice: &mut DiceStream) {
+    fn recovery<D: RefDice>(&self, state: &mut BattleState, round: u32, dice: &mut D) {
         for side in 0..2 {
             for (u, unit) in self.c.units[side].iter().enumerate() {
                 let s = state.unit_state[side][u];
@@ -406,7 +455,7 @@ impl Reference<'_> {
                     level: self.c.battle.sides[side].level,
                     leader: self.leader_of(state, side, unit.stack),
                 };
-                if roll.recovers(dice.d6()) {
+                if roll.recovers(dice.recover(round, side, u)) {
                     state.unit_state[side][u] = s - 1;
                     state.removed[side][u] = false;
                 }
@@ -416,15 +465,15 @@ impl Reference<'_> {
 
     /// Rounds of 19.1: the initiative side's primary leader rating, plus one when the
     /// non-initiative side tries and rolls under its primary leader's rating.
-    fn rounds(&self, dice: &mut DiceStream) -> u32 {
+    fn rounds<D: RefDice>(&self, dice: &mut D) -> u32 {
         let b = &self.c.battle;
         let other = 1 - b.initiative;
-        let extra = b.extra_round && dice.d6() < b.sides[other].primary_leader;
+        let extra = b.extra_round && dice.extra() < b.sides[other].primary_leader;
         b.sides[b.initiative].primary_leader + u32::from(extra)
     }
 
     /// One whole battle.
-    pub fn fight(&self, dice: &mut DiceStream) -> BattleOutcome {
+    pub fn fight<D: RefDice>(&self, dice: &mut D) -> BattleOutcome {
         let b = &self.c.battle;
         let mut state = self.fresh_state();
         let rounds = self.rounds(dice);
@@ -433,11 +482,11 @@ impl Reference<'_> {
             for side in [b.initiative, 1 - b.initiative] {
                 let surprised = round == 1 && b.surprise == Some(1 - side);
                 if !surprised {
-                    self.fire_phase(&mut state, side, dice);
+                    self.fire_phase(&mut state, side, round, dice);
                 }
             }
             self.movement_and_melee(&mut state, round, dice);
-            self.recovery(&mut state, dice);
+            self.recovery(&mut state, round, dice);
             lost_after_round[round as usize - 1] = [0, 1].map(|side| {
                 state.unit_state[side][..self.c.units[side].len()]
                     .iter()
