@@ -267,27 +267,36 @@ unsafe fn faces_in<B: Bits>(face: &[B; 6], set: u8) -> B {
     r
 }
 
-/// `table[key]`'s faces where the face is in them, the key's bits from `bits` (bit `i`
-/// of the key from `bits[i]`), by a tree of selects on the bits, a half left out where
-/// both halves are alike.
+/// `table[key]`'s faces where the face is in them, the key's four bits from `bits` (bit
+/// `i` of the key from `bits[i]`): a tree of selects on the bits, level by level, a
+/// select left out where both halves of the table are alike.
 #[inline(always)]
-unsafe fn lookup<B: Bits>(bits: &[B], table: &[u8], face: &[B; 6]) -> B {
-    let n = table.len();
-    if table.iter().all(|&t| t == table[0]) {
-        return faces_in(face, table[0]);
+unsafe fn lookup<B: Bits>(bits: &[B; 4], table: &[u8; 16], face: &[B; 6]) -> B {
+    let mut value = [B::zero(); 16];
+    for (v, &faces) in value.iter_mut().zip(table) {
+        *v = faces_in(face, faces);
     }
-    let top = bits.len() - 1;
-    let (low, high) = table.split_at(n / 2);
-    let (low, high) = (lookup(&bits[..top], low, face), lookup(&bits[..top], high, face));
-    bits[top].select(high, low)
+    let mut width = 1;
+    for &bit in bits {
+        let mut k = 0;
+        while k < 16 {
+            let (low, high) = (&table[k..k + width], &table[k + width..k + 2 * width]);
+            if low != high {
+                value[k] = bit.select(value[k + width], value[k]);
+            }
+            k += 2 * width;
+        }
+        width *= 2;
+    }
+    value[0]
 }
 
 /// Each battle's count of the set bits of `planes` (up to 63), as six planes of a binary
 /// number.
 #[inline(always)]
-unsafe fn count<B: Bits>(planes: impl Iterator<Item = B>) -> [B; 6] {
+unsafe fn count<B: Bits>(planes: &[B]) -> [B; 6] {
     let mut c = [B::zero(); 6];
-    for p in planes {
+    for &p in planes {
         let mut carry = p;
         for bit in &mut c {
             let next = bit.and(carry);
@@ -306,6 +315,29 @@ unsafe fn equals<B: Bits>(c: &[B; 6], k: usize) -> B {
         r = if k >> i & 1 == 1 { r.and(bit) } else { r.and_not(bit) };
     }
     r
+}
+
+/// Adds to `into[k]` the battles of `live` whose count is `k`.
+#[inline(always)]
+unsafe fn tally<B: Bits>(into: &mut [u64], counts: &[B; 6], live: B) {
+    for (k, slot) in into.iter_mut().enumerate() {
+        *slot += popcount(equals(counts, k).and(live));
+    }
+}
+
+/// The minterms of the first `n` of `bits`: `out[k]` where bit `i` of `bits` is bit `i`
+/// of `k`.
+#[inline(always)]
+unsafe fn minterms<B: Bits>(bits: &[B; SMALL_STACK_UNITS], n: usize) -> [B; SMALL_STACK_KEYS] {
+    let mut out = [B::zero(); SMALL_STACK_KEYS];
+    out[0] = B::ones();
+    for (i, &bit) in bits.iter().enumerate().take(n) {
+        for k in (0..1 << i).rev() {
+            out[k | 1 << i] = out[k].and(bit);
+            out[k] = out[k].and_not(bit);
+        }
+    }
+    out
 }
 
 /// Battles set in a plane.
@@ -340,18 +372,20 @@ impl<B: Bits, R: Record> Sweep<'_, B, R> {
     unsafe fn battles(&mut self, live: B, h: &mut FrontierHistogram) -> [Side<B>; 2] {
         let (c, t) = (self.c, self.t);
         let b = &c.battle;
-        let mut st: [Side<B>; 2] = std::array::from_fn(|s| Side {
+        let fresh = Side {
             lo: [B::zero(); MAX_UNITS],
             hi: [B::zero(); MAX_UNITS],
             removed: [B::zero(); MAX_UNITS],
-            leaders: std::array::from_fn(|l| {
+            leaders: [B::zero(); MAX_LANES],
+        };
+        let mut st = [fresh; 2];
+        for (s, x) in st.iter_mut().enumerate() {
+            for l in 0..t.lanes {
                 if t.sides[s].leader[l] > 0 {
-                    B::ones()
-                } else {
-                    B::zero()
+                    x.leaders[l] = B::ones();
                 }
-            }),
-        });
+            }
+        }
         let extra = match t.extra {
             Some(faces) => {
                 let face = self.draw(Slot::Extra);
@@ -377,7 +411,7 @@ impl<B: Bits, R: Record> Sweep<'_, B, R> {
             // A battle that does not fight the round keeps its state: its count repeats.
             for s in 0..2 {
                 let units = t.sides[s].units;
-                lost_after[round as usize - 1][s] = count(st[s].hi[..units].iter().copied());
+                lost_after[round as usize - 1][s] = count(&st[s].hi[..units]);
                 if R::ON {
                     self.record.lost(round, s, st[s].hi[..units].iter().map(|p| p.to_plane()).collect());
                 }
@@ -537,10 +571,9 @@ impl<B: Bits, R: Record> Sweep<'_, B, R> {
                 continue;
             }
             let crt = self.draw(Slot::Crt { round, lane: l });
-            let leader_faces = [0, 1].map(|side| {
-                let face = self.draw(Slot::MeleeLeader { round, side, lane: l });
-                faces_in(&face, t.loss_faces)
-            });
+            let lose_0 = self.draw(Slot::MeleeLeader { round, side: 0, lane: l });
+            let lose_1 = self.draw(Slot::MeleeLeader { round, side: 1, lane: l });
+            let leader_faces = [faces_in(&lose_0, t.loss_faces), faces_in(&lose_1, t.loss_faces)];
             for a in 0..2 {
                 if started[a][l].any() {
                     self.melee(st, a, l, started[a][l], &moved[a], &avoided[1 - a], &crt, leader_faces, round);
@@ -572,36 +605,24 @@ impl<B: Bits, R: Record> Sweep<'_, B, R> {
         let ((fa0, na), (fd0, nd)) = (ta.stacks[l], td.stacks[l]);
         // The units that fight (in play, not routed: of the attacker those that moved in,
         // of the defender those that stayed), and the disrupted among them, as offsets.
-        // (In play and not routed: neither `hi` (routed, eliminated) nor removed.)
-        let fighting = |x: &Side<B>, u: usize, pool: B| pool.and_not(x.hi[u].or(x.removed[u]));
         let mut fights = [[B::zero(); SMALL_STACK_UNITS]; 2];
         let mut disrupted = [[B::zero(); SMALL_STACK_UNITS]; 2];
         for i in 0..na {
             let u = fa0 + i;
-            fights[0][i] = fighting(&st[a], u, moved[u]);
+            // In play and not routed: neither `hi` (routed, eliminated) nor removed.
+            fights[0][i] = moved[u].and_not(st[a].hi[u].or(st[a].removed[u]));
             disrupted[0][i] = fights[0][i].and(st[a].lo[u]).and_not(st[a].hi[u]);
         }
         let mut stayed = [B::zero(); SMALL_STACK_UNITS];
         for i in 0..nd {
             let u = fd0 + i;
             stayed[i] = avoided[u].not();
-            fights[1][i] = fighting(&st[d], u, stayed[i]);
+            fights[1][i] = stayed[i].and_not(st[d].hi[u].or(st[d].removed[u]));
             disrupted[1][i] = fights[1][i].and(st[d].lo[u]).and_not(st[d].hi[u]);
         }
         // The strengths' odds column, from each pair of fighting sets; none where the
         // attacker brings no strength, and the defender's left in play eliminated where it
         // brings none.
-        let minterms = |bits: &[B], n: usize| -> [B; SMALL_STACK_KEYS] {
-            let mut out = [B::zero(); SMALL_STACK_KEYS];
-            out[0] = B::ones();
-            for (i, &bit) in bits.iter().enumerate().take(n) {
-                for k in (0..1 << i).rev() {
-                    out[k | 1 << i] = out[k].and(bit);
-                    out[k] = out[k].and_not(bit);
-                }
-            }
-            out
-        };
         let (keys_a, keys_d) = (minterms(&fights[0], na), minterms(&fights[1], nd));
         // Columns from −(largest defender's leader) to the last + the attacker's leader +
         // 2 (disrupted defenders, surprise), clamped after all shifts.
@@ -772,11 +793,6 @@ impl<B: Bits, R: Record> Sweep<'_, B, R> {
         h: &mut FrontierHistogram,
     ) {
         let (c, t) = (self.c, self.t);
-        let tally = |into: &mut [u64], counts: &[B; 6]| {
-            for (k, slot) in into.iter_mut().enumerate() {
-                *slot += popcount(equals(counts, k).and(live));
-            }
-        };
         for s in 0..2 {
             let (x, n) = (&st[s], t.sides[s].units);
             let (mut eliminated, mut routed, mut disrupted) =
@@ -786,27 +802,32 @@ impl<B: Bits, R: Record> Sweep<'_, B, R> {
                 routed[u] = x.hi[u].and_not(x.lo[u]);
                 disrupted[u] = x.lo[u].and_not(x.hi[u]);
             }
-            tally(&mut h.eliminated[s], &count(eliminated[..n].iter().copied()));
-            tally(&mut h.routed[s], &count(routed[..n].iter().copied()));
-            tally(&mut h.disrupted[s], &count(disrupted[..n].iter().copied()));
-            let leaders = count(
-                (0..t.lanes)
-                    .filter(|&l| t.sides[s].leader[l] > 0)
-                    .map(|l| x.leaders[l].not()),
-            );
-            tally(&mut h.leaders_lost[s], &leaders);
+            tally(&mut h.eliminated[s], &count(&eliminated[..n]), live);
+            tally(&mut h.routed[s], &count(&routed[..n]), live);
+            tally(&mut h.disrupted[s], &count(&disrupted[..n]), live);
+            let (mut lost, mut led) = ([B::zero(); MAX_LANES], 0);
+            for l in 0..t.lanes {
+                if t.sides[s].leader[l] > 0 {
+                    lost[led] = x.leaders[l].not();
+                    led += 1;
+                }
+            }
+            tally(&mut h.leaders_lost[s], &count(&lost[..led]), live);
             for (r, lost) in lost_after.iter().enumerate() {
-                tally(&mut h.lost_by_round[r][s], &lost[s]);
+                tally(&mut h.lost_by_round[r][s], &lost[s], live);
             }
         }
         // The result, from the units lost at the end.
         let (n0, n1) = (t.sides[0].units, t.sides[1].units);
         let final_lost = lost_after[3];
-        let eq1: Vec<B> = (0..=n1).map(|k| equals(&final_lost[1], k)).collect();
+        let mut eq1 = [B::zero(); MAX_UNITS + 1];
+        for (k, e) in eq1.iter_mut().enumerate().take(n1 + 1) {
+            *e = equals(&final_lost[1], k);
+        }
         let (mut a_wins, mut b_wins) = (B::zero(), B::zero());
         for k0 in 0..=n0 {
             let eq0 = equals(&final_lost[0], k0);
-            for (k1, &e1) in eq1.iter().enumerate() {
+            for (k1, &e1) in eq1.iter().enumerate().take(n1 + 1) {
                 let (x, y) = match c.battle.victory {
                     VictoryRule::FewerLost => (k0 as u64, k1 as u64),
                     VictoryRule::FewerLostShare => ((k0 * n1) as u64, (k1 * n0) as u64),
