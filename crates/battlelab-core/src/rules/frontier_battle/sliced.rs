@@ -443,8 +443,6 @@ impl<B: Bits, R: Record> Sweep<'_, B, R> {
         let gate = act.and(any_in_play);
         let mut set = in_play;
         let mut pass_hits = [B::zero(); MAX_UNITS];
-        // `stack_hit[u][lane]`: firer `u`'s hit landed on the enemy stack in that lane.
-        let mut stack_hit = [[B::zero(); MAX_LANES]; MAX_UNITS];
         let lanes = t.lanes;
         for u in 0..f.units {
             let s = &st[side];
@@ -466,6 +464,8 @@ impl<B: Bits, R: Record> Sweep<'_, B, R> {
             }
             let face = self.draw(Slot::Fire { round, side, unit: u });
             let hit = faces_in(&face, f.fire_faces[u]).and(fires);
+            // `hits[lane]`: the hit landed on the enemy stack in that lane.
+            let mut hits = [B::zero(); MAX_LANES];
             let target = &st[enemy];
             let mut found = B::zero();
             for &c in &e.fire_order[f.unit_lane[u]][..e.units] {
@@ -475,21 +475,22 @@ impl<B: Bits, R: Record> Sweep<'_, B, R> {
                 let landed = chosen.and(hit).and_not(target.lo[c].and(target.hi[c]));
                 pass_hits[c] = pass_hits[c].or(landed);
                 let lane = e.unit_lane[c];
-                stack_hit[u][lane] = stack_hit[u][lane].or(landed);
+                hits[lane] = hits[lane].or(landed);
             }
-        }
-        let target = &mut st[enemy];
-        for c in 0..e.units {
-            target.hi[c] = target.hi[c].xor(target.lo[c].and(pass_hits[c]));
-            target.lo[c] = target.lo[c].xor(pass_hits[c]);
-        }
-        for (u, hits) in stack_hit.iter().enumerate().take(f.units) {
+            // The leader roll for the hit. (The rules roll every leader roll after the
+            // volley's fire dice, in firer order: nothing in the volley reads a leader but
+            // the rolls, so each may come as soon as its hit has landed.)
             let face = self.draw(Slot::FireLeader { round, side, unit: u });
             let lose = faces_in(&face, t.loss_faces);
             for (l, &hit) in hits.iter().enumerate().take(lanes) {
                 let leaders = &mut st[enemy].leaders[l];
                 *leaders = leaders.and_not(hit.and(lose));
             }
+        }
+        let target = &mut st[enemy];
+        for c in 0..e.units {
+            target.hi[c] = target.hi[c].xor(target.lo[c].and(pass_hits[c]));
+            target.lo[c] = target.lo[c].xor(pass_hits[c]);
         }
     }
 
@@ -675,31 +676,45 @@ impl<B: Bits, R: Record> Sweep<'_, B, R> {
                 },
             ),
         ];
+        // Each shift moves the column in place: upward from the top, downward from the
+        // bottom, so no plane moves twice (the span holds every sum: no clamp before the
+        // last).
         for (k, when) in shifts {
             if k == 0 {
                 continue;
             }
-            let mut next = [B::zero(); MAX_SPAN];
-            for i in 0..span {
-                let j = (i as isize + k).clamp(0, span as isize - 1) as usize;
-                next[j] = next[j].or(column[i].and(when));
-                next[i] = next[i].or(column[i].and_not(when));
+            let mut move_to = |i: usize| {
+                let j = (i as isize + k) as usize;
+                let moving = column[i].and(when);
+                column[j] = column[j].or(moving);
+                column[i] = column[i].and_not(when);
+            };
+            if k > 0 {
+                for i in (0..span - k as usize).rev() {
+                    move_to(i);
+                }
+            } else {
+                for i in (-k) as usize..span {
+                    move_to(i);
+                }
             }
-            column = next;
         }
-        // The clamped column, then the CRT cell's codes for each side.
-        let mut clamped = [B::zero(); MAX_SPAN];
-        for (i, &plane) in column.iter().enumerate().take(span) {
-            let col = i.saturating_sub(below).min(t.columns - 1);
-            clamped[col] = clamped[col].or(plane);
+        // The clamp: columns below the first and past the last fold into them.
+        for i in 0..below {
+            column[below] = column[below].or(column[i]);
         }
+        let last = below + t.columns - 1;
+        for i in last + 1..span {
+            column[last] = column[last].or(column[i]);
+        }
+        let clamped = &column[below..=last];
         let fought = m.and_not(doomed);
         for (role, side) in [(0, a), (1, d)] {
             // `code[k]`: this side's code is `k` eliminated (1 to 4; 4 for more), or
             // (`code[0]`) a rout.
             let mut code = [B::zero(); SMALL_STACK_UNITS + 1];
             let mut loss = B::zero();
-            for (col, &plane) in clamped.iter().enumerate().take(t.columns) {
+            for (col, &plane) in clamped.iter().enumerate() {
                 for (f, &face) in crt.iter().enumerate() {
                     let cell = c.melee_cells[(a * t.columns + col) * 6 + f][role];
                     if cell == 0 {
