@@ -397,10 +397,29 @@ mod tests {
         let mut at_once = frontier.empty_histogram();
         let mut block_words = 0;
         let (_, block_draws) = words_and_draws(1, |d| {
-            block_words = frontier.battle_block(d, N, &mut at_once);
+            block_words = frontier.lanes_block(d, N, &mut at_once);
         });
         assert_eq!((block_words, block_draws), (lane_words, draws));
         assert_eq!(at_once, h);
+        // Bit-sliced, as runs fight it: every battle draws a face for every event that
+        // could happen to it (409, where every lane sees a melee in every round of a
+        // sweep, as here), each 10.835 planes of four words on average (variance of a
+        // face's planes 4 · 0.934): the words within five standard deviations, after the
+        // lanes' keys.
+        let mut words = 0;
+        let (keys, draws) = words_and_draws(1, |d| {
+            words = frontier.battle_block(d, N, &mut at_once);
+        });
+        // The block's stream gives the lanes' keys; the planes' words are the kernel's own
+        // (its streams are stepped in registers, not by `next_u64`).
+        assert_eq!(keys, lanes);
+        let faces = frontier_sliced_faces(&frontier) * N.div_ceil(256);
+        assert_eq!(draws, frontier_sliced_faces(&frontier) * N);
+        let (mean, sd) = (
+            lanes as f64 + 4.0 * 10.835 * faces as f64,
+            4.0 * (4.0 * 0.934 * faces as f64).sqrt(),
+        );
+        assert!((words as f64 - mean).abs() <= 5.0 * sd, "{words} words: {mean} ± {sd}");
         // One value from each word drawn: a naval round takes both its dice as one value
         // of its own word; the melee duel samples each wound count from a table by a whole
         // word, and takes its phase's one break roll from the phase's break word.

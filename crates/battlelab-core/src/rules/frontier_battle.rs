@@ -1567,21 +1567,33 @@ impl FrontierCombat {
     /// Adds `n` simulated battles into `histogram`, and returns the words they drew from
     /// all streams.
     ///
-    /// The block's battles are fought in [`LANES`](crate::dice::lanes::LANES) lanes, each
-    /// on its own stream (`dice::lanes::fight_lanes`): a lane's battles cut their d6 from
-    /// one [`PackedDice`], so a word's faces left over at the end of a battle start the
-    /// lane's next. Where the CPU has AVX2 and the battle suits them
-    /// (`frontier_battle/lockstep.rs`), all lanes are fought at once; otherwise lane by
-    /// lane, the same battles.
+    /// Where the battle suits it (`frontier_battle/sliced.rs`: both sides in one row a
+    /// lane, small stacks, leader loss on a d6), the block's battles are fought
+    /// bit-sliced, 256 a sweep, on every CPU; otherwise in lanes ([`Self::lanes_block`]).
     pub fn battle_block(
         &self,
         dice: &mut DiceStream,
         n: u64,
         histogram: &mut FrontierHistogram,
     ) -> u64 {
-        if let Some(tables) = &self.sliced {
-            return sliced::battle_block(self, tables, dice, n, histogram);
+        match &self.sliced {
+            Some(tables) => sliced::battle_block(self, tables, dice, n, histogram),
+            None => self.lanes_block(dice, n, histogram),
         }
+    }
+
+    /// The block's battles in [`LANES`](crate::dice::lanes::LANES) lanes, each on its own
+    /// stream (`dice::lanes::fight_lanes`): a lane's battles cut their d6 from one
+    /// [`PackedDice`], so a word's faces left over at the end of a battle start the lane's
+    /// next. Where the CPU has AVX2 and the battle suits them
+    /// (`frontier_battle/lockstep.rs`), all lanes are fought at once; otherwise lane by
+    /// lane, the same battles.
+    pub(crate) fn lanes_block(
+        &self,
+        dice: &mut DiceStream,
+        n: u64,
+        histogram: &mut FrontierHistogram,
+    ) -> u64 {
         crate::dice::lanes::fight_lanes(
             dice,
             n,
@@ -2033,7 +2045,7 @@ mod tests {
                 let (expected, expected_words) = lane_by_lane(&combat, &mut start.clone(), n);
                 let mut h = combat.empty_histogram();
                 let mut dice = start.clone();
-                let words = combat.battle_block(&mut dice, n, &mut h);
+                let words = combat.lanes_block(&mut dice, n, &mut h);
                 assert_eq!(h, expected, "battle {i}, {n} battles");
                 assert_eq!(words, expected_words, "battle {i}, {n} battles: words");
                 assert_eq!(start.words_until(&dice, 100), Some(LANES as u64));
