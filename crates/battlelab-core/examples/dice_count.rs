@@ -56,8 +56,8 @@ enum LaneDraws {
     /// (the same rules), where `count-dice` counted those (melee with several side-B
     /// units: a value a group sampled, and a break roll a side-B unit each phase).
     AsOneAtATime(Option<f64>),
-    /// Vector sweeps that count their draws themselves (frontier's: the faces its battles
-    /// drew), read from `count-dice`'s counters.
+    /// Sweeps that count their draws themselves (frontier's bit-sliced: the faces each
+    /// battle drew, read or not), read from `count-dice`'s counters.
     Counted,
 }
 
@@ -91,8 +91,8 @@ fn count_lanes(name: &str, draws: LaneDraws, mut block: impl FnMut(&mut DiceStre
 fn main() {
     let frontier = scenarios::frontier();
     let mut h = frontier.empty_histogram();
-    // In blocks, as runs fight them: 32 lanes, each on its own stream, a lane's battle
-    // starting on the faces its last one left.
+    // In blocks, as runs fight them: bit-sliced, 256 battles a sweep, every battle drawing
+    // a face for every event that could happen to it (`frontier_battle/sliced.rs`).
     count_lanes(
         "frontier, 6 stacks a side (as run)",
         LaneDraws::Counted,

@@ -419,7 +419,10 @@ mod tests {
             lanes as f64 + 4.0 * 10.835 * faces as f64,
             4.0 * (4.0 * 0.934 * faces as f64).sqrt(),
         );
-        assert!((words as f64 - mean).abs() <= 5.0 * sd, "{words} words: {mean} ± {sd}");
+        assert!(
+            (words as f64 - mean).abs() <= 5.0 * sd,
+            "{words} words: {mean} ± {sd}"
+        );
         // One value from each word drawn: a naval round takes both its dice as one value
         // of its own word; the melee duel samples each wound count from a table by a whole
         // word, and takes its phase's one break roll from the phase's break word.

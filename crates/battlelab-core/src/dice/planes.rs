@@ -24,7 +24,7 @@
 //! costs 10.84 planes of 256 bits: 0.17 words a battle.
 //!
 //! The planes come from [`LANES`] streams split from a block's, four words to a plane
-//! (group `g`'s lanes `4g` to `4g + 3`, the groups in turn: [`LanePlanes`]), the same on
+//! (group `g`'s lanes `4g` to `4g + 3`, the groups in turn: `LanePlanes`), the same on
 //! every CPU.
 
 use super::lanes::LANES;
@@ -47,7 +47,7 @@ const GROUPS: usize = LANES / 4;
 ///
 /// # Safety
 /// Every method of [`Avx2`] needs a CPU with AVX2: callers run them only there.
-pub trait Bits: Copy {
+pub(crate) trait Bits: Copy {
     /// Every bit clear.
     unsafe fn zero() -> Self;
     /// Every bit set.
@@ -131,7 +131,7 @@ impl Bits for Plane {
 }
 
 #[cfg(target_arch = "x86_64")]
-pub use avx2::Avx2;
+pub(crate) use avx2::Avx2;
 
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
@@ -141,7 +141,7 @@ mod avx2 {
 
     /// A plane in one AVX2 register.
     #[derive(Clone, Copy)]
-    pub struct Avx2(__m256i);
+    pub(crate) struct Avx2(__m256i);
 
     impl Bits for Avx2 {
         #[target_feature(enable = "avx2")]
@@ -222,7 +222,7 @@ mod avx2 {
 }
 
 /// Where planes of random bits come from.
-pub trait PlaneSource<B: Bits> {
+pub(crate) trait PlaneSource<B: Bits> {
     /// The next plane of random bits.
     ///
     /// # Safety
@@ -233,7 +233,7 @@ pub trait PlaneSource<B: Bits> {
 /// The planes of [`LANES`] lane streams: plane `k` is the next words of lanes `4g` to
 /// `4g + 3`, `g = k mod 8`, each lane's xoshiro256++ as `rand_xoshiro` steps it.
 #[derive(Clone)]
-pub struct LanePlanes<B> {
+pub(crate) struct LanePlanes<B> {
     /// `s[g][k]`: state word `k` of group `g`'s four lanes.
     s: [[B; 4]; GROUPS],
     group: usize,
@@ -246,7 +246,7 @@ impl<B: Bits> LanePlanes<B> {
     /// # Safety
     /// As [`Bits`]'.
     #[inline(always)]
-    pub unsafe fn new(lanes: &[[u64; 4]; LANES]) -> Self {
+    pub(crate) unsafe fn new(lanes: &[[u64; 4]; LANES]) -> Self {
         Self {
             s: std::array::from_fn(|g| {
                 std::array::from_fn(|k| B::from_plane(std::array::from_fn(|i| lanes[4 * g + i][k])))
@@ -257,7 +257,7 @@ impl<B: Bits> LanePlanes<B> {
     }
 
     /// The words drawn so far: four a plane.
-    pub fn words(&self) -> u64 {
+    pub(crate) fn words(&self) -> u64 {
         4 * self.planes
     }
 }
@@ -289,7 +289,7 @@ impl<B: Bits> PlaneSource<B> for LanePlanes<B> {
 /// # Safety
 /// As [`Bits`]'.
 #[inline(always)]
-pub unsafe fn d6<B: Bits, S: PlaneSource<B>>(source: &mut S) -> [B; 3] {
+pub(crate) unsafe fn d6<B: Bits, S: PlaneSource<B>>(source: &mut S) -> [B; 3] {
     let ones = source.plane();
     let (mut fours, mut twos) = (source.plane(), source.plane());
     let mut again = fours.and(twos);

@@ -1569,7 +1569,7 @@ impl FrontierCombat {
     ///
     /// Where the battle suits it (`frontier_battle/sliced.rs`: both sides in one row a
     /// lane, small stacks, leader loss on a d6), the block's battles are fought
-    /// bit-sliced, 256 a sweep, on every CPU; otherwise in lanes ([`Self::lanes_block`]).
+    /// bit-sliced, 256 a sweep, on every CPU; otherwise in lanes (`lanes_block`).
     pub fn battle_block(
         &self,
         dice: &mut DiceStream,

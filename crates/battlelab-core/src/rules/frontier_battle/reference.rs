@@ -162,7 +162,13 @@ impl Reference<'_> {
     /// first, then the lower lane at equal distance), then the first listed. So every
     /// enemy front-row unit, in any lane, is targeted before any second-row unit, and
     /// every unit once before any twice.
-    fn fire_phase<D: RefDice>(&self, state: &mut BattleState, side: usize, round: u32, dice: &mut D) {
+    fn fire_phase<D: RefDice>(
+        &self,
+        state: &mut BattleState,
+        side: usize,
+        round: u32,
+        dice: &mut D,
+    ) {
         let enemy = 1 - side;
         // Each enemy unit's depth: the rank of its stack among its lane's stacks in play.
         let mut depth = [u8::MAX; MAX_UNITS];

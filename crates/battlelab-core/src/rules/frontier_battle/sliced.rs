@@ -27,6 +27,10 @@
 //! battle alone, and the kernel is the same operations on every CPU (AVX2 registers where
 //! the CPU has them, four plain words elsewhere), so every machine writes the same bytes.
 
+// The sweeps index several arrays of planes (a unit's `lo`, `hi`, `removed`, its targets,
+// its hits) by the same unit or lane: a loop over the index reads plainer than zips.
+#![allow(clippy::needless_range_loop)]
+
 use super::{
     FrontierCombat, FrontierHistogram, MovePolicy, VictoryRule, LOSS_ROUT, MAX_LANES, MAX_LEADER,
     MAX_UNITS, SMALL_STACK_KEYS, SMALL_STACK_UNITS,
@@ -43,17 +47,37 @@ pub(super) enum Slot {
     /// Whether the non-initiative side gets its extra round.
     Extra,
     /// Unit `unit` of `side` firing in `round`.
-    Fire { round: u32, side: usize, unit: usize },
+    Fire {
+        round: u32,
+        side: usize,
+        unit: usize,
+    },
     /// The leader roll for a hit by that firer.
-    FireLeader { round: u32, side: usize, unit: usize },
+    FireLeader {
+        round: u32,
+        side: usize,
+        unit: usize,
+    },
     /// `side`'s move roll in `lane`.
-    Move { round: u32, side: usize, lane: usize },
+    Move {
+        round: u32,
+        side: usize,
+        lane: usize,
+    },
     /// The melee's CRT die in `lane`.
     Crt { round: u32, lane: usize },
     /// `side`'s leader roll after a loss in the melee in `lane`.
-    MeleeLeader { round: u32, side: usize, lane: usize },
+    MeleeLeader {
+        round: u32,
+        side: usize,
+        lane: usize,
+    },
     /// Unit `unit` of `side`'s recovery roll.
-    Recover { round: u32, side: usize, unit: usize },
+    Recover {
+        round: u32,
+        side: usize,
+        unit: usize,
+    },
 }
 
 /// One side's constants as a sweep reads them.
@@ -334,7 +358,11 @@ unsafe fn count<B: Bits>(planes: &[B]) -> [B; 6] {
 unsafe fn equals<B: Bits>(c: &[B; 6], k: usize) -> B {
     let mut r = B::ones();
     for (i, &bit) in c.iter().enumerate() {
-        r = if k >> i & 1 == 1 { r.and(bit) } else { r.and_not(bit) };
+        r = if k >> i & 1 == 1 {
+            r.and(bit)
+        } else {
+            r.and_not(bit)
+        };
     }
     r
 }
@@ -435,7 +463,11 @@ impl<B: Bits, R: Record> Sweep<'_, B, R> {
                 let units = t.sides[s].units;
                 lost_after[round as usize - 1][s] = count(&st[s].hi[..units]);
                 if R::ON {
-                    self.record.lost(round, s, st[s].hi[..units].iter().map(|p| p.to_plane()).collect());
+                    self.record.lost(
+                        round,
+                        s,
+                        st[s].hi[..units].iter().map(|p| p.to_plane()).collect(),
+                    );
                 }
             }
         }
@@ -484,7 +516,11 @@ impl<B: Bits, R: Record> Sweep<'_, B, R> {
                     set[c] = spent.select(in_play[c], set[c]);
                 }
             }
-            let face = self.draw(Slot::Fire { round, side, unit: u });
+            let face = self.draw(Slot::Fire {
+                round,
+                side,
+                unit: u,
+            });
             let hit = faces_in(&face, f.fire_faces[u]).and(fires);
             // `hits[lane]`: the hit landed on the enemy stack in that lane.
             let mut hits = [B::zero(); MAX_LANES];
@@ -502,7 +538,11 @@ impl<B: Bits, R: Record> Sweep<'_, B, R> {
             // The leader roll for the hit. (The rules roll every leader roll after the
             // volley's fire dice, in firer order: nothing in the volley reads a leader but
             // the rolls, so each may come as soon as its hit has landed.)
-            let face = self.draw(Slot::FireLeader { round, side, unit: u });
+            let face = self.draw(Slot::FireLeader {
+                round,
+                side,
+                unit: u,
+            });
             let lose = faces_in(&face, t.loss_faces);
             for (l, &hit) in hits.iter().enumerate().take(lanes) {
                 let leaders = &mut st[enemy].leaders[l];
@@ -562,7 +602,11 @@ impl<B: Bits, R: Record> Sweep<'_, B, R> {
                 if surprised {
                     rolling = rolling.and(present);
                 }
-                let face = self.draw(Slot::Move { round, side, lane: l });
+                let face = self.draw(Slot::Move {
+                    round,
+                    side,
+                    lane: l,
+                });
                 let (first, count) = sd.stacks[l];
                 let (mut non_warrior, mut regular) = (B::zero(), B::zero());
                 for u in first..first + count {
@@ -594,12 +638,33 @@ impl<B: Bits, R: Record> Sweep<'_, B, R> {
                 continue;
             }
             let crt = one_hot(self.draw(Slot::Crt { round, lane: l }));
-            let lose_0 = self.draw(Slot::MeleeLeader { round, side: 0, lane: l });
-            let lose_1 = self.draw(Slot::MeleeLeader { round, side: 1, lane: l });
-            let leader_faces = [faces_in(&lose_0, t.loss_faces), faces_in(&lose_1, t.loss_faces)];
+            let lose_0 = self.draw(Slot::MeleeLeader {
+                round,
+                side: 0,
+                lane: l,
+            });
+            let lose_1 = self.draw(Slot::MeleeLeader {
+                round,
+                side: 1,
+                lane: l,
+            });
+            let leader_faces = [
+                faces_in(&lose_0, t.loss_faces),
+                faces_in(&lose_1, t.loss_faces),
+            ];
             for a in 0..2 {
                 if started[a][l].any() {
-                    self.melee(st, a, l, started[a][l], &moved[a], &avoided[1 - a], &crt, leader_faces, round);
+                    self.melee(
+                        st,
+                        a,
+                        l,
+                        started[a][l],
+                        &moved[a],
+                        &avoided[1 - a],
+                        &crt,
+                        leader_faces,
+                        round,
+                    );
                 }
             }
         }
@@ -674,7 +739,9 @@ impl<B: Bits, R: Record> Sweep<'_, B, R> {
             let x = &mut st[d];
             for i in 0..nd {
                 let u = fd0 + i;
-                let gone = doomed.and(stayed[i]).and(x.lo[u].and(x.hi[u]).or(x.removed[u]).not());
+                let gone = doomed
+                    .and(stayed[i])
+                    .and(x.lo[u].and(x.hi[u]).or(x.removed[u]).not());
                 x.lo[u] = x.lo[u].or(gone);
                 x.hi[u] = x.hi[u].or(gone);
             }
@@ -805,7 +872,11 @@ impl<B: Bits, R: Record> Sweep<'_, B, R> {
         for (side, x) in st.iter_mut().enumerate() {
             let sd = &t.sides[side];
             for u in 0..sd.units {
-                let face = self.draw(Slot::Recover { round, side, unit: u });
+                let face = self.draw(Slot::Recover {
+                    round,
+                    side,
+                    unit: u,
+                });
                 let rolling = x.lo[u].xor(x.hi[u]).and(act);
                 let [alone, led] = sd.recover_faces[u];
                 let present = x.leaders[sd.unit_lane[u]];
@@ -832,8 +903,11 @@ impl<B: Bits, R: Record> Sweep<'_, B, R> {
         let (c, t) = (self.c, self.t);
         for s in 0..2 {
             let (x, n) = (&st[s], t.sides[s].units);
-            let (mut eliminated, mut routed, mut disrupted) =
-                ([B::zero(); MAX_UNITS], [B::zero(); MAX_UNITS], [B::zero(); MAX_UNITS]);
+            let (mut eliminated, mut routed, mut disrupted) = (
+                [B::zero(); MAX_UNITS],
+                [B::zero(); MAX_UNITS],
+                [B::zero(); MAX_UNITS],
+            );
             for u in 0..n {
                 eliminated[u] = x.lo[u].and(x.hi[u]);
                 routed[u] = x.hi[u].and_not(x.lo[u]);
@@ -996,7 +1070,10 @@ mod tests {
     impl Record for Recorded {
         const ON: bool = true;
         fn face(&mut self, slot: Slot, planes: [Plane; 3]) {
-            assert!(self.faces.insert(slot, planes).is_none(), "{slot:?} drawn twice");
+            assert!(
+                self.faces.insert(slot, planes).is_none(),
+                "{slot:?} drawn twice"
+            );
         }
         fn lost(&mut self, round: u32, side: usize, hi: Vec<Plane>) {
             self.lost.insert((round, side), hi);
@@ -1012,7 +1089,10 @@ mod tests {
     impl SlotDice<'_> {
         fn at(&self, slot: Slot) -> u32 {
             let planes = self.recorded.faces.get(&slot);
-            face(planes.unwrap_or_else(|| panic!("{slot:?} was not drawn")), self.battle)
+            face(
+                planes.unwrap_or_else(|| panic!("{slot:?} was not drawn")),
+                self.battle,
+            )
         }
     }
 
