@@ -40,8 +40,8 @@ fn frontier(c: &mut Criterion) {
     group.bench_function("96 d6 cut twelve to a word, no rules (dice floor)", |b| {
         b.iter(|| black_box(scenarios::frontier_dice_floor(&mut dice, BATCH)))
     });
-    // The dice floor of a bit-sliced kernel (not built): every battle draws a face at every
-    // event that could happen to it, 256 battles to a plane of bits.
+    // The dice floor of the bit-sliced kernel the battle runs on: every battle draws a face
+    // at every event that could happen to it, 256 battles to a plane of bits.
     let faces = scenarios::frontier_sliced_faces(&combat);
     let mut dice = DiceStream::for_block(1, 0);
     group.bench_function(

@@ -10,12 +10,12 @@
 //! Why this exists: every kernel inlines into its battle loop, so a profile of the criterion
 //! bench shows one symbol; this loop, built with line tables, shows which lines of a battle
 //! take the time (the `PERF:` comments in the kernels cite it). Kernels: `bare` (the
-//! bare `next_u64` loop, to read a battle's cost against), `frontier` (32 at once where
-//! the CPU has AVX2: `rules/frontier_battle/lockstep.rs`), `frontier-deep` (the bench
+//! bare `next_u64` loop, to read a battle's cost against), `frontier` (bit-sliced, 256
+//! at once: `rules/frontier_battle/sliced.rs`), `frontier-deep` (the bench
 //! battle with second rows in three of side A's lanes, 15 units against 12: its lanes are
 //! fought one battle at a time, by the mask kernel's multi-row paths),
 //! `frontier-dice` (a frontier battle's 96 d6 cut as `PackedDice` cuts them, and no
-//! rules), `frontier-sliced-dice` (the dice a bit-sliced kernel would draw for it, 409
+//! rules), `frontier-sliced-dice` (the dice the bit-sliced kernel draws for it, 409
 //! d6 a battle as bit planes, and no rules: `dice/planes.rs`), `ratio-rescue`, `ratio-press`, `ratio-optimal` (the bench's five-combat line
 //! with two reserves: joint counts), `ratio-four` (its four-combat line under `rescue`:
 //! signatures), `melee-duel` and

@@ -249,9 +249,10 @@ pub fn frontier_dice_floor(dice: &mut DiceStream, battles: u64) -> u64 {
     acc
 }
 
-/// The faces a bit-sliced kernel would draw for one frontier battle whose sides stand in
-/// one row a lane: a face for every event that could happen to it, whether it happens or
-/// not (such a kernel cannot skip a die in one battle and not in another): one for the
+/// The faces the bit-sliced kernel (`rules/frontier_battle/sliced.rs`) draws for one
+/// frontier battle whose sides stand in one row a lane: a face for every event that could
+/// happen to it, whether it happens or not (it cannot skip a die in one battle and not in
+/// another; a sweep skips a lane's melee dice where no battle of the 256 melees there): one for the
 /// extra round, then in each of the most rounds a fire die and a leader roll a unit, a
 /// move die a side a lane, a CRT die and a leader roll a side a lane, and a recovery die
 /// a unit. 409 for the bench battle (four rounds of 24 units in 6 lanes); the lanes
@@ -264,7 +265,7 @@ pub fn frontier_sliced_faces(combat: &FrontierCombat) -> u64 {
     1 + rounds * (3 * units + 5 * b.sides[0].lanes.len() as u64)
 }
 
-/// The dice floor of a bit-sliced frontier kernel: `battles` battles, 256 a sweep, each
+/// The dice floor of the bit-sliced frontier kernel: `battles` battles, 256 a sweep, each
 /// drawing `faces` d6 as bit planes ([`crate::dice::planes`]), folded so that none is
 /// dropped, and no rule applied. Returns the words drawn (the lanes' keys and the planes').
 pub fn frontier_sliced_dice_floor(dice: &mut DiceStream, battles: u64, faces: u64) -> u64 {

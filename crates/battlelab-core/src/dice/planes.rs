@@ -8,9 +8,9 @@
 //! stream per battle, so every battle draws a face at every event that could happen to it
 //! (a shot, a leader roll, a move, a melee, a recovery roll), whether it happens or not,
 //! and the faces must come as planes too: three planes a face, bit `i` of plane `k` being
-//! bit `k` of battle `i`'s face. This module draws them, and the bench times them with no
-//! rule as the floor of such a kernel (`frontier/… as bit planes`). The kernel itself is
-//! not built: docs/performance.md says what it would take.
+//! bit `k` of battle `i`'s face. This module draws them for the frontier kernel
+//! (`rules/frontier_battle/sliced.rs`), and the bench times them with no rule as that
+//! kernel's dice floor (`frontier/… as bit planes`).
 //!
 //! Exactness: a face is `d2 + 2·d3`. `d2` is one random bit. `d3` is `2a + b` from two
 //! random bits, drawn again, in every battle at once, while any battle of the 256 has

@@ -1,9 +1,14 @@
 //! Frontier battles thirty-two at once, one to a lane, eight lanes to an AVX2 register.
 //!
+//! Since the bit-sliced kernel (`sliced.rs`, 256 battles a sweep, about three times
+//! faster), runs fight here only the battles these sweeps suit and it does not: both sides
+//! in one row with small stacks, but a CRT wider than the bit-sliced kernel's span of
+//! columns (`sliced::MAX_SPAN`, more than 24 columns). Its tests call it directly.
+//!
 //! Why this module exists: one at a time, a frontier battle spends its time not on its
 //! dice but waiting, on loops whose length the dice decide and branches no predictor
-//! learns (docs/performance.md, "Not reached: frontier"). Here the [`LANES`] lanes of
-//! [`FrontierCombat::battle_block`] fight a battle each a sweep, eight lanes to a register
+//! learns (docs/performance.md, "Frontier before it"). Here the [`LANES`] lanes of
+//! [`FrontierCombat::lanes_block`] fight a battle each a sweep, eight lanes to a register
 //! of 32-bit elements: a side's unit states are four bit masks ([`super::SideState`]), so
 //! eight battles' states are four registers a side, and every rule is an operation on
 //! them under a mask of the lanes it applies in. Loops run over the battle's fixed
@@ -339,7 +344,7 @@ fn cut_word_parts(word: u64) -> (u64, u32) {
     (u64::from(high) | u64::from(middle) << 32, low)
 }
 
-/// Fights [`FrontierCombat::battle_block`]'s `n` battles on the lanes' streams (`lanes`)
+/// Fights [`FrontierCombat::lanes_block`]'s `n` battles on the lanes' streams (`lanes`)
 /// all lanes at once and counts them into `histogram`, returning the words the lanes
 /// drew; or fights nothing and returns `None` where the CPU has no AVX2 or the battle
 /// has no [`LaneTables`].

@@ -3,7 +3,7 @@
 //! Why this module exists: fought one at a time or eight to a register, a frontier battle
 //! costs hundreds of `next_u64` in rule work: loops whose length the dice decide,
 //! branches no predictor learns, and in lanes every unit's work done in all eight lanes
-//! (docs/performance.md, "Not reached: frontier"). Here a bit of a 256-bit plane is a
+//! (docs/performance.md, "Frontier before it"). Here a bit of a 256-bit plane is a
 //! battle: a unit's state is three planes (`lo`, `hi`, `removed`, as [`super::SideState`]'s
 //! masks hold it for one battle), a stack's leader one, and every rule is the same
 //! boolean operations for all 256 battles, with no branch on any battle's dice. A firer's
