@@ -761,6 +761,26 @@ fn cases() -> Vec<Case> {
     ]
 }
 
+/// The cases are fought by both battle kernels runs use: bit-sliced (both sides in one
+/// row) and in lanes (second rows), so the oracle's exact values hold each.
+#[test]
+fn the_cases_run_through_both_battle_kernels() {
+    let sliced: Vec<bool> = cases()
+        .into_iter()
+        .map(|(name, battle, _)| {
+            FrontierCombat::new(battle())
+                .unwrap_or_else(|e| panic!("{name}: {e:?}"))
+                .bit_sliced()
+        })
+        .collect();
+    let bit_sliced = sliced.iter().filter(|&&s| s).count();
+    assert!(
+        bit_sliced >= 5 && sliced.len() - bit_sliced >= 3,
+        "{bit_sliced} of {} cases bit-sliced",
+        sliced.len()
+    );
+}
+
 macro_rules! case_tests {
     ($($name:ident = $seed:expr),* $(,)?) => {
         mod sim_against_oracle {

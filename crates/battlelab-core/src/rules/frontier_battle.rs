@@ -613,6 +613,13 @@ impl FrontierCombat {
     pub fn battle(&self) -> &FrontierBattle {
         &self.battle
     }
+
+    /// Whether runs fight this battle bit-sliced, 256 a sweep (`frontier_battle/sliced.rs`:
+    /// both sides in one row a lane, stacks of at most four units, leader loss on a d6, a
+    /// CRT of at most 24 columns); otherwise they fight it in lanes.
+    pub fn bit_sliced(&self) -> bool {
+        self.sliced.is_some()
+    }
 }
 
 /// Where a battle's dice come from: a face of a d6 (`0..6`, face − 1) and a uniform value

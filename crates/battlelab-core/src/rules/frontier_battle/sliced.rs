@@ -1165,6 +1165,46 @@ mod tests {
         out
     }
 
+    /// The sweeps in AVX2 registers count what they count in four plain words (so a
+    /// machine without AVX2 writes the same bytes), with the same words, for blocks of
+    /// whole and partial sweeps.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn avx2_registers_and_plain_words_fight_the_same_battles() {
+        if !is_x86_feature_detected!("avx2") {
+            eprintln!("this machine has no AVX2: that form did not run");
+            return;
+        }
+        let mut g = DiceStream::for_block(92, 0);
+        let mut battles = vec![crate::scenarios::frontier_six_stacks()];
+        while battles.len() < 40 {
+            battles.extend(random_battle_in_one_row(&mut g));
+        }
+        let mut checked = 0;
+        for (k, battle) in battles.into_iter().enumerate() {
+            let c = FrontierCombat::new(battle).unwrap();
+            let Some(t) = &c.sliced else {
+                continue;
+            };
+            checked += 1;
+            for n in [1, 255, 256, 700] {
+                let lanes = DiceStream::for_block(93, k as u64).lane_states();
+                let (mut plain, mut vector) = (c.empty_histogram(), c.empty_histogram());
+                // SAFETY: plain words; and the CPU has AVX2.
+                let (plain_words, vector_words) = unsafe {
+                    (
+                        sweeps::<Plane, ()>(&c, t, &lanes, n, &mut plain, &mut ()),
+                        sweeps_avx2(&c, t, &lanes, n, &mut vector, &mut ()),
+                    )
+                };
+                assert_eq!(vector, plain, "battle {k}, {n} battles");
+                assert_eq!(vector_words, plain_words, "battle {k}, {n} battles");
+                assert_eq!(plain.result.iter().sum::<u64>(), n);
+            }
+        }
+        assert!(checked > 30, "{checked}");
+    }
+
     /// Every battle of a sweep is the battle the reference kernel fights with the faces
     /// of its slots, die for die; and the sweep counts into its histogram exactly those
     /// outcomes. Over the bench battle and random battles in one row (every terrain,
