@@ -378,6 +378,21 @@ pub struct BattleOutcome {
     pub lost_after_round: [[u8; 2]; 4],
 }
 
+impl BattleOutcome {
+    /// A battle of `rounds` rounds with nothing counted yet.
+    fn after(rounds: u32) -> Self {
+        Self {
+            winner: None,
+            rounds,
+            eliminated: [0; 2],
+            routed: [0; 2],
+            disrupted: [0; 2],
+            leaders_lost: [0; 2],
+            lost_after_round: [[0; 2]; 4],
+        }
+    }
+}
+
 impl FrontierCombat {
     /// Validates the battle; errors name the field (`a.lanes[0][1]`, `crt.rows[2]` …).
     pub fn new(battle: FrontierBattle) -> Result<Self, RulesError> {
@@ -1463,15 +1478,7 @@ impl FrontierCombat {
 
     /// Counts and the victory reading at the end of the last round.
     fn outcome(&self, st: &[SideState; 2], rounds: u32) -> BattleOutcome {
-        let mut out = BattleOutcome {
-            winner: None,
-            rounds,
-            eliminated: [0; 2],
-            routed: [0; 2],
-            disrupted: [0; 2],
-            leaders_lost: [0; 2],
-            lost_after_round: [[0; 2]; 4],
-        };
+        let mut out = BattleOutcome::after(rounds);
         for (side, (s, m)) in st.iter().zip(&self.masks).enumerate() {
             let all = m.all;
             out.eliminated[side] = (s.eliminated() & all).count_ones();

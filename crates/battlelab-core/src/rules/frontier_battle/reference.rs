@@ -510,15 +510,7 @@ impl Reference<'_> {
 
     /// Counts and the victory reading at the end of the last round.
     fn outcome(&self, state: &BattleState, rounds: u32) -> BattleOutcome {
-        let mut out = BattleOutcome {
-            winner: None,
-            rounds,
-            eliminated: [0; 2],
-            routed: [0; 2],
-            disrupted: [0; 2],
-            leaders_lost: [0; 2],
-            lost_after_round: [[0; 2]; 4],
-        };
+        let mut out = BattleOutcome::after(rounds);
         for side in 0..2 {
             for u in 0..self.c.units[side].len() {
                 match state.unit_state[side][u] {
