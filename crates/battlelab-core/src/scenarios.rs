@@ -249,7 +249,7 @@ pub fn frontier_dice_floor(dice: &mut DiceStream, battles: u64) -> u64 {
     acc
 }
 
-/// The faces the bit-sliced kernel (`rules/frontier_battle/sliced.rs`) draws for one
+/// The most faces the bit-sliced kernel (`rules/frontier_battle/sliced.rs`) draws for one
 /// frontier battle whose sides stand in one row a lane: a face for every event that could
 /// happen to it, whether it happens or not (it cannot skip a die in one battle and not in
 /// another; a sweep skips a lane's melee dice where no battle of the 256 melees there): one for the

@@ -20,7 +20,7 @@
 //! value: a battle's pairs after its first good one are drawn and unread). So a face is
 //! exactly uniform on 0–5, with no bias at all (the multiply-high cut has one of at most
 //! 6 / 2^64). On average 4.92 pairs are drawn a face for 256 battles (the sum over `r` of
-//! the chance that a battle is left at 3 after `r` pairs, 1 − (1 − 4^−r)^256), so a face
+//! the chance that some battle is left at 3 after `r` pairs, 1 − (1 − 4^−r)^256), so a face
 //! costs 10.84 planes of 256 bits: 0.17 words a battle.
 //!
 //! The planes come from [`LANES`] streams split from a block's, four words to a plane

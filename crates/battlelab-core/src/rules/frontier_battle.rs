@@ -630,8 +630,9 @@ impl FrontierCombat {
     }
 
     /// Whether runs fight this battle bit-sliced, 256 a sweep (`frontier_battle/sliced.rs`:
-    /// both sides in one row a lane, stacks of at most four units, leader loss on a d6, a
-    /// CRT of at most 24 columns); otherwise they fight it in lanes.
+    /// both sides in one row a lane, stacks of at most four units, every pair of stack
+    /// strengths in the odds table, leader loss on a d6, a CRT of at most 24 columns);
+    /// otherwise they fight it in lanes.
     pub fn bit_sliced(&self) -> bool {
         self.sliced.is_some()
     }
@@ -1581,8 +1582,7 @@ impl FrontierCombat {
     /// Adds `n` simulated battles into `histogram`, and returns the words they drew from
     /// all streams.
     ///
-    /// Where the battle suits it (`frontier_battle/sliced.rs`: both sides in one row a
-    /// lane, small stacks, leader loss on a d6), the block's battles are fought
+    /// Where the battle suits it ([`Self::bit_sliced`]), the block's battles are fought
     /// bit-sliced, 256 a sweep, on every CPU; otherwise in lanes (`lanes_block`).
     pub fn battle_block(
         &self,

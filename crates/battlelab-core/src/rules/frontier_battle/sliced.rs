@@ -6,7 +6,8 @@
 //! (docs/performance.md, "Frontier before it"). Here a bit of a 256-bit plane is a
 //! battle: a unit's state is three planes (`lo`, `hi`, `removed`, as [`super::SideState`]'s
 //! masks hold it for one battle), a stack's leader one, and every rule is the same
-//! boolean operations for all 256 battles, with no branch on any battle's dice. A firer's
+//! boolean operations for all 256 battles: it never branches on one battle's dice, only
+//! on whether any of the 256 needs a step (a redraw, a pass's end, a melee). A firer's
 //! target is a chain over the enemy's units in the firer's order of preference; a roll's
 //! success is its faces as a function of the face's three planes; a melee's odds column,
 //! CRT cell and victims are decoded from its fighting units' planes.
@@ -22,8 +23,8 @@
 //! with each roll read from its slot.
 //!
 //! Which battles: both sides in one row a lane, stacks of at most four units, every pair
-//! of melee strengths in the odds table, leader loss on a d6 ([`SlicedTables::new`]);
-//! others are fought in lanes (`lockstep.rs`) or lane by lane. The choice depends on the
+//! of melee strengths in the odds table, leader loss on a d6, a CRT of at most 24 columns
+//! ([`SlicedTables::new`]); others are fought in lanes (`lockstep.rs`) or lane by lane. The choice depends on the
 //! battle alone, and the kernel is the same operations on every CPU (AVX2 registers where
 //! the CPU has them, four plain words elsewhere), so every machine writes the same bytes.
 
@@ -84,7 +85,7 @@ pub(super) enum Slot {
 #[derive(Clone, Debug)]
 struct SideTables {
     units: usize,
-    /// `stack_units[lane]`: the first unit and the number of units of the side's stack
+    /// `stacks[lane]`: the first unit and the number of units of the side's stack
     /// there (stack `l` is lane `l`).
     stacks: [(usize, usize); MAX_LANES],
     unit_lane: [usize; MAX_UNITS],
@@ -123,9 +124,10 @@ pub(super) struct SlicedTables {
     columns: usize,
     /// Faces a leader-loss roll loses on.
     loss_faces: u8,
-    /// `rounds[r]`: battles fight round `r + 1` always (`Always`), only with the extra
-    /// round, or not at all.
+    /// The rounds every battle fights (the initiative side's primary leader).
     fixed_rounds: u32,
+    /// Where the battle has an extra round, the faces that give it (a face + 1 under the
+    /// other side's primary leader).
     extra: Option<u8>,
 }
 
@@ -419,7 +421,9 @@ impl<B: Bits, R: Record> Sweep<'_, B, R> {
 
     /// A battle each bit of `live`: every round, then counted into `h`.
     #[inline(always)]
-    unsafe fn battles(&mut self, live: B, h: &mut FrontierHistogram) -> [Side<B>; 2] {
+    /// Returns the final state and the battles that fought the extra round (for the
+    /// tests).
+    unsafe fn battles(&mut self, live: B, h: &mut FrontierHistogram) -> ([Side<B>; 2], B) {
         let (c, t) = (self.c, self.t);
         let b = &c.battle;
         let fresh = Side {
@@ -475,7 +479,7 @@ impl<B: Bits, R: Record> Sweep<'_, B, R> {
             lost_after[r] = lost_after[r - 1];
         }
         self.count(&st, extra, &lost_after, live, h);
-        st
+        (st, extra)
     }
 
     /// Fire combat of `side` in the battles of `act` ([`FrontierCombat::fire_phase`], one
@@ -1037,7 +1041,7 @@ unsafe fn sweeps<B: Bits, R: Record>(
                 (1u64 << bits) - 1
             }
         });
-        sweep.battles(B::from_plane(live), histogram);
+        let _ = sweep.battles(B::from_plane(live), histogram);
         // Every battle draws every face of its sweep.
         #[cfg(any(test, feature = "count-dice"))]
         {
@@ -1059,8 +1063,7 @@ mod tests {
     use super::*;
     use crate::dice::planes::face;
 
-    /// A sweep's faces by slot, the units each side had lost after each round, and which
-    /// battles fought the extra round.
+    /// A sweep's faces by slot, and the units each side had lost after each round.
     #[derive(Default)]
     struct Recorded {
         faces: HashMap<Slot, [Plane; 3]>,
@@ -1203,51 +1206,163 @@ mod tests {
             .collect()
     }
 
-    /// Every battle of a sweep is the battle the reference kernel fights with the faces
-    /// of its slots, die for die; and the sweep counts into its histogram exactly those
-    /// outcomes. Over the bench battle and random battles in one row (every terrain,
-    /// surprise either way, fire-only sides, avoiding the melee, extra rounds, stacks of
-    /// one to four units, leader loss 0, 1, 2 and 6 in 6), 256 battles each.
+    /// One sweep of battle `c` on the lanes split from block `block` of seed 91, the
+    /// battles of `live` counted: every battle of the sweep is the battle the reference
+    /// kernel fights with the faces of its slots, die for die (its rounds those the
+    /// kernel's extra-round plane gives), and the sweep counts exactly the live ones'
+    /// outcomes.
+    fn sweep_is_the_reference(c: &FrontierCombat, block: u64, live: Plane) {
+        let t = c.sliced.as_ref().unwrap();
+        let lanes = DiceStream::for_block(91, block).lane_states();
+        let mut recorded = Recorded::default();
+        let mut h = c.empty_histogram();
+        // SAFETY: plain words.
+        let (st, extra) = unsafe {
+            let mut sweep = Sweep {
+                c,
+                t,
+                dice: LanePlanes::<Plane>::new(&lanes),
+                record: &mut recorded,
+                faces: 0,
+            };
+            sweep.battles(live, &mut h)
+        };
+        let reference = Reference::new(c);
+        let mut expected = c.empty_histogram();
+        let bit = |p: &Plane, i: usize| p[i / 64] >> (i % 64) & 1 == 1;
+        for i in 0..PLANE_BATTLES {
+            let mut dice = SlotDice {
+                recorded: &recorded,
+                battle: i,
+            };
+            let want = reference.fight(&mut dice);
+            let rounds = t.fixed_rounds + u32::from(bit(&extra, i));
+            let got = outcome(c, &st, &recorded, rounds, i);
+            assert_eq!(got, want, "block {block}, sweep battle {i}: {:?}", c.battle);
+            if bit(&live, i) {
+                expected.record(&want);
+            }
+        }
+        assert_eq!(h, expected, "block {block}");
+    }
+
+    /// Every battle of a sweep is the reference's battle on its slots' faces, over the
+    /// bench battle and random battles in one row (every terrain, surprise either way,
+    /// fire-only sides, avoiding the melee, extra rounds, stacks of one to four units,
+    /// leader loss 0, 1, 2 and 6 in 6), the last seven battles of the sweep not counted.
     #[test]
     fn every_battle_is_the_reference_battle_on_its_slots_faces() {
         let battles = sliced_battles(90, 120);
         assert!(battles.len() > 100, "{}", battles.len());
         for (k, c) in battles.iter().enumerate() {
-            let t = c.sliced.as_ref().unwrap();
-            let lanes = DiceStream::for_block(91, k as u64).lane_states();
-            let mut recorded = Recorded::default();
-            let mut h = c.empty_histogram();
-            // SAFETY: plain words.
-            let st = unsafe {
-                let mut sweep = Sweep {
-                    c,
-                    t,
-                    dice: LanePlanes::<Plane>::new(&lanes),
-                    record: &mut recorded,
-                    faces: 0,
-                };
-                let live: Plane = [u64::MAX, u64::MAX, u64::MAX, u64::MAX >> 7];
-                sweep.battles(live, &mut h)
+            sweep_is_the_reference(c, k as u64, [u64::MAX, u64::MAX, u64::MAX, u64::MAX >> 7]);
+        }
+    }
+
+    /// A random battle in one row at the edges the other draw does not reach: up to eight
+    /// lanes of four units (32 a side), CRTs of up to 24 columns with leaders of 3 (the
+    /// whole span), eliminations of 0 to 255 and routs, leader loss 0, 3, 5 and 6 in 6,
+    /// both victory rules.
+    fn edge_battle_in_one_row(g: &mut DiceStream) -> Option<FrontierCombat> {
+        use super::super::{CrtLoss, FrontierBattle, MeleeCrt, Side as Army, Stack, Unit};
+        use crate::rules::frontier::{Terrain, UnitType};
+        use CrtLoss::{Eliminate as E, None as N, Rout as R};
+        let pick = |g: &mut DiceStream, n: u32| g.below(n) as usize;
+        let terrain = [Terrain::Settled, Terrain::Wilderness, Terrain::Rough][pick(g, 3)];
+        let lanes = [1, 2, 8, 8][pick(g, 4)];
+        let full = lanes == 8 && pick(g, 2) == 0;
+        let stack = |g: &mut DiceStream| {
+            let n = if full { 4 } else { 1 + pick(g, 4) };
+            let kind = if terrain == Terrain::Settled {
+                [UnitType::Warrior, UnitType::Militia, UnitType::Regular][pick(g, 3)]
+            } else {
+                UnitType::Rifle
             };
-            let reference = Reference::new(c);
-            let mut expected = c.empty_histogram();
-            let extra_round = c.battle.extra_round;
-            for i in 0..PLANE_BATTLES - 7 {
-                let mut dice = SlotDice {
-                    recorded: &recorded,
-                    battle: i,
-                };
-                let want = reference.fight(&mut dice);
-                let got = outcome(c, &st, &recorded, want.rounds, i);
-                assert_eq!(got, want, "battle {k}, sweep battle {i}: {:?}", c.battle);
-                expected.record(&want);
-                if extra_round {
-                    let extra = face(&recorded.faces[&Slot::Extra], i) + 1
-                        < c.battle.sides[1 - c.battle.initiative].primary_leader;
-                    assert_eq!(want.rounds, t.fixed_rounds + u32::from(extra));
+            let units = (0..n)
+                .map(|k| Unit {
+                    kind: if k == 0 { kind } else { UnitType::Rifle },
+                    fire_cf: 1 + pick(g, 10) as u32,
+                    melee_cf: [1, 1, 2, 20][pick(g, 4)],
+                })
+                .collect();
+            Stack {
+                units,
+                leader: [0, 3, 3, 1, 2][pick(g, 5)],
+            }
+        };
+        let columns = [1, 2, 20, 24, 24][pick(g, 5)];
+        let loss = |g: &mut DiceStream| match pick(g, 7) {
+            0 => N,
+            1 => R,
+            2 => E(0),
+            k @ 3..=5 => E(k as u8 - 2),
+            _ => E([4, 5, 32, 255][pick(g, 4)]),
+        };
+        let crt = MeleeCrt {
+            columns: (0..columns as u32).map(|c| (c + 1, 3)).collect(),
+            first_roll: pick(g, 9) as i32 - 4,
+            cells: (0..1 + pick(g, 8))
+                .map(|_| (0..columns).map(|_| (loss(g), loss(g))).collect())
+                .collect(),
+        };
+        let sides: [Army; 2] = std::array::from_fn(|_| Army {
+            level: 1 + pick(g, 5) as u32,
+            primary_leader: 1 + pick(g, 3) as u32,
+            lanes: (0..lanes).map(|_| vec![stack(g)]).collect(),
+            move_policy: if pick(g, 5) == 0 {
+                MovePolicy::FireOnly
+            } else {
+                MovePolicy::Aggressive
+            },
+            avoid_melee: pick(g, 2) == 0,
+        });
+        let battle = FrontierBattle {
+            terrain,
+            severe_weather: pick(g, 2) == 0,
+            initiative: pick(g, 2),
+            surprise: [None, Some(0), Some(1)][pick(g, 3)],
+            sides,
+            crt,
+            leader_loss: [(0, 6), (6, 6), (3, 6), (5, 6)][pick(g, 4)],
+            extra_round: pick(g, 2) == 0,
+            victory: [VictoryRule::FewerLost, VictoryRule::FewerLostShare][pick(g, 2)],
+        };
+        FrontierCombat::new(battle)
+            .ok()
+            .filter(FrontierCombat::bit_sliced)
+    }
+
+    /// The edges: every battle of a sweep is the reference's on its slots' faces, with
+    /// the live battles spread over the plane's words; and AVX2 counts as plain words do.
+    #[test]
+    fn at_the_edges_every_battle_is_still_the_reference_battle() {
+        let mut g = DiceStream::for_block(94, 0);
+        let (mut checked, mut widest, mut most_units) = (0, 0, 0);
+        while checked < 150 {
+            let Some(c) = edge_battle_in_one_row(&mut g) else {
+                continue;
+            };
+            checked += 1;
+            widest = widest.max(c.battle.crt.columns.len());
+            most_units = most_units.max(c.units[0].len().max(c.units[1].len()));
+            sweep_is_the_reference(&c, 1000 + checked, [u64::MAX, 0b101, 0, 1 << 63]);
+            #[cfg(target_arch = "x86_64")]
+            if is_x86_feature_detected!("avx2") {
+                let t = c.sliced.as_ref().unwrap();
+                let lanes = DiceStream::for_block(95, checked).lane_states();
+                for n in [3, 65, 300] {
+                    let (mut plain, mut vector) = (c.empty_histogram(), c.empty_histogram());
+                    // SAFETY: plain words; and the CPU has AVX2.
+                    let words = unsafe {
+                        [
+                            sweeps::<Plane, ()>(&c, t, &lanes, n, &mut plain, &mut ()),
+                            sweeps_avx2(&c, t, &lanes, n, &mut vector, &mut ()),
+                        ]
+                    };
+                    assert_eq!((vector, words[1]), (plain, words[0]));
                 }
             }
-            assert_eq!(h, expected, "battle {k}");
         }
+        assert_eq!((widest, most_units), (24, 32));
     }
 }
