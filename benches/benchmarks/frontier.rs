@@ -24,9 +24,7 @@ fn frontier(c: &mut Criterion) {
     );
     print_lane_words(
         "frontier bit-sliced dice floor, every event's d6 as bit planes",
-        |d, n| {
-            scenarios::frontier_sliced_dice_floor(d, n, scenarios::frontier_sliced_faces(&combat))
-        },
+        |d, n| scenarios::frontier_sliced_dice_floor(d, n, combat.most_faces() as u64),
     );
     let mut group = c.benchmark_group("frontier");
     group.throughput(Throughput::Elements(BATCH));
@@ -42,7 +40,7 @@ fn frontier(c: &mut Criterion) {
     });
     // The dice floor of the bit-sliced kernel the battle runs on: every battle draws a face
     // at every event that could happen to it, 256 battles to a plane of bits.
-    let faces = scenarios::frontier_sliced_faces(&combat);
+    let faces = combat.most_faces() as u64;
     let mut dice = DiceStream::for_block(1, 0);
     group.bench_function(
         format!("{faces} d6 a battle as bit planes, 256 battles a plane, no rules (bit-sliced dice floor)"),

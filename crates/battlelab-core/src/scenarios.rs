@@ -249,22 +249,6 @@ pub fn frontier_dice_floor(dice: &mut DiceStream, battles: u64) -> u64 {
     acc
 }
 
-/// The most faces the bit-sliced kernel (`rules/frontier_battle/sliced.rs`) draws for one
-/// frontier battle whose sides stand in one row a lane: a face for every event that could
-/// happen to it, whether it happens or not (it cannot skip a die in one battle and not in
-/// another; a sweep skips a lane's melee dice where no battle of the 256 melees there): one for the
-/// extra round, then in each of the most rounds a fire die and a leader roll a unit, a
-/// move die a side a lane, a CRT die and a leader roll a side a lane, and a recovery die
-/// a unit. 409 for the bench battle (four rounds of 24 units in 6 lanes); the lanes
-/// kernel's window holds as many (`LaneTables::faces_bound`, tested equal).
-pub fn frontier_sliced_faces(combat: &FrontierCombat) -> u64 {
-    let b = combat.battle();
-    let units = (combat.unit_count(0) + combat.unit_count(1)) as u64;
-    let rounds = u64::from(b.sides[b.initiative].primary_leader + u32::from(b.extra_round));
-    // Both sides stand in the same lanes (`FrontierCombat::new` checks it).
-    1 + rounds * (3 * units + 5 * b.sides[0].lanes.len() as u64)
-}
-
 /// The dice floor of the bit-sliced frontier kernel: `battles` battles, 256 a sweep, each
 /// drawing `faces` d6 as bit planes ([`crate::dice::planes`]), folded so that none is
 /// dropped, and no rule applied. Returns the words drawn (the lanes' keys and the planes').
@@ -414,8 +398,8 @@ mod tests {
         // The block's stream gives the lanes' keys; the planes' words are the kernel's own
         // (its streams are stepped in registers, not by `next_u64`).
         assert_eq!(keys, lanes);
-        let faces = frontier_sliced_faces(&frontier) * N.div_ceil(256);
-        assert_eq!(draws, frontier_sliced_faces(&frontier) * N);
+        let faces = frontier.most_faces() as u64 * N.div_ceil(256);
+        assert_eq!(draws, frontier.most_faces() as u64 * N);
         let (mean, sd) = (
             lanes as f64 + 4.0 * 10.835 * faces as f64,
             4.0 * (4.0 * 0.934 * faces as f64).sqrt(),

@@ -302,8 +302,9 @@ pub(crate) unsafe fn d6<B: Bits, S: PlaneSource<B>>(source: &mut S) -> [B; 3] {
     [ones, twos, fours]
 }
 
-/// Battle `i`'s face in `planes`.
-pub fn face(planes: &[Plane; 3], i: usize) -> u32 {
+/// Battle `i`'s face in `planes` (the tests read faces back).
+#[cfg(test)]
+pub(crate) fn face(planes: &[Plane; 3], i: usize) -> u32 {
     let bit = |p: &Plane| (p[i / 64] >> (i % 64) & 1) as u32;
     bit(&planes[0]) | bit(&planes[1]) << 1 | bit(&planes[2]) << 2
 }

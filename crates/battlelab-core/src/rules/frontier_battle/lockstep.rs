@@ -118,10 +118,7 @@ impl LaneTables {
         if !suits {
             return None;
         }
-        let b = &c.battle;
-        let units = c.units[0].len() + c.units[1].len();
-        let rounds = (b.sides[b.initiative].primary_leader + u32::from(b.extra_round)) as usize;
-        let faces_bound = 1 + rounds * (3 * units + 5 * c.lanes);
+        let faces_bound = c.most_faces();
         let move_faces = [0, 1].map(|s| {
             let m = &c.masks[s];
             std::array::from_fn(|l| {

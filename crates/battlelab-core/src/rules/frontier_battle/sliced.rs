@@ -33,8 +33,8 @@
 #![allow(clippy::needless_range_loop)]
 
 use super::{
-    FrontierCombat, FrontierHistogram, MovePolicy, VictoryRule, LOSS_ROUT, MAX_LANES, MAX_LEADER,
-    MAX_UNITS, SMALL_STACK_KEYS, SMALL_STACK_UNITS,
+    melee_victims, FrontierCombat, FrontierHistogram, MovePolicy, VictoryRule, LOSS_ROUT,
+    MAX_LANES, MAX_LEADER, MAX_UNITS, SMALL_STACK_KEYS, SMALL_STACK_UNITS,
 };
 use crate::dice::lanes::LANES;
 #[cfg(target_arch = "x86_64")]
@@ -119,9 +119,6 @@ struct SideTables {
 #[derive(Clone, Debug)]
 pub(super) struct SlicedTables {
     sides: [SideTables; 2],
-    lanes: usize,
-    /// CRT columns.
-    columns: usize,
     /// Faces a leader-loss roll loses on.
     loss_faces: u8,
     /// The rounds every battle fights (the initiative side's primary leader).
@@ -181,11 +178,19 @@ impl SlicedTables {
                 };
                 [m.recover_faces[0], m.recover_faces[rating as usize]]
             });
+            // The order `melee_victims` takes a stack's units in, one more each time, when
+            // all fight undisrupted (among the disrupted it is the same order).
             let victims = std::array::from_fn(|l| {
                 let (first, count) = stacks[l];
-                let mut order: Vec<usize> = (0..count).collect();
-                order.sort_by_key(|&i| (m.melee_strength[first + i], std::cmp::Reverse(i)));
-                std::array::from_fn(|k| order.get(k).copied().unwrap_or(0))
+                let all = ((1u32 << count) - 1) << first;
+                let mut order = [0; SMALL_STACK_UNITS];
+                let mut taken = 0;
+                for (k, victim) in order.iter_mut().enumerate().take(count) {
+                    let now = melee_victims(all, 0, k as u32 + 1, &m.melee_strength);
+                    *victim = (now & !taken).trailing_zeros() as usize - first;
+                    taken = now;
+                }
+                order
             });
             let strength = std::array::from_fn(|l| {
                 std::array::from_fn(|k| {
@@ -196,13 +201,21 @@ impl SlicedTables {
                     }
                 })
             });
+            // The lanes in `nearest_lane`'s order from the firer's, each lane's units in
+            // listed order.
             let fire_order = std::array::from_fn(|firer_lane| {
-                let mut order: Vec<usize> = (0..units).collect();
-                order.sort_by_key(|&u| {
-                    let l = c.units[s][u].lane;
-                    (l.abs_diff(firer_lane), l, u)
-                });
-                std::array::from_fn(|k| order.get(k).copied().unwrap_or(0))
+                let mut order = [0; MAX_UNITS];
+                let (mut lanes_left, mut k) = ((1usize << c.lanes) - 1, 0);
+                while lanes_left != 0 {
+                    let lane = usize::from(c.nearest_lane[firer_lane][lanes_left]);
+                    lanes_left &= !(1 << lane);
+                    let (first, count) = stacks[lane];
+                    for u in first..first + count {
+                        order[k] = u;
+                        k += 1;
+                    }
+                }
+                order
             });
             SideTables {
                 units,
@@ -224,8 +237,6 @@ impl SlicedTables {
         let other = 1 - b.initiative;
         Some(Self {
             sides,
-            lanes: c.lanes,
-            columns: b.crt.columns.len(),
             loss_faces: faces_below(b.leader_loss.0),
             fixed_rounds: b.sides[b.initiative].primary_leader,
             // The extra round: a face + 1 under the other side's primary leader.
@@ -262,6 +273,21 @@ struct Side<B> {
     leaders: [B; MAX_LANES],
 }
 
+impl<B: Bits> Side<B> {
+    /// Where unit `u` is in play: neither eliminated nor off the array.
+    #[inline(always)]
+    unsafe fn in_play(&self, u: usize) -> B {
+        self.lo[u].and(self.hi[u]).or(self.removed[u]).not()
+    }
+
+    /// Unit `u` one level worse where `m` is set ([`super::SideState::worsen`]).
+    #[inline(always)]
+    unsafe fn worsen(&mut self, u: usize, m: B) {
+        self.hi[u] = self.hi[u].xor(self.lo[u].and(m));
+        self.lo[u] = self.lo[u].xor(m);
+    }
+}
+
 /// The three planes of a face as six, one a face.
 #[inline(always)]
 unsafe fn one_hot<B: Bits>([p0, p1, p2]: [B; 3]) -> [B; 6] {
@@ -294,7 +320,8 @@ unsafe fn at_least<B: Bits>([p0, p1, p2]: &[B; 3], t: u32) -> B {
 
 /// Where the face (its three planes) is in `set` (faces 0–5). PERF: a roll's faces are
 /// a run of faces (a modified roll against a number): one or two operations, where a
-/// face's six one-hot planes cost eleven and an OR a face.
+/// face's six one-hot planes cost eleven and an OR a face. (The run found once with the
+/// tables, as an enum, was no faster: 1,527 instructions a battle against 1,512.)
 #[inline(always)]
 unsafe fn faces_in<B: Bits>(face: &[B; 3], set: u8) -> B {
     let set = u32::from(set & 0x3F);
@@ -404,6 +431,8 @@ struct Sweep<'a, B, R> {
     t: &'a SlicedTables,
     dice: LanePlanes<B>,
     record: &'a mut R,
+    /// Faces drawn (counted for `count-dice` and the tests only).
+    #[cfg(any(test, feature = "count-dice"))]
     faces: u64,
 }
 
@@ -412,7 +441,10 @@ impl<B: Bits, R: Record> Sweep<'_, B, R> {
     #[inline(always)]
     unsafe fn draw(&mut self, slot: Slot) -> [B; 3] {
         let planes = d6(&mut self.dice);
-        self.faces += 1;
+        #[cfg(any(test, feature = "count-dice"))]
+        {
+            self.faces += 1;
+        }
         if R::ON {
             self.record.face(slot, planes.map(|p| p.to_plane()));
         }
@@ -434,7 +466,7 @@ impl<B: Bits, R: Record> Sweep<'_, B, R> {
         };
         let mut st = [fresh; 2];
         for (s, x) in st.iter_mut().enumerate() {
-            for l in 0..t.lanes {
+            for l in 0..self.c.lanes {
                 if t.sides[s].leader[l] > 0 {
                     x.leaders[l] = B::ones();
                 }
@@ -494,14 +526,13 @@ impl<B: Bits, R: Record> Sweep<'_, B, R> {
         let mut in_play = [B::zero(); MAX_UNITS];
         let mut any_in_play = B::zero();
         for c in 0..e.units {
-            let s = &st[enemy];
-            in_play[c] = s.lo[c].and(s.hi[c]).or(s.removed[c]).not();
+            in_play[c] = st[enemy].in_play(c);
             any_in_play = any_in_play.or(in_play[c]);
         }
         let gate = act.and(any_in_play);
         let mut set = in_play;
         let mut pass_hits = [B::zero(); MAX_UNITS];
-        let lanes = t.lanes;
+        let lanes = self.c.lanes;
         for u in 0..f.units {
             let s = &st[side];
             let fires = s.lo[u].or(s.hi[u]).or(s.removed[u]).not().and(gate);
@@ -513,9 +544,7 @@ impl<B: Bits, R: Record> Sweep<'_, B, R> {
             if spent.any() {
                 let target = &mut st[enemy];
                 for c in 0..e.units {
-                    let land = pass_hits[c].and(spent);
-                    target.hi[c] = target.hi[c].xor(target.lo[c].and(land));
-                    target.lo[c] = target.lo[c].xor(land);
+                    target.worsen(c, pass_hits[c].and(spent));
                     pass_hits[c] = pass_hits[c].and_not(spent);
                     set[c] = spent.select(in_play[c], set[c]);
                 }
@@ -553,10 +582,8 @@ impl<B: Bits, R: Record> Sweep<'_, B, R> {
                 *leaders = leaders.and_not(hit.and(lose));
             }
         }
-        let target = &mut st[enemy];
         for c in 0..e.units {
-            target.hi[c] = target.hi[c].xor(target.lo[c].and(pass_hits[c]));
-            target.lo[c] = target.lo[c].xor(pass_hits[c]);
+            st[enemy].worsen(c, pass_hits[c]);
         }
     }
 
@@ -566,7 +593,7 @@ impl<B: Bits, R: Record> Sweep<'_, B, R> {
     unsafe fn movement_and_melee(&mut self, st: &mut [Side<B>; 2], act: B, round: u32) {
         let (c, t) = (self.c, self.t);
         let b = &c.battle;
-        let lanes = t.lanes;
+        let lanes = self.c.lanes;
         let mut movers = [[B::zero(); MAX_UNITS]; 2];
         let mut in_play = [[B::zero(); MAX_UNITS]; 2];
         let mut holding = [[B::zero(); MAX_LANES]; 2];
@@ -574,7 +601,7 @@ impl<B: Bits, R: Record> Sweep<'_, B, R> {
         for s in 0..2 {
             for u in 0..t.sides[s].units {
                 let x = &st[s];
-                in_play[s][u] = x.lo[u].and(x.hi[u]).or(x.removed[u]).not();
+                in_play[s][u] = x.in_play(u);
                 movers[s][u] = in_play[s][u].and_not(x.lo[u].or(x.hi[u]));
                 let l = t.sides[s].unit_lane[u];
                 holding[s][l] = holding[s][l].or(in_play[s][u]);
@@ -719,7 +746,8 @@ impl<B: Bits, R: Record> Sweep<'_, B, R> {
         // Columns from −(largest defender's leader) to the last + the attacker's leader +
         // 2 (disrupted defenders, surprise), clamped after all shifts.
         let below = td.leader[l] as usize;
-        let span = t.columns + below + ta.leader[l] as usize + 2;
+        let columns = b.crt.columns.len();
+        let span = columns + below + ta.leader[l] as usize + 2;
         let mut column = [B::zero(); MAX_SPAN];
         let mut doomed = B::zero();
         for (ka, &key_a) in keys_a.iter().enumerate().take(1 << na) {
@@ -743,9 +771,7 @@ impl<B: Bits, R: Record> Sweep<'_, B, R> {
             let x = &mut st[d];
             for i in 0..nd {
                 let u = fd0 + i;
-                let gone = doomed
-                    .and(stayed[i])
-                    .and(x.lo[u].and(x.hi[u]).or(x.removed[u]).not());
+                let gone = doomed.and(stayed[i]).and(x.in_play(u));
                 x.lo[u] = x.lo[u].or(gone);
                 x.hi[u] = x.hi[u].or(gone);
             }
@@ -796,7 +822,7 @@ impl<B: Bits, R: Record> Sweep<'_, B, R> {
         for i in 0..below {
             column[below] = column[below].or(column[i]);
         }
-        let last = below + t.columns - 1;
+        let last = below + columns - 1;
         for i in last + 1..span {
             column[last] = column[last].or(column[i]);
         }
@@ -809,7 +835,7 @@ impl<B: Bits, R: Record> Sweep<'_, B, R> {
             let mut loss = B::zero();
             for (col, &plane) in clamped.iter().enumerate() {
                 for (f, &face) in crt.iter().enumerate() {
-                    let cell = c.melee_cells[(a * t.columns + col) * 6 + f][role];
+                    let cell = c.melee_cells[(a * columns + col) * 6 + f][role];
                     if cell == 0 {
                         continue;
                     }
@@ -921,7 +947,7 @@ impl<B: Bits, R: Record> Sweep<'_, B, R> {
             tally(&mut h.routed[s], &count(&routed[..n]), live);
             tally(&mut h.disrupted[s], &count(&disrupted[..n]), live);
             let (mut lost, mut led) = ([B::zero(); MAX_LANES], 0);
-            for l in 0..t.lanes {
+            for l in 0..self.c.lanes {
                 if t.sides[s].leader[l] > 0 {
                     lost[led] = x.leaders[l].not();
                     led += 1;
@@ -989,40 +1015,40 @@ pub(super) fn battle_block(
     #[cfg(target_arch = "x86_64")]
     if is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2.
-        return LANES as u64 + unsafe { sweeps_avx2(c, t, &lanes, n, histogram, &mut ()) };
+        return LANES as u64 + unsafe { sweeps_avx2(c, t, &lanes, n, histogram) };
     }
     // SAFETY: plain words need nothing of the CPU.
-    LANES as u64 + unsafe { sweeps::<Plane, ()>(c, t, &lanes, n, histogram, &mut ()) }
+    LANES as u64 + unsafe { sweeps::<Plane>(c, t, &lanes, n, histogram) }
 }
 
+/// The sweeps in AVX2 registers.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn sweeps_avx2<R: Record>(
+unsafe fn sweeps_avx2(
     c: &FrontierCombat,
     t: &SlicedTables,
     lanes: &[[u64; 4]; LANES],
     n: u64,
-    histogram: &mut FrontierHistogram,
-    record: &mut R,
+    h: &mut FrontierHistogram,
 ) -> u64 {
-    sweeps::<Avx2, R>(c, t, lanes, n, histogram, record)
+    sweeps::<Avx2>(c, t, lanes, n, h)
 }
 
-/// The sweeps of `n` battles; returns the planes' words.
+/// The sweeps of `n` battles, counted into `histogram`; returns the planes' words.
 #[inline(always)]
-unsafe fn sweeps<B: Bits, R: Record>(
+unsafe fn sweeps<B: Bits>(
     c: &FrontierCombat,
     t: &SlicedTables,
     lanes: &[[u64; 4]; LANES],
     n: u64,
     histogram: &mut FrontierHistogram,
-    record: &mut R,
 ) -> u64 {
     let mut sweep = Sweep {
         c,
         t,
         dice: LanePlanes::<B>::new(lanes),
-        record,
+        record: &mut (),
+        #[cfg(any(test, feature = "count-dice"))]
         faces: 0,
     };
     let mut left = n;
@@ -1180,8 +1206,8 @@ mod tests {
                 // SAFETY: plain words; and the CPU has AVX2.
                 let (plain_words, vector_words) = unsafe {
                     (
-                        sweeps::<Plane, ()>(c, t, &lanes, n, &mut plain, &mut ()),
-                        sweeps_avx2(c, t, &lanes, n, &mut vector, &mut ()),
+                        sweeps::<Plane>(c, t, &lanes, n, &mut plain),
+                        sweeps_avx2(c, t, &lanes, n, &mut vector),
                     )
                 };
                 assert_eq!(vector, plain, "battle {k}, {n} battles");
@@ -1355,8 +1381,8 @@ mod tests {
                     // SAFETY: plain words; and the CPU has AVX2.
                     let words = unsafe {
                         [
-                            sweeps::<Plane, ()>(&c, t, &lanes, n, &mut plain, &mut ()),
-                            sweeps_avx2(&c, t, &lanes, n, &mut vector, &mut ()),
+                            sweeps::<Plane>(&c, t, &lanes, n, &mut plain),
+                            sweeps_avx2(&c, t, &lanes, n, &mut vector),
                         ]
                     };
                     assert_eq!((vector, words[1]), (plain, words[0]));
