@@ -29,6 +29,9 @@ use crate::dice::{lanes, DiceStream, DiceWord};
 use crate::rules::crt::RulesError;
 
 mod lockstep;
+mod sliced;
+
+pub use sliced::MAX_SLICED_RESERVES;
 
 /// Most units one side may field (line and reserve).
 pub const MAX_UNITS: usize = 16;
@@ -340,6 +343,8 @@ pub struct RatioCombat {
     /// reserves used and reserves lost by severity, [`ReserveTable::extras`]); 0 when
     /// neither signature kernel runs the line (see [`RatioCombat::simulate_block`]).
     signature_bins: usize,
+    /// The line compiled for the bit-sliced sweeps (`ratio/sliced.rs`), where they fight it.
+    sliced: Option<sliced::SlicedLine>,
 }
 
 /// PERF: an open battle with reserves spent ~135 `next_u64` (rescue, press; ~230 for
@@ -750,6 +755,7 @@ impl RatioCombat {
             signature,
             reserve_table: None,
             signature_bins: 0,
+            sliced: None,
         };
         // Validation leaves at most one side with reserves outside a skirmish, and refuses
         // `optimal` inside one: at most one side needs a solved policy.
@@ -760,6 +766,7 @@ impl RatioCombat {
             combat.optimal = Some(combat.solve_optimal(side)?);
         }
         combat.reserve_table = combat.build_reserve_table();
+        combat.sliced = sliced::SlicedLine::new(&combat);
         combat.signature_bins = match (&combat.signature, &combat.reserve_table) {
             (Some(kernel), _) => kernel.size,
             (None, Some(t)) => 7usize
@@ -1407,18 +1414,30 @@ impl RatioCombat {
         })
     }
 
-    /// Adds `n` battles drawn from `dice` to `h`. Where `h` has signature bins (runs'
+    /// Adds `n` battles drawn from `dice` to `h`. A line [`RatioCombat::bit_sliced`] is
+    /// fought in sweeps of 256 battles, one bit each, counted by popcounts into `h`'s
+    /// marginals (`ratio/sliced.rs`; the lanes' streams split from `dice` give the planes).
+    /// Otherwise, where `h` has signature bins (runs'
     /// histograms, from [`RatioHistogram::for_signatures`], folded with
     /// [`RatioHistogram::fold_signatures`]) the battles are counted as signatures: a line
     /// without reserves by [`RatioCombat::fight_signature`], one with a reserve table by its
     /// signature block. Otherwise by the reserve table's joint counts, or battle by battle.
     ///
-    /// A line with a reserve table is fought in [`lanes::LANES`] lanes, each on its own
+    /// A line with a reserve table not bit-sliced is fought in [`lanes::LANES`] lanes, each on its own
     /// stream split from `dice` (which gives the lanes' keys): all at once in AVX2 sweeps
     /// where the CPU has AVX2 (`ratio/lockstep.rs`), else lane by lane, the same battles
     /// (`RatioCombat::table_lanes`). Every other line draws its battles from `dice`
     /// one after another.
     pub fn simulate_block(&self, dice: &mut DiceStream, n: u64, h: &mut RatioHistogram) {
+        if self.sliced_block(dice, n, h).is_none() {
+            self.block_unsliced(dice, n, h);
+        }
+    }
+
+    /// [`RatioCombat::simulate_block`] for a line the bit-sliced sweeps do not fight (and
+    /// the tests of the kernels below them, for any line): signatures, the reserve table's
+    /// joint counts, or battle by battle.
+    fn block_unsliced(&self, dice: &mut DiceStream, n: u64, h: &mut RatioHistogram) {
         let signed = h
             .signature_counts()
             .is_some_and(|bins| bins.len() == self.signature_size());
@@ -1441,6 +1460,33 @@ impl RatioCombat {
         for _ in 0..n {
             h.record(&self.fight(dice));
         }
+    }
+
+    /// `n` battles bit-sliced into `h` where the line is fought that way (see
+    /// [`RatioCombat::bit_sliced`]); returns the words drawn (the lanes' keys and the
+    /// planes'), or `None` (nothing fought) for any other line.
+    pub fn sliced_block(
+        &self,
+        dice: &mut DiceStream,
+        n: u64,
+        h: &mut RatioHistogram,
+    ) -> Option<u64> {
+        self.sliced
+            .as_ref()
+            .map(|line| sliced::battle_block(line, dice, n, h))
+    }
+
+    /// Whether runs fight this line bit-sliced (`ratio/sliced.rs`): an open battle whose
+    /// one committing side holds 1 to [`MAX_SLICED_RESERVES`] reserves and decides each
+    /// commitment from the combat's state (always for `rescue` and `press`; for `optimal`
+    /// where its solved decisions do).
+    pub fn bit_sliced(&self) -> bool {
+        self.sliced.is_some()
+    }
+
+    /// Faces one bit-sliced battle draws (its line dice and one a reserve), if it is one.
+    pub fn sliced_faces(&self) -> Option<u64> {
+        self.sliced.as_ref().map(|line| line.faces())
     }
 
     /// Open battles with reserves: the reserve side decides after each of its dice.
@@ -2569,7 +2615,7 @@ mod tests {
                                         false => RatioHistogram::new(&combat),
                                     };
                                     let mut joint = fresh();
-                                    combat.simulate_block(&mut a, n, &mut joint);
+                                    combat.block_unsliced(&mut a, n, &mut joint);
                                     if !signature_bins {
                                         let groups = combat.combats().div_ceil(STATE_GROUP);
                                         state_groups[groups - 1] += 1;

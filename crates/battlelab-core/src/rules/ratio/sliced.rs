@@ -1,0 +1,1255 @@
+//! Ratio lines with reserves bit-sliced: 256 battles to a register, one bit each.
+//!
+//! Why this module exists: a ratio battle draws two words of dice, so overhead ≤ 2
+//! (issue 16) leaves it about four `next_u64` of work. Fought one battle a lane
+//! (`ratio/lockstep.rs`), its table lookups and sums cost about 10 ns a battle and its
+//! count into the run's several histograms about 7 ns more (docs/performance.md), some
+//! 15 `next_u64` in all. Here every quantity of a battle is a few bit planes — bit `i` of
+//! each plane is battle `i`'s — and the rules are the same boolean operations for 256
+//! battles at once: the sides' totals and the casualty points are binary numbers in
+//! planes (ripple adds, compares by borrow chains), a combat's state is six planes, and a
+//! run's histograms are popcounts of planes, never one battle counted at a time.
+//!
+//! Which lines: an open battle whose one committing side holds 1 to
+//! [`MAX_SLICED_RESERVES`] reserves, and whose policy decides each commitment from the
+//! combat's state alone (given the combat, the reserves used and those already fed into
+//! it). That is a property of the policy's own decisions, checked when the line is
+//! compiled ([`SlicedLine::new`]) by asking [`RatioCombat::commits`] at every totals a
+//! combat can reach: `rescue` and `press` always have it (their rules read the state);
+//! `optimal` has it where its solved decisions happen to (it reads the totals, and is
+//! fought in lanes where they differ within a state). Totals and counters must also fit
+//! the planes' widths.
+//!
+//! The dice: every battle draws, a sweep, one face for each of the line's dice and one
+//! for each reserve, from the bit planes of `dice/planes.rs` (exactly uniform faces); the
+//! `k`-th reserve committed rolls the `k`-th reserve face, as [`RatioCombat::fight`]'s
+//! reserve word gives the `k`-th reserve the `k`-th die. Faces of reserves that never
+//! commit are drawn and not read. So a battle is the rules' battle on its faces: the tests
+//! replay every battle of a sweep through [`RatioCombat::commits`] and
+//! [`RatioCombat::resolve`] with its faces and require the same outcome.
+
+// Bit-sliced arithmetic reads several numbers' planes at one index (bit `i` of each).
+#![allow(clippy::needless_range_loop)]
+
+use super::{ArmyResult, MinScore, RatioCombat, RatioHistogram, ReservePolicy};
+use crate::dice::lanes::LANES;
+use crate::dice::planes::{d6, Bits, LanePlanes, Plane, PLANE_BATTLES};
+use crate::dice::DiceStream;
+
+/// Most reserves a bit-sliced line holds.
+pub const MAX_SLICED_RESERVES: usize = 4;
+/// Bits of a total (two's complement): 6 where totals, their differences and the floor
+/// are within ±31, else 8 (±127).
+const NARROW: usize = 6;
+const WIDE: usize = 8;
+/// Bits of a counter (casualty points, routed and beaten units): 5 where every side's
+/// casualty points stay below 32, else 7 (below 128).
+const FEW: usize = 5;
+const MANY: usize = 7;
+/// Most (face, reserve path) cases [`SlicedLine::new`] asks the policy about.
+const MAX_POLICY_CASES: usize = 1 << 22;
+
+/// A number in planes: bit `k` of battle `i`'s value is bit `i` of plane `k`.
+type Num<B, const N: usize> = [B; N];
+
+/// One combat as the sweep fights it.
+#[derive(Clone, Debug)]
+struct SlicedCombat {
+    /// Line dice of A and of B.
+    dice: [u32; 2],
+    /// Each side's total when every die shows 1.
+    base: [i32; 2],
+    /// `commit[used][here]`: the states (bit `s` for state `s`, 0 even, 1–3 A repulsed,
+    /// beaten, routed, 4–6 B likewise) in which the reserve side commits its next reserve,
+    /// `used` reserves gone, `here` of them into this combat.
+    commit: [[u8; MAX_SLICED_RESERVES + 1]; MAX_SLICED_RESERVES + 1],
+    /// The states of `commit` when they are the same for every `used` below the reserves
+    /// (and `here`): then one test of the state and of a reserve left.
+    uniform: Option<u8>,
+}
+
+/// A line compiled for the bit-sliced sweeps.
+#[derive(Clone, Debug)]
+pub(super) struct SlicedLine {
+    /// The side that commits reserves, and its reserves' modifiers in commitment order.
+    side: usize,
+    reserve_mods: Vec<i32>,
+    combats: Vec<SlicedCombat>,
+    /// The min-score floor, where some total can fall below it.
+    floor: Option<i32>,
+    /// Whether a total after the floor can be 0 or less (then any higher total routs it).
+    low_routs: bool,
+    line_units: [u32; 2],
+    /// Bits of the totals ([`NARROW`] or [`WIDE`]) and of the counters ([`FEW`] or
+    /// [`MANY`]): the sweeps are compiled for each.
+    width: usize,
+    count_bits: usize,
+}
+
+impl SlicedLine {
+    /// The line compiled for the sweeps, or `None` where they do not fight it (see the
+    /// module's doc).
+    pub(super) fn new(c: &RatioCombat) -> Option<Self> {
+        if c.battle.skirmish || c.committing.len() != 1 {
+            return None;
+        }
+        let side = c.committing[0];
+        let reserve_mods = c.reserve_mods[side].clone();
+        let reserves = reserve_mods.len();
+        if reserves == 0 || reserves > MAX_SLICED_RESERVES {
+            return None;
+        }
+        // A policy reading the casualty-point difference is asked at difference 0 only:
+        // leave it to the lanes.
+        if c.battle.policy[side] == ReservePolicy::Optimal
+            && c.optimal.as_ref().is_some_and(|o| o.diff_len > 1)
+        {
+            return None;
+        }
+        let cases: usize = c
+            .pairings
+            .iter()
+            .map(|p| p.faces as usize * (reserves + 1) * 6usize.pow(reserves as u32))
+            .sum();
+        if cases > MAX_POLICY_CASES {
+            return None;
+        }
+        let (add_lo, add_hi) = reserve_mods
+            .iter()
+            .fold((0, 0), |(lo, hi), &m| (lo + m.min(0), hi + (5 + m).max(0)));
+        let (mut t_lo, mut t_hi) = (i32::MAX, i32::MIN);
+        let mut combats = Vec::with_capacity(c.pairings.len());
+        for (index, p) in c.pairings.iter().enumerate() {
+            for s in 0..2 {
+                let (lo, hi) = p.totals.iter().fold((i32::MAX, i32::MIN), |(lo, hi), t| {
+                    (lo.min(t[s]), hi.max(t[s]))
+                });
+                let (lo, hi) = if s == side {
+                    (lo + add_lo, hi + add_hi)
+                } else {
+                    (lo, hi)
+                };
+                (t_lo, t_hi) = (t_lo.min(lo), t_hi.max(hi));
+            }
+            let (commit, uniform) = Self::commitments(c, index, side, reserves)?;
+            combats.push(SlicedCombat {
+                dice: p.units,
+                base: p.totals[0],
+                commit,
+                uniform,
+            });
+        }
+        let floor = match c.battle.min_score {
+            MinScore::Floor(m) if t_lo < m => Some(m),
+            _ => None,
+        };
+        let low = match c.battle.min_score {
+            MinScore::Floor(m) => t_lo.max(m),
+            MinScore::None => t_lo,
+        };
+        let low_routs = low <= 0;
+        // Totals, their differences and the floor within the planes' signed range; a
+        // lower total doubled (compared as unsigned) then fits too.
+        let floor_value = floor.unwrap_or(0);
+        let reach = [
+            t_lo.abs(),
+            t_hi.abs(),
+            t_hi - t_lo,
+            floor_value.abs(),
+            floor_value - t_lo,
+        ]
+        .into_iter()
+        .max()
+        .unwrap_or(0);
+        let width = match reach {
+            r if r < 1 << (NARROW - 1) => NARROW,
+            r if r < 1 << (WIDE - 1) => WIDE,
+            _ => return None,
+        };
+        let count_bits = match c.max_cp().into_iter().max().unwrap_or(0) {
+            m if m < 1 << FEW => FEW,
+            m if m < 1 << MANY => MANY,
+            _ => return None,
+        };
+        Some(Self {
+            side,
+            reserve_mods,
+            combats,
+            floor,
+            low_routs,
+            line_units: c.line_units,
+            width,
+            count_bits,
+        })
+    }
+
+    /// The states in which `side` commits in combat `c`, for each (used, here), found by
+    /// asking [`RatioCombat::commits`] along every commit loop the combat's faces and
+    /// reserve dice can take; `None` where a decision differs between totals of one state.
+    #[allow(clippy::type_complexity)]
+    fn commitments(
+        c: &RatioCombat,
+        index: usize,
+        side: usize,
+        reserves: usize,
+    ) -> Option<(
+        [[u8; MAX_SLICED_RESERVES + 1]; MAX_SLICED_RESERVES + 1],
+        Option<u8>,
+    )> {
+        let p = &c.pairings[index];
+        let mut commit = [[0u8; MAX_SLICED_RESERVES + 1]; MAX_SLICED_RESERVES + 1];
+        let mut seen = [[0u8; MAX_SLICED_RESERVES + 1]; MAX_SLICED_RESERVES + 1];
+        for first in 0..=reserves {
+            let paths = 6usize.pow((reserves - first) as u32);
+            for face in 0..p.faces as usize {
+                for path in 0..paths {
+                    let mut totals = p.totals[face];
+                    let (mut used, mut here) = (first, 0);
+                    let mut rest = path;
+                    loop {
+                        let state = c.state_of(totals);
+                        let yes = c.commits(side, index, totals, used, here, 0);
+                        let bit = 1u8 << state;
+                        if seen[used][here] & bit != 0 && (commit[used][here] & bit != 0) != yes {
+                            return None;
+                        }
+                        seen[used][here] |= bit;
+                        if !yes {
+                            break;
+                        }
+                        commit[used][here] |= bit;
+                        totals[side] += (rest % 6) as i32 + c.reserve_mods[side][used];
+                        rest /= 6;
+                        used += 1;
+                        here += 1;
+                    }
+                }
+            }
+        }
+        // One set of states for every (used, here) with a reserve left, where the
+        // decisions seen agree with it.
+        let all = (0..reserves)
+            .flat_map(|u| (0..=u).map(move |h| (u, h)))
+            .fold(0u8, |m, (u, h)| m | commit[u][h]);
+        let uniform = (0..reserves)
+            .flat_map(|u| (0..=u).map(move |h| (u, h)))
+            .all(|(u, h)| commit[u][h] & seen[u][h] == all & seen[u][h])
+            .then_some(all);
+        Some((commit, uniform))
+    }
+
+    /// Faces a battle draws: its line dice and one a reserve.
+    pub(super) fn faces(&self) -> u64 {
+        let line: u32 = self.combats.iter().map(|c| c.dice[0] + c.dice[1]).sum();
+        u64::from(line) + self.reserve_mods.len() as u64
+    }
+}
+
+/// Each battle's face, named by what rolls it (the tests replay battles by slot).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) enum Slot {
+    /// The `k`-th reserve committed.
+    Reserve(usize),
+    /// Combat `c`'s die `k`: A's dice first, in the order the pairing lists its units.
+    Line(usize, usize),
+}
+
+/// What a sweep shows the tests; nothing (`()`) in runs.
+pub(super) trait Record {
+    const ON: bool = false;
+    fn face(&mut self, _slot: Slot, _planes: [Plane; 3]) {}
+    /// A combat's state planes (one-hot, states 0–6).
+    fn state(&mut self, _combat: usize, _states: [Plane; 7]) {}
+    /// The battle's end: result planes (one-hot, slots 0–8), casualty points, reserves
+    /// used (one-hot) and combats the floor decided.
+    fn end(
+        &mut self,
+        _result: [Plane; 9],
+        _cp: [Vec<Plane>; 2],
+        _used: Vec<Plane>,
+        _floors: [Plane; 5],
+    ) {
+    }
+}
+
+impl Record for () {}
+
+/// `k` in two's complement, as constant planes.
+#[inline(always)]
+unsafe fn constant<B: Bits, const N: usize>(k: i64) -> Num<B, N> {
+    let mut out = [B::zero(); N];
+    for (i, bit) in out.iter_mut().enumerate() {
+        if k >> i & 1 == 1 {
+            *bit = B::ones();
+        }
+    }
+    out
+}
+
+/// `x + y` (wrapping).
+#[inline(always)]
+unsafe fn add<B: Bits, const N: usize>(x: &Num<B, N>, y: &Num<B, N>) -> Num<B, N> {
+    let mut carry = B::zero();
+    let mut out = [B::zero(); N];
+    for i in 0..N {
+        let half = x[i].xor(y[i]);
+        out[i] = half.xor(carry);
+        carry = x[i].and(y[i]).or(carry.and(half));
+    }
+    out
+}
+
+/// Bits of a combat's units on one side: the line's 1 or 2 and the reserves fed in.
+const UNIT_BITS: usize = 3;
+
+/// `x + y`, `y` a number of [`UNIT_BITS`] (a combat's units): full adds on its bits, the
+/// carry's half adds above them.
+#[inline(always)]
+unsafe fn add_small<B: Bits, const N: usize>(x: &Num<B, N>, y: &Num<B, UNIT_BITS>) -> Num<B, N> {
+    let mut carry = B::zero();
+    let mut out = *x;
+    for i in 0..N {
+        if i < UNIT_BITS {
+            let half = x[i].xor(y[i]);
+            out[i] = half.xor(carry);
+            carry = x[i].and(y[i]).or(carry.and(half));
+        } else {
+            out[i] = x[i].xor(carry);
+            carry = x[i].and(carry);
+        }
+    }
+    out
+}
+
+/// `x + k` (wrapping), `k` known: two operations a bit.
+#[inline(always)]
+unsafe fn add_const<B: Bits, const N: usize>(x: &Num<B, N>, k: i64) -> Num<B, N> {
+    let mut carry: Option<B> = None;
+    let mut out = *x;
+    for i in 0..N {
+        let one = k >> i & 1 == 1;
+        out[i] = match (carry, one) {
+            (None, false) => x[i],
+            (None, true) => {
+                carry = Some(x[i]);
+                x[i].not()
+            }
+            (Some(c), false) => {
+                carry = Some(x[i].and(c));
+                x[i].xor(c)
+            }
+            (Some(c), true) => {
+                carry = Some(x[i].or(c));
+                x[i].xor(c).not()
+            }
+        };
+    }
+    out
+}
+
+/// `x − y` (wrapping).
+#[inline(always)]
+unsafe fn sub<B: Bits, const N: usize>(x: &Num<B, N>, y: &Num<B, N>) -> Num<B, N> {
+    let mut carry = B::ones();
+    let mut out = [B::zero(); N];
+    for i in 0..N {
+        let ny = y[i].not();
+        let half = x[i].xor(ny);
+        out[i] = half.xor(carry);
+        carry = x[i].and(ny).or(carry.and(half));
+    }
+    out
+}
+
+/// Where `x < y`, both read as unsigned: the borrow out of `x − y`.
+#[inline(always)]
+unsafe fn below<B: Bits, const N: usize>(x: &Num<B, N>, y: &Num<B, N>) -> B {
+    let mut borrow = B::zero();
+    for i in 0..N {
+        let differ = x[i].xor(y[i]);
+        borrow = y[i].and_not(x[i]).or(borrow.and_not(differ));
+    }
+    borrow
+}
+
+/// Where `x ≥ k`, `x` unsigned, `k` known.
+#[inline(always)]
+unsafe fn at_least<B: Bits, const N: usize>(x: &Num<B, N>, k: u32) -> B {
+    if k == 0 {
+        return B::ones();
+    }
+    if k >= 1 << N {
+        return B::zero();
+    }
+    // x ≥ k: scanning from the top, the first bit where they differ is set in x.
+    let mut ge = B::ones(); // equal so far counts as ≥ (the bits below decide)
+    for i in 0..N {
+        // From the least significant bit up: ge_i = x_i > k_i, or equal and ge below.
+        ge = if k >> i & 1 == 1 {
+            x[i].and(ge)
+        } else {
+            x[i].or(ge)
+        };
+    }
+    ge
+}
+
+/// Where `x` is zero.
+#[inline(always)]
+unsafe fn zero<B: Bits, const N: usize>(x: &Num<B, N>) -> B {
+    let mut any = x[0];
+    for p in &x[1..] {
+        any = any.or(*p);
+    }
+    any.not()
+}
+
+/// Where `x` equals `k` (unsigned).
+#[inline(always)]
+unsafe fn equals<B: Bits, const N: usize>(x: &Num<B, N>, k: u32) -> B {
+    let mut r = B::ones();
+    for (i, p) in x.iter().enumerate() {
+        r = if k >> i & 1 == 1 {
+            r.and(*p)
+        } else {
+            r.and_not(*p)
+        };
+    }
+    r
+}
+
+/// `a` where `s` is set, `b` elsewhere.
+#[inline(always)]
+unsafe fn select<B: Bits, const N: usize>(s: B, a: &Num<B, N>, b: &Num<B, N>) -> Num<B, N> {
+    let mut out = *b;
+    for i in 0..N {
+        out[i] = s.select(a[i], b[i]);
+    }
+    out
+}
+
+/// A combat's state in planes: `even`, who lost, and the severity (under `!even`).
+#[derive(Clone, Copy)]
+struct State<B> {
+    even: B,
+    a_lost: B,
+    b_lost: B,
+    repulsed: B,
+    beaten: B,
+    routed: B,
+}
+
+impl<B: Bits> State<B> {
+    /// Where the state is in `set` (bit `s` for state `s`).
+    #[inline(always)]
+    unsafe fn is_in(&self, set: u8) -> B {
+        let mut r = B::zero();
+        if set & 1 == 1 {
+            r = self.even;
+        }
+        if set >> 1 & 7 != 0 {
+            r = r.or(self.a_lost.and(self.severity_in(set >> 1)));
+        }
+        if set >> 4 & 7 != 0 {
+            r = r.or(self.b_lost.and(self.severity_in(set >> 4)));
+        }
+        r
+    }
+
+    /// Where the severity is in `set` (bit 0 repulsed, 1 beaten, 2 routed).
+    #[inline(always)]
+    unsafe fn severity_in(&self, set: u8) -> B {
+        match set & 7 {
+            0 => B::zero(),
+            7 => B::ones(),
+            bits => {
+                let mut r = B::zero();
+                for (k, plane) in [self.repulsed, self.beaten, self.routed].iter().enumerate() {
+                    if bits >> k & 1 == 1 {
+                        r = r.or(*plane);
+                    }
+                }
+                r
+            }
+        }
+    }
+
+    /// The seven states one-hot.
+    #[inline(always)]
+    unsafe fn one_hot(&self) -> [B; 7] {
+        [
+            self.even,
+            self.a_lost.and(self.repulsed),
+            self.a_lost.and(self.beaten),
+            self.a_lost.and(self.routed),
+            self.b_lost.and(self.repulsed),
+            self.b_lost.and(self.beaten),
+            self.b_lost.and(self.routed),
+        ]
+    }
+}
+
+/// The state of totals `a` and `b` (as `classify` has it): the lower loses, repulsed
+/// below twice, beaten below three times, else routed; a lower total of 0 or less (only
+/// where `low_routs`) is routed.
+#[inline(always)]
+unsafe fn classify<B: Bits, const W: usize>(
+    a: &Num<B, W>,
+    b: &Num<B, W>,
+    low_routs: bool,
+) -> State<B> {
+    let (diff, sides) = sides(a, b);
+    with_severity(a, b, &diff, sides, low_routs)
+}
+
+/// Who lost at totals `a` and `b` (`State`'s severity planes left clear: for sets of
+/// states that do not read them, [`reads_severity`]), and `a − b`.
+#[inline(always)]
+unsafe fn sides<B: Bits, const W: usize>(a: &Num<B, W>, b: &Num<B, W>) -> (Num<B, W>, State<B>) {
+    let diff = sub(a, b);
+    let a_lost = diff[W - 1];
+    let even = zero(&diff);
+    let b_lost = even.or(a_lost).not();
+    let zero = B::zero();
+    let state = State {
+        even,
+        a_lost,
+        b_lost,
+        repulsed: zero,
+        beaten: zero,
+        routed: zero,
+    };
+    (diff, state)
+}
+
+/// Whether a set of states (bit `s` for state `s`) tells a side's severities apart.
+fn reads_severity(set: u8) -> bool {
+    let a = set >> 1 & 7;
+    let b = set >> 4 & 7;
+    !(a == 0 || a == 7) || !(b == 0 || b == 7)
+}
+
+/// [`sides`]' state with its severity: the lower total's ratio to the higher.
+#[inline(always)]
+unsafe fn with_severity<B: Bits, const W: usize>(
+    a: &Num<B, W>,
+    b: &Num<B, W>,
+    diff: &Num<B, W>,
+    sides: State<B>,
+    low_routs: bool,
+) -> State<B> {
+    let a_lost = sides.a_lost;
+    // |a − b| and the lower total; both below 2^(W − 1), so twice the lower fits.
+    let mut flipped = *diff;
+    let mut carry_in = [B::zero(); W];
+    for bit in &mut flipped {
+        *bit = bit.xor(a_lost);
+    }
+    carry_in[0] = a_lost;
+    let d = add(&flipped, &carry_in);
+    let lo = select(a_lost, a, b);
+    let mut twice = [B::zero(); W];
+    twice[1..].copy_from_slice(&lo[..W - 1]);
+    // hi ≥ 2·lo ⇔ d ≥ lo; hi ≥ 3·lo ⇔ d ≥ 2·lo.
+    let two = below(&d, &lo).not();
+    let three = below(&d, &twice).not();
+    let (routed, beaten, repulsed) = if low_routs {
+        // lo ≤ 0: negative, or zero.
+        let low = lo[W - 1].or(zero(&lo));
+        let routed = three.or(low);
+        (routed, two.and_not(routed), two.or(low).not())
+    } else {
+        (three, two.and_not(three), two.not())
+    };
+    State {
+        repulsed,
+        beaten,
+        routed,
+        ..sides
+    }
+}
+
+/// `x`, or `m` where `x < m` (signed), and where it was.
+#[inline(always)]
+unsafe fn floored<B: Bits, const W: usize>(x: &Num<B, W>, m: i32) -> (Num<B, W>, B) {
+    let lower = add_const(x, -i64::from(m))[W - 1];
+    let mut out = *x;
+    for (i, bit) in out.iter_mut().enumerate() {
+        *bit = if i64::from(m) >> i & 1 == 1 {
+            bit.or(lower)
+        } else {
+            bit.and_not(lower)
+        };
+    }
+    (out, lower)
+}
+
+/// A face's three planes as a number.
+#[inline(always)]
+unsafe fn widen<B: Bits, const N: usize>(face: [B; 3]) -> Num<B, N> {
+    let mut out = [B::zero(); N];
+    out[..3].copy_from_slice(&face);
+    out
+}
+
+/// The minterms of `bits`: `out[v]` where bit `i` of `bits` is bit `i` of `v`, for `v`
+/// below `2^bits.len()` (two operations a value).
+#[inline(always)]
+unsafe fn minterms<B: Bits, const V: usize>(bits: &[B]) -> [B; V] {
+    let mut out = [B::zero(); V];
+    out[0] = B::ones();
+    for (i, &bit) in bits.iter().enumerate() {
+        for k in (0..1 << i).rev() {
+            out[k | 1 << i] = out[k].and(bit);
+            out[k] = out[k].and_not(bit);
+        }
+    }
+    out
+}
+
+/// Bits of a counter's low minterms in [`count_values`].
+const LOW_BITS: usize = 4;
+
+/// Adds to `counts[v]` the battles of `live` where `x` is `v`: the minterms of `x`'s low
+/// [`LOW_BITS`] bits and of the rest, two operations a value each, then one AND a value.
+#[inline(always)]
+unsafe fn count_values<B: Bits, const N: usize>(x: &Num<B, N>, live: B, counts: &mut [u64]) {
+    const { assert!(N > LOW_BITS && N - LOW_BITS <= 3) };
+    let low: [B; 1 << LOW_BITS] = minterms(&x[..LOW_BITS]);
+    let mut high: [B; 8] = minterms(&x[LOW_BITS..]);
+    for plane in &mut high {
+        *plane = plane.and(live);
+    }
+    for (v, count) in counts.iter_mut().enumerate() {
+        *count += popcount(low[v % (1 << LOW_BITS)].and(high[v >> LOW_BITS]));
+    }
+}
+
+/// Battles set in a plane.
+#[inline(always)]
+unsafe fn popcount<B: Bits>(p: B) -> u64 {
+    p.to_plane().iter().map(|w| u64::from(w.count_ones())).sum()
+}
+
+/// A sweep: the line, the dice, and what to record.
+struct Sweep<'a, B, R> {
+    line: &'a SlicedLine,
+    dice: LanePlanes<B>,
+    record: &'a mut R,
+}
+
+impl<B: Bits, R: Record> Sweep<'_, B, R> {
+    #[inline(always)]
+    unsafe fn draw(&mut self, slot: Slot) -> [B; 3] {
+        let planes = d6(&mut self.dice);
+        if R::ON {
+            self.record.face(slot, planes.map(|p| p.to_plane()));
+        }
+        planes
+    }
+
+    /// A battle each bit of `live`, counted into `h`.
+    #[inline(always)]
+    unsafe fn battles<const W: usize, const C: usize>(&mut self, live: B, h: &mut RatioHistogram) {
+        let line = self.line;
+        let side = line.side;
+        let reserves = line.reserve_mods.len();
+        // What the k-th reserve committed adds: its face + its modifier (d6 − 1 + modifier).
+        let mut adds = [[B::zero(); W]; MAX_SLICED_RESERVES];
+        for (k, &m) in line.reserve_mods.iter().enumerate() {
+            let face = self.draw(Slot::Reserve(k));
+            adds[k] = add_const(&widen(face), i64::from(m));
+        }
+        // Reserves used, one-hot.
+        let mut used = [B::zero(); MAX_SLICED_RESERVES + 1];
+        used[0] = B::ones();
+        // Each side's units repulsed, beaten and routed.
+        let mut counts = [[[B::zero(); C]; 3]; 2];
+        let mut floors = [B::zero(); 5];
+        for (index, combat) in line.combats.iter().enumerate() {
+            let mut totals = [[B::zero(); W]; 2];
+            let mut k = 0;
+            for (s, total) in totals.iter_mut().enumerate() {
+                let face = self.draw(Slot::Line(index, k));
+                let mut sum = add_const(&widen(face), i64::from(combat.base[s]));
+                for k in k + 1..k + combat.dice[s] as usize {
+                    let face = self.draw(Slot::Line(index, k));
+                    sum = add(&sum, &widen(face));
+                }
+                k += combat.dice[s] as usize;
+                *total = sum;
+            }
+            // PERF: where the decisions do not read the severity (`rescue`: lost or even),
+            // the states between commitments are only who lost; the severity once, at the
+            // end.
+            let cheap = combat.uniform.is_some_and(|set| !reads_severity(set));
+            let mut st = if cheap {
+                line.sides(&totals)
+            } else {
+                line.state(&totals)
+            };
+            let mut here = [B::zero(); MAX_SLICED_RESERVES + 1];
+            here[0] = B::ones();
+            for step in 0..reserves {
+                let commit = match combat.uniform {
+                    Some(set) => st.is_in(set).and_not(used[reserves]),
+                    None => {
+                        let mut c = B::zero();
+                        for u in step..reserves {
+                            for (h, &plane) in here.iter().enumerate().take(step + 1) {
+                                let set = combat.commit[u][h];
+                                if set != 0 {
+                                    c = c.or(used[u].and(plane).and(st.is_in(set)));
+                                }
+                            }
+                        }
+                        c
+                    }
+                };
+                if !commit.any() {
+                    break;
+                }
+                // The reserve's add by the reserves used before it.
+                let mut add_now = [B::zero(); W];
+                for u in 0..reserves {
+                    let at = used[u].and(commit);
+                    for (bit, plane) in add_now.iter_mut().zip(&adds[u]) {
+                        *bit = bit.or(at.and(*plane));
+                    }
+                }
+                totals[side] = add(&totals[side], &add_now);
+                for u in (1..=reserves).rev() {
+                    used[u] = commit.select(used[u - 1], used[u]);
+                }
+                used[0] = used[0].and_not(commit);
+                for h in (1..=step + 1).rev() {
+                    here[h] = commit.select(here[h - 1], here[h]);
+                }
+                here[0] = here[0].and_not(commit);
+                st = if cheap {
+                    line.sides(&totals)
+                } else {
+                    line.state(&totals)
+                };
+            }
+            if cheap {
+                st = line.state(&totals);
+            }
+            if let Some(m) = line.floor {
+                // The floor decided the combat where it raised a total and the state
+                // without it differs.
+                let (_, low_a) = floored(&totals[0], m);
+                let (_, low_b) = floored(&totals[1], m);
+                let raised = low_a.or(low_b);
+                if raised.any() {
+                    let raw = classify(&totals[0], &totals[1], true).one_hot();
+                    let mut differs = B::zero();
+                    for (x, y) in raw.iter().zip(st.one_hot()) {
+                        differs = differs.or(x.xor(y));
+                    }
+                    let decided = raised.and(differs);
+                    let mut carry = decided;
+                    for bit in &mut floors {
+                        let next = bit.and(carry);
+                        *bit = bit.xor(carry);
+                        carry = next;
+                    }
+                }
+            }
+            let states = st.one_hot();
+            for (count, &plane) in h.combat_states[index].iter_mut().zip(&states) {
+                *count += popcount(plane.and(live));
+            }
+            if R::ON {
+                self.record.state(index, states.map(|p| p.to_plane()));
+            }
+            // Tallies: the losing side's units by severity, each side's units a number
+            // (the line's, and on the reserve side the reserves fed in here).
+            let mut here_count = [B::zero(); UNIT_BITS];
+            for (h, &plane) in here.iter().enumerate().take(reserves + 1).skip(1) {
+                for (k, bit) in here_count.iter_mut().enumerate() {
+                    if h >> k & 1 == 1 {
+                        *bit = bit.or(plane);
+                    }
+                }
+            }
+            for (s, lost) in [st.a_lost, st.b_lost].into_iter().enumerate() {
+                let n = i64::from(combat.dice[s]);
+                let units = if s == side {
+                    add_const(&here_count, n)
+                } else {
+                    constant::<B, UNIT_BITS>(n)
+                };
+                for (counter, severity) in
+                    counts[s]
+                        .iter_mut()
+                        .zip([st.repulsed, st.beaten, st.routed])
+                {
+                    let at = lost.and(severity);
+                    let mut masked = units;
+                    for bit in &mut masked {
+                        *bit = bit.and(at);
+                    }
+                    *counter = add_small(counter, &masked);
+                }
+            }
+        }
+        // Casualty points: 1, 2 and 3 a unit repulsed, beaten and routed.
+        let mut cp = [[B::zero(); C]; 2];
+        for (points, [repulsed, beaten, routed]) in cp.iter_mut().zip(&counts) {
+            let twice = add(beaten, routed);
+            let mut doubled = [B::zero(); C];
+            doubled[1..].copy_from_slice(&twice[..C - 1]);
+            *points = add(&add(repulsed, routed), &doubled);
+        }
+        let routed = [counts[0][2], counts[1][2]];
+        let beaten = [counts[0][1], counts[1][1]];
+        // The army result, by the losing side's units (line units, and the reserve
+        // side's reserves used where it lost).
+        let a_loses = below(&cp[1], &cp[0]);
+        let b_loses = below(&cp[0], &cp[1]);
+        let draw = a_loses.or(b_loses).not();
+        let [mut disperses, mut beaten_half] = [B::zero(); 2];
+        for (s, loses) in [a_loses, b_loses].into_iter().enumerate() {
+            let heres = if s == side { reserves + 1 } else { 1 };
+            for u in 0..heres {
+                let n = line.line_units[s] + u as u32;
+                let at = if s == side { loses.and(used[u]) } else { loses };
+                // 2·x > n ⇔ x ≥ ⌊n/2⌋ + 1.
+                disperses = disperses.or(at.and(at_least(&routed[s], n / 2 + 1)));
+                beaten_half = beaten_half.or(at.and(at_least(&beaten[s], n / 2 + 1)));
+            }
+        }
+        let loser_routed = select(a_loses, &routed[0], &routed[1]);
+        let loser_beaten = select(a_loses, &beaten[0], &beaten[1]);
+        let retreats = zero(&loser_routed).not().or(beaten_half);
+        let retires = zero(&loser_beaten).not();
+        // Severity of the army result: 3 disperses, 2 retreats, 1 retires, 0 holds.
+        let severity = [
+            retreats.or(retires).not(),
+            retires.and_not(retreats),
+            retreats.and_not(disperses),
+            disperses,
+        ];
+        let mut result = [B::zero(); 9];
+        for (k, &plane) in severity.iter().enumerate() {
+            result[k] = b_loses.and(plane);
+            result[4 + k] = a_loses.and(plane);
+        }
+        result[ArmyResult::DRAW] = draw;
+        for (count, &plane) in h.result.iter_mut().zip(&result) {
+            *count += popcount(plane.and(live));
+        }
+        for (counts, points) in h.cp.iter_mut().zip(&cp) {
+            count_values(points, live, counts);
+        }
+        for (count, &plane) in h.reserves_used.iter_mut().zip(&used[..=reserves]) {
+            *count += popcount(plane.and(live));
+        }
+        if line.floor.is_some() {
+            for (k, count) in h.floor_decided.iter_mut().enumerate() {
+                *count += popcount(equals(&floors, k as u32).and(live));
+            }
+        } else {
+            h.floor_decided[0] += popcount(live);
+        }
+        if R::ON {
+            self.record.end(
+                result.map(|p| p.to_plane()),
+                cp.map(|c| c.iter().map(|p| p.to_plane()).collect()),
+                used[..=reserves].iter().map(|p| p.to_plane()).collect(),
+                floors.map(|p| p.to_plane()),
+            );
+        }
+    }
+}
+
+impl SlicedLine {
+    /// The state of a combat at these raw totals, after the floor.
+    #[inline(always)]
+    unsafe fn state<B: Bits, const W: usize>(&self, totals: &[Num<B, W>; 2]) -> State<B> {
+        match self.floor {
+            Some(m) => {
+                let (a, _) = floored(&totals[0], m);
+                let (b, _) = floored(&totals[1], m);
+                classify(&a, &b, self.low_routs)
+            }
+            None => classify(&totals[0], &totals[1], self.low_routs),
+        }
+    }
+
+    /// Who lost a combat at these raw totals, after the floor, without the severity
+    /// (for a set of states that does not read it).
+    #[inline(always)]
+    unsafe fn sides<B: Bits, const W: usize>(&self, totals: &[Num<B, W>; 2]) -> State<B> {
+        match self.floor {
+            Some(m) => {
+                let (a, _) = floored(&totals[0], m);
+                let (b, _) = floored(&totals[1], m);
+                sides(&a, &b).1
+            }
+            None => sides(&totals[0], &totals[1]).1,
+        }
+    }
+}
+
+/// `n` battles in sweeps of [`PLANE_BATTLES`], from the lanes' streams split from `dice`,
+/// counted into `h`; returns the words drawn (the lanes' keys and the planes').
+pub(super) fn battle_block(
+    line: &SlicedLine,
+    dice: &mut DiceStream,
+    n: u64,
+    h: &mut RatioHistogram,
+) -> u64 {
+    if n == 0 {
+        return 0;
+    }
+    let lanes = dice.lane_states();
+    #[cfg(target_arch = "x86_64")]
+    if is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2.
+        return LANES as u64 + unsafe { sweeps_avx2(line, &lanes, n, h) };
+    }
+    // SAFETY: plain words need nothing of the CPU.
+    LANES as u64 + unsafe { widths::<Plane, ()>(line, &lanes, n, h, &mut ()) }
+}
+
+/// The sweeps compiled for the line's widths of totals and counters.
+#[inline(always)]
+unsafe fn widths<B: Bits, R: Record>(
+    line: &SlicedLine,
+    lanes: &[[u64; 4]; LANES],
+    n: u64,
+    h: &mut RatioHistogram,
+    record: &mut R,
+) -> u64 {
+    match (line.width, line.count_bits) {
+        (NARROW, FEW) => sweeps::<B, R, NARROW, FEW>(line, lanes, n, h, record),
+        (NARROW, _) => sweeps::<B, R, NARROW, MANY>(line, lanes, n, h, record),
+        (_, FEW) => sweeps::<B, R, WIDE, FEW>(line, lanes, n, h, record),
+        _ => sweeps::<B, R, WIDE, MANY>(line, lanes, n, h, record),
+    }
+}
+
+/// The sweeps in AVX2 registers.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn sweeps_avx2(
+    line: &SlicedLine,
+    lanes: &[[u64; 4]; LANES],
+    n: u64,
+    h: &mut RatioHistogram,
+) -> u64 {
+    widths::<crate::dice::planes::Avx2, ()>(line, lanes, n, h, &mut ())
+}
+
+/// The live battles of a sweep of `battles` (the first ones).
+fn live_plane(battles: usize) -> Plane {
+    std::array::from_fn(|w| {
+        let bits = battles.saturating_sub(64 * w).min(64);
+        if bits == 64 {
+            u64::MAX
+        } else {
+            (1u64 << bits) - 1
+        }
+    })
+}
+
+/// The sweeps of `n` battles, counted into `h`; returns the planes' words.
+#[inline(always)]
+unsafe fn sweeps<B: Bits, R: Record, const W: usize, const C: usize>(
+    line: &SlicedLine,
+    lanes: &[[u64; 4]; LANES],
+    n: u64,
+    h: &mut RatioHistogram,
+    record: &mut R,
+) -> u64 {
+    let mut sweep = Sweep {
+        line,
+        dice: LanePlanes::<B>::new(lanes),
+        record,
+    };
+    let mut left = n;
+    while left > 0 {
+        let battles = left.min(PLANE_BATTLES as u64) as usize;
+        left -= battles as u64;
+        sweep.battles::<W, C>(B::from_plane(live_plane(battles)), h);
+    }
+    // Every battle draws every face of its sweep.
+    #[cfg(any(test, feature = "count-dice"))]
+    crate::dice::counting::add_draws(n * line.faces());
+    sweep.dice.words()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::super::{
+        cp_diff, MinScore, Objective, Pairing, RatioBattle, RatioCombat, RatioHistogram,
+        RatioOutcome, ReservePolicy, Unit,
+    };
+    use super::*;
+    use crate::dice::planes::face;
+    use crate::scenarios::{ratio_line, RATIO_LINE};
+
+    /// A sweep's faces by slot, its combats' states and its battles' ends.
+    #[derive(Default)]
+    struct Recorded {
+        faces: HashMap<Slot, [Plane; 3]>,
+        states: Vec<[Plane; 7]>,
+        result: Vec<Plane>,
+        cp: Vec<Vec<Plane>>,
+        used: Vec<Plane>,
+        floors: Vec<Plane>,
+    }
+
+    impl Record for Recorded {
+        const ON: bool = true;
+        fn face(&mut self, slot: Slot, planes: [Plane; 3]) {
+            assert!(
+                self.faces.insert(slot, planes).is_none(),
+                "{slot:?} drawn twice"
+            );
+        }
+        fn state(&mut self, combat: usize, states: [Plane; 7]) {
+            assert_eq!(combat, self.states.len());
+            self.states.push(states);
+        }
+        fn end(
+            &mut self,
+            result: [Plane; 9],
+            cp: [Vec<Plane>; 2],
+            used: Vec<Plane>,
+            floors: [Plane; 5],
+        ) {
+            self.result = result.to_vec();
+            self.cp = cp.to_vec();
+            self.used = used;
+            self.floors = floors.to_vec();
+        }
+    }
+
+    fn bit(p: &Plane, i: usize) -> bool {
+        p[i / 64] >> (i % 64) & 1 == 1
+    }
+
+    /// The one set plane of one-hot `planes` for battle `i`.
+    fn hot(planes: &[Plane], i: usize) -> usize {
+        let set: Vec<usize> = (0..planes.len()).filter(|&k| bit(&planes[k], i)).collect();
+        assert_eq!(set.len(), 1, "battle {i}: one-hot planes set at {set:?}");
+        set[0]
+    }
+
+    fn number(planes: &[Plane], i: usize) -> u32 {
+        planes
+            .iter()
+            .enumerate()
+            .map(|(k, p)| u32::from(bit(p, i)) << k)
+            .sum()
+    }
+
+    /// Battle `i` of a sweep fought by the rules' own steps ([`RatioCombat::commits`],
+    /// [`RatioCombat::resolve`], as `fight_reserve_loop` takes them) on its slots' faces.
+    fn reference(c: &RatioCombat, faces: &HashMap<Slot, [Plane; 3]>, i: usize) -> RatioOutcome {
+        let line = c.sliced.as_ref().unwrap();
+        let side = line.side;
+        let mut packed = 0u64;
+        let mut states = 0u64;
+        let mut used = 0usize;
+        for (index, p) in c.pairings.iter().enumerate() {
+            let dice = p.units[0] + p.units[1];
+            let combined: u32 = (0..dice as usize)
+                .map(|k| face(&faces[&Slot::Line(index, k)], i) * 6u32.pow(k as u32))
+                .sum();
+            let mut totals = p.totals[combined as usize];
+            let mut units = p.units;
+            let mut here = 0;
+            let diff = cp_diff(packed, side);
+            while c.commits(side, index, totals, used, here, diff) {
+                totals[side] +=
+                    face(&faces[&Slot::Reserve(used)], i) as i32 + c.reserve_mods[side][used];
+                units[side] += 1;
+                used += 1;
+                here += 1;
+            }
+            let o = c.resolve(totals[0], totals[1], units);
+            packed += o.packed;
+            states |= (o.state as u64) << (4 * index);
+        }
+        let units = c.units_after(side, used);
+        c.outcome(packed, units, used as u32, states)
+    }
+
+    /// One sweep of `live` battles of `c` (plain words) must be, battle by battle, the
+    /// reference battle on its faces, and its counts those battles' counts.
+    fn sweep_is_the_reference(c: &RatioCombat, seed: u64, live: Plane) {
+        let line = c.sliced.as_ref().expect("a bit-sliced line");
+        let mut dice = DiceStream::for_block(seed, 0);
+        let lanes = dice.lane_states();
+        let mut recorded = Recorded::default();
+        let mut h = RatioHistogram::new(c);
+        // SAFETY: plain words need nothing of the CPU.
+        unsafe {
+            let mut sweep = Sweep {
+                line,
+                dice: LanePlanes::<Plane>::new(&lanes),
+                record: &mut recorded,
+            };
+            match (line.width, line.count_bits) {
+                (NARROW, FEW) => sweep.battles::<NARROW, FEW>(live, &mut h),
+                (NARROW, _) => sweep.battles::<NARROW, MANY>(live, &mut h),
+                (_, FEW) => sweep.battles::<WIDE, FEW>(live, &mut h),
+                _ => sweep.battles::<WIDE, MANY>(live, &mut h),
+            }
+        }
+        assert_eq!(recorded.faces.len() as u64, line.faces());
+        let mut expected = RatioHistogram::new(c);
+        for i in (0..PLANE_BATTLES).filter(|&i| bit(&live, i)) {
+            let want = reference(c, &recorded.faces, i);
+            expected.record(&want);
+            let got_states: u64 = recorded
+                .states
+                .iter()
+                .enumerate()
+                .map(|(k, s)| (hot(s, i) as u64) << (4 * k))
+                .sum();
+            let got = RatioOutcome {
+                result: hot(&recorded.result, i),
+                cp: [number(&recorded.cp[0], i), number(&recorded.cp[1], i)],
+                reserves_used: hot(&recorded.used, i) as u32,
+                floor_decided: number(&recorded.floors, i),
+                states: got_states,
+            };
+            assert_eq!(got, want, "battle {i} of {:?}", c.battle);
+        }
+        assert_eq!(h, expected, "the sweep's counts, {:?}", c.battle);
+    }
+
+    fn units(prefix: &str, mods: &[i32]) -> Vec<Unit> {
+        mods.iter()
+            .enumerate()
+            .map(|(i, &m)| Unit {
+                name: format!("{prefix}{i}"),
+                modifier: m,
+            })
+            .collect()
+    }
+
+    /// A random open battle: the larger side holds 1 to [`MAX_SLICED_RESERVES`] reserves
+    /// and may double up; `None` where it is not bit-sliced.
+    fn random_line(g: &mut DiceStream) -> Option<RatioCombat> {
+        let combats = 1 + g.word().take(6) as usize;
+        let side = g.word().take(2) as usize;
+        let mut next = [0usize; 2];
+        let mut line = Vec::new();
+        for _ in 0..combats {
+            let mut n = [1, 1];
+            n[side] += g.word().take(3) as usize / 2;
+            line.push(Pairing {
+                a: (next[0]..next[0] + n[0]).collect(),
+                b: (next[1]..next[1] + n[1]).collect(),
+            });
+            next[0] += n[0];
+            next[1] += n[1];
+        }
+        let reserves = 1 + g.word().take(MAX_SLICED_RESERVES as u32) as usize;
+        let mut mods: [Vec<i32>; 2] =
+            [0, 1].map(|s| (0..next[s]).map(|_| g.word().take(7) as i32 - 3).collect());
+        let mut reserve_units = [vec![], vec![]];
+        reserve_units[side] = (next[side]..next[side] + reserves).collect();
+        for _ in 0..reserves {
+            mods[side].push(g.word().take(9) as i32 - 4);
+        }
+        let policy = [
+            ReservePolicy::Rescue,
+            ReservePolicy::Press,
+            ReservePolicy::Optimal,
+        ][g.word().take(3) as usize];
+        let min_score = match g.word().take(4) {
+            0 => MinScore::None,
+            1 => MinScore::Floor(2),
+            2 => MinScore::Floor(3),
+            _ => MinScore::Floor(1),
+        };
+        let battle = RatioBattle {
+            units: [units("A", &mods[0]), units("B", &mods[1])],
+            line,
+            reserves: reserve_units,
+            policy: [policy; 2],
+            objective: Objective::CpDifference,
+            min_score,
+            skirmish: false,
+            escalation: None,
+        };
+        let c = RatioCombat::new(battle).expect("a valid line");
+        c.bit_sliced().then_some(c)
+    }
+
+    #[test]
+    fn the_bench_lines_are_bit_sliced() {
+        for policy in [ReservePolicy::Rescue, ReservePolicy::Press] {
+            let c = RatioCombat::new(ratio_line(RATIO_LINE, 2, 0, policy)).unwrap();
+            assert!(c.bit_sliced(), "{policy:?}");
+            assert_eq!(c.sliced_faces(), Some(13));
+        }
+        let none = RatioCombat::new(ratio_line(RATIO_LINE, 2, 0, ReservePolicy::None)).unwrap();
+        assert!(
+            !none.bit_sliced(),
+            "no reserve commits: the signature kernel's"
+        );
+    }
+
+    #[test]
+    fn every_battle_is_the_reference_battle_on_its_slots_faces() {
+        let all = live_plane(PLANE_BATTLES);
+        for policy in [
+            ReservePolicy::Rescue,
+            ReservePolicy::Press,
+            ReservePolicy::Optimal,
+        ] {
+            let c = RatioCombat::new(ratio_line(RATIO_LINE, 2, 0, policy)).unwrap();
+            if c.bit_sliced() {
+                sweep_is_the_reference(&c, 3, all);
+            }
+        }
+        let mut g = DiceStream::for_block(2026, 11);
+        let (mut fought, mut by_policy) = (0, [0; 4]);
+        let mut floors_decided = 0;
+        let mut widths = HashMap::new();
+        for case in 0..3000u64 {
+            let Some(c) = random_line(&mut g) else {
+                continue;
+            };
+            let live = if case % 3 == 0 {
+                live_plane(1 + (case as usize * 37) % PLANE_BATTLES)
+            } else {
+                all
+            };
+            sweep_is_the_reference(&c, case, live);
+            let mut h = RatioHistogram::new(&c);
+            let mut dice = DiceStream::for_block(case, 1);
+            c.sliced_block(&mut dice, 256, &mut h).unwrap();
+            floors_decided += h.floor_decided[1..].iter().sum::<u64>();
+            fought += 1;
+            by_policy[c.battle.policy[0] as usize] += 1;
+            let line = c.sliced.as_ref().unwrap();
+            *widths.entry((line.width, line.count_bits)).or_insert(0) += 1;
+            if fought == 300 {
+                break;
+            }
+        }
+        assert_eq!(fought, 300, "random bit-sliced lines");
+        // Rescue, press, and optimal where its decisions follow the state.
+        assert!(
+            by_policy[1] > 50 && by_policy[2] > 50 && by_policy[3] > 0,
+            "{by_policy:?}"
+        );
+        // Every width of totals and counters the sweeps are compiled for.
+        assert!(
+            widths.len() == 4 && widths.values().all(|&n| n >= 5),
+            "{widths:?}"
+        );
+        assert!(floors_decided > 0, "some battles' floor decides a combat");
+    }
+}
