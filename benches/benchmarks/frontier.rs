@@ -24,7 +24,7 @@ fn frontier(c: &mut Criterion) {
     );
     print_lane_words(
         "frontier bit-sliced dice floor, every event's d6 as bit planes",
-        |d, n| scenarios::frontier_sliced_dice_floor(d, n, combat.most_faces() as u64),
+        |d, n| scenarios::sliced_dice_floor(d, n, combat.most_faces() as u64),
     );
     let mut group = c.benchmark_group("frontier");
     group.throughput(Throughput::Elements(BATCH));
@@ -44,7 +44,7 @@ fn frontier(c: &mut Criterion) {
     let mut dice = DiceStream::for_block(1, 0);
     group.bench_function(
         format!("{faces} d6 a battle as bit planes, 256 battles a plane, no rules (bit-sliced dice floor)"),
-        |b| b.iter(|| black_box(scenarios::frontier_sliced_dice_floor(&mut dice, BATCH, faces))),
+        |b| b.iter(|| black_box(scenarios::sliced_dice_floor(&mut dice, BATCH, faces))),
     );
     let mut dice = DiceStream::for_block(1, 0);
     group.bench_function(

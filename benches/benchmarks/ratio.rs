@@ -1,12 +1,14 @@
 //! Ratio battles (RULES.md A): a five-combat line without reserves — one 64-bit word per
 //! battle, every combat a table lookup on its combined dice — beside the bare xoshiro
 //! loop; then lines with two reserves under each policy, `BATCH` battles an iteration
-//! through `simulate_block` (what runs call: the reserve table's block kernel, or its
-//! signature block for a line of at most `MAX_SIGNATURE_BINS` signatures, in 32 lanes on
-//! their own streams, all at once where the CPU has AVX2), a whole run, and exact
-//! enumeration. Their words a battle are printed from `fight` one at a time: the same
-//! words a lane's battle draws (a block of `BATCH` battles with reserves also draws 32
-//! lane keys).
+//! through `simulate_block` (what runs call: the bit-sliced sweeps for `rescue` and
+//! `press`, 256 battles to a register; for `optimal`, whose decisions read the totals, the
+//! reserve table's block kernel, or its signature block for a line of at most
+//! `MAX_SIGNATURE_BINS` signatures, in 32 lanes on their own streams, all at once where the
+//! CPU has AVX2), the bit-sliced lines' dice floor, a whole run, and exact enumeration.
+//! Words a battle: the bit-sliced lines' as `simulate_block` reports them (the lanes' keys
+//! and the planes), the others' from `fight` one at a time (the same words a lane's battle
+//! draws; a block of `BATCH` battles also draws 32 lane keys).
 
 use std::hint::black_box;
 
@@ -17,8 +19,9 @@ use battlelab::dice::DiceStream;
 use battlelab::rules::ratio::{simulate_battles, RatioCombat, RatioHistogram, ReservePolicy};
 use battlelab::sim::{thread_pool, RunControl};
 
-use super::{bare_xoshiro, print_words, BATCH};
+use super::{bare_xoshiro, print_lane_words, print_words, BATCH};
 
+use battlelab_core::scenarios;
 use battlelab_core::scenarios::ratio_line as line;
 
 /// Battles of the whole-run bench: 16 blocks, as a run of 10^6 has.
@@ -80,12 +83,19 @@ fn ratio(c: &mut Criterion) {
     });
     for policy in ReservePolicy::ALL {
         let combat = RatioCombat::new(line("1v1,1v1,1v1,1v1,2v1", 2, 0, policy)).unwrap();
-        print_words(
-            &format!("ratio 5-combat line, 2 reserves, {}", policy.name()),
-            |d| {
+        let name = format!("ratio 5-combat line, 2 reserves, {}", policy.name());
+        if combat.bit_sliced() {
+            // The words `simulate_block` draws, as runs call it: the lanes' keys and the
+            // planes of every battle's 13 faces.
+            let mut h = RatioHistogram::new(&combat);
+            print_lane_words(&format!("{name}, bit-sliced, as run"), |d, n| {
+                combat.sliced_block(d, n, &mut h).unwrap()
+            });
+        } else {
+            print_words(&name, |d| {
                 black_box(combat.fight(d));
-            },
-        );
+            });
+        }
         bench_simulate_block(
             &mut group,
             &format!(
@@ -95,16 +105,32 @@ fn ratio(c: &mut Criterion) {
             &combat,
         );
     }
-    // The signature block of a line with reserves (the bench line's 252,105 signatures are
-    // past `MAX_SIGNATURE_BINS`; a four-combat line's 36,015 are within it).
-    let four = RatioCombat::new(line("1v1,1v1,1v1,2v1", 2, 0, ReservePolicy::Rescue)).unwrap();
-    assert!(four.has_signature());
-    print_words("ratio 4-combat line, 2 reserves, rescue", |d| {
+    // The floor of the bit-sliced lines: the bench line's 13 faces a battle (11 line dice
+    // and one a reserve) as bit planes, and no rule.
+    let faces = RatioCombat::new(line("1v1,1v1,1v1,1v1,2v1", 2, 0, ReservePolicy::Rescue))
+        .unwrap()
+        .sliced_faces()
+        .expect("the bench line is bit-sliced");
+    print_lane_words(
+        "ratio bit-sliced dice floor, 13 d6 as bit planes",
+        |d, n| scenarios::sliced_dice_floor(d, n, faces),
+    );
+    let mut dice = DiceStream::for_block(1, 0);
+    group.bench_function(
+        format!("{faces} d6 a battle as bit planes, no rules (bit-sliced dice floor)"),
+        |b| b.iter(|| black_box(scenarios::sliced_dice_floor(&mut dice, BATCH, faces))),
+    );
+    // The signature block of a line with reserves that is not bit-sliced (`optimal`,
+    // whose decisions read the totals; the bench line's 252,105 signatures are past
+    // `MAX_SIGNATURE_BINS`, a four-combat line's 36,015 within it).
+    let four = RatioCombat::new(line("1v1,1v1,1v1,2v1", 2, 0, ReservePolicy::Optimal)).unwrap();
+    assert!(four.has_signature() && !four.bit_sliced());
+    print_words("ratio 4-combat line, 2 reserves, optimal", |d| {
         black_box(four.fight(d));
     });
     bench_simulate_block(
         &mut group,
-        "4-combat line, 2 reserves, rescue (simulate_block: signature block)",
+        "4-combat line, 2 reserves, optimal (simulate_block: signature block)",
         &four,
     );
     // A whole run, as `run` does it on one thread: its blocks, the merges of the parallel

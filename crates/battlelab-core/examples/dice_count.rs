@@ -13,7 +13,7 @@
 use battlelab_core::dice::DiceStream;
 use battlelab_core::rules::crt::{BattleHistogram, FieldCombat, FieldRules};
 use battlelab_core::rules::field_table::{BattleTable, FieldKernel, MAX_TABLE_ENTRIES};
-use battlelab_core::rules::ratio::{RatioCombat, ReservePolicy};
+use battlelab_core::rules::ratio::{RatioCombat, RatioHistogram, ReservePolicy};
 use battlelab_core::rules::setup::{CoalitionMap, CompiledMap};
 use battlelab_core::scenarios::{self, words_per_battle};
 
@@ -102,12 +102,21 @@ fn main() {
     for policy in ReservePolicy::ALL {
         let combat = RatioCombat::new(scenarios::ratio_line(scenarios::RATIO_LINE, 2, 0, policy))
             .expect("valid");
-        count(
-            &format!("ratio, 5 combats, 2 reserves, {}", policy.name()),
-            |d| {
+        let name = format!("ratio, 5 combats, 2 reserves, {}", policy.name());
+        if combat.bit_sliced() {
+            // Bit-sliced: every battle draws its line dice and a face a reserve
+            // (`ratio/sliced.rs`), counted by the sweeps.
+            let mut h = RatioHistogram::new(&combat);
+            count_lanes(&format!("{name} (as run)"), LaneDraws::Counted, |d| {
+                combat
+                    .sliced_block(d, LANES_BLOCK, &mut h)
+                    .expect("a bit-sliced line")
+            });
+        } else {
+            count(&name, |d| {
                 std::hint::black_box(combat.fight(d));
-            },
-        );
+            });
+        }
     }
 
     let duel = scenarios::melee_duel();

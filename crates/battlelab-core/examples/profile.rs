@@ -84,7 +84,7 @@ fn main() {
         "frontier-dice" => scenarios::frontier_dice_floor(&mut dice, battles),
         "frontier-sliced-dice" => {
             let faces = scenarios::frontier().most_faces() as u64;
-            scenarios::frontier_sliced_dice_floor(&mut dice, battles, faces)
+            scenarios::sliced_dice_floor(&mut dice, battles, faces)
         }
         "ratio-rescue" | "ratio-press" | "ratio-optimal" | "ratio-four" => {
             let (line, policy) = match kernel.as_str() {

@@ -249,10 +249,10 @@ pub fn frontier_dice_floor(dice: &mut DiceStream, battles: u64) -> u64 {
     acc
 }
 
-/// The dice floor of the bit-sliced frontier kernel: `battles` battles, 256 a sweep, each
+/// The dice floor of a bit-sliced kernel (frontier, ratio): `battles` battles, 256 a sweep, each
 /// drawing `faces` d6 as bit planes ([`crate::dice::planes`]), folded so that none is
 /// dropped, and no rule applied. Returns the words drawn (the lanes' keys and the planes').
-pub fn frontier_sliced_dice_floor(dice: &mut DiceStream, battles: u64, faces: u64) -> u64 {
+pub fn sliced_dice_floor(dice: &mut DiceStream, battles: u64, faces: u64) -> u64 {
     use crate::dice::planes::{fold_faces, PLANE_BATTLES};
     let (words, folded) = fold_faces(dice, battles.div_ceil(PLANE_BATTLES as u64), faces);
     std::hint::black_box(folded);
