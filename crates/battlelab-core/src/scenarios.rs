@@ -331,6 +331,25 @@ mod tests {
         });
         assert_eq!(draws, 6 * N);
         assert!((N..=2 * N).contains(&words), "{words} words");
+        // Bit-sliced, as runs fight it: 13 faces a battle (11 line dice, one a reserve),
+        // each 10.835 planes of four words on average, after the lanes' keys (as frontier's
+        // below).
+        let mut h = crate::rules::ratio::RatioHistogram::new(&rescue);
+        let mut words = 0;
+        let (keys, draws) = words_and_draws(1, |d| {
+            words = rescue.sliced_block(d, N, &mut h).unwrap();
+        });
+        assert_eq!(keys, crate::dice::lanes::LANES as u64);
+        assert_eq!(draws, 13 * N);
+        let faces = 13 * N.div_ceil(256);
+        let (mean, sd) = (
+            keys as f64 + 4.0 * 10.835 * faces as f64,
+            4.0 * (4.0 * 0.934 * faces as f64).sqrt(),
+        );
+        assert!(
+            (words as f64 - mean).abs() <= 5.0 * sd,
+            "{words} words: {mean} ± {sd}"
+        );
         // The whole 13-state map, eight d6 a word taken two at a time as one number: four
         // values from the first word, two pairs and a single from the second.
         let states = setup_map();
