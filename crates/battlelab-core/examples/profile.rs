@@ -17,7 +17,8 @@
 //! `frontier-dice` (a frontier battle's 96 d6 cut as `PackedDice` cuts them, and no
 //! rules), `frontier-sliced-dice` (the dice the bit-sliced kernel draws for it, 409
 //! d6 a battle as bit planes, and no rules: `dice/planes.rs`), `ratio-rescue`, `ratio-press`, `ratio-optimal` (the bench's five-combat line
-//! with two reserves: joint counts), `ratio-four` (its four-combat line under `rescue`:
+//! with two reserves: bit-sliced under rescue and press, `rules/ratio/sliced.rs`; joint
+//! counts in lanes under optimal), `ratio-four` (its four-combat line under `optimal`:
 //! signatures), `melee-duel` and
 //! `melee-surrounded` (both 32 at once, `rules/melee/lockstep.rs`), `setup`, `naval` (one engagement at a time, not counted), `naval-record` (one
 //! at a time, each counted in a histogram) and `naval-lockstep` (32 at once, counted:
@@ -88,8 +89,9 @@ fn main() {
         }
         "ratio-rescue" | "ratio-press" | "ratio-optimal" | "ratio-four" => {
             let (line, policy) = match kernel.as_str() {
-                // The bench's four-combat line: its signatures fit the signature bins.
-                "ratio-four" => ("1v1,1v1,1v1,2v1", ReservePolicy::Rescue),
+                // The bench's four-combat line: its signatures fit the signature bins (under
+                // `optimal`, which is not bit-sliced).
+                "ratio-four" => ("1v1,1v1,1v1,2v1", ReservePolicy::Optimal),
                 _ => (
                     scenarios::RATIO_LINE,
                     ReservePolicy::ALL

@@ -20,6 +20,10 @@
 //! Both the kernel and the enumeration call [`RatioCombat::resolve`] for every combat and
 //! the same commitment rule (`RatioCombat::commits`), so they can differ only in how dice
 //! are drawn.
+//!
+//! Runs fight a line whose one reserve side commits by the combat's state bit-sliced,
+//! 256 battles to a register (`ratio/sliced.rs`); other lines with a reserve table in 32
+//! lanes (`ratio/lockstep.rs`); lines without reserves by their signature kernel.
 
 use std::collections::HashMap;
 

@@ -1186,6 +1186,37 @@ mod tests {
         c.bit_sliced().then_some(c)
     }
 
+    /// The sweeps in AVX2 registers count what they count in four plain words, and draw
+    /// the same words (where the CPU has AVX2).
+    #[test]
+    fn avx2_registers_and_plain_words_fight_the_same_battles() {
+        #[cfg(target_arch = "x86_64")]
+        if is_x86_feature_detected!("avx2") {
+            let mut g = DiceStream::for_block(7, 7);
+            let mut lines =
+                vec![RatioCombat::new(ratio_line(RATIO_LINE, 2, 0, ReservePolicy::Press)).unwrap()];
+            while lines.len() < 40 {
+                lines.extend(random_line(&mut g));
+            }
+            for (k, c) in lines.iter().enumerate() {
+                let line = c.sliced.as_ref().unwrap();
+                let n = [1, 255, 256, 700][k % 4];
+                let lanes = DiceStream::for_block(k as u64, 3).lane_states();
+                let (mut plain, mut avx2) = (RatioHistogram::new(c), RatioHistogram::new(c));
+                // SAFETY: plain words need nothing of the CPU; the CPU has AVX2.
+                let words = unsafe {
+                    (
+                        widths::<Plane, ()>(line, &lanes, n, &mut plain, &mut ()),
+                        sweeps_avx2(line, &lanes, n, &mut avx2),
+                    )
+                };
+                assert_eq!(words.0, words.1, "{:?}", c.battle);
+                assert_eq!(plain, avx2, "{:?}", c.battle);
+                assert_eq!(plain.trials(), n);
+            }
+        }
+    }
+
     #[test]
     fn the_bench_lines_are_bit_sliced() {
         for policy in [ReservePolicy::Rescue, ReservePolicy::Press] {
