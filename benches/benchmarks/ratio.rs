@@ -1,11 +1,11 @@
 //! Ratio battles (RULES.md A): a five-combat line without reserves — one 64-bit word per
 //! battle, every combat a table lookup on its combined dice — beside the bare xoshiro
 //! loop; then lines with two reserves under each policy, `BATCH` battles an iteration
-//! through `simulate_block` (what runs call: the bit-sliced sweeps for `rescue` and
-//! `press`, 256 battles to a register; for `optimal`, whose decisions read the totals, the
-//! reserve table's block kernel, or its signature block for a line of at most
-//! `MAX_SIGNATURE_BINS` signatures, in 32 lanes on their own streams, all at once where the
-//! CPU has AVX2), the bit-sliced lines' dice floor, a whole run, and exact enumeration.
+//! through `simulate_block` (what runs call: the bit-sliced sweeps, 256 battles to a
+//! register, for every policy of these lines; for a line whose decisions read the
+//! casualty points so far, `optimal` for the chance of winning, the reserve table's block
+//! kernel, or its signature block for a line of at most `MAX_SIGNATURE_BINS` signatures,
+//! in 32 lanes on their own streams, all at once where the CPU has AVX2), the bit-sliced lines' dice floor, a whole run, and exact enumeration.
 //! Words a battle: the bit-sliced lines' as `simulate_block` reports them (the lanes' keys
 //! and the planes), the others' from `fight` one at a time (the same words a lane's battle
 //! draws; a block of `BATCH` battles also draws 32 lane keys).
@@ -16,7 +16,9 @@ use criterion::measurement::WallTime;
 use criterion::{criterion_group, BenchmarkGroup, Criterion, Throughput};
 
 use battlelab::dice::DiceStream;
-use battlelab::rules::ratio::{simulate_battles, RatioCombat, RatioHistogram, ReservePolicy};
+use battlelab::rules::ratio::{
+    simulate_battles, Objective, RatioCombat, RatioHistogram, ReservePolicy,
+};
 use battlelab::sim::{thread_pool, RunControl};
 
 use super::{bare_xoshiro, print_lane_words, print_words, BATCH};
@@ -120,17 +122,20 @@ fn ratio(c: &mut Criterion) {
         format!("{faces} d6 a battle as bit planes, no rules (bit-sliced dice floor)"),
         |b| b.iter(|| black_box(scenarios::sliced_dice_floor(&mut dice, BATCH, faces))),
     );
-    // The signature block of a line with reserves that is not bit-sliced (`optimal`,
-    // whose decisions read the totals; the bench line's 252,105 signatures are past
-    // `MAX_SIGNATURE_BINS`, a four-combat line's 36,015 within it).
-    let four = RatioCombat::new(line("1v1,1v1,1v1,2v1", 2, 0, ReservePolicy::Optimal)).unwrap();
+    // The signature block of a line with a reserve table that is not bit-sliced:
+    // `optimal` for the chance of winning, whose decisions read the casualty points so far
+    // (a four-combat line with one reserve: its table and 12,005 signatures fit; with two
+    // reserves its table would not).
+    let mut win = line("1v1,1v1,1v1,2v1", 1, 0, ReservePolicy::Optimal);
+    win.objective = Objective::WinProbability;
+    let four = RatioCombat::new(win).unwrap();
     assert!(four.has_signature() && !four.bit_sliced());
-    print_words("ratio 4-combat line, 2 reserves, optimal", |d| {
+    print_words("ratio 4-combat line, 1 reserve, optimal (win)", |d| {
         black_box(four.fight(d));
     });
     bench_simulate_block(
         &mut group,
-        "4-combat line, 2 reserves, optimal (simulate_block: signature block)",
+        "4-combat line, 1 reserve, optimal for the win (simulate_block: signature block)",
         &four,
     );
     // A whole run, as `run` does it on one thread: its blocks, the merges of the parallel

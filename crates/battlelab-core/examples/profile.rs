@@ -17,9 +17,9 @@
 //! `frontier-dice` (a frontier battle's 96 d6 cut as `PackedDice` cuts them, and no
 //! rules), `frontier-sliced-dice` (the dice the bit-sliced kernel draws for it, 409
 //! d6 a battle as bit planes, and no rules: `dice/planes.rs`), `ratio-rescue`, `ratio-press`, `ratio-optimal` (the bench's five-combat line
-//! with two reserves: bit-sliced under rescue and press, `rules/ratio/sliced.rs`; joint
-//! counts in lanes under optimal), `ratio-four` (its four-combat line under `optimal`:
-//! signatures), `melee-duel` and
+//! with two reserves, bit-sliced: `rules/ratio/sliced.rs`), `ratio-four` (its
+//! four-combat line with one reserve under `optimal` for the chance of winning:
+//! signatures, in lanes), `melee-duel` and
 //! `melee-surrounded` (both 32 at once, `rules/melee/lockstep.rs`), `setup`, `naval` (one engagement at a time, not counted), `naval-record` (one
 //! at a time, each counted in a histogram) and `naval-lockstep` (32 at once, counted:
 //! `rules/naval/lockstep.rs`), `field` (the bench's field battle from its table, one at a
@@ -34,7 +34,7 @@ use battlelab_core::dice::DiceStream;
 use battlelab_core::rules::crt::{BattleHistogram, FieldCombat, FieldRules};
 use battlelab_core::rules::field_table::{BattleTable, FieldKernel, MAX_TABLE_ENTRIES};
 use battlelab_core::rules::frontier_battle::FrontierCombat;
-use battlelab_core::rules::ratio::{RatioCombat, RatioHistogram, ReservePolicy};
+use battlelab_core::rules::ratio::{Objective, RatioCombat, RatioHistogram, ReservePolicy};
 use battlelab_core::rules::setup::CompiledMap;
 use battlelab_core::scenarios;
 use battlelab_core::sim::BLOCK_TRIALS;
@@ -90,7 +90,7 @@ fn main() {
         "ratio-rescue" | "ratio-press" | "ratio-optimal" | "ratio-four" => {
             let (line, policy) = match kernel.as_str() {
                 // The bench's four-combat line: its signatures fit the signature bins (under
-                // `optimal`, which is not bit-sliced).
+                // `optimal` for the chance of winning, which is not bit-sliced).
                 "ratio-four" => ("1v1,1v1,1v1,2v1", ReservePolicy::Optimal),
                 _ => (
                     scenarios::RATIO_LINE,
@@ -100,8 +100,12 @@ fn main() {
                         .expect("a listed policy"),
                 ),
             };
-            let combat = RatioCombat::new(scenarios::ratio_line(line, 2, 0, policy))
-                .expect("the bench line is valid");
+            let reserves = if kernel == "ratio-four" { 1 } else { 2 };
+            let mut battle = scenarios::ratio_line(line, reserves, 0, policy);
+            if kernel == "ratio-four" {
+                battle.objective = Objective::WinProbability;
+            }
+            let combat = RatioCombat::new(battle).expect("the bench line is valid");
             // As runs and the bench do: blocks into one histogram.
             let mut h = RatioHistogram::for_signatures(&combat);
             combat.simulate_block(&mut dice, battles, &mut h);

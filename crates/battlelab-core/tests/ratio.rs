@@ -298,7 +298,7 @@ fn monte_carlo_agrees_with_exact_at_ten_million() {
     no_floor.min_score = Some(2);
     cases.push(("floor 2".into(), no_floor.battle(Objective::CpDifference)));
     // Bit-sliced lines (`rules/ratio/sliced.rs`): press with no floor (totals of 0 and
-    // less routed), and press with a floor that decides combats.
+    // less routed), press with a floor that decides combats ...
     let mut press = Case::quick("1v1,2v1", -2, 0, 2, ReservePolicy::Press);
     press.min_score = None;
     cases.push((
@@ -309,6 +309,11 @@ fn monte_carlo_agrees_with_exact_at_ten_million() {
     cases.push((
         "1v1,2v1 -2 + 2 reserves press, floor 2".into(),
         press.battle(Objective::CpDifference),
+    ));
+    // ... and optimal for casualty points, whose decisions read both totals.
+    cases.push((
+        "1v1,1v1,2v1 + 2 reserves optimal (cp)".into(),
+        Case::quick("1v1,1v1,2v1", 0, 0, 2, ReservePolicy::Optimal).battle(Objective::CpDifference),
     ));
     let mut sliced = 0;
     for (seed, (name, battle)) in cases.into_iter().enumerate() {
@@ -326,8 +331,8 @@ fn monte_carlo_agrees_with_exact_at_ten_million() {
         assert_within_four_se(&h, &d, &name);
     }
     assert_eq!(
-        sliced, 3,
-        "the rescue and press lines are fought bit-sliced"
+        sliced, 4,
+        "the rescue, press and optimal (cp) lines are fought bit-sliced"
     );
 }
 

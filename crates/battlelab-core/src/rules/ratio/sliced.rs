@@ -66,7 +66,26 @@ struct SlicedCombat {
     /// The states of `commit` when they are the same for every `used` below the reserves
     /// (and `here`): then one test of the state and of a reserve left.
     uniform: Option<u8>,
+    /// Where the decisions are not a function of the state (`optimal`'s may read the
+    /// totals): the decisions by both raw totals.
+    by_totals: Option<ByTotals>,
 }
+
+/// A combat's decisions by the reserve side's raw total (`own`) and the enemy's (`opp`).
+#[derive(Clone, Debug)]
+struct ByTotals {
+    own_lo: i32,
+    own_bits: usize,
+    opp_lo: i32,
+    opp_bits: usize,
+    /// `runs[used × (R + 1) + here]`: `(opp − opp_lo, first, last)`, runs of `own −
+    /// own_lo` at which the side commits against that enemy total (a run may cover totals
+    /// that never meet that enemy total there, to be one run).
+    runs: Vec<Vec<(u8, u8, u8)>>,
+}
+
+/// Most bits of `own − own_lo` and of `opp − opp_lo` in [`ByTotals`].
+const MAX_TOTAL_BITS: usize = 6;
 
 /// A line compiled for the bit-sliced sweeps.
 #[derive(Clone, Debug)]
@@ -131,12 +150,13 @@ impl SlicedLine {
                 };
                 (t_lo, t_hi) = (t_lo.min(lo), t_hi.max(hi));
             }
-            let (commit, uniform) = Self::commitments(c, index, side, reserves)?;
+            let (commit, uniform, by_totals) = Self::commitments(c, index, side, reserves)?;
             combats.push(SlicedCombat {
                 dice: p.units,
                 base: p.totals[0],
                 commit,
                 uniform,
+                by_totals,
             });
         }
         let floor = match c.battle.min_score {
@@ -185,7 +205,8 @@ impl SlicedLine {
 
     /// The states in which `side` commits in combat `c`, for each (used, here), found by
     /// asking [`RatioCombat::commits`] along every commit loop the combat's faces and
-    /// reserve dice can take; `None` where a decision differs between totals of one state.
+    /// reserve dice can take; where a decision differs between totals of one state, the
+    /// decisions by both raw totals instead (`None` where their ranges are too wide).
     #[allow(clippy::type_complexity)]
     fn commitments(
         c: &RatioCombat,
@@ -195,10 +216,14 @@ impl SlicedLine {
     ) -> Option<(
         [[u8; MAX_SLICED_RESERVES + 1]; MAX_SLICED_RESERVES + 1],
         Option<u8>,
+        Option<ByTotals>,
     )> {
         let p = &c.pairings[index];
         let mut commit = [[0u8; MAX_SLICED_RESERVES + 1]; MAX_SLICED_RESERVES + 1];
         let mut seen = [[0u8; MAX_SLICED_RESERVES + 1]; MAX_SLICED_RESERVES + 1];
+        let mut by_state = true;
+        // Every decision: (used, here, own, opp, commits).
+        let mut decisions = Vec::new();
         for first in 0..=reserves {
             let paths = 6usize.pow((reserves - first) as u32);
             for face in 0..p.faces as usize {
@@ -209,9 +234,10 @@ impl SlicedLine {
                     loop {
                         let state = c.state_of(totals);
                         let yes = c.commits(side, index, totals, used, here, 0);
+                        decisions.push((used, here, totals[side], totals[1 - side], yes));
                         let bit = 1u8 << state;
                         if seen[used][here] & bit != 0 && (commit[used][here] & bit != 0) != yes {
-                            return None;
+                            by_state = false;
                         }
                         seen[used][here] |= bit;
                         if !yes {
@@ -226,6 +252,60 @@ impl SlicedLine {
                 }
             }
         }
+        if !by_state {
+            let range = |pick: fn(&(usize, usize, i32, i32, bool)) -> i32| {
+                let lo = decisions.iter().map(pick).min().unwrap_or(0);
+                let hi = decisions.iter().map(pick).max().unwrap_or(0);
+                let bits = (32 - ((hi - lo) as u32).leading_zeros()) as usize;
+                (lo, bits.max(1))
+            };
+            let (own_lo, own_bits) = range(|d| d.2);
+            let (opp_lo, opp_bits) = range(|d| d.3);
+            if own_bits > MAX_TOTAL_BITS || opp_bits > MAX_TOTAL_BITS {
+                return None;
+            }
+            // Per (used, here, opp): the own totals that commit, and those that do not.
+            let keys = ((reserves + 1) * (reserves + 1)) << opp_bits;
+            let (mut yes_at, mut no_at) = (vec![0u64; keys], vec![0u64; keys]);
+            for &(used, here, own, opp, yes) in &decisions {
+                let at = ((used * (reserves + 1) + here) << opp_bits) + (opp - opp_lo) as usize;
+                let bit = 1u64 << (own - own_lo);
+                if yes {
+                    yes_at[at] |= bit;
+                } else {
+                    no_at[at] |= bit;
+                }
+            }
+            // Runs between the totals that must not commit, each holding one that must.
+            let runs = (0..(reserves + 1) * (reserves + 1))
+                .map(|key| {
+                    let mut runs = Vec::new();
+                    for o in 0..1usize << opp_bits {
+                        let (yes, no) =
+                            (yes_at[(key << opp_bits) + o], no_at[(key << opp_bits) + o]);
+                        let mut first = 0;
+                        for v in 0..=1usize << own_bits {
+                            if v == 1 << own_bits || no >> v & 1 == 1 {
+                                if v > first && yes >> first & (u64::MAX >> (64 - (v - first))) != 0
+                                {
+                                    runs.push((o as u8, first as u8, (v - 1) as u8));
+                                }
+                                first = v + 1;
+                            }
+                        }
+                    }
+                    runs
+                })
+                .collect();
+            let by_totals = ByTotals {
+                own_lo,
+                own_bits,
+                opp_lo,
+                opp_bits,
+                runs,
+            };
+            return Some((commit, None, Some(by_totals)));
+        }
         // One set of states for every (used, here) with a reserve left, where the
         // decisions seen agree with it.
         let all = (0..reserves)
@@ -235,7 +315,7 @@ impl SlicedLine {
             .flat_map(|u| (0..=u).map(move |h| (u, h)))
             .all(|(u, h)| commit[u][h] & seen[u][h] == all & seen[u][h])
             .then_some(all);
-        Some((commit, uniform))
+        Some((commit, uniform, None))
     }
 
     /// Faces a battle draws: its line dice and one a reserve.
@@ -440,6 +520,20 @@ struct State<B> {
 }
 
 impl<B: Bits> State<B> {
+    /// No state yet (decisions by the totals read none).
+    #[inline(always)]
+    unsafe fn none() -> Self {
+        let zero = B::zero();
+        State {
+            even: zero,
+            a_lost: zero,
+            b_lost: zero,
+            repulsed: zero,
+            beaten: zero,
+            routed: zero,
+        }
+    }
+
     /// Where the state is in `set` (bit `s` for state `s`).
     #[inline(always)]
     unsafe fn is_in(&self, set: u8) -> B {
@@ -607,6 +701,25 @@ unsafe fn minterms<B: Bits, const V: usize>(bits: &[B]) -> [B; V] {
     out
 }
 
+/// `out[v]` where `x − lo` is `v`, for `v` below `2^bits` (`x − lo` known to be below it
+/// and not negative: its low `bits` bits' minterms).
+#[inline(always)]
+unsafe fn minterms_from<B: Bits, const N: usize>(
+    x: &Num<B, N>,
+    lo: i32,
+    bits: usize,
+    out: &mut [B; 1 << MAX_TOTAL_BITS],
+) {
+    let offset = add_const(x, -i64::from(lo));
+    out[0] = B::ones();
+    for (i, &bit) in offset.iter().enumerate().take(bits) {
+        for k in (0..1 << i).rev() {
+            out[k | 1 << i] = out[k].and(bit);
+            out[k] = out[k].and_not(bit);
+        }
+    }
+}
+
 /// Bits of a counter's low minterms in [`count_values`].
 const LOW_BITS: usize = 4;
 
@@ -660,6 +773,10 @@ impl<B: Bits, R: Record> Sweep<'_, B, R> {
             let face = self.draw(Slot::Reserve(k));
             adds[k] = add_const(&widen(face), i64::from(m));
         }
+        // The enemy's total's minterms and the own total's prefix ORs, for decisions by
+        // the totals.
+        let mut at_most = [B::zero(); 1 << MAX_TOTAL_BITS];
+        let mut opp_is = [B::zero(); 1 << MAX_TOTAL_BITS];
         // Reserves used, one-hot.
         let mut used = [B::zero(); MAX_SLICED_RESERVES + 1];
         used[0] = B::ones();
@@ -682,18 +799,50 @@ impl<B: Bits, R: Record> Sweep<'_, B, R> {
             // PERF: where the decisions do not read the severity (`rescue`: lost or even),
             // the states between commitments are only who lost; the severity once, at the
             // end.
+            // Decisions by the totals read no state between commitments.
+            let by_totals = combat.by_totals.as_ref();
             let cheap = combat.uniform.is_some_and(|set| !reads_severity(set));
-            let mut st = if cheap {
+            let mut st = if by_totals.is_some() {
+                State::none()
+            } else if cheap {
                 line.sides(&totals)
             } else {
                 line.state(&totals)
             };
+            if let Some(t) = by_totals {
+                minterms_from(&totals[1 - side], t.opp_lo, t.opp_bits, &mut opp_is);
+            }
             let mut here = [B::zero(); MAX_SLICED_RESERVES + 1];
             here[0] = B::ones();
             for step in 0..reserves {
-                let commit = match combat.uniform {
-                    Some(set) => st.is_in(set).and_not(used[reserves]),
-                    None => {
+                let commit = match (by_totals, combat.uniform) {
+                    (Some(t), _) => {
+                        // `at_most[v]`: where `own − own_lo ≤ v` (a prefix OR of minterms),
+                        // so that a run of own totals is one or two operations.
+                        minterms_from(&totals[side], t.own_lo, t.own_bits, &mut at_most);
+                        for v in 1..1 << t.own_bits {
+                            at_most[v] = at_most[v].or(at_most[v - 1]);
+                        }
+                        let mut c = B::zero();
+                        for u in step..reserves {
+                            for (h, &plane) in here.iter().enumerate().take(step + 1) {
+                                let mut decided = B::zero();
+                                for &(o, first, last) in &t.runs[u * (reserves + 1) + h] {
+                                    let (first, last) = (usize::from(first), usize::from(last));
+                                    let run = if first == 0 {
+                                        at_most[last]
+                                    } else {
+                                        at_most[last].and_not(at_most[first - 1])
+                                    };
+                                    decided = decided.or(opp_is[usize::from(o)].and(run));
+                                }
+                                c = c.or(used[u].and(plane).and(decided));
+                            }
+                        }
+                        c
+                    }
+                    (None, Some(set)) => st.is_in(set).and_not(used[reserves]),
+                    (None, None) => {
                         let mut c = B::zero();
                         for u in step..reserves {
                             for (h, &plane) in here.iter().enumerate().take(step + 1) {
@@ -726,13 +875,15 @@ impl<B: Bits, R: Record> Sweep<'_, B, R> {
                     here[h] = commit.select(here[h - 1], here[h]);
                 }
                 here[0] = here[0].and_not(commit);
-                st = if cheap {
-                    line.sides(&totals)
-                } else {
-                    line.state(&totals)
-                };
+                if by_totals.is_none() {
+                    st = if cheap {
+                        line.sides(&totals)
+                    } else {
+                        line.state(&totals)
+                    };
+                }
             }
-            if cheap {
+            if cheap || by_totals.is_some() {
                 st = line.state(&totals);
             }
             if let Some(m) = line.floor {
@@ -1154,22 +1305,27 @@ mod tests {
             next[1] += n[1];
         }
         let reserves = 1 + g.word().take(MAX_SLICED_RESERVES as u32) as usize;
-        let mut mods: [Vec<i32>; 2] =
-            [0, 1].map(|s| (0..next[s]).map(|_| g.word().take(7) as i32 - 3).collect());
+        // Modifiers over the whole allowed range, most lines near zero, some at the ends.
+        let spread = [1, 3, 6][g.word().take(3) as usize];
+        let mut modifier = || g.word().take(2 * spread + 1) as i32 - spread as i32;
+        let mut mods: [Vec<i32>; 2] = [
+            (0..next[0]).map(|_| modifier()).collect(),
+            (0..next[1]).map(|_| modifier()).collect(),
+        ];
         let mut reserve_units = [vec![], vec![]];
         reserve_units[side] = (next[side]..next[side] + reserves).collect();
         for _ in 0..reserves {
-            mods[side].push(g.word().take(9) as i32 - 4);
+            let m = modifier();
+            mods[side].push(m);
         }
         let policy = [
             ReservePolicy::Rescue,
             ReservePolicy::Press,
             ReservePolicy::Optimal,
         ][g.word().take(3) as usize];
-        let min_score = match g.word().take(4) {
+        let min_score = match g.word().take(8) {
             0 => MinScore::None,
-            1 => MinScore::Floor(2),
-            2 => MinScore::Floor(3),
+            k @ 1..=6 => MinScore::Floor(k as i32),
             _ => MinScore::Floor(1),
         };
         let battle = RatioBattle {
@@ -1219,16 +1375,59 @@ mod tests {
 
     #[test]
     fn the_bench_lines_are_bit_sliced() {
-        for policy in [ReservePolicy::Rescue, ReservePolicy::Press] {
+        for policy in [
+            ReservePolicy::Rescue,
+            ReservePolicy::Press,
+            ReservePolicy::Optimal,
+        ] {
             let c = RatioCombat::new(ratio_line(RATIO_LINE, 2, 0, policy)).unwrap();
             assert!(c.bit_sliced(), "{policy:?}");
             assert_eq!(c.sliced_faces(), Some(13));
+            // Optimal's decisions read the totals in some combats (in the first, with two
+            // reserves left, it commits at 4 against 5 but not at 3 or 5 against 5).
+            let by_totals = c
+                .sliced
+                .as_ref()
+                .unwrap()
+                .combats
+                .iter()
+                .filter(|k| k.by_totals.is_some())
+                .count();
+            assert_eq!(
+                by_totals > 0,
+                policy == ReservePolicy::Optimal,
+                "{policy:?}"
+            );
         }
         let none = RatioCombat::new(ratio_line(RATIO_LINE, 2, 0, ReservePolicy::None)).unwrap();
         assert!(
             !none.bit_sliced(),
             "no reserve commits: the signature kernel's"
         );
+    }
+
+    /// A line whose every total lies below the floor: the floor minus the lowest total
+    /// (35), not any total (29 at most), sets the width of the totals (a review's case).
+    #[test]
+    fn totals_far_below_the_floor_fit_their_width() {
+        let battle = RatioBattle {
+            units: [units("A", &[-6]), units("B", &[-6, -6, -6, -6, -6])],
+            line: vec![Pairing {
+                a: vec![0],
+                b: vec![0],
+            }],
+            reserves: [vec![], vec![1, 2, 3, 4]],
+            policy: [ReservePolicy::Rescue; 2],
+            objective: Objective::CpDifference,
+            min_score: MinScore::Floor(6),
+            skirmish: false,
+            escalation: None,
+        };
+        let c = RatioCombat::new(battle).unwrap();
+        assert_eq!(c.sliced.as_ref().map(|l| l.width), Some(WIDE));
+        for seed in 0..4 {
+            sweep_is_the_reference(&c, seed, live_plane(PLANE_BATTLES));
+        }
     }
 
     #[test]
@@ -1248,6 +1447,7 @@ mod tests {
         let (mut fought, mut by_policy) = (0, [0; 4]);
         let mut floors_decided = 0;
         let mut widths = HashMap::new();
+        let mut by_totals = 0;
         for case in 0..3000u64 {
             let Some(c) = random_line(&mut g) else {
                 continue;
@@ -1266,16 +1466,18 @@ mod tests {
             by_policy[c.battle.policy[0] as usize] += 1;
             let line = c.sliced.as_ref().unwrap();
             *widths.entry((line.width, line.count_bits)).or_insert(0) += 1;
+            by_totals += usize::from(line.combats.iter().any(|k| k.by_totals.is_some()));
             if fought == 300 {
                 break;
             }
         }
         assert_eq!(fought, 300, "random bit-sliced lines");
-        // Rescue, press, and optimal where its decisions follow the state.
+        // Rescue, press and optimal, whose decisions read the totals in most lines.
         assert!(
-            by_policy[1] > 50 && by_policy[2] > 50 && by_policy[3] > 0,
+            by_policy[1] > 50 && by_policy[2] > 50 && by_policy[3] > 50,
             "{by_policy:?}"
         );
+        assert!(by_totals > 40, "{by_totals} lines decide by the totals");
         // Every width of totals and counters the sweeps are compiled for.
         assert!(
             widths.len() == 4 && widths.values().all(|&n| n >= 5),
