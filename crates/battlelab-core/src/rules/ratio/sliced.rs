@@ -11,14 +11,18 @@
 //! run's histograms are popcounts of planes, never one battle counted at a time.
 //!
 //! Which lines: an open battle whose one committing side holds 1 to
-//! [`MAX_SLICED_RESERVES`] reserves, and whose policy decides each commitment from the
-//! combat's state alone (given the combat, the reserves used and those already fed into
-//! it). That is a property of the policy's own decisions, checked when the line is
-//! compiled ([`SlicedLine::new`]) by asking [`RatioCombat::commits`] at every totals a
-//! combat can reach: `rescue` and `press` always have it (their rules read the state);
-//! `optimal` has it where its solved decisions happen to (it reads the totals, and is
-//! fought in lanes where they differ within a state). Totals and counters must also fit
-//! the planes' widths.
+//! [`MAX_SLICED_RESERVES`] reserves and whose policy does not read the casualty points so
+//! far (`optimal` for the chance of winning does: it stays in lanes). Compiling the line
+//! ([`SlicedLine::new`]) asks [`RatioCombat::commits`] at every totals a combat can reach,
+//! for each (reserves used, reserves fed in here). Where each decision is a function of
+//! the combat's state (`rescue` and `press` always: their rules read the state), a
+//! commitment is a few operations on the state's planes. Where it is not (`optimal`
+//! reads both totals: in the bench line's first combat it commits at 4 against 5 but not
+//! at 3 or 5 against 5), the decisions are kept by both raw totals: for each enemy total,
+//! runs of own totals (merged over totals that never meet there), each run two
+//! operations on a prefix OR of the own total's minterms, ANDed with the enemy total's
+//! minterm. Totals and counters must also fit the planes' widths, and each total's range
+//! at a decision 64 values.
 //!
 //! The dice: every battle draws, a sweep, one face for each of the line's dice and one
 //! for each reserve, from the bit planes of `dice/planes.rs` (exactly uniform faces); the
