@@ -310,6 +310,20 @@ mod tests {
         (words, crate::dice::counting::counts().1 - before)
     }
 
+    /// The words of a bit-sliced block that drew `faces` faces a sweep in all, after the
+    /// lanes' `keys`: each face 10.835 planes of four words on average (the variance of a
+    /// face's planes 4 · 0.934), within five standard deviations.
+    fn assert_plane_words(words: u64, keys: u64, faces: u64) {
+        let (mean, sd) = (
+            keys as f64 + 4.0 * 10.835 * faces as f64,
+            4.0 * (4.0 * 0.934 * faces as f64).sqrt(),
+        );
+        assert!(
+            (words as f64 - mean).abs() <= 5.0 * sd,
+            "{words} words: {mean} ± {sd}"
+        );
+    }
+
     /// The draws column of the issue-16 table (`dice_count`), where it is known by hand:
     /// values taken from a word, a combined face or a sampled count being one.
     #[test]
@@ -341,15 +355,7 @@ mod tests {
         });
         assert_eq!(keys, crate::dice::lanes::LANES as u64);
         assert_eq!(draws, 13 * N);
-        let faces = 13 * N.div_ceil(256);
-        let (mean, sd) = (
-            keys as f64 + 4.0 * 10.835 * faces as f64,
-            4.0 * (4.0 * 0.934 * faces as f64).sqrt(),
-        );
-        assert!(
-            (words as f64 - mean).abs() <= 5.0 * sd,
-            "{words} words: {mean} ± {sd}"
-        );
+        assert_plane_words(words, keys, 13 * N.div_ceil(256));
         // The whole 13-state map, eight d6 a word taken two at a time as one number: four
         // values from the first word, two pairs and a single from the second.
         let states = setup_map();
@@ -417,16 +423,8 @@ mod tests {
         // The block's stream gives the lanes' keys; the planes' words are the kernel's own
         // (its streams are stepped in registers, not by `next_u64`).
         assert_eq!(keys, lanes);
-        let faces = frontier.most_faces() as u64 * N.div_ceil(256);
         assert_eq!(draws, frontier.most_faces() as u64 * N);
-        let (mean, sd) = (
-            lanes as f64 + 4.0 * 10.835 * faces as f64,
-            4.0 * (4.0 * 0.934 * faces as f64).sqrt(),
-        );
-        assert!(
-            (words as f64 - mean).abs() <= 5.0 * sd,
-            "{words} words: {mean} ± {sd}"
-        );
+        assert_plane_words(words, keys, frontier.most_faces() as u64 * N.div_ceil(256));
         // One value from each word drawn: a naval round takes both its dice as one value
         // of its own word; the melee duel samples each wound count from a table by a whole
         // word, and takes its phase's one break roll from the phase's break word.

@@ -373,7 +373,16 @@ unsafe fn constant<B: Bits, const N: usize>(k: i64) -> Num<B, N> {
 /// `x + y` (wrapping).
 #[inline(always)]
 unsafe fn add<B: Bits, const N: usize>(x: &Num<B, N>, y: &Num<B, N>) -> Num<B, N> {
-    let mut carry = B::zero();
+    add_with_carry(x, y, B::zero())
+}
+
+/// `x + y + carry` (wrapping): a ripple of full adds.
+#[inline(always)]
+unsafe fn add_with_carry<B: Bits, const N: usize>(
+    x: &Num<B, N>,
+    y: &Num<B, N>,
+    mut carry: B,
+) -> Num<B, N> {
     let mut out = [B::zero(); N];
     for i in 0..N {
         let half = x[i].xor(y[i]);
@@ -431,18 +440,14 @@ unsafe fn add_const<B: Bits, const N: usize>(x: &Num<B, N>, k: i64) -> Num<B, N>
     out
 }
 
-/// `x − y` (wrapping).
+/// `x − y` (wrapping): `x + !y + 1`.
 #[inline(always)]
 unsafe fn sub<B: Bits, const N: usize>(x: &Num<B, N>, y: &Num<B, N>) -> Num<B, N> {
-    let mut carry = B::ones();
-    let mut out = [B::zero(); N];
-    for i in 0..N {
-        let ny = y[i].not();
-        let half = x[i].xor(ny);
-        out[i] = half.xor(carry);
-        carry = x[i].and(ny).or(carry.and(half));
+    let mut not_y = *y;
+    for bit in &mut not_y {
+        *bit = bit.not();
     }
-    out
+    add_with_carry(x, &not_y, B::ones())
 }
 
 /// Where `x < y`, both read as unsigned: the borrow out of `x − y`.
