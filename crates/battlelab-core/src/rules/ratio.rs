@@ -21,9 +21,10 @@
 //! the same commitment rule (`RatioCombat::commits`), so they can differ only in how dice
 //! are drawn.
 //!
-//! Runs fight a line whose one reserve side commits by the combat's state bit-sliced,
-//! 256 battles to a register (`ratio/sliced.rs`); other lines with a reserve table in 32
-//! lanes (`ratio/lockstep.rs`); lines without reserves by their signature kernel.
+//! Runs fight a line whose one reserve side holds 1 to 4 reserves and does not decide by
+//! the casualty points so far bit-sliced, 256 battles to a register (`ratio/sliced.rs`);
+//! other lines with a reserve table in 32 lanes (`ratio/lockstep.rs`); lines without
+//! reserves by their signature kernel.
 
 use std::collections::HashMap;
 

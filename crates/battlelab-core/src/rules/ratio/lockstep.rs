@@ -1,6 +1,7 @@
 //! Ratio battles with reserves thirty-two at once, one to a lane, with masks in place of
 //! branches: runs fight here the lines with a reserve table that `ratio/sliced.rs` does
-//! not (those whose policy reads the totals, as the bench's `optimal` line).
+//! not (those whose policy reads the casualty points so far: `optimal` for the chance of
+//! winning).
 //!
 //! Why this module exists: a line with a reserve table ([`ReserveTable`]) is fought one
 //! battle at a time by [`RatioCombat::table_battle`], a chain through its combats (each
