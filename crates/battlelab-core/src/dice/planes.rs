@@ -302,6 +302,95 @@ pub(crate) unsafe fn d6<B: Bits, S: PlaneSource<B>>(source: &mut S) -> [B; 3] {
     [ones, twos, fours]
 }
 
+/// Battles set in a plane.
+///
+/// # Safety
+/// As [`Bits`]'.
+#[inline(always)]
+pub(crate) unsafe fn popcount<B: Bits>(p: B) -> u64 {
+    p.to_plane().iter().map(|w| u64::from(w.count_ones())).sum()
+}
+
+/// The plane of a sweep's first `battles` battles (the live ones).
+pub(crate) fn live_plane(battles: usize) -> Plane {
+    std::array::from_fn(|w| {
+        let bits = battles.saturating_sub(64 * w).min(64);
+        if bits == 64 {
+            u64::MAX
+        } else {
+            (1u64 << bits) - 1
+        }
+    })
+}
+
+/// Adds `bit` (0 or 1 a battle) to each battle's binary counter `counter` (bit `i` of
+/// the count in plane `i`), wrapping past its width.
+///
+/// # Safety
+/// As [`Bits`]'.
+#[inline(always)]
+pub(crate) unsafe fn increment<B: Bits>(counter: &mut [B], bit: B) {
+    let mut carry = bit;
+    for plane in counter {
+        let next = plane.and(carry);
+        *plane = plane.xor(carry);
+        carry = next;
+    }
+}
+
+/// Where a binary counter (bit `i` in plane `i`) equals `k`.
+///
+/// # Safety
+/// As [`Bits`]'.
+#[inline(always)]
+pub(crate) unsafe fn equals<B: Bits>(counter: &[B], k: usize) -> B {
+    let mut r = B::ones();
+    for (i, &bit) in counter.iter().enumerate() {
+        r = if k >> i & 1 == 1 {
+            r.and(bit)
+        } else {
+            r.and_not(bit)
+        };
+    }
+    r
+}
+
+/// Adds to `into[k]` the battles of `live` whose counter equals `k`.
+///
+/// # Safety
+/// As [`Bits`]'.
+#[inline(always)]
+pub(crate) unsafe fn tally<B: Bits>(into: &mut [u64], counter: &[B], live: B) {
+    for (k, slot) in into.iter_mut().enumerate() {
+        *slot += popcount(equals(counter, k).and(live));
+    }
+}
+
+/// The minterms of `bits` into `out`: `out[k]` where bit `i` of `bits` is bit `i` of `k`,
+/// for `k` below `2^bits.len()` (two operations a minterm).
+///
+/// # Safety
+/// As [`Bits`]'.
+///
+/// # Panics
+/// Where `out` is shorter than `2^bits.len()`.
+#[inline(always)]
+pub(crate) unsafe fn minterms<B: Bits>(bits: &[B], out: &mut [B]) {
+    assert!(bits.len() < usize::BITS as usize && out.len() >= 1 << bits.len());
+    // PERF: unchecked, after the one check above: a bounds check on every write cost the
+    // frontier sweep 54 instructions a battle (callgrind) when this became a function of
+    // slices.
+    *out.get_unchecked_mut(0) = B::ones();
+    for (i, &bit) in bits.iter().enumerate() {
+        for k in (0..1usize << i).rev() {
+            // SAFETY: `k | 1 << i < 2^bits.len() <= out.len()`, asserted above.
+            let low = *out.get_unchecked(k);
+            *out.get_unchecked_mut(k | 1 << i) = low.and(bit);
+            *out.get_unchecked_mut(k) = low.and_not(bit);
+        }
+    }
+}
+
 /// Battle `i`'s face in `planes` (the tests read faces back).
 #[cfg(test)]
 pub(crate) fn face(planes: &[Plane; 3], i: usize) -> u32 {

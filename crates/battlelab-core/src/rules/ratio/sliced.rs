@@ -37,7 +37,9 @@
 
 use super::{ArmyResult, MinScore, RatioCombat, RatioHistogram, ReservePolicy};
 use crate::dice::lanes::LANES;
-use crate::dice::planes::{d6, Bits, LanePlanes, Plane, PLANE_BATTLES};
+use crate::dice::planes::{
+    d6, increment, live_plane, minterms, popcount, tally, Bits, LanePlanes, Plane, PLANE_BATTLES,
+};
 use crate::dice::DiceStream;
 
 /// Most reserves a bit-sliced line holds.
@@ -63,16 +65,23 @@ struct SlicedCombat {
     dice: [u32; 2],
     /// Each side's total when every die shows 1.
     base: [i32; 2],
-    /// `commit[used][here]`: the states (bit `s` for state `s`, 0 even, 1–3 A repulsed,
-    /// beaten, routed, 4–6 B likewise) in which the reserve side commits its next reserve,
-    /// `used` reserves gone, `here` of them into this combat.
-    commit: [[u8; MAX_SLICED_RESERVES + 1]; MAX_SLICED_RESERVES + 1],
-    /// The states of `commit` when they are the same for every `used` below the reserves
-    /// (and `here`): then one test of the state and of a reserve left.
-    uniform: Option<u8>,
-    /// Where the decisions are not a function of the state (`optimal`'s may read the
-    /// totals): the decisions by both raw totals.
-    by_totals: Option<ByTotals>,
+    /// When the reserve side commits its next reserve here.
+    decide: Decide,
+}
+
+/// A combat's commitment rule, `used` reserves gone and `here` of them into the combat.
+/// States are sets, bit `s` for state `s` (0 even, 1–3 A repulsed, beaten, routed, 4–6 B
+/// likewise).
+#[derive(Clone, Debug)]
+enum Decide {
+    /// The same states for every `used` below the reserves and every `here`: one test of
+    /// the state and of a reserve left.
+    Uniform(u8),
+    /// `[used][here]`: the states in which it commits.
+    States([[u8; MAX_SLICED_RESERVES + 1]; MAX_SLICED_RESERVES + 1]),
+    /// Where the decisions are not a function of the state (`optimal`'s read the totals):
+    /// by both raw totals.
+    Totals(ByTotals),
 }
 
 /// A combat's decisions by the reserve side's raw total (`own`) and the enemy's (`opp`).
@@ -86,6 +95,46 @@ struct ByTotals {
     /// own_lo` at which the side commits against that enemy total (a run may cover totals
     /// that never meet that enemy total there, to be one run).
     runs: Vec<Vec<(u8, u8, u8)>>,
+}
+
+impl ByTotals {
+    /// Where the reserve side commits: `own` its raw total, `opp_is` the minterms of the
+    /// enemy's (from `opp_lo`), `asked` the one-hot planes of the reserves used (from
+    /// `first`) and of those here that the step asks about; `at_most` is scratch.
+    #[inline(always)]
+    unsafe fn commits<B: Bits, const W: usize>(
+        &self,
+        own: &Num<B, W>,
+        opp_is: &[B; 1 << MAX_TOTAL_BITS],
+        at_most: &mut [B; 1 << MAX_TOTAL_BITS],
+        (used, here): (&[B], &[B]),
+        first: usize,
+        reserves: usize,
+    ) -> B {
+        // `at_most[v]`: where `own − own_lo ≤ v` (a prefix OR of minterms), so that a run
+        // of own totals is one or two operations.
+        minterms_from(own, self.own_lo, self.own_bits, at_most);
+        for v in 1..1 << self.own_bits {
+            at_most[v] = at_most[v].or(at_most[v - 1]);
+        }
+        let mut c = B::zero();
+        for (u, &at_used) in (first..).zip(used) {
+            for (h, &at_here) in here.iter().enumerate() {
+                let mut decided = B::zero();
+                for &(o, lo, hi) in &self.runs[u * (reserves + 1) + h] {
+                    let (lo, hi) = (usize::from(lo), usize::from(hi));
+                    let run = if lo == 0 {
+                        at_most[hi]
+                    } else {
+                        at_most[hi].and_not(at_most[lo - 1])
+                    };
+                    decided = decided.or(opp_is[usize::from(o)].and(run));
+                }
+                c = c.or(at_used.and(at_here).and(decided));
+            }
+        }
+        c
+    }
 }
 
 /// Most bits of `own − own_lo` and of `opp − opp_lo` in [`ByTotals`].
@@ -154,13 +203,11 @@ impl SlicedLine {
                 };
                 (t_lo, t_hi) = (t_lo.min(lo), t_hi.max(hi));
             }
-            let (commit, uniform, by_totals) = Self::commitments(c, index, side, reserves)?;
+            let decide = Self::commitments(c, index, side, reserves)?;
             combats.push(SlicedCombat {
                 dice: p.units,
                 base: p.totals[0],
-                commit,
-                uniform,
-                by_totals,
+                decide,
             });
         }
         let floor = match c.battle.min_score {
@@ -211,17 +258,7 @@ impl SlicedLine {
     /// asking [`RatioCombat::commits`] along every commit loop the combat's faces and
     /// reserve dice can take; where a decision differs between totals of one state, the
     /// decisions by both raw totals instead (`None` where their ranges are too wide).
-    #[allow(clippy::type_complexity)]
-    fn commitments(
-        c: &RatioCombat,
-        index: usize,
-        side: usize,
-        reserves: usize,
-    ) -> Option<(
-        [[u8; MAX_SLICED_RESERVES + 1]; MAX_SLICED_RESERVES + 1],
-        Option<u8>,
-        Option<ByTotals>,
-    )> {
+    fn commitments(c: &RatioCombat, index: usize, side: usize, reserves: usize) -> Option<Decide> {
         let p = &c.pairings[index];
         let mut commit = [[0u8; MAX_SLICED_RESERVES + 1]; MAX_SLICED_RESERVES + 1];
         let mut seen = [[0u8; MAX_SLICED_RESERVES + 1]; MAX_SLICED_RESERVES + 1];
@@ -308,7 +345,7 @@ impl SlicedLine {
                 opp_bits,
                 runs,
             };
-            return Some((commit, None, Some(by_totals)));
+            return Some(Decide::Totals(by_totals));
         }
         // One set of states for every (used, here) with a reserve left, where the
         // decisions seen agree with it.
@@ -317,9 +354,12 @@ impl SlicedLine {
             .fold(0u8, |m, (u, h)| m | commit[u][h]);
         let uniform = (0..reserves)
             .flat_map(|u| (0..=u).map(move |h| (u, h)))
-            .all(|(u, h)| commit[u][h] & seen[u][h] == all & seen[u][h])
-            .then_some(all);
-        Some((commit, uniform, None))
+            .all(|(u, h)| commit[u][h] & seen[u][h] == all & seen[u][h]);
+        Some(if uniform {
+            Decide::Uniform(all)
+        } else {
+            Decide::States(commit)
+        })
     }
 
     /// Faces a battle draws: its line dice and one a reserve.
@@ -491,20 +531,6 @@ unsafe fn zero<B: Bits, const N: usize>(x: &Num<B, N>) -> B {
         any = any.or(*p);
     }
     any.not()
-}
-
-/// Where `x` equals `k` (unsigned).
-#[inline(always)]
-unsafe fn equals<B: Bits, const N: usize>(x: &Num<B, N>, k: u32) -> B {
-    let mut r = B::ones();
-    for (i, p) in x.iter().enumerate() {
-        r = if k >> i & 1 == 1 {
-            r.and(*p)
-        } else {
-            r.and_not(*p)
-        };
-    }
-    r
 }
 
 /// `a` where `s` is set, `b` elsewhere.
@@ -695,21 +721,6 @@ unsafe fn widen<B: Bits, const N: usize>(face: [B; 3]) -> Num<B, N> {
     out
 }
 
-/// The minterms of `bits`: `out[v]` where bit `i` of `bits` is bit `i` of `v`, for `v`
-/// below `2^bits.len()` (two operations a value).
-#[inline(always)]
-unsafe fn minterms<B: Bits, const V: usize>(bits: &[B]) -> [B; V] {
-    let mut out = [B::zero(); V];
-    out[0] = B::ones();
-    for (i, &bit) in bits.iter().enumerate() {
-        for k in (0..1 << i).rev() {
-            out[k | 1 << i] = out[k].and(bit);
-            out[k] = out[k].and_not(bit);
-        }
-    }
-    out
-}
-
 /// `out[v]` where `x − lo` is `v`, for `v` below `2^bits` (`x − lo` known to be below it
 /// and not negative: its low `bits` bits' minterms).
 #[inline(always)]
@@ -720,6 +731,8 @@ unsafe fn minterms_from<B: Bits, const N: usize>(
     out: &mut [B; 1 << MAX_TOTAL_BITS],
 ) {
     let offset = add_const(x, -i64::from(lo));
+    // PERF: `minterms` written out over the number's array (through its slices, 81
+    // instructions a battle of the bench's optimal line against 75; callgrind).
     out[0] = B::ones();
     for (i, &bit) in offset.iter().enumerate().take(bits) {
         for k in (0..1 << i).rev() {
@@ -737,20 +750,16 @@ const LOW_BITS: usize = 4;
 #[inline(always)]
 unsafe fn count_values<B: Bits, const N: usize>(x: &Num<B, N>, live: B, counts: &mut [u64]) {
     const { assert!(N > LOW_BITS && N - LOW_BITS <= 3) };
-    let low: [B; 1 << LOW_BITS] = minterms(&x[..LOW_BITS]);
-    let mut high: [B; 8] = minterms(&x[LOW_BITS..]);
+    let mut low = [B::zero(); 1 << LOW_BITS];
+    minterms(&x[..LOW_BITS], &mut low);
+    let mut high = [B::zero(); 8];
+    minterms(&x[LOW_BITS..], &mut high);
     for plane in &mut high {
         *plane = plane.and(live);
     }
     for (v, count) in counts.iter_mut().enumerate() {
         *count += popcount(low[v % (1 << LOW_BITS)].and(high[v >> LOW_BITS]));
     }
-}
-
-/// Battles set in a plane.
-#[inline(always)]
-unsafe fn popcount<B: Bits>(p: B) -> u64 {
-    p.to_plane().iter().map(|w| u64::from(w.count_ones())).sum()
 }
 
 /// A sweep: the line, the dice, and what to record.
@@ -809,8 +818,11 @@ impl<B: Bits, R: Record> Sweep<'_, B, R> {
             // the states between commitments are only who lost; the severity once, at the
             // end.
             // Decisions by the totals read no state between commitments.
-            let by_totals = combat.by_totals.as_ref();
-            let cheap = combat.uniform.is_some_and(|set| !reads_severity(set));
+            let by_totals = match &combat.decide {
+                Decide::Totals(t) => Some(t),
+                _ => None,
+            };
+            let cheap = matches!(combat.decide, Decide::Uniform(set) if !reads_severity(set));
             let mut st = if by_totals.is_some() {
                 State::none()
             } else if cheap {
@@ -824,40 +836,20 @@ impl<B: Bits, R: Record> Sweep<'_, B, R> {
             let mut here = [B::zero(); MAX_SLICED_RESERVES + 1];
             here[0] = B::ones();
             for step in 0..reserves {
-                let commit = match (by_totals, combat.uniform) {
-                    (Some(t), _) => {
-                        // `at_most[v]`: where `own − own_lo ≤ v` (a prefix OR of minterms),
-                        // so that a run of own totals is one or two operations.
-                        minterms_from(&totals[side], t.own_lo, t.own_bits, &mut at_most);
-                        for v in 1..1 << t.own_bits {
-                            at_most[v] = at_most[v].or(at_most[v - 1]);
-                        }
-                        let mut c = B::zero();
-                        for u in step..reserves {
-                            for (h, &plane) in here.iter().enumerate().take(step + 1) {
-                                let mut decided = B::zero();
-                                for &(o, first, last) in &t.runs[u * (reserves + 1) + h] {
-                                    let (first, last) = (usize::from(first), usize::from(last));
-                                    let run = if first == 0 {
-                                        at_most[last]
-                                    } else {
-                                        at_most[last].and_not(at_most[first - 1])
-                                    };
-                                    decided = decided.or(opp_is[usize::from(o)].and(run));
-                                }
-                                c = c.or(used[u].and(plane).and(decided));
-                            }
-                        }
-                        c
+                // Battles still committing have `step` of their reserves here (a battle
+                // that stopped is asked again with what it was asked, and says no again).
+                let asked = (&used[step..reserves], &here[..=step]);
+                let commit = match &combat.decide {
+                    Decide::Totals(t) => {
+                        t.commits(&totals[side], &opp_is, &mut at_most, asked, step, reserves)
                     }
-                    (None, Some(set)) => st.is_in(set).and_not(used[reserves]),
-                    (None, None) => {
+                    &Decide::Uniform(set) => st.is_in(set).and_not(used[reserves]),
+                    Decide::States(sets) => {
                         let mut c = B::zero();
-                        for u in step..reserves {
-                            for (h, &plane) in here.iter().enumerate().take(step + 1) {
-                                let set = combat.commit[u][h];
-                                if set != 0 {
-                                    c = c.or(used[u].and(plane).and(st.is_in(set)));
+                        for (u, &at_used) in (step..).zip(asked.0) {
+                            for (h, &at_here) in asked.1.iter().enumerate() {
+                                if sets[u][h] != 0 {
+                                    c = c.or(at_used.and(at_here).and(st.is_in(sets[u][h])));
                                 }
                             }
                         }
@@ -907,13 +899,7 @@ impl<B: Bits, R: Record> Sweep<'_, B, R> {
                     for (x, y) in raw.iter().zip(st.one_hot()) {
                         differs = differs.or(x.xor(y));
                     }
-                    let decided = raised.and(differs);
-                    let mut carry = decided;
-                    for bit in &mut floors {
-                        let next = bit.and(carry);
-                        *bit = bit.xor(carry);
-                        carry = next;
-                    }
+                    increment(&mut floors, raised.and(differs));
                 }
             }
             let states = st.one_hot();
@@ -1007,9 +993,7 @@ impl<B: Bits, R: Record> Sweep<'_, B, R> {
             *count += popcount(plane.and(live));
         }
         if line.floor.is_some() {
-            for (k, count) in h.floor_decided.iter_mut().enumerate() {
-                *count += popcount(equals(&floors, k as u32).and(live));
-            }
+            tally(&mut h.floor_decided, &floors, live);
         } else {
             h.floor_decided[0] += popcount(live);
         }
@@ -1101,18 +1085,6 @@ unsafe fn sweeps_avx2(
     h: &mut RatioHistogram,
 ) -> u64 {
     widths::<crate::dice::planes::Avx2, ()>(line, lanes, n, h, &mut ())
-}
-
-/// The live battles of a sweep of `battles` (the first ones).
-fn live_plane(battles: usize) -> Plane {
-    std::array::from_fn(|w| {
-        let bits = battles.saturating_sub(64 * w).min(64);
-        if bits == 64 {
-            u64::MAX
-        } else {
-            (1u64 << bits) - 1
-        }
-    })
 }
 
 /// The sweeps of `n` battles, counted into `h`; returns the planes' words.
@@ -1209,8 +1181,9 @@ mod tests {
             .sum()
     }
 
-    /// Battle `i` of a sweep fought by the rules' own steps ([`RatioCombat::commits`],
-    /// [`RatioCombat::resolve`], as `fight_reserve_loop` takes them) on its slots' faces.
+    /// Battle `i` of a sweep fought by the rules' own steps (the commit loop the reserve
+    /// table is built with, `RatioCombat::commit_reserves`, and [`RatioCombat::resolve`])
+    /// on its slots' faces.
     fn reference(c: &RatioCombat, faces: &HashMap<Slot, [Plane; 3]>, i: usize) -> RatioOutcome {
         let line = c.sliced.as_ref().unwrap();
         let side = line.side;
@@ -1222,17 +1195,16 @@ mod tests {
             let combined: u32 = (0..dice as usize)
                 .map(|k| face(&faces[&Slot::Line(index, k)], i) * 6u32.pow(k as u32))
                 .sum();
-            let mut totals = p.totals[combined as usize];
-            let mut units = p.units;
-            let mut here = 0;
+            // The k-th reserve committed rolls the k-th reserve face.
+            let mut next = used;
+            let die = || {
+                next += 1;
+                face(&faces[&Slot::Reserve(next - 1)], i)
+            };
             let diff = cp_diff(packed, side);
-            while c.commits(side, index, totals, used, here, diff) {
-                totals[side] +=
-                    face(&faces[&Slot::Reserve(used)], i) as i32 + c.reserve_mods[side][used];
-                units[side] += 1;
-                used += 1;
-                here += 1;
-            }
+            let (totals, units, here) =
+                c.commit_reserves(index, p, combined as usize, used, side, diff, die);
+            used += here;
             let o = c.resolve(totals[0], totals[1], units);
             packed += o.packed;
             states |= (o.state as u64) << (4 * index);
@@ -1400,7 +1372,7 @@ mod tests {
                 .unwrap()
                 .combats
                 .iter()
-                .filter(|k| k.by_totals.is_some())
+                .filter(|k| matches!(k.decide, Decide::Totals(_)))
                 .count();
             assert_eq!(
                 by_totals > 0,
@@ -1475,7 +1447,11 @@ mod tests {
             by_policy[c.battle.policy[0] as usize] += 1;
             let line = c.sliced.as_ref().unwrap();
             *widths.entry((line.width, line.count_bits)).or_insert(0) += 1;
-            by_totals += usize::from(line.combats.iter().any(|k| k.by_totals.is_some()));
+            by_totals += usize::from(
+                line.combats
+                    .iter()
+                    .any(|k| matches!(k.decide, Decide::Totals(_))),
+            );
             if fought == 300 {
                 break;
             }
