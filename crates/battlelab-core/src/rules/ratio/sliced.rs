@@ -19,9 +19,8 @@
 //! commitment is a few operations on the state's planes. Where it is not (`optimal`
 //! reads both totals: in the bench line's first combat it commits at 4 against 5 but not
 //! at 3 or 5 against 5), the decisions are kept by both raw totals: for each enemy total,
-//! runs of own totals (merged over totals that never meet there), each run two
-//! operations on a prefix OR of the own total's minterms, ANDed with the enemy total's
-//! minterm. Totals and counters must also fit the planes' widths, and each total's range
+//! runs of own totals (merged over totals that never meet there), each run's bounds a
+//! compare of the own total against a constant, ANDed with the enemy totals' minterms. Totals and counters must also fit the planes' widths, and each total's range
 //! at a decision 64 values.
 //!
 //! The dice: every battle draws, a sweep, one face for each of the line's dice and one
@@ -87,58 +86,154 @@ enum Decide {
 /// A combat's decisions by the reserve side's raw total (`own`) and the enemy's (`opp`).
 #[derive(Clone, Debug)]
 struct ByTotals {
-    own_lo: i32,
-    own_bits: usize,
     opp_lo: i32,
     opp_bits: usize,
-    /// `runs[used × (R + 1) + here]`: `(opp − opp_lo, first, last)`, runs of `own −
-    /// own_lo` at which the side commits against that enemy total (a run may cover totals
-    /// that never meet that enemy total there, to be one run).
-    runs: Vec<Vec<(u8, u8, u8)>>,
+    /// The enemy totals (`opp − opp_lo`) of each set of two or more the runs read: the
+    /// `k`-th is plane `2^MAX_TOTAL_BITS + k` of [`Scratch::opp`], the union of those
+    /// totals' minterms (planes `o`).
+    opp_unions: Vec<Vec<u8>>,
+    /// `steps[s]`: what commit step `s` asks.
+    steps: Vec<TotalsStep>,
+}
+
+/// The decisions of a commit step (`s` reserves fed in by the battles still committing).
+#[derive(Clone, Debug)]
+struct TotalsStep {
+    /// The least own total the step's decisions meet, and the bits of the own totals from
+    /// it (PERF: fewer than the combat's: the first step's totals are the line dice's).
+    own_lo: i32,
+    own_bits: usize,
+    /// The battles the step asks are those still committing (`s` reserves here); for
+    /// each number of reserves used (from `s`) at which the side may commit, the runs
+    /// at which it does.
+    keys: Vec<(usize, StepRuns)>,
+}
+
+/// The runs of one (used, here): those from the least own total (`lo` 0: one operation
+/// fewer), and the rest.
+#[derive(Clone, Debug, Default)]
+struct StepRuns {
+    prefixes: Vec<TotalsRun>,
+    inner: Vec<TotalsRun>,
+}
+
+/// Where the side commits: the enemy total in plane `set` of [`Scratch::opp`] (a
+/// minterm, or a union of them: [`ByTotals::opp_unions`]) and `own − own_lo` from
+/// `lo` to `end − 1` (a run may cover totals that never meet those enemy totals there, to
+/// be one run: it reaches 0 and `2^own_bits` where no total it meets lies beyond it).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct TotalsRun {
+    set: u8,
+    lo: u8,
+    end: u8,
 }
 
 impl ByTotals {
-    /// Where the reserve side commits: `own` its raw total, `opp_is` the minterms of the
-    /// enemy's (from `opp_lo`), `asked` the one-hot planes of the reserves used (from
-    /// `first`) and of those here that the step asks about; `at_most` is scratch.
+    /// Where the reserve side commits at commit step `step`: `own` its raw total,
+    /// `opp` the planes of the enemy total's minterms and unions ([`Scratch::opp`]), `used` the
+    /// one-hot planes of the reserves used, `here` where `step` reserves are fed in here
+    /// (the battles still committing); `ge` is scratch.
+    ///
+    /// PERF: a run is one or two operations on the planes `own − own_lo ≥ v`, every `v`
+    /// built a bit at a time ([`at_least_each`]: 10 operations for 3 bits, 22 for 4; no
+    /// branch, no chain longer than the bits), over the step's own range (the first
+    /// step's totals are the line dice's: 3 bits for a d6). The first form, a prefix OR
+    /// over the own total's minterms (a chain through memory), held 36% of the sweep's
+    /// samples (`perf record`, `profile ratio-optimal`). With the rest (only the battles
+    /// still committing asked, scratch kept across sweeps, unions of enemy totals in
+    /// registers) the bench line's optimal sweep went from 75.6 to 60.0 instructions a
+    /// battle (callgrind) and from 123 M to 273 M battles/s (best of four runs of the
+    /// profile beside each other; the bench's figures are in docs/performance.md).
     #[inline(always)]
     unsafe fn commits<B: Bits, const W: usize>(
         &self,
         own: &Num<B, W>,
-        opp_is: &[B; 1 << MAX_TOTAL_BITS],
-        at_most: &mut [B; 1 << MAX_TOTAL_BITS],
-        (used, here): (&[B], &[B]),
-        first: usize,
-        reserves: usize,
+        opp: &[B; OPP_PLANES],
+        ge: &mut [B; (1 << MAX_TOTAL_BITS) + 1],
+        used: &[B],
+        here: B,
+        step: usize,
     ) -> B {
-        // `at_most[v]`: where `own − own_lo ≤ v` (a prefix OR of minterms), so that a run
-        // of own totals is one or two operations.
-        minterms_from(own, self.own_lo, self.own_bits, at_most);
-        for v in 1..1 << self.own_bits {
-            at_most[v] = at_most[v].or(at_most[v - 1]);
-        }
+        let s = &self.steps[step];
+        let x = add_const(own, -i64::from(s.own_lo));
+        at_least_each(&x, s.own_bits, ge);
         let mut c = B::zero();
-        for (u, &at_used) in (first..).zip(used) {
-            for (h, &at_here) in here.iter().enumerate() {
-                let mut decided = B::zero();
-                for &(o, lo, hi) in &self.runs[u * (reserves + 1) + h] {
-                    let (lo, hi) = (usize::from(lo), usize::from(hi));
-                    let run = if lo == 0 {
-                        at_most[hi]
-                    } else {
-                        at_most[hi].and_not(at_most[lo - 1])
-                    };
-                    decided = decided.or(opp_is[usize::from(o)].and(run));
-                }
-                c = c.or(at_used.and(at_here).and(decided));
+        for (u, runs) in &s.keys {
+            let mut decided = B::zero();
+            for run in &runs.prefixes {
+                decided = decided.or(opp[usize::from(run.set)].and_not(ge[usize::from(run.end)]));
+            }
+            for run in &runs.inner {
+                let at = opp[usize::from(run.set)]
+                    .and(ge[usize::from(run.lo)])
+                    .and_not(ge[usize::from(run.end)]);
+                decided = decided.or(at);
+            }
+            c = c.or(used[*u].and(decided));
+        }
+        c.and(here)
+    }
+
+    /// The planes of [`Self::opp_unions`] in `opp`, from the minterms there.
+    #[inline(always)]
+    unsafe fn opp_unions<B: Bits>(&self, opp: &mut [B; OPP_PLANES]) {
+        // PERF: each union in a register (a flat loop of ORs into memory, chains through
+        // the stores, took 3.6% of `profile ratio-optimal`'s samples).
+        for (k, members) in self.opp_unions.iter().enumerate() {
+            let mut at = B::zero();
+            for &o in members {
+                at = at.or(opp[usize::from(o)]);
+            }
+            opp[(1 << MAX_TOTAL_BITS) + k] = at;
+        }
+    }
+}
+
+/// `ge[v]`: where `x ≥ v`, for `v` from 0 (every battle) to `2^bits` (none), `x`
+/// unsigned in its low `bits` planes. A bit at a time from the lowest: with the top bit
+/// `t` and the rest `r` (of `h` values), `x ≥ v` is `t ∨ (r ≥ v)` for `v ≤ h` and `t ∧ (r
+/// ≥ v − h)` above.
+#[inline(always)]
+unsafe fn at_least_each<B: Bits, const W: usize>(
+    x: &Num<B, W>,
+    bits: usize,
+    ge: &mut [B; (1 << MAX_TOTAL_BITS) + 1],
+) {
+    // PERF: the loops unrolled for each width (their bounds, known, cost more than the
+    // operations at 3 or 4 bits).
+    #[inline(always)]
+    unsafe fn build<B: Bits, const BITS: usize>(x: &[B], ge: &mut [B; (1 << MAX_TOTAL_BITS) + 1]) {
+        ge[0] = B::ones();
+        ge[1] = B::zero();
+        for k in 0..BITS {
+            let (top, h) = (x[k], 1 << k);
+            for v in (1..h).rev() {
+                ge[v + h] = top.and(ge[v]);
+            }
+            ge[2 * h] = B::zero();
+            ge[h] = top;
+            for v in 1..h {
+                ge[v] = top.or(ge[v]);
             }
         }
-        c
+    }
+    const { assert!(MAX_TOTAL_BITS == 6) };
+    match bits {
+        1 => build::<B, 1>(x, ge),
+        2 => build::<B, 2>(x, ge),
+        3 => build::<B, 3>(x, ge),
+        4 => build::<B, 4>(x, ge),
+        5 => build::<B, 5>(x, ge),
+        _ => build::<B, 6>(x, ge),
     }
 }
 
 /// Most bits of `own − own_lo` and of `opp − opp_lo` in [`ByTotals`].
 const MAX_TOTAL_BITS: usize = 6;
+/// Most unions of enemy totals a combat's runs read ([`ByTotals::opp_unions`]).
+const MAX_OPP_SETS: usize = 64;
+/// Planes of [`Scratch::opp`]: the enemy total's minterms, then the unions.
+const OPP_PLANES: usize = (1 << MAX_TOTAL_BITS) + MAX_OPP_SETS;
 
 /// A line compiled for the bit-sliced sweeps.
 #[derive(Clone, Debug)]
@@ -317,33 +412,133 @@ impl SlicedLine {
                     no_at[at] |= bit;
                 }
             }
-            // Runs between the totals that must not commit, each holding one that must.
-            let runs = (0..(reserves + 1) * (reserves + 1))
-                .map(|key| {
-                    let mut runs = Vec::new();
-                    for o in 0..1usize << opp_bits {
-                        let (yes, no) =
-                            (yes_at[(key << opp_bits) + o], no_at[(key << opp_bits) + o]);
-                        let mut first = 0;
-                        for v in 0..=1usize << own_bits {
-                            if v == 1 << own_bits || no >> v & 1 == 1 {
-                                if v > first && yes >> first & (u64::MAX >> (64 - (v - first))) != 0
-                                {
-                                    runs.push((o as u8, first as u8, (v - 1) as u8));
+            // Per (used, here): runs between the own totals that must not commit, each
+            // holding one that must, for each enemy total; runs of the same own totals
+            // are one run of a set of enemy totals.
+            let mut opp_sets: Vec<u64> = Vec::new();
+            let mut key_runs = |used: usize, here: usize| {
+                let key = used * (reserves + 1) + here;
+                let mut runs: Vec<(u64, u8, u8)> = Vec::new();
+                for o in 0..1usize << opp_bits {
+                    let (yes, no) = (yes_at[(key << opp_bits) + o], no_at[(key << opp_bits) + o]);
+                    let seen = yes | no;
+                    if seen == 0 {
+                        continue;
+                    }
+                    let (least, most) = (
+                        seen.trailing_zeros() as usize,
+                        63 - seen.leading_zeros() as usize,
+                    );
+                    let mut first = 0;
+                    for v in 0..=1usize << own_bits {
+                        if v == 1 << own_bits || no >> v & 1 == 1 {
+                            if v > first && yes >> first & (u64::MAX >> (64 - (v - first))) != 0 {
+                                // Bounds no total met lies beyond are the planes' ends.
+                                let lo = if first <= least { 0 } else { first };
+                                let end = if v > most { 1 << own_bits } else { v };
+                                let (lo, end) = (lo as u8, end as u8);
+                                match runs.iter_mut().find(|r| (r.1, r.2) == (lo, end)) {
+                                    Some(run) => run.0 |= 1 << o,
+                                    None => runs.push((1 << o, lo, end)),
                                 }
-                                first = v + 1;
                             }
+                            first = v + 1;
                         }
                     }
-                    runs
+                }
+                runs.into_iter()
+                    .map(|(set, lo, end)| {
+                        let at = opp_sets.iter().position(|&s| s == set).unwrap_or_else(|| {
+                            opp_sets.push(set);
+                            opp_sets.len() - 1
+                        });
+                        TotalsRun {
+                            set: at as u8,
+                            lo,
+                            end,
+                        }
+                    })
+                    .collect::<Vec<_>>()
+            };
+            // Step `s` asks (used, `s`) for used from `s` below the reserves; its own
+            // totals from the least it meets.
+            let mut steps = Vec::with_capacity(reserves);
+            for step in 0..reserves {
+                let mut keys = Vec::new();
+                let mut seen = 0u64;
+                for used in step..reserves {
+                    let runs = key_runs(used, step);
+                    if !runs.is_empty() {
+                        let key = (used * (reserves + 1) + step) << opp_bits;
+                        for o in 0..1usize << opp_bits {
+                            seen |= yes_at[key + o] | no_at[key + o];
+                        }
+                        keys.push((used, runs));
+                    }
+                }
+                // (A step where the side never commits reads nothing: no runs.)
+                let (shift, most) = match seen {
+                    0 => (0, 0),
+                    _ => (
+                        seen.trailing_zeros() as usize,
+                        63 - seen.leading_zeros() as usize,
+                    ),
+                };
+                let bits = ((usize::BITS - (most - shift).leading_zeros()) as usize).max(1);
+                let keys = keys
+                    .into_iter()
+                    .map(|(used, runs)| {
+                        let mut split = StepRuns::default();
+                        for mut run in runs {
+                            // A bound past 0 lies above the least total its runs meet.
+                            run.lo = run.lo.saturating_sub(shift as u8);
+                            run.end = if usize::from(run.end) == 1 << own_bits {
+                                1 << bits
+                            } else {
+                                run.end - shift as u8
+                            };
+                            match run.lo {
+                                0 => split.prefixes.push(run),
+                                _ => split.inner.push(run),
+                            }
+                        }
+                        (used, split)
+                    })
+                    .collect();
+                steps.push(TotalsStep {
+                    own_lo: own_lo + shift as i32,
+                    own_bits: bits,
+                    keys,
+                });
+            }
+            // A set of one total is its minterm's plane; the others, unions after them.
+            let mut opp_unions: Vec<Vec<u8>> = Vec::new();
+            let planes: Vec<u8> = opp_sets
+                .iter()
+                .map(|&set| {
+                    if set.count_ones() == 1 {
+                        set.trailing_zeros() as u8
+                    } else {
+                        opp_unions.push((0..64u8).filter(|&o| set >> o & 1 == 1).collect());
+                        ((1 << MAX_TOTAL_BITS) + opp_unions.len() - 1) as u8
+                    }
                 })
                 .collect();
+            for step in &mut steps {
+                for (_, runs) in &mut step.keys {
+                    for run in runs.prefixes.iter_mut().chain(&mut runs.inner) {
+                        run.set = planes[usize::from(run.set)];
+                    }
+                }
+            }
+            if opp_unions.len() > MAX_OPP_SETS {
+                return None;
+            }
             let by_totals = ByTotals {
-                own_lo,
-                own_bits,
                 opp_lo,
                 opp_bits,
-                runs,
+                opp_unions,
+                steps,
             };
             return Some(Decide::Totals(by_totals));
         }
@@ -767,9 +962,34 @@ struct Sweep<'a, B, R> {
     line: &'a SlicedLine,
     dice: LanePlanes<B>,
     record: &'a mut R,
+    scratch: Scratch<B>,
 }
 
-impl<B: Bits, R: Record> Sweep<'_, B, R> {
+/// The planes decisions by the totals ([`ByTotals`]) work in, kept from sweep to sweep
+/// (PERF: zeroing them each sweep, 6 KiB, was 5% of `profile ratio-optimal`'s samples).
+struct Scratch<B> {
+    /// `own − own_lo ≥ v`.
+    ge: [B; (1 << MAX_TOTAL_BITS) + 1],
+    /// The enemy total's minterms, then the unions of them the runs read.
+    opp: [B; OPP_PLANES],
+}
+
+impl<'a, B: Bits, R: Record> Sweep<'a, B, R> {
+    /// # Safety
+    /// As [`Bits`]'.
+    #[inline(always)]
+    unsafe fn new(line: &'a SlicedLine, lanes: &[[u64; 4]; LANES], record: &'a mut R) -> Self {
+        Self {
+            line,
+            dice: LanePlanes::new(lanes),
+            record,
+            scratch: Scratch {
+                ge: [B::zero(); (1 << MAX_TOTAL_BITS) + 1],
+                opp: [B::zero(); OPP_PLANES],
+            },
+        }
+    }
+
     #[inline(always)]
     unsafe fn draw(&mut self, slot: Slot) -> [B; 3] {
         let planes = d6(&mut self.dice);
@@ -791,10 +1011,6 @@ impl<B: Bits, R: Record> Sweep<'_, B, R> {
             let face = self.draw(Slot::Reserve(k));
             adds[k] = add_const(&widen(face), i64::from(m));
         }
-        // The enemy's total's minterms and the own total's prefix ORs, for decisions by
-        // the totals.
-        let mut at_most = [B::zero(); 1 << MAX_TOTAL_BITS];
-        let mut opp_is = [B::zero(); 1 << MAX_TOTAL_BITS];
         // Reserves used, one-hot.
         let mut used = [B::zero(); MAX_SLICED_RESERVES + 1];
         used[0] = B::ones();
@@ -831,29 +1047,39 @@ impl<B: Bits, R: Record> Sweep<'_, B, R> {
                 line.state(&totals)
             };
             if let Some(t) = by_totals {
-                minterms_from(&totals[1 - side], t.opp_lo, t.opp_bits, &mut opp_is);
+                let scratch = &mut self.scratch;
+                let (minterms, _) = scratch.opp.split_first_chunk_mut().expect("64 planes");
+                minterms_from(&totals[1 - side], t.opp_lo, t.opp_bits, minterms);
+                t.opp_unions(&mut scratch.opp);
             }
             let mut here = [B::zero(); MAX_SLICED_RESERVES + 1];
             here[0] = B::ones();
             for step in 0..reserves {
-                // Battles still committing have `step` of their reserves here (a battle
-                // that stopped is asked again with what it was asked, and says no again).
-                let asked = (&used[step..reserves], &here[..=step]);
+                // Battles still committing have `step` of their reserves here; only they
+                // are asked (a battle that stopped would be asked what it was asked, with
+                // the same totals, and say no again).
+                let (asked, at_here) = (&used[step..reserves], here[step]);
                 let commit = match &combat.decide {
                     Decide::Totals(t) => {
-                        t.commits(&totals[side], &opp_is, &mut at_most, asked, step, reserves)
+                        let scratch = &mut self.scratch;
+                        t.commits(
+                            &totals[side],
+                            &scratch.opp,
+                            &mut scratch.ge,
+                            &used,
+                            at_here,
+                            step,
+                        )
                     }
                     &Decide::Uniform(set) => st.is_in(set).and_not(used[reserves]),
                     Decide::States(sets) => {
                         let mut c = B::zero();
-                        for (u, &at_used) in (step..).zip(asked.0) {
-                            for (h, &at_here) in asked.1.iter().enumerate() {
-                                if sets[u][h] != 0 {
-                                    c = c.or(at_used.and(at_here).and(st.is_in(sets[u][h])));
-                                }
+                        for (u, &at_used) in (step..).zip(asked) {
+                            if sets[u][step] != 0 {
+                                c = c.or(at_used.and(st.is_in(sets[u][step])));
                             }
                         }
-                        c
+                        c.and(at_here)
                     }
                 };
                 if !commit.any() {
@@ -1096,11 +1322,7 @@ unsafe fn sweeps<B: Bits, R: Record, const W: usize, const C: usize>(
     h: &mut RatioHistogram,
     record: &mut R,
 ) -> u64 {
-    let mut sweep = Sweep {
-        line,
-        dice: LanePlanes::<B>::new(lanes),
-        record,
-    };
+    let mut sweep = Sweep::new(line, lanes, record);
     let mut left = n;
     while left > 0 {
         let battles = left.min(PLANE_BATTLES as u64) as usize;
@@ -1223,11 +1445,7 @@ mod tests {
         let mut h = RatioHistogram::new(c);
         // SAFETY: plain words need nothing of the CPU.
         unsafe {
-            let mut sweep = Sweep {
-                line,
-                dice: LanePlanes::<Plane>::new(&lanes),
-                record: &mut recorded,
-            };
+            let mut sweep = Sweep::<Plane, _>::new(line, &lanes, &mut recorded);
             match (line.width, line.count_bits) {
                 (NARROW, FEW) => sweep.battles::<NARROW, FEW>(live, &mut h),
                 (NARROW, _) => sweep.battles::<NARROW, MANY>(live, &mut h),
