@@ -27,14 +27,14 @@
 #![cfg_attr(not(target_arch = "x86_64"), allow(dead_code, unused_imports))]
 
 use super::{BattleTable, Cut};
-use crate::dice::lanes::{VectorForm, LANES};
+use crate::dice::lanes::{LaneCounts, VectorForm, LANES};
 use crate::rules::crt::{BattleHistogram, BattleOutcome};
 
 /// Counts of ended battles by (rounds, node): key `rounds << node_bits | node`, then
 /// [`LANES`] spare slots, one a lane, where a lane that did not end a counted battle in a
 /// sweep counts (so that every lane counts every sweep, with no branch).
 struct Counts {
-    slots: Vec<u64>,
+    slots: LaneCounts,
     node_bits: u32,
 }
 
@@ -63,14 +63,14 @@ impl Counts {
 
     fn new(table: &BattleTable) -> Option<Self> {
         Self::keys(table).map(|(keys, node_bits)| Self {
-            slots: vec![0; keys + LANES],
+            // One copy: four were no faster here (`profile field-lanes`, Zen 4).
+            slots: LaneCounts::new(keys, 1),
             node_bits,
         })
     }
 
     fn add_to(&self, table: &BattleTable, histogram: &mut BattleHistogram) {
-        let keys = &self.slots[..self.slots.len() - LANES];
-        for (key, &count) in keys.iter().enumerate().filter(|&(_, &c)| c > 0) {
+        for (key, count) in self.slots.counted() {
             let node = key & ((1 << self.node_bits) - 1);
             let rounds = (key >> self.node_bits) as u32;
             let end = &table.states[node];
@@ -172,8 +172,7 @@ unsafe fn sweeps_avx2(
     let mut streams = Streams::new(lanes);
     let mut left: [__m256i; GROUPS32] =
         std::array::from_fn(|h| group32(h, |l| lane_battles(n, l) as u32));
-    let spare: [__m256i; GROUPS32] =
-        std::array::from_fn(|h| group32(h, |l| (counts.slots.len() - LANES + l) as u32));
+    let spare: [__m256i; GROUPS32] = std::array::from_fn(|h| group32(h, |l| counts.slots.spare(l)));
     let (zero, one, all) = (splat(0), splat(1), splat(u32::MAX));
     let v_sides = _mm256_set1_epi64x(i64::from(sides));
     let v_stride = splat(table.stride as u32);
@@ -227,8 +226,8 @@ unsafe fn sweeps_avx2(
             left[h] = _mm256_add_epi32(left[h], counted);
         }
         // SAFETY: as in `sweeps_avx512`.
-        for &key in &keys {
-            *counts.slots.get_unchecked_mut(key as usize) += 1;
+        for (lane, &key) in keys.iter().enumerate() {
+            counts.slots.add(lane, key);
         }
     }
     sweeps
@@ -256,7 +255,7 @@ unsafe fn sweeps_avx512(
     let mut streams = Streams::new(lanes);
     let mut left: [__m512i; GROUPS] = std::array::from_fn(|g| group(g, |l| lane_battles(n, l)));
     let spare: [__m512i; GROUPS] =
-        std::array::from_fn(|g| group(g, |l| (counts.slots.len() - LANES + l) as u64));
+        std::array::from_fn(|g| group(g, |l| u64::from(counts.slots.spare(l))));
     let (zero, one) = (splat(0), splat(1));
     let v_sides = splat(u64::from(sides));
     let v_stride = splat(table.stride as u64);
@@ -302,9 +301,9 @@ unsafe fn sweeps_avx512(
         // SAFETY: a counted lane's rounds are 1 to the round limit (it ends at the limit)
         // and its node is below the table's node count, so its key is below
         // `(limit + 1) << node_bits`; every other lane's slot is its spare, one of the
-        // last `LANES`.
-        for &key in &keys {
-            *counts.slots.get_unchecked_mut(key as usize) += 1;
+        // `LANES` after the keys (`LaneCounts`, which counts lane by lane in copies).
+        for (lane, &key) in keys.iter().enumerate() {
+            counts.slots.add(lane, key);
         }
     }
     sweeps

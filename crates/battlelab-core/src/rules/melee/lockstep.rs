@@ -53,6 +53,12 @@
 //! stack: callgrind 195 → 162 instructions an engagement with several side-B units, 121 →
 //! 104 for the duel; 26% and 34% more engagements a second (median of 20 paired runs of
 //! `profile melee-surrounded` and `melee-duel`, 1e7 each, against the binary before).
+//! With several side-B units, A's group on each unit is read by permutes too (where A has
+//! at most 32 entries and the units present give the unit at most two blocks of A's
+//! groups), and a break test compares its roll's rank with the first rank whose sum
+//! reaches the margin less the difference (a table of 32 by permutes), where gathers read
+//! them: in the bench's engagement a phase's only gathers are now its samples' (bench
+//! cost 17.9 → 14.0 `next_u64` for 7.03 words, docs/performance.md).
 
 // The vector form is x86-64's; elsewhere its tables and helpers go unused.
 #![cfg_attr(not(target_arch = "x86_64"), allow(dead_code, unused_imports))]
@@ -61,7 +67,7 @@ use super::{
     AliasColumn, EngagementHistogram, GroupRef, MeleeCombat, PresentAt, END_BY_FLAGS, END_COUNT,
     MAX_B_UNITS, PRESENT_AT_WORDS,
 };
-use crate::dice::lanes::{lane_battles, VectorForm, LANES};
+use crate::dice::lanes::{lane_battles, LaneCounts, VectorForm, LANES};
 
 /// What the AVX2 sweeps read of a duel (one side-B unit), built once a call.
 struct Duel<'a> {
@@ -132,15 +138,12 @@ impl Keys {
     /// histogram's `ends` index; `models_lost(a, b)` the models each side lost.
     fn add_to(
         self,
-        counts: &[u64],
+        counts: &LaneCounts,
         h: &mut EngagementHistogram,
         models_lost: impl Fn(usize, usize) -> [u32; 2],
     ) {
         let per_end = self.per_end();
-        for (key, &count) in counts[..self.slots()].iter().enumerate() {
-            if count == 0 {
-                continue;
-            }
+        for (key, count) in counts.counted() {
             let lost = key % per_end;
             h.ends[key / per_end] += count;
             let [a, b] = models_lost(lost / self.b_values, lost % self.b_values);
@@ -329,7 +332,7 @@ impl<'a> Duel<'a> {
     }
 
     /// Adds the counts into `h`: the wounds taken fix the models lost.
-    fn add_to(&self, counts: &[u64], h: &mut EngagementHistogram) {
+    fn add_to(&self, counts: &LaneCounts, h: &mut EngagementHistogram) {
         self.keys
             .add_to(counts, h, |a, b| [self.lost[0][a], self.lost[1][b]]);
     }
@@ -542,9 +545,9 @@ impl MeleeCombat {
         if let Some(several) = Several::new(self).filter(|several| several.keys.worth(n)) {
             #[cfg(target_arch = "x86_64")]
             if VectorForm::Avx2.available() {
-                let mut counts = vec![0u64; several.keys.slots() + LANES];
+                let mut counts = LaneCounts::new(several.keys.slots(), 1);
                 // SAFETY: the feature is detected above, and `several` is
-                // `Several::new(self)`'s, `counts` as long as its slots and the spare ones.
+                // `Several::new(self)`'s, `counts` of its slots (and the spare ones).
                 let words = unsafe {
                     match several.b {
                         2 => self.several_avx2::<2>(&several, lanes, n, &mut counts),
@@ -560,9 +563,9 @@ impl MeleeCombat {
         let duel = Duel::new(self).filter(|duel| duel.keys.worth(n))?;
         #[cfg(target_arch = "x86_64")]
         if VectorForm::Avx2.available() {
-            let mut counts = vec![0u64; duel.keys.slots() + LANES];
+            let mut counts = LaneCounts::new(duel.keys.slots(), 1);
             // SAFETY: the feature is detected above, and `duel` is `Duel::new(self)`'s,
-            // `counts` as long as its slots and the spare ones.
+            // `counts` of its slots (and the spare ones).
             let sweeps = unsafe { self.sweeps_avx2(&duel, lanes, n, &mut counts) };
             duel.add_to(&counts, h);
             return Some(3 * sweeps * LANES as u64);
@@ -576,8 +579,8 @@ impl MeleeCombat {
     /// every lane).
     ///
     /// # Safety
-    /// The CPU must have AVX2, `duel` must be `Duel::new(self)`'s and `counts` hold
-    /// `duel.keys.slots() + LANES` slots (the gathers' and the counts' bounds rest on them).
+    /// The CPU must have AVX2, `duel` must be `Duel::new(self)`'s and `counts` have
+    /// `duel.keys.slots()` keys (the gathers' and the counts' bounds rest on them).
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     unsafe fn sweeps_avx2(
@@ -585,13 +588,13 @@ impl MeleeCombat {
         duel: &Duel<'_>,
         lanes: &[[u64; 4]; LANES],
         n: u64,
-        counts: &mut [u64],
+        counts: &mut LaneCounts,
     ) -> u64 {
         use crate::dice::lanes::avx2::{
             group32, join, lookup32, narrow, table32, take, Streams, GROUPS32,
         };
         use std::arch::x86_64::*;
-        debug_assert_eq!(counts.len(), duel.keys.slots() + LANES);
+        debug_assert_eq!(counts.keys(), duel.keys.slots());
         // Every 32-bit value below is under 2^31 (wounds, margins and sums of at most a few
         // thousand, keys below `Keys::MAX_SLOTS + LANES`), so AVX2's signed compares order
         // them as unsigned.
@@ -700,9 +703,10 @@ impl MeleeCombat {
             // SAFETY: a lane's phase runs from 1 to the round limit (it ends there, where
             // its phase key is the last phase's), its end is one of END_COUNT, and its
             // wounds taken at most each unit's total, so a key is below `Duel::slots`; a
-            // spare slot is one of the last `LANES`.
-            for &slot in &keys {
-                *counts.get_unchecked_mut(slot as usize) += 1;
+            // spare slot is one of the `LANES` after them (`LaneCounts`: one copy, its
+            // PERF note says why).
+            for (lane, &slot) in keys.iter().enumerate() {
+                counts.add(lane, slot);
             }
         }
         sweeps
@@ -717,8 +721,8 @@ impl MeleeCombat {
     ///
     /// # Safety
     /// The CPU must have AVX2, `several` must be `Several::new(self)`'s with `B` side-B
-    /// units, and `counts` hold `several.keys.slots() + LANES` slots (the gathers' and the
-    /// counts' bounds rest on them).
+    /// units, and `counts` have `several.keys.slots()` keys (the gathers' and the counts'
+    /// bounds rest on them).
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     unsafe fn several_avx2<const B: usize>(
@@ -726,13 +730,13 @@ impl MeleeCombat {
         several: &Several<'_>,
         lanes: &[[u64; 4]; LANES],
         n: u64,
-        counts: &mut [u64],
+        counts: &mut LaneCounts,
     ) -> u64 {
         use crate::dice::lanes::avx2::{
             group32, join, lookup32, narrow, table32, take_with_rest, Streams, GROUPS32,
         };
         use std::arch::x86_64::*;
-        debug_assert_eq!((several.b, counts.len()), (B, several.keys.slots() + LANES));
+        debug_assert_eq!((several.b, counts.keys()), (B, several.keys.slots()));
         // Every 32-bit value below is under 2^31 (wounds, margins, sums, masks of units
         // present, keys below `Keys::MAX_SLOTS + LANES`), so AVX2's signed compares
         // order them as unsigned.
@@ -1034,9 +1038,9 @@ impl MeleeCombat {
                 left[h] = _mm256_add_epi32(left[h], counted);
             }
             // SAFETY: as in `sweeps_avx2`: a key is below `Several::slots` (models lost at
-            // most each side's most), a spare slot one of the last `LANES`.
-            for &slot in &keys {
-                *counts.get_unchecked_mut(slot as usize) += 1;
+            // most each side's most), a spare slot one of the `LANES` after them.
+            for (lane, &slot) in keys.iter().enumerate() {
+                counts.add(lane, slot);
             }
         }
         words

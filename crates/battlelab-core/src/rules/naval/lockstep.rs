@@ -40,7 +40,7 @@
 #![cfg_attr(not(target_arch = "x86_64"), allow(dead_code, unused_imports))]
 
 use super::{EngagementHistogram, EngagementKernel, EngagementResult, CONTINUES};
-use crate::dice::lanes::{self, lane_battles, VectorForm, LANES};
+use crate::dice::lanes::{self, lane_battles, LaneCounts, VectorForm, LANES};
 use crate::dice::DiceStream;
 
 /// One round's effect in 32 bits, for a gather: `lost[0]` (bits 0–1), `lost[1]` (2–3),
@@ -73,9 +73,9 @@ fn pack(kernel: &EngagementKernel) -> Vec<u32> {
 /// records each engagement in the histogram.
 struct Tally {
     /// The joint counts, or the (rounds, result) counts.
-    by_result: Vec<u64>,
-    /// The (losses) counts; empty where the key is joint.
-    by_losses: Vec<u64>,
+    by_result: LaneCounts,
+    /// The (losses) counts; no keys where the key is joint.
+    by_losses: LaneCounts,
     loss_shift: u32,
     /// Bits of the losses key in the joint key, where the key is joint.
     joint_shift: Option<u32>,
@@ -127,12 +127,9 @@ impl Tally {
     fn new(kernel: &EngagementKernel) -> Self {
         let (by_result, by_losses, joint_shift) = Self::layout(kernel);
         Self {
-            by_result: vec![0; by_result + LANES],
-            by_losses: if by_losses == 0 {
-                Vec::new()
-            } else {
-                vec![0; by_losses + LANES]
-            },
+            // In four copies: `LaneCounts`' PERF note.
+            by_result: LaneCounts::new(by_result, 4),
+            by_losses: LaneCounts::new(by_losses, 4),
             loss_shift: RowTable::shift_for(kernel.nsp),
             joint_shift,
         }
@@ -143,24 +140,15 @@ impl Tally {
         8 * (kernel.round_limit as usize + 1)
     }
 
-    /// Each key with its count, where the count is not 0 (the spare slots aside).
-    fn counted(table: &[u64]) -> impl Iterator<Item = (usize, u64)> + '_ {
-        let keys = &table[..table.len().saturating_sub(LANES)];
-        keys.iter()
-            .copied()
-            .enumerate()
-            .filter(|&(_, count)| count > 0)
-    }
-
     fn add_to(&self, h: &mut EngagementHistogram) {
         let mut add_losses = |key: usize, count| {
             h.nsp_lost[0][key >> self.loss_shift] += count;
             h.nsp_lost[1][key & ((1 << self.loss_shift) - 1)] += count;
         };
-        for (key, count) in Self::counted(&self.by_losses) {
+        for (key, count) in self.by_losses.counted() {
             add_losses(key, count);
         }
-        for (key, count) in Self::counted(&self.by_result) {
+        for (key, count) in self.by_result.counted() {
             let key = match self.joint_shift {
                 Some(shift) => {
                     add_losses(key & ((1 << shift) - 1), count);
@@ -329,11 +317,11 @@ impl EngagementKernel {
             std::array::from_fn(|g| group32(g, |l| lane_battles(n, l) as u32));
         // A lane that did not end a counted engagement counts in its own spare slot past
         // the table's end; one that did, at its key.
-        let spare = |table_len: usize| -> [__m256i; GROUPS32] {
-            std::array::from_fn(|g| group32(g, |l| (table_len.saturating_sub(LANES) + l) as u32))
+        let spare = |table: &LaneCounts| -> [__m256i; GROUPS32] {
+            std::array::from_fn(|g| group32(g, |l| table.spare(l)))
         };
-        let spare_result = spare(tally.by_result.len());
-        let spare_losses = spare(tally.by_losses.len());
+        let spare_result = spare(&tally.by_result);
+        let spare_losses = spare(&tally.by_losses);
         let mut keys_result = [0u32; LANES];
         let mut keys_losses = [0u32; LANES];
         let mut sweeps = 0;
@@ -428,11 +416,11 @@ impl EngagementKernel {
                 left[h] = _mm256_add_epi32(left[h], counted);
             }
             // SAFETY: as in `sweeps_avx512`: every key is below its table's keys, and a
-            // spare slot is one of the last `LANES`.
+            // spare slot is one of the `LANES` after them.
             for i in 0..LANES {
-                *tally.by_result.get_unchecked_mut(keys_result[i] as usize) += 1;
+                tally.by_result.add(i, keys_result[i]);
                 if !JOINT {
-                    *tally.by_losses.get_unchecked_mut(keys_losses[i] as usize) += 1;
+                    tally.by_losses.add(i, keys_losses[i]);
                 }
             }
         }
@@ -490,16 +478,13 @@ impl EngagementKernel {
         let mut active = left.map(|l| _mm512_cmpneq_epu32_mask(l, v_zero));
         // A lane that did not end a counted engagement counts in its own spare slot past
         // the table's end; one that did, at its key. (Four copies of each count, taken in
-        // turn by lane, were 3% faster while the lanes' words came from one stream, and
-        // 2–4% slower since the lanes' streams step in the registers.)
-        let spare_result = lane_ids
-            .map(|ids| _mm512_add_epi32(splat((tally.by_result.len() - LANES) as u32), ids));
-        let spare_losses = lane_ids.map(|ids| {
-            _mm512_add_epi32(
-                splat(tally.by_losses.len().saturating_sub(LANES) as u32),
-                ids,
-            )
-        });
+        // turn by lane, were 3% faster on the Xeon while the lanes' words came from one
+        // stream, and 2–4% slower since the lanes' streams step in the registers; on the
+        // AMD EPYC Zen 4 they double the sweeps' speed: `LaneCounts`.)
+        let spare_result =
+            lane_ids.map(|ids| _mm512_add_epi32(splat(tally.by_result.keys() as u32), ids));
+        let spare_losses =
+            lane_ids.map(|ids| _mm512_add_epi32(splat(tally.by_losses.keys() as u32), ids));
         let mut keys_result = [0u32; LANES];
         let mut keys_losses = [0u32; LANES];
         let mut sweeps = 0;
@@ -570,12 +555,13 @@ impl EngagementKernel {
             // key, `lost_a << shift | lost_b`, is below `(A's NSP + 1) << shift`
             // (`RowTable::len_for`), and a joint key, `result key << joint_shift | losses
             // key`, below `8 · (limit + 1) << joint_shift`; a key is its slot, and a spare
-            // slot is one of the last `LANES`.
+            // slot is one of the `LANES` after the keys (`LaneCounts`, which counts lane by
+            // lane in copies: the PERF note there).
             // (Without the check, 5–9% faster in the `profile` example.)
             for i in 0..LANES {
-                *tally.by_result.get_unchecked_mut(keys_result[i] as usize) += 1;
+                tally.by_result.add(i, keys_result[i]);
                 if !JOINT {
-                    *tally.by_losses.get_unchecked_mut(keys_losses[i] as usize) += 1;
+                    tally.by_losses.add(i, keys_losses[i]);
                 }
             }
         }
