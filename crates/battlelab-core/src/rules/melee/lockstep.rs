@@ -57,8 +57,9 @@
 //! at most 32 entries and the units present give the unit at most two blocks of A's
 //! groups), and a break test compares its roll's rank with the first rank whose sum
 //! reaches the margin less the difference (a table of 32 by permutes), where gathers read
-//! them: in the bench's engagement a phase's only gathers are now its samples' (bench
-//! cost 17.9 → 14.0 `next_u64` for 7.03 words, docs/performance.md).
+//! them: in the bench's engagement a phase's only gathers are now its samples'
+//! (`profile melee-surrounded` 65.6 → 71.4 M engagements/s, the builds beside each other
+//! on the AMD EPYC Zen 4; docs/performance.md).
 
 // The vector form is x86-64's; elsewhere its tables and helpers go unused.
 #![cfg_attr(not(target_arch = "x86_64"), allow(dead_code, unused_imports))]
@@ -355,8 +356,6 @@ struct Several<'a> {
     /// words.
     at_present: &'a [PresentAt],
     a_groups: &'a [GroupRef],
-    /// `break_sum[v]` of the combat (`EngageTables::break_sum`).
-    break_sum: &'a [u32],
     break_faces: u32,
     /// The count table, keyed by models lost (A's, then side B's).
     keys: Keys,
@@ -420,7 +419,6 @@ impl<'a> Several<'a> {
             total,
             at_present: &t.at_present,
             a_groups: &t.a_groups,
-            break_sum: &t.break_sum,
             break_faces: t.break_faces,
             keys,
         })
@@ -821,15 +819,13 @@ impl MeleeCombat {
         // are below 31), where a gather read each roll's sum (three gathers a phase):
         // `profile melee-surrounded` 67.7 -> 71.4 M engagements/s, mean of ten runs
         // beside each other (callgrind 161.6 -> 173.4 instructions an engagement).
-        // `fail_from[m]`: the rolls whose sum is below `m` (`break_sum` rises with the
-        // rank).
-        debug_assert!(several.break_sum.iter().all(|&sum| sum < 31), "at most 3d6");
+        // `fail_from[m]`: the rolls whose sum is below `m`, `break_at_most[m − 1]` (the
+        // counts `failing_rolls` reads; `break_sum` rises with the rank).
+        let at_most = &self.break_at_most;
+        debug_assert!(at_most.len() <= 31, "sums of at most 3d6 are below 31");
         let fail_from = table32(|m| {
-            several
-                .break_sum
-                .iter()
-                .filter(|&&sum| (sum as usize) < m)
-                .count() as u32
+            m.checked_sub(1)
+                .map_or(0, |k| at_most[k.min(at_most.len() - 1)] as u32)
         });
         let v_31 = splat(31);
         let unit_at = |u: usize, taken: __m256i| match &by_wounds {

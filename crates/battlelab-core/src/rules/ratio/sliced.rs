@@ -19,9 +19,10 @@
 //! commitment is a few operations on the state's planes. Where it is not (`optimal`
 //! reads both totals: in the bench line's first combat it commits at 4 against 5 but not
 //! at 3 or 5 against 5), the decisions are kept by both raw totals: for each enemy total,
-//! runs of own totals (merged over totals that never meet there), each run's bounds a
-//! compare of the own total against a constant, ANDed with the enemy totals' minterms. Totals and counters must also fit the planes' widths, and each total's range
-//! at a decision 64 values.
+//! runs of own totals (merged over totals that never meet there), each run one or two
+//! operations on the planes `own ≥ v` (built a bit at a time for every `v`), ANDed with
+//! the enemy totals' minterms. Totals and counters must also fit the planes' widths, and
+//! each total's range at a decision 64 values.
 //!
 //! The dice: every battle draws, a sweep, one face for each of the line's dice and one
 //! for each reserve, from the bit planes of `dice/planes.rs` (exactly uniform faces); the
