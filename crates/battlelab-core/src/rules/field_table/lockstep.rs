@@ -5,14 +5,14 @@
 //! and one load, but the rounds are the dice's, so the loop's exit is a branch no
 //! predictor learns, and every battle pays for it, and for its counts, in scalar
 //! instructions. Here the [`LANES`] lanes of [`FieldKernel::fight_block`] advance
-//! together, a round each a sweep, in four AVX-512 registers of eight (or, on CPUs without
-//! AVX-512, the streams in eight AVX2 registers of four 64-bit lanes and the battles in
-//! four of eight 32-bit lanes): each lane's own xoshiro256++ stream steps in
-//! the registers and the round's value is cut by two 32-bit multiplies
-//! (`dice::lanes::avx512`, `dice::lanes::avx2`), and the next node is one gather. A lane whose battle ends counts it by
-//! (rounds, node), which fix its whole outcome, and starts its next battle in the same
-//! sweep, until it has fought its share ([`lane_battles`]); a lane with none left runs on,
-//! counting into a spare slot.
+//! together, a round each a sweep: the lanes' xoshiro256++ streams step in four AVX-512
+//! registers of eight 64-bit lanes and their battles in two of sixteen 32-bit lanes (or,
+//! on CPUs without AVX-512, the streams in eight AVX2 registers of four and the battles in
+//! four of eight); the round's value is cut by two 32-bit multiplies
+//! (`dice::lanes::avx512`, `dice::lanes::avx2`), and the next node is one gather. A lane
+//! whose battle ends counts it by (rounds, node), which fix its whole outcome, and starts
+//! its next battle in the same sweep, until it has fought its share ([`lane_battles`]); a
+//! lane with none left runs on, counting into a spare slot.
 //!
 //! Same battles: lane `l` fights its battles one after another on its own stream, exactly
 //! as [`FieldKernel::fight_block`]'s lane-by-lane form does (the tests hold the two to the
@@ -127,13 +127,11 @@ fn all_at_once_in(
                 // are `Counts::new(table)`'s.
                 let sweeps = unsafe {
                     match form {
-                        VectorForm::Avx512 => sweeps_avx512(table, sides, lanes, n, &mut counts),
-                        // The AVX2 form counts a lane's battles in 32 bits.
-                        VectorForm::Avx2
-                            if crate::dice::lanes::lane_battles(n, 0) > u64::from(u32::MAX) =>
-                        {
+                        // Both forms count a lane's battles in 32 bits.
+                        _ if crate::dice::lanes::lane_battles(n, 0) > u64::from(u32::MAX) => {
                             return None
                         }
+                        VectorForm::Avx512 => sweeps_avx512(table, sides, lanes, n, &mut counts),
                         VectorForm::Avx2 => sweeps_avx2(table, sides, lanes, n, &mut counts),
                     }
                 };
@@ -233,12 +231,14 @@ unsafe fn sweeps_avx2(
     sweeps
 }
 
-/// The lanes in four AVX-512 registers of eight 64-bit lanes.
+/// The lanes' streams in four AVX-512 registers of eight 64-bit lanes, their battles in
+/// two of sixteen 32-bit lanes.
 ///
 /// # Safety
-/// The CPU must have AVX-512F, `table`'s cut must be [`Cut::Joint`]`(sides)`, and `counts`
+/// The CPU must have AVX-512F, `table`'s cut must be [`Cut::Joint`]`(sides)`, `counts`
 /// must be `Counts::new(table)`'s, which checks what the gathers' bounds rest on (a row for
-/// the start, a round limit of at least 1, the entry past the rows) and sizes the counts.
+/// the start, a round limit of at least 1, the entry past the rows) and sizes the counts,
+/// and a lane's battles must be at most `u32::MAX` ([`all_at_once_in`] checks it).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 unsafe fn sweeps_avx512(
@@ -248,55 +248,71 @@ unsafe fn sweeps_avx512(
     n: u64,
     counts: &mut Counts,
 ) -> u64 {
-    use crate::dice::lanes::avx512::{group, take, Streams, GROUPS};
+    use crate::dice::lanes::avx512::{take, Streams};
     use crate::dice::lanes::lane_battles;
     use std::arch::x86_64::*;
-    let splat = |v: u64| _mm512_set1_epi64(v as i64);
+    /// Registers of sixteen 32-bit lanes: register `h` holds lanes `16h` to `16h + 15`,
+    /// the words of stream groups `2h` and `2h + 1`.
+    const HALVES: usize = LANES / 16;
+    let splat = |v: u32| _mm512_set1_epi32(v as i32);
+    // `value(lane)` for the lanes of each register.
+    let halves = |value: &dyn Fn(usize) -> u32| -> [__m512i; HALVES] {
+        let values: [u32; LANES] = std::array::from_fn(value);
+        std::array::from_fn(|h| _mm512_loadu_si512(values[16 * h..].as_ptr().cast()))
+    };
     let mut streams = Streams::new(lanes);
-    let mut left: [__m512i; GROUPS] = std::array::from_fn(|g| group(g, |l| lane_battles(n, l)));
-    let spare: [__m512i; GROUPS] =
-        std::array::from_fn(|g| group(g, |l| u64::from(counts.slots.spare(l))));
+    let mut left = halves(&|l| lane_battles(n, l) as u32);
+    let spare = halves(&|l| counts.slots.spare(l));
     let (zero, one) = (splat(0), splat(1));
-    let v_sides = splat(u64::from(sides));
-    let v_stride = splat(table.stride as u64);
-    let v_with_rows = splat(table.with_rows as u64);
-    let v_limit = splat(u64::from(table.round_limit));
-    let v_node_bits = _mm_set1_epi64x(i64::from(counts.node_bits));
-    let low16 = _mm256_set1_epi32(0xFFFF);
-    let mut node = [zero; GROUPS];
-    let mut round = [zero; GROUPS];
-    let mut active: [__mmask8; GROUPS] =
-        std::array::from_fn(|g| _mm512_cmpneq_epu64_mask(left[g], zero));
+    let v_sides = _mm512_set1_epi64(i64::from(sides));
+    let v_stride = splat(table.stride as u32);
+    let v_with_rows = splat(table.with_rows as u32);
+    let v_limit = splat(table.round_limit);
+    let v_node_bits = _mm_cvtsi32_si128(counts.node_bits as i32);
+    let low16 = splat(0xFFFF);
+    // The even 32-bit elements of two registers of 64-bit lanes: their low halves.
+    let evens = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    let mut node = [zero; HALVES];
+    let mut round = [zero; HALVES];
+    let mut active: [__mmask16; HALVES] =
+        std::array::from_fn(|h| _mm512_cmpneq_epu32_mask(left[h], zero));
     let mut keys = [0u32; LANES];
     let mut sweeps = 0;
     while active.iter().any(|&a| a != 0) {
         sweeps += 1;
-        for g in 0..GROUPS {
-            let word = streams.next(g);
-            let value = take(word, v_sides);
+        // PERF: both registers' next nodes are gathered first, then the registers step,
+        // so the two gathers overlap; in 32-bit lanes a sweep is two gathers of sixteen,
+        // where in 64-bit lanes it was four of eight (on the Zen 4, a gather of eight
+        // costs about what one of sixteen does: docs/performance.md).
+        let mut nexts = [zero; HALVES];
+        for (h, next) in nexts.iter_mut().enumerate() {
+            // The round's value in each lane (below 2^32: the high halves are 0).
+            let low = take(streams.next(2 * h), v_sides);
+            let high = take(streams.next(2 * h + 1), v_sides);
+            let value = _mm512_permutex2var_epi32(low, evens, high);
             // The next node, a `u16` read as the low half of the 32 bits at its address.
             // SAFETY: a lane starts every round on a node with a row (node 0, the start,
             // has one; a lane goes on only from a node below `with_rows`, and is reset to
             // 0 when its battle ends), and its value is below `sides`, the stride, so
-            // `index` is below `with_rows · stride`, and the 32 bits read end at most at
-            // the entry past the rows (`Counts::keys` checks it is there).
-            let index = _mm512_add_epi64(_mm512_mul_epu32(node[g], v_stride), value);
-            let next = _mm512_i64gather_epi32::<2>(index, table.next.as_ptr().cast());
-            let next = _mm512_cvtepu32_epi64(_mm256_and_si256(next, low16));
-            let rounds = _mm512_add_epi64(round[g], one);
-            let ended = _mm512_cmpge_epu64_mask(next, v_with_rows)
-                | _mm512_cmpge_epu64_mask(rounds, v_limit);
-            let counted = ended & active[g];
-            let key = _mm512_or_si512(_mm512_sll_epi64(rounds, v_node_bits), next);
-            let slot = _mm512_mask_blend_epi64(counted, spare[g], key);
-            _mm256_storeu_si256(
-                keys.as_mut_ptr().add(8 * g).cast(),
-                _mm512_cvtepi64_epi32(slot),
-            );
-            node[g] = _mm512_mask_blend_epi64(ended, next, zero);
-            round[g] = _mm512_mask_blend_epi64(ended, rounds, zero);
-            left[g] = _mm512_mask_sub_epi64(left[g], counted, left[g], one);
-            active[g] = _mm512_cmpneq_epu64_mask(left[g], zero);
+            // `index` is below `with_rows · stride` (below 2^31: `MAX_TABLE_ENTRIES`),
+            // and the 32 bits read end at most at the entry past the rows
+            // (`Counts::keys` checks it is there).
+            let index = _mm512_add_epi32(_mm512_mullo_epi32(node[h], v_stride), value);
+            *next = _mm512_i32gather_epi32::<2>(index, table.next.as_ptr().cast());
+        }
+        for h in 0..HALVES {
+            let next = _mm512_and_si512(nexts[h], low16);
+            let rounds = _mm512_add_epi32(round[h], one);
+            let ended = _mm512_cmpge_epu32_mask(next, v_with_rows)
+                | _mm512_cmpge_epu32_mask(rounds, v_limit);
+            let counted = ended & active[h];
+            let key = _mm512_or_si512(_mm512_sll_epi32(rounds, v_node_bits), next);
+            let slot = _mm512_mask_blend_epi32(counted, spare[h], key);
+            _mm512_storeu_si512(keys.as_mut_ptr().add(16 * h).cast(), slot);
+            node[h] = _mm512_maskz_mov_epi32(!ended, next);
+            round[h] = _mm512_maskz_mov_epi32(!ended, rounds);
+            left[h] = _mm512_mask_sub_epi32(left[h], counted, left[h], one);
+            active[h] = _mm512_cmpneq_epu32_mask(left[h], zero);
         }
         // SAFETY: a counted lane's rounds are 1 to the round limit (it ends at the limit)
         // and its node is below the table's node count, so its key is below

@@ -28,9 +28,11 @@
 //! waits), a row table with a shift where `row_of` needs a multiply, counting every lane
 //! every sweep with no branch (a lane that did not end counts in a spare slot, where a loop
 //! over the ended lanes mispredicted its exit), the counts' keys by shifts, and one joint
-//! key (one increment an engagement) where its table is small. The AVX2 form (on the AMD
-//! EPYC, 2.5 `next_u64` an engagement at 42805da) gathers every register's rounds before
-//! stepping any, and reads a round as one gather from a [`StateTable`] where it is small.
+//! key (one increment an engagement) where its table is small. Both forms read a round as
+//! one gather from a [`StateTable`] where it is small (the row, then its effect, were two
+//! gathers in a chain), and gather every register's rounds before stepping any: on the AMD
+//! EPYC Zen 4 that took `profile naval-lockstep` from 280 to 475 M engagements/s (the AVX2
+//! form, on the Zen 3, was 2.5 `next_u64` an engagement at 42805da).
 //!
 //! Engagements that do not validate ([`super::Engagement::validate`]): a round limit of 0
 //! is refused (a panic, as the one-at-a-time count's was); fleets or round limits so large
@@ -285,11 +287,7 @@ impl EngagementKernel {
         let rows = RowTable::new(self);
         let by_states = StateTable::new(&packed, &rows, self.nsp);
         #[cfg(test)]
-        BY_STATES.with(|c| {
-            let mut ran = c.get();
-            ran[usize::from(by_states.is_some())] += 1;
-            c.set(ran);
-        });
+        StateTable::ran(VectorForm::Avx2, by_states.is_some());
         let [init_a, init_b] = self.nsp;
         let splat = |v: u32| _mm256_set1_epi32(v as i32);
         // A lane's state: its fleets' strengths as `a << shift | b`.
@@ -428,9 +426,10 @@ impl EngagementKernel {
     }
 
     /// The lanes' engagements with the lanes' streams in four AVX-512 registers of eight
-    /// and the engagements in two of sixteen, so that one register's chain of loads (a
-    /// round's effect, then the next round's row) runs while the other's waits. Returns
-    /// the sweeps (each draws a word in every lane).
+    /// and the engagements in two of sixteen, a lane's state its strengths as
+    /// `a << shift | b` and a round a [`StateTable`] entry, as in [`Self::sweeps_avx2`]:
+    /// one gather where the table is small, else built from the row's effect (two).
+    /// Returns the sweeps (each draws a word in every lane).
     ///
     /// # Safety
     /// The CPU must have AVX-512F, the round limit must be at least 1, [`Tally::fits`]
@@ -446,88 +445,120 @@ impl EngagementKernel {
     ) -> u64 {
         use crate::dice::lanes::avx512::{take, Streams};
         use std::arch::x86_64::*;
+        /// Registers of sixteen 32-bit lanes: register `h` holds lanes `16h` to `16h + 15`,
+        /// the words of stream groups `2h` and `2h + 1`.
+        const HALVES: usize = LANES / 16;
         let packed = pack(self);
         let rows = RowTable::new(self);
+        let by_states = StateTable::new(&packed, &rows, self.nsp);
+        #[cfg(test)]
+        StateTable::ran(VectorForm::Avx512, by_states.is_some());
         let [init_a, init_b] = self.nsp;
         let splat = |v: u32| _mm512_set1_epi32(v as i32);
-        let (v_init_a, v_init_b) = (splat(init_a), splat(init_b));
-        let v_first_row = splat(self.first_row as u32);
+        // `value(lane)` for the lanes of each register.
+        let halves = |value: &dyn Fn(usize) -> u32| -> [__m512i; HALVES] {
+            let values: [u32; LANES] = std::array::from_fn(value);
+            std::array::from_fn(|h| _mm512_loadu_si512(values[16 * h..].as_ptr().cast()))
+        };
+        // A lane's state: its fleets' strengths as `a << shift | b`.
+        let v_init_ab = splat(init_a << rows.shift | init_b);
         let (v_zero, v_one, v_three, v_seven) = (splat(0), splat(1), splat(3), splat(7));
+        let v_low_b = splat((1 << rows.shift) - 1);
+        let (v_36, v_state, v_byte, v_ends) = (
+            splat(36),
+            splat((1 << StateTable::STATE_BITS) - 1),
+            splat(0xFF),
+            splat(StateTable::ENDS),
+        );
         let v_limit = splat(self.round_limit);
         let v_last_result = splat(EngagementResult::COUNT as u32 - 1);
-        let v_shift = _mm512_set1_epi64(i64::from(rows.shift));
+        let v_shift = _mm_cvtsi32_si128(rows.shift as i32);
         debug_assert_eq!(JOINT, tally.joint_shift.is_some());
-        let v_joint_shift = _mm512_set1_epi64(i64::from(tally.joint_shift.unwrap_or(0)));
+        let v_joint_shift = _mm_cvtsi32_si128(tally.joint_shift.unwrap_or(0) as i32);
         let v_faces = _mm512_set1_epi64(36);
+        // The even 32-bit elements of two registers of 64-bit lanes: their low halves.
+        let evens = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
         let mut streams = Streams::new(lanes);
-        let mut nsp_a = [v_init_a; 2];
-        let mut nsp_b = [v_init_b; 2];
-        let mut round = [v_one; 2];
-        let mut row = [v_first_row; 2];
-        // Lane `16h + i` in element `i` of register `h`.
-        let lane_ids = [0, 16].map(|first| {
-            _mm512_add_epi32(
-                _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
-                splat(first),
-            )
-        });
-        let mut left: [__m512i; 2] = [0, 16].map(|first| {
-            let shares: [u32; 16] = std::array::from_fn(|i| lane_battles(n, first + i) as u32);
-            _mm512_loadu_si512(shares.as_ptr().cast())
-        });
+        let mut ab = [v_init_ab; HALVES];
+        let mut round = [v_one; HALVES];
+        let mut left = halves(&|l| lane_battles(n, l) as u32);
         let mut active = left.map(|l| _mm512_cmpneq_epu32_mask(l, v_zero));
         // A lane that did not end a counted engagement counts in its own spare slot past
         // the table's end; one that did, at its key. (Four copies of each count, taken in
         // turn by lane, were 3% faster on the Xeon while the lanes' words came from one
         // stream, and 2–4% slower since the lanes' streams step in the registers; on the
         // AMD EPYC Zen 4 they double the sweeps' speed: `LaneCounts`.)
-        let spare_result =
-            lane_ids.map(|ids| _mm512_add_epi32(splat(tally.by_result.keys() as u32), ids));
-        let spare_losses =
-            lane_ids.map(|ids| _mm512_add_epi32(splat(tally.by_losses.keys() as u32), ids));
+        let spare_result = halves(&|l| tally.by_result.spare(l));
+        let spare_losses = halves(&|l| tally.by_losses.spare(l));
         let mut keys_result = [0u32; LANES];
         let mut keys_losses = [0u32; LANES];
         let mut sweeps = 0;
         while active.iter().any(|&a| a != 0) {
             sweeps += 1;
-            for h in 0..2 {
-                // The round's dice, `take(36)` of each lane's next word: the eight lanes
-                // of group `2h` and of group `2h + 1`, narrowed to 32 bits.
+            // PERF: both registers' rounds are looked up first, then the registers step:
+            // the gathers (a chain state → round → next state in each register) overlap.
+            // A round from a `StateTable` is one gather where the rows' effects are two
+            // in a chain: on the AMD EPYC Zen 4 a gather of sixteen takes about 48 cycles
+            // to its result (docs/performance.md).
+            let mut entries = [v_zero; HALVES];
+            for (h, entry) in entries.iter_mut().enumerate() {
+                // The round's dice, `take(36)` of each lane's next word (below 2^32: the
+                // high halves are 0): the eight lanes of group `2h`, then of `2h + 1`.
                 // (No closure here: one would not inherit the target features, and its
                 // calls were not inlined, 13% of the time.)
-                let low = _mm512_cvtepi64_epi32(take(streams.next(2 * h), v_faces));
-                let high = _mm512_cvtepi64_epi32(take(streams.next(2 * h + 1), v_faces));
-                let f = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(low), high);
-                let e = _mm512_i32gather_epi32::<4>(
-                    _mm512_add_epi32(row[h], f),
-                    packed.as_ptr().cast(),
+                let f = _mm512_permutex2var_epi32(
+                    take(streams.next(2 * h), v_faces),
+                    evens,
+                    take(streams.next(2 * h + 1), v_faces),
                 );
-                let lost_a = _mm512_and_si512(e, v_three);
-                let lost_b = _mm512_and_si512(_mm512_srli_epi32::<2>(e), v_three);
-                let a = _mm512_sub_epi32(nsp_a[h], _mm512_min_epu32(lost_a, nsp_a[h]));
-                let b = _mm512_sub_epi32(nsp_b[h], _mm512_min_epu32(lost_b, nsp_b[h]));
-                let gone = _mm512_cmpeq_epi32_mask(a, v_zero) | _mm512_cmpeq_epi32_mask(b, v_zero);
-                let otherwise = _mm512_and_si512(_mm512_srli_epi32::<8>(e), v_seven);
-                let d = gone
-                    | _mm512_cmpneq_epi32_mask(otherwise, v_seven)
-                    | _mm512_cmpge_epu32_mask(round[h], v_limit);
+                *entry = match &by_states {
+                    Some(table) => _mm512_i32gather_epi32::<4>(
+                        _mm512_add_epi32(_mm512_mullo_epi32(ab[h], v_36), f),
+                        table.entries.as_ptr().cast(),
+                    ),
+                    None => {
+                        // `StateTable::entry`, in the registers.
+                        let row = _mm512_i32gather_epi32::<4>(ab[h], rows.rows.as_ptr().cast());
+                        let e = _mm512_i32gather_epi32::<4>(
+                            _mm512_add_epi32(row, f),
+                            packed.as_ptr().cast(),
+                        );
+                        let (a, b) = (
+                            _mm512_srl_epi32(ab[h], v_shift),
+                            _mm512_and_si512(ab[h], v_low_b),
+                        );
+                        let lost_a = _mm512_and_si512(e, v_three);
+                        let lost_b = _mm512_and_si512(_mm512_srli_epi32::<2>(e), v_three);
+                        let a = _mm512_sub_epi32(a, _mm512_min_epu32(lost_a, a));
+                        let b = _mm512_sub_epi32(b, _mm512_min_epu32(lost_b, b));
+                        let gone =
+                            _mm512_cmpeq_epi32_mask(a, v_zero) | _mm512_cmpeq_epi32_mask(b, v_zero);
+                        let otherwise = _mm512_and_si512(_mm512_srli_epi32::<8>(e), v_seven);
+                        let destroyed = _mm512_and_si512(_mm512_srli_epi32::<5>(e), v_seven);
+                        let code = _mm512_mask_blend_epi32(gone, otherwise, destroyed);
+                        let ends = gone | _mm512_cmpneq_epi32_mask(otherwise, v_seven);
+                        let entry = _mm512_or_si512(
+                            _mm512_or_si512(_mm512_sll_epi32(a, v_shift), b),
+                            _mm512_slli_epi32::<{ StateTable::STATE_BITS }>(code),
+                        );
+                        _mm512_mask_or_epi32(entry, ends, entry, v_ends)
+                    }
+                };
+            }
+            for h in 0..HALVES {
+                let e = entries[h];
+                let next_ab = _mm512_and_si512(e, v_state);
+                let code =
+                    _mm512_and_si512(_mm512_srli_epi32::<{ StateTable::STATE_BITS }>(e), v_byte);
+                let d =
+                    _mm512_test_epi32_mask(e, v_ends) | _mm512_cmpge_epu32_mask(round[h], v_limit);
                 let counted = d & active[h];
-                let destroyed = _mm512_and_si512(_mm512_srli_epi32::<5>(e), v_seven);
-                let code = _mm512_mask_blend_epi32(gone, otherwise, destroyed);
                 let result = _mm512_min_epu32(code, v_last_result);
                 let key_result = _mm512_or_si512(_mm512_slli_epi32::<3>(round[h]), result);
-                let key_losses = _mm512_or_si512(
-                    _mm512_sll_epi32(
-                        _mm512_sub_epi32(v_init_a, a),
-                        _mm512_castsi512_si128(v_shift),
-                    ),
-                    _mm512_sub_epi32(v_init_b, b),
-                );
+                // `(init_a − a) << shift | (init_b − b)`: no borrow, `b ≤ init_b`.
+                let key_losses = _mm512_sub_epi32(v_init_ab, next_ab);
                 let key_result = if JOINT {
-                    _mm512_or_si512(
-                        _mm512_sll_epi32(key_result, _mm512_castsi512_si128(v_joint_shift)),
-                        key_losses,
-                    )
+                    _mm512_or_si512(_mm512_sll_epi32(key_result, v_joint_shift), key_losses)
                 } else {
                     key_result
                 };
@@ -537,14 +568,8 @@ impl EngagementKernel {
                     let slot_losses = _mm512_mask_blend_epi32(counted, spare_losses[h], key_losses);
                     _mm512_storeu_si512(keys_losses.as_mut_ptr().add(16 * h).cast(), slot_losses);
                 }
-                let next_row = _mm512_i32gather_epi32::<4>(
-                    _mm512_add_epi32(_mm512_sll_epi32(a, _mm512_castsi512_si128(v_shift)), b),
-                    rows.rows.as_ptr().cast(),
-                );
-                nsp_a[h] = _mm512_mask_blend_epi32(d, a, v_init_a);
-                nsp_b[h] = _mm512_mask_blend_epi32(d, b, v_init_b);
+                ab[h] = _mm512_mask_blend_epi32(d, next_ab, v_init_ab);
                 round[h] = _mm512_mask_blend_epi32(d, _mm512_add_epi32(round[h], v_one), v_one);
-                row[h] = _mm512_mask_blend_epi32(d, next_row, v_first_row);
                 left[h] = _mm512_mask_sub_epi32(left[h], counted, left[h], v_one);
                 active[h] = _mm512_cmpneq_epu32_mask(left[h], v_zero);
             }
@@ -601,15 +626,17 @@ impl RowTable {
 
 #[cfg(test)]
 thread_local! {
-    /// AVX2 sweeps run with each round from the rows' effects (two gathers) and from a
-    /// [`StateTable`] (one), for the tests, which check that both ran.
-    static BY_STATES: std::cell::Cell<[u64; 2]> = const { std::cell::Cell::new([0; 2]) };
-    /// Set by the tests to run the AVX2 sweep from the rows' effects whatever the table's
-    /// size.
+    /// Sweeps of each form (`VectorForm as usize`) run with each round from the rows'
+    /// effects (two gathers) and from a [`StateTable`] (one), for the tests, which check
+    /// that both ran.
+    static BY_STATES: std::cell::Cell<[[u64; 2]; 2]> =
+        const { std::cell::Cell::new([[0; 2]; 2]) };
+    /// Set by the tests to run the vector sweeps from the rows' effects whatever the
+    /// table's size.
     static NO_STATE_TABLE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// A round's outcome from each state of the fleets, for the AVX2 sweep: entry
+/// A round's outcome from each state of the fleets, for the vector sweeps: entry
 /// `(a << shift | b) · 36 + faces` holds the strengths after the round (`a' << shift | b'`,
 /// the low [`Self::STATE_BITS`] bits), the result code (the next eight: destroyed where a
 /// fleet is gone, else the result otherwise) and whether the engagement ends
@@ -662,6 +689,18 @@ impl StateTable {
         let code = if gone { destroyed } else { otherwise };
         let ends = gone || otherwise != u32::from(CONTINUES);
         (a << shift | b) | code << Self::STATE_BITS | if ends { Self::ENDS } else { 0 }
+    }
+}
+
+#[cfg(test)]
+impl StateTable {
+    /// Notes for the tests that a sweep of `form` ran, by states or not.
+    fn ran(form: VectorForm, by_states: bool) {
+        BY_STATES.with(|c| {
+            let mut ran = c.get();
+            ran[form as usize][usize::from(by_states)] += 1;
+            c.set(ran);
+        });
     }
 }
 
@@ -752,8 +791,8 @@ mod tests {
                         });
                     assert_eq!(h, expected, "case {case}, {n} engagements, lane by lane");
                     assert_eq!(words, keys + rounds.iter().sum::<u64>());
-                    // All at once, whatever `n`, in every form the CPU has (AVX2's with its
-                    // rounds from a `StateTable` where it is small, and without).
+                    // All at once, whatever `n`, in every form the CPU has (with its rounds
+                    // from a `StateTable` where it is small, and without).
                     for (form, no_table) in VectorForm::ALL
                         .into_iter()
                         .flat_map(|form| [(form, false), (form, true)])
@@ -784,9 +823,12 @@ mod tests {
         assert!(joint_keys.iter().all(|&k| k > 0), "{joint_keys:?}");
         VectorForm::assert_ran_where_available(at_once);
         assert_eq!(as_run_at_once > 0, VectorForm::detect().is_some());
-        if VectorForm::Avx2.available() {
-            let [by_rows, by_states] = BY_STATES.with(std::cell::Cell::get);
-            assert!(by_rows > 0 && by_states > 0, "{by_rows} {by_states}");
+        for form in VectorForm::ALL.into_iter().filter(|form| form.available()) {
+            let [by_rows, by_states] = BY_STATES.with(std::cell::Cell::get)[form as usize];
+            assert!(
+                by_rows > 0 && by_states > 0,
+                "{form:?}: {by_rows} {by_states}"
+            );
         }
     }
 
