@@ -264,6 +264,34 @@ pub(crate) mod avx512 {
         }
     }
 
+    /// Registers of sixteen 32-bit lanes that hold [`LANES`] lanes: register `h` holds
+    /// lanes `16h` to `16h + 15`, whose words are stream groups `2h` and `2h + 1`'s.
+    pub const HALVES: usize = LANES / 16;
+
+    /// `value(lane)` for the lanes of each register of sixteen 32-bit lanes, lane
+    /// `16h + i` in element `i` of register `h`.
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512F.
+    #[target_feature(enable = "avx512f")]
+    pub unsafe fn halves(value: impl Fn(usize) -> u32) -> [__m512i; HALVES] {
+        let values: [u32; LANES] = std::array::from_fn(value);
+        std::array::from_fn(|h| _mm512_loadu_si512(values[16 * h..].as_ptr().cast()))
+    }
+
+    /// Two groups' values in one register of sixteen 32-bit lanes: the low halves of
+    /// `low`'s 64-bit lanes, then of `high`'s (one permute; the values must be below 2^32,
+    /// as [`take`]'s are for sides below 2^32).
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512F.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    pub unsafe fn join(low: __m512i, high: __m512i) -> __m512i {
+        let evens = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+        _mm512_permutex2var_epi32(low, evens, high)
+    }
+
     /// `DiceWord::take(sides)` in each 64-bit lane: the high 64 bits of `word · sides`, for
     /// sides below 2^32, as `(hi · sides + (lo · sides >> 32)) >> 32`, where `hi` and `lo`
     /// are the word's 32-bit halves. Exact: `⌊(hi·s·2^32 + lo·s) / 2^64⌋ = ⌊(hi·s +

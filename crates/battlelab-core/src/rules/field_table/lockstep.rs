@@ -248,21 +248,13 @@ unsafe fn sweeps_avx512(
     n: u64,
     counts: &mut Counts,
 ) -> u64 {
-    use crate::dice::lanes::avx512::{take, Streams};
+    use crate::dice::lanes::avx512::{halves, join, take, Streams, HALVES};
     use crate::dice::lanes::lane_battles;
     use std::arch::x86_64::*;
-    /// Registers of sixteen 32-bit lanes: register `h` holds lanes `16h` to `16h + 15`,
-    /// the words of stream groups `2h` and `2h + 1`.
-    const HALVES: usize = LANES / 16;
     let splat = |v: u32| _mm512_set1_epi32(v as i32);
-    // `value(lane)` for the lanes of each register.
-    let halves = |value: &dyn Fn(usize) -> u32| -> [__m512i; HALVES] {
-        let values: [u32; LANES] = std::array::from_fn(value);
-        std::array::from_fn(|h| _mm512_loadu_si512(values[16 * h..].as_ptr().cast()))
-    };
     let mut streams = Streams::new(lanes);
-    let mut left = halves(&|l| lane_battles(n, l) as u32);
-    let spare = halves(&|l| counts.slots.spare(l));
+    let mut left = halves(|l| lane_battles(n, l) as u32);
+    let spare = halves(|l| counts.slots.spare(l));
     let (zero, one) = (splat(0), splat(1));
     let v_sides = _mm512_set1_epi64(i64::from(sides));
     let v_stride = splat(table.stride as u32);
@@ -270,8 +262,6 @@ unsafe fn sweeps_avx512(
     let v_limit = splat(table.round_limit);
     let v_node_bits = _mm_cvtsi32_si128(counts.node_bits as i32);
     let low16 = splat(0xFFFF);
-    // The even 32-bit elements of two registers of 64-bit lanes: their low halves.
-    let evens = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     let mut node = [zero; HALVES];
     let mut round = [zero; HALVES];
     let mut active: [__mmask16; HALVES] =
@@ -289,7 +279,7 @@ unsafe fn sweeps_avx512(
             // The round's value in each lane (below 2^32: the high halves are 0).
             let low = take(streams.next(2 * h), v_sides);
             let high = take(streams.next(2 * h + 1), v_sides);
-            let value = _mm512_permutex2var_epi32(low, evens, high);
+            let value = join(low, high);
             // The next node, a `u16` read as the low half of the 32 bits at its address.
             // SAFETY: a lane starts every round on a node with a row (node 0, the start,
             // has one; a lane goes on only from a node below `with_rows`, and is reset to

@@ -443,11 +443,8 @@ impl EngagementKernel {
         n: u64,
         tally: &mut Tally,
     ) -> u64 {
-        use crate::dice::lanes::avx512::{take, Streams};
+        use crate::dice::lanes::avx512::{halves, join, take, Streams, HALVES};
         use std::arch::x86_64::*;
-        /// Registers of sixteen 32-bit lanes: register `h` holds lanes `16h` to `16h + 15`,
-        /// the words of stream groups `2h` and `2h + 1`.
-        const HALVES: usize = LANES / 16;
         let packed = pack(self);
         let rows = RowTable::new(self);
         let by_states = StateTable::new(&packed, &rows, self.nsp);
@@ -455,11 +452,6 @@ impl EngagementKernel {
         StateTable::ran(VectorForm::Avx512, by_states.is_some());
         let [init_a, init_b] = self.nsp;
         let splat = |v: u32| _mm512_set1_epi32(v as i32);
-        // `value(lane)` for the lanes of each register.
-        let halves = |value: &dyn Fn(usize) -> u32| -> [__m512i; HALVES] {
-            let values: [u32; LANES] = std::array::from_fn(value);
-            std::array::from_fn(|h| _mm512_loadu_si512(values[16 * h..].as_ptr().cast()))
-        };
         // A lane's state: its fleets' strengths as `a << shift | b`.
         let v_init_ab = splat(init_a << rows.shift | init_b);
         let (v_zero, v_one, v_three, v_seven) = (splat(0), splat(1), splat(3), splat(7));
@@ -476,20 +468,18 @@ impl EngagementKernel {
         debug_assert_eq!(JOINT, tally.joint_shift.is_some());
         let v_joint_shift = _mm_cvtsi32_si128(tally.joint_shift.unwrap_or(0) as i32);
         let v_faces = _mm512_set1_epi64(36);
-        // The even 32-bit elements of two registers of 64-bit lanes: their low halves.
-        let evens = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
         let mut streams = Streams::new(lanes);
         let mut ab = [v_init_ab; HALVES];
         let mut round = [v_one; HALVES];
-        let mut left = halves(&|l| lane_battles(n, l) as u32);
+        let mut left = halves(|l| lane_battles(n, l) as u32);
         let mut active = left.map(|l| _mm512_cmpneq_epu32_mask(l, v_zero));
         // A lane that did not end a counted engagement counts in its own spare slot past
         // the table's end; one that did, at its key. (Four copies of each count, taken in
         // turn by lane, were 3% faster on the Xeon while the lanes' words came from one
         // stream, and 2–4% slower since the lanes' streams step in the registers; on the
         // AMD EPYC Zen 4 they double the sweeps' speed: `LaneCounts`.)
-        let spare_result = halves(&|l| tally.by_result.spare(l));
-        let spare_losses = halves(&|l| tally.by_losses.spare(l));
+        let spare_result = halves(|l| tally.by_result.spare(l));
+        let spare_losses = halves(|l| tally.by_losses.spare(l));
         let mut keys_result = [0u32; LANES];
         let mut keys_losses = [0u32; LANES];
         let mut sweeps = 0;
@@ -506,9 +496,8 @@ impl EngagementKernel {
                 // high halves are 0): the eight lanes of group `2h`, then of `2h + 1`.
                 // (No closure here: one would not inherit the target features, and its
                 // calls were not inlined, 13% of the time.)
-                let f = _mm512_permutex2var_epi32(
+                let f = join(
                     take(streams.next(2 * h), v_faces),
-                    evens,
                     take(streams.next(2 * h + 1), v_faces),
                 );
                 *entry = match &by_states {
