@@ -27,6 +27,13 @@ pub fn lane_battles(n: u64, lane: usize) -> u64 {
     n / LANES as u64 + u64::from((lane as u64) < n % LANES as u64)
 }
 
+/// Whether every lane's share of a block's `n` battles ([`lane_battles`]; lane 0's is the
+/// largest) fits the 32 bits in which the vector sweeps count a lane's battles left (a
+/// run's block is 65,536).
+pub fn shares_fit_32_bits(n: u64) -> bool {
+    lane_battles(n, 0) <= u64::from(u32::MAX)
+}
+
 /// The count table a sweep of the lanes adds to, one count a lane a sweep: each lane at
 /// its key, or at its own spare slot past the keys where it ended no counted battle (so
 /// that every lane counts every sweep, with no branch). The table may be held in copies
@@ -516,6 +523,15 @@ pub(crate) mod avx2 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The largest block whose shares fit 32 bits: 2^32 − 1 battles in every lane.
+    #[test]
+    fn shares_fit_32_bits_up_to_u32_max_a_lane() {
+        let most = u64::from(u32::MAX) * LANES as u64;
+        assert!(shares_fit_32_bits(0) && shares_fit_32_bits(65_536));
+        assert!(shares_fit_32_bits(most));
+        assert!(!shares_fit_32_bits(most + 1));
+    }
 
     #[test]
     fn lanes_share_out_a_block_and_each_has_its_own_stream() {

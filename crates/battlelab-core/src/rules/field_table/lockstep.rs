@@ -27,7 +27,7 @@
 #![cfg_attr(not(target_arch = "x86_64"), allow(dead_code, unused_imports))]
 
 use super::{BattleTable, Cut};
-use crate::dice::lanes::{LaneCounts, VectorForm, LANES};
+use crate::dice::lanes::{shares_fit_32_bits, LaneCounts, VectorForm, LANES};
 use crate::rules::crt::{BattleHistogram, BattleOutcome};
 
 /// Counts of ended battles by (rounds, node): key `rounds << node_bits | node`, then
@@ -110,8 +110,8 @@ fn all_at_once(
 }
 
 /// [`all_at_once`] in the form `form`, which the tests run in turn, or `None` where the
-/// sweeps cannot run: the CPU lacks the form, a round's value is cut in three
-/// ([`Cut::Sides`]), or [`Counts::keys`] refuses the table.
+/// sweeps cannot run: the CPU lacks the form, a lane's share passes 2^32 − 1 battles, a
+/// round's value is cut in three ([`Cut::Sides`]), or [`Counts::keys`] refuses the table.
 fn all_at_once_in(
     form: VectorForm,
     table: &BattleTable,
@@ -121,16 +121,13 @@ fn all_at_once_in(
 ) -> Option<u64> {
     #[cfg(target_arch = "x86_64")]
     if let Cut::Joint(sides) = table.cut {
-        if form.available() {
+        // Both forms count a lane's battles left in 32 bits.
+        if form.available() && shares_fit_32_bits(n) {
             if let Some(mut counts) = Counts::new(table) {
-                // SAFETY: the form's feature is detected, the cut is joint and the counts
-                // are `Counts::new(table)`'s.
+                // SAFETY: the form's feature is detected, the cut is joint, the counts are
+                // `Counts::new(table)`'s and a lane's battles fit 32 bits.
                 let sweeps = unsafe {
                     match form {
-                        // Both forms count a lane's battles in 32 bits.
-                        _ if crate::dice::lanes::lane_battles(n, 0) > u64::from(u32::MAX) => {
-                            return None
-                        }
                         VectorForm::Avx512 => sweeps_avx512(table, sides, lanes, n, &mut counts),
                         VectorForm::Avx2 => sweeps_avx2(table, sides, lanes, n, &mut counts),
                     }

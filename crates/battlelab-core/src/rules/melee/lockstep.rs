@@ -68,7 +68,7 @@ use super::{
     AliasColumn, EngagementHistogram, GroupRef, MeleeCombat, PresentAt, END_BY_FLAGS, END_COUNT,
     MAX_B_UNITS, PRESENT_AT_WORDS,
 };
-use crate::dice::lanes::{lane_battles, LaneCounts, VectorForm, LANES};
+use crate::dice::lanes::{lane_battles, shares_fit_32_bits, LaneCounts, VectorForm, LANES};
 
 /// What the AVX2 sweeps read of a duel (one side-B unit), built once a call.
 struct Duel<'a> {
@@ -132,7 +132,7 @@ impl Keys {
     /// the sweeps' 32-bit count of engagements left; a run's block is 65,536).
     fn worth(self, n: u64) -> bool {
         (self.slots() as u64).div_ceil(Self::SLOTS_PER_ENGAGEMENT as u64) <= n
-            && lane_battles(n, 0) <= u64::from(u32::MAX)
+            && shares_fit_32_bits(n)
     }
 
     /// Adds the counts (the spare slots aside) into `h`: a key's first part is the

@@ -42,7 +42,7 @@
 #![cfg_attr(not(target_arch = "x86_64"), allow(dead_code, unused_imports))]
 
 use super::{EngagementHistogram, EngagementKernel, EngagementResult, CONTINUES};
-use crate::dice::lanes::{self, lane_battles, LaneCounts, VectorForm, LANES};
+use crate::dice::lanes::{self, lane_battles, shares_fit_32_bits, LaneCounts, VectorForm, LANES};
 use crate::dice::DiceStream;
 
 /// One round's effect in 32 bits, for a gather: `lost[0]` (bits 0–1), `lost[1]` (2–3),
@@ -231,7 +231,7 @@ impl EngagementKernel {
         assert!(Tally::fits(self) && self.round_limit >= 1);
         // The sweeps count each lane's engagements left in 32 bits (a run's block is
         // 65,536).
-        if !form.available() || lane_battles(n, 0) > u64::from(u32::MAX) {
+        if !form.available() || !shares_fit_32_bits(n) {
             return None;
         }
         #[cfg(target_arch = "x86_64")]
