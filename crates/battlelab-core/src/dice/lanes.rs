@@ -269,6 +269,47 @@ pub(crate) mod avx512 {
             self.s[g] = [s0, s1, s2, s3];
             word
         }
+
+        /// [`Self::next`] in the lanes of group `g` whose bit of `mask` is set (lane
+        /// `8g + i`, bit `i`); the other lanes' streams stay where they are (their elements
+        /// of the result are words they did not draw).
+        ///
+        /// # Safety
+        /// The CPU must have AVX-512F.
+        #[target_feature(enable = "avx512f")]
+        #[inline]
+        pub unsafe fn next_where(&mut self, g: usize, mask: __mmask8) -> __m512i {
+            let before = self.s[g];
+            let word = self.next(g);
+            for (now, was) in self.s[g].iter_mut().zip(before) {
+                *now = _mm512_mask_mov_epi64(was, mask, *now);
+            }
+            word
+        }
+    }
+
+    /// A table of up to 32 `u32`s as two registers, `value(i)` at `i`, for [`lookup32`].
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512F.
+    #[target_feature(enable = "avx512f")]
+    pub unsafe fn table32(value: impl Fn(usize) -> u32) -> [__m512i; 2] {
+        let values: [u32; 32] = std::array::from_fn(value);
+        [0, 1].map(|r| _mm512_loadu_si512(values[16 * r..].as_ptr().cast()))
+    }
+
+    /// `table[index]` in each 32-bit lane, every `index` below 32: one two-register
+    /// permute (`vpermt2d`) where a gather would read sixteen times. An index past 31
+    /// would read `table[index & 31]`, a wrong value, not memory out of bounds: callers
+    /// keep every index below 32 (checked in debug builds).
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512F.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    pub unsafe fn lookup32(table: &[__m512i; 2], index: __m512i) -> __m512i {
+        debug_assert!(_mm512_cmpgt_epu32_mask(index, _mm512_set1_epi32(31)) == 0);
+        _mm512_permutex2var_epi32(table[0], index, table[1])
     }
 
     /// Registers of sixteen 32-bit lanes that hold [`LANES`] lanes: register `h` holds

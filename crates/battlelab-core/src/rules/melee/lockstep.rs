@@ -258,6 +258,97 @@ impl KeyVectors {
     }
 }
 
+/// [`KeyVectors`] in sixteen lanes of AVX-512 registers, with masks for the lanes' flags.
+#[cfg(target_arch = "x86_64")]
+struct KeyVectors512 {
+    phase_step: std::arch::x86_64::__m512i,
+    last_phase: std::arch::x86_64::__m512i,
+    b_values: std::arch::x86_64::__m512i,
+    /// A key's end part, `end · per_end`, by flags (`END_BY_FLAGS`): one register.
+    ends: std::arch::x86_64::__m512i,
+    /// Each lane's spare slot.
+    spare: [std::arch::x86_64::__m512i; crate::dice::lanes::avx512::HALVES],
+}
+
+#[cfg(target_arch = "x86_64")]
+impl KeyVectors512 {
+    /// # Safety
+    /// The CPU must have AVX-512F.
+    #[target_feature(enable = "avx512f")]
+    unsafe fn new(keys: Keys) -> Self {
+        use crate::dice::lanes::avx512::halves;
+        use std::arch::x86_64::*;
+        let phase_step = (END_COUNT * keys.per_end()) as u32;
+        let ends: [u32; 16] =
+            std::array::from_fn(|f| (END_BY_FLAGS[f].index() * keys.per_end()) as u32);
+        Self {
+            phase_step: _mm512_set1_epi32(phase_step as i32),
+            last_phase: _mm512_set1_epi32(((keys.round_limit - 1) * phase_step) as i32),
+            b_values: _mm512_set1_epi32(keys.b_values as i32),
+            ends: _mm512_loadu_si512(ends.as_ptr().cast()),
+            spare: halves(|l| (keys.slots() + l) as u32),
+        }
+    }
+
+    /// [`KeyVectors::slot`] for register `h` of sixteen lanes, the lanes' flags as masks:
+    /// returns `(ended, counted, slot)`.
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512F.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn slot(
+        &self,
+        h: usize,
+        phase_key: std::arch::x86_64::__m512i,
+        [a_gone, b_gone]: [std::arch::x86_64::__mmask16; 2],
+        destroyed_a: std::arch::x86_64::__mmask16,
+        b_fled: std::arch::x86_64::__mmask16,
+        lost: [std::arch::x86_64::__m512i; 2],
+        busy: std::arch::x86_64::__mmask16,
+    ) -> (
+        std::arch::x86_64::__mmask16,
+        std::arch::x86_64::__mmask16,
+        std::arch::x86_64::__m512i,
+    ) {
+        use std::arch::x86_64::*;
+        let at_limit = _mm512_cmpeq_epi32_mask(phase_key, self.last_phase);
+        let ended = a_gone | b_gone | at_limit;
+        let flag = |mask: __mmask16, bit: i32| _mm512_maskz_mov_epi32(mask, _mm512_set1_epi32(bit));
+        let flags = _mm512_or_si512(
+            _mm512_or_si512(flag(a_gone, 1), flag(b_gone, 2)),
+            _mm512_or_si512(flag(destroyed_a, 4), flag(b_fled, 8)),
+        );
+        let key = _mm512_add_epi32(
+            _mm512_add_epi32(phase_key, _mm512_permutexvar_epi32(flags, self.ends)),
+            _mm512_add_epi32(_mm512_mullo_epi32(lost[0], self.b_values), lost[1]),
+        );
+        let counted = busy & ended;
+        (
+            ended,
+            counted,
+            _mm512_mask_blend_epi32(counted, self.spare[h], key),
+        )
+    }
+
+    /// The next phase's key part: the next phase's, or the first's where the lane's
+    /// engagement `ended`.
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512F.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    unsafe fn next_phase(
+        &self,
+        phase_key: std::arch::x86_64::__m512i,
+        ended: std::arch::x86_64::__mmask16,
+    ) -> std::arch::x86_64::__m512i {
+        use std::arch::x86_64::*;
+        _mm512_maskz_add_epi32(!ended, phase_key, self.phase_step)
+    }
+}
+
 /// Bits of a [`Duel`] side entry that hold the group.
 const GROUP_BITS: u32 = 24;
 
@@ -425,6 +516,82 @@ impl<'a> Several<'a> {
     }
 }
 
+impl Several<'_> {
+    /// Word `w` of `at_present[present]` as the sweeps read it by permutes: A's base in
+    /// `a_groups` against side-B unit `w` (`w` below [`MAX_B_UNITS`]), else B's bonus; 0
+    /// past the table.
+    fn present_word(&self, w: usize, present: usize) -> u32 {
+        self.at_present.get(present).map_or(0, |at| {
+            if w < MAX_B_UNITS {
+                at.a_base[w]
+            } else {
+                at.bonus
+            }
+        })
+    }
+
+    /// Unit `u`'s entry after `taken` wounds (`units[base[u] + taken]`), 0 past its total
+    /// or past the engagement's units.
+    fn unit_entry(&self, u: usize, taken: usize) -> u32 {
+        if u <= self.b && taken as u32 <= self.total[u] {
+            self.units[self.base[u] as usize + taken]
+        } else {
+            0
+        }
+    }
+
+    /// A's group after `taken` wounds in the block of `a_groups` at `base`, 0 past A's
+    /// total.
+    fn a_group(&self, base: u32, taken: usize) -> u32 {
+        if taken as u32 <= self.total[0] {
+            self.a_groups[base as usize + taken]
+        } else {
+            0
+        }
+    }
+
+    /// How the sweeps read A's group on side-B unit `j`: the blocks of A's groups the
+    /// units present can give it (by their bases), by permutes where A has at most 32
+    /// entries and there are at most two blocks.
+    fn a_groups_for(&self, j: usize) -> AGroups<u32> {
+        if j >= self.b || self.total[0] >= 32 {
+            return AGroups::Gathered;
+        }
+        let mut bases: Vec<u32> = self.at_present.iter().map(|at| at.a_base[j]).collect();
+        bases.sort_unstable();
+        bases.dedup();
+        let empty = |base: u32| (0..=self.total[0] as usize).all(|t| self.a_group(base, t) == 0);
+        match bases[..] {
+            [base] if empty(base) => AGroups::NoDice,
+            [base] => AGroups::One(base),
+            [first, second] => AGroups::Two(first, second, second),
+            _ => AGroups::Gathered,
+        }
+    }
+}
+
+impl MeleeCombat {
+    /// `fail_from[m]` of the several-units sweeps' break tests: the rolls whose sum is
+    /// below `m`, `break_at_most[m − 1]` (the counts `failing_rolls` reads; `break_sum`
+    /// rises with the rank), for `m` of 0 to 31.
+    fn fail_from(&self, m: usize) -> u32 {
+        let at_most = &self.break_at_most;
+        debug_assert!(at_most.len() <= 31, "sums of at most 3d6 are below 31");
+        m.checked_sub(1)
+            .map_or(0, |k| at_most[k.min(at_most.len() - 1)] as u32)
+    }
+}
+
+/// The wounds of one lane's alias table `group` for its word, read from the whole column
+/// ([`AliasColumn::pick`]), as `MeleeCombat::sample_table` gives them (a group of 0 picks
+/// column 0): the samplers' path where a word's prefix ties its cut's.
+fn wounds_from_whole_column(columns: &[AliasColumn], group: u32, word: u64) -> u32 {
+    // `checked_shr` by 64 is `None`.
+    let within = word.checked_shr(64 - (group & 15)).unwrap_or(0);
+    let column = (group >> 4) as usize + within as usize;
+    columns[column].pick(word) & 0xffff
+}
+
 /// The wounds of eight lanes' alias tables `group` ([`GroupRef`]s naming tables) for their
 /// words `u` (the low four lanes' in `u[0]`, the high four's in `u[1]`), as
 /// `MeleeCombat::sample_table` gives them: the column from the word's top bits, read as
@@ -500,63 +667,166 @@ unsafe fn wounds_by_whole_columns(
     _mm256_storeu_si256(words.as_mut_ptr().cast(), u[0]);
     _mm256_storeu_si256(words[4..].as_mut_ptr().cast(), u[1]);
     for ((wounds, group), word) in wounds.iter_mut().zip(groups).zip(words) {
-        // A group of 0 picks column 0: `checked_shr` by 64 is `None`.
-        let within = word.checked_shr(64 - (group & 15)).unwrap_or(0);
-        let column = (group >> 4) as usize + within as usize;
-        *wounds = columns[column].pick(word) & 0xffff;
+        *wounds = wounds_from_whole_column(columns, group, word);
     }
     _mm256_loadu_si256(wounds.as_ptr().cast())
 }
 
-/// How the several-units sweep reads A's group on a side-B unit after A's wounds
-/// ([`Several::a_groups`]).
+/// [`sample_wounds8`] in sixteen lanes of an AVX-512 register: the wounds of the lanes'
+/// alias tables `group` for their words `u` (lanes 0–7's in `u[0]`, 8–15's in `u[1]`),
+/// from one gather of the lanes' 32-bit lane words; where some lane's prefix ties its
+/// cut's, all sixteen from their whole columns.
+///
+/// # Safety
+/// The CPU must have AVX-512F, each group must name a table of `columns` (or be 0, with
+/// `columns` not empty), and `lane_columns` must be `columns` as lane words.
 #[cfg(target_arch = "x86_64")]
-enum AGroups {
+#[target_feature(enable = "avx512f")]
+#[inline]
+unsafe fn sample_wounds16(
+    (lane_columns, columns): (&[u32], &[AliasColumn]),
+    group: std::arch::x86_64::__m512i,
+    u: [std::arch::x86_64::__m512i; 2],
+) -> std::arch::x86_64::__m512i {
+    use super::LANE_CUT_BITS;
+    use std::arch::x86_64::*;
+    // The words' high halves, sixteen lanes (as in `sample_wounds8`).
+    let odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    let high = _mm512_permutex2var_epi32(u[0], odd, u[1]);
+    let bits = _mm512_and_si512(group, _mm512_set1_epi32(15));
+    // A shift by 32 (a group of 0) leaves 0.
+    let column = _mm512_add_epi32(
+        _mm512_srli_epi32::<4>(group),
+        _mm512_srlv_epi32(high, _mm512_sub_epi32(_mm512_set1_epi32(32), bits)),
+    );
+    let word = _mm512_i32gather_epi32::<4>(column, lane_columns.as_ptr().cast());
+    const SHIFT: u32 = 32 - LANE_CUT_BITS;
+    let (cut, prefix) = (
+        _mm512_srli_epi32::<SHIFT>(word),
+        _mm512_srli_epi32::<SHIFT>(_mm512_sllv_epi32(high, bits)),
+    );
+    if _mm512_cmpeq_epi32_mask(cut, prefix) != 0 {
+        return wounds_by_whole_columns16(columns, group, u);
+    }
+    // The wounds below the cut are bits 0–4 of the lane word, above it bits 5–9.
+    let shift = _mm512_maskz_mov_epi32(_mm512_cmple_epu32_mask(cut, prefix), _mm512_set1_epi32(5));
+    _mm512_and_si512(_mm512_srlv_epi32(word, shift), _mm512_set1_epi32(31))
+}
+
+/// [`sample_wounds16`] lane by lane from the whole columns: where a word's prefix ties
+/// its cut's.
+///
+/// # Safety
+/// As for [`sample_wounds16`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[cold]
+#[inline(never)]
+unsafe fn wounds_by_whole_columns16(
+    columns: &[AliasColumn],
+    group: std::arch::x86_64::__m512i,
+    u: [std::arch::x86_64::__m512i; 2],
+) -> std::arch::x86_64::__m512i {
+    use std::arch::x86_64::*;
+    let (mut groups, mut words, mut wounds) = ([0u32; 16], [0u64; 16], [0u32; 16]);
+    _mm512_storeu_si512(groups.as_mut_ptr().cast(), group);
+    _mm512_storeu_si512(words.as_mut_ptr().cast(), u[0]);
+    _mm512_storeu_si512(words[8..].as_mut_ptr().cast(), u[1]);
+    for ((wounds, group), word) in wounds.iter_mut().zip(groups).zip(words) {
+        *wounds = wounds_from_whole_column(columns, group, word);
+    }
+    _mm512_loadu_si512(wounds.as_ptr().cast())
+}
+
+/// How the several-units sweeps read A's group on a side-B unit after A's wounds
+/// ([`Several::a_groups`]): `T` is a block of A's groups (its base in `a_groups` as
+/// [`Several::a_groups_for`] gives it, then as registers for the form's permutes).
+#[derive(Clone, Copy, Debug)]
+enum AGroups<T> {
     /// Every block the unit can take has no dice (A does not attack a rear unit).
     NoDice,
     /// One block, by permutes.
-    One([std::arch::x86_64::__m256i; 4]),
+    One(T),
     /// Two blocks by permutes, and the second's base in `a_groups`: the units present
     /// pick one.
-    Two(
-        [std::arch::x86_64::__m256i; 4],
-        [std::arch::x86_64::__m256i; 4],
-        std::arch::x86_64::__m256i,
-    ),
+    Two(T, T, u32),
     /// Gathered from `a_groups` (more blocks, or A with more than 32 entries).
     Gathered,
 }
 
+impl<T> AGroups<T> {
+    /// The same reads with each block `f` of its base.
+    fn map<U>(self, f: impl Fn(T) -> U) -> AGroups<U> {
+        match self {
+            Self::NoDice => AGroups::NoDice,
+            Self::One(block) => AGroups::One(f(block)),
+            Self::Two(first, second, base) => AGroups::Two(f(first), f(second), base),
+            Self::Gathered => AGroups::Gathered,
+        }
+    }
+}
+
 impl MeleeCombat {
-    /// The AVX2 sweeps for a block's `n` engagements on the lanes' streams `lanes`,
-    /// counted into `h`, returning the words the lanes drew, all lanes together (a duel's
-    /// three a phase in every lane to the block's last sweep; with several side-B units,
-    /// each lane's engagements' words); `None` (nothing fought) where the CPU has no AVX2,
-    /// the sweeps do not take the engagement ([`Duel::new`], [`Several::new`]) or the
-    /// call is too small for its table ([`Duel::worth`], [`Several::worth`]).
+    /// The vector sweeps for a block's `n` engagements on the lanes' streams `lanes`, in
+    /// the widest form the CPU has ([`VectorForm::detect`]), counted into `h`; see
+    /// [`Self::all_at_once_in`].
     pub(super) fn all_at_once(
         &self,
         lanes: &[[u64; 4]; LANES],
         n: u64,
         h: &mut EngagementHistogram,
     ) -> Option<u64> {
+        self.all_at_once_in(VectorForm::detect()?, lanes, n, h)
+    }
+
+    /// The sweeps in the form `form`, which the tests run in turn, returning the words the
+    /// lanes drew, all lanes together (a duel's three a phase in every lane to the block's
+    /// last sweep; with several side-B units, each lane's engagements' words); `None`
+    /// (nothing fought) where the CPU has not the form, the sweeps do not take the
+    /// engagement ([`Duel::new`], [`Several::new`]) or the call is too small for its
+    /// table ([`Keys::worth`]). Several side-B units are swept in either form; a duel has
+    /// one sweep, AVX2's, which either form runs (a CPU with AVX-512F has AVX2).
+    fn all_at_once_in(
+        &self,
+        form: VectorForm,
+        lanes: &[[u64; 4]; LANES],
+        n: u64,
+        h: &mut EngagementHistogram,
+    ) -> Option<u64> {
+        if !form.available() {
+            return None;
+        }
         if let Some(several) = Several::new(self).filter(|several| several.keys.worth(n)) {
             #[cfg(target_arch = "x86_64")]
-            if VectorForm::Avx2.available() {
+            {
                 let mut counts = LaneCounts::new(several.keys.slots(), 1);
-                // SAFETY: the feature is detected above, and `several` is
+                // SAFETY: the form's features are detected above, and `several` is
                 // `Several::new(self)`'s, `counts` of its slots (and the spare ones).
                 let words = unsafe {
-                    match several.b {
-                        2 => self.several_avx2::<2>(&several, lanes, n, &mut counts),
-                        3 => self.several_avx2::<3>(&several, lanes, n, &mut counts),
-                        _ => self.several_avx2::<MAX_B_UNITS>(&several, lanes, n, &mut counts),
+                    match (form, several.b) {
+                        (VectorForm::Avx512, 2) => {
+                            self.several_avx512::<2>(&several, lanes, n, &mut counts)
+                        }
+                        (VectorForm::Avx512, 3) => {
+                            self.several_avx512::<3>(&several, lanes, n, &mut counts)
+                        }
+                        (VectorForm::Avx512, _) => {
+                            self.several_avx512::<MAX_B_UNITS>(&several, lanes, n, &mut counts)
+                        }
+                        (VectorForm::Avx2, 2) => {
+                            self.several_avx2::<2>(&several, lanes, n, &mut counts)
+                        }
+                        (VectorForm::Avx2, 3) => {
+                            self.several_avx2::<3>(&several, lanes, n, &mut counts)
+                        }
+                        (VectorForm::Avx2, _) => {
+                            self.several_avx2::<MAX_B_UNITS>(&several, lanes, n, &mut counts)
+                        }
                     }
                 };
                 several.keys.add_to(&counts, h, |a, b| [a as u32, b as u32]);
                 return Some(words);
             }
-            return None;
         }
         let duel = Duel::new(self).filter(|duel| duel.keys.worth(n))?;
         #[cfg(target_arch = "x86_64")]
@@ -756,77 +1026,30 @@ impl MeleeCombat {
         // permutes from registers, not gathered (gathers held the sweep's throughput on
         // the AMD EPYC: `profile melee-surrounded` 37.1 -> 40.9 M/s). `at_present`'s word
         // `w` by units present (masks below 2^(B + 1) <= 32) ...
-        let by_present: [[__m256i; 4]; PRESENT_AT_WORDS] = std::array::from_fn(|w| {
-            table32(|p| {
-                several.at_present.get(p).map_or(0, |at| {
-                    if w < MAX_B_UNITS {
-                        at.a_base[w]
-                    } else {
-                        at.bonus
-                    }
-                })
-            })
-        });
+        let by_present: [[__m256i; 4]; PRESENT_AT_WORDS] =
+            std::array::from_fn(|w| table32(|p| several.present_word(w, p)));
         // ... and each unit's entry after `taken` wounds, where every unit has at most 32
         // (wounds 0 to 31).
-        let by_wounds: Option<[[__m256i; 4]; 1 + MAX_B_UNITS]> =
-            several.wounds_by_permutes().then(|| {
-                std::array::from_fn(|u| {
-                    table32(|taken| {
-                        let taken = taken as u32;
-                        if u <= B && taken <= several.total[u] {
-                            several.units[(several.base[u] + taken) as usize]
-                        } else {
-                            0
-                        }
-                    })
-                })
-            });
+        let by_wounds: Option<[[__m256i; 4]; 1 + MAX_B_UNITS]> = several
+            .wounds_by_permutes()
+            .then(|| std::array::from_fn(|u| table32(|taken| several.unit_entry(u, taken))));
         // PERF: A's group on each side-B unit by permutes too, where A has at most 32
         // entries and the units present give the unit at most two blocks of A's groups
         // (`MeleeCombat`'s blocks by attack kind): a gather a unit a phase was 10% of
         // `profile melee-surrounded`'s samples (`perf record`); 65.6 -> 67.7 M
         // engagements/s, mean of ten runs beside each other (best 69.9 -> 77.0). A block of
         // no dice (a rear unit) is 0, read by nothing.
-        let a_by_wounds: [AGroups; MAX_B_UNITS] = std::array::from_fn(|j| {
-            if j >= B || several.total[0] >= 32 {
-                return AGroups::Gathered;
-            }
-            let mut bases: Vec<u32> = several.at_present.iter().map(|at| at.a_base[j]).collect();
-            bases.sort_unstable();
-            bases.dedup();
-            let block = |base: u32| {
-                table32(|taken| {
-                    if taken as u32 <= several.total[0] {
-                        several.a_groups[base as usize + taken]
-                    } else {
-                        0
-                    }
-                })
-            };
-            let empty = |base: u32| {
-                (0..=several.total[0] as usize).all(|t| several.a_groups[base as usize + t] == 0)
-            };
-            match bases[..] {
-                [base] if empty(base) => AGroups::NoDice,
-                [base] => AGroups::One(block(base)),
-                [first, second] => AGroups::Two(block(first), block(second), splat(second)),
-                _ => AGroups::Gathered,
-            }
+        let a_by_wounds: [AGroups<[__m256i; 4]>; MAX_B_UNITS] = std::array::from_fn(|j| {
+            several
+                .a_groups_for(j)
+                .map(|base| table32(|taken| several.a_group(base, taken)))
         });
         // PERF: a break test compares the roll's rank with the first rank whose sum
         // reaches the margin less the difference, read by permutes (sums of at most 3d6
         // are below 31), where a gather read each roll's sum (three gathers a phase):
         // `profile melee-surrounded` 67.7 -> 71.4 M engagements/s, mean of ten runs
         // beside each other (callgrind 161.6 -> 173.4 instructions an engagement).
-        // `fail_from[m]`: the rolls whose sum is below `m`, `break_at_most[m − 1]` (the
-        // counts `failing_rolls` reads; `break_sum` rises with the rank).
-        let at_most = &self.break_at_most;
-        debug_assert!(at_most.len() <= 31, "sums of at most 3d6 are below 31");
-        let fail_from = table32(|m| {
-            m.checked_sub(1)
-                .map_or(0, |k| at_most[k.min(at_most.len() - 1)] as u32)
-        });
+        let fail_from = table32(|m| self.fail_from(m));
         let v_31 = splat(31);
         let unit_at = |u: usize, taken: __m256i| match &by_wounds {
             Some(tables) => lookup32(&tables[u], taken),
@@ -882,7 +1105,7 @@ impl MeleeCombat {
                             _mm256_blendv_epi8(
                                 lookup32(first, taken_a[h]),
                                 lookup32(second, taken_a[h]),
-                                _mm256_cmpeq_epi32(a_base, *second_base),
+                                _mm256_cmpeq_epi32(a_base, splat(*second_base)),
                             )
                         }
                         AGroups::Gathered => {
@@ -1041,6 +1264,237 @@ impl MeleeCombat {
         }
         words
     }
+
+    /// [`Self::several_avx2`] in AVX-512 registers: the lanes' streams in four registers
+    /// of eight, the engagements in two of sixteen, the lanes' flags in masks. The same
+    /// engagements on the same words, lane by lane.
+    ///
+    /// PERF: on the AMD EPYC (Zen 4) a gather of sixteen costs what about 1.35 of eight
+    /// do (docs/performance.md, "Naval and field at the gathers' cost"), a table of 32 is
+    /// one permute (`vpermt2d`, where AVX2 takes four and three blends), and 32 registers
+    /// hold what AVX2's sixteen spilled to the stack.
+    ///
+    /// # Safety
+    /// As for [`Self::several_avx2`], with AVX-512F for AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn several_avx512<const B: usize>(
+        &self,
+        several: &Several<'_>,
+        lanes: &[[u64; 4]; LANES],
+        n: u64,
+        counts: &mut LaneCounts,
+    ) -> u64 {
+        use crate::dice::lanes::avx512::{
+            halves, join, lookup32, table32, take_with_rest, Streams, HALVES,
+        };
+        use std::arch::x86_64::*;
+        debug_assert_eq!((several.b, counts.keys()), (B, several.keys.slots()));
+        // Every 32-bit value below is under 2^31, as in `several_avx2`: unsigned and
+        // signed compares agree.
+        let splat = |v: u32| _mm512_set1_epi32(v as i32);
+        let columns = (&self.fast.lane_columns[..], &self.fast.columns[..]);
+        let units: *const i32 = several.units.as_ptr().cast();
+        let a_groups: *const i32 = several.a_groups.as_ptr().cast();
+        let (v_zero, v_one) = (splat(0), splat(1));
+        let v_group = splat((1 << SEVERAL_GROUP_BITS) - 1);
+        let v_margin = splat((1 << SEVERAL_MARGIN_BITS) - 1);
+        let v_total: [__m512i; 1 + MAX_B_UNITS] = std::array::from_fn(|u| splat(several.total[u]));
+        let v_base: [__m512i; 1 + MAX_B_UNITS] = std::array::from_fn(|u| splat(several.base[u]));
+        let v_bit: [__m512i; MAX_B_UNITS] = std::array::from_fn(|j| splat(2 << j));
+        let v_rank: [__m512i; MAX_B_UNITS] = std::array::from_fn(|k| splat(k as u32));
+        let v_faces = _mm512_set1_epi64(i64::from(several.break_faces));
+        let v_full = splat((1 << (B + 1)) - 1);
+        let (v_a_bit, v_b_bits) = (v_one, splat(!1));
+        let kv = KeyVectors512::new(several.keys);
+        // The tables `several_avx2` reads by permutes, each one register pair here.
+        let by_present: [[__m512i; 2]; PRESENT_AT_WORDS] =
+            std::array::from_fn(|w| table32(|p| several.present_word(w, p)));
+        let by_wounds: Option<[[__m512i; 2]; 1 + MAX_B_UNITS]> = several
+            .wounds_by_permutes()
+            .then(|| std::array::from_fn(|u| table32(|taken| several.unit_entry(u, taken))));
+        let a_by_wounds: [AGroups<[__m512i; 2]>; MAX_B_UNITS] = std::array::from_fn(|j| {
+            several
+                .a_groups_for(j)
+                .map(|base| table32(|taken| several.a_group(base, taken)))
+        });
+        let fail_from = table32(|m| self.fail_from(m));
+        let v_31 = splat(31);
+        let unit_at = |u: usize, taken: __m512i| match &by_wounds {
+            Some(tables) => lookup32(&tables[u], taken),
+            None => _mm512_i32gather_epi32::<4>(_mm512_add_epi32(v_base[u], taken), units),
+        };
+        let mut streams = Streams::new(lanes);
+        let mut taken_a = [v_zero; HALVES];
+        let mut taken_b = [[v_zero; MAX_B_UNITS]; HALVES];
+        let fresh_b: [__m512i; MAX_B_UNITS] =
+            std::array::from_fn(|j| splat(several.unit_entry(1 + j, 0)));
+        let mut unit_b = [fresh_b; HALVES];
+        let mut present = [v_full; HALVES];
+        let mut b_fled: [__mmask16; HALVES] = [0; HALVES];
+        let mut phase_key = [v_zero; HALVES];
+        let mut left = halves(|l| lane_battles(n, l) as u32);
+        let mut keys = [0u32; LANES];
+        let mut words = 0u64;
+        while left.iter().any(|&l| _mm512_test_epi32_mask(l, l) != 0) {
+            for h in 0..HALVES {
+                let busy = _mm512_test_epi32_mask(left[h], left[h]);
+                let pair = [2 * h, 2 * h + 1];
+                let bonus = lookup32(&by_present[MAX_B_UNITS], present[h]);
+                let mut on_a = v_zero;
+                let mut on_b = [v_zero; MAX_B_UNITS];
+                let mut here: [__mmask16; MAX_B_UNITS] = [0; MAX_B_UNITS];
+                for j in 0..B {
+                    here[j] = _mm512_test_epi32_mask(present[h], v_bit[j]);
+                    let group_b = _mm512_and_si512(unit_b[h][j], v_group);
+                    let group_a = match &a_by_wounds[j] {
+                        AGroups::NoDice => v_zero,
+                        AGroups::One(block) => lookup32(block, taken_a[h]),
+                        AGroups::Two(first, second, second_base) => {
+                            let a_base = lookup32(&by_present[j], present[h]);
+                            _mm512_mask_blend_epi32(
+                                _mm512_cmpeq_epi32_mask(a_base, splat(*second_base)),
+                                lookup32(first, taken_a[h]),
+                                lookup32(second, taken_a[h]),
+                            )
+                        }
+                        AGroups::Gathered => {
+                            let a_base = lookup32(&by_present[j], present[h]);
+                            _mm512_i32gather_epi32::<4>(
+                                _mm512_add_epi32(a_base, taken_a[h]),
+                                a_groups,
+                            )
+                        }
+                    };
+                    let mut sample = |group: __m512i| {
+                        let draws = _mm512_mask_test_epi32_mask(here[j], group, group);
+                        // PERF: a group no lane of the sixteen samples is skipped.
+                        if draws == 0 {
+                            return v_zero;
+                        }
+                        words += u64::from((draws & busy).count_ones());
+                        let u = [
+                            streams.next_where(pair[0], draws as __mmask8),
+                            streams.next_where(pair[1], (draws >> 8) as __mmask8),
+                        ];
+                        _mm512_maskz_mov_epi32(draws, sample_wounds16(columns, group, u))
+                    };
+                    on_a = _mm512_add_epi32(on_a, sample(group_b));
+                    on_b[j] = sample(group_a);
+                }
+                // Casualties, capped at the wounds each unit has left; who still has
+                // models (a unit not present suffered nothing and is masked out).
+                let left_a = _mm512_sub_epi32(v_total[0], taken_a[h]);
+                let suffered_a = _mm512_min_epu32(on_a, left_a);
+                let alive_a = _mm512_cmpgt_epu32_mask(left_a, suffered_a);
+                let now_a = _mm512_add_epi32(taken_a[h], suffered_a);
+                let score_b = _mm512_add_epi32(suffered_a, bonus);
+                let mut score_a = v_zero;
+                let mut alive_b: [__mmask16; MAX_B_UNITS] = [0; MAX_B_UNITS];
+                let mut now_b = [v_zero; MAX_B_UNITS];
+                for j in 0..B {
+                    let left = _mm512_sub_epi32(v_total[1 + j], taken_b[h][j]);
+                    let suffered = _mm512_min_epu32(on_b[j], left);
+                    alive_b[j] = _mm512_mask_cmpgt_epu32_mask(here[j], left, suffered);
+                    now_b[j] = _mm512_add_epi32(taken_b[h][j], suffered);
+                    score_a = _mm512_add_epi32(score_a, suffered);
+                }
+                let a_wins = _mm512_cmpgt_epu32_mask(score_a, score_b);
+                let b_wins = _mm512_cmpgt_epu32_mask(score_b, score_a);
+                let difference = _mm512_sub_epi32(
+                    _mm512_max_epu32(score_a, score_b),
+                    _mm512_min_epu32(score_a, score_b),
+                );
+                // Break tests, as in `several_avx2`: the k-th tester in unit order takes
+                // the k-th roll of the phase's break word.
+                words += u64::from(busy.count_ones());
+                let mut word = [streams.next(pair[0]), streams.next(pair[1])];
+                let mut rolls = [v_zero; MAX_B_UNITS];
+                for at in rolls.iter_mut().take(B) {
+                    let mut roll = [v_zero; 2];
+                    for i in 0..2 {
+                        (roll[i], word[i]) = take_with_rest(word[i], v_faces);
+                    }
+                    *at = join(roll[0], roll[1]);
+                }
+                // A tester with margin `m` flees on a roll at or past `fail_from[m −
+                // difference]`.
+                let flees_from = |margin: __m512i| {
+                    let m = _mm512_min_epi32(
+                        _mm512_max_epi32(_mm512_sub_epi32(margin, difference), v_zero),
+                        v_31,
+                    );
+                    lookup32(&fail_from, m)
+                };
+                let margin = |entry: __m512i| {
+                    _mm512_and_si512(_mm512_srli_epi32::<{ SEVERAL_GROUP_BITS }>(entry), v_margin)
+                };
+                let lost = |entry: __m512i| {
+                    _mm512_srli_epi32::<{ SEVERAL_GROUP_BITS + SEVERAL_MARGIN_BITS }>(entry)
+                };
+                let unit_a = unit_at(0, now_a);
+                let flees_a = _mm512_mask_cmpge_epu32_mask(
+                    alive_a & b_wins,
+                    rolls[0],
+                    flees_from(margin(unit_a)),
+                );
+                // Bit 0: A still there; bit `j + 1`: side-B unit `j`.
+                let mut still = _mm512_maskz_mov_epi32(alive_a & !flees_a, v_a_bit);
+                let mut fled: __mmask16 = 0;
+                // The testers before unit `j`.
+                let mut rank = v_zero;
+                let mut lost_b = v_zero;
+                let mut next_b = [v_zero; MAX_B_UNITS];
+                for j in 0..B {
+                    next_b[j] = unit_at(1 + j, now_b[j]);
+                }
+                for j in 0..B {
+                    let tests = alive_b[j] & a_wins;
+                    let mut roll = rolls[0];
+                    for k in 1..B {
+                        roll = _mm512_mask_blend_epi32(
+                            _mm512_cmpeq_epi32_mask(rank, v_rank[k]),
+                            roll,
+                            rolls[k],
+                        );
+                    }
+                    rank = _mm512_mask_add_epi32(rank, tests, rank, v_one);
+                    let flees =
+                        _mm512_mask_cmpge_epu32_mask(tests, roll, flees_from(margin(next_b[j])));
+                    fled |= flees;
+                    still = _mm512_mask_or_epi32(still, alive_b[j] & !flees, still, v_bit[j]);
+                    lost_b = _mm512_add_epi32(lost_b, lost(next_b[j]));
+                }
+                let fled_b = b_fled[h] | fled;
+                let a_gone = _mm512_testn_epi32_mask(still, v_a_bit);
+                let b_gone = _mm512_testn_epi32_mask(still, v_b_bits);
+                let (ended, counted, slot) = kv.slot(
+                    h,
+                    phase_key[h],
+                    [a_gone, b_gone],
+                    !alive_a,
+                    fled_b,
+                    [lost(unit_a), lost_b],
+                    busy,
+                );
+                _mm512_storeu_si512(keys.as_mut_ptr().add(16 * h).cast(), slot);
+                taken_a[h] = _mm512_maskz_mov_epi32(!ended, now_a);
+                for j in 0..B {
+                    taken_b[h][j] = _mm512_maskz_mov_epi32(!ended, now_b[j]);
+                    unit_b[h][j] = _mm512_mask_blend_epi32(ended, next_b[j], fresh_b[j]);
+                }
+                present[h] = _mm512_mask_blend_epi32(ended, still, v_full);
+                b_fled[h] = fled_b & !ended;
+                phase_key[h] = kv.next_phase(phase_key[h], ended);
+                left[h] = _mm512_mask_sub_epi32(left[h], counted, left[h], v_one);
+            }
+            // SAFETY: as in `several_avx2`.
+            for (lane, &slot) in keys.iter().enumerate() {
+                counts.add(lane, slot);
+            }
+        }
+        words
+    }
 }
 
 #[cfg(test)]
@@ -1136,6 +1590,8 @@ mod tests {
         let mut several_ends = [0u64; END_COUNT];
         let duels = duels();
         let mut swept_several = 0;
+        // Calls of several side-B units swept directly, by vector form.
+        let mut several_by_form = [0; 2];
         // Swept calls whose entries after wounds were gathered and permuted: duels,
         // several units.
         let mut by_permutes = [[0; 2]; 2];
@@ -1238,29 +1694,30 @@ mod tests {
                     lane_by_lane += 1;
                     assert_eq!(words, lane_by_lane_words, "case {case}, n = {n}: words");
                 }
-                // All at once, called directly, wherever the CPU and the duel allow it
-                // (however small the call).
-                if avx2 && (duel.is_some() || several.is_some()) {
+                // All at once, called directly in each vector form, wherever the CPU and
+                // the engagement allow it (however small the call).
+                for form in VectorForm::ALL {
+                    if !(duel.is_some() || several.is_some()) || n == 0 {
+                        break;
+                    }
                     let mut h = combat.empty_engagement_histogram();
-                    if n > 0 {
-                        let words = combat.all_at_once(&lanes, n, &mut h);
-                        if duel_swept {
-                            assert_eq!(
-                                words,
-                                Some(3 * sweeps * LANES as u64),
-                                "case {case}, n = {n}"
-                            );
-                            assert_eq!(h, expected, "case {case}, n = {n}: all at once");
-                        } else if several_swept {
-                            assert_eq!(
-                                words,
-                                Some(lane_by_lane_words - keys),
-                                "case {case}, n = {n}"
-                            );
-                            assert_eq!(h, expected, "case {case}, n = {n}: all at once");
-                        } else {
-                            assert_eq!(words, None, "case {case}, n = {n}: too small a call");
-                        }
+                    let words = combat.all_at_once_in(form, &lanes, n, &mut h);
+                    if !form.available() {
+                        assert_eq!(words, None, "case {case}, n = {n}: {form:?}");
+                        continue;
+                    }
+                    if several_swept {
+                        several_by_form[form as usize] += 1;
+                    }
+                    let what = format!("case {case}, n = {n}, {form:?}");
+                    if duel_swept {
+                        assert_eq!(words, Some(3 * sweeps * LANES as u64), "{what}");
+                        assert_eq!(h, expected, "{what}: all at once");
+                    } else if several_swept {
+                        assert_eq!(words, Some(lane_by_lane_words - keys), "{what}");
+                        assert_eq!(h, expected, "{what}: all at once");
+                    } else {
+                        assert_eq!(words, None, "{what}: too small a call");
                     }
                 }
                 if let (true, Some(_)) = (avx2, &duel) {
@@ -1280,7 +1737,9 @@ mod tests {
                 }
             }
         }
-        // The check is not vacuous: both forms ran, and every end happened.
+        // The check is not vacuous: both ways ran (and each vector form the CPU has),
+        // and every end happened.
+        VectorForm::assert_ran_where_available(several_by_form);
         if avx2 {
             // At least the 60,000-engagement call of every duel, and of every engagement of
             // several side-B units.
@@ -1307,7 +1766,7 @@ mod tests {
     /// (`AliasColumn::pick`), for the words at the column's start and end, about its cut,
     /// and at the ends of the cut's prefix: words whose prefix ties the cut's (below it, at
     /// it, above it: the whole columns' path) beside words whose prefix decides, eight
-    /// lanes at a time in every mix, for every table of the bench's combats and of a fight
+    /// lanes at a time in every mix (and sixteen in AVX-512), for every table of the bench's combats and of a fight
     /// of fronts of 24 and 22 models (tables of 1 to 24 dice: 2 to 512 columns).
     #[test]
     #[cfg(target_arch = "x86_64")]
@@ -1318,6 +1777,7 @@ mod tests {
             return;
         }
         let (mut ties, mut cases) = (0, 0);
+        let (mut wide_ties, mut wide_cases) = (0, 0);
         let mut bits_seen = [false; 1 + super::super::MAX_TABLE_BITS as usize];
         let wide = Engagement::one_on_one(unit(30, 24, 3, 3, 3), unit(30, 22, 4, 3, 3));
         for combat in [
@@ -1375,11 +1835,22 @@ mod tests {
                         .step_by(8)
                         .map(|k| std::array::from_fn(|i| tied[(k + i) % tied.len()])),
                 );
-            for lanes in registers {
-                let lane = |i: usize| lanes[i];
-                let groups: [u32; 8] = std::array::from_fn(|i| lane(i).0);
+            let registers: Vec<[_; 8]> = registers.collect();
+            // The wounds each lane's column gives for its word.
+            let check = |lanes: &[(u32, u64, bool)], got: &[u32]| {
+                for (&(group, u, _), &got) in lanes.iter().zip(got) {
+                    let column = (group >> 4) as usize + (u >> (64 - (group & 15))) as usize;
+                    assert_eq!(
+                        got,
+                        t.columns[column].pick(u) & 0xffff,
+                        "group {group:#x}, word {u:#x}"
+                    );
+                }
+            };
+            for lanes in &registers {
+                let groups = lanes.map(|lane| lane.0);
                 let u: [[u64; 4]; 2] =
-                    std::array::from_fn(|h| std::array::from_fn(|i| lane(4 * h + i).1));
+                    std::array::from_fn(|h| std::array::from_fn(|i| lanes[4 * h + i].1));
                 let mut got = [0u32; 8];
                 // SAFETY: AVX2 is there; every group names a table of `columns`, and
                 // `lane_columns` is `columns` as lane words.
@@ -1391,21 +1862,48 @@ mod tests {
                     );
                     _mm256_storeu_si256(got.as_mut_ptr().cast(), wounds);
                 }
-                for (i, &got) in got.iter().enumerate() {
-                    let (group, u, _) = lane(i);
-                    let column = (group >> 4) as usize + (u >> (64 - (group & 15))) as usize;
-                    assert_eq!(
-                        got,
-                        t.columns[column].pick(u) & 0xffff,
-                        "group {group:#x}, word {u:#x}"
-                    );
-                }
-                ties += usize::from((0..8).any(|i| lane(i).2));
+                check(lanes, &got);
+                ties += usize::from(lanes.iter().any(|lane| lane.2));
                 cases += 1;
+            }
+            // Sixteen lanes at a time in AVX-512: two of the registers above side by side,
+            // each next to the one after it (a tie in the low half or the high half: both
+            // go to the whole columns) and the even ones next to the even ones two on (no
+            // tie, but in the tied-only tail).
+            if !VectorForm::Avx512.available() {
+                continue;
+            }
+            let pairs = (0..registers.len().saturating_sub(2))
+                .flat_map(|i| [(i, i + 1), (i, i + 2)])
+                .filter(|&(i, j)| j == i + 1 || i % 2 == 0);
+            for (i, j) in pairs {
+                let lanes: Vec<_> = registers[i].iter().chain(&registers[j]).copied().collect();
+                let groups: [u32; 16] = std::array::from_fn(|i| lanes[i].0);
+                let u: [[u64; 8]; 2] =
+                    std::array::from_fn(|h| std::array::from_fn(|i| lanes[8 * h + i].1));
+                let mut got = [0u32; 16];
+                // SAFETY: AVX-512F is there; the groups and tables are as above.
+                unsafe {
+                    let wounds = sample_wounds16(
+                        tables,
+                        _mm512_loadu_si512(groups.as_ptr().cast()),
+                        u.map(|u| _mm512_loadu_si512(u.as_ptr().cast())),
+                    );
+                    _mm512_storeu_si512(got.as_mut_ptr().cast(), wounds);
+                }
+                check(&lanes, &got);
+                wide_ties += usize::from(lanes.iter().any(|lane| lane.2));
+                wide_cases += 1;
             }
         }
         // Both paths ran, many times, on tables of every size.
         assert!(ties > 1_000 && cases - ties > 1_000, "{ties} of {cases}");
+        if VectorForm::Avx512.available() {
+            assert!(
+                wide_ties > 500 && wide_cases - wide_ties > 500,
+                "{wide_ties} of {wide_cases}"
+            );
+        }
         assert!(bits_seen[1..].iter().all(|&seen| seen), "{bits_seen:?}");
     }
 
