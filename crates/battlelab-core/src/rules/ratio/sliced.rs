@@ -1320,17 +1320,11 @@ unsafe fn sweeps_avx2(
 }
 
 /// Whether the CPU has AVX2 and AVX-512F and VL, for [`sweeps_avx512vl`].
+#[cfg(target_arch = "x86_64")]
 fn has_avx512vl() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        is_x86_feature_detected!("avx2")
-            && is_x86_feature_detected!("avx512f")
-            && is_x86_feature_detected!("avx512vl")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
+    is_x86_feature_detected!("avx2")
+        && is_x86_feature_detected!("avx512f")
+        && is_x86_feature_detected!("avx512vl")
 }
 
 /// The sweeps in AVX2 registers as [`sweeps_avx2`], compiled with AVX-512F and VL: the
@@ -1582,11 +1576,11 @@ mod tests {
     /// they count in four plain words, and draw the same words (where the CPU has each).
     #[test]
     fn avx2_registers_and_plain_words_fight_the_same_battles() {
-        if !has_avx512vl() {
-            eprintln!("this machine has no AVX-512VL: that copy of the sweeps did not run");
-        }
         #[cfg(target_arch = "x86_64")]
         if is_x86_feature_detected!("avx2") {
+            if !has_avx512vl() {
+                eprintln!("this machine has no AVX-512VL: that copy of the sweeps did not run");
+            }
             let mut g = DiceStream::for_block(7, 7);
             let mut lines =
                 vec![RatioCombat::new(ratio_line(RATIO_LINE, 2, 0, ReservePolicy::Press)).unwrap()];
