@@ -8,7 +8,7 @@ use criterion::{criterion_group, Criterion, Throughput};
 use battlelab::dice::DiceStream;
 use battlelab::rules::d6table::{roll_many, CompiledD6Table, D6Table};
 use battlelab::rules::naval::EngagementHistogram;
-use battlelab::rules::setup::{CoalitionMap, CompiledMap};
+use battlelab::rules::setup::{CoalitionCounts, CoalitionMap, CompiledMap};
 use battlelab_core::scenarios;
 
 use super::{bare_xoshiro, print_lane_words, print_words, BATCH};
@@ -96,21 +96,39 @@ fn strategic(c: &mut Criterion) {
     });
     // What a setup study's run does: one coalition's seven totals counted, its maps rolled
     // in 32 lanes on their own streams (the words `count` reports: the lanes' keys and the
-    // maps' words).
+    // maps' words) and counted by their members' faces, which the run's `finish` folds into
+    // the totals once a run (the next line times a whole run, fold included).
     let one = CoalitionMap::new(&states, 0);
     let offsets = [0, 400, 800, 1200, 1600, 2000, 2400];
-    let mut histogram = vec![0u64; 2800];
+    let mut counts = CoalitionCounts::new(2800);
     print_lane_words("setup, one coalition, 32 at once", |d, n| {
-        one.count(d, n, &offsets, &mut histogram)
+        one.count(d, n, &offsets, &mut counts)
     });
     let mut dice = DiceStream::for_block(1, 0);
     group.bench_function("one coalition counted, as run (2 majors, 3 minors)", |b| {
-        let mut histogram = vec![0u64; 2800];
+        let mut counts = CoalitionCounts::new(2800);
         b.iter(|| {
-            black_box(&one).count(&mut dice, BATCH, &offsets, &mut histogram);
-            black_box(histogram[0])
+            black_box(&one).count(&mut dice, BATCH, &offsets, &mut counts);
+            black_box(counts.totals[0])
         })
     });
+    // A whole run of 2^20 maps on one thread (16 blocks), the fold included.
+    let mut dice = DiceStream::for_block(1, 0);
+    group.throughput(Throughput::Elements(16 * BATCH));
+    group.bench_function(
+        "one coalition, a run of 2^20 maps on one thread, fold included",
+        |b| {
+            b.iter(|| {
+                let mut counts = CoalitionCounts::new(2800);
+                for _ in 0..16 {
+                    black_box(&one).count(&mut dice, BATCH, &offsets, &mut counts);
+                }
+                black_box(&one).fold(&offsets, &mut counts);
+                black_box(counts.totals[0])
+            })
+        },
+    );
+    group.throughput(Throughput::Elements(BATCH));
     let mut dice = DiceStream::for_block(1, 0);
     group.bench_function("whole map (6 majors, 7 minors, 3 coalitions)", |b| {
         b.iter(|| {

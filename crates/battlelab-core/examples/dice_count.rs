@@ -14,7 +14,7 @@ use battlelab_core::dice::DiceStream;
 use battlelab_core::rules::crt::{BattleHistogram, FieldCombat, FieldRules};
 use battlelab_core::rules::field_table::{BattleTable, FieldKernel, MAX_TABLE_ENTRIES};
 use battlelab_core::rules::ratio::{RatioCombat, RatioHistogram, ReservePolicy};
-use battlelab_core::rules::setup::{CoalitionMap, CompiledMap};
+use battlelab_core::rules::setup::{CoalitionCounts, CoalitionMap, CompiledMap};
 use battlelab_core::scenarios::{self, words_per_battle};
 
 const N: u64 = 1 << 18;
@@ -149,11 +149,11 @@ fn main() {
         std::hint::black_box(one.roll(d));
     });
     let offsets = [0, 400, 800, 1200, 1600, 2000, 2400];
-    let mut histogram = vec![0u64; 2800];
+    let mut counts = CoalitionCounts::new(2800);
     count_lanes(
         "setup, one coalition, 32 at once (as run)",
         LaneDraws::Each(5.0),
-        |d| one.count(d, LANES_BLOCK, &offsets, &mut histogram),
+        |d| one.count(d, LANES_BLOCK, &offsets, &mut counts),
     );
 
     let field = FieldCombat::new(FieldRules::printed()).expect("the printed rules are valid");

@@ -135,11 +135,13 @@ fn main() {
         "setup-count" => {
             let one = battlelab_core::rules::setup::CoalitionMap::new(&scenarios::setup_map(), 0);
             let offsets = [0, 400, 800, 1200, 1600, 2000, 2400];
-            let mut histogram = vec![0u64; 2800];
+            let mut counts = battlelab_core::rules::setup::CoalitionCounts::new(2800);
             in_blocks(&mut dice, battles, |d, n| {
-                one.count(d, n, &offsets, &mut histogram);
+                one.count(d, n, &offsets, &mut counts);
             });
-            histogram[400..800]
+            // Once a run, as a study's run folds its counts.
+            one.fold(&offsets, &mut counts);
+            counts.totals[400..800]
                 .iter()
                 .enumerate()
                 .map(|(t, c)| t as u64 * c)

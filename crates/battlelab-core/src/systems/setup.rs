@@ -31,7 +31,9 @@ use toml::Spanned;
 use crate::analysis::{self, AnalysisError, AxisValue, Source};
 use crate::dice::DiceStream;
 use crate::keys::{self, key, KeyDoc, SystemDoc, Ty, REQUIRED};
-use crate::rules::setup::{exact_total, rows, CoalitionMap, MapState, Quantity, StateKind};
+use crate::rules::setup::{
+    exact_total, rows, CoalitionCounts, CoalitionMap, MapState, Quantity, StateKind,
+};
 use crate::sim::{Interrupted, RunControl};
 
 /// Most states on one map.
@@ -266,7 +268,7 @@ impl SetupResults {
             .map(|(c, flat)| {
                 let (maxima, offsets) = study.layout(c);
                 (0..7)
-                    .map(|q| flat[offsets[q]..offsets[q] + maxima[q] + 1].to_vec())
+                    .map(|q| flat.totals[offsets[q]..offsets[q] + maxima[q] + 1].to_vec())
                     .collect()
             })
             .collect();
@@ -300,8 +302,9 @@ impl SetupStudy {
 }
 
 impl crate::engine::System for SetupStudy {
-    /// One coalition's totals of every quantity, one flat histogram.
-    type Counts = Vec<u64>;
+    /// One coalition's totals of every quantity, one flat histogram (and, until the
+    /// run's `finish`, the maps counted by their members' faces).
+    type Counts = CoalitionCounts;
     /// `[quantity]`: the exact distribution of the coalition's total.
     type Exact = Vec<Vec<f64>>;
 
@@ -331,15 +334,22 @@ impl crate::engine::System for SetupStudy {
         }
     }
 
-    fn empty(&self, run: usize) -> Vec<u64> {
+    fn empty(&self, run: usize) -> CoalitionCounts {
         let (maxima, _) = self.layout(run);
-        vec![0; maxima.iter().map(|m| m + 1).sum::<usize>()]
+        CoalitionCounts::new(maxima.iter().map(|m| m + 1).sum::<usize>())
     }
 
-    fn simulate(&self, run: usize, dice: &mut DiceStream, n: u64, histogram: &mut Vec<u64>) {
+    fn simulate(&self, run: usize, dice: &mut DiceStream, n: u64, counts: &mut CoalitionCounts) {
         let (_, offsets) = self.layout(run);
         // PERF: only this run's coalition (see `CoalitionMap`), same dice as the whole map.
-        CoalitionMap::new(&self.states, run).count(dice, n, &offsets, histogram);
+        CoalitionMap::new(&self.states, run).count(dice, n, &offsets, counts);
+    }
+
+    /// Adds the maps counted by their members' faces into the totals (once a run: the
+    /// fold visits every faces of the coalition's members).
+    fn finish(&self, run: usize, counts: &mut CoalitionCounts) {
+        let (_, offsets) = self.layout(run);
+        CoalitionMap::new(&self.states, run).fold(&offsets, counts);
     }
 
     fn exact(&self, run: usize) -> Option<Self::Exact> {
@@ -354,14 +364,15 @@ impl crate::engine::System for SetupStudy {
     fn outcomes(
         &self,
         run: usize,
-        counts: &Vec<u64>,
+        counts: &CoalitionCounts,
         exact: Option<&Self::Exact>,
     ) -> Vec<crate::engine::Outcome> {
+        debug_assert!(counts.folded(), "finished counts");
         let (maxima, offsets) = self.layout(run);
         let mut out = Vec::new();
         for (q, quantity) in Quantity::ALL.iter().enumerate() {
             for total in 0..=maxima[q] {
-                let count = counts[offsets[q] + total];
+                let count = counts.totals[offsets[q] + total];
                 let p = exact.and_then(|e| e[q].get(total).copied()).unwrap_or(0.0);
                 // Totals neither drawn nor possible are left out of a report (which
                 // always knows what is possible); without the exact result every total
@@ -383,9 +394,10 @@ impl crate::engine::System for SetupStudy {
     fn distributions(
         &self,
         run: usize,
-        counts: &Vec<u64>,
+        counts: &CoalitionCounts,
         exact: Option<&Self::Exact>,
     ) -> Vec<crate::engine::Distribution> {
+        debug_assert!(counts.folded(), "finished counts");
         let (maxima, offsets) = self.layout(run);
         Quantity::ALL
             .iter()
@@ -393,7 +405,7 @@ impl crate::engine::System for SetupStudy {
             .map(|(q, quantity)| {
                 crate::engine::Distribution::new(
                     quantity.name(),
-                    &counts[offsets[q]..offsets[q] + maxima[q] + 1],
+                    &counts.totals[offsets[q]..offsets[q] + maxima[q] + 1],
                     exact.map(|e| &e[q][..]),
                 )
             })

@@ -8,7 +8,8 @@
 //! on CPUs without AVX-512, eight AVX2 registers of four): the lanes' streams step in the
 //! registers (`dice::lanes::avx512`, `dice::lanes::avx2`), each member's die is
 //! cut there as [`CoalitionMap::roll`] cuts it, and a map is counted once, by its members'
-//! faces as one number; the seven totals are added once a call per number that came up.
+//! faces as one number; the seven totals are added once a run per number that came up
+//! ([`CoalitionMap::fold`], from the system's `finish`).
 //! The maps are those [`CoalitionMap::roll`] rolls lane by lane on the lanes' streams (the
 //! tests hold the two to the same counts), so which form runs changes no count.
 
@@ -34,46 +35,52 @@ pub(super) fn worth(map: &CoalitionMap, n: u64) -> bool {
 }
 
 /// Rolls [`CoalitionMap::count`]'s `n` maps on the lanes' streams (`lanes`) all lanes at
-/// once, in the widest vector form the CPU has, and counts them into `histogram` at
-/// `offsets`, returning the words each lane drew; or rolls nothing and returns `None`
-/// where [`all_at_once_in`] does.
+/// once, in the widest vector form the CPU has, and counts them by their members' faces
+/// into `by_faces` (see [`all_at_once_in`]), returning the words each lane drew; or rolls
+/// nothing and returns `None` where [`all_at_once_in`] does.
 pub(super) fn all_at_once(
     map: &CoalitionMap,
     lanes: &[[u64; 4]; LANES],
     n: u64,
-    offsets: &[usize; 7],
-    histogram: &mut [u64],
+    by_faces: &mut Vec<u64>,
 ) -> Option<u64> {
-    all_at_once_in(VectorForm::detect()?, map, lanes, n, offsets, histogram)
+    all_at_once_in(VectorForm::detect()?, map, lanes, n, by_faces)
 }
 
-/// [`all_at_once`] in the form `form`, which the tests run in turn; `None` (nothing
-/// rolled) where the CPU lacks the form or the map has more than [`MAX_FACE_KEYS`] joint
-/// values (whatever `n`: see [`worth`]).
+/// [`all_at_once`] in the form `form`, which the tests run in turn: each map adds one at
+/// its members' faces as a number in `by_faces`, which holds every faces and then a spare
+/// slot a lane (made so where it is empty; [`CoalitionMap::fold`] adds the faces' counts
+/// to the totals). `None` (nothing rolled) where the CPU lacks the form or the map has
+/// more than [`MAX_FACE_KEYS`] joint values (whatever `n`: see [`worth`]).
+///
+/// # Panics
+/// Where `by_faces` is neither empty nor of the map's faces and the lanes' slots.
 pub(super) fn all_at_once_in(
     form: VectorForm,
     map: &CoalitionMap,
     lanes: &[[u64; 4]; LANES],
     n: u64,
-    offsets: &[usize; 7],
-    histogram: &mut [u64],
+    by_faces: &mut Vec<u64>,
 ) -> Option<u64> {
     let keys = map.face_keys().filter(|&k| k <= MAX_FACE_KEYS)?;
     #[cfg(target_arch = "x86_64")]
     if form.available() {
-        let mut by_faces = vec![0u64; keys + LANES];
+        if by_faces.is_empty() {
+            *by_faces = vec![0; keys + LANES];
+        }
+        // The sweeps' unchecked counts rest on it.
+        assert_eq!(by_faces.len(), keys + LANES, "a table of this map's faces");
         // SAFETY: the form's feature is detected; `by_faces` has a slot for every joint
         // value and a spare slot a lane.
         let sweeps = unsafe {
             match form {
-                VectorForm::Avx512 => sweeps_avx512(map, lanes, n, &mut by_faces),
-                VectorForm::Avx2 => sweeps_avx2(map, lanes, n, &mut by_faces),
+                VectorForm::Avx512 => sweeps_avx512(map, lanes, n, by_faces),
+                VectorForm::Avx2 => sweeps_avx2(map, lanes, n, by_faces),
             }
         };
-        map.add_by_faces(&by_faces[..keys], offsets, histogram);
         return Some(sweeps * map.words_per_map());
     }
-    let _ = (form, keys, lanes, n, offsets, histogram);
+    let _ = (form, keys, lanes, n, by_faces);
     None
 }
 
@@ -216,7 +223,7 @@ mod tests {
     use crate::dice::lanes;
     use crate::dice::DiceStream;
     use crate::rules::setup::tests::test_map;
-    use crate::rules::setup::CompiledMap;
+    use crate::rules::setup::{CoalitionCounts, CompiledMap};
 
     /// All at once counts what [`CoalitionMap::roll`] rolls lane by lane on the lanes'
     /// streams, for coalitions of one to five members (and words with no member), as run
@@ -261,10 +268,12 @@ mod tests {
                         },
                     );
                     assert_eq!(expected.iter().sum::<u64>(), 7 * n);
-                    let mut h = vec![0u64; 2800];
+                    let mut counts = CoalitionCounts::new(2800);
                     let mut dice = start.clone();
-                    let as_run = one.count(&mut dice, n, &offsets, &mut h);
-                    assert_eq!(h, expected, "coalition {coalition}, n {n}");
+                    let as_run = one.count(&mut dice, n, &offsets, &mut counts);
+                    one.fold(&offsets, &mut counts);
+                    assert!(counts.folded());
+                    assert_eq!(counts.totals, expected, "coalition {coalition}, n {n}");
                     assert_eq!(
                         start.words_until(&dice, LANES as u64),
                         Some(if n == 0 { 0 } else { LANES as u64 })
@@ -272,11 +281,20 @@ mod tests {
                     if n > 0 {
                         let lane_states = start.clone().lane_states();
                         for form in VectorForm::ALL {
-                            let mut h = vec![0u64; 2800];
+                            let mut by_faces = Vec::new();
                             if let Some(lane_words) =
-                                all_at_once_in(form, &one, &lane_states, n, &offsets, &mut h)
+                                all_at_once_in(form, &one, &lane_states, n, &mut by_faces)
                             {
-                                assert_eq!(h, expected, "coalition {coalition}, n {n}, {form:?}");
+                                let mut counts = CoalitionCounts {
+                                    totals: vec![0; 2800],
+                                    by_faces,
+                                };
+                                one.fold(&offsets, &mut counts);
+                                let totals = counts.totals;
+                                assert_eq!(
+                                    totals, expected,
+                                    "coalition {coalition}, n {n}, {form:?}"
+                                );
                                 assert_eq!(
                                     lane_words,
                                     lanes::lane_battles(n, 0) * one.words_per_map()
