@@ -580,11 +580,20 @@ impl CoalitionMap {
     ///
     /// PERF: once a run, not once a block of 65 536 maps: the fold visits every faces
     /// (7 776 for five members) and was 11.6% of `profile setup-count` once a block.
+    ///
+    /// # Panics
+    /// Where `counts` holds faces' counts that are not this map's (a table of another
+    /// length): only `count` of this map fills it.
     pub fn fold(&self, offsets: &[usize; 7], counts: &mut CoalitionCounts) {
         let by_faces = std::mem::take(&mut counts.by_faces);
-        if let Some(keys) = self.face_keys().filter(|&keys| by_faces.len() >= keys) {
-            self.add_by_faces(&by_faces[..keys], offsets, &mut counts.totals);
+        if by_faces.is_empty() {
+            return;
         }
+        let keys = self
+            .face_keys()
+            .filter(|&keys| by_faces.len() == keys + lanes::LANES)
+            .expect("a table of this map's faces and the lanes' spare slots");
+        self.add_by_faces(&by_faces[..keys], offsets, &mut counts.totals);
     }
 
     /// Words one map draws.
