@@ -309,8 +309,9 @@ pub(crate) mod avx512 {
     /// The CPU must have AVX-512F.
     #[target_feature(enable = "avx512f")]
     pub unsafe fn table32(value: impl Fn(usize) -> u32) -> [__m512i; 2] {
-        let values: [u32; 32] = std::array::from_fn(value);
-        [0, 1].map(|r| _mm512_loadu_si512(values[16 * r..].as_ptr().cast()))
+        // The lanes' registers of sixteen are such a table: 32 values in two.
+        const { assert!(LANES == 32) };
+        halves(value)
     }
 
     /// `table[index]` in each 32-bit lane, every `index` below 32: one two-register

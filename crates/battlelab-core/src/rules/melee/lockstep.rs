@@ -520,9 +520,7 @@ impl<'a> Several<'a> {
             keys,
         })
     }
-}
 
-impl Several<'_> {
     /// Word `w` of `at_present[present]` as the sweeps read it by permutes: A's base in
     /// `a_groups` against side-B unit `w` (`w` below [`MAX_B_UNITS`]), else B's bonus; 0
     /// past the table.
@@ -570,7 +568,7 @@ impl Several<'_> {
         match bases[..] {
             [base] if empty(base) => AGroups::NoDice,
             [base] => AGroups::One(base),
-            [first, second] => AGroups::Two(first, second, second),
+            [first, second] => AGroups::Two(first, second),
             _ => AGroups::Gathered,
         }
     }
@@ -745,17 +743,17 @@ unsafe fn wounds_by_whole_columns16(
 }
 
 /// How the several-units sweeps read A's group on a side-B unit after A's wounds
-/// ([`Several::a_groups`]): `T` is a block of A's groups (its base in `a_groups` as
-/// [`Several::a_groups_for`] gives it, then as registers for the form's permutes).
+/// ([`Several::a_groups`]): `T` is a block of A's groups, by its base in `a_groups` as
+/// [`Several::a_groups_for`] gives it, then as the form's registers (the block's table for
+/// the permutes and its base in every lane, which the units present pick by).
 #[derive(Clone, Copy, Debug)]
 enum AGroups<T> {
     /// Every block the unit can take has no dice (A does not attack a rear unit).
     NoDice,
     /// One block, by permutes.
     One(T),
-    /// Two blocks by permutes, and the second's base in `a_groups`: the units present
-    /// pick one.
-    Two(T, T, u32),
+    /// Two blocks by permutes: the units present pick one by its base.
+    Two(T, T),
     /// Gathered from `a_groups` (more blocks, or A with more than 32 entries).
     Gathered,
 }
@@ -766,7 +764,7 @@ impl<T> AGroups<T> {
         match self {
             Self::NoDice => AGroups::NoDice,
             Self::One(block) => AGroups::One(f(block)),
-            Self::Two(first, second, base) => AGroups::Two(f(first), f(second), base),
+            Self::Two(first, second) => AGroups::Two(f(first), f(second)),
             Self::Gathered => AGroups::Gathered,
         }
     }
@@ -1045,11 +1043,12 @@ impl MeleeCombat {
         // `profile melee-surrounded`'s samples (`perf record`); 65.6 -> 67.7 M
         // engagements/s, mean of ten runs beside each other (best 69.9 -> 77.0). A block of
         // no dice (a rear unit) is 0, read by nothing.
-        let a_by_wounds: [AGroups<[__m256i; 4]>; MAX_B_UNITS] = std::array::from_fn(|j| {
-            several
-                .a_groups_for(j)
-                .map(|base| table32(|taken| several.a_group(base, taken)))
-        });
+        let a_by_wounds: [AGroups<([__m256i; 4], __m256i)>; MAX_B_UNITS] =
+            std::array::from_fn(|j| {
+                several
+                    .a_groups_for(j)
+                    .map(|base| (table32(|taken| several.a_group(base, taken)), splat(base)))
+            });
         // PERF: a break test compares the roll's rank with the first rank whose sum
         // reaches the margin less the difference, read by permutes (sums of at most 3d6
         // are below 31), where a gather read each roll's sum (three gathers a phase):
@@ -1074,13 +1073,8 @@ impl MeleeCombat {
         let mut taken_b = [[v_zero; MAX_B_UNITS]; GROUPS32];
         // Each side-B unit's entry after its wounds (`units[base + taken]`), carried from
         // a phase's break test, which reads its margin, to the next phase's group.
-        let fresh_b: [__m256i; MAX_B_UNITS] = std::array::from_fn(|j| {
-            if j < B {
-                splat(several.units[several.base[1 + j] as usize])
-            } else {
-                v_zero
-            }
-        });
+        let fresh_b: [__m256i; MAX_B_UNITS] =
+            std::array::from_fn(|j| splat(several.unit_entry(1 + j, 0)));
         let mut unit_b = [fresh_b; GROUPS32];
         let mut present = [v_full; GROUPS32];
         let mut b_fled = [v_zero; GROUPS32];
@@ -1105,13 +1099,13 @@ impl MeleeCombat {
                     let group_b = _mm256_and_si256(unit_b[h][j], v_group);
                     let group_a = match &a_by_wounds[j] {
                         AGroups::NoDice => v_zero,
-                        AGroups::One(block) => lookup32(block, taken_a[h]),
-                        AGroups::Two(first, second, second_base) => {
+                        AGroups::One((block, _)) => lookup32(block, taken_a[h]),
+                        AGroups::Two((first, _), (second, second_base)) => {
                             let a_base = lookup32(&by_present[j], present[h]);
                             _mm256_blendv_epi8(
                                 lookup32(first, taken_a[h]),
                                 lookup32(second, taken_a[h]),
-                                _mm256_cmpeq_epi32(a_base, splat(*second_base)),
+                                _mm256_cmpeq_epi32(a_base, *second_base),
                             )
                         }
                         AGroups::Gathered => {
@@ -1319,11 +1313,12 @@ impl MeleeCombat {
         let by_wounds: Option<[[__m512i; 2]; 1 + MAX_B_UNITS]> = several
             .wounds_by_permutes()
             .then(|| std::array::from_fn(|u| table32(|taken| several.unit_entry(u, taken))));
-        let a_by_wounds: [AGroups<[__m512i; 2]>; MAX_B_UNITS] = std::array::from_fn(|j| {
-            several
-                .a_groups_for(j)
-                .map(|base| table32(|taken| several.a_group(base, taken)))
-        });
+        let a_by_wounds: [AGroups<([__m512i; 2], __m512i)>; MAX_B_UNITS] =
+            std::array::from_fn(|j| {
+                several
+                    .a_groups_for(j)
+                    .map(|base| (table32(|taken| several.a_group(base, taken)), splat(base)))
+            });
         let fail_from = table32(|m| self.fail_from(m));
         let v_31 = splat(31);
         let unit_at = |u: usize, taken: __m512i| match &by_wounds {
@@ -1355,11 +1350,11 @@ impl MeleeCombat {
                     let group_b = _mm512_and_si512(unit_b[h][j], v_group);
                     let group_a = match &a_by_wounds[j] {
                         AGroups::NoDice => v_zero,
-                        AGroups::One(block) => lookup32(block, taken_a[h]),
-                        AGroups::Two(first, second, second_base) => {
+                        AGroups::One((block, _)) => lookup32(block, taken_a[h]),
+                        AGroups::Two((first, _), (second, second_base)) => {
                             let a_base = lookup32(&by_present[j], present[h]);
                             _mm512_mask_blend_epi32(
-                                _mm512_cmpeq_epi32_mask(a_base, splat(*second_base)),
+                                _mm512_cmpeq_epi32_mask(a_base, *second_base),
                                 lookup32(first, taken_a[h]),
                                 lookup32(second, taken_a[h]),
                             )
