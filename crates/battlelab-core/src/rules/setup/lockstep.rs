@@ -23,8 +23,9 @@ use crate::dice::lanes::{VectorForm, LANES};
 /// 62 KB of counts).
 const MAX_FACE_KEYS: usize = 7_776;
 
-/// Maps a call must have for every joint value: the counts are zeroed and read once a call
-/// (a block is 65 536 maps).
+/// Maps a call must have for every joint value: the counts are zeroed and folded at most
+/// once a call (once a run's parallel split, or a block where a paired comparison finishes
+/// each block; a block is 65 536 maps), and a call may be all its counts see.
 const MAPS_PER_FACE_KEY: u64 = 8;
 
 /// Whether a call of `n` maps is worth counting by the members' faces: at most
