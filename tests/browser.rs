@@ -7,9 +7,11 @@
 //! its URL ends in `#selftest`, see `src/report/index.rs`) and this test reads its
 //! verdict from the DOM Chromium dumps, and the console from Chromium's log.
 //!
-//! Chromium is required: `.ci/run` installs it (`apt-get install -y chromium`) when it is
-//! missing. Without it these tests fail with that instruction rather than pass silently.
-//! `CHROMIUM=/path/to/chromium` picks another binary.
+//! Chromium is required, and the tests provision it: when `chromium` is missing they
+//! install it (`apt-get update`, `apt-get install -y chromium`, once per test process and
+//! one process at a time; see `tests/common/provision.rs`) when run as root, and otherwise
+//! fail with the command to run, never pass silently. `CHROMIUM=/path/to/chromium` picks
+//! another binary.
 
 use std::fs;
 use std::io::Read;
@@ -26,23 +28,14 @@ const PHONE: (u32, u32) = (390, 844);
 /// Longest one browser run may take.
 const BROWSER_TIMEOUT: Duration = Duration::from_secs(90);
 
-/// The Chromium binary, or a failure that says how to install it.
+/// The Chromium binary: `CHROMIUM`, else `chromium` on `PATH`, installed first if it is
+/// missing (`common::provision`; a failure says what to run by hand).
 fn chromium() -> PathBuf {
+    common::provision::CHROMIUM.ensure();
     if let Some(path) = std::env::var_os("CHROMIUM") {
         return PathBuf::from(path);
     }
-    let found = std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|dir| dir.join("chromium"))
-            .find(|p| p.is_file())
-    });
-    found.unwrap_or_else(|| {
-        panic!(
-            "the browser tests need Chromium, and `chromium` is not on PATH. Install it with \
-             `apt-get install -y chromium` (as root; .ci/run does this), or set CHROMIUM to \
-             a Chromium binary"
-        )
-    })
+    common::provision::on_path("chromium").expect("provisioned: chromium is on PATH")
 }
 
 /// `path` as a `file://` URL.

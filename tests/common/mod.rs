@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 
+pub mod provision;
+
 /// The `.toml` files directly in `dir`, sorted.
 pub fn toml_files(dir: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
