@@ -331,33 +331,35 @@ pub struct MergeArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum TableCommand {
-    /// One resolution on the field-combat CRT (RULES.md B1): result pairs L=… S=….
+    /// One resolution on the field-combat CRT (docs/systems/field.md): result pairs L=… S=….
     Crt(CrtArgs),
-    /// One attrition roll (RULES.md B4): SP eliminated, `*` = one of them cavalry.
+    /// One attrition roll (docs/systems/tables.md): SP eliminated, `*` = one of them cavalry.
     Attrition(AttritionArgs),
-    /// One forced-march roll (RULES.md B5): extra MP gained, `*` = one SP eliminated.
+    /// One forced-march roll (docs/systems/tables.md): extra MP gained, `*` = one SP eliminated.
     March(MarchArgs),
-    /// One naval combat roll (RULES.md B6): 2LS, LC, LR, SR, SS, SC, 2SC …
+    /// One naval combat roll (docs/systems/tables.md): 2LS, LC, LR, SR, SS, SC, 2SC …
     Naval(NavalArgs),
-    /// One blockade roll (RULES.md B7): F* (blockader may attack), F (blockaded must attack or retreat), E (escape).
+    /// One blockade roll (docs/systems/tables.md): F* (blockader may attack), F (blockaded must attack or retreat), E (escape).
     Blockade(Common),
-    /// One pursuit roll (RULES.md B7): F (fail), I (intercept).
+    /// One pursuit roll (docs/systems/tables.md): F (fail), I (intercept).
     Pursuit(PursuitArgs),
-    /// One naval transport roll (RULES.md B7): C (captured), S (sunk), E (escape).
+    /// One naval transport roll (docs/systems/tables.md): C (captured), S (sunk), E (escape).
     Transport(Common),
-    /// One storm/ice roll (RULES.md B7): S (sunk), D (damaged), E (escape).
+    /// One storm/ice roll (docs/systems/tables.md): S (sunk), D (damaged), E (escape).
     Storm(Common),
-    /// One initial-forces roll for a state (RULES.md B8): every row, and expected forces.
+    /// One initial-forces roll for a state (docs/systems/setup.md): every row, and expected forces.
     Setup(SetupArgs),
-    /// One ratio battle (RULES.md A): a line of pairings, reserves and a policy; army
-    /// results, casualty points and per-combat states, exactly.
+    /// One ratio battle (docs/systems/ratio.md): a line of pairings, reserves and a policy;
+    /// army results, casualty points and per-combat states, exactly.
     Ratio(RatioArgs),
-    /// One melee engagement (RULES.md D): one combat phase exactly (hits, wounds, combat
-    /// score, win/draw/lose, break tests) and the whole engagement over repeated phases.
+    /// One melee engagement (docs/systems/melee.md): one combat phase exactly (hits,
+    /// wounds, combat score, win/draw/lose, break tests) and the whole engagement over
+    /// repeated phases.
     #[command(after_help = MELEE_AFTER_HELP)]
     Melee(MeleeArgs),
-    /// One fire-combat roll of a frontier quick battle (seed 002, rule 19.2.1): P(hit),
-    /// and the rulebook table for every unit type × terrain × weather at that CF.
+    /// One fire-combat roll of a frontier quick battle (rule 19.2.1,
+    /// docs/systems/frontier.md): P(hit), and the rulebook table for every unit type ×
+    /// terrain × weather at that CF.
     FrontierFire(FrontierFireArgs),
     /// One movement roll of a frontier quick battle (rule 19.2.2): P(the stack moves),
     /// and the table for every unit type × terrain × weather × leader rating.
@@ -437,7 +439,7 @@ rank_bonus=ranks rank_bonus_cap=3 (so a unit of fewer than 5 models needs fronta
 
 Example: battlelab table melee --a \"models=20 frontage=5 skill=4\" --b \"models=15 frontage=5 defense=4\" --b-flank \"models=5 frontage=5\"
 
-Readings of the engagement geometry: docs/melee-readings.md.";
+Readings of the engagement geometry: docs/systems/melee.md.";
 
 #[derive(Debug, Args)]
 pub struct MeleeArgs {

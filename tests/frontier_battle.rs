@@ -1,4 +1,4 @@
-//! Frontier quick battles, whole (RULES.md C, docs/frontier-readings.md): a fire-only duel
+//! Frontier quick battles, whole (docs/systems/frontier.md): a fire-only duel
 //! against an exact recursion written here from the rules, one round of movement and
 //! melee against a hand computation, the validation of 19.1's stacking and array rules
 //! and of the melee CRT, and reproducibility on any thread count.

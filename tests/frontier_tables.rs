@@ -1,4 +1,4 @@
-//! Frontier quick battles (seed 002, rule 19; RULES.md C), the single rolls: fire, movement
+//! Frontier quick battles (rule 19; docs/systems/frontier.md), the single rolls: fire, movement
 //! and recovery against closed forms worked from the rules text for every unit type ×
 //! terrain × weather × leader rating × level, and `table frontier-*` from the command line.
 

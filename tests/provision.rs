@@ -135,9 +135,8 @@ fn without_root_a_root_install_is_not_tried_and_the_failure_says_what_to_run() {
     );
     let message = provision(&rootless, false).unwrap_err();
     assert!(
-        message.contains(
-            "`sudo apt-get update && sudo apt-get install -y provision-test-rootless`"
-        ),
+        message
+            .contains("`sudo apt-get update && sudo apt-get install -y provision-test-rootless`"),
         "{message}"
     );
     assert!(message.contains("only when run as root"), "{message}");

@@ -1,5 +1,6 @@
-//! Frontier quick battles (seed 002 rule 19): a whole battle of six stacks a side (three or four
-//! rounds of fire, movement, melee and recovery) beside the bare xoshiro loop.
+//! Frontier quick battles (rule 19, docs/systems/frontier.md): a whole battle of six stacks
+//! a side (three or four rounds of fire, movement, melee and recovery) beside the bare
+//! xoshiro loop.
 
 use std::hint::black_box;
 

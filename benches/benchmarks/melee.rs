@@ -1,4 +1,4 @@
-//! Miniatures melee (RULES.md D): whole engagements of a 20-model unit against a
+//! Miniatures melee (docs/systems/melee.md): whole engagements of a 20-model unit against a
 //! 20-model unit (about 2.6 phases each, 10 attack dice a side per phase; as run, 32 at
 //! once: `rules/melee/lockstep.rs`), and the same with a flanker and a rear charge (as
 //! run, 32 at once too), beside the bare xoshiro loop; one engagement at a time; one phase

@@ -1,14 +1,15 @@
-//! Ratio battles (RULES.md A): a five-combat line without reserves — one 64-bit word per
-//! battle, every combat a table lookup on its combined dice — beside the bare xoshiro
-//! loop; then lines with two reserves under each policy, `BATCH` battles an iteration
-//! through `simulate_block` (what runs call: the bit-sliced sweeps, 256 battles to a
-//! register, for every policy of these lines; for a line whose decisions read the
+//! Ratio battles (docs/systems/ratio.md): a five-combat line without reserves — one 64-bit
+//! word per battle, every combat a table lookup on its combined dice — beside the bare
+//! xoshiro loop; then lines with two reserves under each policy, `BATCH` battles an
+//! iteration through `simulate_block` (what runs call: the bit-sliced sweeps, 256 battles
+//! to a register, for every policy of these lines; for a line whose decisions read the
 //! casualty points so far, `optimal` for the chance of winning, the reserve table's block
-//! kernel, or its signature block for a line of at most `MAX_SIGNATURE_BINS` signatures,
-//! in 32 lanes on their own streams, all at once where the CPU has AVX2), the bit-sliced lines' dice floor, a whole run, and exact enumeration.
-//! Words a battle: the bit-sliced lines' as `simulate_block` reports them (the lanes' keys
-//! and the planes), the others' from `fight` one at a time (the same words a lane's battle
-//! draws; a block of `BATCH` battles also draws 32 lane keys).
+//! kernel, or its signature block for a line of at most `MAX_SIGNATURE_BINS` signatures, in
+//! 32 lanes on their own streams, all at once where the CPU has AVX2), the bit-sliced
+//! lines' dice floor, a whole run, and exact enumeration. Words a battle: the bit-sliced
+//! lines' as `simulate_block` reports them (the lanes' keys and the planes), the others'
+//! from `fight` one at a time (the same words a lane's battle draws; a block of `BATCH`
+//! battles also draws 32 lane keys).
 
 use std::hint::black_box;
 

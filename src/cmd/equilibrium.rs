@@ -1,7 +1,7 @@
 //! `battlelab equilibrium FILE`: solve a field battle as a zero-sum game at every grid
 //! point and say what each side should play.
 //!
-//! Why this command exists: the tactical matrix (RULES.md B3) makes each round a
+//! Why this command exists: the tactical matrix (docs/systems/field.md) makes each round a
 //! simultaneous choice, so a designer asking "is Charge too strong?" needs the game's
 //! optimal mixes, not one more fixed-policy run. The solver is
 //! `battlelab_core::rules::field_game` (backward induction, a linear program per state);
@@ -59,7 +59,7 @@ pub fn equilibrium(args: EquilibriumArgs) -> Result<()> {
         .and_then(|s| s.system);
     if let Some(system) = system.filter(|s| s != "field" && SYSTEMS.contains(&s.as_str())) {
         bail!(usage(format!(
-            "{}: system \"{system}\" has no simultaneous tactic choice to solve; battlelab equilibrium is for field battles (system = \"field\", RULES.md B3)",
+            "{}: system \"{system}\" has no simultaneous tactic choice to solve; battlelab equilibrium is for field battles (system = \"field\", docs/systems/field.md)",
             args.file.display()
         )));
     }

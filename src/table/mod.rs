@@ -339,8 +339,8 @@ pub fn d6_table(
     })
 }
 
-/// One setup roll for a state (RULES.md B8): each row with its exact probability 1/6, and
-/// the exact expectation of every quantity.
+/// One setup roll for a state (docs/systems/setup.md): each row with its exact probability
+/// 1/6, and the exact expectation of every quantity.
 pub fn setup_table(
     kind: setup::StateKind,
     port: bool,
@@ -426,10 +426,10 @@ pub fn setup_table(
 /// Most (state, face) steps the exact enumeration of `table ratio` may take.
 pub const RATIO_EXACT_STEPS: usize = 50_000_000;
 
-/// One ratio battle (RULES.md A): the army result exactly (and simulated with trials),
-/// and as expectations: casualty points, exhaustion, reserves used, how often the
-/// min-score floor decides a combat, each combat's states, and the value of reserves
-/// under every policy.
+/// One ratio battle (docs/systems/ratio.md): the army result exactly (and simulated with
+/// trials), and as expectations: casualty points, exhaustion, reserves used, how often the
+/// min-score floor decides a combat, each combat's states, and the value of reserves under
+/// every policy.
 pub fn ratio_table(
     combat: &ratio::RatioCombat,
     policies: Option<&(usize, Vec<(ratio::ReservePolicy, ratio::RatioCombat)>)>,
@@ -865,7 +865,7 @@ pub fn melee_unit_names(combat: &melee::MeleeCombat) -> Vec<String> {
     names
 }
 
-/// One single-roll step of a frontier quick battle (RULES.md C).
+/// One single-roll step of a frontier quick battle (docs/systems/frontier.md).
 #[derive(Debug, Clone, Copy)]
 pub enum FrontierStep {
     Fire(frontier::FireRoll),

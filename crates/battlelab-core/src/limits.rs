@@ -25,7 +25,7 @@ pub const MAX_ECHO_CHARS: usize = 60;
 /// Largest DRM or modifier taken by number on the command line, either sign. The
 /// tables clamp far below this; the bound keeps sums of DRMs from overflowing.
 pub const MAX_DRM_ARG: i64 = 99;
-/// Largest strength (SP) a force, stack or hex may have anywhere (RULES.md B: the
+/// Largest strength (SP) a force, stack or hex may have anywhere (docs/systems/field.md: the
 /// counters and tables never come near it).
 pub const MAX_SP: u32 = 999;
 

@@ -1,12 +1,13 @@
 //! Known-answer tests: the CRT's exact distributions against an oracle written straight
-//! from RULES.md B1, for every odds column and every net DRM from −6 to +6.
+//! from docs/systems/field.md (the CRT), for every odds column and every net DRM from −6 to
+//! +6.
 
 use std::collections::BTreeMap;
 
 use battlelab_core::rules::crt::{FieldCombat, FieldRules};
 
-/// RULES.md B1, transcribed independently of the library: the eleven result columns,
-/// and the column a modified roll reaches for each odds (shift 0/1/2/3).
+/// The CRT of docs/systems/field.md, transcribed independently of the library: the eleven
+/// result columns, and the column a modified roll reaches for each odds (shift 0/1/2/3).
 const L: [&str; 11] = ["D3", "D2", "D1", "1", "1", "1", "1", "0", "1", "1", "1"];
 const S: [&str; 11] = ["1", "1", "1", "0", "1", "1", "1", "1", "D1", "D2", "D3"];
 const ODDS: [(&str, i32); 4] = [("1:1", 0), ("3:2", 1), ("2:1", 2), ("3:1", 3)];

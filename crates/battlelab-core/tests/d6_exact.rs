@@ -1,14 +1,14 @@
-//! Known-answer tests for the single-d6 tables of the strategic game (RULES.md B4–B7):
+//! Known-answer tests for the single-d6 tables of the strategic game (docs/systems/tables.md):
 //! every column and every DRM from −6 to +6, against an oracle transcribed here from
-//! RULES.md independently of the library, and Monte Carlo at 10^7 rolls within four
-//! standard errors of exact.
+//! docs/systems/tables.md independently of the library, and Monte Carlo at 10^7 rolls
+//! within four standard errors of exact.
 
 use std::collections::BTreeMap;
 
 use battlelab_core::rules::d6table::{simulate_rolls, CompiledD6Table, D6Table};
 use battlelab_core::sim::RunControl;
 
-/// (table, lowest modified roll, rows of columns as printed in RULES.md).
+/// (table, lowest modified roll, rows of columns as printed in docs/systems/tables.md).
 fn oracle_tables() -> Vec<(&'static str, i32, Vec<Vec<&'static str>>)> {
     vec![
         (

@@ -1,4 +1,4 @@
-//! Whole frontier quick battles (seed 002 rule 19, RULES.md C, docs/frontier-readings.md)
+//! Whole frontier quick battles (rule 19, docs/systems/frontier.md)
 //! against the independent exact oracle of `tests/frontier_oracle`: small battles built
 //! with the crate's types, converted to the oracle's own input, simulated over 2,000,000
 //! trials, and every count of the histogram checked within 4 standard errors of the exact

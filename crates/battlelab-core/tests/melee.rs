@@ -1,8 +1,8 @@
-//! Miniatures melee (RULES.md D): the exact first phase against an independent oracle
-//! (binomial counts and brute force over every die) at every Skill and Power/Defense
-//! threshold edge, the exact engagement chain against the oracle's own recursion, the
-//! Monte Carlo kernels against the exact odds at 10^7 phases, reproducibility on any
-//! thread count, pinned fixed-seed counts, and Bradley–Terry ratings.
+//! Miniatures melee (docs/systems/melee.md): the exact first phase against an independent
+//! oracle (binomial counts and brute force over every die) at every Skill and Power/Defense
+//! threshold edge, the exact engagement chain against the oracle's own recursion, the Monte
+//! Carlo kernels against the exact odds at 10^7 phases, reproducibility on any thread
+//! count, pinned fixed-seed counts, and Bradley–Terry ratings.
 
 mod melee_oracle;
 

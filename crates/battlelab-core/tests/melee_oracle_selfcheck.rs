@@ -1,5 +1,5 @@
 //! Self-checks of the melee oracle (tests/melee_oracle/mod.rs) against numbers worked out
-//! by hand from RULES.md part D, seed 004 and docs/melee-readings.md. Each expected number
+//! by hand from the rules and readings of docs/systems/melee.md. Each expected number
 //! is derived in the comment above it; the oracle is then trusted to check the crate.
 
 mod melee_oracle;

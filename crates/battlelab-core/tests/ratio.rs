@@ -1,7 +1,7 @@
-//! Ratio battles (RULES.md A): the exact enumeration against an independent brute-force
-//! oracle (every die of every battle, no merging), the Monte Carlo kernels against the
-//! exact distribution at 10^7 battles, the `optimal` policy against every other policy on
-//! its own objective, and reproducibility.
+//! Ratio battles (docs/systems/ratio.md): the exact enumeration against an independent
+//! brute-force oracle (every die of every battle, no merging), the Monte Carlo kernels
+//! against the exact distribution at 10^7 battles, the `optimal` policy against every other
+//! policy on its own objective, and reproducibility.
 
 mod ratio_oracle;
 

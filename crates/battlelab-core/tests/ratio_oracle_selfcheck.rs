@@ -1,6 +1,7 @@
 //! Self-checks of the ratio-battle brute-force oracle (tests/ratio_oracle/mod.rs) against
-//! numbers worked out by hand from RULES.md part A. Each expected number is derived in the
-//! comment above it; the oracle is then trusted to check the crate's exact enumeration.
+//! numbers worked out by hand from docs/systems/ratio.md. Each expected number is derived
+//! in the comment above it; the oracle is then trusted to check the crate's exact
+//! enumeration.
 
 mod ratio_oracle;
 

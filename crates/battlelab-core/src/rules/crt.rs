@@ -1,4 +1,4 @@
-//! Field combat of the strategic game (seed 003; RULES.md B1–B3): the Combat Results
+//! Field combat of the strategic game (docs/systems/field.md): the Combat Results
 //! Table, the Combat Loss Chart and the tactical matrix, and whole field battles fought
 //! round by round with them.
 //!
@@ -487,7 +487,7 @@ pub struct FieldRules {
 }
 
 impl FieldRules {
-    /// The rules as printed (RULES.md B1–B3).
+    /// The rules as printed (docs/systems/field.md).
     pub fn printed() -> Self {
         Self {
             crt: CombatResultsTable::printed(),

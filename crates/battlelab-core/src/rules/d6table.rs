@@ -1,4 +1,4 @@
-//! Single-d6 lookup tables of the strategic game (seed 003; RULES.md B4–B7): attrition,
+//! Single-d6 lookup tables of the strategic game (docs/systems/tables.md): attrition,
 //! forced march, naval combat, blockade, pursuit, transport and storm.
 //!
 //! Why this module exists: these tables share one shape — one d6 plus a DRM, clamped to

@@ -1,6 +1,6 @@
-//! The field battle as a two-player zero-sum stochastic game (RULES.md B3), solved by
-//! backward induction, and the state-dependent tactic tables that let the kernel and the
-//! exact enumeration play its solution.
+//! The field battle as a two-player zero-sum stochastic game (docs/systems/field.md, the
+//! tactical matrix), solved by backward induction, and the state-dependent tactic tables
+//! that let the kernel and the exact enumeration play its solution.
 //!
 //! Why this module exists: every round of a field battle both sides choose a tactic at
 //! once, so "what should a side do?" has no single best tactic — the answer is a mixed

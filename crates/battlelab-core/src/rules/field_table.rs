@@ -1,5 +1,5 @@
 //! A whole field battle compiled into one state-transition table, so that the Monte Carlo
-//! kernel spends a round on one word and one table lookup (RULES.md B1–B3).
+//! kernel spends a round on one word and one table lookup (docs/systems/field.md).
 //!
 //! Why this module exists: [`FieldCombat::fight`] steps a round through a chain of
 //! dependent lookups — the state gives the larger side and the odds column, those and the

@@ -1,4 +1,4 @@
-//! Frontier quick battles (seed 002, "A Dark and Bloody Ground" rule 19, RULES.md C):
+//! Frontier quick battles ("A Dark and Bloody Ground" rule 19, docs/systems/frontier.md):
 //! the single rolls of a battle round — fire combat (19.2.1), movement (19.2.2) and
 //! recovery (19.2.4) — and the melee terrain multipliers (19.2.3).
 //!

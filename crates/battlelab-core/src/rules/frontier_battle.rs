@@ -1,4 +1,4 @@
-//! Frontier quick battles, whole (seed 002 rule 19, RULES.md C): rounds of fire combat,
+//! Frontier quick battles, whole (rule 19, docs/systems/frontier.md): rounds of fire combat,
 //! movement, melee and recovery over two arrays of stacks, units going normal →
 //! disrupted → routed → eliminated, leaders lost, and the victory reading.
 //!
@@ -6,8 +6,8 @@
 //! the battle loop that strings them together. A [`FrontierBattle`] is plain data,
 //! validated once by [`FrontierCombat::new`] (stacking limits of 19.1, the array of rows,
 //! the melee CRT's shape, ratings and levels); after that [`FrontierCombat::fight_with`] cannot
-//! fail and does not allocate. The readings of what the seed leaves open are in
-//! `docs/frontier-readings.md`.
+//! fail and does not allocate. The readings of what rule 19 leaves open are in
+//! `docs/systems/frontier.md`.
 
 use crate::dice::{DiceStream, DiceWord};
 use crate::rules::crt::RulesError;
@@ -46,8 +46,8 @@ pub enum CrtLoss {
     Rout,
 }
 
-/// The melee CRT the analysis file supplies (the game's own is not in the seed): odds
-/// columns in ascending order, one row per modified die roll from `first_roll` up.
+/// The melee CRT the analysis file supplies (the game's own is not published with rule 19):
+/// odds columns in ascending order, one row per modified die roll from `first_roll` up.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct MeleeCrt {
     /// (attacker, defender) ratios, e.g. (1, 2), (1, 1), (2, 1), (3, 1).
@@ -142,7 +142,7 @@ pub struct Stack {
     pub leader: u32,
 }
 
-/// Whether a side's stacks try to move atop the enemy (RULES.md C policies).
+/// Whether a side's stacks try to move atop the enemy (a policy of docs/systems/frontier.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MovePolicy {
     /// Every eligible front stack tries to melee.
@@ -151,7 +151,7 @@ pub enum MovePolicy {
     FireOnly,
 }
 
-/// How victory is read at the end (RULES.md C, \[option\]).
+/// How victory is read at the end (docs/systems/frontier.md, \[option\]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum VictoryRule {
     /// Fewer units lost (eliminated + still routed) wins; equal is a draw.
@@ -336,9 +336,9 @@ const _: () = assert!(SMALL_STACK_UNITS * SMALL_STACK_UNITS <= 16);
 
 /// The units of `fights` that an elimination of `code` units takes: the owner loses its
 /// weakest first, disrupted before undisrupted, then the lowest melee strength, then the
-/// last listed (RULES.md C). The kernel reads it from [`SideMasks::melee_losses`], built
-/// with this, for sides whose every stack has at most [`SMALL_STACK_UNITS`] units, and runs
-/// it for the other sides.
+/// last listed (docs/systems/frontier.md). The kernel reads it from
+/// [`SideMasks::melee_losses`], built with this, for sides whose every stack has at most
+/// [`SMALL_STACK_UNITS`] units, and runs it for the other sides.
 fn melee_victims(fights: u32, disrupted: u32, code: u32, strengths: &[u32; MAX_UNITS]) -> u32 {
     let mut left = fights;
     let mut lost = 0;
@@ -578,7 +578,7 @@ impl FrontierCombat {
                 }
             }
         }
-        // Nearest first, the lower-numbered at equal distance (docs/frontier-readings.md).
+        // Nearest first, the lower-numbered at equal distance (docs/systems/frontier.md).
         // The first kernel sorted by `(distance, lane < firer's lane)`, which put the higher
         // lane first, against the reading and the oracle (no oracle case had a firer with
         // enemy lanes at equal distance on both sides).
@@ -1503,8 +1503,9 @@ impl FrontierCombat {
         out
     }
 
-    /// The victory reading (9.6, RULES.md C) of a battle's final counts: fewer units lost
-    /// (eliminated or routed) wins, or a smaller share of the side's units.
+    /// The victory reading (9.6, docs/systems/frontier.md) of a battle's final counts:
+    /// fewer units lost (eliminated or routed) wins, or a smaller share of the side's
+    /// units.
     fn winner(&self, out: &BattleOutcome) -> Option<usize> {
         let lost = [0, 1].map(|s| u64::from(out.eliminated[s] + out.routed[s]));
         let (a, b) = match self.battle.victory {

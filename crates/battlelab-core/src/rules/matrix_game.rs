@@ -1,14 +1,14 @@
 //! Two-player zero-sum matrix games solved exactly enough (f64, a dense simplex) for the
 //! field battle's stochastic game (`rules::field_game`).
 //!
-//! Why this module exists: the field battle's tactical matrix (RULES.md B3) makes every
-//! round a simultaneous choice, so optimal play is a mixed strategy found by linear
+//! Why this module exists: the field battle's tactical matrix (docs/systems/field.md) makes
+//! every round a simultaneous choice, so optimal play is a mixed strategy found by linear
 //! programming. The matrices are tiny (at most 7 × 7) and there are many of them (one per
 //! battle state and round), so a small dense tableau simplex in f64 with Bland's rule
-//! (which cannot cycle on the degenerate games the matrix produces: "no combat" cells
-//! give whole blocks of equal payoffs) is both faster and easier to audit than a general
-//! LP crate. `DESIGN.md` allowed `minilp`/`microlp` or an own solver; these games need
-//! neither rationals nor sparse storage.
+//! (which cannot cycle on the degenerate games the matrix produces: "no combat" cells give
+//! whole blocks of equal payoffs) is both faster and easier to audit than a general LP
+//! crate. The design allowed `minilp`/`microlp` or an own solver; these games need neither
+//! rationals nor sparse storage.
 //!
 //! The row player maximises, the column player minimises. The payoffs are shifted and
 //! scaled to lie in `[1, 2]`, then the column player's LP

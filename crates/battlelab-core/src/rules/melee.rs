@@ -1,4 +1,4 @@
-//! Miniatures melee (seed 004, RULES.md part D): attack rolls by Skill, damage saves by
+//! Miniatures melee (docs/systems/melee.md): attack rolls by Skill, damage saves by
 //! Power against Defense, supporting attacks, combat score with flank and rear bonuses,
 //! break tests, repeated combat phases.
 //!
@@ -14,7 +14,7 @@
 //!   Markov chain over (wounds taken, units present), in `f64`, where the state space is
 //!   small enough.
 //!
-//! The readings of the ambiguous geometry are in `docs/melee-readings.md`.
+//! The readings of the ambiguous geometry are in `docs/systems/melee.md`.
 
 use std::collections::BTreeMap;
 
@@ -43,7 +43,8 @@ pub const MAX_EXACT_PHASE_DICE: u32 = 600;
 /// Results of a whole engagement, in [`EngagementEnd::index`] order.
 pub const END_COUNT: usize = 6;
 
-/// How a unit's rank bonus is counted (RULES.md D: option, default ranks behind the front).
+/// How a unit's rank bonus is counted (an option of docs/systems/melee.md, default ranks
+/// behind the front).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum RankBonusRule {
     /// Every rank behind the front rank, even a partial one.
@@ -104,7 +105,7 @@ impl Facing {
     }
 }
 
-/// The dice of a break test (RULES.md D: option, default 2d6).
+/// The dice of a break test (an option of docs/systems/melee.md, default 2d6).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BreakDice {
     OneD6,
@@ -176,7 +177,7 @@ pub struct UnitProfile {
 impl Default for UnitProfile {
     /// A default unit: 20 models five wide with 1 Attack (the frontage and Attacks of the
     /// seed's example), Skill, Power and Defense 3, Discipline 7. The other numbers are
-    /// battlelab's choice, not the seed's.
+    /// battlelab's choice, not the rules text's.
     fn default() -> Self {
         Self {
             models: 20,
@@ -297,7 +298,7 @@ impl UnitProfile {
     }
 }
 
-/// A unit's shape at the start of a phase (see `docs/melee-readings.md`).
+/// A unit's shape at the start of a phase (see `docs/systems/melee.md`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Formation {
     pub alive: u32,
@@ -497,10 +498,10 @@ enum AttackKind {
 
 impl AttackKind {
     /// How A attacks each side-B unit (`kinds[i - 1]` for unit `i`) when the units of
-    /// `present` (bit `i`: unit `i`) are there: the reading of RULES.md D. A flank unit is
-    /// the first or second of those present in listed order; A's front is engaged when a
-    /// front unit is present. The kernel's tables and [`MeleeCombat::attack_groups`] both
-    /// read it.
+    /// `present` (bit `i`: unit `i`) are there: the reading of docs/systems/melee.md. A
+    /// flank unit is the first or second of those present in listed order; A's front is
+    /// engaged when a front unit is present. The kernel's tables and
+    /// [`MeleeCombat::attack_groups`] both read it.
     fn for_present(facings: &[Facing], present: usize) -> [AttackKind; MAX_B_UNITS] {
         let here = |i: usize| present & (1 << i) != 0;
         let front_engaged = (1..facings.len()).any(|i| here(i) && facings[i] == Facing::Front);

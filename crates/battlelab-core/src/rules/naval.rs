@@ -1,4 +1,4 @@
-//! Naval engagements of the strategic game (seed 003; RULES.md B6–B7): the naval combat
+//! Naval engagements of the strategic game (docs/systems/naval.md): the naval combat
 //! table chained with pursuit until one fleet escapes, retreats unpursued or is destroyed.
 //!
 //! Why this module exists: one roll on the naval table says little about who holds the

@@ -1,4 +1,4 @@
-//! Ratio battles of the Matrix-game battle resolution (seeds 000/001; RULES.md A).
+//! Ratio battles of the Matrix-game battle resolution (docs/systems/ratio.md).
 //!
 //! Why this module exists: a designer's question about these rules is about whole lines —
 //! "what is a +1 argument worth against one more unit or one reserve?" — and the answer
@@ -42,7 +42,7 @@ pub use sliced::MAX_SLICED_RESERVES;
 pub const MAX_UNITS: usize = 16;
 /// Most reserves one side may hold.
 pub const MAX_RESERVES: usize = 8;
-/// Most reserves one side may hold in a skirmish (RULES.md A: "up to two more units").
+/// Most reserves one side may hold in a skirmish (docs/systems/ratio.md: up to two more units).
 pub const MAX_SKIRMISH_RESERVES: usize = 2;
 /// Most combats in one line.
 pub const MAX_COMBATS: usize = 16;
@@ -186,7 +186,7 @@ impl CombatState {
     ];
 }
 
-/// The army result of a battle (RULES.md A), with the escalated forms of a skirmish.
+/// The army result of a battle (docs/systems/ratio.md), with the escalated forms of a skirmish.
 pub struct ArmyResult;
 
 impl ArmyResult {

@@ -1,4 +1,4 @@
-//! Initial on-map forces of the strategic game (seed 003; RULES.md B8): one d6 per state
+//! Initial on-map forces of the strategic game (docs/systems/setup.md): one d6 per state
 //! picks a row of leaders, infantry, cavalry, guards, naval SP and transports.
 //!
 //! Why this module exists: a designer wants the spread of starting strengths a random

@@ -1,4 +1,4 @@
-//! Field battles (seed 003, RULES.md B1–B3): the analysis file's keys, validated once,
+//! Field battles (docs/systems/field.md): the analysis file's keys, validated once,
 //! and the system the engine runs.
 //!
 //! Why this module exists: it is where a field-battle file becomes plain data — every
@@ -9,7 +9,7 @@
 //!
 //! ```toml
 //! name = "field_combat"        # report folder name (default: the file's stem)
-//! system = "field"             # field battles (RULES.md B1–B3)
+//! system = "field"             # field battles (docs/systems/field.md)
 //! seed = 1815
 //! trials = 1_000_000           # per grid point and variant
 //!
@@ -334,7 +334,7 @@ const FIELD_KEYS: &[KeyDoc] = &[
 /// `battlelab keys` and `battlelab new` for field battles.
 pub const DOC: SystemDoc = SystemDoc {
     name: "field",
-    summary: "field battles (seed 003, RULES.md B1-B3): CRT, Combat Loss Chart and tactical matrix, round by round",
+    summary: "field battles (docs/systems/field.md): CRT, Combat Loss Chart and tactical matrix, round by round",
     keys: KEYS,
     starter: STARTER,
 };

@@ -1,4 +1,4 @@
-//! The frontier quick-battle study (seed 002 rule 19, RULES.md C): one battle as the file
+//! The frontier quick-battle study (rule 19, docs/systems/frontier.md): one battle as the file
 //! describes it, and the sensitivity runs a designer asks for — every terrain × weather,
 //! the commitment-level difference, each side's primary leader, surprise.
 //!
@@ -33,7 +33,7 @@
 //! [side.b]
 //! …
 //!
-//! [crt]                      # the melee CRT: the game's is not in the seed
+//! [crt]                      # the melee CRT: the game's own is not published with rule 19
 //! columns = ["1:2", "1:1", "2:1", "3:1"]
 //! first_roll = 1             # the modified roll of the first row
 //! rows = [["1/-", "R/-", "1/1", "-/1"], …]   # attacker/defender: - | a number | R
@@ -202,9 +202,9 @@ const FRONTIER_KEYS: &[KeyDoc] = &[
 /// `battlelab keys` and `battlelab new` for frontier quick battles.
 pub const DOC: SystemDoc = SystemDoc {
     name: "frontier",
-    summary: "frontier quick battles (seed 002 rule 19, RULES.md C): lanes of stacks, fire, movement, melee",
+    summary: "frontier quick battles (rule 19, docs/systems/frontier.md): lanes of stacks, fire, movement, melee",
     keys: KEYS,
-    starter: "# ILLUSTRATIVE melee CRT: the game's own is not in the seed; replace it.\nsystem = \"frontier\"\ntrials = 10_000\n\n[battle]\nterrain = \"wilderness\"     # rough | wilderness | settled\ninitiative = \"a\"           # a | b\n\n[side.a]\nlevel = 3                  # commitment level, 1-5\nprimary_leader = 2         # 1-3\nlanes = [\n  [{ units = [\"warrior 3/2\", \"warrior 3/2\"], primary = true }],\n  [{ units = [\"warrior 3/2\", \"warrior 3/2\"] }],\n]\n\n[side.b]\nlevel = 3\nprimary_leader = 2\nlanes = [\n  [{ units = [\"militia 2/2\", \"militia 2/2\"], primary = true }],\n  [{ units = [\"militia 2/2\", \"militia 2/2\"] }],\n]\n\n[crt]                      # ILLUSTRATIVE, not the game's\ncolumns = [\"1:2\", \"1:1\", \"3:2\", \"2:1\", \"3:1\"]\nfirst_roll = -2\nrows = [\n  [\"R/-\", \"R/-\", \"1/-\", \"1/-\", \"1/1\"],\n  [\"R/-\", \"1/-\", \"1/-\", \"1/1\", \"-/1\"],\n  [\"1/-\", \"1/-\", \"1/1\", \"-/1\", \"-/1\"],\n  [\"1/-\", \"1/1\", \"-/1\", \"-/1\", \"-/R\"],\n  [\"1/1\", \"-/1\", \"-/1\", \"-/R\", \"-/R\"],\n  [\"1/1\", \"-/1\", \"-/R\", \"-/R\", \"-/2\"],\n  [\"-/1\", \"-/R\", \"-/R\", \"-/2\", \"-/2\"],\n  [\"-/1\", \"-/R\", \"-/2\", \"-/2\", \"-/R\"],\n  [\"-/R\", \"-/2\", \"-/2\", \"-/R\", \"-/R\"],\n  [\"-/R\", \"-/2\", \"-/R\", \"-/R\", \"-/R\"],\n  [\"-/2\", \"-/R\", \"-/R\", \"-/R\", \"-/R\"],\n  [\"-/2\", \"-/R\", \"-/R\", \"-/R\", \"-/R\"],\n]\n",
+    starter: "# ILLUSTRATIVE melee CRT: the game's own is not published with rule 19; replace it.\nsystem = \"frontier\"\ntrials = 10_000\n\n[battle]\nterrain = \"wilderness\"     # rough | wilderness | settled\ninitiative = \"a\"           # a | b\n\n[side.a]\nlevel = 3                  # commitment level, 1-5\nprimary_leader = 2         # 1-3\nlanes = [\n  [{ units = [\"warrior 3/2\", \"warrior 3/2\"], primary = true }],\n  [{ units = [\"warrior 3/2\", \"warrior 3/2\"] }],\n]\n\n[side.b]\nlevel = 3\nprimary_leader = 2\nlanes = [\n  [{ units = [\"militia 2/2\", \"militia 2/2\"], primary = true }],\n  [{ units = [\"militia 2/2\", \"militia 2/2\"] }],\n]\n\n[crt]                      # ILLUSTRATIVE, not the game's\ncolumns = [\"1:2\", \"1:1\", \"3:2\", \"2:1\", \"3:1\"]\nfirst_roll = -2\nrows = [\n  [\"R/-\", \"R/-\", \"1/-\", \"1/-\", \"1/1\"],\n  [\"R/-\", \"1/-\", \"1/-\", \"1/1\", \"-/1\"],\n  [\"1/-\", \"1/-\", \"1/1\", \"-/1\", \"-/1\"],\n  [\"1/-\", \"1/1\", \"-/1\", \"-/1\", \"-/R\"],\n  [\"1/1\", \"-/1\", \"-/1\", \"-/R\", \"-/R\"],\n  [\"1/1\", \"-/1\", \"-/R\", \"-/R\", \"-/2\"],\n  [\"-/1\", \"-/R\", \"-/R\", \"-/2\", \"-/2\"],\n  [\"-/1\", \"-/R\", \"-/2\", \"-/2\", \"-/R\"],\n  [\"-/R\", \"-/2\", \"-/2\", \"-/R\", \"-/R\"],\n  [\"-/R\", \"-/2\", \"-/R\", \"-/R\", \"-/R\"],\n  [\"-/2\", \"-/R\", \"-/R\", \"-/R\", \"-/R\"],\n  [\"-/2\", \"-/R\", \"-/R\", \"-/R\", \"-/R\"],\n]\n",
 };
 
 fn side_index(

@@ -1,6 +1,6 @@
-//! The melee study (RULES.md D): named unit profiles, an engagement (one unit engaged by
-//! up to four from front, flanks and rear) swept over stats and compared across rule
-//! variants, or a round robin of every profile against every other with Bradley–Terry
+//! The melee study (docs/systems/melee.md): named unit profiles, an engagement (one unit
+//! engaged by up to four from front, flanks and rear) swept over stats and compared across
+//! rule variants, or a round robin of every profile against every other with Bradley–Terry
 //! strengths as point-value hints.
 //!
 //! Why this module exists: it is the analysis-file boundary and report for
@@ -397,7 +397,7 @@ const MELEE_KEYS: &[KeyDoc] = &[
 /// `battlelab keys` and `battlelab new` for melee studies.
 pub const DOC: SystemDoc = SystemDoc {
     name: "melee",
-    summary: "melee engagements (RULES.md D): unit profiles, one unit engaged front/flank/rear, or a round robin",
+    summary: "melee engagements (docs/systems/melee.md): unit profiles, one unit engaged front/flank/rear, or a round robin",
     keys: KEYS,
     starter: "system = \"melee\"\ntrials = 10_000\n\n[options]\nbreak_dice = \"2d6\"            # [option] 1d6 | 2d6 | 3d6\nround_limit = 6               # [option] combat phases, 1-50\n\n[profiles.spearmen]\nmodels = 20\nfrontage = 5                  # models wide\nattacks = 1                   # stats 1-10\nskill = 3\npower = 3\ndefense = 4\ndiscipline = 7\n\n[profiles.swordsmen]\nmodels = 15\nfrontage = 5\nattacks = 1\nskill = 4\npower = 3\ndefense = 3\ndiscipline = 7\n\n[engagement]                  # side A's unit, engaged by side B's units\na = \"spearmen\"\nb = [{ unit = \"swordsmen\", facing = \"front\" }]\n\n[[variant]]\nname = \"as written\"\n\n[[variant]]\nname = \"veteran spearmen\"\na = { discipline = 8 }\n",
 };

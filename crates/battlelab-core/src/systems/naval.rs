@@ -1,4 +1,4 @@
-//! The naval-engagement study (RULES.md B6–B7): two fleets fight the naval table and
+//! The naval-engagement study (docs/systems/naval.md): two fleets fight the naval table and
 //! pursuit chain, swept over odds and DRM; who ends in control, and what does it cost?
 //!
 //! Why this module exists: it is the analysis-file boundary and report for
@@ -149,7 +149,7 @@ const NAVAL_KEYS: &[KeyDoc] = &[
 /// `battlelab keys` and `battlelab new` for naval engagements.
 pub const DOC: SystemDoc = SystemDoc {
     name: "naval_engagement",
-    summary: "naval engagements (RULES.md B6-B7): the naval table and the pursuit chain, swept over odds and DRM",
+    summary: "naval engagements (docs/systems/naval.md): the naval table and the pursuit chain, swept over odds and DRM",
     keys: KEYS,
     starter: "system = \"naval_engagement\"\ntrials = 10_000\n\n[engagement]\ncoastal = false      # -1 to pursuit rolls: pursuers in a coastal hex or port\nround_limit = 20\n\n[fleet.a]\nnsp = 6\nmorale = 2           # Major 2, Minor 1\nleader = 1\n\n[fleet.b]\nnsp = 4\nmorale = 2\n\n[sweep]\nodds = [\"1-1\", \"3-2\", \"2-1\"]   # sets A's NSP from B's\ndrm = { from = -1, to = 1 }    # extra DRM in A's favour\n",
 };

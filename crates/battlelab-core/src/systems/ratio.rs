@@ -1,5 +1,5 @@
-//! The ratio-battle study (RULES.md A): whole lines of units, pairings, doubles, reserves
-//! and skirmishes, swept and compared across rule variants.
+//! The ratio-battle study (docs/systems/ratio.md): whole lines of units, pairings, doubles,
+//! reserves and skirmishes, swept and compared across rule variants.
 //!
 //! Why this module exists: it is the analysis-file boundary and report for
 //! [`crate::rules::ratio`]. Every check happens here once — unknown keys, unit names,
@@ -83,7 +83,7 @@ pub const PARAMETERS: [&str; 10] = [
 /// Most (state, face) steps one exact enumeration may take.
 pub const MAX_EXACT_STEPS: usize = 20_000_000;
 
-/// The auto-deployment reading (RULES.md A **\[option\]**).
+/// The auto-deployment reading (an **\[option\]** of docs/systems/ratio.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AutoDeploy {
     /// Pair one-to-one, double up from the left, the rest in reserve.
@@ -456,7 +456,7 @@ const RATIO_KEYS: &[KeyDoc] = &[
 /// `battlelab keys` and `battlelab new` for ratio battles.
 pub const DOC: SystemDoc = SystemDoc {
     name: "ratio",
-    summary: "ratio battles (RULES.md A): lines of units, doubles, reserves and skirmishes",
+    summary: "ratio battles (docs/systems/ratio.md): lines of units, doubles, reserves and skirmishes",
     keys: KEYS,
     starter: "system = \"ratio\"\ntrials = 10_000\n\n[battle]\nmin_score = 1                 # [option] floor of a modified total, 1-6, or \"none\"\n\n[side.a]\nunits = 4\nargument = 1                  # +1 advantaged / -1 disadvantaged by the argument\npolicy = \"rescue\"             # none | rescue | press | optimal\n\n[side.b]\nunits = 3\n\n[sweep]\n\"a.quality\" = [0, 1]\n\n[[variant]]\nname = \"as written\"\n\n[[variant]]\nname = \"no floor\"\nbattle = { min_score = \"none\" }\n",
 };
@@ -680,9 +680,10 @@ struct BattleSetup {
 /// A line and the reserves of each side.
 type Deployment = (Vec<Pairing>, [Vec<usize>; 2]);
 
-/// Auto-deployment (RULES.md A): pair one-to-one in order, then double up from the left
-/// (double-first) or keep every extra unit back (reserve-first); an explicit reserve count
-/// keeps exactly that many back and doubles the rest. Returns the line and reserves.
+/// Auto-deployment (docs/systems/ratio.md): pair one-to-one in order, then double up from
+/// the left (double-first) or keep every extra unit back (reserve-first); an explicit
+/// reserve count keeps exactly that many back and doubles the rest. Returns the line and
+/// reserves.
 fn deploy(
     counts: [usize; 2],
     reserves: [Option<i64>; 2],

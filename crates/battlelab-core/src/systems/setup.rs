@@ -1,5 +1,5 @@
-//! The whole-map setup study (RULES.md B8): every state rolls its initial forces; what
-//! do the states and the coalitions start with?
+//! The whole-map setup study (docs/systems/setup.md): every state rolls its initial forces;
+//! what do the states and the coalitions start with?
 //!
 //! Why this module exists: a designer balancing a random setup needs the spread of each
 //! coalition's starting strength, not one roll. Each state's roll is exact (six rows), each
@@ -118,7 +118,7 @@ const SETUP_KEYS: &[KeyDoc] = &[
 /// `battlelab keys` and `battlelab new` for setup studies.
 pub const DOC: SystemDoc = SystemDoc {
     name: "setup",
-    summary: "whole-map setup (RULES.md B8): every state rolls its initial forces; coalition totals",
+    summary: "whole-map setup (docs/systems/setup.md): every state rolls its initial forces; coalition totals",
     keys: KEYS,
     starter: "system = \"setup\"\ntrials = 10_000\n\n[[state]]\nname = \"Blue\"\nkind = \"major\"        # major | minor\ncoalition = \"North\"\n\n[[state]]\nname = \"Red\"\nkind = \"major\"\ncoalition = \"South\"\n\n[[state]]\nname = \"a\"\nkind = \"minor\"\nport = false          # minor states only; default true\ncoalition = \"Neutral\"\n",
 };

@@ -1,6 +1,6 @@
 #![allow(dead_code)]
-//! Independent exact oracle for small frontier quick battles (seed 002 rule 19, RULES.md
-//! C, `docs/frontier-readings.md`), written from the rules text and the readings doc only:
+//! Independent exact oracle for small frontier quick battles (rule 19,
+//! `docs/systems/frontier.md`), written from the rules text and the readings doc only:
 //! std only, no crate code, its own input types.
 //!
 //! [`solve`] propagates an exact probability distribution (f64) over whole battle states —
@@ -10,7 +10,8 @@
 //! after every roll. Meant for 1–2 lanes, 1–2 units per stack, at most 2 rows, up to 4
 //! rounds (at most [`MAX_UNITS`] units and [`MAX_STACKS`] stacks a side).
 //!
-//! Readings implemented (docs/frontier-readings.md as of commit ca5cd81, taken literally).
+//! Readings implemented (those now in docs/systems/frontier.md, as they stood at commit
+//! ca5cd81, taken literally).
 //! Points the doc leaves open are marked CHOICE; each is a switch of [`Readings`] whose
 //! default is the reading written here, so that a test can show a case tells the
 //! readings apart.

@@ -1,6 +1,6 @@
 #![allow(dead_code)]
-//! Independent oracle for miniatures engagements (RULES.md part D, seed 004), written from
-//! the rules text and `docs/melee-readings.md` only — std only, no crate code.
+//! Independent oracle for miniatures engagements (docs/systems/melee.md), written from
+//! the rules text and the readings there only — std only, no crate code.
 //!
 //! Three independent computations:
 //! - [`one_phase_brute_force`]: one combat phase of a fresh 1-v-1 front engagement by a
@@ -12,7 +12,7 @@
 //!   probability distribution over states, phase by phase (no sampling). Per-die wound
 //!   distributions are built by convolution, not by the binomial formula.
 //!
-//! Readings used (docs/melee-readings.md, taken literally):
+//! Readings used (docs/systems/melee.md, taken literally):
 //! - Attack roll: attacker Skill > target Skill → 3+, else 4+ ([`hit_target`]).
 //!   Damage save by the target: Power > Defense → 5+, 6+ if Power − Defense > 2; equal → 4+;
 //!   Power < Defense → 3+, 2+ if Defense − Power > 2 ([`save_target`]). A wound is a hit
@@ -140,7 +140,7 @@ pub fn break_dice_count(dice: BreakDice) -> u32 {
     }
 }
 
-/// Panics on a profile outside docs/melee-readings.md "Units".
+/// Panics on a profile outside docs/systems/melee.md "Units".
 pub fn validate_unit(u: &Unit) {
     assert!((1..=500).contains(&u.models), "models out of range: {u:?}");
     assert!(

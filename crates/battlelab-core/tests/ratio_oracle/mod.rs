@@ -1,10 +1,10 @@
 #![allow(dead_code)]
-//! Independent brute-force oracle for ratio battles (RULES.md part A), written from the
+//! Independent brute-force oracle for ratio battles (docs/systems/ratio.md), written from the
 //! rules text only. It enumerates every combination of dice — every line die and every
 //! reserve die — and plays the battle out leaf by leaf. No state merging, no memoisation:
 //! each leaf has weight 1 and the denominator is 6^(line dice + reserves).
 //!
-//! Readings used (see RULES.md part A):
+//! Readings used (see docs/systems/ratio.md):
 //! - A line unit scores d6 + its modifier; a combat's side total is the sum over its
 //!   units (a double adds both).
 //! - A committed reserve scores d6 − 1 + its own modifier, added to its side's total in
