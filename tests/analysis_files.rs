@@ -201,7 +201,7 @@ fn overrides_reach_the_rules() {
 }
 
 /// Every analysis shipped under `analyses/` checks and runs, and writes data, tables and
-/// a manifest: the commands README gives each of them work.
+/// a manifest: the command README gives each of them (`battlelab run analyses/<file>`) works.
 #[test]
 fn shipped_analyses_run() {
     let files = common::shipped_analyses();

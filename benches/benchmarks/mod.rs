@@ -25,7 +25,7 @@ pub fn bare_xoshiro(dice: &mut DiceStream, n: u64) -> u64 {
 /// Prints the words (64-bit draws) one battle of `name` takes on average, counted outside
 /// any timing by stepping a copy of the stream (`scenarios::words_per_battle`), so that
 /// `overhead = cost of a battle / (words per battle × cost of one next_u64)` can be read
-/// from the same run. Dice per battle: the `dice_count` example (README).
+/// from the same run. Dice per battle: the `dice_count` example (docs/performance.md).
 pub fn print_words(name: &str, battle: impl FnMut(&mut DiceStream)) {
     let words = battlelab_core::scenarios::words_per_battle(1 << 16, battle);
     println!("words/battle {words:.3}: {name}");

@@ -1,5 +1,5 @@
 //! Words and dice one whole battle of each bench scenario draws on average (the
-//! dice-count columns of README's kernel table).
+//! dice-count columns of the kernel table in docs/performance.md).
 //!
 //! ```text
 //! cargo run -p battlelab-core --release --features count-dice --example dice_count

@@ -158,7 +158,7 @@ impl DiceWord {
 /// Draw counters for the dice-count table (`--features count-dice` and the `dice_count`
 /// example): every `next_u64` and every value taken from a word (a die,
 /// or a count sampled from a table) on this thread. This crate's own unit tests have them
-/// too, so the draws of README's table are checked in CI (`scenarios`' tests); normal
+/// too, so the draws of docs/performance.md's table are checked in CI (`scenarios`' tests); normal
 /// builds, the benches and every other crate's tests have no counters.
 #[cfg(any(test, feature = "count-dice"))]
 pub mod counting {
