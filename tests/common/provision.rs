@@ -11,6 +11,23 @@
 //! running at once do not run `apt-get` together). Where it cannot install (it needs root
 //! and the tests are not root, or the commands fail), the test fails with the exact
 //! commands to run by hand.
+//!
+//! A new tool is one more `static`, e.g. the wasm32 target:
+//!
+//! ```text
+//! pub static WASM32: Requirement = Requirement {
+//!     name: "wasm32-target",
+//!     needed_by: "the wasm build test (tests/wasm.rs)",
+//!     present: || rustup_has_target("wasm32-unknown-unknown"),
+//!     install: &[&["rustup", "target", "add", "wasm32-unknown-unknown"]],
+//!     env: &[],
+//!     needs_root: false,
+//!     alternative: "or install the target with your toolchain manager",
+//!     outcome: OnceLock::new(),
+//! };
+//! ```
+//!
+//! and a test calls `common::provision::WASM32.ensure()` before it needs the tool.
 
 use std::fs::File;
 use std::path::PathBuf;
