@@ -502,7 +502,15 @@ pub fn value(args: crate::cli::ValueArgs) -> Result<()> {
         };
         match change {
             Ok(change) => priced.push((*m, change, set_by)),
-            Err(e) if !chosen => skipped.push((m.name(), e.to_string())),
+            Err(e) if !chosen => {
+                let why = e.to_string();
+                let name = m.name();
+                let why = why
+                    .strip_prefix(&format!("{name}: "))
+                    .unwrap_or(&why)
+                    .to_string();
+                skipped.push((name, why));
+            }
             Err(e) => return Err(e),
         }
     }
@@ -521,20 +529,34 @@ pub fn value(args: crate::cli::ValueArgs) -> Result<()> {
     // The currency curve, where the currency is a setting (odds are the ladder's).
     let mut currency_studies: Vec<(i64, Box<dyn battlelab::systems::Study>)> = Vec::new();
     let mut currency_set_by = vec![None; plan.runs.len()];
+    // Why the currency takes no step at all in this file, where it takes none.
+    let mut currency_stuck: Option<Why> = None;
     if let Some((name, _)) = levers.currency.filter(|(c, _)| *c != "odds") {
         let lever = levers
             .lever(name, &system)
             .expect("the catalog's own currency");
         currency_set_by = levers::overridden(&plan, lever);
+        let mut first_refusal = None;
         for k in (-CURRENCY_REACH..=CURRENCY_REACH).filter(|&k| k != 0) {
             // A step the file cannot take (below 1 unit, past a stat's top) is left out.
-            if let Ok(doc) = levers::shifted(&document.doc, lever, k) {
-                if let Ok(study) = document.study(&doc, name) {
-                    if study.plan().runs.len() == plan.runs.len() {
-                        currency_studies.push((k, study));
-                    }
+            let study = levers::shifted(&document.doc, lever, k)
+                .map_err(|e| anyhow::anyhow!(e))
+                .and_then(|doc| document.study(&doc, name));
+            match study {
+                Ok(study) if study.plan().runs.len() == plan.runs.len() => {
+                    currency_studies.push((k, study))
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    first_refusal.get_or_insert(e.to_string());
                 }
             }
+        }
+        if currency_studies.is_empty() {
+            currency_stuck = Some(format!(
+                "{name} cannot be moved in this file: {}",
+                first_refusal.unwrap_or_else(|| "every step changes the runs".into())
+            ));
         }
     }
 
@@ -588,9 +610,10 @@ pub fn value(args: crate::cli::ValueArgs) -> Result<()> {
                             .map_err(Clone::clone)
                             .and_then(|l| l.runs[r].as_ref().map_err(Clone::clone))
                             .map(|place| odds_curve(place, |a| at(r, a).ok().map(|m| Level::of(&m)))),
-                        Some((name, unit)) => match currency_set_by[r] {
-                            Some(by) => Err(format!("{name} is set by {} here", by.what)),
-                            None => Ok(setting_curve(name, unit, |k| {
+                        Some((name, unit)) => match (currency_set_by[r], &currency_stuck) {
+                            (Some(by), _) => Err(format!("{name} is set by {} here", by.what)),
+                            (None, Some(why)) => Err(why.clone()),
+                            (None, None) => Ok(setting_curve(name, unit, |k| {
                                 if k == 0 {
                                     return Some(Level::of(&without));
                                 }
