@@ -1052,6 +1052,9 @@ fn listed_units_setting(doc: &Doc, list: &[&str], key: &str) -> Vec<usize> {
 /// `doc` with `lever` moved by `step` (every swept value, or its key and every variant's
 /// override of it; and every listed unit of the side that sets its own).
 pub fn shifted(doc: &Doc, lever: &Lever, step: i64) -> Result<Doc, String> {
+    if matches!(lever.place, Place::Odds) {
+        return Err("odds±N steps along the odds columns from each run's own odds, run by run (`battlelab value` reads them); it is not a change to the file".into());
+    }
     let mut doc = doc.clone();
     if let Some(path) = lever.sweep.and_then(|p| sweep_path(&doc, p)) {
         let path: Vec<&str> = path.iter().map(String::as_str).collect();
@@ -1088,7 +1091,7 @@ pub fn shifted(doc: &Doc, lever: &Lever, step: i64) -> Result<Doc, String> {
                     toml::Value::Array(vec![toml::Value::Integer(default + step)]),
                 )?;
             }
-            Place::Odds => return Err(NO_ODDS_SWEEP.into()),
+            Place::Odds => unreachable!("refused above"),
         }
     }
     if let Some((list, key)) = lever.per_unit {
