@@ -165,7 +165,8 @@ const ODDS_SET_A_NSP: &[SetBy] = &[SetBy {
     axis: "odds",
     prefix: "",
     what: "[sweep] odds, which sets A's NSP to ⌈B's NSP × L/S⌉",
-    instead: "price odds±N (a step along the table's odds columns) or b.nsp, or drop the odds sweep",
+    instead:
+        "price odds±N (a step along the table's odds columns) or b.nsp, or drop the odds sweep",
 }];
 
 const SIZE_SETS_UNITS: &[SetBy] = &[SetBy {
@@ -805,7 +806,8 @@ pub fn odds_columns(doc: &Doc, system: &str, variant: &str) -> Option<Vec<(u32, 
             }
         }
     }
-    columns.sort_by(|a, b| (u64::from(a.0) * u64::from(b.1)).cmp(&(u64::from(b.0) * u64::from(a.1))));
+    columns
+        .sort_by(|a, b| (u64::from(a.0) * u64::from(b.1)).cmp(&(u64::from(b.0) * u64::from(a.1))));
     Some(columns)
 }
 
@@ -854,10 +856,14 @@ pub fn overridden(
         .iter()
         .map(|run| {
             lever.set_by.iter().find(|by| {
-                plan.axes.iter().position(|a| a == by.axis).is_some_and(|axis| {
-                    let value = &run.coordinates[axis];
-                    !matches!(value, AxisValue::Unset) && value.to_string().starts_with(by.prefix)
-                })
+                plan.axes
+                    .iter()
+                    .position(|a| a == by.axis)
+                    .is_some_and(|axis| {
+                        let value = &run.coordinates[axis];
+                        !matches!(value, AxisValue::Unset)
+                            && value.to_string().starts_with(by.prefix)
+                    })
             })
         })
         .collect()
@@ -1003,10 +1009,9 @@ fn own_melee_profiles(doc: &mut Doc, side: &str) -> Result<Vec<String>, String> 
             .get_mut("profiles")
             .and_then(toml::Value::as_table_mut)
             .ok_or("[engagement] names profiles, but the file has no [profiles]")?;
-        let copy = profiles
-            .get(&name)
-            .cloned()
-            .ok_or_else(|| format!("[engagement] names the profile \"{name}\", which [profiles] lacks"))?;
+        let copy = profiles.get(&name).cloned().ok_or_else(|| {
+            format!("[engagement] names the profile \"{name}\", which [profiles] lacks")
+        })?;
         let fresh = (1..)
             .map(|i| match i {
                 1 => format!("{name}_{side}"),
@@ -1066,8 +1071,8 @@ pub fn shifted(doc: &Doc, lever: &Lever, step: i64) -> Result<Doc, String> {
         put(&mut doc, &path, toml::Value::Array(moved))?;
     } else {
         match lever.place {
-            Place::Key { default, .. } => {
-                rewrite(&mut doc, lever, &|current, what| match current {
+            Place::Key { default, .. } => rewrite(&mut doc, lever, &|current, what| {
+                match current {
                     Some(toml::Value::Integer(v)) => Ok(toml::Value::Integer(v + step)),
                     Some(toml::Value::Array(_)) => Err(format!(
                         "`{what}` lists its entries one by one in this file, so {} cannot be moved by {step:+}; give it as a whole number (e.g. a count) to price it",
@@ -1077,8 +1082,8 @@ pub fn shifted(doc: &Doc, lever: &Lever, step: i64) -> Result<Doc, String> {
                     None => default
                         .map(|d| toml::Value::Integer(d + step))
                         .ok_or_else(|| format!("the file gives no {what} to move")),
-                })?
-            }
+                }
+            })?,
             Place::MeleeStat { .. } => rewrite(&mut doc, lever, &|current, what| {
                 let v = current.ok_or_else(|| format!("the file gives no {what} to move"))?;
                 shift_value(v, lever, step)
@@ -1255,7 +1260,8 @@ pub fn value_settings(
         .map(|list| {
             list.iter()
                 .map(|m| {
-                    let m = Modifier::parse(m, levers, system).map_err(|e| error(".modifiers", e))?;
+                    let m =
+                        Modifier::parse(m, levers, system).map_err(|e| error(".modifiers", e))?;
                     // A modifier the plan sets in every run would price nothing.
                     let set = overridden(plan, m.lever);
                     match set.first() {
@@ -1433,14 +1439,20 @@ mod tests {
         let d = doc("[profiles.militia]\nskill = 3\n[profiles.riders]\nskill = 2\n[engagement]\na = \"militia\"\nb = [{ unit = \"militia\", facing = \"front\" }, { unit = \"riders\", facing = \"flank\" }]\n");
         let moved = shifted(&d, levers.lever("a.skill", "melee").unwrap(), 1).unwrap();
         assert_eq!(moved["engagement"]["a"].as_str(), Some("militia_a"));
-        assert_eq!(moved["profiles"]["militia_a"]["skill"].as_integer(), Some(4));
+        assert_eq!(
+            moved["profiles"]["militia_a"]["skill"].as_integer(),
+            Some(4)
+        );
         assert_eq!(moved["profiles"]["militia"]["skill"].as_integer(), Some(3));
         // B's shared profile is copied for B; its own (riders) is moved in place.
         let moved = shifted(&d, levers.lever("b.skill", "melee").unwrap(), -1).unwrap();
         assert_eq!(moved["engagement"]["a"].as_str(), Some("militia"));
         let b = moved["engagement"]["b"].as_array().unwrap();
         assert_eq!(b[0]["unit"].as_str(), Some("militia_b"));
-        assert_eq!(moved["profiles"]["militia_b"]["skill"].as_integer(), Some(2));
+        assert_eq!(
+            moved["profiles"]["militia_b"]["skill"].as_integer(),
+            Some(2)
+        );
         assert_eq!(moved["profiles"]["riders"]["skill"].as_integer(), Some(1));
         assert_eq!(moved["profiles"]["militia"]["skill"].as_integer(), Some(3));
     }
@@ -1449,15 +1461,20 @@ mod tests {
     fn a_ratio_sides_listed_units_move_with_the_side() {
         let levers = of("ratio").unwrap();
         let argument = levers.lever("a.argument", "ratio").unwrap();
-        let d = doc("[side.a]\nargument = 1\nunits = [{ argument = -1 }, {}]\n[side.b]\nunits = 2\n");
+        let d =
+            doc("[side.a]\nargument = 1\nunits = [{ argument = -1 }, {}]\n[side.b]\nunits = 2\n");
         let moved = shifted(&d, argument, 1).unwrap();
         assert_eq!(moved["side"]["a"]["argument"].as_integer(), Some(2));
         let units = moved["side"]["a"]["units"].as_array().unwrap();
         assert_eq!(units[0]["argument"].as_integer(), Some(0));
         assert!(units[1].get("argument").is_none());
-        assert!(set(&d, argument, 0).unwrap_err().contains("side.a.units[0] sets its own argument"));
+        assert!(set(&d, argument, 0)
+            .unwrap_err()
+            .contains("side.a.units[0] sets its own argument"));
         let units = levers.lever("a.units", "ratio").unwrap();
-        assert!(shifted(&d, units, 1).unwrap_err().contains("lists its entries one by one"));
+        assert!(shifted(&d, units, 1)
+            .unwrap_err()
+            .contains("lists its entries one by one"));
     }
 
     #[test]

@@ -255,12 +255,22 @@ fn cell<'a>(v: &'a Value, modifier: usize, axis: &str, value: &str) -> &'a Value
 
 /// P(A wins), exact, by the value of `axis` (e.g. a.skill/a.defense pairs joined by ","),
 /// from a plain run's results.csv.
-fn exact_by(file: &Path, outcome_matches: &dyn Fn(&str) -> bool, axes: &[&str]) -> HashMap<String, f64> {
+fn exact_by(
+    file: &Path,
+    outcome_matches: &dyn Fn(&str) -> bool,
+    axes: &[&str],
+) -> HashMap<String, f64> {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r");
     let (code, _, err) = battlelab(
         dir.path(),
-        &["run", file.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet"],
+        &[
+            "run",
+            file.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--quiet",
+        ],
     );
     assert_eq!(code, Some(0), "{err}");
     let text = std::fs::read_to_string(out.join("results.csv")).unwrap();
@@ -355,7 +365,10 @@ fn a_ratio_sides_modifier_moves_the_units_that_set_their_own() {
 
 #[test]
 fn odds_steps_and_equivalents_run_along_the_columns_the_rules_have() {
-    let v = value_json("field_odds.toml", &["odds+1", "odds-1", "a.drm-1", "a.drm+1"]);
+    let v = value_json(
+        "field_odds.toml",
+        &["odds+1", "odds-1", "a.drm-1", "a.drm+1"],
+    );
     let base = |odds: &str| cell(&v, 0, "odds", odds)["base"].as_f64().unwrap();
     // Past the last printed column (3:1) and before the first (1:1): beyond the table,
     // no price (there is no 4:1 row to read; 4:1 battles read the 3:1 row).
@@ -363,13 +376,22 @@ fn odds_steps_and_equivalents_run_along_the_columns_the_rules_have() {
         let c = cell(&v, m, "odds", odds);
         assert!(c["with"].is_null() && c["delta"].is_null(), "{c}");
         assert!(
-            c["not_priced"].as_str().unwrap().starts_with("beyond the table"),
+            c["not_priced"]
+                .as_str()
+                .unwrap()
+                .starts_with("beyond the table"),
             "{c}"
         );
     }
     // A step that exists is worth exactly one column, either way.
-    assert_eq!(cell(&v, 0, "odds", "2:1")["with"].as_f64(), Some(base("3:1")));
-    assert_eq!(cell(&v, 1, "odds", "3:2")["with"].as_f64(), Some(base("1:1")));
+    assert_eq!(
+        cell(&v, 0, "odds", "2:1")["with"].as_f64(),
+        Some(base("3:1"))
+    );
+    assert_eq!(
+        cell(&v, 1, "odds", "3:2")["with"].as_f64(),
+        Some(base("1:1"))
+    );
     assert_eq!(
         cell(&v, 1, "odds", "3:2")["equivalent"]["value"].as_f64(),
         Some(-1.0)
@@ -436,7 +458,10 @@ fn odds_steps_and_equivalents_run_along_the_columns_the_rules_have() {
         let priced = run["with"].is_f64();
         assert_eq!(priced, run["run"]["odds"] != "2:1", "{run}");
         if !priced {
-            assert!(run["not_priced"].as_str().unwrap().contains("(1-1, 3-2, 2-1)"));
+            assert!(run["not_priced"]
+                .as_str()
+                .unwrap()
+                .contains("(1-1, 3-2, 2-1)"));
         }
     }
 }
@@ -467,9 +492,17 @@ fn solve_finds_the_threshold_of_a_falling_curve_exactly() {
     assert_eq!(v["edges"][0]["kind"], "starts holding");
     // Everywhere and nowhere in the range are said so.
     let v = solve_json(&file, "no_loss >= 0", "drm", &["--from", "-1", "--to", "2"]);
-    assert_eq!(v["verdict"], "holds everywhere in -1..2: no edge in this range");
+    assert_eq!(
+        v["verdict"],
+        "holds everywhere in -1..2: no edge in this range"
+    );
     assert!(v["best"].as_array().unwrap().is_empty());
-    let v = solve_json(&file, "no_loss >= 0.9", "drm", &["--from", "-1", "--to", "2"]);
+    let v = solve_json(
+        &file,
+        "no_loss >= 0.9",
+        "drm",
+        &["--from", "-1", "--to", "2"],
+    );
     assert_eq!(v["verdict"], "holds nowhere in -1..2");
 }
 
@@ -497,7 +530,10 @@ fn a_setting_the_plan_sets_is_refused_or_left_out_naming_what_sets_it() {
     assert_eq!(levels.len(), 5);
     for r in levels {
         assert!(r["delta"].is_null(), "{r}");
-        assert!(r["not_priced"].as_str().unwrap().contains("sensitivity.levels"));
+        assert!(r["not_priced"]
+            .as_str()
+            .unwrap()
+            .contains("sensitivity.levels"));
     }
     let written = runs
         .iter()

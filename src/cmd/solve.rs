@@ -309,15 +309,17 @@ pub fn solve(args: SolveArgs) -> Result<()> {
     let fractions = exact && candidates.iter().all(|c| c.level.fraction.is_some());
     let verdict = decide(&candidates, relation, &p, exact);
 
-    let run_json: serde_json::Map<String, Value> =
-        std::iter::once(("variant".to_string(), json!(candidate_plan.runs[run].variant)))
-            .chain(
-                candidate_plan
-                    .describe(run)
-                    .into_iter()
-                    .map(|(k, v)| (k, json!(v))),
-            )
-            .collect();
+    let run_json: serde_json::Map<String, Value> = std::iter::once((
+        "variant".to_string(),
+        json!(candidate_plan.runs[run].variant),
+    ))
+    .chain(
+        candidate_plan
+            .describe(run)
+            .into_iter()
+            .map(|(k, v)| (k, json!(v))),
+    )
+    .collect();
     let words = Words {
         candidates: &candidates,
         verdict: &verdict,
@@ -356,13 +358,17 @@ pub fn solve(args: SolveArgs) -> Result<()> {
     emit(&match args.format {
         Format::Json => serde_json::to_string_pretty(&result).expect("JSON") + "\n",
         Format::Csv => {
-            let mut out = String::from("value,probability,fraction,ci_low,ci_high,exact,holds,best\n");
+            let mut out =
+                String::from("value,probability,fraction,ci_low,ci_high,exact,holds,best\n");
             for (i, c) in candidates.iter().enumerate() {
                 out.push_str(&format!(
                     "{},{},{},{},{},{},{},{}\n",
                     c.value,
                     c.estimate.best(),
-                    c.level.fraction.as_ref().map_or(String::new(), ToString::to_string),
+                    c.level
+                        .fraction
+                        .as_ref()
+                        .map_or(String::new(), ToString::to_string),
                     c.estimate.exact.unwrap_or(c.estimate.ci_low),
                     c.estimate.exact.unwrap_or(c.estimate.ci_high),
                     c.estimate.exact.is_some(),
@@ -390,7 +396,11 @@ pub fn solve(args: SolveArgs) -> Result<()> {
             if !verdict.best.is_empty() {
                 out.push_str(&format!(
                     "{}: {}{}\n",
-                    if relation == Relation::Equal { "best" } else { "threshold" },
+                    if relation == Relation::Equal {
+                        "best"
+                    } else {
+                        "threshold"
+                    },
                     verdict
                         .best
                         .iter()
@@ -432,7 +442,11 @@ pub fn solve(args: SolveArgs) -> Result<()> {
                 out.push_str(&format!(
                     "| {}{} | {}{} | [{}, {}] | {} |\n",
                     c.value,
-                    if verdict.best.contains(&i) { " ←" } else { "" },
+                    if verdict.best.contains(&i) {
+                        " ←"
+                    } else {
+                        ""
+                    },
                     fmt(c),
                     if c.estimate.exact.is_some() {
                         " (exact)"
@@ -539,10 +553,7 @@ impl Words<'_> {
             return if edges.is_empty() {
                 format!("holds nowhere in {first}..{last}")
             } else {
-                format!(
-                    "holds at no value in {first}..{last}; {}",
-                    edges.join("; ")
-                )
+                format!("holds at no value in {first}..{last}; {}", edges.join("; "))
             };
         }
         format!(
@@ -667,7 +678,12 @@ mod tests {
         assert_eq!(values(&c, &v.best), vec![1], "3/5 meets 0.6 exactly");
         assert_eq!(v.holds, vec![false, false, true, true]);
         assert_eq!(v.edges, vec![1]);
-        let v = decide(&c, Relation::AtLeast, &Level::target("0.6000001").unwrap(), true);
+        let v = decide(
+            &c,
+            Relation::AtLeast,
+            &Level::target("0.6000001").unwrap(),
+            true,
+        );
         assert_eq!(values(&c, &v.best), vec![2]);
         let v = decide(&c, Relation::Equal, &Level::target("0.5").unwrap(), true);
         assert_eq!(values(&c, &v.best), vec![0, 1], "none equal: the nearest");
@@ -683,7 +699,11 @@ mod tests {
             .map(|d| exact(d, &format!("{}/6", (1 - d).clamp(0, 6))))
             .collect();
         let v = decide(&c, Relation::AtLeast, &Level::target("0.5").unwrap(), true);
-        assert_eq!(values(&c, &v.best), vec![-2], "P = 3/6 meets >= 0.5 exactly");
+        assert_eq!(
+            values(&c, &v.best),
+            vec![-2],
+            "P = 3/6 meets >= 0.5 exactly"
+        );
         assert_eq!(v.holds, vec![true, true, false, false, false, false]);
         let words = Words {
             candidates: &c,
@@ -725,7 +745,10 @@ mod tests {
             setting: "drm",
             relation: Relation::AtMost,
         };
-        assert_eq!(words.verdict(), "holds everywhere in 0..3: no edge in this range");
+        assert_eq!(
+            words.verdict(),
+            "holds everywhere in 0..3: no edge in this range"
+        );
         assert!(everywhere.best.is_empty());
         let nowhere = decide(&c, Relation::AtLeast, &Level::target("0.9").unwrap(), true);
         let words = Words {

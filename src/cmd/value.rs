@@ -461,7 +461,11 @@ pub fn value(args: crate::cli::ValueArgs) -> Result<()> {
             Err(why) => (Err(why), Vec::new(), Vec::new()),
         }
     } else {
-        (Err(levers::NO_ODDS_SWEEP.to_string()), Vec::new(), Vec::new())
+        (
+            Err(levers::NO_ODDS_SWEEP.to_string()),
+            Vec::new(),
+            Vec::new(),
+        )
     };
 
     // Every changed document is checked before any dice are rolled. A modifier the user
@@ -609,7 +613,9 @@ pub fn value(args: crate::cli::ValueArgs) -> Result<()> {
                             .as_ref()
                             .map_err(Clone::clone)
                             .and_then(|l| l.runs[r].as_ref().map_err(Clone::clone))
-                            .map(|place| odds_curve(place, |a| at(r, a).ok().map(|m| Level::of(&m)))),
+                            .map(|place| {
+                                odds_curve(place, |a| at(r, a).ok().map(|m| Level::of(&m)))
+                            }),
                         Some((name, unit)) => match (currency_set_by[r], &currency_stuck) {
                             (Some(by), _) => Err(format!("{name} is set by {} here", by.what)),
                             (None, Some(why)) => Err(why.clone()),
@@ -634,7 +640,8 @@ pub fn value(args: crate::cli::ValueArgs) -> Result<()> {
                             let changed: Result<Measured, Why> = match (set_by[r], change) {
                                 (Some(by), _) => Err(by.refusal(m.lever)),
                                 (None, Change::File(i)) => {
-                                    headline::measure(&with[*i].arms[r], &headline).ok_or_else(not_here)
+                                    headline::measure(&with[*i].arms[r], &headline)
+                                        .ok_or_else(not_here)
                                 }
                                 (None, Change::Odds(step)) => ladder
                                     .as_ref()
@@ -649,11 +656,13 @@ pub fn value(args: crate::cli::ValueArgs) -> Result<()> {
                                     delta: headline::paired_difference(without, &changed),
                                     equivalent: match curve {
                                         Err(why) => Equivalent::Unavailable(why.clone()),
-                                        Ok(curve) => equivalent(&curve.points, &Level::of(&changed))
-                                            .map_or_else(
-                                                || Equivalent::Beyond(curve.beyond.clone()),
-                                                Equivalent::Steps,
-                                            ),
+                                        Ok(curve) => {
+                                            equivalent(&curve.points, &Level::of(&changed))
+                                                .map_or_else(
+                                                    || Equivalent::Beyond(curve.beyond.clone()),
+                                                    Equivalent::Steps,
+                                                )
+                                        }
                                     },
                                 },
                             };
@@ -1059,7 +1068,11 @@ fn markdown(v: &Valuation) -> String {
                         format!(
                             "{}{}",
                             num(delta.best()),
-                            if delta.exact.is_some() { " (exact)" } else { "" }
+                            if delta.exact.is_some() {
+                                " (exact)"
+                            } else {
+                                ""
+                            }
                         ),
                         format!("[{}, {}]", num(delta.ci_low), num(delta.ci_high)),
                         v.currency
@@ -1117,10 +1130,7 @@ fn write_report(v: &Valuation, out: &Path, analysis: &str) -> Result<()> {
                         .float("ci_low", c.delta().map(|d| d.ci_low))
                         .float("ci_high", c.delta().map(|d| d.ci_high))
                         .float("exact_delta", c.delta().and_then(|d| d.exact))
-                        .float(
-                            "equivalent",
-                            c.equivalent().and_then(Equivalent::steps),
-                        )
+                        .float("equivalent", c.equivalent().and_then(Equivalent::steps))
                         .text("equivalent_unit", v.currency.map_or("", |(_, u)| u))
                         .text("note", &c.note(v))
                         .finish();

@@ -211,8 +211,8 @@ impl Level {
         let fraction = (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
             .then(|| {
                 let numerator: BigUint = digits.parse().ok()?;
-                let denominator = (0..decimals.len())
-                    .fold(BigUint::one(), |d, _| d * BigUint::from(10u32));
+                let denominator =
+                    (0..decimals.len()).fold(BigUint::one(), |d, _| d * BigUint::from(10u32));
                 Some(BigFraction::new(numerator, denominator))
             })
             .flatten();
@@ -248,7 +248,10 @@ impl Level {
         }
         if let (Some(x), Some(a), Some(b)) = (&self.fraction, &from.fraction, &to.fraction) {
             let distance = |p: &BigFraction, q: &BigFraction| {
-                let (l, r) = (p.numerator() * q.denominator(), q.numerator() * p.denominator());
+                let (l, r) = (
+                    p.numerator() * q.denominator(),
+                    q.numerator() * p.denominator(),
+                );
                 let difference = if l > r { l - r } else { r - l };
                 BigFraction::new(difference, p.denominator() * q.denominator())
             };
@@ -427,7 +430,10 @@ mod tests {
         let third = Level::of(&measure(&with_fractions, &a_wins()).unwrap());
         // 1/3 in f64 is 0.333…33 (16 threes) rounded; exactly, 1/3 is above that decimal.
         let decimal = Level::target("0.3333333333333333").unwrap();
-        assert_eq!(third.value, decimal.value, "the floats cannot tell them apart");
+        assert_eq!(
+            third.value, decimal.value,
+            "the floats cannot tell them apart"
+        );
         assert_eq!(third.compare(&decimal), Ordering::Greater);
         assert_eq!(
             third.compare(&Level::target("1/3").unwrap()),
