@@ -478,15 +478,25 @@ pub fn value(args: crate::cli::ValueArgs) -> Result<()> {
     let mut skipped: Vec<(String, String)> = Vec::new();
     for m in &modifiers {
         let set_by = levers::overridden(&plan, m.lever);
-        let change = match set_by.first() {
-            Some(Some(by)) if set_by.iter().all(Option::is_some) => {
-                Err(usage(format!("{}: {}", m.name(), by.refusal(m.lever))).into())
+        if let Some(Some(by)) = set_by
+            .first()
+            .filter(|_| set_by.iter().all(Option::is_some))
+        {
+            let why = by.refusal(m.lever);
+            if !chosen {
+                skipped.push((m.name(), why));
+                continue;
             }
-            _ if matches!(m.lever.place, Place::Odds) => match &ladder {
+            // ([value]'s modifiers were checked so when the file was read.)
+            bail!(usage(format!("--modifier {}: {why}", m.name())));
+        }
+        let change = if matches!(m.lever.place, Place::Odds) {
+            match &ladder {
                 Ok(_) => Ok(Change::Odds(m.step)),
                 Err(why) => Err(usage(format!("{} cannot be applied: {why}", m.name())).into()),
-            },
-            _ => levers::shifted(&document.doc, m.lever, m.step)
+            }
+        } else {
+            levers::shifted(&document.doc, m.lever, m.step)
                 .map_err(|e| {
                     anyhow::Error::from(usage(format!("{} cannot be applied: {e}", m.name())))
                 })
@@ -502,19 +512,11 @@ pub fn value(args: crate::cli::ValueArgs) -> Result<()> {
                     }
                     studies.push(study);
                     Ok(Change::File(studies.len() - 1))
-                }),
+                })
         };
         match change {
             Ok(change) => priced.push((*m, change, set_by)),
-            Err(e) if !chosen => {
-                let why = e.to_string();
-                let name = m.name();
-                let why = why
-                    .strip_prefix(&format!("{name}: "))
-                    .unwrap_or(&why)
-                    .to_string();
-                skipped.push((name, why));
-            }
+            Err(e) if !chosen => skipped.push((m.name(), e.to_string())),
             Err(e) => return Err(e),
         }
     }
