@@ -335,6 +335,7 @@ fn plan_ladder(
         });
     }
     let mut jobs: Vec<(usize, usize)> = Vec::new();
+    let mut job_of: HashMap<(usize, usize), usize> = HashMap::new();
     let runs = own
         .into_iter()
         .enumerate()
@@ -360,13 +361,10 @@ fn plan_ladder(
                                 levers::odds_label(&document.doc, c)
                             )),
                             Some(&run) => {
-                                let job = jobs
-                                    .iter()
-                                    .position(|&j| j == (*study, run))
-                                    .unwrap_or_else(|| {
-                                        jobs.push((*study, run));
-                                        jobs.len() - 1
-                                    });
+                                let job = *job_of.entry((*study, run)).or_insert_with(|| {
+                                    jobs.push((*study, run));
+                                    jobs.len() - 1
+                                });
                                 At::Arm(job)
                             }
                         },
