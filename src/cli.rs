@@ -38,11 +38,27 @@ pub enum Command {
     /// run: the headline without and with it, the paired difference with its 95%
     /// interval (exact where the runs are exact), and its equivalent in the system's own
     /// currency (odds columns, units, points of skill, leader rating).
+    ///
+    /// A side's modifier changes that side only. Odds steps and odds equivalents run
+    /// along the odds columns of the rules as run (the printed ones and any the file adds
+    /// under [rules.odds]), both ways; past the first or last column the answer is "beyond
+    /// the table". An equivalent is the modifier's headline located between two
+    /// neighbouring steps of the currency that exist (exact fractions where the system
+    /// counts exactly) and interpolated linearly between them, the crossing nearest 0. A
+    /// setting the plan itself sets (A's SP under an odds sweep) is refused, or left out
+    /// at the runs where the plan sets it, naming what sets it. See
+    /// docs/value-and-solve.md.
     Value(ValueArgs),
     /// Which value hits my target? Vary one whole-number setting (a DRM, SP, a stat, the
-    /// round limit) and find the value where an outcome's probability or a metric's mean
-    /// equals, or first reaches, a target: exactly where the runs are exact, else with
-    /// intervals, saying which candidates cannot be told apart.
+    /// round limit) over a range and report where an outcome's probability or a metric's
+    /// mean meets a target: the values that meet it and the edges where it starts or
+    /// stops holding between two neighbouring values (rising, falling or non-monotone
+    /// curves alike), or that it holds everywhere or nowhere in the range.
+    ///
+    /// Exact runs are decided exactly (exact fractions where the system counts exactly:
+    /// P = 1/2 meets ">= 0.5"); simulated ones on their estimates, saying which candidates
+    /// cannot be told apart. The --where selection, the setting and the target are checked
+    /// before any candidate is built or run. See docs/value-and-solve.md.
     Solve(SolveArgs),
     /// Print the distribution of one roll on a table, exactly (and simulated with --trials).
     #[command(subcommand)]
@@ -127,7 +143,9 @@ pub struct ValueArgs {
     pub file: PathBuf,
     /// A modifier to price: a setting and a signed step, e.g. a.drm+1, odds+1, b.sp-2
     /// (repeat for several) [default: the file's [value] modifiers, else the system's
-    /// own list].
+    /// own list]. odds±N steps along the rules' odds columns from each run's odds ("beyond
+    /// the table" past the first or last); a side's setting (a.…, b.…) changes that side
+    /// only; one the plan sets at every run is refused.
     #[arg(long = "modifier", value_name = "SETTING±N")]
     pub modifiers: Vec<String>,
     /// The headline to price by its key (e.g. a_wins, sp_lost_b), or all [default: the
@@ -159,16 +177,19 @@ pub struct ValueArgs {
 pub struct SolveArgs {
     /// The analysis file (TOML), e.g. analyses/field_combat.toml.
     pub file: PathBuf,
-    /// What to hit: "<outcome, metric or headline> = p", ">= p" (the smallest value
-    /// reaching p) or "<= p" (the smallest value at or below p); e.g. "A wins >= 0.5",
-    /// "sp_lost_b = 3".
+    /// What to hit: "<outcome, metric or headline> = p", ">= p" or "<= p", p a decimal or
+    /// a fraction; e.g. "A wins >= 0.5", "no_loss >= 1/2", "sp_lost_b = 3". Answered with
+    /// the values that meet it and its edges: where it starts holding (the value after
+    /// which it holds) or stops holding, between two neighbouring values; for "= p", the
+    /// values equal to p, else the nearest, and where the curve crosses p.
     #[arg(long)]
     pub target: String,
     /// The whole-number setting to vary, e.g. drm, a.drm, b.sp, a.skill, round_limit.
     #[arg(long)]
     pub vary: String,
-    /// Hold a swept parameter (or the variant) at one value: AXIS=VALUE (repeat); the
-    /// runs left must be one.
+    /// Hold a swept parameter (or the variant) at one value: AXIS=VALUE (repeat); once
+    /// the varied setting's own column is set aside, the runs left must be one (checked
+    /// before any work).
     #[arg(long = "where", value_name = "AXIS=VALUE")]
     pub at: Vec<String>,
     /// The smallest value tried [default: the setting's usual range].

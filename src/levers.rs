@@ -13,6 +13,20 @@
 //! A lever is changed where it is set: in `[sweep]` when it is swept (each value moved),
 //! else at its key (and in every `[[variant]]` that overrides it), else — for settings
 //! that exist only as sweeps, like field battles' extra `drm` — as a one-value sweep.
+//!
+//! A side's lever changes that side only. Where both sides of a melee name one profile,
+//! the side gets its own copy of the profile (under a fresh name) before its stat moves;
+//! a ratio side's listed units that set their own modifier move with the side.
+//!
+//! Some settings are set by the plan itself in some runs: an odds sweep sets A's SP, a
+//! ratio `size` sweep both sides' units, a frontier sensitivity run a side's level or
+//! leader, the attrition turns study its own SP and DRM. There a lever would change
+//! nothing; [`overridden`] names, run by run, what sets it, so `value` and `solve` refuse
+//! (or leave out) those runs instead of answering "0".
+//!
+//! Odds are not moved in the file: `odds±N` and the odds-column equivalent are read along
+//! the odds columns of the rules as run ([`odds_columns`]: the printed ones and any the
+//! file adds), run by run, by `value` itself.
 
 use battlelab_core::engine::headline::{Headline, Match};
 
@@ -38,6 +52,18 @@ pub enum Place {
     },
 }
 
+/// Runs of a plan where something else sets a lever: those whose axis `axis` has a value
+/// (one that starts with `prefix`). A `[sweep]` is such an axis with every run on it.
+#[derive(Clone, Copy, Debug)]
+pub struct SetBy {
+    pub axis: &'static str,
+    pub prefix: &'static str,
+    /// What sets the lever there, e.g. "[sweep] odds, which sets A's SP to ⌈B's SP × L/S⌉".
+    pub what: &'static str,
+    /// What to use instead.
+    pub instead: &'static str,
+}
+
 /// One setting `value` prices and `solve` varies.
 #[derive(Clone, Copy, Debug)]
 pub struct Lever {
@@ -49,6 +75,11 @@ pub struct Lever {
     pub sweep: Option<&'static str>,
     /// The values `solve` tries when not told (`--from`, `--to`).
     pub search: (i64, i64),
+    /// Where the plan itself sets this lever (see [`overridden`]).
+    pub set_by: &'static [SetBy],
+    /// For a side-wide modifier that listed units may set for themselves: the list (`side.a.units`)
+    /// and the key in each unit (`argument`). Such units move with the side.
+    pub per_unit: Option<(&'static [&'static str], &'static str)>,
 }
 
 /// What a system offers `value` and `solve`.
@@ -80,6 +111,8 @@ const fn key(
         },
         sweep: Some(name),
         search,
+        set_by: &[],
+        per_unit: None,
     }
 }
 
@@ -106,15 +139,87 @@ impl Lever {
             ..self
         }
     }
+
+    /// Set by the plan itself in the runs `set_by` describes.
+    const fn set_by(self, set_by: &'static [SetBy]) -> Self {
+        Lever { set_by, ..self }
+    }
+
+    /// Also set by each unit listed at `list` that gives its own `key`.
+    const fn per_unit(self, list: &'static [&'static str], key: &'static str) -> Self {
+        Lever {
+            per_unit: Some((list, key)),
+            ..self
+        }
+    }
 }
+
+const ODDS_SET_A_SP: &[SetBy] = &[SetBy {
+    axis: "odds",
+    prefix: "",
+    what: "[sweep] odds, which sets A's SP to ⌈B's SP × L/S⌉",
+    instead: "price odds±N (a step along the table's odds columns) or b.sp, or drop the odds sweep",
+}];
+
+const ODDS_SET_A_NSP: &[SetBy] = &[SetBy {
+    axis: "odds",
+    prefix: "",
+    what: "[sweep] odds, which sets A's NSP to ⌈B's NSP × L/S⌉",
+    instead:
+        "price odds±N (a step along the table's odds columns) or b.nsp, or drop the odds sweep",
+}];
+
+const SIZE_SETS_UNITS: &[SetBy] = &[SetBy {
+    axis: "size",
+    prefix: "",
+    what: "[sweep] size, which sets both sides' unit counts",
+    instead: "sweep a.units and b.units in place of size",
+}];
+
+const TURNS_SET_DRM: &[SetBy] = &[SetBy {
+    axis: "turns",
+    prefix: "",
+    what: "[turns], whose runs roll under turns.drm",
+    instead: "read the single-roll runs (turns unset), or move turns.drm in the file",
+}];
+
+const TURNS_SET_SP: &[SetBy] = &[SetBy {
+    axis: "turns",
+    prefix: "",
+    what: "[turns], whose runs start from turns.sp",
+    instead: "read the single-roll runs (turns unset), or move turns.sp in the file",
+}];
+
+const LEVELS_SET_A_LEVEL: &[SetBy] = &[SetBy {
+    axis: "sensitivity",
+    prefix: "levels",
+    what: "sensitivity.levels, whose runs set side A's level 1-5",
+    instead: "read a run where it is in force, e.g. sensitivity=\"as written\"",
+}];
+
+const LEADERS_SET_A_LEADER: &[SetBy] = &[SetBy {
+    axis: "setting",
+    prefix: "A primary leader",
+    what: "sensitivity.leaders, whose runs set side A's primary leader 1-3",
+    instead: "read a run where it is in force, e.g. sensitivity=\"as written\"",
+}];
+
+const LEADERS_SET_B_LEADER: &[SetBy] = &[SetBy {
+    axis: "setting",
+    prefix: "B primary leader",
+    what: "sensitivity.leaders, whose runs set side B's primary leader 1-3",
+    instead: "read a run where it is in force, e.g. sensitivity=\"as written\"",
+}];
 
 const FIELD_LEVERS: &[Lever] = &[
     Lever {
         name: "odds",
-        meaning: "one odds column along the swept odds (1:1 → 3:2 → 2:1 → 3:1 …)",
+        meaning: "one odds column along the table's columns (1:1 → 3:2 → 2:1 → 3:1, and any the file adds)",
         place: Place::Odds,
         sweep: Some("odds"),
         search: (0, 0),
+        set_by: &[],
+        per_unit: None,
     },
     Lever {
         name: "drm",
@@ -122,6 +227,8 @@ const FIELD_LEVERS: &[Lever] = &[
         place: Place::SweepOnly { default: 0 },
         sweep: Some("drm"),
         search: (-6, 6),
+        set_by: &[],
+        per_unit: None,
     },
     key(
         "a.drm",
@@ -171,7 +278,8 @@ const FIELD_LEVERS: &[Lever] = &[
         &["side", "a", "sp"],
         None,
         (1, 40),
-    ),
+    )
+    .set_by(ODDS_SET_A_SP),
     key(
         "b.sp",
         "side B's strength points",
@@ -231,10 +339,12 @@ const fn cap(name: &'static str, meaning: &'static str, path: &'static [&'static
 const NAVAL_LEVERS: &[Lever] = &[
     Lever {
         name: "odds",
-        meaning: "one odds column along the swept odds (1-1 → 3-2 → 2-1 …)",
+        meaning: "one odds column along the naval table's columns (1-1 → 3-2 → 2-1)",
         place: Place::Odds,
         sweep: Some("odds"),
         search: (0, 0),
+        set_by: &[],
+        per_unit: None,
     },
     Lever {
         name: "drm",
@@ -242,6 +352,8 @@ const NAVAL_LEVERS: &[Lever] = &[
         place: Place::SweepOnly { default: 0 },
         sweep: Some("drm"),
         search: (-6, 6),
+        set_by: &[],
+        per_unit: None,
     },
     key(
         "a.leader",
@@ -277,7 +389,8 @@ const NAVAL_LEVERS: &[Lever] = &[
         &["fleet", "a", "nsp"],
         None,
         (1, 30),
-    ),
+    )
+    .set_by(ODDS_SET_A_NSP),
     key(
         "b.nsp",
         "fleet B's naval strength points",
@@ -295,7 +408,8 @@ const RATIO_LEVERS: &[Lever] = &[
         Some(0),
         (-3, 3),
     )
-    .overridden_at(&["a", "argument"]),
+    .overridden_at(&["a", "argument"])
+    .per_unit(&["side", "a", "units"], "argument"),
     key(
         "b.argument",
         "side B's argument modifier",
@@ -303,7 +417,8 @@ const RATIO_LEVERS: &[Lever] = &[
         Some(0),
         (-3, 3),
     )
-    .overridden_at(&["b", "argument"]),
+    .overridden_at(&["b", "argument"])
+    .per_unit(&["side", "b", "units"], "argument"),
     key(
         "a.quality",
         "side A's quality modifier",
@@ -311,7 +426,8 @@ const RATIO_LEVERS: &[Lever] = &[
         Some(0),
         (-3, 3),
     )
-    .overridden_at(&["a", "quality"]),
+    .overridden_at(&["a", "quality"])
+    .per_unit(&["side", "a", "units"], "quality"),
     key(
         "b.quality",
         "side B's quality modifier",
@@ -319,21 +435,24 @@ const RATIO_LEVERS: &[Lever] = &[
         Some(0),
         (-3, 3),
     )
-    .overridden_at(&["b", "quality"]),
+    .overridden_at(&["b", "quality"])
+    .per_unit(&["side", "b", "units"], "quality"),
     key(
         "a.units",
         "side A's units (an extra unit in the line)",
         &["side", "a", "units"],
         None,
         (1, 12),
-    ),
+    )
+    .set_by(SIZE_SETS_UNITS),
     key(
         "b.units",
         "side B's units (an extra unit in the line)",
         &["side", "b", "units"],
         None,
         (1, 12),
-    ),
+    )
+    .set_by(SIZE_SETS_UNITS),
     key(
         "a.reserves",
         "side A's units in reserve",
@@ -360,6 +479,8 @@ macro_rules! melee_stats {
             place: Place::MeleeStat { side: $side, stat: $stat },
             sweep: Some($name),
             search: ($lo, $hi),
+            set_by: &[],
+            per_unit: None,
         }),*]
     };
 }
@@ -387,7 +508,8 @@ const FRONTIER_LEVERS: &[Lever] = &[
         None,
         (0, 4),
     )
-    .unswept(),
+    .unswept()
+    .set_by(LEADERS_SET_A_LEADER),
     key(
         "b.leader",
         "side B's primary leader rating",
@@ -395,7 +517,8 @@ const FRONTIER_LEVERS: &[Lever] = &[
         None,
         (0, 4),
     )
-    .unswept(),
+    .unswept()
+    .set_by(LEADERS_SET_B_LEADER),
     key(
         "a.level",
         "side A's commitment level",
@@ -403,7 +526,8 @@ const FRONTIER_LEVERS: &[Lever] = &[
         None,
         (1, 5),
     )
-    .unswept(),
+    .unswept()
+    .set_by(LEVELS_SET_A_LEVEL),
     key(
         "b.level",
         "side B's commitment level",
@@ -420,14 +544,15 @@ const TABLE_DRM: Lever = key(
     &["roll", "drm"],
     Some(0),
     (-6, 6),
-);
+)
+.set_by(TURNS_SET_DRM);
 
 /// The d6 tables: every one takes a DRM; attrition also the SP in the hex, forced march
 /// the extra MP asked for.
 const TABLE_LEVERS: &[Lever] = &[TABLE_DRM];
 const ATTRITION_LEVERS: &[Lever] = &[
     TABLE_DRM,
-    key("sp", "the SP in the hex", &["roll", "sp"], None, (1, 30)),
+    key("sp", "the SP in the hex", &["roll", "sp"], None, (1, 30)).set_by(TURNS_SET_SP),
 ];
 const MARCH_LEVERS: &[Lever] = &[
     TABLE_DRM,
@@ -641,50 +766,117 @@ impl Modifier {
     }
 }
 
-/// The odds columns a lever steps along, in order.
-const ODDS_LADDER: [(u32, u32); 8] = [
-    (1, 1),
-    (3, 2),
-    (2, 1),
-    (3, 1),
-    (4, 1),
-    (5, 1),
-    (6, 1),
-    (7, 1),
-];
-
-fn step_odds(text: &str, step: i64) -> Result<String, String> {
-    let separator = if text.contains(':') { ':' } else { '-' };
-    let (l, s) = battlelab_core::rules::crt::OddsColumn::parse_ratio(text)
-        .ok_or_else(|| format!("odds \"{text}\" are not L:S"))?;
-    let at = ODDS_LADDER
-        .iter()
-        .position(|&(a, b)| u64::from(a) * u64::from(s) == u64::from(b) * u64::from(l))
-        .ok_or_else(|| {
-            format!(
-                "odds {text} are not on the ladder the odds modifier steps along ({})",
-                ladder_text(separator)
-            )
-        })?;
-    let to = at as i64 + step;
-    let (a, b) = usize::try_from(to)
-        .ok()
-        .and_then(|i| ODDS_LADDER.get(i))
-        .ok_or_else(|| {
-            format!(
-                "odds {text} {step:+} column(s) is off the ladder ({})",
-                ladder_text(separator)
-            )
-        })?;
-    Ok(format!("{a}{separator}{b}"))
+/// The odds columns of the rules a run of `variant` fights by, ascending: the printed
+/// columns (field: 1:1, 3:2, 2:1, 3:1; naval: 1-1, 3-2, 2-1) and, for field battles, any
+/// the file adds under `[rules.odds]` or the variant's `rules.odds`. Each is a reduced
+/// ratio (larger, smaller). `None` where the system has no odds columns.
+pub fn odds_columns(doc: &Doc, system: &str, variant: &str) -> Option<Vec<(u32, u32)>> {
+    use battlelab_core::rules::crt::OddsColumn;
+    let ratio = |c: &OddsColumn| (c.larger, c.smaller);
+    let mut columns: Vec<(u32, u32)> = match system {
+        "field" => battlelab_core::rules::crt::FieldRules::printed()
+            .odds_columns
+            .iter()
+            .map(ratio)
+            .collect(),
+        "naval_engagement" => battlelab_core::rules::d6table::D6Table::naval()
+            .column_labels
+            .iter()
+            .filter_map(|l| OddsColumn::parse_ratio(l))
+            .collect(),
+        _ => return None,
+    };
+    if system == "field" {
+        let variant_rules = doc
+            .get("variant")
+            .and_then(toml::Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|v| v.get("name").and_then(toml::Value::as_str) == Some(variant))
+            .filter_map(|v| v.get("rules"));
+        let file_rules = doc.get("rules").into_iter().chain(variant_rules);
+        for rules in file_rules {
+            let added = rules.get("odds").and_then(toml::Value::as_table);
+            for label in added.into_iter().flat_map(|t| t.keys()) {
+                if let Some((l, s)) = OddsColumn::parse_ratio(label).filter(|(l, s)| l >= s) {
+                    if !columns.iter().any(|c| same_ratio(*c, (l, s))) {
+                        columns.push((l, s));
+                    }
+                }
+            }
+        }
+    }
+    columns
+        .sort_by(|a, b| (u64::from(a.0) * u64::from(b.1)).cmp(&(u64::from(b.0) * u64::from(a.1))));
+    Some(columns)
 }
 
-fn ladder_text(separator: char) -> String {
-    ODDS_LADDER
+/// Whether two ratios are the same odds (3:2 and 6:4).
+pub fn same_ratio(a: (u32, u32), b: (u32, u32)) -> bool {
+    u64::from(a.0) * u64::from(b.1) == u64::from(b.0) * u64::from(a.1)
+}
+
+/// An odds column as the file writes its odds (`3:2`, or `3-2` for naval ones).
+pub fn odds_label(doc: &Doc, column: (u32, u32)) -> String {
+    let naval = get(doc, &["sweep", "odds"])
+        .and_then(toml::Value::as_array)
+        .and_then(|l| l.first())
+        .and_then(toml::Value::as_str)
+        .is_some_and(|t| t.contains('-'));
+    format!("{}{}{}", column.0, if naval { '-' } else { ':' }, column.1)
+}
+
+/// `doc` with its odds sweep holding the one column `column`: the file's runs at that
+/// column, every other axis as it was.
+pub fn at_odds(doc: &Doc, column: (u32, u32)) -> Result<Doc, String> {
+    let mut doc = doc.clone();
+    if sweep_path(&doc, "odds").is_none() {
+        return Err(NO_ODDS_SWEEP.into());
+    }
+    let label = odds_label(&doc, column);
+    put(
+        &mut doc,
+        &["sweep", "odds"],
+        toml::Value::Array(vec![toml::Value::String(label)]),
+    )?;
+    Ok(doc)
+}
+
+/// Why odds±N and the odds equivalent need an odds sweep.
+pub const NO_ODDS_SWEEP: &str = "odds±N steps along the odds columns from each run's odds; this file does not sweep odds (add [sweep] odds = [\"1:1\", …])";
+
+/// Run by run, what sets `lever` there instead of the file's key (`None` where the lever
+/// is in force): a `[sweep]` or an extra run of the plan (see [`SetBy`]).
+pub fn overridden(
+    plan: &battlelab_core::engine::Plan,
+    lever: &Lever,
+) -> Vec<Option<&'static SetBy>> {
+    use battlelab_core::analysis::AxisValue;
+    plan.runs
         .iter()
-        .map(|(a, b)| format!("{a}{separator}{b}"))
-        .collect::<Vec<_>>()
-        .join(", ")
+        .map(|run| {
+            lever.set_by.iter().find(|by| {
+                plan.axes
+                    .iter()
+                    .position(|a| a == by.axis)
+                    .is_some_and(|axis| {
+                        let value = &run.coordinates[axis];
+                        !matches!(value, AxisValue::Unset)
+                            && value.to_string().starts_with(by.prefix)
+                    })
+            })
+        })
+        .collect()
+}
+
+impl SetBy {
+    /// Why `lever` cannot be priced or varied where this sets it, and what to do.
+    pub fn refusal(&self, lever: &Lever) -> String {
+        format!(
+            "{} is set by {} here, so changing it changes nothing; {}",
+            lever.name, self.what, self.instead
+        )
+    }
 }
 
 type Doc = toml::Table;
@@ -759,9 +951,8 @@ fn sweep_values(value: &toml::Value) -> Result<Vec<toml::Value>, String> {
 }
 
 fn shift_value(value: &toml::Value, lever: &Lever, step: i64) -> Result<toml::Value, String> {
-    match (lever.place, value) {
-        (Place::Odds, toml::Value::String(text)) => Ok(toml::Value::String(step_odds(text, step)?)),
-        (_, toml::Value::Integer(v)) => Ok(toml::Value::Integer(v + step)),
+    match value {
+        toml::Value::Integer(v) => Ok(toml::Value::Integer(v + step)),
         _ => Err(format!(
             "{} is not a whole number here, so it cannot be moved by {step:+}",
             lever.name
@@ -803,9 +994,72 @@ fn melee_profiles(doc: &Doc, side: &str) -> Result<Vec<String>, String> {
     Ok(names)
 }
 
+/// The profiles side `side` fields, each its own: a profile the other side fields too is
+/// copied under a fresh name (`spearmen_a`) and `side`'s entries in `[engagement]` point
+/// to the copy, so a change to its stats changes `side`'s units only.
+fn own_melee_profiles(doc: &mut Doc, side: &str) -> Result<Vec<String>, String> {
+    let other = melee_profiles(doc, if side == "a" { "b" } else { "a" })?;
+    let mut names = Vec::new();
+    for name in melee_profiles(doc, side)? {
+        if !other.contains(&name) {
+            names.push(name);
+            continue;
+        }
+        let profiles = doc
+            .get_mut("profiles")
+            .and_then(toml::Value::as_table_mut)
+            .ok_or("[engagement] names profiles, but the file has no [profiles]")?;
+        let copy = profiles.get(&name).cloned().ok_or_else(|| {
+            format!("[engagement] names the profile \"{name}\", which [profiles] lacks")
+        })?;
+        let fresh = (1..)
+            .map(|i| match i {
+                1 => format!("{name}_{side}"),
+                i => format!("{name}_{side}{i}"),
+            })
+            .find(|n| !profiles.contains_key(n))
+            .expect("a free name");
+        profiles.insert(fresh.clone(), copy);
+        let entries = doc
+            .get_mut("engagement")
+            .and_then(toml::Value::as_table_mut)
+            .and_then(|e| e.get_mut(side))
+            .expect("the side was read above");
+        match entries {
+            toml::Value::String(n) => *n = fresh.clone(),
+            toml::Value::Array(list) => {
+                for entry in list.iter_mut().filter_map(toml::Value::as_table_mut) {
+                    if entry.get("unit").and_then(toml::Value::as_str) == Some(name.as_str()) {
+                        entry.insert("unit".into(), toml::Value::String(fresh.clone()));
+                    }
+                }
+            }
+            _ => {}
+        }
+        names.push(fresh);
+    }
+    Ok(names)
+}
+
+/// The units listed at `list` that set their own `key` (a ratio side's
+/// `units = [{ argument = 1 }, {}]`): their indices.
+fn listed_units_setting(doc: &Doc, list: &[&str], key: &str) -> Vec<usize> {
+    get(doc, list)
+        .and_then(toml::Value::as_array)
+        .map(|units| {
+            (0..units.len())
+                .filter(|&i| units[i].get(key).is_some())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// `doc` with `lever` moved by `step` (every swept value, or its key and every variant's
-/// override of it).
+/// override of it; and every listed unit of the side that sets its own).
 pub fn shifted(doc: &Doc, lever: &Lever, step: i64) -> Result<Doc, String> {
+    if matches!(lever.place, Place::Odds) {
+        return Err("odds±N steps along the odds columns from each run's own odds, run by run (`battlelab value` reads them); it is not a change to the file".into());
+    }
     let mut doc = doc.clone();
     if let Some(path) = lever.sweep.and_then(|p| sweep_path(&doc, p)) {
         let path: Vec<&str> = path.iter().map(String::as_str).collect();
@@ -815,32 +1069,44 @@ pub fn shifted(doc: &Doc, lever: &Lever, step: i64) -> Result<Doc, String> {
             .map(|v| shift_value(v, lever, step))
             .collect::<Result<Vec<_>, _>>()?;
         put(&mut doc, &path, toml::Value::Array(moved))?;
-        return Ok(doc);
-    }
-    match lever.place {
-        Place::Key { default, .. } => rewrite(&mut doc, lever, &|current, what| match current {
-            Some(v) => shift_value(v, lever, step),
-            None => default
-                .map(|d| toml::Value::Integer(d + step))
-                .ok_or_else(|| format!("the file gives no {what} to move")),
-        })?,
-        Place::MeleeStat { .. } => rewrite(&mut doc, lever, &|current, what| {
-            let v = current.ok_or_else(|| format!("the file gives no {what} to move"))?;
-            shift_value(v, lever, step)
-        })?,
-        Place::SweepOnly { default } => {
-            let name = lever.sweep.expect("a sweep-only lever has a sweep");
-            put(
-                &mut doc,
-                &["sweep", name],
-                toml::Value::Array(vec![toml::Value::Integer(default + step)]),
-            )?;
+    } else {
+        match lever.place {
+            Place::Key { default, .. } => rewrite(&mut doc, lever, &|current, what| {
+                match current {
+                    Some(toml::Value::Integer(v)) => Ok(toml::Value::Integer(v + step)),
+                    Some(toml::Value::Array(_)) => Err(format!(
+                        "`{what}` lists its entries one by one in this file, so {} cannot be moved by {step:+}; give it as a whole number (e.g. a count) to price it",
+                        lever.name
+                    )),
+                    Some(v) => shift_value(v, lever, step),
+                    None => default
+                        .map(|d| toml::Value::Integer(d + step))
+                        .ok_or_else(|| format!("the file gives no {what} to move")),
+                }
+            })?,
+            Place::MeleeStat { .. } => rewrite(&mut doc, lever, &|current, what| {
+                let v = current.ok_or_else(|| format!("the file gives no {what} to move"))?;
+                shift_value(v, lever, step)
+            })?,
+            Place::SweepOnly { default } => {
+                let name = lever.sweep.expect("a sweep-only lever has a sweep");
+                put(
+                    &mut doc,
+                    &["sweep", name],
+                    toml::Value::Array(vec![toml::Value::Integer(default + step)]),
+                )?;
+            }
+            Place::Odds => unreachable!("refused above"),
         }
-        Place::Odds => {
-            return Err(
-                "odds+N steps along the swept odds; this file does not sweep odds (add [sweep] odds = [\"1:1\", …])"
-                    .into(),
-            )
+    }
+    if let Some((list, key)) = lever.per_unit {
+        for i in listed_units_setting(&doc, list, key) {
+            let unit = get_mut(&mut doc, list)
+                .and_then(toml::Value::as_array_mut)
+                .and_then(|units| units.get_mut(i))
+                .and_then(|u| u.get_mut(key))
+                .expect("listed above");
+            *unit = shift_value(unit, lever, step)?;
         }
     }
     Ok(doc)
@@ -850,7 +1116,7 @@ pub fn shifted(doc: &Doc, lever: &Lever, step: i64) -> Result<Doc, String> {
 type Change<'a> = dyn Fn(Option<&toml::Value>, &str) -> Result<toml::Value, String> + 'a;
 
 /// Rewrites every place `lever` is set — its key, or the stat of each profile a melee side
-/// fields — and every `[[variant]]`'s override of it, with `change`.
+/// fields (each its own) — and every `[[variant]]`'s override of it, with `change`.
 fn rewrite(doc: &mut Doc, lever: &Lever, change: &Change) -> Result<(), String> {
     let (keys, variant_path): (Vec<Vec<String>>, Vec<&str>) = match lever.place {
         Place::Key {
@@ -860,7 +1126,7 @@ fn rewrite(doc: &mut Doc, lever: &Lever, change: &Change) -> Result<(), String> 
             variant_path.to_vec(),
         ),
         Place::MeleeStat { side, stat } => (
-            melee_profiles(doc, side)?
+            own_melee_profiles(doc, side)?
                 .into_iter()
                 .map(|profile| vec!["profiles".into(), profile, stat.into()])
                 .collect(),
@@ -885,8 +1151,19 @@ fn rewrite(doc: &mut Doc, lever: &Lever, change: &Change) -> Result<(), String> 
 }
 
 /// `doc` with `lever` set to `value` everywhere: its sweep removed, its key (and every
-/// variant's override) set.
+/// variant's override) set. Refused where listed units set their own value of it (one
+/// value for the whole side would erase theirs).
 pub fn set(doc: &Doc, lever: &Lever, value: i64) -> Result<Doc, String> {
+    if let Some((list, key)) = lever.per_unit {
+        if let Some(&i) = listed_units_setting(doc, list, key).first() {
+            return Err(format!(
+                "{}[{i}] sets its own {key}, which one value of {} for the whole side would erase; give the side's units no {key} of their own to vary it, or price it with `battlelab value --modifier {}+1`",
+                list.join("."),
+                lever.name,
+                lever.name
+            ));
+        }
+    }
     let mut doc = doc.clone();
     if let Some(path) = lever.sweep.and_then(|p| sweep_path(&doc, p)) {
         let (last, parents) = path.split_last().expect("a path");
@@ -982,7 +1259,19 @@ pub fn value_settings(
         .modifiers
         .map(|list| {
             list.iter()
-                .map(|m| Modifier::parse(m, levers, system).map_err(|e| error(".modifiers", e)))
+                .map(|m| {
+                    let m =
+                        Modifier::parse(m, levers, system).map_err(|e| error(".modifiers", e))?;
+                    // A modifier the plan sets in every run would price nothing.
+                    let set = overridden(plan, m.lever);
+                    match set.first() {
+                        Some(Some(by)) if set.iter().all(Option::is_some) => Err(error(
+                            ".modifiers",
+                            format!("{}: {}", m.name(), by.refusal(m.lever)),
+                        )),
+                        _ => Ok(m),
+                    }
+                })
                 .collect::<Result<Vec<_>, _>>()
         })
         .transpose()?;
@@ -1104,13 +1393,14 @@ mod tests {
     }
 
     #[test]
-    fn a_swept_setting_moves_every_value_and_odds_step_along_the_ladder() {
+    fn a_swept_setting_moves_every_value_and_odds_are_read_column_by_column() {
         let d = doc("[sweep]\nodds = [\"1:1\", \"2:1\"]\ndrm = { from = -1, to = 1 }\n[sweep.a]\nleader = [0, 2]\n");
-        let moved = shifted(&d, field("odds"), 1).unwrap();
-        assert_eq!(
-            moved["sweep"]["odds"],
-            toml::Value::Array(vec!["3:2".into(), "3:1".into()])
-        );
+        // Odds are not moved in the file: value reads each run's neighbouring columns.
+        assert!(shifted(&d, field("odds"), 1)
+            .unwrap_err()
+            .contains("steps along the odds columns"));
+        let at = at_odds(&d, (3, 1)).unwrap();
+        assert_eq!(at["sweep"]["odds"], toml::Value::Array(vec!["3:1".into()]));
         let moved = shifted(&d, field("drm"), 1).unwrap();
         assert_eq!(
             moved["sweep"]["drm"],
@@ -1121,9 +1411,70 @@ mod tests {
             moved["sweep"]["a"]["leader"],
             toml::Value::Array(vec![1.into(), 3.into()])
         );
-        assert!(shifted(&d, field("odds"), -1)
+    }
+
+    #[test]
+    fn odds_columns_are_the_printed_ones_and_those_the_file_adds() {
+        let d = doc("[sweep]\nodds = [\"1:1\"]\n[rules.odds]\n\"4:1\" = 5\n\"3:2\" = 2\n[[variant]]\nname = \"wide\"\nrules = { odds = { \"5:2\" = 3, \"10:2\" = 6 } }\n[[variant]]\nname = \"plain\"\n");
+        assert_eq!(
+            odds_columns(&d, "field", "plain").unwrap(),
+            vec![(1, 1), (3, 2), (2, 1), (3, 1), (4, 1)]
+        );
+        assert_eq!(
+            odds_columns(&d, "field", "wide").unwrap(),
+            vec![(1, 1), (3, 2), (2, 1), (5, 2), (3, 1), (4, 1), (5, 1)]
+        );
+        let naval = doc("[sweep]\nodds = [\"1-1\"]\n");
+        assert_eq!(
+            odds_columns(&naval, "naval_engagement", "base").unwrap(),
+            vec![(1, 1), (3, 2), (2, 1)]
+        );
+        assert_eq!(odds_label(&naval, (3, 2)), "3-2");
+        assert!(odds_columns(&d, "ratio", "base").is_none());
+    }
+
+    #[test]
+    fn a_melee_side_gets_its_own_copy_of_a_shared_profile() {
+        let levers = of("melee").unwrap();
+        let d = doc("[profiles.militia]\nskill = 3\n[profiles.riders]\nskill = 2\n[engagement]\na = \"militia\"\nb = [{ unit = \"militia\", facing = \"front\" }, { unit = \"riders\", facing = \"flank\" }]\n");
+        let moved = shifted(&d, levers.lever("a.skill", "melee").unwrap(), 1).unwrap();
+        assert_eq!(moved["engagement"]["a"].as_str(), Some("militia_a"));
+        assert_eq!(
+            moved["profiles"]["militia_a"]["skill"].as_integer(),
+            Some(4)
+        );
+        assert_eq!(moved["profiles"]["militia"]["skill"].as_integer(), Some(3));
+        // B's shared profile is copied for B; its own (riders) is moved in place.
+        let moved = shifted(&d, levers.lever("b.skill", "melee").unwrap(), -1).unwrap();
+        assert_eq!(moved["engagement"]["a"].as_str(), Some("militia"));
+        let b = moved["engagement"]["b"].as_array().unwrap();
+        assert_eq!(b[0]["unit"].as_str(), Some("militia_b"));
+        assert_eq!(
+            moved["profiles"]["militia_b"]["skill"].as_integer(),
+            Some(2)
+        );
+        assert_eq!(moved["profiles"]["riders"]["skill"].as_integer(), Some(1));
+        assert_eq!(moved["profiles"]["militia"]["skill"].as_integer(), Some(3));
+    }
+
+    #[test]
+    fn a_ratio_sides_listed_units_move_with_the_side() {
+        let levers = of("ratio").unwrap();
+        let argument = levers.lever("a.argument", "ratio").unwrap();
+        let d =
+            doc("[side.a]\nargument = 1\nunits = [{ argument = -1 }, {}]\n[side.b]\nunits = 2\n");
+        let moved = shifted(&d, argument, 1).unwrap();
+        assert_eq!(moved["side"]["a"]["argument"].as_integer(), Some(2));
+        let units = moved["side"]["a"]["units"].as_array().unwrap();
+        assert_eq!(units[0]["argument"].as_integer(), Some(0));
+        assert!(units[1].get("argument").is_none());
+        assert!(set(&d, argument, 0)
             .unwrap_err()
-            .contains("off the ladder"));
+            .contains("side.a.units[0] sets its own argument"));
+        let units = levers.lever("a.units", "ratio").unwrap();
+        assert!(shifted(&d, units, 1)
+            .unwrap_err()
+            .contains("lists its entries one by one"));
     }
 
     #[test]

@@ -15,8 +15,19 @@
 //!   ratio-estimator standard error √(B/(B−1) · Σ (Δ_b − n_b Δ/N)²) / N, Student's t with
 //!   B − 1 degrees of freedom, 95%. Exact where both arms are exact (the interval is the
 //!   point).
+//! - **a comparison** (is this value at least the target? which lies between two others?):
+//!   a [`Level`] compares exact fractions where the system counts exactly in integers (the
+//!   d6 tables, ratio battles), so 3/6 meets "≥ 0.5" and 1/3 misses "≥ 0.3333333333333333"
+//!   with no tolerance; elsewhere it compares the numbers as computed (an exact
+//!   enumeration in floating point, or an estimate).
+
+use std::cmp::Ordering;
+
+use num_bigint::BigUint;
+use num_traits::{One, Zero};
 
 use super::compare::Arm;
+use crate::exact::BigFraction;
 use crate::stats::{student_t_quantile, wilson_interval, Z95};
 
 /// Which outcomes a probability headline adds up.
@@ -81,11 +92,13 @@ impl Headline {
     }
 }
 
-/// A headline measured on one arm: per block (trials, sum), and its exact value.
+/// A headline measured on one arm: per block (trials, sum), and its exact value (with the
+/// exact fraction where the system counts exactly in integers).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Measured {
     pub blocks: Vec<(u64, f64)>,
     pub exact: Option<f64>,
+    pub fraction: Option<BigFraction>,
     pub probability: bool,
 }
 
@@ -106,29 +119,37 @@ impl Estimate {
     }
 }
 
-/// Measures `headline` on `arm`, or `None` where the arm has no such metric.
+/// Measures `headline` on `arm`, or `None` where the headline is not about this run: a
+/// metric it has not, or outcomes none of which it can end in (the attrition turns
+/// study's runs end in SP left, not in SP lost, so "P(no SP lost)" is not theirs).
 pub fn measure(arm: &Arm, headline: &Headline) -> Option<Measured> {
     match &headline.kind {
         HeadlineKind::Outcomes(matched) => {
             let chosen: Vec<usize> = (0..arm.outcomes.len())
                 .filter(|&i| matched.accepts(&arm.outcomes[i]))
                 .collect();
+            if chosen.is_empty() {
+                return None;
+            }
             let blocks = arm
                 .blocks
                 .iter()
                 .map(|(n, counts)| (*n, chosen.iter().map(|&i| counts[i]).sum::<u64>() as f64))
                 .collect();
             // Exact only where every chosen outcome is exact.
-            let exact = arm.exact.as_ref().and_then(|e| {
-                chosen
-                    .iter()
-                    .map(|&i| e[i])
-                    .sum::<Option<f64>>()
-                    .or(chosen.is_empty().then_some(0.0))
+            let exact = arm
+                .exact
+                .as_ref()
+                .and_then(|e| chosen.iter().map(|&i| e[i]).sum::<Option<f64>>());
+            let fraction = arm.fractions.as_ref().and_then(|f| {
+                chosen.iter().try_fold(BigFraction::zero(), |sum, &i| {
+                    Some(sum.plus(&parse_fraction(f[i].as_deref()?)?))
+                })
             });
             Some(Measured {
                 blocks,
                 exact,
+                fraction,
                 probability: true,
             })
         }
@@ -137,9 +158,113 @@ pub fn measure(arm: &Arm, headline: &Headline) -> Option<Measured> {
             Some(Measured {
                 blocks: track.blocks.iter().map(|(s, n)| (*n, *s as f64)).collect(),
                 exact: track.exact_mean,
+                fraction: None,
                 probability: false,
             })
         }
+    }
+}
+
+/// `"3/8"` or `"1"` as a fraction.
+fn parse_fraction(text: &str) -> Option<BigFraction> {
+    let (numerator, denominator) = text.split_once('/').unwrap_or((text, "1"));
+    let numerator: BigUint = numerator.trim().parse().ok()?;
+    let denominator: BigUint = denominator.trim().parse().ok()?;
+    (!denominator.is_zero()).then(|| BigFraction::new(numerator, denominator))
+}
+
+/// A value as it is compared: with its exact fraction where there is one (a system that
+/// counts exactly in integers, or a target written as a decimal or a fraction), else the
+/// number alone.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Level {
+    pub value: f64,
+    pub fraction: Option<BigFraction>,
+}
+
+impl Level {
+    /// The headline as measured: exact where the arm is, else the estimate.
+    pub fn of(measured: &Measured) -> Self {
+        Self {
+            value: measured.estimate().best(),
+            fraction: measured.exact.and(measured.fraction.clone()),
+        }
+    }
+
+    /// A target as the user wrote it: `0.5`, `1/3`, `2`, `-1.5` (a negative one has no
+    /// fraction: headlines are never negative, and it is compared as a number). `None`
+    /// where it is not a finite number.
+    pub fn target(text: &str) -> Option<Self> {
+        let text = text.trim();
+        if let Some((n, d)) = text.split_once('/') {
+            let fraction = parse_fraction(text)?;
+            let value = n.trim().parse::<f64>().ok()? / d.trim().parse::<f64>().ok()?;
+            return value.is_finite().then_some(Self {
+                value,
+                fraction: Some(fraction),
+            });
+        }
+        let value: f64 = text.parse().ok().filter(|v: &f64| v.is_finite())?;
+        // A plain decimal (digits, at most one point) is exact: 0.35 = 35/100.
+        let (whole, decimals) = text.split_once('.').unwrap_or((text, ""));
+        let digits = format!("{whole}{decimals}");
+        let fraction = (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| {
+                let numerator: BigUint = digits.parse().ok()?;
+                let denominator =
+                    (0..decimals.len()).fold(BigUint::one(), |d, _| d * BigUint::from(10u32));
+                Some(BigFraction::new(numerator, denominator))
+            })
+            .flatten();
+        Some(Self { value, fraction })
+    }
+
+    /// Compares exactly where both have a fraction, else as numbers.
+    pub fn compare(&self, other: &Level) -> Ordering {
+        match (&self.fraction, &other.fraction) {
+            (Some(a), Some(b)) => {
+                (a.numerator() * b.denominator()).cmp(&(b.numerator() * a.denominator()))
+            }
+            _ => self.value.total_cmp(&other.value),
+        }
+    }
+
+    /// Whether this lies between `a` and `b`, either way round, ends included.
+    pub fn between(&self, a: &Level, b: &Level) -> bool {
+        let (low, high) = if a.compare(b) == Ordering::Greater {
+            (b, a)
+        } else {
+            (a, b)
+        };
+        self.compare(low) != Ordering::Less && self.compare(high) != Ordering::Greater
+    }
+
+    /// Where this lies from `from` (0) to `to` (1), linearly: |self − from| / |to − from|,
+    /// computed from the exact fractions where all three have one; `None` where `from`
+    /// and `to` are equal.
+    pub fn position(&self, from: &Level, to: &Level) -> Option<f64> {
+        if from.compare(to) == Ordering::Equal {
+            return None;
+        }
+        if let (Some(x), Some(a), Some(b)) = (&self.fraction, &from.fraction, &to.fraction) {
+            let distance = |p: &BigFraction, q: &BigFraction| {
+                let (l, r) = (
+                    p.numerator() * q.denominator(),
+                    q.numerator() * p.denominator(),
+                );
+                let difference = if l > r { l - r } else { r - l };
+                BigFraction::new(difference, p.denominator() * q.denominator())
+            };
+            let (part, whole) = (distance(x, a), distance(b, a));
+            return Some(
+                BigFraction::new(
+                    part.numerator() * whole.denominator(),
+                    part.denominator() * whole.numerator(),
+                )
+                .to_f64(),
+            );
+        }
+        Some(((self.value - from.value) / (to.value - from.value)).abs())
     }
 }
 
@@ -289,5 +414,52 @@ mod tests {
             (e.ci_high - 1.0 - 12.706_204_736 * 0.2).abs() < 1e-6,
             "{e:?}"
         );
+    }
+
+    #[test]
+    fn exact_fractions_are_summed_and_compared_with_no_tolerance() {
+        let mut with_fractions = arm(&[(10, [4, 6])], Some([1.0 / 3.0, 2.0 / 3.0]));
+        with_fractions.fractions = Some(vec![Some("1/3".into()), Some("2/3".into())]);
+        let both = Headline::outcomes(
+            "any",
+            "P(any)",
+            Match::Is(vec!["A wins".into(), "B wins".into()]),
+        );
+        let m = measure(&with_fractions, &both).unwrap();
+        assert_eq!(m.fraction.as_ref().unwrap().to_string(), "1");
+        let third = Level::of(&measure(&with_fractions, &a_wins()).unwrap());
+        // 1/3 in f64 is 0.333…33 (16 threes) rounded; exactly, 1/3 is above that decimal.
+        let decimal = Level::target("0.3333333333333333").unwrap();
+        assert_eq!(
+            third.value, decimal.value,
+            "the floats cannot tell them apart"
+        );
+        assert_eq!(third.compare(&decimal), Ordering::Greater);
+        assert_eq!(
+            third.compare(&Level::target("1/3").unwrap()),
+            Ordering::Equal
+        );
+        assert_eq!(
+            Level::target("0.5")
+                .unwrap()
+                .compare(&Level::target("3/6").unwrap()),
+            Ordering::Equal
+        );
+        // Where 1/3 lies from 1/4 to 1/2: (1/12) / (1/4) = 1/3.
+        let (quarter, half) = (
+            Level::target("0.25").unwrap(),
+            Level::target("1/2").unwrap(),
+        );
+        assert!(third.between(&half, &quarter));
+        assert_eq!(third.position(&quarter, &half), Some(1.0 / 3.0));
+        assert_eq!(third.position(&half, &half), None);
+        assert!(Level::target("-0.5").unwrap().fraction.is_none());
+        assert!(Level::target("lots").is_none());
+    }
+
+    #[test]
+    fn a_headline_none_of_whose_outcomes_a_run_has_is_not_measured_there() {
+        let other = Headline::outcomes("no_loss", "P(no SP lost)", Match::Is(vec!["0".into()]));
+        assert!(measure(&arm(&[(10, [4, 6])], None), &other).is_none());
     }
 }
