@@ -357,7 +357,7 @@ pub fn value(args: crate::cli::ValueArgs) -> Result<()> {
         skipped,
     };
     if let Some(out) = &args.out {
-        writing_report(out, || Ok(write_report(&valuation, out, &text)?))?;
+        writing_report(out, || write_report(&valuation, out, &text))?;
     }
     emit(&match args.format {
         Format::Text => text_output(&valuation),
