@@ -7,11 +7,28 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 /// Odds for wargame combat rules: exact where the dice are few, seeded Monte Carlo
 /// where they are not.
 #[derive(Debug, Parser)]
-#[command(name = "battlelab", version, about, long_about = None, arg_required_else_help = true)]
+#[command(
+    name = "battlelab",
+    version,
+    about,
+    long_about = None,
+    arg_required_else_help = true,
+    after_help = EXIT_CODES
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
 }
+
+/// The exit codes every command uses, for `battlelab --help`.
+const EXIT_CODES: &str = "\
+Exit codes:
+  0    done (also: a report written whose summary could not be printed, with a warning;
+       a run to --precision that reached its cap of trials first, with a warning)
+  1    a failure to write (a full disk), or `check`: an expectation failed or undecided
+  2    input to fix: a bad file, flag, --out or set of shards (nothing was written)
+  130  stopped by Ctrl-C (SIGINT); 143 by SIGTERM; 129 by SIGHUP — at once, in any
+       phase; no partial report is left";
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -235,7 +252,9 @@ pub struct RunArgs {
     pub out: Option<PathBuf>,
     /// Run each run until every simulated probability's 95% interval half-width is at
     /// most this (e.g. 0.002), with --trials (or the file's trials) as the cap; overrides
-    /// the file's `precision`.
+    /// the file's `precision`. A run that reaches the cap first keeps its trials: the
+    /// command warns on stderr with the precision reached, the report records it, and
+    /// the exit code is still 0.
     #[arg(long, value_parser = precision_parser)]
     pub precision: Option<f64>,
     /// Run only shard K of N (1-based) of the plan's work and write its counts, for

@@ -13,6 +13,18 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::sim::RunControl;
 
+/// Whether a bar is on the terminal now (drawn and not yet cleared).
+static SHOWN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Clears the line of a bar still on the terminal, for a process about to end on a stop
+/// (its watcher gets no chance to clear it), so the last words are not drawn over.
+pub fn clear_for_exit() {
+    use std::io::Write;
+    if SHOWN.load(Ordering::Relaxed) {
+        let _ = write!(std::io::stderr().lock(), "\r\x1b[2K");
+    }
+}
+
 /// Watches a [`RunControl`] and draws a bar on stderr once a run has taken a second.
 pub struct ProgressWatcher {
     done: Arc<std::sync::atomic::AtomicBool>,
@@ -41,6 +53,7 @@ impl ProgressWatcher {
                     if !visible && started.elapsed() >= Duration::from_secs(1) {
                         bar.set_draw_target(ProgressDrawTarget::stderr());
                         visible = true;
+                        SHOWN.store(true, Ordering::Relaxed);
                     }
                     bar.set_position(control.trials_done.load(Ordering::Relaxed));
                     // Running to a precision: the widest interval still open.
@@ -50,6 +63,7 @@ impl ProgressWatcher {
                     thread::sleep(Duration::from_millis(100));
                 }
                 bar.finish_and_clear();
+                SHOWN.store(false, Ordering::Relaxed);
             })
         });
         Self { done, handle }

@@ -104,7 +104,6 @@ fn bad_files_name_a_line_where_there_is_one() {
         // These errors concern the file as a whole (a missing key), not one line.
         let whole_file = [
             "missing_system",
-            "empty_sweep_table",
             "attrition_without_sp",
             "setup_no_states",
             "table_grid_too_large",

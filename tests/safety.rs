@@ -244,6 +244,10 @@ fn out_refuses_an_existing_file_or_link_and_leaves_it_untouched() {
 
 // 3. A closed or full standard output.
 
+/// A closed stdout is quiet for every command. A full one is an error where stdout is the
+/// command's answer (`validate`, `table`: exit 1); where the answer is the report folder
+/// and stdout only its summary (`run`), the report is complete, so the command warns and
+/// exits 0 (issue 40: it exited 1, as if the report had failed).
 #[test]
 fn a_closed_stdout_ends_quietly_and_a_full_one_is_an_error_not_a_panic() {
     let dir = tempfile::tempdir().unwrap();
@@ -279,11 +283,20 @@ fn a_closed_stdout_ends_quietly_and_a_full_one_is_an_error_not_a_panic() {
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&output.stderr);
-        assert_eq!(output.status.code(), Some(1), "{args:?}: {stderr}");
         assert!(
             stderr.contains("could not write to standard output"),
             "{args:?}: {stderr}"
         );
+        if args[0] == "run" {
+            assert_eq!(output.status.code(), Some(0), "{args:?}: {stderr}");
+            assert!(
+                stderr.contains("warning: the report at piped is complete, but its summary could not be printed"),
+                "{args:?}: {stderr}"
+            );
+        } else {
+            assert_eq!(output.status.code(), Some(1), "{args:?}: {stderr}");
+            assert!(stderr.contains("error: "), "{args:?}: {stderr}");
+        }
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     }
     // The report itself was complete before stdout failed.
@@ -320,9 +333,21 @@ fn stop(child: Child, signal: i32) -> (Option<i32>, Duration, String) {
 /// machine (a Monte Carlo block of the slowest kernel takes half a second).
 const PROMPT: Duration = Duration::from_secs(2);
 
-fn assert_stopped(dir: &Path, what: &str, result: (Option<i32>, Duration, String), keep: &[&str]) {
+/// The exit code of a process a signal stopped, as shells give it: 128 + the signal (130
+/// for SIGINT, 143 for SIGTERM, 129 for SIGHUP).
+fn stopped_by(signal: i32) -> Option<i32> {
+    Some(128 + signal)
+}
+
+fn assert_stopped(
+    dir: &Path,
+    what: &str,
+    signal: i32,
+    result: (Option<i32>, Duration, String),
+    keep: &[&str],
+) {
     let (code, took, stderr) = result;
-    assert_eq!(code, Some(130), "{what}: {stderr}");
+    assert_eq!(code, stopped_by(signal), "{what}: {stderr}");
     assert!(took < PROMPT, "{what}: took {took:?} to stop");
     assert!(stderr.contains("no report was written"), "{what}: {stderr}");
     assert!(!stderr.contains("panicked"), "{what}: {stderr}");
@@ -340,6 +365,7 @@ fn ctrl_c_stops_the_exact_enumeration_within_a_second() {
     assert_stopped(
         dir.path(),
         "run, exact phase",
+        libc::SIGINT,
         stop(child, libc::SIGINT),
         &[],
     );
@@ -361,6 +387,11 @@ fn ctrl_c_stops_the_exact_enumeration_within_a_second() {
     let (code, took, stderr) = stop(child, libc::SIGINT);
     assert_eq!(code, Some(130), "{stderr}");
     assert!(took < PROMPT, "table ratio took {took:?} to stop");
+    // `table` writes no report, so it does not speak of one.
+    assert!(
+        stderr.contains("stopped") && !stderr.contains("report"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -384,6 +415,7 @@ fn every_stop_signal_ends_the_monte_carlo_phase_at_any_trial_count() {
         assert_stopped(
             dir.path(),
             &format!("signal {signal}"),
+            signal,
             stop(child, signal),
             &["storm.toml"],
         );
@@ -428,6 +460,7 @@ fn every_stop_signal_while_the_report_is_written_leaves_no_folder() {
         assert_stopped(
             dir.path(),
             &format!("signal {signal} while writing"),
+            signal,
             stop(child, signal),
             &["many_charts.toml"],
         );
@@ -456,13 +489,86 @@ fn a_stopped_replacement_keeps_the_old_report_whole() {
     wait_for_staging(dir.path());
     std::thread::sleep(Duration::from_millis(300));
     let (code, _, stderr) = stop(child, libc::SIGTERM);
-    assert_eq!(code, Some(130), "{stderr}");
+    assert_eq!(code, Some(143), "{stderr}");
     assert_eq!(
         snapshot(&dir.path().join("r")),
         before,
         "the old report changed"
     );
     assert_eq!(names(dir.path()), ["many_charts.toml", "r"]);
+}
+
+/// Issue 40: one SIGTERM was ignored while a command waited for input — `timeout 3
+/// battlelab validate FIFO` never returned, nor `sleep 20 | battlelab validate
+/// /dev/stdin` — since a blocked read never polls the stop flag. The first signal now
+/// ends the process in that phase too, with the signal's code, and `validate` (which
+/// writes no report) says "stopped".
+#[test]
+fn the_first_signal_ends_a_command_waiting_for_its_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("analysis.fifo");
+    let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo(3) on a NUL-terminated path in our own temporary folder.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+    for signal in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
+        // Opening a FIFO no one writes to blocks.
+        let child = spawn(dir.path(), &["validate", "analysis.fifo"]);
+        std::thread::sleep(Duration::from_millis(400));
+        let (code, took, stderr) = stop(child, signal);
+        let what = format!("validate FIFO, signal {signal}");
+        assert_eq!(code, stopped_by(signal), "{what}: {stderr}");
+        assert!(took < Duration::from_secs(1), "{what}: took {took:?}");
+        assert!(
+            stderr.contains("stopped") && !stderr.contains("report"),
+            "{what}: {stderr}"
+        );
+        // The same from a pipe whose writer stays open (`sleep 20 | battlelab …`), for
+        // a command that would write a report.
+        for args in [
+            vec!["validate", "/dev/stdin"],
+            vec!["run", "/dev/stdin", "--out", "r"],
+        ] {
+            let mut child = Process::new(binary())
+                .current_dir(dir.path())
+                .args(&args)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let writer = child.stdin.take();
+            std::thread::sleep(Duration::from_millis(400));
+            let (code, took, stderr) = stop(child, signal);
+            drop(writer);
+            let what = format!("{args:?} on an open pipe, signal {signal}");
+            assert_eq!(code, stopped_by(signal), "{what}: {stderr}");
+            assert!(took < Duration::from_secs(1), "{what}: took {took:?}");
+            assert!(stderr.contains("stopped"), "{what}: {stderr}");
+        }
+    }
+    assert_eq!(
+        names(dir.path()),
+        ["analysis.fifo"],
+        "something was written"
+    );
+    // As the issue ran it: `timeout` sends one SIGTERM and reports 124.
+    if Process::new("timeout").arg("--version").output().is_ok() {
+        let started = Instant::now();
+        let status = Process::new("timeout")
+            .current_dir(dir.path())
+            .args(["1"])
+            .arg(binary())
+            .args(["validate", "analysis.fifo"])
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        assert_eq!(status.code(), Some(124));
+        assert!(
+            started.elapsed() < Duration::from_secs(3),
+            "timeout 1 took {:?}",
+            started.elapsed()
+        );
+    }
 }
 
 #[test]
@@ -798,4 +904,90 @@ fn sp_is_capped_the_same_in_every_system() {
     let (code, _, stderr) = common::battlelab(dir.path(), &["validate", "a.toml"]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("at most 999 SP"), "{stderr}");
+}
+
+/// Issue 40: a variant named `=cmd|' /C calc'!A0` was written raw into results.csv and
+/// the other CSVs, where a spreadsheet runs it. Every CSV cell of the user's text now
+/// starts with `'` (OWASP), in the report's frames and in the CSV the commands print;
+/// Parquet keeps the raw name; numbers (a DRM of -1) stay numbers.
+#[test]
+fn user_text_in_every_csv_is_safe_for_spreadsheets_and_raw_in_parquet() {
+    const NAME: &str = "=cmd|' /C calc'!A0";
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("inject.toml"),
+        format!(
+            "system = \"field\"\ntrials = 1000\n[side.a]\nsp = 12\nmorale = 2\n\
+             [side.b]\nsp = 8\nmorale = 2\n[sweep]\ndrm = [-1, 0]\n\
+             [[variant]]\nname = \"{}\"\n[[variant]]\nname = \"plain\"\n",
+            NAME.replace('\'', "\\u0027")
+        ),
+    )
+    .unwrap();
+    let (code, _, stderr) =
+        common::battlelab(dir.path(), &["run", "inject.toml", "--out", "r", "-q"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    // Cells with the name (it holds no comma or quote, so none is quoted).
+    let cells_with_name = |what: &str, csv: &str| -> usize {
+        let mut found = 0;
+        for line in csv.lines() {
+            for cell in line.split(',') {
+                if cell.contains("=cmd") {
+                    assert_eq!(cell, format!("'{NAME}"), "{what}: {line}");
+                    found += 1;
+                }
+            }
+        }
+        found
+    };
+    let mut csvs = 0;
+    for entry in fs::read_dir(dir.path().join("r")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "csv") {
+            let text = fs::read_to_string(&path).unwrap();
+            assert!(
+                cells_with_name(&path.display().to_string(), &text) > 0,
+                "{}: the variant is missing",
+                path.display()
+            );
+            csvs += 1;
+        }
+    }
+    assert!(csvs >= 4, "only {csvs} CSV files");
+    // The DRM column is numbers, -1 among them, written as numbers.
+    let results = fs::read_to_string(dir.path().join("r/results.csv")).unwrap();
+    let header: Vec<&str> = results.lines().next().unwrap().split(',').collect();
+    let drm = header.iter().position(|h| *h == "drm").unwrap();
+    let drms: Vec<i64> = results
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(drm).unwrap().parse().unwrap())
+        .collect();
+    assert!(drms.contains(&-1) && drms.contains(&0), "{drms:?}");
+    // Parquet is typed data: the name as written.
+    use polars::prelude::*;
+    let parquet = ParquetReader::new(fs::File::open(dir.path().join("r/results.parquet")).unwrap())
+        .finish()
+        .unwrap();
+    let variants: Vec<&str> = parquet
+        .column("variant")
+        .unwrap()
+        .str()
+        .unwrap()
+        .iter()
+        .flatten()
+        .collect();
+    assert!(variants.contains(&NAME), "{variants:?}");
+    // The CSV the commands print: value's and equilibrium's have a variant column.
+    for args in [
+        vec!["value", "inject.toml", "--format", "csv"],
+        vec!["equilibrium", "inject.toml", "--format", "csv"],
+    ] {
+        let (code, stdout, stderr) = common::battlelab(dir.path(), &args);
+        assert_eq!(code, Some(0), "{args:?}: {stderr}");
+        assert!(
+            cells_with_name(&args.join(" "), &stdout) > 0,
+            "{args:?}: {stdout}"
+        );
+    }
 }

@@ -21,7 +21,7 @@ use battlelab::sim::RunControl;
 use battlelab::systems::Study;
 use battlelab::table::csv_field;
 
-use super::{emit, interruptible, pool, usage};
+use super::{emit, interruptible, pool, usage, writing_report};
 use crate::cli::{CompareArgs, Format};
 
 /// One compared run: what tells it apart, and its cells.
@@ -103,7 +103,7 @@ pub fn compare(args: CompareArgs) -> Result<()> {
         .collect();
     compare::correct(&mut cells, correction, alpha);
     if let Some(out) = &args.out {
-        write_report(&comparison, out)?;
+        writing_report(out, || Ok(write_report(&comparison, out)?))?;
     }
     emit(&match args.format {
         Format::Text => text(&comparison),
@@ -434,7 +434,11 @@ fn read_results(dir: &Path) -> Result<Totals> {
         .collect();
     let mut runs: Vec<(Vec<String>, Arm)> = Vec::new();
     for line in lines {
-        let f = csv_fields(line);
+        // Text cells as the report's user wrote them (the CSV made formulas safe).
+        let f: Vec<String> = csv_fields(line)
+            .into_iter()
+            .map(|cell| battlelab::report::csv_cell::restored(&cell).to_string())
+            .collect();
         if f.len() != header.len() {
             bail!(not_ours(format!(
                 "a row with {} fields under {} columns",

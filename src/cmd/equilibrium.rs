@@ -23,7 +23,7 @@ use battlelab::rules::field_game::{self, Equilibrium, GameError, Payoff, MAX_GAM
 use battlelab::sim::Interrupted;
 use battlelab::systems::field::Analysis;
 
-use super::{emit, note, pool, usage};
+use super::{emit, note, pool, usage, writing_report};
 use crate::cli::{EquilibriumArgs, Format, PayoffArg};
 
 /// One variant × grid point, solved.
@@ -94,7 +94,7 @@ pub fn equilibrium(args: EquilibriumArgs) -> Result<()> {
         points,
     };
     if let Some(out) = &args.out {
-        let files = write_report(&solved, out)?;
+        let files = writing_report(out, || Ok(write_report(&solved, out)?))?;
         if !args.quiet {
             note(&format!("wrote {} ({} files)", out.display(), files.len()));
         }
@@ -312,11 +312,9 @@ fn frame(s: &Solved) -> PolarsResult<DataFrame> {
 }
 
 fn csv_text(s: &Solved) -> Result<String> {
-    let mut df = frame(s)?;
+    let df = frame(s)?;
     let mut bytes = Vec::new();
-    CsvWriter::new(&mut bytes)
-        .include_header(true)
-        .finish(&mut df)?;
+    battlelab::frame::write_csv_to(&df, &mut bytes)?;
     Ok(String::from_utf8(bytes).expect("CSV is UTF-8"))
 }
 

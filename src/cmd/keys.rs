@@ -235,6 +235,8 @@ fn write_new(path: &Path, text: &str) -> Result<()> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let temp = dir.join(format!(".{file_name}.new-{}", std::process::id()));
+    // A stop waits until the temporary file is linked or removed (a moment).
+    let _deferral = battlelab::interrupt::defer();
     // `create_new`: a file already at the temporary name is not ours, neither to write
     // nor to remove.
     let mut file = std::fs::OpenOptions::new()

@@ -11,7 +11,7 @@ use battlelab::output::MANIFEST;
 use battlelab::pipeline::{RunInfo, ANALYSIS_COPY};
 use battlelab::systems::{AnalysisText, ShardFolder};
 
-use super::{interruptible, note, pool, print_written};
+use super::{interruptible, note, pool, print_written, stop_note, writing_report, NO_REPORT};
 use crate::cli::MergeArgs;
 
 /// Why a shard folder cannot be read.
@@ -32,7 +32,8 @@ fn read_part(dir: &Path, name: &str, cap: u64) -> Result<String, ShardError> {
     })
 }
 
-/// Reads one shard folder: its identity and counts.
+/// Reads one shard folder: its identity, counts and analysis (the merge proves each
+/// against the hashes its manifest records).
 fn read_shard(dir: &Path) -> Result<ShardFolder, ShardError> {
     let manifest = read_part(dir, MANIFEST, battlelab::output::MAX_MANIFEST_BYTES)?;
     let identity: ShardIdentity = serde_json::from_str(&manifest)
@@ -42,15 +43,18 @@ fn read_shard(dir: &Path) -> Result<ShardFolder, ShardError> {
         shard::COUNTS_FILE,
         battlelab::output::MAX_READ_BACK_BYTES,
     )?;
+    let analysis = read_part(dir, ANALYSIS_COPY, battlelab::limits::MAX_FILE_BYTES)?;
     Ok(ShardFolder {
         label: dir.display().to_string(),
         identity,
         counts,
+        analysis,
     })
 }
 
 pub fn merge(args: MergeArgs) -> Result<()> {
     let started = Instant::now();
+    stop_note(NO_REPORT);
     let shards = args
         .shards
         .iter()
@@ -61,11 +65,7 @@ pub fn merge(args: MergeArgs) -> Result<()> {
     // checks that every shard ran this text).
     let analysis = AnalysisText {
         path: PathBuf::from(&first.analysis_file),
-        text: read_part(
-            &args.shards[0],
-            ANALYSIS_COPY,
-            battlelab::limits::MAX_FILE_BYTES,
-        )?,
+        text: shards[0].analysis.clone(),
     };
     let study = battlelab::systems::parse(&analysis.path, &analysis.text)
         .with_context(|| format!("the analysis carried by {}", shards[0].label))?;
@@ -95,11 +95,12 @@ pub fn merge(args: MergeArgs) -> Result<()> {
         started,
         how: format!("{} shards merged", shards.len()),
     };
-    let files = pool
-        .install(|| study.merge(&analysis, &shards, &control, &out, &info))
-        .with_context(|| format!("no report was written at {}", out.display()))?;
+    let files = writing_report(&out, || {
+        pool.install(|| study.merge(&analysis, &shards, &control, &out, &info))
+            .with_context(|| format!("no report was written at {}", out.display()))
+    })?;
     if !args.quiet {
-        print_written(&out, &files, started.elapsed().as_secs_f64())?;
+        print_written(&out, &files, started.elapsed().as_secs_f64());
     }
     Ok(())
 }

@@ -12,7 +12,8 @@ mod table;
 mod validate;
 mod value;
 
-use std::sync::Arc;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
 
 use anyhow::{Context, Result};
 
@@ -36,8 +37,55 @@ pub fn usage(message: impl Into<String>) -> UsageError {
 
 /// Exit code for input the user must fix (also clap's usage errors).
 pub const EXIT_BAD_INPUT: u8 = 2;
-/// Exit code after Ctrl-C, SIGTERM or SIGHUP, as shells expect after Ctrl-C.
-pub const EXIT_INTERRUPTED: u8 = battlelab::interrupt::EXIT_INTERRUPTED as u8;
+
+/// What the process says when a stop ends it: "stopped" unless the command writes a
+/// report (then whether it was written). Read by [`on_stop`], which may run on the signal
+/// thread at any moment, so it is kept here rather than passed along.
+static STOP_NOTE: Mutex<String> = Mutex::new(String::new());
+
+/// Sets what a stop from now on says.
+pub fn stop_note(note: impl Into<String>) {
+    *STOP_NOTE.lock().unwrap_or_else(|p| p.into_inner()) = note.into();
+}
+
+/// What a stop now says.
+pub fn current_stop_note() -> String {
+    let note = STOP_NOTE.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    if note.is_empty() {
+        "stopped".into()
+    } else {
+        note
+    }
+}
+
+/// The stop hook ([`battlelab::interrupt::install`]): says what was stopped and ends the
+/// process with the signal's exit code (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
+pub fn on_stop(signal: battlelab::interrupt::Signal) {
+    battlelab::progress::clear_for_exit();
+    note(&current_stop_note());
+    std::process::exit(signal.exit_code());
+}
+
+/// Runs `write`, which writes a report folder at `out` (and may run the whole study
+/// first), as a phase that cleans up after itself on a stop: a signal meanwhile is left to
+/// it (it polls, removes its staging folder and returns interrupted), and the process
+/// ends as it returns, saying whether the report was written.
+pub fn writing_report<T>(out: &Path, write: impl FnOnce() -> Result<T>) -> Result<T> {
+    stop_note(NO_REPORT);
+    let deferral = battlelab::interrupt::defer();
+    let written = write();
+    if written.is_ok() {
+        stop_note(format!(
+            "stopped after the report at {} was written",
+            out.display()
+        ));
+    }
+    drop(deferral);
+    written
+}
+
+/// What a stop says while a command's report is not written.
+pub const NO_REPORT: &str = "stopped; no report was written";
 
 /// Runs the command the user typed.
 pub fn dispatch(cli: Cli) -> Result<()> {
@@ -57,24 +105,12 @@ pub fn dispatch(cli: Cli) -> Result<()> {
     }
 }
 
-/// The exit code an error ends the process with: 130 after a stop request, 2 for input
-/// to fix, 1 for anything else (a failure to write).
+/// The exit code an error ends the process with: the signal's after a stop request (130
+/// SIGINT, 143 SIGTERM, 129 SIGHUP), 2 for input to fix, 1 for anything else (a failure
+/// to write).
 pub fn exit_code(error: &anyhow::Error) -> u8 {
-    let interrupted = battlelab::interrupt::requested()
-        || error.chain().any(|e| {
-            e.downcast_ref::<Interrupted>().is_some()
-                || matches!(
-                    e.downcast_ref::<ReportError>(),
-                    Some(ReportError::Interrupted(_))
-                )
-                || matches!(e.downcast_ref::<RunError>(), Some(RunError::Interrupted(_)))
-                || matches!(
-                    e.downcast_ref::<TableError>(),
-                    Some(TableError::Interrupted(_))
-                )
-        });
-    if interrupted {
-        return EXIT_INTERRUPTED;
+    if battlelab::interrupt::requested() || is_interrupted(error) {
+        return battlelab::interrupt::exit_code() as u8;
     }
     let bad_input = error.chain().any(|e| {
         e.downcast_ref::<battlelab::analysis::AnalysisError>()
@@ -99,6 +135,22 @@ pub fn exit_code(error: &anyhow::Error) -> u8 {
     } else {
         1
     }
+}
+
+/// Whether `error` is a stop (a phase gave up on a stop request).
+pub fn is_interrupted(error: &anyhow::Error) -> bool {
+    error.chain().any(|e| {
+        e.downcast_ref::<Interrupted>().is_some()
+            || matches!(
+                e.downcast_ref::<ReportError>(),
+                Some(ReportError::Interrupted(_))
+            )
+            || matches!(e.downcast_ref::<RunError>(), Some(RunError::Interrupted(_)))
+            || matches!(
+                e.downcast_ref::<TableError>(),
+                Some(TableError::Interrupted(_))
+            )
+    })
 }
 
 /// Writes a line to stderr. A closed or full stderr is not worth failing over.
@@ -144,12 +196,10 @@ pub fn pool(threads: Option<u64>) -> Result<(rayon::ThreadPool, usize)> {
     Ok((pool, threads))
 }
 
-/// The summary a command prints after writing a folder.
-pub fn print_written(
-    out: &std::path::Path,
-    files: &[std::path::PathBuf],
-    seconds: f64,
-) -> Result<()> {
+/// The summary a command prints after writing a folder. The folder is complete by then,
+/// so a standard output that cannot take the summary (a full disk, EIO) is a warning on
+/// stderr, not a failure: the command still exits 0.
+pub fn print_written(out: &Path, files: &[std::path::PathBuf], seconds: f64) {
     let mut summary = format!(
         "wrote {} ({} files) in {seconds:.1} s\n",
         out.display(),
@@ -159,5 +209,11 @@ pub fn print_written(
         summary += &format!("  {}\n", file.display());
     }
     // The folder is in place: a stop request now changes nothing.
-    print_out(&summary)
+    if let Err(error) = print_out(&summary) {
+        note(&format!(
+            "warning: the report at {} is complete, but its summary could not be printed: {:#}",
+            out.display(),
+            error
+        ));
+    }
 }

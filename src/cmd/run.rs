@@ -10,10 +10,16 @@ use battlelab::engine::driver::Share;
 use battlelab::pipeline::RunInfo;
 use battlelab::progress::ProgressWatcher;
 
-use super::{interruptible, note, pool, print_written, usage};
+use battlelab::report::short_number;
+use battlelab::systems::Written;
+
+use super::{
+    interruptible, note, pool, print_written, stop_note, usage, writing_report, NO_REPORT,
+};
 use crate::cli::RunArgs;
 
 pub fn run(args: RunArgs) -> Result<()> {
+    stop_note(NO_REPORT);
     let battlelab::systems::Loaded {
         study,
         analysis,
@@ -72,23 +78,43 @@ pub fn run(args: RunArgs) -> Result<()> {
     }
     let started = Instant::now();
     let total = share.trials(plan.runs.len(), trials);
-    let watcher = ProgressWatcher::start(Arc::clone(&control), total, args.quiet);
-    let written = pool.install(|| match args.shard {
-        Some(shard) => study.run_shard(&analysis, trials, seed, shard, &control, &out),
-        None => {
-            let info = RunInfo {
-                analysis_path: args.file.clone(),
-                threads,
-                started,
-                how: "one machine".into(),
-            };
-            study.run(&analysis, trials, seed, precision, &control, &out, &info)
-        }
-    });
-    watcher.finish();
-    let files = written.with_context(|| format!("no folder was written at {}", out.display()))?;
+    // The run and its report: a stop meanwhile ends both, and the process ends saying
+    // whether the report was written.
+    let written = writing_report(&out, || {
+        let watcher = ProgressWatcher::start(Arc::clone(&control), total, args.quiet);
+        let written = pool.install(|| match args.shard {
+            Some(shard) => study
+                .run_shard(&analysis, trials, seed, shard, &control, &out)
+                .map(|files| Written {
+                    files,
+                    precision: None,
+                }),
+            None => {
+                let info = RunInfo {
+                    analysis_path: args.file.clone(),
+                    threads,
+                    started,
+                    how: "one machine".into(),
+                };
+                study.run(&analysis, trials, seed, precision, &control, &out, &info)
+            }
+        });
+        watcher.finish();
+        written.with_context(|| format!("no folder was written at {}", out.display()))
+    })?;
+    if let Some(p) = written.precision.filter(|p| !p.reached_target()) {
+        // Not an error: the report holds what the cap allowed, and says so too.
+        note(&format!(
+            "warning: precision target ±{} not reached at the cap of {} trials: {} of {} run(s) stopped short; the widest 95% interval left is ±{:.1e} (raise --trials or loosen --precision)",
+            short_number(p.target),
+            p.cap,
+            p.short_runs,
+            plan.runs.len(),
+            p.reached
+        ));
+    }
     if !args.quiet {
-        print_written(&out, &files, started.elapsed().as_secs_f64())?;
+        print_written(&out, &written.files, started.elapsed().as_secs_f64());
     }
     Ok(())
 }

@@ -39,7 +39,7 @@ use battlelab::report;
 use battlelab::sim::RunControl;
 use serde_json::{json, Value};
 
-use super::{emit, interruptible, pool, usage};
+use super::{emit, interruptible, pool, usage, writing_report};
 use crate::cli::Format;
 
 /// The method, as every output states it.
@@ -694,7 +694,7 @@ pub fn value(args: crate::cli::ValueArgs) -> Result<()> {
         skipped,
     };
     if let Some(out) = &args.out {
-        write_report(&valuation, out, &text)?;
+        writing_report(out, || write_report(&valuation, out, &text))?;
     }
     emit(&match args.format {
         Format::Text => text_output(&valuation),

@@ -216,10 +216,17 @@ fn axis_columns(axis: &str, values: &[&AxisValue], all: &[&AxisValue]) -> Vec<Co
     }
 }
 
-/// Writes a frame as CSV (header, full float precision, nulls as empty fields).
-pub fn write_csv(df: &mut DataFrame, path: &Path) -> PolarsResult<()> {
+/// Writes a frame as CSV (header, full float precision, nulls as empty fields, text
+/// cells [`spreadsheet_safe`](crate::report::csv_cell::spreadsheet_safe)).
+pub fn write_csv(df: &DataFrame, path: &Path) -> PolarsResult<()> {
     let mut file = File::create(path)?;
-    CsvWriter::new(&mut file).include_header(true).finish(df)
+    write_csv_to(df, &mut file)
+}
+
+/// Writes a frame as CSV to `out`, as [`write_csv`] does.
+pub fn write_csv_to(df: &DataFrame, out: &mut impl std::io::Write) -> PolarsResult<()> {
+    let mut safe = crate::report::csv_cell::spreadsheet_safe_frame(df)?;
+    CsvWriter::new(out).include_header(true).finish(&mut safe)
 }
 
 /// Writes a frame as Parquet (zstd, statistics on): the same bytes for the same frame.

@@ -794,6 +794,9 @@ impl Page<'_> {
                     format!(" <span class=\"muted\">(in blocks of {b})</span>")
                 });
             facts.push(("Trials", format!("{}{block}", escape(&value))));
+            if let Some(line) = precision_shortfall(m, trials) {
+                facts.push(("Precision", escape(&line)));
+            }
         }
         if let Some(runs) = m.get("runs").and_then(|v| v.as_u64()) {
             let exact = m.get("exact_runs").and_then(|v| v.as_u64()).unwrap_or(0);
@@ -1141,6 +1144,24 @@ impl Page<'_> {
         html.push_str("</section>\n");
         html
     }
+}
+
+/// The line a report run to an unreachable precision shows: the target, the cap the
+/// runs stopped at, and the widest interval left. `None` when every run reached it.
+fn precision_shortfall(manifest: &serde_json::Value, cap: u64) -> Option<String> {
+    let target = manifest.get("precision")?.as_f64()?;
+    let short = manifest.get("runs_short_of_precision")?.as_u64()?;
+    let reached = manifest.get("precision_reached")?.as_f64()?;
+    let runs = manifest
+        .get("runs")
+        .and_then(|v| v.as_u64())
+        .unwrap_or(short);
+    (short > 0).then(|| {
+        format!(
+            "precision target ±{} not reached at the cap of {cap} trials: {short} of {runs} run(s) stopped short; the widest 95% interval left is ±{reached:.1e}",
+            crate::report::short_number(target)
+        )
+    })
 }
 
 #[cfg(test)]

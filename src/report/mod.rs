@@ -7,6 +7,7 @@
 //! only when everything is written — an interrupted or failed run leaves no report.
 
 pub mod chart;
+pub mod csv_cell;
 pub mod frame;
 pub mod index;
 pub mod output;
@@ -78,6 +79,16 @@ pub fn write_text(dir: &Path, name: &str, text: &str) -> Result<(), ReportError>
 pub fn write_manifest(dir: &Path, manifest: &serde_json::Value) -> Result<(), ReportError> {
     let text = serde_json::to_string_pretty(manifest).expect("JSON values serialise");
     write_text(dir, crate::output::MANIFEST, &(text + "\n"))
+}
+
+/// A number as a line of text shows it: as written for ordinary sizes (0.003), in
+/// scientific notation for tiny or huge ones (1e-9, not 0.000000001).
+pub fn short_number(x: f64) -> String {
+    if x != 0.0 && (x.abs() < 1e-3 || x.abs() >= 1e6) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
 }
 
 /// What a chart's file name adds for a variant: nothing when the analysis has one, else

@@ -292,6 +292,9 @@ pub fn write_atomically(
     let target = target(out)?;
     // Checked again here: the folder may have changed while the run went on.
     classify(out)?;
+    // From before the staging folder exists until it is swapped in or removed, a stop is
+    // left to this function (it polls, below and in `write`), so no partial folder stays.
+    let _deferral = crate::interrupt::defer();
     let parent = &target.parent;
     fs::create_dir_all(parent).map_err(io_error(parent))?;
     remove_stale_staging(parent, &target.name);
@@ -593,6 +596,8 @@ pub fn write_owned_file(path: &Path, text: &str, marker: &str) -> Result<(), Out
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     let temporary = parent.join(format!(".{name}.partial-{}", std::process::id()));
+    // A stop waits until the temporary file is renamed or removed (a moment).
+    let _deferral = crate::interrupt::defer();
     // `create_new`: a file already at the temporary name is not ours to truncate.
     let mut file = fs::OpenOptions::new()
         .write(true)

@@ -112,9 +112,12 @@ fn manifest<S: System>(
         "exact_runs": results.exact.iter().filter(|e| e.is_some()).count(),
     });
     if let Some(precision) = results.precision {
-        // Runs taken to a precision: what each took (trials is the cap then).
-        manifest["precision"] = json!(precision);
+        // Runs taken to a precision: what each took (trials is the cap then), and what
+        // they reached — decided on the counts alone, so the same on every machine.
+        manifest["precision"] = json!(precision.target);
         manifest["run_trials"] = json!(results.run_trials);
+        manifest["precision_reached"] = json!(precision.reached);
+        manifest["runs_short_of_precision"] = json!(precision.short_runs);
     }
     manifest
 }

@@ -73,6 +73,15 @@ pub struct ShardFolder {
     pub identity: ShardIdentity,
     /// The counts file's text.
     pub counts: String,
+    /// The analysis text the shard carries (its `analysis.toml`).
+    pub analysis: String,
+}
+
+/// What a run wrote: its report's files, and, for a run to a precision, what it reached.
+#[derive(Clone, Debug)]
+pub struct Written {
+    pub files: Vec<PathBuf>,
+    pub precision: Option<driver::Precision>,
 }
 
 /// Any validated analysis, as the commands use it.
@@ -94,7 +103,7 @@ pub trait Study: Send + Sync {
         control: &RunControl,
         out: &Path,
         info: &RunInfo,
-    ) -> Result<Vec<PathBuf>, RunError>;
+    ) -> Result<Written, RunError>;
     /// Runs share `shard` of `shards` (1-based) and writes a shard folder at `out`.
     fn run_shard(
         &self,
@@ -152,18 +161,16 @@ impl<S: SystemReport + Send + Sync> Study for S {
         control: &RunControl,
         out: &Path,
         info: &RunInfo,
-    ) -> Result<Vec<PathBuf>, RunError> {
+    ) -> Result<Written, RunError> {
         let results = match precision {
             Some(p) => driver::run_to_precision(self, p, trials, seed, control)?,
             None => driver::run(self, trials, seed, control)?,
         };
-        Ok(pipeline::write_report(
-            self,
-            &analysis.text,
-            &results,
-            out,
-            info,
-        )?)
+        let files = pipeline::write_report(self, &analysis.text, &results, out, info)?;
+        Ok(Written {
+            files,
+            precision: results.precision,
+        })
     }
 
     fn run_names(&self, run: usize) -> crate::engine::expect::RunNames {
@@ -197,10 +204,11 @@ impl<S: SystemReport + Send + Sync> Study for S {
             count,
         };
         let counts = driver::simulate(self, runs, trials, seed, share, control)?;
-        let identity = identity(self, analysis, trials, seed, index, count);
+        let counts_text = serde_json::to_string(&counts).expect("counts serialise") + "\n";
+        let mut identity = identity(self, analysis, trials, seed, index, count);
+        identity.counts_sha256 = pipeline::sha256(counts_text.as_bytes());
         let mut manifest = serde_json::to_value(&identity).expect("identities serialise");
         manifest["tool"] = "battlelab".into();
-        let counts_text = serde_json::to_string(&counts).expect("counts serialise") + "\n";
         Ok(report::write_atomically(out, |dir| {
             report::write_text(dir, shard::COUNTS_FILE, &counts_text)?;
             report::write_text(dir, pipeline::ANALYSIS_COPY, &analysis.text)?;
@@ -227,6 +235,7 @@ impl<S: SystemReport + Send + Sync> Study for S {
         // battlelab reads it (the rules hash is of the validated rules).
         let mut ours = expected.clone();
         ours.shard = first.shard;
+        ours.counts_sha256 = first.counts_sha256.clone();
         if *first != ours {
             return Err(ShardError::Unreadable {
                 shard: shards[0].label.clone(),
@@ -235,35 +244,27 @@ impl<S: SystemReport + Send + Sync> Study for S {
             .into());
         }
         let runs = System::plan(self).runs.len();
+        // Each shard on its own first (so a refusal names the shard that is wrong), then
+        // the sums of all.
+        let mut counted = Vec::with_capacity(shards.len());
+        for folder in shards {
+            let (counts, values) = proven_counts(self, folder, runs)?;
+            let share = Share {
+                index: folder.identity.shard - 1,
+                count: folder.identity.shards,
+            };
+            for (run, counts) in counts.iter().enumerate() {
+                let covered = share.run_trials(run, runs, first.trials);
+                check_totals(self, &folder.label, run, counts, covered)?;
+            }
+            counted.push((counts, values));
+        }
+        check_sums(shards, &counted)?;
         // Shards write finished counts (the driver finishes each run's blocks): start
         // from finished empty ones, the shape every shard's counts must have.
         let mut counts: Vec<S::Counts> = (0..runs).map(|run| self.empty_finished(run)).collect();
-        for folder in shards {
-            let theirs: Vec<S::Counts> =
-                serde_json::from_str(&folder.counts).map_err(|e| ShardError::Unreadable {
-                    shard: folder.label.clone(),
-                    message: format!("its {} cannot be read: {e}", shard::COUNTS_FILE),
-                })?;
-            if theirs.len() != runs {
-                return Err(ShardError::Unreadable {
-                    shard: folder.label.clone(),
-                    message: format!("it holds {} runs, the plan {runs}", theirs.len()),
-                }
-                .into());
-            }
-            for (run, (mine, theirs)) in counts.iter_mut().zip(theirs).enumerate() {
-                // Counts of another shape (a tampered or foreign file) would be cut short
-                // or overflow when added: refuse them.
-                if !same_shape(&to_json(mine), &to_json(&theirs)) {
-                    return Err(ShardError::Unreadable {
-                        shard: folder.label.clone(),
-                        message: format!(
-                            "its counts of run {} do not have the shape this plan's run has",
-                            run + 1
-                        ),
-                    }
-                    .into());
-                }
+        for (theirs, _) in counted {
+            for (mine, theirs) in counts.iter_mut().zip(theirs) {
                 mine.merge(theirs);
             }
         }
@@ -284,6 +285,164 @@ impl<S: SystemReport + Send + Sync> Study for S {
             info,
         )?)
     }
+}
+
+/// A shard folder's counts, once its files are proven to be the ones its manifest
+/// describes: its analysis text and counts file hash to what the manifest records, and
+/// each run's counts have the shape of this plan's run. Returns the counts and their
+/// JSON (for the sums across shards).
+#[allow(clippy::type_complexity)]
+fn proven_counts<S: System>(
+    system: &S,
+    folder: &ShardFolder,
+    runs: usize,
+) -> Result<(Vec<S::Counts>, Vec<serde_json::Value>), ShardError> {
+    let refuse = |message: String| ShardError::Unreadable {
+        shard: folder.label.clone(),
+        message,
+    };
+    let identity = &folder.identity;
+    if pipeline::sha256(folder.analysis.as_bytes()) != identity.analysis_sha256 {
+        return Err(refuse(format!(
+            "its {} is not the analysis its {} records (its SHA-256 differs: edited after the run?); run the shard again",
+            pipeline::ANALYSIS_COPY,
+            crate::output::MANIFEST
+        )));
+    }
+    if pipeline::sha256(folder.counts.as_bytes()) != identity.counts_sha256 {
+        return Err(refuse(format!(
+            "its {} is not the file its {} records (its SHA-256 differs: edited or damaged after the run); run the shard again",
+            shard::COUNTS_FILE,
+            crate::output::MANIFEST
+        )));
+    }
+    let values: Vec<serde_json::Value> = serde_json::from_str(&folder.counts)
+        .map_err(|e| refuse(format!("its {} cannot be read: {e}", shard::COUNTS_FILE)))?;
+    if values.len() != runs {
+        return Err(refuse(format!(
+            "it holds {} runs, the plan {runs}",
+            values.len()
+        )));
+    }
+    let mut counts = Vec::with_capacity(runs);
+    for (run, value) in values.iter().enumerate() {
+        // Counts of another shape (a tampered or foreign file) would be cut short or
+        // overflow when added: refuse them.
+        let shape = || {
+            refuse(format!(
+                "its counts of run {} do not have the shape this plan's run has",
+                run + 1
+            ))
+        };
+        if !same_shape(&to_json(&system.empty_finished(run)), value) {
+            return Err(shape());
+        }
+        counts.push(serde::Deserialize::deserialize(value).map_err(|_| shape())?);
+    }
+    Ok((counts, values))
+}
+
+/// Refuses a set of shards whose counts, added up, would pass 2^64 − 1 anywhere (a
+/// count that wrapped would print as a small or negative one), naming the shard whose
+/// counts carry the sum past it.
+fn check_sums<C>(
+    shards: &[ShardFolder],
+    counted: &[(Vec<C>, Vec<serde_json::Value>)],
+) -> Result<(), ShardError> {
+    let Some((_, first)) = counted.first() else {
+        return Ok(());
+    };
+    let mut sums: Vec<serde_json::Value> = first.clone();
+    for (folder, (_, values)) in shards.iter().zip(counted).skip(1) {
+        for (run, (sum, value)) in sums.iter_mut().zip(values).enumerate() {
+            if !add_counts(sum, value) {
+                return Err(ShardError::Unreadable {
+                    shard: folder.label.clone(),
+                    message: format!(
+                        "its counts of run {} carry a sum of the shards' counts past 2^64 − 1; no run counts that many trials: its {} is not a run's",
+                        run + 1,
+                        shard::COUNTS_FILE
+                    ),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Adds every count of `value` into `sum` (of the same shape); false if one overflows.
+fn add_counts(sum: &mut serde_json::Value, value: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    match (sum, value) {
+        (Value::Array(sum), Value::Array(value)) => sum
+            .iter_mut()
+            .zip(value)
+            .all(|(sum, value)| add_counts(sum, value)),
+        (Value::Object(sum), Value::Object(value)) => sum
+            .iter_mut()
+            .all(|(key, sum)| value.get(key).is_none_or(|v| add_counts(sum, v))),
+        (Value::Number(a), Value::Number(b)) => {
+            match a
+                .as_u64()
+                .zip(b.as_u64())
+                .and_then(|(a, b)| a.checked_add(b))
+            {
+                Some(total) => {
+                    *a = total.into();
+                    true
+                }
+                None => false,
+            }
+        }
+        _ => true,
+    }
+}
+
+/// Refuses a shard's counts of `run` unless they total the trials its blocks of the run
+/// cover, and no outcome or distribution counts more trials than that.
+fn check_totals<S: System>(
+    system: &S,
+    label: &str,
+    run: usize,
+    counts: &S::Counts,
+    covered: u64,
+) -> Result<(), ShardError> {
+    let unit = System::plan(system).unit;
+    let refuse = |message: String| ShardError::Unreadable {
+        shard: label.to_string(),
+        message,
+    };
+    let total = system.trials_counted(run, counts);
+    if total != u128::from(covered) {
+        return Err(refuse(format!(
+            "its counts of run {} total {total} {unit}, but its blocks of that run hold {covered}; its {} is not the run's",
+            run + 1,
+            shard::COUNTS_FILE
+        )));
+    }
+    for outcome in system.outcomes(run, counts, None) {
+        if outcome.count > covered {
+            return Err(refuse(format!(
+                "its counts of run {} give \"{}\" {} {unit} of {covered}; its {} is not the run's",
+                run + 1,
+                crate::limits::echo(&outcome.name),
+                outcome.count,
+                shard::COUNTS_FILE
+            )));
+        }
+    }
+    for distribution in system.distributions(run, counts, None) {
+        let counted = crate::sim::total(&distribution.counts);
+        if counted > u128::from(covered) {
+            return Err(refuse(format!(
+                "its counts of run {} give {} over {counted} {unit} of {covered}; its {} is not the run's",
+                run + 1,
+                crate::limits::echo(&distribution.metric),
+                shard::COUNTS_FILE
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn to_json<T: serde::Serialize>(value: &T) -> serde_json::Value {
@@ -325,6 +484,8 @@ fn identity<S: System>(
         system: header.system.to_string(),
         analysis_file: analysis.file_name(),
         analysis_sha256: pipeline::sha256(analysis.text.as_bytes()),
+        // Set once the counts are written (a shard), or taken from the first (a merge).
+        counts_sha256: String::new(),
         rules_hash: pipeline::sha256(system.rules().to_string().as_bytes()),
         seed,
         trials,
@@ -412,4 +573,71 @@ pub fn load(path: &Path) -> Result<Loaded, AnalysisError> {
         expectations,
         precision,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_are_added_until_one_would_pass_u64() {
+        let mut sum = serde_json::json!({"result": [1, 2], "rounds": [[3], [4]]});
+        assert!(add_counts(
+            &mut sum,
+            &serde_json::json!({"result": [10, 20], "rounds": [[30], [40]]})
+        ));
+        assert_eq!(
+            sum,
+            serde_json::json!({"result": [11, 22], "rounds": [[33], [44]]})
+        );
+        let mut sum = serde_json::json!({"result": [1u64 << 63, 0]});
+        assert!(add_counts(
+            &mut sum,
+            &serde_json::json!({"result": [(1u64 << 63) - 1, 0]})
+        ));
+        assert!(!add_counts(
+            &mut sum,
+            &serde_json::json!({"result": [1, 0]})
+        ));
+    }
+
+    #[test]
+    fn the_shard_whose_counts_pass_u64_is_named() {
+        let shard = |label: &str| ShardFolder {
+            label: label.into(),
+            identity: ShardIdentity {
+                format: shard::FORMAT.into(),
+                format_version: shard::FORMAT_VERSION,
+                tool_version: String::new(),
+                name: String::new(),
+                system: String::new(),
+                analysis_file: String::new(),
+                analysis_sha256: String::new(),
+                counts_sha256: String::new(),
+                rules_hash: String::new(),
+                seed: 0,
+                trials: 0,
+                block_trials: 0,
+                runs: 1,
+                shard: 1,
+                shards: 3,
+            },
+            counts: String::new(),
+            analysis: String::new(),
+        };
+        let shards = [shard("s1"), shard("s2"), shard("s3")];
+        let counted = |values: [u64; 3]| -> Vec<(Vec<()>, Vec<serde_json::Value>)> {
+            values
+                .iter()
+                .map(|&v| (vec![], vec![serde_json::json!([v, 1])]))
+                .collect()
+        };
+        check_sums(&shards, &counted([u64::MAX - 2, 1, 1])).unwrap();
+        let e = check_sums(&shards, &counted([u64::MAX - 2, 1, 2])).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("s3: its counts of run 1 carry a sum"),
+            "{e}"
+        );
+    }
 }

@@ -1201,14 +1201,9 @@ impl Exporter for TextExporter {
     }
 }
 
-/// A CSV field, quoted when it holds a comma, a quote or a line break (RFC 4180).
-pub fn csv_field(text: &str) -> String {
-    if text.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
-    } else {
-        text.to_string()
-    }
-}
+/// A CSV field: made safe for spreadsheets, then quoted when it holds a comma, a quote
+/// or a line break (RFC 4180); see [`crate::report::csv_cell`].
+pub use crate::report::csv_cell::field as csv_field;
 
 /// One outcome row of the CSV export, its name prefixed by `prefix`.
 fn csv_outcome(out: &mut String, prefix: &str, o: &OutcomeRow) {

@@ -200,6 +200,14 @@ pub fn sweep_axes(
     let mut entries: Vec<(String, toml::Value, &Spanned<toml::Value>)> = Vec::new();
     for (key, value) in sweep {
         match value.get_ref() {
+            // `drm = {}` sweeps nothing: refused, or the axis would vanish unnoticed.
+            toml::Value::Table(table) if table.is_empty() => {
+                return Err(source.error(
+                    value,
+                    format!("sweep.{key}"),
+                    "an empty table sweeps nothing; sweep a list ([1, 2, 3]) or a range ({ from = -3, to = 3 }), or remove the key",
+                ));
+            }
             toml::Value::Table(table) if !is_range(table) => {
                 for (inner, v) in table {
                     entries.push((format!("{key}.{inner}"), v.clone(), value));
@@ -210,7 +218,7 @@ pub fn sweep_axes(
     }
     if entries.is_empty() {
         return Err(source.error_at(
-            None,
+            crate::toml_input::line_of_key(source.text, "sweep"),
             "sweep",
             format!(
                 "an empty [sweep]; give at least one of {} or remove [sweep]",

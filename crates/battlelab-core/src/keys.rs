@@ -397,6 +397,20 @@ pub fn systems() -> Vec<SystemDoc> {
     docs
 }
 
+/// Every key a file of some system may hold at its top level, in documentation order
+/// (what a file without `system` is checked against).
+pub fn top_level_keys() -> Vec<String> {
+    let mut keys: Vec<String> = Vec::new();
+    for doc in systems() {
+        for (segment, _) in doc.tree().children {
+            if !segment.is_placeholder() && !keys.contains(&segment.name) {
+                keys.push(segment.name);
+            }
+        }
+    }
+    keys
+}
+
 /// The documentation of one system.
 pub fn system(name: &str) -> Option<SystemDoc> {
     systems().into_iter().find(|d| d.name == name)

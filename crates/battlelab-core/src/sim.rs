@@ -136,6 +136,12 @@ where
         })
 }
 
+/// The sum of `counts` in `u128`: a total no count can wrap (for
+/// [`crate::engine::System::trials_counted`]).
+pub fn total(counts: &[u64]) -> u128 {
+    counts.iter().map(|&c| u128::from(c)).sum()
+}
+
 /// A plain vector of counts, the histogram of single-roll tables.
 impl Histogram for Vec<u64> {
     fn merge(&mut self, other: Self) {

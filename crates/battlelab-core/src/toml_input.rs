@@ -149,6 +149,28 @@ pub fn check_shape(file: &str, text: &str) -> Result<(), AnalysisError> {
     walk(&table, span, "", 0, &error)
 }
 
+/// The line of the top-level key `key` (`[sweep]`, `sweep = …`, or the first `sweep.x`),
+/// if the file has it.
+pub fn line_of_key(text: &str, key: &str) -> Option<usize> {
+    let document = DeTable::parse(text).ok()?;
+    document
+        .get_ref()
+        .iter()
+        .find(|(k, _)| k.get_ref().as_ref() == key)
+        .map(|(k, _)| line_of(text, k.span().start))
+}
+
+/// The allowed name closest to `unknown`, if one is close enough to be a slip of the
+/// keyboard (`system_zz` → `system`, `moral` → `morale`).
+pub fn closest<'a>(unknown: &str, allowed: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    allowed
+        .into_iter()
+        .map(|name| (strsim::jaro_winkler(unknown, name), name))
+        .filter(|(score, _)| *score >= 0.85)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, name)| name)
+}
+
 /// The dotted key (with list indices) whose value lies at byte `offset`, if any: the
 /// innermost one.
 fn key_at(text: &str, offset: usize) -> Option<String> {
@@ -331,10 +353,12 @@ fn friendly(message: &str) -> String {
     }
     if let Some(rest) = message.strip_prefix("unknown field ") {
         if let Some((key, allowed)) = rest.split_once(", expected ") {
+            let allowed = allowed_list(allowed);
+            let suggestion = closest(key.trim_matches('`'), allowed.split(", "))
+                .map_or(String::new(), |name| format!("; did you mean `{name}`?"));
             return format!(
-                "unknown key {}; allowed: {}",
+                "unknown key {}; allowed: {allowed}{suggestion}",
                 limits::echo(key),
-                allowed_list(allowed)
             );
         }
         if let Some((key, _)) = rest.split_once(", there are no fields") {

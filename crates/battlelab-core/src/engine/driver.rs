@@ -53,19 +53,22 @@ impl Share {
 
     /// Trials of the plan in this share: for progress bars.
     pub fn trials(self, runs: usize, trials: u64) -> u64 {
-        let blocks = blocks_per_run(trials);
         (0..runs)
-            .map(|run| {
-                let b = self.blocks_of(run, runs, blocks);
-                // Whole blocks, but the last may be short.
-                match b.end.checked_sub(1) {
-                    Some(last) if b.start <= last => {
-                        (last - b.start) * BLOCK_TRIALS + block_trials(trials, last)
-                    }
-                    _ => 0,
-                }
-            })
+            .map(|run| self.run_trials(run, runs, trials))
             .sum()
+    }
+
+    /// Trials of run `run` (of `runs`, each of `trials` trials) in this share: what the
+    /// share's counts of that run must total.
+    pub fn run_trials(self, run: usize, runs: usize, trials: u64) -> u64 {
+        let b = self.blocks_of(run, runs, blocks_per_run(trials));
+        // Whole blocks, but the last may be short.
+        match b.end.checked_sub(1) {
+            Some(last) if b.start <= last => {
+                (last - b.start) * BLOCK_TRIALS + block_trials(trials, last)
+            }
+            _ => 0,
+        }
     }
 }
 
@@ -137,8 +140,29 @@ pub struct PlanResults<S: System> {
     pub exact: Vec<Option<S::Exact>>,
     /// Trials each run took.
     pub run_trials: Vec<u64>,
-    /// The precision the runs were taken to, if they were.
-    pub precision: Option<f64>,
+    /// The precision the runs were taken to, if they were, and what they reached.
+    pub precision: Option<Precision>,
+}
+
+/// A plan run to a precision: the target, and what its runs reached by the cap.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Precision {
+    /// The 95% interval half-width every simulated probability was to reach.
+    pub target: f64,
+    /// The widest half-width left among every run's simulated probabilities (0 when all
+    /// runs are exact): at most `target` unless some run reached the cap first.
+    pub reached: f64,
+    /// Runs that stopped at the cap of trials with an interval still wider than `target`.
+    pub short_runs: usize,
+    /// The cap: the trials asked for, rounded up to whole blocks.
+    pub cap: u64,
+}
+
+impl Precision {
+    /// Whether every run reached the target.
+    pub fn reached_target(&self) -> bool {
+        self.short_runs == 0
+    }
 }
 
 /// Runs a whole plan on one machine: every block of every run, then the exact results.
@@ -232,6 +256,8 @@ pub fn run_to_precision<S: System>(
     let mut counts: Vec<S::Counts> = (0..runs).map(|run| system.empty_finished(run)).collect();
     let mut done = vec![0u64; runs];
     let mut target = vec![1u64; runs];
+    // Each run's widest half-width at its last look.
+    let mut widths = vec![0.0f64; runs];
     loop {
         let open: Vec<usize> = (0..runs).filter(|&r| done[r] < target[r]).collect();
         if open.is_empty() {
@@ -262,6 +288,7 @@ pub fn run_to_precision<S: System>(
                 exact[run].as_ref(),
                 done[run] * BLOCK_TRIALS,
             );
+            widths[run] = width;
             if width > precision && done[run] < max_blocks {
                 target[run] = (2 * done[run]).min(max_blocks);
                 widest = widest.max(width);
@@ -276,7 +303,12 @@ pub fn run_to_precision<S: System>(
         counts,
         exact,
         run_trials,
-        precision: Some(precision),
+        precision: Some(Precision {
+            target: precision,
+            reached: widths.iter().copied().fold(0.0, f64::max),
+            short_runs: widths.iter().filter(|&&w| w > precision).count(),
+            cap: max_blocks * BLOCK_TRIALS,
+        }),
     })
 }
 

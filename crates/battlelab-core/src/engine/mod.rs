@@ -218,4 +218,9 @@ pub trait System: Sync {
     /// The validated rules and scenario every run draws from, as JSON: what the
     /// manifest's rules hash is taken of (so reformatting the file changes nothing).
     fn rules(&self) -> serde_json::Value;
+
+    /// How many trials finished counts of `run` hold (each trial ends in exactly one of
+    /// the outcomes this sums): what a shard's counts must total, the trials its blocks
+    /// cover. Summed in `u128`, so that no count, however large, wraps the total.
+    fn trials_counted(&self, run: usize, counts: &Self::Counts) -> u128;
 }

@@ -12,6 +12,12 @@
 //! The counts file is JSON, versioned by [`FORMAT_VERSION`]: one entry per run in plan
 //! order, each the run's histogram as integer counts (its fields by name). A shard from
 //! another format version or tool version is refused with a message saying which.
+//!
+//! A shard also proves its files: its manifest carries the SHA-256 of its counts file
+//! (and of its analysis text), and each run's counts must total the trials the shard's
+//! blocks of that run cover, so a count edited, moved between outcomes or set past any
+//! sum is refused by the merge, which names the shard (the checks on the counts
+//! themselves are the merge's, in the `battlelab` crate's `systems` module).
 
 use serde::{Deserialize, Serialize};
 
@@ -20,8 +26,8 @@ pub const FORMAT: &str = "battlelab-shard";
 /// Bumped whenever the counts file or what decides the counts changes. 2: each run's
 /// counts are finished ([`crate::engine::System::finish`]) before they are written (the
 /// ratio kernel's signature bins folded), so a shard of version 1 cannot be merged with
-/// one of 2.
-pub const FORMAT_VERSION: u32 = 2;
+/// one of 2. 3: the manifest carries the counts file's SHA-256 (`counts_sha256`).
+pub const FORMAT_VERSION: u32 = 3;
 /// The counts file in a shard folder.
 pub const COUNTS_FILE: &str = "counts.json";
 
@@ -36,6 +42,10 @@ pub struct ShardIdentity {
     /// The analysis file's name as the user gave it (its stem may name the report).
     pub analysis_file: String,
     pub analysis_sha256: String,
+    /// The SHA-256 of the shard's counts file, as written. Absent (empty) in shards of
+    /// format version 2 and older, which are refused by their version first.
+    #[serde(default)]
+    pub counts_sha256: String,
     pub rules_hash: String,
     pub seed: u64,
     pub trials: u64,
@@ -100,25 +110,28 @@ pub fn check_complete(shards: &[(String, ShardIdentity)]) -> Result<(), ShardErr
     let Some((first_label, first)) = shards.first() else {
         return Err(ShardError::Empty);
     };
-    if first.format != FORMAT || first.format_version != FORMAT_VERSION {
-        return Err(ShardError::Unreadable {
-            shard: first_label.clone(),
-            message: format!(
-                "a shard of format {} version {}; this battlelab reads {FORMAT} version {FORMAT_VERSION}",
-                crate::limits::echo(&first.format),
-                first.format_version
-            ),
-        });
-    }
-    if first.tool_version != env!("CARGO_PKG_VERSION") {
-        return Err(ShardError::Unreadable {
-            shard: first_label.clone(),
-            message: format!(
-                "made by battlelab {}; merge shards with the version that made them (this is {})",
-                crate::limits::echo(&first.tool_version),
-                env!("CARGO_PKG_VERSION")
-            ),
-        });
+    // Every shard's format first: another version's manifest means other fields.
+    for (label, identity) in shards {
+        if identity.format != FORMAT || identity.format_version != FORMAT_VERSION {
+            return Err(ShardError::Unreadable {
+                shard: label.clone(),
+                message: format!(
+                    "a shard of format {} version {}; this battlelab reads {FORMAT} version {FORMAT_VERSION} (run the shards again with this battlelab)",
+                    crate::limits::echo(&identity.format),
+                    identity.format_version
+                ),
+            });
+        }
+        if identity.tool_version != env!("CARGO_PKG_VERSION") {
+            return Err(ShardError::Unreadable {
+                shard: label.clone(),
+                message: format!(
+                    "made by battlelab {}; merge shards with the version that made them (this is {})",
+                    crate::limits::echo(&identity.tool_version),
+                    env!("CARGO_PKG_VERSION")
+                ),
+            });
+        }
     }
     let ours = first.agreeing();
     for (label, identity) in &shards[1..] {
@@ -208,6 +221,7 @@ mod tests {
             system: "field".into(),
             analysis_file: "x.toml".into(),
             analysis_sha256: "a".into(),
+            counts_sha256: format!("c{shard}"),
             rules_hash: "r".into(),
             seed,
             trials: 10,
@@ -236,6 +250,15 @@ mod tests {
         );
         let e = check_complete(&set(vec![id(1, 3, 1), id(2, 3, 7), id(3, 3, 1)])).unwrap_err();
         assert!(e.to_string().starts_with("s1: its seed is 7"), "{e}");
+        // Another format version is named as such in any shard, not as a mismatch.
+        let mut old = id(3, 3, 1);
+        old.format_version = 2;
+        let e = check_complete(&set(vec![id(1, 3, 1), id(2, 3, 1), old])).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("s2: a shard of format battlelab-shard version 2"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -370,6 +370,28 @@ name = "cap 3"
 rules = { drm_cap = 3 }
 "#;
 
+/// The first top-level key of a file without `system` that no system's file has, as an
+/// error naming it, its line, the keys allowed and the closest of them.
+fn unknown_top_level_key(source: &Source) -> Option<AnalysisError> {
+    let document = toml::de::DeTable::parse(source.text).ok()?;
+    let allowed = crate::keys::top_level_keys();
+    let (key, _) = document
+        .get_ref()
+        .iter()
+        .find(|(key, _)| !allowed.iter().any(|a| a == key.get_ref().as_ref()))?;
+    let name = key.get_ref().as_ref();
+    let suggestion = crate::toml_input::closest(name, allowed.iter().map(String::as_str))
+        .map_or(String::new(), |close| format!(" (did you mean `{close}`?)"));
+    Some(source.error_at(
+        Some(source.line_of(key.span())),
+        name,
+        format!(
+            "unknown key `{name}`{suggestion}; the file names no `system`, so it is read against every system's keys: {}",
+            allowed.join(", ")
+        ),
+    ))
+}
+
 impl Analysis {
     /// Reads and validates an analysis file.
     pub fn load(path: &Path) -> Result<Self, AnalysisError> {
@@ -384,6 +406,10 @@ impl Analysis {
         crate::toml_input::check_shape(&source.file, text)?;
         let system: SystemOnly = toml::from_str(text).map_err(syntax)?;
         let Some(system) = system.system else {
+            // A misspelt `system` (or any key no system has) is the likelier fault: name it.
+            if let Some(error) = unknown_top_level_key(&source) {
+                return Err(error);
+            }
             return Err(source.error_at(
                 None,
                 "system",
@@ -1256,6 +1282,11 @@ impl crate::engine::System for Analysis {
                 exact.map(|e| &e.morale_lost[1][..]),
             ),
         ]
+    }
+
+    /// Trials counted: every battle ends with one result.
+    fn trials_counted(&self, _run: usize, counts: &Self::Counts) -> u128 {
+        crate::sim::total(&counts.result)
     }
 
     fn rules(&self) -> serde_json::Value {

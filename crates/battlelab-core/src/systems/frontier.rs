@@ -782,6 +782,11 @@ impl crate::engine::System for FrontierStudy {
         out
     }
 
+    /// Trials counted: every battle ends with one result.
+    fn trials_counted(&self, _run: usize, counts: &Self::Counts) -> u128 {
+        crate::sim::total(&counts.result)
+    }
+
     fn rules(&self) -> serde_json::Value {
         json!(format!(
             "{:?}",

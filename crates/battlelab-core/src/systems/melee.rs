@@ -1026,6 +1026,11 @@ impl crate::engine::System for MeleeStudy {
         ]
     }
 
+    /// Trials counted: every engagement ends in one phase with one end.
+    fn trials_counted(&self, _run: usize, counts: &Self::Counts) -> u128 {
+        crate::sim::total(&counts.ends)
+    }
+
     fn rules(&self) -> serde_json::Value {
         json!(format!(
             "{:?}",

@@ -438,6 +438,11 @@ impl crate::engine::System for NavalStudy {
         ]
     }
 
+    /// Trials counted: every engagement ends with one result.
+    fn trials_counted(&self, _run: usize, counts: &Self::Counts) -> u128 {
+        crate::sim::total(&counts.result)
+    }
+
     fn rules(&self) -> serde_json::Value {
         json!({
             "variants": self.variants.iter().map(|(n, t)| json!({"name": n, "table": t.table().table()})).collect::<Vec<_>>(),

@@ -1590,6 +1590,11 @@ impl crate::engine::System for RatioStudy {
         ]
     }
 
+    /// Trials counted: every battle ends with one army result.
+    fn trials_counted(&self, _run: usize, counts: &Self::Counts) -> u128 {
+        crate::sim::total(&counts.result)
+    }
+
     fn rules(&self) -> serde_json::Value {
         json!({
             "variants": self.variants,

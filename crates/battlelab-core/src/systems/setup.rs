@@ -412,6 +412,13 @@ impl crate::engine::System for SetupStudy {
             .collect()
     }
 
+    /// Maps counted: every map adds one to each quantity's totals, so the first
+    /// quantity's totals sum to the maps.
+    fn trials_counted(&self, run: usize, counts: &Self::Counts) -> u128 {
+        let (maxima, offsets) = self.layout(run);
+        crate::sim::total(&counts.totals[offsets[0]..offsets[0] + maxima[0] + 1])
+    }
+
     fn rules(&self) -> serde_json::Value {
         json!({"coalitions": self.coalitions, "states": self.states})
     }

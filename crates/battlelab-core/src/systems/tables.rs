@@ -858,6 +858,11 @@ impl crate::engine::System for TableStudy {
         }
     }
 
+    /// Trials counted: every roll (or turns study) adds one count.
+    fn trials_counted(&self, _run: usize, counts: &Self::Counts) -> u128 {
+        crate::sim::total(counts)
+    }
+
     fn rules(&self) -> serde_json::Value {
         json!({
             "system": self.system,
