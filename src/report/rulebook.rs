@@ -311,8 +311,9 @@ fn column(c: usize) -> u16 {
 
 /// A sheet name from a table's title: the characters a spreadsheet refuses in a sheet
 /// name (`[]:*?/\`, control characters) as `-`, no apostrophe at either end, at most 31
-/// characters (UTF-16 units), different from every name in `taken` (case aside) —
-/// numbered "(2)", "(3)" … where the title repeats.
+/// characters (UTF-16 units; a long "<table> — <variant>" shortens the table's part and
+/// keeps the variant's), different from every name in `taken` (case aside) — numbered
+/// "(2)", "(3)" … where the title repeats.
 pub fn sheet_name(title: &str, taken: &[String]) -> String {
     let clean: String = title
         .chars()
@@ -347,7 +348,14 @@ pub fn sheet_name(title: &str, taken: &[String]) -> String {
             .iter()
             .any(|t| t.to_lowercase() == name.to_lowercase())
     };
-    let name = cut(&base, 31);
+    let units = |text: &str| text.encode_utf16().count();
+    // A long "<table> — <variant>" keeps its variant whole and shortens the table's name.
+    let name = match base.rsplit_once(" — ") {
+        Some((head, tail)) if units(&base) > 31 && units(tail) + 12 <= 31 => {
+            format!("{}… — {tail}", cut(head, 31 - units(tail) - 4))
+        }
+        _ => cut(&base, 31),
+    };
     if free(&name) {
         return name;
     }
@@ -504,6 +512,76 @@ mod tests {
     }
 
     #[test]
+    fn sheet_names_are_what_a_spreadsheet_accepts_and_unique() {
+        let mut taken: Vec<String> = Vec::new();
+        let mut name = |title: &str| {
+            let n = sheet_name(title, &taken);
+            rust_xlsxwriter::utility::check_sheet_name(&n).unwrap();
+            taken.push(n.clone());
+            n
+        };
+        assert_eq!(name("Who loses — printed"), "Who loses — printed");
+        // Refused characters become '-'; the name is cut to 31 characters.
+        assert_eq!(name("Odds 3:2 / [x]*?\\"), "Odds 3-2 - -x----");
+        assert_eq!(
+            name("Combat Results Table — a very long variant name"),
+            "Combat Results Table — a very l"
+        );
+        // A repeat, case aside, is numbered, still within 31.
+        assert_eq!(
+            name("combat results table — a very long variant name"),
+            "combat results table — a ve (2)"
+        );
+        assert_eq!(
+            name("Combat Results Table — DRM cap 3"),
+            "Combat Results Tab… — DRM cap 3"
+        );
+        assert_eq!(name("'quoted'"), "quoted");
+        assert_eq!(name("  "), "Table 7");
+        assert_eq!(name("History"), "Table 8");
+        assert!(taken.iter().all(|n| n.encode_utf16().count() <= 31));
+    }
+
+    #[test]
+    fn a_rulebook_is_the_same_markdown_and_the_same_workbook_bytes_each_time() {
+        let build = || {
+            let mut book = Rulebook::new("study", "Seed 1, 100 trials per grid point");
+            book.text("# study\n\n## Odds\n\n");
+            let mut table = Table::new("Odds", vec!["odds".into(), "P(win)".into(), "SP".into()]);
+            table.row(vec![
+                Cell::text("3:2"),
+                Cell::percent(0.125, 1),
+                Cell::decimal(2.0 / 3.0, 2),
+            ]);
+            book.table(table);
+            book
+        };
+        let book = build();
+        assert_eq!(
+            book.markdown(),
+            "# study\n\n## Odds\n\n| odds | P(win) | SP |\n|---|---|---|\n| 3:2 | 12.5% | 0.67 |\n"
+        );
+        let bytes = book.xlsx().unwrap();
+        assert_eq!(&bytes[..2], b"PK");
+        assert_eq!(bytes, build().xlsx().unwrap());
+    }
+
+    #[test]
+    fn number_formats_print_as_the_file_asks() {
+        assert_eq!(NumberFormat::Percent(1).code(), "0.0%");
+        assert_eq!(NumberFormat::Percent(0).code(), "0%");
+        assert_eq!(NumberFormat::Fraction(2).code(), "?/??");
+        assert_eq!(NumberFormat::FacesIn(36).code(), "0\" in 36\"");
+        assert_eq!(NumberFormat::Decimal(3).code(), "0.000");
+        assert_eq!(NumberFormat::Signed(2).code(), "+0.00;-0.00;0.00");
+        // Infinity is no spreadsheet number: the text as printed.
+        assert_eq!(
+            Cell::number(f64::INFINITY, NumberFormat::Decimal(2), "∞"),
+            Cell::Text("∞".into())
+        );
+    }
+
+    #[test]
     fn every_format_of_one_row() {
         // 4, 1, 1 in 6.
         let counts = [4, 1, 1];
@@ -518,6 +596,21 @@ mod tests {
         assert_eq!(row.cells, ["4 in 6", "1 in 6", "1 in 6"]);
         let row = exact_row(options(TableFormat::In36, 1), &counts, 6);
         assert_eq!(row.cells, ["24 in 36", "6 in 36", "6 in 36"]);
+        // The spreadsheet's cells: the count of faces under "in 36".
+        assert_eq!(
+            row.values[0],
+            Cell::number(24.0, NumberFormat::FacesIn(36), "24 in 36")
+        );
+        let row = exact_row(options(TableFormat::Fraction, 1), &counts, 6);
+        assert_eq!(
+            row.values[1],
+            Cell::number(1.0 / 6.0, NumberFormat::Fraction(1), "1/6")
+        );
+        let row = exact_row(options(TableFormat::Percent, 1), &counts, 6);
+        assert_eq!(
+            row.values[0],
+            Cell::number(4.0 / 6.0, NumberFormat::Percent(1), "66.6†")
+        );
         // Not a whole number of faces: a fraction.
         let row = exact_row(options(TableFormat::In6, 1), &[1, 6], 7);
         assert_eq!(row.cells, ["1/7", "6/7"]);
