@@ -309,10 +309,6 @@ fn rulebook_tables(study: &TableStudy, results: &TableResults) -> Rulebook {
         if moved {
             book.text(&format!("{}\n\n", report::rulebook::MOVED_NOTE));
         }
-        let printed = format!("The {} table — {name}", t.name);
-        book.text(&format!("## {printed}\n\n"));
-        book.table(Table::from_markdown(&printed, &t.markdown()));
-        book.text("\n");
         if study.system == "march" {
             let best_title = format!("Best request per DRM — {name}");
             book.text(&format!("### {best_title}\n\nExpected extra MP per SP eliminated (∞ when no SP is lost); the best request in bold.\n\n"));
@@ -366,6 +362,10 @@ fn rulebook_tables(study: &TableStudy, results: &TableResults) -> Rulebook {
             book.table(best_table);
             book.text("\n");
         }
+        let printed = format!("The {} table — {name}", t.name);
+        book.text(&format!("## {printed}\n\n"));
+        book.table(Table::from_markdown(&printed, &t.markdown()));
+        book.text("\n");
         if let (Some(turns), Some(result)) = (study.turns, results.turns.get(variant)) {
             let turns_title = format!(
                 "A {}-SP stack sitting {} turns, DRM {} — {name}",
