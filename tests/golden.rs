@@ -17,12 +17,15 @@ use sha2::{Digest, Sha256};
 /// Trials per run: enough to fill every histogram, few enough for CI.
 const TRIALS: &str = "3000";
 
-/// `name  sha256` for every data file and `tables.md` of a report, sorted by name.
+/// `name  sha256` for every data file, `tables.md` and `tables.xlsx` of a report, sorted
+/// by name.
 fn hashes(report: &Path) -> String {
     let mut names: Vec<String> = fs::read_dir(report)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".csv") || n.ends_with(".parquet") || n == "tables.md")
+        .filter(|n| {
+            n.ends_with(".csv") || n.ends_with(".parquet") || n == "tables.md" || n == "tables.xlsx"
+        })
         .collect();
     names.sort();
     names

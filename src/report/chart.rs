@@ -351,6 +351,9 @@ fn kept<T: Clone>(items: &[T], keep: &[bool]) -> Vec<T> {
         .collect()
 }
 
+/// Most panels side by side in one image of small multiples.
+const MAX_PANEL_COLUMNS: usize = 2;
+
 /// Size of one panel of a chart of several.
 const PANEL_SIZE: (u32, u32) = (720, 480);
 /// Room above the panels for the title and its subtitle lines.
@@ -393,11 +396,9 @@ pub fn small_multiples(
         };
         return render(stem, &single);
     }
-    let cols = match panels.len() {
-        0..=4 => 2,
-        5..=9 => 3,
-        _ => 4,
-    };
+    // Two panels a row at most: an image of many panels is shown at the page's width,
+    // where four 720-px panels a row would each shrink to a quarter and be unreadable.
+    let cols = MAX_PANEL_COLUMNS;
     let rows = panels.len().div_ceil(cols);
     let size = (
         PANEL_SIZE.0 * cols as u32,

@@ -75,6 +75,61 @@ pub fn write_text(dir: &Path, name: &str, text: &str) -> Result<(), ReportError>
     fs::write(&path, text).map_err(io_error(&path))
 }
 
+/// Writes `bytes` to `dir/name`.
+pub fn write_bytes(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), ReportError> {
+    crate::interrupt::check()?;
+    let path = dir.join(name);
+    fs::write(&path, bytes).map_err(io_error(&path))
+}
+
+/// One chart a system drew: its file stem (`<stem>.svg`, `<stem>.png`) and the variant it
+/// shows (`None`: all variants together, or an analysis of one).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChartFile {
+    pub stem: String,
+    pub variant: Option<String>,
+}
+
+/// Where a system draws its charts, and the record of which variant each chart shows.
+///
+/// Why this exists: the page files every chart under its own variant. Guessed back from
+/// file names, a variant of several words ("DRM cap 3") or a chart of one slice of a
+/// sweep (`…_drm-cap-3_a-leader-2`) lost its variant; recorded here by the code that
+/// drew the chart, it cannot.
+#[derive(Debug)]
+pub struct Charts<'a> {
+    dir: &'a Path,
+    drawn: std::cell::RefCell<Vec<ChartFile>>,
+}
+
+impl<'a> Charts<'a> {
+    pub fn new(dir: &'a Path) -> Self {
+        Self {
+            dir,
+            drawn: std::cell::RefCell::new(Vec::new()),
+        }
+    }
+
+    /// The report folder.
+    pub fn dir(&self) -> &'a Path {
+        self.dir
+    }
+
+    /// The path (without extension) to draw the chart `stem` of `variant` at, recorded.
+    pub fn path(&self, stem: &str, variant: Option<&str>) -> std::path::PathBuf {
+        self.drawn.borrow_mut().push(ChartFile {
+            stem: stem.to_string(),
+            variant: variant.map(str::to_string),
+        });
+        self.dir.join(stem)
+    }
+
+    /// Every chart drawn, in order.
+    pub fn drawn(&self) -> Vec<ChartFile> {
+        self.drawn.borrow().clone()
+    }
+}
+
 /// Writes `manifest.json`.
 pub fn write_manifest(dir: &Path, manifest: &serde_json::Value) -> Result<(), ReportError> {
     let text = serde_json::to_string_pretty(manifest).expect("JSON values serialise");
@@ -89,6 +144,29 @@ pub fn short_number(x: f64) -> String {
     } else {
         format!("{x}")
     }
+}
+
+/// `text` with the sides' names from the file: every word "A" or "B" standing alone
+/// ("A wins", "P(B destroyed)", "SP lost by A") becomes `names[0]` or `names[1]`.
+/// Names left at their defaults ("A", "B") change nothing.
+pub fn with_side_names(text: &str, names: &[String; 2]) -> String {
+    if names[0] == "A" && names[1] == "B" {
+        return text.to_string();
+    }
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    for (i, &c) in chars.iter().enumerate() {
+        let alone = |j: Option<usize>| {
+            j.and_then(|j| chars.get(j))
+                .is_none_or(|n| !n.is_alphanumeric() && *n != '_' && *n != '.')
+        };
+        if (c == 'A' || c == 'B') && alone(i.checked_sub(1)) && alone(Some(i + 1)) {
+            out.push_str(&names[usize::from(c == 'B')]);
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// What a chart's file name adds for a variant: nothing when the analysis has one, else
@@ -260,11 +338,13 @@ pub(crate) fn pages(axes: &[SweepAxis], drawn: &[usize]) -> Vec<Page> {
 
 /// Draws one chart per [`pages`] page of the axes `drawn`: `panel(slice)` makes the panel
 /// of a slice; the file is `<base><suffix>[_<fixed slice>]`, its title `title` with the
-/// slice it holds fixed under it.
+/// slice it holds fixed under it, recorded in `charts` as a chart of `variant`.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn draw_pages(
     axes: &[SweepAxis],
     drawn: &[usize],
-    dir: &Path,
+    charts: &Charts,
+    variant: Option<&str>,
     base: &str,
     title: &str,
     panel: &dyn Fn(&Slice) -> crate::chart::Panel,
@@ -276,7 +356,7 @@ pub(crate) fn draw_pages(
             .map(|slice| (page.panel_title(axes, slice), panel(slice)))
             .collect();
         crate::chart::small_multiples(
-            &dir.join(page.stem(axes, base)),
+            &charts.path(&page.stem(axes, base), variant),
             &page.title(axes, title),
             &panels,
         )?;
@@ -356,6 +436,22 @@ mod tests {
             parameter: parameter.to_string(),
             values: values.iter().map(|&v| AxisValue::Int(v)).collect(),
         }
+    }
+
+    #[test]
+    fn side_names_replace_the_words_a_and_b_alone() {
+        let names = ["French".to_string(), "Austrians".to_string()];
+        assert_eq!(with_side_names("A wins", &names), "French wins");
+        assert_eq!(
+            with_side_names("P(B destroyed)", &names),
+            "P(Austrians destroyed)"
+        );
+        assert_eq!(
+            with_side_names("SP lost by A, a.leader B-side AB", &names),
+            "SP lost by French, a.leader Austrians-side AB"
+        );
+        let plain = ["A".to_string(), "B".to_string()];
+        assert_eq!(with_side_names("A wins", &plain), "A wins");
     }
 
     #[test]

@@ -32,8 +32,15 @@ pub const RUN_INFO: &str = "run_info.json";
 
 /// A system's own part of its report.
 pub trait SystemReport: System + Sized {
-    /// Writes the system's own frames, charts and `tables.md` into `dir`.
-    fn extras(&self, results: &PlanResults<Self>, dir: &Path) -> Result<(), ReportError>;
+    /// Writes the system's own frames, charts (each drawn at a path from `charts`, which
+    /// records the variant it shows) and rulebook tables (`tables.md`, `tables.xlsx`)
+    /// into `dir`.
+    fn extras(
+        &self,
+        results: &PlanResults<Self>,
+        dir: &Path,
+        charts: &report::Charts,
+    ) -> Result<(), ReportError>;
 }
 
 /// Where and how a run went: the contents of `run_info.json`.
@@ -67,7 +74,8 @@ pub fn write_report<S: SystemReport>(
     let plan = system.plan();
     report::write_atomically(out, |dir| {
         write_frames(system, &plan, results, dir)?;
-        system.extras(results, dir)?;
+        let charts = report::Charts::new(dir);
+        system.extras(results, dir, &charts)?;
         report::write_text(dir, ANALYSIS_COPY, analysis_text)?;
         report::write_manifest(dir, &manifest(system, &plan, analysis_text, results))?;
         let run_info = json!({
@@ -83,7 +91,7 @@ pub fn write_report<S: SystemReport>(
         )?;
         // Last: the page shows every file written above.
         let checks = crate::report::index::expectations(system, analysis_text, results);
-        crate::report::index::write_index(dir, Some(&checks))
+        crate::report::index::write_index_of(dir, Some(&checks), Some(&charts.drawn()))
     })
 }
 

@@ -1,10 +1,372 @@
-//! Chances as a rulebook prints them (`[tables] format` and `decimals`): percentages
-//! that add up to exactly 100 (marking a value moved away from its nearest rounding),
-//! exact fractions, or counts of the faces of one d6 or of 2d6.
+//! Rulebook tables: `tables.md` and `tables.xlsx`, from one description of each table.
+//!
+//! Why this module exists: a designer lays a table out in a rulebook — in a word
+//! processor or a spreadsheet — and reads it first in Markdown. Both files come from
+//! one [`Rulebook`]: the Markdown text with every table in it, and each table as typed
+//! cells ([`Cell`]: text, or a number with its exact value and how it prints), so the
+//! spreadsheet holds numbers as numbers (a percentage is the probability under a
+//! percent format, a chance "in 36" the count of faces under a `0" in 36"` format) and
+//! odds labels and row labels as text — never a `3:2` a spreadsheet reads as a time.
+//!
+//! It also prints chances as a rulebook does (`[tables] format` and `decimals`):
+//! percentages that add up to exactly 100 (marking a value moved away from its nearest
+//! rounding), exact fractions, or counts of the faces of one d6 or of 2d6.
+
+use std::path::Path;
+
+use rust_xlsxwriter::{DocProperties, ExcelDateTime, Format, Workbook, XlsxError};
 
 use crate::analysis::{TableFormat, TablesOptions};
 use crate::exact::Fraction;
+use crate::report::ReportError;
 use crate::stats::{rounded_percentages, rounded_percentages_exact, units_text, RoundedRow};
+
+/// The spreadsheet beside `tables.md`.
+pub const XLSX: &str = "tables.xlsx";
+
+/// How a number cell prints in `tables.xlsx` (its Markdown text is [`Cell::shown`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NumberFormat {
+    /// A probability as a percentage with this many decimals.
+    Percent(u32),
+    /// A probability as a fraction whose denominator has at most this many digits.
+    Fraction(u32),
+    /// A count of faces out of `n` ("4 in 6"): the value is the count.
+    FacesIn(u32),
+    /// A plain number with this many decimals.
+    Decimal(u32),
+    /// A number with its sign ("+0.125") and this many decimals.
+    Signed(u32),
+}
+
+impl NumberFormat {
+    /// The spreadsheet's number format code.
+    pub fn code(self) -> String {
+        let decimals = |d: u32| {
+            if d == 0 {
+                "0".to_string()
+            } else {
+                format!("0.{}", "0".repeat(d as usize))
+            }
+        };
+        match self {
+            Self::Percent(d) => format!("{}%", decimals(d)),
+            Self::Fraction(digits) => format!("?/{}", "?".repeat(digits.max(1) as usize)),
+            Self::FacesIn(n) => format!("0\" in {n}\""),
+            Self::Decimal(d) => decimals(d),
+            Self::Signed(d) => {
+                let d = decimals(d);
+                format!("+{d};-{d};{d}")
+            }
+        }
+    }
+}
+
+/// One cell of a rulebook table.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cell {
+    /// A label, an odds column, a printed result: text in both files.
+    Text(String),
+    /// A number: `value` in the spreadsheet under `format`, `shown` in Markdown.
+    Number {
+        value: f64,
+        format: NumberFormat,
+        shown: String,
+    },
+}
+
+impl Cell {
+    pub fn text(text: impl Into<String>) -> Self {
+        Self::Text(text.into())
+    }
+
+    /// A number shown as `shown` in Markdown.
+    pub fn number(value: f64, format: NumberFormat, shown: impl Into<String>) -> Self {
+        if value.is_finite() {
+            Self::Number {
+                value,
+                format,
+                shown: shown.into(),
+            }
+        } else {
+            // ∞ and NaN are no spreadsheet number: the text as printed.
+            Self::Text(shown.into())
+        }
+    }
+
+    /// A probability printed "12.3%" (with `decimals` digits).
+    pub fn percent(p: f64, decimals: u32) -> Self {
+        Self::number(
+            p,
+            NumberFormat::Percent(decimals),
+            format!("{:.*}%", decimals as usize, p * 100.0),
+        )
+    }
+
+    /// A plain number printed with `decimals` digits.
+    pub fn decimal(value: f64, decimals: u32) -> Self {
+        Self::number(
+            value,
+            NumberFormat::Decimal(decimals),
+            format!("{value:.*}", decimals as usize),
+        )
+    }
+
+    /// What `tables.md` prints.
+    pub fn shown(&self) -> &str {
+        match self {
+            Self::Text(t) => t,
+            Self::Number { shown, .. } => shown,
+        }
+    }
+}
+
+impl From<String> for Cell {
+    fn from(text: String) -> Self {
+        Self::Text(text)
+    }
+}
+
+impl From<&str> for Cell {
+    fn from(text: &str) -> Self {
+        Self::Text(text.to_string())
+    }
+}
+
+/// One rulebook table: its title (the `##` heading it stands under), header and rows.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Table {
+    pub title: String,
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<Cell>>,
+}
+
+impl Table {
+    pub fn new(title: impl Into<String>, header: Vec<String>) -> Self {
+        Self {
+            title: title.into(),
+            header,
+            rows: Vec::new(),
+        }
+    }
+
+    pub fn row(&mut self, cells: Vec<Cell>) {
+        self.rows.push(cells);
+    }
+
+    /// A table already printed as a Markdown pipe table (a printed rules table): every
+    /// cell text.
+    pub fn from_markdown(title: impl Into<String>, md: &str) -> Self {
+        let split = |line: &str| -> Vec<String> {
+            let inner = line.trim().trim_start_matches('|');
+            let inner = inner.strip_suffix('|').unwrap_or(inner);
+            inner.split('|').map(|c| c.trim().to_string()).collect()
+        };
+        let mut lines = md.lines().filter(|l| l.trim_start().starts_with('|'));
+        let header = lines.next().map(split).unwrap_or_default();
+        let rows = lines
+            .filter(|l| !l.contains("---"))
+            .map(|l| split(l).into_iter().map(Cell::Text).collect())
+            .collect();
+        Self {
+            title: title.into(),
+            header,
+            rows,
+        }
+    }
+
+    /// The table in Markdown: header, rule, rows, each line ending in a newline.
+    pub fn markdown(&self) -> String {
+        let mut md = format!(
+            "| {} |\n|{}\n",
+            self.header.join(" | "),
+            "---|".repeat(self.header.len())
+        );
+        for row in &self.rows {
+            let cells: Vec<&str> = row.iter().map(Cell::shown).collect();
+            md.push_str(&format!("| {} |\n", cells.join(" | ")));
+        }
+        md
+    }
+}
+
+/// A report's rulebook tables: the Markdown of `tables.md`, and every table in it as
+/// typed cells for `tables.xlsx`.
+#[derive(Clone, Debug, Default)]
+pub struct Rulebook {
+    /// The analysis's name: the first words of every sheet's title row.
+    pub name: String,
+    /// What the run was ("seed 1815, 1000000 trials per grid point"), under each title.
+    pub run: String,
+    md: String,
+    tables: Vec<Table>,
+}
+
+impl Rulebook {
+    pub fn new(name: impl Into<String>, run: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            run: run.into(),
+            ..Self::default()
+        }
+    }
+
+    /// Appends Markdown text as it is (headings, paragraphs, notes).
+    pub fn text(&mut self, md: &str) {
+        self.md.push_str(md);
+    }
+
+    /// Appends a table: its Markdown to `tables.md`, its cells to `tables.xlsx`.
+    pub fn table(&mut self, table: Table) {
+        self.md.push_str(&table.markdown());
+        self.tables.push(table);
+    }
+
+    pub fn markdown(&self) -> &str {
+        &self.md
+    }
+
+    pub fn tables(&self) -> &[Table] {
+        &self.tables
+    }
+
+    /// `tables.xlsx`: one sheet per table, named after its title (at most 31
+    /// characters, none of `[]:*?/\`, unique), a title row naming the run, the header
+    /// in bold, then the rows. The same tables give the same bytes: the workbook's
+    /// creation date is fixed, and its zip entries carry no time.
+    pub fn xlsx(&self) -> Result<Vec<u8>, XlsxError> {
+        let mut workbook = Workbook::new();
+        // Same seed, same bytes: no clock in the file.
+        let epoch = ExcelDateTime::from_ymd(2000, 1, 1)?;
+        workbook.set_properties(
+            &DocProperties::new()
+                .set_title(format!("{} — rulebook tables", self.name))
+                .set_creation_datetime(&epoch),
+        );
+        let bold = Format::new().set_bold();
+        let mut taken: Vec<String> = Vec::new();
+        for table in &self.tables {
+            let name = sheet_name(&table.title, &taken);
+            taken.push(name.clone());
+            let sheet = workbook.add_worksheet();
+            sheet.set_name(&name)?;
+            sheet.write_string_with_format(
+                0,
+                0,
+                format!("{} — {}", self.name, table.title),
+                &bold,
+            )?;
+            sheet.write_string(1, 0, &self.run)?;
+            for (c, h) in table.header.iter().enumerate() {
+                sheet.write_string_with_format(3, column(c), h, &bold)?;
+            }
+            for (r, row) in table.rows.iter().enumerate() {
+                let at = 4 + r as u32;
+                for (c, cell) in row.iter().enumerate() {
+                    match cell {
+                        Cell::Text(t) => {
+                            sheet.write_string(at, column(c), t)?;
+                        }
+                        Cell::Number { value, format, .. } => {
+                            let format = Format::new().set_num_format(format.code());
+                            sheet.write_number_with_format(at, column(c), *value, &format)?;
+                        }
+                    }
+                }
+            }
+            for c in 0..table.header.len() {
+                let widest = std::iter::once(table.header[c].chars().count())
+                    .chain(
+                        table
+                            .rows
+                            .iter()
+                            .filter_map(|r| r.get(c))
+                            .map(|cell| cell.shown().chars().count()),
+                    )
+                    .max()
+                    .unwrap_or(8);
+                sheet.set_column_width(column(c), (widest.clamp(6, 60) + 2) as f64)?;
+            }
+            sheet.set_freeze_panes(4, 0)?;
+        }
+        workbook.save_to_buffer()
+    }
+
+    /// Writes `tables.md` and `tables.xlsx` into `dir`.
+    pub fn write(&self, dir: &Path) -> Result<(), ReportError> {
+        crate::report::write_text(dir, "tables.md", &self.md)?;
+        let path = dir.join(XLSX);
+        let bytes = self.xlsx().map_err(|e| ReportError::Frame {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })?;
+        crate::report::write_bytes(dir, XLSX, &bytes)
+    }
+}
+
+/// A spreadsheet column index (the spreadsheet has 16 384; a rulebook table far fewer).
+fn column(c: usize) -> u16 {
+    c.min(16_383) as u16
+}
+
+/// A sheet name from a table's title: the characters a spreadsheet refuses in a sheet
+/// name (`[]:*?/\`, control characters) as `-`, no apostrophe at either end, at most 31
+/// characters (UTF-16 units; a long "<table> — <variant>" shortens the table's part and
+/// keeps the variant's), different from every name in `taken` (case aside) — numbered
+/// "(2)", "(3)" … where the title repeats.
+pub fn sheet_name(title: &str, taken: &[String]) -> String {
+    let clean: String = title
+        .chars()
+        .map(|c| {
+            if "[]:*?/\\".contains(c) || c.is_control() {
+                '-'
+            } else {
+                c
+            }
+        })
+        .collect();
+    let clean = clean.trim().trim_matches('\'').trim();
+    let base = if clean.is_empty() || clean.eq_ignore_ascii_case("history") {
+        format!("Table {}", taken.len() + 1)
+    } else {
+        clean.to_string()
+    };
+    let cut = |text: &str, units: usize| -> String {
+        let mut out = String::new();
+        let mut used = 0;
+        for c in text.chars() {
+            used += c.len_utf16();
+            if used > units {
+                break;
+            }
+            out.push(c);
+        }
+        out.trim_end().trim_end_matches('\'').to_string()
+    };
+    let free = |name: &str| {
+        !taken
+            .iter()
+            .any(|t| t.to_lowercase() == name.to_lowercase())
+    };
+    let units = |text: &str| text.encode_utf16().count();
+    // A long "<table> — <variant>" keeps its variant whole and shortens the table's name.
+    let name = match base.rsplit_once(" — ") {
+        Some((head, tail)) if units(&base) > 31 && units(tail) + 12 <= 31 => {
+            format!("{}… — {tail}", cut(head, 31 - units(tail) - 4))
+        }
+        _ => cut(&base, 31),
+    };
+    if free(&name) {
+        return name;
+    }
+    (2..)
+        .map(|k| {
+            let tail = format!(" ({k})");
+            format!("{}{tail}", cut(&base, 31 - tail.len()))
+        })
+        .find(|n| free(n))
+        .expect("some number is free")
+}
 
 /// The mark after a percentage that rounding moved away from its own nearest value.
 pub const MOVED_MARK: &str = "†";
@@ -13,14 +375,16 @@ pub const MOVED_MARK: &str = "†";
 pub const MOVED_NOTE: &str = "† rounded away from its nearest value so the row adds to 100%.";
 
 /// One row of chances as printed, and whether a percentage in it was moved.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Row {
     pub cells: Vec<String>,
     pub moved: bool,
+    /// The same cells typed for the spreadsheet: each chance's exact value.
+    pub values: Vec<Cell>,
 }
 
-fn percent_cells(row: &RoundedRow, decimals: u32) -> Row {
-    let cells = (0..row.units.len())
+fn percent_cells(row: &RoundedRow, decimals: u32, probabilities: &[f64]) -> Row {
+    let cells: Vec<String> = (0..row.units.len())
         .map(|i| {
             let text = row.text(i, decimals);
             if row.moved[i] {
@@ -30,45 +394,74 @@ fn percent_cells(row: &RoundedRow, decimals: u32) -> Row {
             }
         })
         .collect();
+    let values = cells
+        .iter()
+        .zip(probabilities)
+        .map(|(shown, &p)| Cell::number(p, NumberFormat::Percent(decimals), shown.clone()))
+        .collect();
     Row {
         cells,
         moved: row.any_moved(),
+        values,
     }
+}
+
+/// Digits of `n` (at least 1).
+fn digits(n: u64) -> u32 {
+    n.max(1).ilog10() + 1
 }
 
 /// A row of exact chances `counts / total` in the format asked for. `in6` and `in36`
 /// print the count of the faces (`"2 in 6"`); a count that is not a whole number of faces
 /// (never, where the parser allowed the format) prints as a fraction instead.
 pub fn exact_row(options: TablesOptions, counts: &[u64], total: u64) -> Row {
-    let faces = |n: u128| {
-        let cells = counts
+    let p = |c: u64| c as f64 / total.max(1) as f64;
+    let fraction = |c: u64| {
+        let f = Fraction::new(u128::from(c), u128::from(total.max(1)));
+        // Denominators past five digits no fraction format shows exactly: a percentage.
+        let format = if digits(total) <= 5 {
+            NumberFormat::Fraction(digits(total))
+        } else {
+            NumberFormat::Percent(options.decimals + 2)
+        };
+        Cell::number(p(c), format, f.to_string())
+    };
+    let faces = |n: u32| {
+        let values: Vec<Cell> = counts
             .iter()
             .map(|&c| {
-                let scaled = u128::from(c) * n;
+                let scaled = u128::from(c) * u128::from(n);
                 if total > 0 && scaled.is_multiple_of(u128::from(total)) {
-                    format!("{} in {n}", scaled / u128::from(total))
+                    let k = scaled / u128::from(total);
+                    Cell::number(k as f64, NumberFormat::FacesIn(n), format!("{k} in {n}"))
                 } else {
-                    Fraction::new(u128::from(c), u128::from(total.max(1))).to_string()
+                    fraction(c)
                 }
             })
             .collect();
         Row {
-            cells,
+            cells: values.iter().map(|c| c.shown().to_string()).collect(),
             moved: false,
+            values,
         }
     };
     match options.format {
-        TableFormat::Percent => percent_cells(
-            &rounded_percentages_exact(counts, options.decimals),
-            options.decimals,
-        ),
-        TableFormat::Fraction => Row {
-            cells: counts
-                .iter()
-                .map(|&c| Fraction::new(u128::from(c), u128::from(total.max(1))).to_string())
-                .collect(),
-            moved: false,
-        },
+        TableFormat::Percent => {
+            let probabilities: Vec<f64> = counts.iter().map(|&c| p(c)).collect();
+            percent_cells(
+                &rounded_percentages_exact(counts, options.decimals),
+                options.decimals,
+                &probabilities,
+            )
+        }
+        TableFormat::Fraction => {
+            let values: Vec<Cell> = counts.iter().map(|&c| fraction(c)).collect();
+            Row {
+                cells: values.iter().map(|c| c.shown().to_string()).collect(),
+                moved: false,
+                values,
+            }
+        }
         TableFormat::In6 => faces(6),
         TableFormat::In36 => faces(36),
     }
@@ -80,6 +473,7 @@ pub fn percent_row(options: TablesOptions, probabilities: &[f64]) -> Row {
     percent_cells(
         &rounded_percentages(probabilities, options.decimals),
         options.decimals,
+        probabilities,
     )
 }
 
@@ -118,6 +512,76 @@ mod tests {
     }
 
     #[test]
+    fn sheet_names_are_what_a_spreadsheet_accepts_and_unique() {
+        let mut taken: Vec<String> = Vec::new();
+        let mut name = |title: &str| {
+            let n = sheet_name(title, &taken);
+            rust_xlsxwriter::utility::check_sheet_name(&n).unwrap();
+            taken.push(n.clone());
+            n
+        };
+        assert_eq!(name("Who loses — printed"), "Who loses — printed");
+        // Refused characters become '-'; the name is cut to 31 characters.
+        assert_eq!(name("Odds 3:2 / [x]*?\\"), "Odds 3-2 - -x----");
+        assert_eq!(
+            name("Combat Results Table — a very long variant name"),
+            "Combat Results Table — a very l"
+        );
+        // A repeat, case aside, is numbered, still within 31.
+        assert_eq!(
+            name("combat results table — a very long variant name"),
+            "combat results table — a ve (2)"
+        );
+        assert_eq!(
+            name("Combat Results Table — DRM cap 3"),
+            "Combat Results Tab… — DRM cap 3"
+        );
+        assert_eq!(name("'quoted'"), "quoted");
+        assert_eq!(name("  "), "Table 7");
+        assert_eq!(name("History"), "Table 8");
+        assert!(taken.iter().all(|n| n.encode_utf16().count() <= 31));
+    }
+
+    #[test]
+    fn a_rulebook_is_the_same_markdown_and_the_same_workbook_bytes_each_time() {
+        let build = || {
+            let mut book = Rulebook::new("study", "Seed 1, 100 trials per grid point");
+            book.text("# study\n\n## Odds\n\n");
+            let mut table = Table::new("Odds", vec!["odds".into(), "P(win)".into(), "SP".into()]);
+            table.row(vec![
+                Cell::text("3:2"),
+                Cell::percent(0.125, 1),
+                Cell::decimal(2.0 / 3.0, 2),
+            ]);
+            book.table(table);
+            book
+        };
+        let book = build();
+        assert_eq!(
+            book.markdown(),
+            "# study\n\n## Odds\n\n| odds | P(win) | SP |\n|---|---|---|\n| 3:2 | 12.5% | 0.67 |\n"
+        );
+        let bytes = book.xlsx().unwrap();
+        assert_eq!(&bytes[..2], b"PK");
+        assert_eq!(bytes, build().xlsx().unwrap());
+    }
+
+    #[test]
+    fn number_formats_print_as_the_file_asks() {
+        assert_eq!(NumberFormat::Percent(1).code(), "0.0%");
+        assert_eq!(NumberFormat::Percent(0).code(), "0%");
+        assert_eq!(NumberFormat::Fraction(2).code(), "?/??");
+        assert_eq!(NumberFormat::FacesIn(36).code(), "0\" in 36\"");
+        assert_eq!(NumberFormat::Decimal(3).code(), "0.000");
+        assert_eq!(NumberFormat::Signed(2).code(), "+0.00;-0.00;0.00");
+        // Infinity is no spreadsheet number: the text as printed.
+        assert_eq!(
+            Cell::number(f64::INFINITY, NumberFormat::Decimal(2), "∞"),
+            Cell::Text("∞".into())
+        );
+    }
+
+    #[test]
     fn every_format_of_one_row() {
         // 4, 1, 1 in 6.
         let counts = [4, 1, 1];
@@ -132,6 +596,21 @@ mod tests {
         assert_eq!(row.cells, ["4 in 6", "1 in 6", "1 in 6"]);
         let row = exact_row(options(TableFormat::In36, 1), &counts, 6);
         assert_eq!(row.cells, ["24 in 36", "6 in 36", "6 in 36"]);
+        // The spreadsheet's cells: the count of faces under "in 36".
+        assert_eq!(
+            row.values[0],
+            Cell::number(24.0, NumberFormat::FacesIn(36), "24 in 36")
+        );
+        let row = exact_row(options(TableFormat::Fraction, 1), &counts, 6);
+        assert_eq!(
+            row.values[1],
+            Cell::number(1.0 / 6.0, NumberFormat::Fraction(1), "1/6")
+        );
+        let row = exact_row(options(TableFormat::Percent, 1), &counts, 6);
+        assert_eq!(
+            row.values[0],
+            Cell::number(4.0 / 6.0, NumberFormat::Percent(1), "66.6†")
+        );
         // Not a whole number of faces: a fraction.
         let row = exact_row(options(TableFormat::In6, 1), &[1, 6], 7);
         assert_eq!(row.cells, ["1/7", "6/7"]);

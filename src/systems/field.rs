@@ -12,7 +12,10 @@ use polars::prelude::*;
 use crate::analysis::AxisValue;
 use crate::chart::{self, BarGroup};
 use crate::frame;
-use crate::report::{draw_pages, frame_error, in_slice, write_frame, write_text, ReportError};
+use crate::report::rulebook::{Cell, Rulebook, Table};
+use crate::report::{
+    draw_pages, frame_error, in_slice, with_side_names, write_frame, Charts, ReportError,
+};
 use crate::rules::crt::{BattleDistribution, BattleHistogram, BattleResult};
 use crate::stats::count_mean;
 
@@ -104,12 +107,13 @@ impl crate::pipeline::SystemReport for Analysis {
         &self,
         results: &crate::engine::driver::PlanResults<Self>,
         dir: &Path,
+        charts: &Charts,
     ) -> Result<(), ReportError> {
         let results = AnalysisResults::of(results);
         let mut expectations = expectations_frame(self, &results).map_err(frame_error(dir))?;
         write_frame(dir, "expectations", &mut expectations)?;
-        draw_charts(self, &results, dir)?;
-        write_text(dir, "tables.md", &rulebook_tables(self, &results))
+        draw_charts(self, &results, charts)?;
+        rulebook_tables(self, &results).write(dir)
     }
 }
 
@@ -142,7 +146,10 @@ fn live_results(results: &AnalysisResults) -> Vec<BattleResult> {
 
 fn point_label(analysis: &Analysis, run: &Run, axes: &[usize]) -> String {
     if axes.is_empty() {
-        return format!("A {} SP vs B {} SP", run.battle.a.sp, run.battle.b.sp);
+        return format!(
+            "{} {} SP vs {} {} SP",
+            run.battle.a.name, run.battle.a.sp, run.battle.b.name, run.battle.b.sp
+        );
     }
     axes.iter()
         .map(|&i| {
@@ -156,11 +163,20 @@ fn point_label(analysis: &Analysis, run: &Run, axes: &[usize]) -> String {
         .join(", ")
 }
 
+/// The sides' names from the file (`[side.a] name`, `[side.b] name`).
+fn side_names(analysis: &Analysis) -> [String; 2] {
+    [
+        analysis.base_battle.a.name.clone(),
+        analysis.base_battle.b.name.clone(),
+    ]
+}
+
 fn draw_charts(
     analysis: &Analysis,
     results: &AnalysisResults,
-    dir: &Path,
+    charts: &Charts,
 ) -> Result<(), ReportError> {
+    let names = side_names(analysis);
     let axes = &analysis.axes;
     let x_axis: Vec<usize> = if axes.is_empty() { vec![] } else { vec![0] };
     let x_label = axes
@@ -168,7 +184,7 @@ fn draw_charts(
         .map_or("battle".to_string(), |a| a.parameter.clone());
     let series: Vec<String> = BattleResult::ALL
         .iter()
-        .map(|r| r.label().to_string())
+        .map(|r| with_side_names(r.label(), &names))
         .collect();
     let estimates: Vec<BattleDistribution> = results
         .runs
@@ -178,10 +194,12 @@ fn draw_charts(
     for (variant_index, variant) in analysis.variants.iter().enumerate() {
         let suffix = crate::report::variant_suffix(&variant.name, analysis.variants.len());
         let runs = |slice: &[(usize, AxisValue)]| runs_in(analysis, variant_index, slice);
+        let of = Some(variant.name.as_str());
         draw_pages(
             axes,
             &x_axis,
-            dir,
+            charts,
+            of,
             &format!("outcomes{suffix}"),
             &format!("Battle outcomes — {}", variant.name),
             &|slice| chart::Panel::Bars {
@@ -205,7 +223,8 @@ fn draw_charts(
             draw_pages(
                 axes,
                 &[0, 1],
-                dir,
+                charts,
+                of,
                 &format!("heatmap_smaller_loses{suffix}"),
                 &format!("P(smaller force loses) — {}", variant.name),
                 &|slice| {
@@ -268,7 +287,8 @@ fn draw_charts(
         draw_pages(
             axes,
             &x_axis,
-            dir,
+            charts,
+            of,
             &format!("battle_length{suffix}"),
             &format!("Battle length — {}", variant.name),
             &|slice| lines(&|d| &d.rounds, 1, "rounds fought", slice),
@@ -277,13 +297,10 @@ fn draw_charts(
             draw_pages(
                 axes,
                 &x_axis,
-                dir,
+                charts,
+                of,
                 &format!("sp_lost_{name}{suffix}"),
-                &format!(
-                    "SP lost by side {} — {}",
-                    name.to_ascii_uppercase(),
-                    variant.name
-                ),
+                &format!("SP lost by {} — {}", names[side], variant.name),
                 &|slice| lines(&|d| &d.sp_lost[side], 0, "SP lost", slice),
             )?;
         }
@@ -291,10 +308,21 @@ fn draw_charts(
     Ok(())
 }
 
-/// Rulebook tables in Markdown: the effective CRT of each variant (odds × modified roll)
-/// and battle outcomes per grid point in percentages that add up to exactly 100.
-pub fn rulebook_tables(analysis: &Analysis, results: &AnalysisResults) -> String {
+/// Rulebook tables (`tables.md`, `tables.xlsx`): first who loses per grid point — the
+/// question a field battle answers: P(smaller force loses), P(each side wins) and the
+/// mean SP each side loses, exact where enumerated — then the effective CRT of each
+/// variant (odds × modified roll) and battle outcomes per grid point in percentages that
+/// add up to exactly 100. Sides go by the names the file gives them.
+pub fn rulebook_tables(analysis: &Analysis, results: &AnalysisResults) -> Rulebook {
     use std::fmt::Write;
+    let names = side_names(analysis);
+    let mut book = Rulebook::new(
+        &analysis.name,
+        format!(
+            "Seed {}, {} battles per grid point",
+            results.seed, results.trials
+        ),
+    );
     let mut md = String::new();
     let _ = writeln!(md, "# {} — rulebook tables\n", analysis.name);
     if let Some(description) = &analysis.description {
@@ -307,48 +335,107 @@ pub fn rulebook_tables(analysis: &Analysis, results: &AnalysisResults) -> String
         "Side A: {} ({} SP, morale {}, leader {}, tactics: {}). Side B: {} ({} SP, morale {}, leader {}, tactics: {}). Seed {}, {} battles per grid point.\n",
         a.name, a.sp, a.morale, a.leader, a.tactics.describe(), b.name, b.sp, b.morale, b.leader, b.tactics.describe(), results.seed, results.trials
     );
+    book.text(&md);
+    let decimals = analysis.tables.decimals;
+    let axes: Vec<usize> = (0..analysis.axes.len()).collect();
+    for (variant_index, variant) in analysis.variants.iter().enumerate() {
+        let title = format!("Who loses — {}", variant.name);
+        book.text(&format!(
+            "## {title}\n\nThe smaller force (fewer SP at the start; on equal SP, {}) and how often it loses (broken, or withdrawing alone), each side's chance to win, and the SP each side loses on average; exact where the battle was enumerated, else simulated.\n\n",
+            names[1]
+        ));
+        let header: Vec<String> = analysis
+            .axes
+            .iter()
+            .map(|a| a.parameter.clone())
+            .chain([
+                "smaller".to_string(),
+                "P(smaller loses)".to_string(),
+                format!("P({} wins)", names[0]),
+                format!("P({} wins)", names[1]),
+                format!("SP lost by {}", names[0]),
+                format!("SP lost by {}", names[1]),
+                "source".to_string(),
+            ])
+            .collect();
+        let mut table = Table::new(&title, header);
+        for (run, result) in analysis
+            .runs
+            .iter()
+            .zip(&results.runs)
+            .filter(|(run, _)| run.variant == variant_index)
+        {
+            let distribution = result
+                .exact
+                .clone()
+                .unwrap_or_else(|| estimated(&result.histogram));
+            let smaller = smaller_side(run);
+            let mean = |side: usize| match &result.exact {
+                Some(e) => crate::stats::distribution_mean(&e.sp_lost[side]),
+                None => count_mean(&result.histogram.sp_lost[side]),
+            };
+            let mut cells: Vec<Cell> = axes
+                .iter()
+                .map(|&i| Cell::text(run.coordinates[i].to_string()))
+                .collect();
+            cells.extend([
+                Cell::text(names[smaller].clone()),
+                Cell::percent(p_loses(&distribution.result, smaller), decimals),
+                Cell::percent(distribution.result[BattleResult::AWins.index()], decimals),
+                Cell::percent(distribution.result[BattleResult::BWins.index()], decimals),
+                Cell::decimal(mean(0), 2),
+                Cell::decimal(mean(1), 2),
+                Cell::text(if result.exact.is_some() {
+                    "exact"
+                } else {
+                    "simulated"
+                }),
+            ]);
+            table.row(cells);
+        }
+        book.table(table);
+        book.text("\n");
+    }
     for (variant_index, variant) in analysis.variants.iter().enumerate() {
         let rules = &variant.rules;
-        let _ = writeln!(md, "## Combat Results Table — {}\n", variant.name);
+        let title = format!("Combat Results Table — {}", variant.name);
+        let mut md = String::new();
+        let _ = writeln!(md, "## {title}\n");
         let _ = writeln!(
             md,
             "Result for L / result for S, by odds column and modified 2d6 roll (net DRM capped at ±{}, roll clamped to {}–{}).\n",
             rules.drm_cap, rules.roll_min, rules.roll_max
         );
+        book.text(&md);
         let rolls: Vec<i32> = (rules.roll_min..=rules.roll_max).collect();
-        let _ = writeln!(
-            md,
-            "| odds | {} |",
-            rolls
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join(" | ")
-        );
-        let _ = writeln!(md, "|---|{}", "---|".repeat(rolls.len()));
+        let header: Vec<String> = std::iter::once("odds".to_string())
+            .chain(rolls.iter().map(ToString::to_string))
+            .collect();
+        let mut crt = Table::new(&title, header);
         for (odds, column) in rules.odds_columns.iter().enumerate() {
-            let cells: Vec<String> = rolls
-                .iter()
-                .map(|&roll| {
+            let cells = std::iter::once(Cell::text(column.label()))
+                .chain(rolls.iter().map(|&roll| {
                     let mark = if rules.cell_edit(odds, roll).is_some() {
                         "*"
                     } else {
                         ""
                     };
-                    format!("{}{mark}", rules.cell(odds, roll))
-                })
+                    Cell::text(format!("{}{mark}", rules.cell(odds, roll)))
+                }))
                 .collect();
-            let _ = writeln!(md, "| {} | {} |", column.label(), cells.join(" | "));
+            crt.row(cells);
         }
         if analysis.tables.format == crate::analysis::TableFormat::In36 {
             let ways = roll_ways(rules.roll_min, rules.roll_max);
             let chances = crate::report::rulebook::exact_row(analysis.tables, &ways, 36);
-            let _ = writeln!(
-                md,
-                "| chance at net DRM 0 | {} |",
-                chances.cells.join(" | ")
+            crt.row(
+                std::iter::once(Cell::text("chance at net DRM 0"))
+                    .chain(chances.values)
+                    .collect(),
             );
         }
+        book.table(crt);
+        let mut md = String::new();
         let _ = writeln!(md);
         if !rules.crt_cells.is_empty() {
             let _ = writeln!(
@@ -373,8 +460,8 @@ pub fn rulebook_tables(analysis: &Analysis, results: &AnalysisResults) -> String
         }
 
         let live = live_results(results);
-        let axes: Vec<usize> = (0..analysis.axes.len()).collect();
-        let _ = writeln!(md, "## Battle outcomes — {}\n", variant.name);
+        let title = format!("Battle outcomes — {}", variant.name);
+        let _ = writeln!(md, "## {title}\n");
         let source = if results.runs.iter().all(|r| r.exact.is_some()) {
             "exact enumeration"
         } else {
@@ -385,15 +472,15 @@ pub fn rulebook_tables(analysis: &Analysis, results: &AnalysisResults) -> String
             "Percent of battles, from {source}; each row adds up to exactly {}%.\n",
             crate::report::rulebook::hundred(analysis.tables)
         );
+        book.text(&md);
         let mut moved = false;
         let header: Vec<String> = analysis
             .axes
             .iter()
             .map(|a| a.parameter.clone())
-            .chain(live.iter().map(|r| r.label().to_string()))
+            .chain(live.iter().map(|r| with_side_names(r.label(), &names)))
             .collect();
-        let _ = writeln!(md, "| {} |", header.join(" | "));
-        let _ = writeln!(md, "|{}", "---|".repeat(header.len()));
+        let mut outcomes = Table::new(&title, header);
         for (run, result) in analysis
             .runs
             .iter()
@@ -408,23 +495,24 @@ pub fn rulebook_tables(analysis: &Analysis, results: &AnalysisResults) -> String
             let shown: Vec<f64> = live.iter().map(|r| p[r.index()]).collect();
             let row = crate::report::rulebook::percent_row(analysis.tables, &shown);
             moved |= row.moved;
-            let cells: Vec<String> = axes
+            let cells: Vec<Cell> = axes
                 .iter()
-                .map(|&i| run.coordinates[i].to_string())
-                .chain(row.cells)
+                .map(|&i| Cell::text(run.coordinates[i].to_string()))
+                .chain(row.values)
                 .collect();
-            let _ = writeln!(md, "| {} |", cells.join(" | "));
+            outcomes.row(cells);
         }
-        let _ = writeln!(md);
+        book.table(outcomes);
+        book.text("\n");
         if moved {
-            let _ = writeln!(md, "{}\n", crate::report::rulebook::MOVED_NOTE);
+            book.text(&format!("{}\n\n", crate::report::rulebook::MOVED_NOTE));
         }
     }
-    let _ = writeln!(
-        md,
-        "A loses when B breaks it (SP or morale 0) or when A withdraws alone; likewise B. \"round limit\": both sides still stand after the last round."
-    );
-    md
+    book.text(&with_side_names(
+        "A loses when B breaks it (SP or morale 0) or when A withdraws alone; likewise B. \"round limit\": both sides still stand after the last round.\n",
+        &names,
+    ));
+    book
 }
 
 /// Ways in 36 of each modified 2d6 roll `roll_min..=roll_max` at net DRM 0 (the sum

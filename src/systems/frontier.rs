@@ -8,7 +8,8 @@ use std::path::Path;
 
 use crate::chart::{self, BarGroup};
 use crate::frame::LongFrame;
-use crate::report::{self, ReportError};
+use crate::report::rulebook::{Cell, NumberFormat, Rulebook, Table};
+use crate::report::{self, with_side_names, Charts, ReportError};
 use crate::rules::frontier_battle::FrontierHistogram;
 use crate::stats::percentages_summing_to_100;
 
@@ -17,6 +18,7 @@ impl crate::pipeline::SystemReport for FrontierStudy {
         &self,
         results: &crate::engine::driver::PlanResults<Self>,
         dir: &Path,
+        charts: &Charts,
     ) -> Result<(), ReportError> {
         let results = FrontierResults {
             trials: results.trials,
@@ -61,8 +63,8 @@ impl crate::pipeline::SystemReport for FrontierStudy {
                 .build("frontier")
                 .map_err(report::frame_error(dir))?,
         )?;
-        draw_charts(self, &results, dir)?;
-        report::write_text(dir, "tables.md", &rulebook_tables(self, &results))
+        draw_charts(self, &results, charts)?;
+        rulebook_tables(self, &results).write(dir)
     }
 }
 
@@ -74,9 +76,10 @@ fn probabilities(h: &FrontierHistogram) -> Vec<f64> {
 fn draw_charts(
     study: &FrontierStudy,
     results: &FrontierResults,
-    dir: &Path,
+    charts: &Charts,
 ) -> Result<(), ReportError> {
-    let series: Vec<String> = RESULTS.iter().map(|r| r.to_string()).collect();
+    let names = &study.side_names;
+    let series: Vec<String> = RESULTS.iter().map(|r| with_side_names(r, names)).collect();
     let mut groups: BTreeMap<&str, Vec<BarGroup>> = BTreeMap::new();
     for (run, h) in study.runs.iter().zip(&results.runs) {
         groups
@@ -112,7 +115,14 @@ fn draw_charts(
                 "surprise",
             ),
         };
-        chart::grouped_bars(&dir.join(stem), &title, x, "probability", &series, bars)?;
+        chart::grouped_bars(
+            &charts.path(stem, None),
+            &title,
+            x,
+            "probability",
+            &series,
+            bars,
+        )?;
     }
     // Units lost round by round, in the battle as written.
     let h = &results.runs[0];
@@ -127,19 +137,39 @@ fn draw_charts(
             .collect()
     };
     chart::distributions(
-        &dir.join("lost_by_round"),
+        &charts.path("lost_by_round", None),
         "Mean units lost (eliminated or routed) by the end of each round, as written",
         "round",
         "mean units lost",
         &[
-            (format!("side A ({})", study.side_names[0]), curve(0)),
-            (format!("side B ({})", study.side_names[1]), curve(1)),
+            (side_label(study, 0), curve(0)),
+            (side_label(study, 1), curve(1)),
         ],
     )?;
     Ok(())
 }
 
-fn rulebook_tables(study: &FrontierStudy, results: &FrontierResults) -> String {
+/// "side A" or, where the file names it, the side's name.
+fn side_label(study: &FrontierStudy, side: usize) -> String {
+    let name = &study.side_names[side];
+    if name == ["A", "B"][side] {
+        format!("side {name}")
+    } else {
+        name.clone()
+    }
+}
+
+/// Rulebook tables: every battle of the study (as written first, then each sensitivity
+/// group) with each side's chance of victory and the units each side loses.
+fn rulebook_tables(study: &FrontierStudy, results: &FrontierResults) -> Rulebook {
+    let names = &study.side_names;
+    let mut book = Rulebook::new(
+        &study.name,
+        format!(
+            "Seed {}, {} battles per row (simulated)",
+            results.seed, results.trials
+        ),
+    );
     let mut md = format!("# {}\n\n", study.name);
     if let Some(d) = &study.description {
         md.push_str(&format!("{d}\n\n"));
@@ -148,26 +178,45 @@ fn rulebook_tables(study: &FrontierStudy, results: &FrontierResults) -> String {
         "Side A: {}. Side B: {}. Simulated with {} battles per row (seed {}); victory goes to the side that lost fewer units (eliminated + still routed) unless the file reads it otherwise.\n\n",
         study.side_names[0], study.side_names[1], results.trials, results.seed
     ));
-    md.push_str("| group | run | A victory % | draw % | B victory % | mean A eliminated | mean B eliminated |\n|---|---|---|---|---|---|---|\n");
+    let title = "How the battle ends";
+    md.push_str(&format!("## {title}\n\n"));
+    book.text(&md);
+    let mut header: Vec<String> = vec!["group".into(), "run".into()];
+    header.extend(
+        RESULTS
+            .iter()
+            .map(|r| format!("{} %", with_side_names(r, names))),
+    );
+    header.extend([
+        format!("mean {} eliminated", names[0]),
+        format!("mean {} eliminated", names[1]),
+    ]);
+    let mut table = Table::new(title, header);
     for (run, h) in study.runs.iter().zip(&results.runs) {
-        let p = percentages_summing_to_100(&probabilities(h), 1);
-        let cell = |u: u64| format!("{}.{}", u / 10, u % 10);
-        md.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {:.2} | {:.2} |\n",
-            run.group,
-            run.label,
-            cell(p[0]),
-            cell(p[1]),
-            cell(p[2]),
-            crate::stats::count_mean(&h.eliminated[0]),
-            crate::stats::count_mean(&h.eliminated[1])
-        ));
+        let probabilities = probabilities(h);
+        let p = percentages_summing_to_100(&probabilities, 1);
+        let mut cells = vec![Cell::text(run.group.clone()), Cell::text(run.label.clone())];
+        cells.extend(p.iter().zip(&probabilities).map(|(u, &x)| {
+            Cell::number(
+                x,
+                NumberFormat::Percent(1),
+                format!("{}.{}", u / 10, u % 10),
+            )
+        }));
+        cells.extend([
+            Cell::decimal(crate::stats::count_mean(&h.eliminated[0]), 2),
+            Cell::decimal(crate::stats::count_mean(&h.eliminated[1]), 2),
+        ]);
+        table.row(cells);
     }
+    book.table(table);
+    let mut md = String::new();
     if !study.skipped.is_empty() {
         md.push_str("\nSensitivity runs left out (their battle breaks rule 19.1):\n\n");
         for (group, label, why) in &study.skipped {
             md.push_str(&format!("- {group}, {label}: {why}\n"));
         }
     }
-    md
+    book.text(&md);
+    book
 }

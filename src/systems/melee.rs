@@ -9,7 +9,8 @@ use std::path::Path;
 use crate::analysis::AxisValue;
 use crate::chart::{self, BarGroup};
 use crate::frame::LongFrame;
-use crate::report::{self, ReportError};
+use crate::report::rulebook::{Cell, NumberFormat, Rulebook, Table};
+use crate::report::{self, Charts, ReportError};
 use crate::rules::melee::{EngagementEnd, PhaseOdds};
 use crate::stats::percentages_summing_to_100;
 
@@ -18,8 +19,9 @@ impl crate::pipeline::SystemReport for MeleeStudy {
         &self,
         results: &crate::engine::driver::PlanResults<Self>,
         dir: &Path,
+        charts: &Charts,
     ) -> Result<(), ReportError> {
-        write_extras(self, &MeleeResults::of(results), dir)
+        write_extras(self, &MeleeResults::of(results), dir, charts)
     }
 }
 
@@ -58,7 +60,12 @@ fn run_label(study: &MeleeStudy, run: &MeleeRun) -> String {
 
 /// The melee study's own frames (expectations, survival, the exact first phase, and for
 /// a round robin the matchups and ratings), charts and rulebook tables.
-fn write_extras(study: &MeleeStudy, results: &MeleeResults, dir: &Path) -> Result<(), ReportError> {
+fn write_extras(
+    study: &MeleeStudy,
+    results: &MeleeResults,
+    dir: &Path,
+    charts: &Charts,
+) -> Result<(), ReportError> {
     let frame_error = report::frame_error(dir);
     let axes = study.key_axes();
     let mut expectations = LongFrame::new(&axes);
@@ -234,25 +241,21 @@ fn write_extras(study: &MeleeStudy, results: &MeleeResults, dir: &Path) -> Resul
             &mut ratings.build("melee").map_err(frame_error)?,
         )?;
     }
-    draw_charts(study, results, round_robin.as_ref(), dir)?;
-    report::write_text(
-        dir,
-        "tables.md",
-        &rulebook_tables(study, results, round_robin.as_ref()),
-    )
+    draw_charts(study, results, round_robin.as_ref(), charts)?;
+    rulebook_tables(study, results, round_robin.as_ref()).write(dir)
 }
 
 fn draw_charts(
     study: &MeleeStudy,
     results: &MeleeResults,
     round_robin: Option<&RoundRobinTable>,
-    dir: &Path,
+    charts: &Charts,
 ) -> Result<(), ReportError> {
     let summaries: Vec<Summary> = results.runs.iter().map(best_summary).collect();
     if let Some(rr) = round_robin {
         let names: Vec<String> = study.round_robin.iter().map(|p| p.0.clone()).collect();
         chart::heatmap(
-            &dir.join("matchups"),
+            &charts.path("matchups", None),
             "Round robin: score of row (A) against column (B)",
             "side B (engaging A's front)",
             &names,
@@ -269,7 +272,7 @@ fn draw_charts(
             })
             .collect();
         chart::grouped_bars(
-            &dir.join("ratings"),
+            &charts.path("ratings", None),
             "Mean score over the field (Bradley–Terry strengths in ratings.csv)",
             "profile",
             "mean score",
@@ -306,7 +309,7 @@ fn draw_charts(
             .map(|e| e.name().to_string())
             .collect();
         chart::grouped_bars(
-            &dir.join("outcomes_by_variant"),
+            &charts.path("outcomes_by_variant", None),
             "How the engagement ends, by variant",
             "variant",
             "probability",
@@ -316,6 +319,7 @@ fn draw_charts(
     }
     for (vi, vname) in study.variants.iter().enumerate() {
         let suffix = report::variant_suffix(vname, study.variants.len());
+        let of = Some(vname.as_str());
         let title_note = if study.variants.len() > 1 {
             format!(" — {vname}")
         } else {
@@ -352,7 +356,8 @@ fn draw_charts(
         report::draw_pages(
             axes,
             &first,
-            dir,
+            charts,
+            of,
             &format!("outcomes{suffix}"),
             &format!("How the engagement ends{title_note}"),
             &|slice| chart::Panel::Bars {
@@ -413,7 +418,7 @@ fn draw_charts(
                     .collect()
             };
             chart::distributions(
-                &dir.join(format!("models_lost{suffix}")),
+                &charts.path(&format!("models_lost{suffix}"), of),
                 &format!(
                     "Models lost by the end of the engagement{}{title_note}",
                     point_label(study, &study.runs[first])
@@ -426,7 +431,7 @@ fn draw_charts(
                 ],
             )?;
             chart::distributions(
-                &dir.join(format!("survival{suffix}")),
+                &charts.path(&format!("survival{suffix}"), of),
                 &format!(
                     "Survival over phases{}{title_note}",
                     point_label(study, &study.runs[first])
@@ -463,7 +468,8 @@ fn draw_charts(
             report::draw_pages(
                 axes,
                 &[0, 1],
-                dir,
+                charts,
+                of,
                 &format!("p_a_wins{suffix}"),
                 &format!("P(A wins the engagement){title_note}"),
                 &|slice| {
@@ -496,7 +502,7 @@ fn draw_charts(
             {
                 let wounds = cell(&|i| study.runs[i].combat.expected_first_phase().1[0].to_f64());
                 chart::heatmap_scaled(
-                    &dir.join(format!("wounds_by_a{suffix}")),
+                    &charts.path(&format!("wounds_by_a{suffix}"), of),
                     &report::held_title(
                         axes,
                         &[0, 1],
@@ -516,23 +522,37 @@ fn draw_charts(
     Ok(())
 }
 
-fn markdown_header(md: &mut String, header: &[String]) {
-    md.push_str(&format!("| {} |\n", header.join(" | ")));
-    md.push_str(&format!("|{}\n", "---|".repeat(header.len())));
-}
-
-fn percent_cells(p: &[f64]) -> Vec<String> {
+/// A row of probabilities as percentages adding up to exactly 100.0, each cell keeping
+/// its probability for the spreadsheet.
+fn percent_cells(p: &[f64]) -> Vec<Cell> {
     percentages_summing_to_100(p, 1)
         .into_iter()
-        .map(|u| format!("{}.{}", u / 10, u % 10))
+        .zip(p)
+        .map(|(u, &x)| {
+            Cell::number(
+                x,
+                NumberFormat::Percent(1),
+                format!("{}.{}", u / 10, u % 10),
+            )
+        })
         .collect()
 }
 
+/// Rulebook tables: for a round robin its score matrix and point-value hints; else the
+/// headline first — who wins each run and the models each side loses (exact where every
+/// state was enumerated) — then how each engagement ends, with the exact first phase.
 fn rulebook_tables(
     study: &MeleeStudy,
     results: &MeleeResults,
     round_robin: Option<&RoundRobinTable>,
-) -> String {
+) -> Rulebook {
+    let mut book = Rulebook::new(
+        &study.name,
+        format!(
+            "Seed {}, {} engagements per run",
+            results.seed, results.trials
+        ),
+    );
     let mut md = format!("# {}\n\n", study.name);
     if let Some(d) = &study.description {
         md.push_str(&format!("{d}\n\n"));
@@ -559,23 +579,28 @@ fn rulebook_tables(
         results.trials
     ));
     if let Some(rr) = round_robin {
-        md.push_str("## Round robin: score of side A (row) against side B (column), P(win) + ½ P(draw), %\n\n");
+        let title =
+            "Round robin: score of side A (row) against side B (column), P(win) + ½ P(draw), %";
+        md.push_str(&format!("## {title}\n\n"));
+        book.text(&md);
         let mut header = vec!["A \\ B".to_string()];
         header.extend(study.round_robin.iter().map(|p| p.0.clone()));
-        markdown_header(&mut md, &header);
+        let mut table = Table::new("Round robin", header);
         for (i, (name, _)) in study.round_robin.iter().enumerate() {
-            let cells: Vec<String> = rr.score[i]
-                .iter()
-                .map(|s| format!("{:.1}", s * 100.0))
+            let cells: Vec<Cell> = std::iter::once(Cell::text(name.clone()))
+                .chain(rr.score[i].iter().map(|&s| {
+                    Cell::number(s, NumberFormat::Percent(1), format!("{:.1}", s * 100.0))
+                }))
                 .collect();
-            md.push_str(&format!("| {name} | {} |\n", cells.join(" | ")));
+            table.row(cells);
         }
-        md.push_str(
+        book.table(table);
+        book.text(
             "\n## Point-value hints\n\nStrength: Bradley–Terry, from every pairing both ways (geometric mean 1); Elo = 1500 + 400·log10 strength. Suggested points: where a straight line through the costed profiles' (points, Elo) puts each profile's Elo; more than 10% off its cost is flagged.\n\n",
         );
-        markdown_header(
-            &mut md,
-            &[
+        let mut table = Table::new(
+            "Point-value hints",
+            [
                 "profile",
                 "strength",
                 "Elo",
@@ -584,28 +609,39 @@ fn rulebook_tables(
                 "suggested points",
                 "hint",
             ]
-            .map(String::from),
+            .map(String::from)
+            .to_vec(),
         );
         let hints = hints_of(study, rr);
         for (i, (name, points)) in study.round_robin.iter().enumerate() {
             let (suggested, verdict) = match (points, hints[i]) {
-                (Some(p), Some(h)) => (format!("{:.0}", h.suggested_points), cost_verdict(*p, &h)),
-                _ => ("–".to_string(), "–"),
+                (Some(p), Some(h)) => (Cell::decimal(h.suggested_points, 0), cost_verdict(*p, &h)),
+                _ => (Cell::text("–"), "–"),
             };
-            md.push_str(&format!(
-                "| {name} | {:.3} | {:.0} | {:.1} | {} | {suggested} | {verdict} |\n",
-                rr.strength[i],
-                elo(rr.strength[i]),
-                mean_score(rr, i) * 100.0,
-                points.map_or("–".to_string(), |p| p.to_string()),
-            ));
+            let score = mean_score(rr, i);
+            table.row(vec![
+                Cell::text(name.clone()),
+                Cell::decimal(rr.strength[i], 3),
+                Cell::decimal(elo(rr.strength[i]), 0),
+                Cell::number(
+                    score,
+                    NumberFormat::Percent(1),
+                    format!("{:.1}", score * 100.0),
+                ),
+                points.map_or(Cell::text("–"), |p| {
+                    Cell::number(f64::from(p), NumberFormat::Decimal(0), p.to_string())
+                }),
+                suggested,
+                Cell::text(verdict),
+            ]);
         }
+        book.table(table);
         let exact_runs = results.runs.iter().filter(|r| r.exact.is_some()).count();
-        md.push_str(&format!(
+        book.text(&format!(
             "\n{exact_runs} of {} pairings are exact (every state enumerated); the others are simulated.\n",
             results.runs.len()
         ));
-        return md;
+        return book;
     }
     let swept: Vec<&str> = study.axes.iter().map(|a| a.parameter.as_str()).collect();
     md.push_str(&format!(
@@ -623,7 +659,47 @@ fn rulebook_tables(
             format!(" Swept: {}.", swept.join(", "))
         }
     ));
-    md.push_str("## How the engagement ends, %\n\n");
+    let title = "Who wins";
+    md.push_str(&format!(
+        "## {title}\n\nA wins when every B unit is destroyed or flees; B wins likewise. Models lost: the mean over the engagement, B's over all its units.\n\n"
+    ));
+    book.text(&md);
+    let source = |r: &MeleeRunResult| {
+        Cell::text(if r.exact.is_some() {
+            "exact"
+        } else {
+            "simulated"
+        })
+    };
+    let mut table = Table::new(
+        title,
+        [
+            "run",
+            "P(A wins)",
+            "P(B wins)",
+            "P(draw)",
+            "models lost by A",
+            "models lost by B",
+            "source",
+        ]
+        .map(String::from)
+        .to_vec(),
+    );
+    for (run, r) in study.runs.iter().zip(&results.runs) {
+        let s = best_summary(r);
+        table.row(vec![
+            Cell::text(run_label(study, run)),
+            Cell::percent(s.p_wins(0), 1),
+            Cell::percent(s.p_wins(1), 1),
+            Cell::percent(s.p_draw(), 1),
+            Cell::decimal(s.mean_lost(0), 2),
+            Cell::decimal(s.mean_lost(1), 2),
+            source(r),
+        ]);
+    }
+    book.table(table);
+    let title = "How the engagement ends, %";
+    book.text(&format!("\n## {title}\n\n"));
     let mut header = vec!["run".to_string()];
     header.extend(EngagementEnd::ALL.iter().map(|e| e.name().to_string()));
     header.push("source".into());
@@ -631,28 +707,25 @@ fn rulebook_tables(
     if options_vary {
         header.push("options".into());
     }
-    markdown_header(&mut md, &header);
+    let mut table = Table::new("How the engagement ends", header);
     for (run, r) in study.runs.iter().zip(&results.runs) {
         let s = best_summary(r);
         let phase = r.phase.as_ref().map_or("–".to_string(), |p| {
-            percent_cells(&[p.a_wins.to_f64(), p.draw.to_f64(), p.b_wins.to_f64()]).join(" / ")
+            percent_cells(&[p.a_wins.to_f64(), p.draw.to_f64(), p.b_wins.to_f64()])
+                .iter()
+                .map(|c| c.shown().to_string())
+                .collect::<Vec<_>>()
+                .join(" / ")
         });
-        md.push_str(&format!(
-            "| {} | {} | {} | {} |{}\n",
-            run_label(study, run),
-            percent_cells(&s.ends).join(" | "),
-            if r.exact.is_some() {
-                "exact"
-            } else {
-                "simulated"
-            },
-            phase,
-            if options_vary {
-                format!(" {} |", options_of(run))
-            } else {
-                String::new()
-            }
-        ));
+        let mut cells = vec![Cell::text(run_label(study, run))];
+        cells.extend(percent_cells(&s.ends));
+        cells.push(source(r));
+        cells.push(Cell::text(phase));
+        if options_vary {
+            cells.push(Cell::text(options_of(run)));
+        }
+        table.row(cells);
     }
-    md
+    book.table(table);
+    book
 }

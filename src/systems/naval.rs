@@ -9,7 +9,8 @@ use std::path::Path;
 use crate::analysis::AxisValue;
 use crate::chart::{self, BarGroup};
 use crate::frame::LongFrame;
-use crate::report::{self, ReportError};
+use crate::report::rulebook::{Cell, Rulebook, Table};
+use crate::report::{self, with_side_names, Charts, ReportError};
 use crate::rules::naval::EngagementResult;
 use crate::stats::percentages_summing_to_100;
 
@@ -18,6 +19,7 @@ impl crate::pipeline::SystemReport for NavalStudy {
         &self,
         results: &crate::engine::driver::PlanResults<Self>,
         dir: &Path,
+        charts: &Charts,
     ) -> Result<(), ReportError> {
         let results = NavalResults::of(results);
         let frame_error = report::frame_error(dir);
@@ -64,8 +66,8 @@ impl crate::pipeline::SystemReport for NavalStudy {
                 .build("naval_engagement")
                 .map_err(frame_error)?,
         )?;
-        draw_charts(self, &results, dir)?;
-        report::write_text(dir, "tables.md", &rulebook_tables(self, &results))
+        draw_charts(self, &results, charts)?;
+        rulebook_tables(self, &results).write(dir)
     }
 }
 
@@ -88,19 +90,26 @@ fn runs_in(study: &NavalStudy, variant: usize, slice: &[(usize, AxisValue)]) -> 
         .collect()
 }
 
-fn draw_charts(study: &NavalStudy, results: &NavalResults, dir: &Path) -> Result<(), ReportError> {
+fn draw_charts(
+    study: &NavalStudy,
+    results: &NavalResults,
+    charts: &Charts,
+) -> Result<(), ReportError> {
+    let names = &study.side_names;
     let axes = &study.axes;
     let first: Vec<usize> = if axes.is_empty() { vec![] } else { vec![0] };
     for (variant, (vname, _)) in study.variants.iter().enumerate() {
         let suffix = report::variant_suffix(vname, study.variants.len());
+        let of = Some(vname.as_str());
         if axes.len() >= 2 {
             let (x, y) = (&axes[0], &axes[1]);
             report::draw_pages(
                 axes,
                 &[0, 1],
-                dir,
+                charts,
+                of,
                 &format!("heatmap_a_control{suffix}"),
-                &format!("P(A ends in control of the sea) — {vname}"),
+                &format!("P({} ends in control of the sea) — {vname}", names[0]),
                 &|slice| {
                     let runs = runs_in(study, variant, slice);
                     let values: Vec<Vec<f64>> = y
@@ -142,12 +151,13 @@ fn draw_charts(study: &NavalStudy, results: &NavalResults, dir: &Path) -> Result
         };
         let series: Vec<String> = EngagementResult::LABELS
             .iter()
-            .map(|s| s.to_string())
+            .map(|s| with_side_names(s, names))
             .collect();
         report::draw_pages(
             axes,
             &first,
-            dir,
+            charts,
+            of,
             &format!("outcomes{suffix}"),
             &format!("Engagement outcomes — {vname}"),
             &|slice| chart::Panel::Bars {
@@ -169,9 +179,10 @@ fn draw_charts(study: &NavalStudy, results: &NavalResults, dir: &Path) -> Result
             report::draw_pages(
                 axes,
                 &first,
-                dir,
+                charts,
+                of,
                 &format!("nsp_lost_{}{suffix}", ["a", "b"][side]),
-                &format!("NSP lost by fleet {} — {vname}", ["A", "B"][side]),
+                &format!("NSP lost by {} — {vname}", names[side]),
                 &|slice| chart::Panel::Lines {
                     x_label: "NSP lost (sunk or captured)".into(),
                     y_label: "probability".into(),
@@ -195,53 +206,107 @@ fn draw_charts(study: &NavalStudy, results: &NavalResults, dir: &Path) -> Result
     Ok(())
 }
 
-fn rulebook_tables(study: &NavalStudy, results: &NavalResults) -> String {
+/// Rulebook tables: per variant, the headline — who ends in control and the NSP each
+/// fleet loses, exact — then the naval table and every outcome per grid point.
+fn rulebook_tables(study: &NavalStudy, results: &NavalResults) -> Rulebook {
     use std::fmt::Write;
+    let names = &study.side_names;
+    let mut book = Rulebook::new(
+        &study.name,
+        format!(
+            "Seed {}, {} engagements per grid point",
+            results.seed, results.trials
+        ),
+    );
     let mut md = format!("# {} — rulebook tables\n\n", study.name);
     if let Some(d) = &study.description {
         let _ = writeln!(md, "{}\n", d.trim());
     }
-    let _ = writeln!(md, "Percent of engagements from exact enumeration (each row adds up to exactly 100.0%); seed {}, {} simulated engagements per grid point beside them in results.csv.\n", results.seed, results.trials);
-    for (variant, (vname, naval)) in study.variants.iter().enumerate() {
-        let t = naval.table().table();
-        let _ = writeln!(md, "## Naval combat table — {vname}\n\n{}", t.markdown());
-        let _ = writeln!(md, "## Engagements — {vname}\n");
+    let _ = writeln!(md, "Fleet A: {}. Fleet B: {}. Percent of engagements from exact enumeration (each row adds up to exactly 100.0%); seed {}, {} simulated engagements per grid point beside them in results.csv.\n", names[0], names[1], results.seed, results.trials);
+    book.text(&md);
+    let axis_cells = |coordinates: &[AxisValue]| -> Vec<Cell> {
+        coordinates
+            .iter()
+            .map(|c| Cell::text(c.to_string()))
+            .collect()
+    };
+    for (variant, (vname, _)) in study.variants.iter().enumerate() {
+        let title = format!("Who controls the sea — {vname}");
+        book.text(&format!("## {title}\n\nP(each fleet ends in control of the sea) and the NSP each loses on average (sunk or captured), exact.\n\n"));
         let header: Vec<String> = study
             .axes
             .iter()
             .map(|a| a.parameter.clone())
-            .chain(EngagementResult::LABELS.iter().map(|s| s.to_string()))
             .chain([
-                "A in control".to_string(),
-                "NSP lost A".to_string(),
-                "NSP lost B".to_string(),
+                format!("P({} in control)", names[0]),
+                format!("P({} in control)", names[1]),
+                format!("NSP lost by {}", names[0]),
+                format!("NSP lost by {}", names[1]),
             ])
             .collect();
-        let _ = writeln!(
-            md,
-            "| {} |\n|{}",
-            header.join(" | "),
-            "---|".repeat(header.len())
-        );
+        let mut table = Table::new(&title, header);
+        for ((v, coordinates, _), (_, exact)) in study.runs.iter().zip(&results.runs) {
+            if *v != variant {
+                continue;
+            }
+            let mut cells = axis_cells(coordinates);
+            cells.extend([
+                Cell::percent(p_control(&exact.result, 0), 1),
+                Cell::percent(p_control(&exact.result, 1), 1),
+                Cell::decimal(crate::stats::distribution_mean(&exact.nsp_lost[0]), 2),
+                Cell::decimal(crate::stats::distribution_mean(&exact.nsp_lost[1]), 2),
+            ]);
+            table.row(cells);
+        }
+        book.table(table);
+        book.text("\n");
+    }
+    for (variant, (vname, naval)) in study.variants.iter().enumerate() {
+        let t = naval.table().table();
+        let printed = format!("Naval combat table — {vname}");
+        book.text(&format!("## {printed}\n\n"));
+        book.table(Table::from_markdown(&printed, &t.markdown()));
+        let title = format!("Engagements — {vname}");
+        book.text(&format!("## {title}\n\n"));
+        let header: Vec<String> = study
+            .axes
+            .iter()
+            .map(|a| a.parameter.clone())
+            .chain(
+                EngagementResult::LABELS
+                    .iter()
+                    .map(|s| with_side_names(s, names)),
+            )
+            .chain([
+                format!("{} in control", names[0]),
+                format!("NSP lost {}", names[0]),
+                format!("NSP lost {}", names[1]),
+            ])
+            .collect();
+        let mut table = Table::new(&title, header);
         for ((v, coordinates, _), (_, exact)) in study.runs.iter().zip(&results.runs) {
             if *v != variant {
                 continue;
             }
             let units = percentages_summing_to_100(&exact.result, 1);
-            let cells: Vec<String> = coordinates
-                .iter()
-                .map(ToString::to_string)
-                .chain(units.iter().map(|u| format!("{}.{}", u / 10, u % 10)))
-                .chain([
-                    format!("{:.1}%", p_control(&exact.result, 0) * 100.0),
-                    format!("{:.2}", crate::stats::distribution_mean(&exact.nsp_lost[0])),
-                    format!("{:.2}", crate::stats::distribution_mean(&exact.nsp_lost[1])),
-                ])
-                .collect();
-            let _ = writeln!(md, "| {} |", cells.join(" | "));
+            let mut cells = axis_cells(coordinates);
+            cells.extend(units.iter().zip(&exact.result).map(|(u, &p)| {
+                Cell::number(
+                    p,
+                    crate::report::rulebook::NumberFormat::Percent(1),
+                    format!("{}.{}", u / 10, u % 10),
+                )
+            }));
+            cells.extend([
+                Cell::percent(p_control(&exact.result, 0), 1),
+                Cell::decimal(crate::stats::distribution_mean(&exact.nsp_lost[0]), 2),
+                Cell::decimal(crate::stats::distribution_mean(&exact.nsp_lost[1]), 2),
+            ]);
+            table.row(cells);
         }
-        let _ = writeln!(md);
+        book.table(table);
+        book.text("\n");
     }
-    let _ = writeln!(md, "A fleet named by a result breaks off; the other may pursue, and on an intercept another round is fought. \"in control\": the fleet that did not break off at the end.");
-    md
+    book.text("A fleet named by a result breaks off; the other may pursue, and on an intercept another round is fought. \"in control\": the fleet that did not break off at the end.\n");
+    book
 }

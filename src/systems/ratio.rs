@@ -8,7 +8,8 @@ use std::path::Path;
 use crate::analysis::AxisValue;
 use crate::chart::{self, BarGroup};
 use crate::frame::LongFrame;
-use crate::report::{self, ReportError};
+use crate::report::rulebook::{Cell, NumberFormat, Rulebook, Table};
+use crate::report::{self, with_side_names, Charts, ReportError};
 use crate::rules::ratio::{ArmyResult, CombatState, ReservePolicy};
 use crate::stats::{percentages_summing_to_100, wilson_interval, Z95};
 
@@ -17,14 +18,20 @@ impl crate::pipeline::SystemReport for RatioStudy {
         &self,
         results: &crate::engine::driver::PlanResults<Self>,
         dir: &Path,
+        charts: &Charts,
     ) -> Result<(), ReportError> {
-        write_extras(self, &RatioResults::of(self, results), dir)
+        write_extras(self, &RatioResults::of(self, results), dir, charts)
     }
 }
 
 /// The ratio study's own frames (expectations, each combat's states, the policies
 /// compared), charts and rulebook tables.
-fn write_extras(study: &RatioStudy, results: &RatioResults, dir: &Path) -> Result<(), ReportError> {
+fn write_extras(
+    study: &RatioStudy,
+    results: &RatioResults,
+    dir: &Path,
+    charts: &Charts,
+) -> Result<(), ReportError> {
     let frame_error = report::frame_error(dir);
     let axes: Vec<&str> = study.axes.iter().map(|a| a.parameter.as_str()).collect();
     let mut expectations = LongFrame::new(&axes);
@@ -134,8 +141,8 @@ fn write_extras(study: &RatioStudy, results: &RatioResults, dir: &Path) -> Resul
             &mut policies.build("ratio").map_err(frame_error)?,
         )?;
     }
-    draw_charts(study, results, dir)?;
-    report::write_text(dir, "tables.md", &rulebook_tables(study, results))
+    draw_charts(study, results, charts)?;
+    rulebook_tables(study, results).write(dir)
 }
 
 fn combat_label(run: &RatioRun, c: usize) -> String {
@@ -168,7 +175,12 @@ fn best_summary(r: &RatioRunResult) -> Summary {
         .map_or_else(|| summary_simulated(&r.histogram), summary_exact)
 }
 
-fn draw_charts(study: &RatioStudy, results: &RatioResults, dir: &Path) -> Result<(), ReportError> {
+fn draw_charts(
+    study: &RatioStudy,
+    results: &RatioResults,
+    charts: &Charts,
+) -> Result<(), ReportError> {
+    let names = &study.side_names;
     let slots = slots(study);
     let live: Vec<usize> = (0..slots)
         .filter(|&i| {
@@ -177,7 +189,10 @@ fn draw_charts(study: &RatioStudy, results: &RatioResults, dir: &Path) -> Result
             })
         })
         .collect();
-    let series: Vec<String> = live.iter().map(|&i| ArmyResult::label(i)).collect();
+    let series: Vec<String> = live
+        .iter()
+        .map(|&i| with_side_names(&ArmyResult::label(i), names))
+        .collect();
     let free: Vec<usize> = if study.axes.is_empty() {
         vec![]
     } else {
@@ -209,11 +224,13 @@ fn draw_charts(study: &RatioStudy, results: &RatioResults, dir: &Path) -> Result
     };
     for (vi, vname) in study.variants.iter().enumerate() {
         let suffix = report::variant_suffix(vname, study.variants.len());
+        let of = Some(vname.as_str());
         let runs = slice(study, vi, &free);
         report::draw_pages(
             axes,
             &free,
-            dir,
+            charts,
+            of,
             &format!("outcomes{suffix}"),
             &format!("Battle outcomes — {vname}"),
             &|slice| chart::Panel::Bars {
@@ -237,7 +254,8 @@ fn draw_charts(study: &RatioStudy, results: &RatioResults, dir: &Path) -> Result
             report::draw_pages(
                 axes,
                 &[0, 1],
-                dir,
+                charts,
+                of,
                 &format!("heatmap_a_wins{suffix}"),
                 &format!("P({} wins) — {vname}", study.side_names[0]),
                 &|slice| {
@@ -275,7 +293,8 @@ fn draw_charts(study: &RatioStudy, results: &RatioResults, dir: &Path) -> Result
             report::draw_pages(
                 axes,
                 &free,
-                dir,
+                charts,
+                of,
                 &format!("cp_{}{suffix}", ["a", "b"][side]),
                 &format!("Casualty points of {} — {vname}", study.side_names[side]),
                 &|slice| chart::Panel::Lines {
@@ -313,7 +332,7 @@ fn draw_charts(study: &RatioStudy, results: &RatioResults, dir: &Path) -> Result
                 })
                 .collect();
             chart::grouped_bars(
-                &dir.join(format!("policies_p_win{suffix}")),
+                &charts.path(&format!("policies_p_win{suffix}"), of),
                 &report::held_title(
                     axes,
                     &free,
@@ -347,7 +366,7 @@ fn draw_charts(study: &RatioStudy, results: &RatioResults, dir: &Path) -> Result
             })
             .collect();
         chart::distributions(
-            &dir.join("p_a_wins_by_variant"),
+            &charts.path("p_a_wins_by_variant", None),
             &report::held_title(
                 &study.axes,
                 &[0],
@@ -357,28 +376,27 @@ fn draw_charts(study: &RatioStudy, results: &RatioResults, dir: &Path) -> Result
                 ),
             ),
             &study.axes[0].parameter,
-            "P(A wins)",
+            &format!("P({} wins)", names[0]),
             &lines,
         )?;
     }
     Ok(())
 }
 
-fn percent_cells(p: &[f64]) -> Vec<String> {
+/// A row of probabilities as percentages adding up to exactly 100.0, each cell keeping
+/// its probability for the spreadsheet.
+fn percent_cells(p: &[f64]) -> Vec<Cell> {
     percentages_summing_to_100(p, 1)
         .iter()
-        .map(|u| format!("{}.{}", u / 10, u % 10))
+        .zip(p)
+        .map(|(u, &x)| {
+            Cell::number(
+                x,
+                NumberFormat::Percent(1),
+                format!("{}.{}", u / 10, u % 10),
+            )
+        })
         .collect()
-}
-
-fn markdown_header(md: &mut String, header: &[String]) {
-    use std::fmt::Write;
-    let _ = writeln!(
-        md,
-        "| {} |\n|{}",
-        header.join(" | "),
-        "---|".repeat(header.len())
-    );
 }
 
 /// The runs of one variant with their results.
@@ -394,8 +412,19 @@ fn runs_of<'a>(
         .filter(move |(run, _)| run.variant == variant)
 }
 
-fn rulebook_tables(study: &RatioStudy, results: &RatioResults) -> String {
+/// Rulebook tables: per variant, the headline first — each side's chance to win and the
+/// casualty points each takes (exact where the dice are few) — then every battle
+/// outcome, the full expectations and the value of reserves. Sides go by their names.
+fn rulebook_tables(study: &RatioStudy, results: &RatioResults) -> Rulebook {
     use std::fmt::Write;
+    let names = &study.side_names;
+    let mut book = Rulebook::new(
+        &study.name,
+        format!(
+            "Seed {}, {} simulated battles per grid point",
+            results.seed, results.trials
+        ),
+    );
     let mut md = format!("# {} — rulebook tables\n\n", study.name);
     if let Some(d) = &study.description {
         let _ = writeln!(md, "{}\n", d.trim());
@@ -410,101 +439,153 @@ fn rulebook_tables(study: &RatioStudy, results: &RatioResults) -> String {
         results.seed,
         results.trials
     );
+    book.text(&md);
+    let axis_cells = |run: &RatioRun| -> Vec<Cell> {
+        run.coordinates
+            .iter()
+            .map(|c| Cell::text(c.to_string()))
+            .collect()
+    };
+    let source = |r: &RatioRunResult| {
+        Cell::text(if r.exact.is_some() {
+            "exact"
+        } else {
+            "simulated"
+        })
+    };
+    for (vi, vname) in study.variants.iter().enumerate() {
+        let title = format!("Who wins — {vname}");
+        book.text(&format!("## {title}\n\n"));
+        let header: Vec<String> = study
+            .axes
+            .iter()
+            .map(|a| a.parameter.clone())
+            .chain([
+                format!("P({} wins)", names[0]),
+                format!("P({} wins)", names[1]),
+                "P(draw)".to_string(),
+                format!("CP of {}", names[0]),
+                format!("CP of {}", names[1]),
+                "source".to_string(),
+            ])
+            .collect();
+        let mut table = Table::new(&title, header);
+        for (run, r) in runs_of(study, results, vi) {
+            let s = best_summary(r);
+            let mut cells = axis_cells(run);
+            cells.extend([
+                Cell::percent(s.p_wins(0), 1),
+                Cell::percent(s.p_wins(1), 1),
+                Cell::percent(s.p_draw(), 1),
+                Cell::decimal(crate::stats::distribution_mean(&s.cp[0]), 2),
+                Cell::decimal(crate::stats::distribution_mean(&s.cp[1]), 2),
+                source(r),
+            ]);
+            table.row(cells);
+        }
+        book.table(table);
+        book.text("\n");
+    }
     let slots = slots(study);
     let live: Vec<usize> = (0..slots)
         .filter(|&i| results.runs.iter().any(|r| best_summary(r).result[i] > 0.0))
         .collect();
     for (vi, vname) in study.variants.iter().enumerate() {
-        let _ = writeln!(md, "## Battle outcomes — {vname}\n");
+        let title = format!("Battle outcomes — {vname}");
+        book.text(&format!("## {title}\n\n"));
         let header: Vec<String> = study
             .axes
             .iter()
             .map(|a| a.parameter.clone())
             .chain(["line".to_string()])
-            .chain(live.iter().map(|&i| ArmyResult::label(i)))
+            .chain(
+                live.iter()
+                    .map(|&i| with_side_names(&ArmyResult::label(i), names)),
+            )
             .collect();
-        markdown_header(&mut md, &header);
+        let mut table = Table::new(&title, header);
         for (run, r) in runs_of(study, results, vi) {
             let s = best_summary(r);
             let shown: Vec<f64> = live.iter().map(|&i| s.result[i]).collect();
             let battle = run.combat.battle();
-            let cells: Vec<String> = run
-                .coordinates
-                .iter()
-                .map(ToString::to_string)
-                .chain([describe_line(
-                    battle.escalation.as_deref().unwrap_or(battle),
-                )])
-                .chain(percent_cells(&shown))
-                .collect();
-            let _ = writeln!(md, "| {} |", cells.join(" | "));
+            let mut cells = axis_cells(run);
+            cells.push(Cell::text(describe_line(
+                battle.escalation.as_deref().unwrap_or(battle),
+            )));
+            cells.extend(percent_cells(&shown));
+            table.row(cells);
         }
-        let _ = writeln!(md, "\n## Expectations — {vname}\n");
+        book.table(table);
+        let title = format!("Expectations — {vname}");
+        book.text(&format!("\n## {title}\n\n"));
         let mut header: Vec<String> = study.axes.iter().map(|a| a.parameter.clone()).collect();
-        header.extend(
-            [
-                "P(A wins)",
-                "P(B wins)",
-                "P(draw)",
-                "CP A",
-                "CP B",
-                "P(exhaustion)",
-                "reserves used",
-                "P(min-score decides)",
-            ]
-            .map(String::from),
-        );
+        header.extend([
+            format!("P({} wins)", names[0]),
+            format!("P({} wins)", names[1]),
+            "P(draw)".to_string(),
+            format!("CP {}", names[0]),
+            format!("CP {}", names[1]),
+            "P(exhaustion)".to_string(),
+            "reserves used".to_string(),
+            "P(min-score decides)".to_string(),
+        ]);
         if study.skirmish {
             header.push("P(escalation)".into());
         }
-        markdown_header(&mut md, &header);
+        let mut table = Table::new(&title, header);
         for (run, r) in runs_of(study, results, vi) {
             let s = best_summary(r);
-            let mut cells: Vec<String> = run.coordinates.iter().map(ToString::to_string).collect();
+            let mut cells = axis_cells(run);
             cells.extend([
-                format!("{:.1}%", 100.0 * s.p_wins(0)),
-                format!("{:.1}%", 100.0 * s.p_wins(1)),
-                format!("{:.1}%", 100.0 * s.p_draw()),
-                format!("{:.2}", crate::stats::distribution_mean(&s.cp[0])),
-                format!("{:.2}", crate::stats::distribution_mean(&s.cp[1])),
-                format!("{:.1}%", 100.0 * s.p_exhaustion()),
-                format!("{:.2}", crate::stats::distribution_mean(&s.reserves_used)),
-                format!("{:.2}%", 100.0 * (1.0 - s.floor_decided[0])),
+                Cell::percent(s.p_wins(0), 1),
+                Cell::percent(s.p_wins(1), 1),
+                Cell::percent(s.p_draw(), 1),
+                Cell::decimal(crate::stats::distribution_mean(&s.cp[0]), 2),
+                Cell::decimal(crate::stats::distribution_mean(&s.cp[1]), 2),
+                Cell::percent(s.p_exhaustion(), 1),
+                Cell::decimal(crate::stats::distribution_mean(&s.reserves_used), 2),
+                Cell::percent(1.0 - s.floor_decided[0], 2),
             ]);
             if study.skirmish {
-                cells.push(format!("{:.1}%", 100.0 * s.p_escalation()));
+                cells.push(Cell::percent(s.p_escalation(), 1));
             }
-            let _ = writeln!(md, "| {} |", cells.join(" | "));
+            table.row(cells);
         }
+        book.table(table);
         if study
             .runs
             .iter()
             .any(|r| r.variant == vi && r.policies.is_some())
         {
-            let _ = writeln!(md, "\n## Value of reserves — {vname}\n\nP(the reserve side wins) and expected casualty points of its enemy minus its own, under each policy.\n");
+            let title = format!("Value of reserves — {vname}");
+            book.text(&format!("\n## {title}\n\nP(the reserve side wins) and expected casualty points of its enemy minus its own, under each policy.\n\n"));
             let mut header: Vec<String> = study.axes.iter().map(|a| a.parameter.clone()).collect();
             header.push("side".into());
             for p in ReservePolicy::NAMES {
                 header.push(format!("{p}: P(win)"));
                 header.push(format!("{p}: CP diff"));
             }
-            markdown_header(&mut md, &header);
+            let mut table = Table::new(&title, header);
             for (run, r) in runs_of(study, results, vi) {
                 let Some((side, _)) = &run.policies else {
                     continue;
                 };
-                let mut cells: Vec<String> =
-                    run.coordinates.iter().map(ToString::to_string).collect();
-                cells.push(["A", "B"][*side].into());
+                let mut cells = axis_cells(run);
+                cells.push(Cell::text(names[*side].clone()));
                 for p in &r.policies {
-                    cells.push(format!("{:.1}%", 100.0 * p.p_win));
-                    cells.push(format!("{:+.3}", p.cp_difference));
+                    cells.push(Cell::percent(p.p_win, 1));
+                    cells.push(Cell::number(
+                        p.cp_difference,
+                        NumberFormat::Signed(3),
+                        format!("{:+.3}", p.cp_difference),
+                    ));
                 }
-                let _ = writeln!(md, "| {} |", cells.join(" | "));
+                table.row(cells);
             }
+            book.table(table);
         }
-        let _ = writeln!(md);
+        book.text("\n");
     }
-    let _ = writeln!(md, "A side loses the battle when it has more casualty points (routed 3, beaten 2, repulsed 1 per unit). The loser holds (or retires) when none of its units was routed or beaten, retires when some were beaten, retreats when some were routed or more than half beaten, and disperses when more than half were routed; after a retreat or a dispersal both sides fight at −1 for exhaustion next turn. \"min-score decides\": at least one combat's state was changed by the min-score floor.");
-    md
+    book.text("A side loses the battle when it has more casualty points (routed 3, beaten 2, repulsed 1 per unit). The loser holds (or retires) when none of its units was routed or beaten, retires when some were beaten, retreats when some were routed or more than half beaten, and disperses when more than half were routed; after a retreat or a dispersal both sides fight at −1 for exhaustion next turn. \"min-score decides\": at least one combat's state was changed by the min-score floor.\n");
+    book
 }

@@ -8,7 +8,8 @@ use std::path::Path;
 use crate::analysis::AxisValue;
 use crate::chart::{self, BarGroup};
 use crate::frame::LongFrame;
-use crate::report::{self, ReportError};
+use crate::report::rulebook::{Cell, Rulebook, Table};
+use crate::report::{self, Charts, ReportError};
 use crate::rules::setup::{Quantity, StateKind};
 
 impl crate::pipeline::SystemReport for SetupStudy {
@@ -16,8 +17,9 @@ impl crate::pipeline::SystemReport for SetupStudy {
         &self,
         results: &crate::engine::driver::PlanResults<Self>,
         dir: &Path,
+        charts: &Charts,
     ) -> Result<(), ReportError> {
-        write_extras(self, &SetupResults::of(self, results), dir)
+        write_extras(self, &SetupResults::of(self, results), dir, charts)
     }
 }
 
@@ -35,7 +37,12 @@ fn quantile(d: &[f64], q: f64) -> usize {
 
 /// A setup study's own frames (expected forces per coalition and state), charts and
 /// rulebook tables.
-fn write_extras(study: &SetupStudy, results: &SetupResults, dir: &Path) -> Result<(), ReportError> {
+fn write_extras(
+    study: &SetupStudy,
+    results: &SetupResults,
+    dir: &Path,
+    charts: &Charts,
+) -> Result<(), ReportError> {
     let frame_error = report::frame_error(dir);
     let none: [AxisValue; 0] = [];
     let mut expectations = LongFrame::new(&[]);
@@ -100,7 +107,7 @@ fn write_extras(study: &SetupStudy, results: &SetupResults, dir: &Path) -> Resul
             })
             .collect();
         chart::distributions(
-            &dir.join(format!("coalition_{}", quantity.name())),
+            &charts.path(&format!("coalition_{}", quantity.name()), None),
             &format!("Starting {label} per coalition"),
             label,
             "probability",
@@ -119,7 +126,7 @@ fn write_extras(study: &SetupStudy, results: &SetupResults, dir: &Path) -> Resul
         })
         .collect();
     chart::grouped_bars(
-        &dir.join("states_expected"),
+        &charts.path("states_expected", None),
         "Expected starting forces per state",
         "state",
         "expected",
@@ -130,66 +137,75 @@ fn write_extras(study: &SetupStudy, results: &SetupResults, dir: &Path) -> Resul
         ],
         &groups,
     )?;
-    report::write_text(dir, "tables.md", &rulebook_tables(study, results))
+    rulebook_tables(study, results).write(dir)
 }
 
-fn rulebook_tables(study: &SetupStudy, results: &SetupResults) -> String {
+/// Rulebook tables: the coalitions' land SP first (mean and spread: the answer), which
+/// coalition starts stronger, then each state's expected forces.
+fn rulebook_tables(study: &SetupStudy, results: &SetupResults) -> Rulebook {
     use std::fmt::Write;
+    let mut book = Rulebook::new(
+        &study.name,
+        format!("Seed {}, {} simulated maps", results.seed, results.trials),
+    );
     let mut md = format!("# {} — rulebook tables\n\n", study.name);
     if let Some(d) = &study.description {
         let _ = writeln!(md, "{}\n", d.trim());
     }
     let _ = writeln!(md, "Seed {}, {} simulated maps; every figure below is exact (convolution of the states' rows).\n", results.seed, results.trials);
-    let _ = writeln!(md, "## Expected starting forces per state\n\n| state | kind | coalition | land SP | leaders | NSP | transports |\n|---|---|---|---|---|---|---|");
-    for s in &study.states {
-        let e = |q: Quantity| s.rows.iter().map(|r| f64::from(r.quantity(q))).sum::<f64>() / 6.0;
-        let kind = match s.kind {
-            StateKind::Major => "major",
-            StateKind::Minor if s.port => "minor",
-            StateKind::Minor => "minor, no port",
-        };
-        let _ = writeln!(
-            md,
-            "| {} | {kind} | {} | {:.2} | {:.2} | {:.2} | {:.2} |",
-            s.name,
-            study.coalitions[s.coalition],
-            e(Quantity::Sp),
-            e(Quantity::Leaders),
-            e(Quantity::Nsp),
-            e(Quantity::Transports)
-        );
-    }
-    let _ = writeln!(md, "\n## Coalition land SP\n\n| coalition | states | mean | 5% | median | 95% | min | max |\n|---|---|---|---|---|---|---|---|");
+    book.text(&md);
+    let title = "Coalition land SP";
+    book.text(&format!("## {title}\n\n"));
+    let mut coalitions = Table::new(
+        title,
+        [
+            "coalition",
+            "states",
+            "mean",
+            "5%",
+            "median",
+            "95%",
+            "min",
+            "max",
+        ]
+        .map(String::from)
+        .to_vec(),
+    );
+    let whole = |v: usize| {
+        Cell::number(
+            v as f64,
+            crate::report::rulebook::NumberFormat::Decimal(0),
+            v.to_string(),
+        )
+    };
     for (c, name) in study.coalitions.iter().enumerate() {
         let d = &results.exact[c][0];
         let min = d.iter().position(|p| *p > 0.0).unwrap_or(0);
         let max = d.iter().rposition(|p| *p > 0.0).unwrap_or(0);
-        let _ = writeln!(
-            md,
-            "| {name} | {} | {:.2} | {} | {} | {} | {min} | {max} |",
-            study.members(c).len(),
-            crate::stats::distribution_mean(d),
-            quantile(d, 0.05),
-            quantile(d, 0.5),
-            quantile(d, 0.95)
-        );
+        coalitions.row(vec![
+            Cell::text(name.clone()),
+            whole(study.members(c).len()),
+            Cell::decimal(crate::stats::distribution_mean(d), 2),
+            whole(quantile(d, 0.05)),
+            whole(quantile(d, 0.5)),
+            whole(quantile(d, 0.95)),
+            whole(min),
+            whole(max),
+        ]);
     }
+    book.table(coalitions);
     if study.coalitions.len() > 1 {
-        let _ = writeln!(
-            md,
-            "\n## P(row coalition starts with more land SP than column coalition)\n"
-        );
-        let _ = writeln!(
-            md,
-            "| | {} |\n|---|{}",
-            study.coalitions.join(" | "),
-            "---|".repeat(study.coalitions.len())
-        );
+        let title = "P(row coalition starts with more land SP than column coalition)";
+        book.text(&format!("\n## {title}\n\n"));
+        let header: Vec<String> = std::iter::once(String::new())
+            .chain(study.coalitions.iter().cloned())
+            .collect();
+        let mut table = Table::new(title, header);
         for (i, a) in study.coalitions.iter().enumerate() {
-            let cells: Vec<String> = (0..study.coalitions.len())
-                .map(|j| {
+            let cells: Vec<Cell> = std::iter::once(Cell::text(a.clone()))
+                .chain((0..study.coalitions.len()).map(|j| {
                     if i == j {
-                        return "–".to_string();
+                        return Cell::text("–");
                     }
                     let (da, db) = (&results.exact[i][0], &results.exact[j][0]);
                     let mut cumulative_b = vec![0.0; da.len().max(db.len()) + 1];
@@ -202,11 +218,51 @@ fn rulebook_tables(study: &SetupStudy, results: &SetupResults) -> String {
                         .enumerate()
                         .map(|(v, p)| p * cumulative_b[v.min(cumulative_b.len() - 1)])
                         .sum();
-                    format!("{:.1}%", p * 100.0)
-                })
+                    Cell::percent(p, 1)
+                }))
                 .collect();
-            let _ = writeln!(md, "| {a} | {} |", cells.join(" | "));
+            table.row(cells);
         }
+        book.table(table);
     }
-    md
+    let title = "Expected starting forces per state";
+    book.text(&format!("\n## {title}\n\n"));
+    let mut states = Table::new(
+        title,
+        [
+            "state",
+            "kind",
+            "coalition",
+            "land SP",
+            "leaders",
+            "NSP",
+            "transports",
+        ]
+        .map(String::from)
+        .to_vec(),
+    );
+    for s in &study.states {
+        let e = |q: Quantity| {
+            Cell::decimal(
+                s.rows.iter().map(|r| f64::from(r.quantity(q))).sum::<f64>() / 6.0,
+                2,
+            )
+        };
+        let kind = match s.kind {
+            StateKind::Major => "major",
+            StateKind::Minor if s.port => "minor",
+            StateKind::Minor => "minor, no port",
+        };
+        states.row(vec![
+            Cell::text(s.name.clone()),
+            Cell::text(kind),
+            Cell::text(study.coalitions[s.coalition].clone()),
+            e(Quantity::Sp),
+            e(Quantity::Leaders),
+            e(Quantity::Nsp),
+            e(Quantity::Transports),
+        ]);
+    }
+    book.table(states);
+    book
 }

@@ -9,7 +9,8 @@ use std::path::Path;
 use crate::analysis::AxisValue;
 use crate::chart::{self, BarGroup};
 use crate::frame::LongFrame;
-use crate::report::{self, ReportError};
+use crate::report::rulebook::{Cell, NumberFormat, Rulebook, Table};
+use crate::report::{self, Charts, ReportError};
 use crate::rules::d6table::{self};
 
 impl crate::pipeline::SystemReport for TableStudy {
@@ -17,14 +18,20 @@ impl crate::pipeline::SystemReport for TableStudy {
         &self,
         results: &crate::engine::driver::PlanResults<Self>,
         dir: &Path,
+        charts: &Charts,
     ) -> Result<(), ReportError> {
-        write_extras(self, &TableResults::of(results), dir)
+        write_extras(self, &TableResults::of(results), dir, charts)
     }
 }
 
 /// A table study's own frames (expected values per point, the turns study's survival),
 /// charts and rulebook tables.
-fn write_extras(study: &TableStudy, results: &TableResults, dir: &Path) -> Result<(), ReportError> {
+fn write_extras(
+    study: &TableStudy,
+    results: &TableResults,
+    dir: &Path,
+    charts: &Charts,
+) -> Result<(), ReportError> {
     let axes: Vec<&str> = study.axes.iter().map(|a| a.parameter.as_str()).collect();
     let mut expectations = LongFrame::new(&axes);
     for (point, result) in study.points.iter().zip(&results.points) {
@@ -86,8 +93,8 @@ fn write_extras(study: &TableStudy, results: &TableResults, dir: &Path) -> Resul
             .map_err(report::frame_error(dir))?;
         report::write_frame(dir, "survival", &mut survival)?;
     }
-    draw_charts(study, results, dir)?;
-    report::write_text(dir, "tables.md", &rulebook_tables(study, results))
+    draw_charts(study, results, charts)?;
+    rulebook_tables(study, results).write(dir)
 }
 
 /// Points of one variant in a slice (every other axis free), in grid order.
@@ -101,7 +108,11 @@ fn points_in(study: &TableStudy, variant: usize, slice: &[(usize, AxisValue)]) -
         .collect()
 }
 
-fn draw_charts(study: &TableStudy, results: &TableResults, dir: &Path) -> Result<(), ReportError> {
+fn draw_charts(
+    study: &TableStudy,
+    results: &TableResults,
+    charts: &Charts,
+) -> Result<(), ReportError> {
     let axes = &study.axes;
     let x: Vec<usize> = if axes.is_empty() { vec![] } else { vec![0] };
     let x_label = axes
@@ -110,10 +121,12 @@ fn draw_charts(study: &TableStudy, results: &TableResults, dir: &Path) -> Result
     for (variant, (name, table)) in study.variants.iter().enumerate() {
         let suffix = report::variant_suffix(name, study.variants.len());
         let series: Vec<String> = table.outcomes().to_vec();
+        let of = Some(name.as_str());
         report::draw_pages(
             axes,
             &x,
-            dir,
+            charts,
+            of,
             &format!("outcomes{suffix}"),
             &format!("{} outcomes — {name}", study.system),
             &|slice| chart::Panel::Bars {
@@ -158,7 +171,8 @@ fn draw_charts(study: &TableStudy, results: &TableResults, dir: &Path) -> Result
             report::draw_pages(
                 axes,
                 &drawn,
-                dir,
+                charts,
+                of,
                 &format!("expected_{}{suffix}", crate::analysis::slug(expectation)),
                 &format!("{expectation} per roll — {name}"),
                 &|slice| {
@@ -205,7 +219,7 @@ fn draw_charts(study: &TableStudy, results: &TableResults, dir: &Path) -> Result
                 })
                 .collect();
             chart::distributions(
-                &dir.join(format!("survival{suffix}")),
+                &charts.path(&format!("survival{suffix}"), of),
                 &format!(
                     "SP left of a {}-SP stack, DRM {} — {name}",
                     turns.sp,
@@ -220,8 +234,18 @@ fn draw_charts(study: &TableStudy, results: &TableResults, dir: &Path) -> Result
     Ok(())
 }
 
-fn rulebook_tables(study: &TableStudy, results: &TableResults) -> String {
+/// Rulebook tables: per variant, the outcomes at every grid point first (each outcome's
+/// exact chance and the expected values: the answer), then the printed table, a march
+/// study's best request and a turns study's survival.
+fn rulebook_tables(study: &TableStudy, results: &TableResults) -> Rulebook {
     use std::fmt::Write;
+    let mut book = Rulebook::new(
+        &study.name,
+        format!(
+            "Seed {}, {} rolls per grid point",
+            results.seed, results.trials
+        ),
+    );
     let mut md = format!("# {} — rulebook tables\n\n", study.name);
     if let Some(d) = &study.description {
         let _ = writeln!(md, "{}\n", d.trim());
@@ -234,11 +258,11 @@ fn rulebook_tables(study: &TableStudy, results: &TableResults) -> String {
         results.trials,
         report::rulebook::describe(options)
     );
+    book.text(&md);
     for (variant, (name, table)) in study.variants.iter().enumerate() {
         let t = table.table();
-        let _ = writeln!(md, "## The {} table — {name}\n", t.name);
-        let _ = writeln!(md, "{}", t.markdown());
-        let _ = writeln!(md, "## Outcomes per grid point — {name}\n");
+        let title = format!("Outcomes per grid point — {name}");
+        book.text(&format!("## {title}\n\n"));
         let values = d6table::outcome_values(&study.system, table.outcomes());
         let rows = printed_rows(study, variant);
         let header: Vec<String> = study
@@ -253,35 +277,41 @@ fn rulebook_tables(study: &TableStudy, results: &TableResults) -> String {
             )
             .chain(values.iter().map(|(n, _)| n.to_string()))
             .collect();
-        let _ = writeln!(md, "| {} |", header.join(" | "));
-        let _ = writeln!(md, "|{}", "---|".repeat(header.len()));
+        let mut outcomes = Table::new(&title, header);
         let mut moved = false;
         for row in &rows {
             let result = &results.points[row.points[0]];
             let chances =
                 report::rulebook::exact_row(options, &result.exact.counts, result.exact.total);
             moved |= chances.moved;
-            let cells: Vec<String> = row
+            let cells: Vec<Cell> = row
                 .labels
                 .iter()
                 .cloned()
-                .chain(chances.cells)
+                .map(Cell::Text)
+                .chain(chances.values)
                 .chain(values.iter().map(|(_, v)| {
                     let e = result.exact.expectation(|i| v[i]);
-                    format!("{e} ({:.3})", e.to_f64())
+                    Cell::number(
+                        e.to_f64(),
+                        NumberFormat::Decimal(3),
+                        format!("{e} ({:.3})", e.to_f64()),
+                    )
                 }))
                 .collect();
-            let _ = writeln!(md, "| {} |", cells.join(" | "));
+            outcomes.row(cells);
         }
-        let _ = writeln!(md);
+        book.table(outcomes);
+        book.text("\n");
         if let Some(note) = column_note(study, &rows) {
-            let _ = writeln!(md, "{note}\n");
+            book.text(&format!("{note}\n\n"));
         }
         if moved {
-            let _ = writeln!(md, "{}\n", report::rulebook::MOVED_NOTE);
+            book.text(&format!("{}\n\n", report::rulebook::MOVED_NOTE));
         }
         if study.system == "march" {
-            let _ = writeln!(md, "### Best request per DRM — {name}\n\nExpected extra MP per SP eliminated (∞ when no SP is lost); the best request in bold.\n");
+            let best_title = format!("Best request per DRM — {name}");
+            book.text(&format!("### {best_title}\n\nExpected extra MP per SP eliminated (∞ when no SP is lost); the best request in bold.\n\n"));
             let drms: Vec<i32> = {
                 let mut d: Vec<i32> = study
                     .points
@@ -293,9 +323,11 @@ fn rulebook_tables(study: &TableStudy, results: &TableResults) -> String {
                 d.dedup();
                 d
             };
-            let _ = writeln!(
-                md,
-                "| DRM | extra 1 | extra 2 | extra 3 |\n|---|---|---|---|"
+            let mut best_table = Table::new(
+                &best_title,
+                ["DRM", "extra 1", "extra 2", "extra 3"]
+                    .map(String::from)
+                    .to_vec(),
             );
             for drm in drms {
                 let ratio = |column: usize| {
@@ -310,39 +342,49 @@ fn rulebook_tables(study: &TableStudy, results: &TableResults) -> String {
                 };
                 let ratios: Vec<f64> = (0..3).map(ratio).collect();
                 let best = ratios.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-                let cells: Vec<String> = ratios
-                    .iter()
-                    .map(|r| {
+                let cells: Vec<Cell> = std::iter::once(Cell::text(crate::table::signed(drm)))
+                    .chain(ratios.iter().map(|r| {
                         let text = if r.is_infinite() {
                             "∞".to_string()
                         } else {
                             format!("{r:.2}")
                         };
-                        if *r == best {
+                        let shown = if *r == best {
                             format!("**{text}**")
                         } else {
                             text
-                        }
-                    })
+                        };
+                        Cell::number(*r, NumberFormat::Decimal(2), shown)
+                    }))
                     .collect();
-                let _ = writeln!(
-                    md,
-                    "| {} | {} |",
-                    crate::table::signed(drm),
-                    cells.join(" | ")
-                );
+                best_table.row(cells);
             }
-            let _ = writeln!(md);
+            book.table(best_table);
+            book.text("\n");
         }
+        let printed = format!("The {} table — {name}", t.name);
+        book.text(&format!("## {printed}\n\n"));
+        book.table(Table::from_markdown(&printed, &t.markdown()));
+        book.text("\n");
         if let (Some(turns), Some(result)) = (study.turns, results.turns.get(variant)) {
-            let _ = writeln!(
-                md,
-                "## A {}-SP stack sitting {} turns, DRM {} — {name}\n",
+            let turns_title = format!(
+                "A {}-SP stack sitting {} turns, DRM {} — {name}",
                 turns.sp,
                 turns.turns,
                 crate::table::signed(turns.drm)
             );
-            let _ = writeln!(md, "| turn | expected SP left | P(no loss) | P(half or less left) |\n|---|---|---|---|");
+            book.text(&format!("## {turns_title}\n\n"));
+            let mut survival = Table::new(
+                &turns_title,
+                [
+                    "turn",
+                    "expected SP left",
+                    "P(no loss)",
+                    "P(half or less left)",
+                ]
+                .map(String::from)
+                .to_vec(),
+            );
             for (turn, d) in result.exact.iter().enumerate().skip(1) {
                 let mean: f64 = d.iter().enumerate().map(|(sp, p)| sp as f64 * p).sum();
                 let half: f64 = d
@@ -351,17 +393,18 @@ fn rulebook_tables(study: &TableStudy, results: &TableResults) -> String {
                     .filter(|(sp, _)| 2 * sp <= turns.sp as usize)
                     .map(|(_, p)| p)
                     .sum();
-                let _ = writeln!(
-                    md,
-                    "| {turn} | {mean:.3} | {:.1}% | {:.1}% |",
-                    d[turns.sp as usize] * 100.0,
-                    half * 100.0
-                );
+                survival.row(vec![
+                    Cell::text(turn.to_string()),
+                    Cell::decimal(mean, 3),
+                    Cell::percent(d[turns.sp as usize], 1),
+                    Cell::percent(half, 1),
+                ]);
             }
-            let _ = writeln!(md);
+            book.table(survival);
+            book.text("\n");
         }
     }
-    md
+    book
 }
 
 /// The swept parameter that picks a printed column of the table, if any.

@@ -472,8 +472,8 @@ pub fn variant_name(
             limits::MAX_NAME_CHARS
         ));
     }
-    if text.chars().any(char::is_control) {
-        return refuse("a variant name may not hold control characters (tabs, newlines)".into());
+    if let Some(refused) = control_character(text, Lines::One) {
+        return refuse(control_message("a variant name", refused, Lines::One));
     }
     let own = slug(text);
     if own.is_empty() {
@@ -497,6 +497,107 @@ pub fn variant_name(
         });
     }
     Ok(text.to_string())
+}
+
+/// Whether a text from the file may run over several lines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lines {
+    /// A name: one line, no tab.
+    One,
+    /// A description: tabs and line breaks (`\n`, `\r\n`) are its own.
+    Several,
+}
+
+/// The first character of `text` no report may show: a control character — C0
+/// (U+0000–U+001F), DEL (U+007F) or C1 (U+0080–U+009F) — other than, in a text of
+/// [`Lines::Several`], a tab, a newline or a carriage return before a newline. Such a
+/// character written raw into `tables.md` is a terminal escape when the file is `cat`.
+pub fn control_character(text: &str, lines: Lines) -> Option<(usize, char)> {
+    let mut chars = text.chars().enumerate().peekable();
+    while let Some((at, c)) = chars.next() {
+        let allowed = lines == Lines::Several
+            && (c == '\t'
+                || c == '\n'
+                || (c == '\r' && chars.peek().is_some_and(|(_, next)| *next == '\n')));
+        if c.is_control() && !allowed {
+            return Some((at + 1, c));
+        }
+    }
+    None
+}
+
+/// What an error says of a control character found by [`control_character`] in `what`
+/// ("a side name").
+pub fn control_message(what: &str, (at, c): (usize, char), lines: Lines) -> String {
+    let allowed = match lines {
+        Lines::One => "letters, digits, spaces and punctuation on one line",
+        Lines::Several => "plain text (tabs and line breaks are fine)",
+    };
+    format!(
+        "{what} may not hold control characters (they reach tables.md and the page, where a terminal would run them); found U+{:04X} at character {at}; write {allowed}",
+        u32::from(c)
+    )
+}
+
+/// A text of the file that reaches a report — a description, a side's, a unit's or a
+/// profile's name — checked the one way every system checks it: no control characters
+/// ([`control_character`]), and for a name ([`Lines::One`]) not blank and at most
+/// [`limits::MAX_NAME_CHARS`] characters. `field` is the key ("side.a.name"), `what`
+/// the text in words ("a side name"). Returns the text, a name trimmed.
+pub fn report_text(
+    source: &Source,
+    value: &Spanned<String>,
+    field: &str,
+    what: &str,
+    lines: Lines,
+) -> Result<String, AnalysisError> {
+    report_text_at(source, value, value.get_ref(), field, what, lines)
+}
+
+/// [`report_text`] of a text read from inside a larger value `value` (a unit's name in a
+/// list of unit tables), the error naming that value's line.
+pub fn report_text_at<T>(
+    source: &Source,
+    value: &Spanned<T>,
+    text: &str,
+    field: &str,
+    what: &str,
+    lines: Lines,
+) -> Result<String, AnalysisError> {
+    let text = match lines {
+        Lines::One => text.trim(),
+        Lines::Several => text,
+    };
+    if let Some(refused) = control_character(text, lines) {
+        return Err(source.error(value, field, control_message(what, refused, lines)));
+    }
+    if lines == Lines::One {
+        if text.is_empty() {
+            return Err(source.error(value, field, format!("{what} may not be blank")));
+        }
+        let count = text.chars().count();
+        if count > limits::MAX_NAME_CHARS {
+            return Err(source.error(
+                value,
+                field,
+                format!(
+                    "{what} is at most {} characters, got {count}",
+                    limits::MAX_NAME_CHARS
+                ),
+            ));
+        }
+    }
+    Ok(text.to_string())
+}
+
+/// An analysis's `description`, checked by [`report_text`].
+pub fn description(
+    source: &Source,
+    value: Option<&Spanned<String>>,
+) -> Result<Option<String>, AnalysisError> {
+    value
+        .map(|d| report_text(source, d, "description", "the description", Lines::Several))
+        .transpose()
 }
 
 /// Refuses a grid of more than [`MAX_RUNS`] runs (grid points × variants).
@@ -727,5 +828,74 @@ impl TablesOptions {
             )? as u32;
         }
         Ok(options)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_are_found_where_a_report_would_show_them() {
+        // C0, DEL and C1, each at its character position.
+        assert_eq!(
+            control_character("ok\u{1b}[31m", Lines::One),
+            Some((3, '\u{1b}'))
+        );
+        assert_eq!(
+            control_character("del\u{7f}", Lines::One),
+            Some((4, '\u{7f}'))
+        );
+        assert_eq!(
+            control_character("é\u{9b}", Lines::Several),
+            Some((2, '\u{9b}'))
+        );
+        // A name is one line: no tab, no newline.
+        assert_eq!(control_character("a\tb", Lines::One), Some((2, '\t')));
+        assert_eq!(control_character("a\nb", Lines::One), Some((2, '\n')));
+        // A description may break lines (also as CRLF) and hold tabs, nothing else.
+        assert_eq!(control_character("a\tb\nc\r\nd", Lines::Several), None);
+        assert_eq!(control_character("a\rb", Lines::Several), Some((2, '\r')));
+        // Letters of any script, punctuation and format characters are text.
+        assert_eq!(control_character("Ямщики — 3:2 ½", Lines::One), None);
+    }
+
+    #[test]
+    fn a_report_text_is_refused_with_its_field_line_and_the_character() {
+        let text = "x = 1\nname = \"At\\u0007tacker\"\n";
+        #[derive(serde::Deserialize)]
+        struct File {
+            name: Spanned<String>,
+        }
+        let source = Source::new(Path::new("f.toml"), text);
+        let file: File = toml::from_str(text).unwrap();
+        let error = report_text(
+            &source,
+            &file.name,
+            "side.a.name",
+            "a side name",
+            Lines::One,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            error.starts_with(
+                "f.toml, line 2: field `side.a.name`: a side name may not hold control characters"
+            ),
+            "{error}"
+        );
+        assert!(error.contains("U+0007 at character 3"), "{error}");
+        let fine: File = toml::from_str("name = \"  Attacker \"").unwrap();
+        assert_eq!(
+            report_text(
+                &source,
+                &fine.name,
+                "side.a.name",
+                "a side name",
+                Lines::One
+            )
+            .unwrap(),
+            "Attacker"
+        );
     }
 }

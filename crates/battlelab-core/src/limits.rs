@@ -49,6 +49,27 @@ pub const MAX_MESSAGE_CHARS: usize = 600;
 /// whole is at most [`MAX_MESSAGE_CHARS`]. Every analysis error passes through it, so no
 /// name or value in a file, however long, floods the terminal.
 pub fn tidy(message: &str) -> String {
+    // A control character quoted from the file (other than a line break or a tab) is
+    // written as its escape, `\u{1b}`: an error message must not drive the terminal.
+    let escaped: String;
+    let message = if message
+        .chars()
+        .any(|c| c.is_control() && c != '\n' && c != '\t')
+    {
+        escaped = message
+            .chars()
+            .map(|c| {
+                if c.is_control() && c != '\n' && c != '\t' {
+                    c.escape_unicode().to_string()
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect();
+        &escaped
+    } else {
+        message
+    };
     let mut out = String::new();
     for (i, word) in message.split(' ').enumerate() {
         if i > 0 {
@@ -70,6 +91,14 @@ pub fn tidy(message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tidy_writes_control_characters_as_escapes() {
+        assert_eq!(
+            tidy("got \"a\u{1b}[31mb\u{9b}c\u{7f}\"\nnext\tline"),
+            "got \"a\\u{1b}[31mb\\u{9b}c\\u{7f}\"\nnext\tline"
+        );
+    }
 
     #[test]
     fn tidy_cuts_long_words_and_long_messages() {

@@ -200,7 +200,7 @@ struct SystemOnly {
 #[serde(deny_unknown_fields)]
 struct FieldFile {
     name: Option<Spanned<String>>,
-    description: Option<String>,
+    description: Option<Spanned<String>>,
     #[allow(dead_code)]
     system: Spanned<String>,
     seed: Option<Spanned<i64>>,
@@ -254,7 +254,7 @@ struct SidesSpec {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct SideSpec {
-    name: Option<String>,
+    name: Option<Spanned<String>>,
     sp: Spanned<i64>,
     morale: Spanned<i64>,
     leader: Option<Spanned<i64>>,
@@ -290,8 +290,7 @@ struct RollSpec {
 #[serde(deny_unknown_fields)]
 struct VariantSpec {
     name: Spanned<String>,
-    #[allow(dead_code)]
-    description: Option<String>,
+    description: Option<Spanned<String>>,
     rules: Option<OverridesSpec>,
     tactic: Option<VariantTactics>,
 }
@@ -476,6 +475,15 @@ impl Analysis {
             let field = format!("variant[{index}]");
             let taken: Vec<&str> = variants.iter().map(|v: &Variant| v.name.as_str()).collect();
             let name = variant_name(source, &variant.name, &field, &taken)?;
+            if let Some(description) = &variant.description {
+                crate::analysis::report_text(
+                    source,
+                    description,
+                    &format!("{field}.description"),
+                    "a variant's description",
+                    crate::analysis::Lines::Several,
+                )?;
+            }
             let mut rules = base_rules.clone();
             if let Some(overrides) = &variant.rules {
                 apply_overrides(source, &format!("{field}.rules"), overrides, &mut rules)?;
@@ -661,7 +669,7 @@ impl Analysis {
         Ok(Self {
             path: path.to_path_buf(),
             name,
-            description: spec.description,
+            description: crate::analysis::description(source, spec.description.as_ref())?,
             system: "field".into(),
             seed,
             trials,
@@ -724,11 +732,18 @@ fn side(source: &Source, key: &str, spec: &SideSpec) -> Result<Force, AnalysisEr
             .expect("seven tactics")
             .into(),
     };
+    let name = match &spec.name {
+        Some(name) => crate::analysis::report_text(
+            source,
+            name,
+            &field("name"),
+            "a side name",
+            crate::analysis::Lines::One,
+        )?,
+        None => key.to_ascii_uppercase(),
+    };
     Ok(Force {
-        name: spec
-            .name
-            .clone()
-            .unwrap_or_else(|| key.to_ascii_uppercase()),
+        name,
         sp,
         morale,
         leader,

@@ -86,7 +86,7 @@ pub struct FrontierStudy {
 #[serde(deny_unknown_fields)]
 struct FrontierFile {
     name: Option<Spanned<String>>,
-    description: Option<String>,
+    description: Option<Spanned<String>>,
     #[allow(dead_code)]
     system: String,
     seed: Option<Spanned<i64>>,
@@ -130,7 +130,7 @@ struct SidesSpec {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct SideSpec {
-    name: Option<String>,
+    name: Option<Spanned<String>>,
     level: Spanned<i64>,
     primary_leader: Spanned<i64>,
     movement: Option<Spanned<String>>,
@@ -636,26 +636,26 @@ impl FrontierStudy {
                 add("surprise", label.to_string(), battle);
             }
         }
+        let side_name = |key: &str, side: &SideSpec| match &side.name {
+            Some(name) => analysis::report_text(
+                &source,
+                name,
+                &format!("side.{key}.name"),
+                "a side name",
+                analysis::Lines::One,
+            ),
+            None => Ok(key.to_ascii_uppercase()),
+        };
         Ok(Self {
             skipped,
             path: path.to_path_buf(),
             name,
-            description: spec.description,
+            description: analysis::description(&source, spec.description.as_ref())?,
             seed,
             trials,
             side_names: [
-                spec.side
-                    .a
-                    .get_ref()
-                    .name
-                    .clone()
-                    .unwrap_or_else(|| "A".into()),
-                spec.side
-                    .b
-                    .get_ref()
-                    .name
-                    .clone()
-                    .unwrap_or_else(|| "B".into()),
+                side_name("a", spec.side.a.get_ref())?,
+                side_name("b", spec.side.b.get_ref())?,
             ],
             runs,
         })

@@ -150,7 +150,7 @@ pub struct MeleeStudy {
 #[serde(deny_unknown_fields)]
 struct MeleeFile {
     name: Option<Spanned<String>>,
-    description: Option<String>,
+    description: Option<Spanned<String>>,
     #[allow(dead_code)]
     system: String,
     seed: Option<Spanned<i64>>,
@@ -502,6 +502,14 @@ impl MeleeStudy {
         let mut profiles: BTreeMap<String, (UnitProfile, Option<u32>, usize)> = BTreeMap::new();
         for (pname, p) in profile_specs.get_ref() {
             let field = format!("profiles.{pname}");
+            analysis::report_text_at(
+                &source,
+                p,
+                pname,
+                &field,
+                "a profile's name",
+                analysis::Lines::One,
+            )?;
             let missing: Vec<&str> = REQUIRED_STATS
                 .iter()
                 .copied()
@@ -831,7 +839,7 @@ impl MeleeStudy {
         Ok(Self {
             path: path.to_path_buf(),
             name,
-            description: spec.description,
+            description: analysis::description(&source, spec.description.as_ref())?,
             seed,
             trials,
             exact: spec.exact.unwrap_or(true),

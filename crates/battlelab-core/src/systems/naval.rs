@@ -58,6 +58,8 @@ pub struct NavalStudy {
     pub path: PathBuf,
     pub name: String,
     pub description: Option<String>,
+    /// The fleets' names (`fleet.a.name`, `fleet.b.name`; "A" and "B" unless named).
+    pub side_names: [String; 2],
     pub seed: u64,
     pub trials: u64,
     pub variants: Vec<(String, NavalCombat)>,
@@ -70,7 +72,7 @@ pub struct NavalStudy {
 #[serde(deny_unknown_fields)]
 struct NavalFile {
     name: Option<Spanned<String>>,
-    description: Option<String>,
+    description: Option<Spanned<String>>,
     #[allow(dead_code)]
     system: String,
     seed: Option<Spanned<i64>>,
@@ -109,7 +111,7 @@ struct FleetsSpec {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FleetSpec {
-    name: Option<String>,
+    name: Option<Spanned<String>>,
     nsp: Spanned<i64>,
     morale: Spanned<i64>,
     leader: Option<Spanned<i64>>,
@@ -121,8 +123,7 @@ struct FleetSpec {
 #[serde(deny_unknown_fields)]
 struct VariantSpec {
     name: Spanned<String>,
-    #[allow(dead_code)]
-    description: Option<String>,
+    description: Option<Spanned<String>>,
     rules: Option<CellOverrides>,
 }
 
@@ -156,11 +157,18 @@ pub const DOC: SystemDoc = SystemDoc {
 
 fn fleet(source: &Source, key: &str, spec: &FleetSpec) -> Result<Fleet, AnalysisError> {
     let field = |f: &str| format!("fleet.{key}.{f}");
+    let name = match &spec.name {
+        Some(name) => analysis::report_text(
+            source,
+            name,
+            &field("name"),
+            "a fleet's name",
+            analysis::Lines::One,
+        )?,
+        None => key.to_ascii_uppercase(),
+    };
     Ok(Fleet {
-        name: spec
-            .name
-            .clone()
-            .unwrap_or_else(|| key.to_ascii_uppercase()),
+        name,
         nsp: source.int_in(
             &spec.nsp,
             &field("nsp"),
@@ -218,6 +226,15 @@ impl NavalStudy {
         for (i, v) in spec.variant.iter().flatten().enumerate() {
             let taken: Vec<&str> = variants.iter().map(|(n, _)| n.as_str()).collect();
             let vname = analysis::variant_name(&source, &v.name, &format!("variant[{i}]"), &taken)?;
+            if let Some(description) = &v.description {
+                analysis::report_text(
+                    &source,
+                    description,
+                    &format!("variant[{i}].description"),
+                    "a variant's description",
+                    analysis::Lines::Several,
+                )?;
+            }
             let table = apply_cells(
                 &source,
                 &format!("variant[{i}].rules"),
@@ -290,7 +307,8 @@ impl NavalStudy {
         Ok(Self {
             path: path.to_path_buf(),
             name,
-            description: spec.description,
+            description: analysis::description(&source, spec.description.as_ref())?,
+            side_names: [base.a.name.clone(), base.b.name.clone()],
             seed,
             trials,
             variants,

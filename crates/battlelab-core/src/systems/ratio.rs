@@ -136,7 +136,7 @@ pub struct RatioStudy {
 #[serde(deny_unknown_fields)]
 struct RatioFile {
     name: Option<Spanned<String>>,
-    description: Option<String>,
+    description: Option<Spanned<String>>,
     #[allow(dead_code)]
     system: String,
     seed: Option<Spanned<i64>>,
@@ -181,7 +181,7 @@ struct SidesSpec {
 #[derive(Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 struct SideSpec {
-    name: Option<String>,
+    name: Option<Spanned<String>>,
     units: Spanned<toml::Value>,
     argument: Option<Spanned<i64>>,
     quality: Option<Spanned<i64>>,
@@ -219,8 +219,7 @@ struct SkirmishSideSpec {
 #[serde(deny_unknown_fields)]
 struct VariantSpec {
     name: Spanned<String>,
-    #[allow(dead_code)]
-    description: Option<String>,
+    description: Option<Spanned<String>>,
     a: Option<SideOverrides>,
     b: Option<SideOverrides>,
     battle: Option<BattleOverrides>,
@@ -604,6 +603,14 @@ fn side_setup(source: &Source, key: &str, spec: &SideSpec) -> Result<SideSetup, 
                     }
                 }
                 if let Some(name) = &u.name {
+                    analysis::report_text_at(
+                        source,
+                        &spec.units,
+                        name,
+                        &format!("side.{}.units[{i}].name", key_side("")),
+                        "a unit's name",
+                        analysis::Lines::One,
+                    )?;
                     if units[..i].iter().any(|o| o.name.as_ref() == Some(name)) {
                         return Err(source.error(
                             &spec.units,
@@ -637,11 +644,18 @@ fn side_setup(source: &Source, key: &str, spec: &SideSpec) -> Result<SideSetup, 
             None => Ok(0),
         }
     };
+    let name = match &spec.name {
+        Some(name) => analysis::report_text(
+            source,
+            name,
+            &field("name"),
+            "a side name",
+            analysis::Lines::One,
+        )?,
+        None => key.to_ascii_uppercase(),
+    };
     Ok(SideSetup {
-        name: spec
-            .name
-            .clone()
-            .unwrap_or_else(|| key.to_ascii_uppercase()),
+        name,
         listed,
         count,
         argument: small(
@@ -922,6 +936,15 @@ impl RatioStudy {
         for (i, v) in spec.variant.iter().flatten().enumerate() {
             let taken: Vec<&str> = variants.iter().map(|(n, ..)| n.as_str()).collect();
             let vname = analysis::variant_name(&source, &v.name, &format!("variant[{i}]"), &taken)?;
+            if let Some(description) = &v.description {
+                analysis::report_text(
+                    &source,
+                    description,
+                    &format!("variant[{i}].description"),
+                    "a variant's description",
+                    analysis::Lines::Several,
+                )?;
+            }
             variants.push((
                 vname,
                 [
@@ -1324,7 +1347,7 @@ impl RatioStudy {
         Ok(Self {
             path: path.to_path_buf(),
             name,
-            description: spec.description,
+            description: analysis::description(&source, spec.description.as_ref())?,
             seed,
             trials,
             exact: spec.exact.unwrap_or(true),

@@ -55,7 +55,7 @@ pub struct SetupStudy {
 #[serde(deny_unknown_fields)]
 struct SetupFile {
     name: Option<Spanned<String>>,
-    description: Option<String>,
+    description: Option<Spanned<String>>,
     #[allow(dead_code)]
     system: String,
     seed: Option<Spanned<i64>>,
@@ -149,8 +149,14 @@ impl SetupStudy {
         let mut states: Vec<MapState> = Vec::new();
         for (i, s) in specs.iter().enumerate() {
             let field = |f: &str| format!("state[{i}].{f}");
-            let state_name = s.name.get_ref().trim().to_string();
-            if state_name.is_empty() || states.iter().any(|st| st.name == state_name) {
+            let state_name = analysis::report_text(
+                &source,
+                &s.name,
+                &field("name"),
+                "a state's name",
+                analysis::Lines::One,
+            )?;
+            if states.iter().any(|st| st.name == state_name) {
                 return Err(source.error(
                     &s.name,
                     field("name"),
@@ -179,17 +185,16 @@ impl SetupStudy {
                 (Some(p), StateKind::Minor) => *p.get_ref(),
                 (None, _) => true,
             };
-            let coalition_name = s
-                .coalition
-                .as_ref()
-                .map_or_else(|| state_name.clone(), |c| c.get_ref().trim().to_string());
-            if coalition_name.is_empty() {
-                let at = s
-                    .coalition
-                    .as_ref()
-                    .expect("only a given coalition can be empty");
-                return Err(source.error(at, field("coalition"), "a coalition needs a name"));
-            }
+            let coalition_name = match &s.coalition {
+                Some(c) => analysis::report_text(
+                    &source,
+                    c,
+                    &field("coalition"),
+                    "a coalition's name",
+                    analysis::Lines::One,
+                )?,
+                None => state_name.clone(),
+            };
             let coalition = match coalitions.iter().position(|c| *c == coalition_name) {
                 Some(c) => c,
                 None => {
@@ -208,7 +213,7 @@ impl SetupStudy {
         Ok(Self {
             path: path.to_path_buf(),
             name,
-            description: spec.description,
+            description: analysis::description(&source, spec.description.as_ref())?,
             seed,
             trials,
             states,

@@ -106,7 +106,7 @@ pub struct TableStudy {
 #[serde(deny_unknown_fields)]
 struct TableFile {
     name: Option<Spanned<String>>,
-    description: Option<String>,
+    description: Option<Spanned<String>>,
     #[allow(dead_code)]
     system: String,
     seed: Option<Spanned<i64>>,
@@ -150,8 +150,7 @@ pub struct CellOverrides {
 #[serde(deny_unknown_fields)]
 struct VariantSpec {
     name: Spanned<String>,
-    #[allow(dead_code)]
-    description: Option<String>,
+    description: Option<Spanned<String>>,
     rules: Option<CellOverrides>,
 }
 
@@ -339,6 +338,15 @@ impl TableStudy {
                 &format!("variant[{index}]"),
                 &taken,
             )?;
+            if let Some(description) = &variant.description {
+                analysis::report_text(
+                    &source,
+                    description,
+                    &format!("variant[{index}].description"),
+                    "a variant's description",
+                    analysis::Lines::Several,
+                )?;
+            }
             let table = apply_cells(
                 &source,
                 &format!("variant[{index}].rules"),
@@ -532,7 +540,7 @@ impl TableStudy {
         Ok(Self {
             path: path.to_path_buf(),
             name,
-            description: spec.description,
+            description: analysis::description(&source, spec.description.as_ref())?,
             system,
             seed,
             trials,
