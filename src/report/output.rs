@@ -599,7 +599,7 @@ fn remove_report(folder: &Path, files: &[String]) -> Result<(), String> {
         .chain(files.iter().filter(|n| *n == MANIFEST));
     for name in ordered {
         if name == MANIFEST && !left.is_empty() {
-            left.push(name.clone());
+            // Kept: the folder stays a report the next run can recognise and remove.
             break;
         }
         let path = folder.join(name);
@@ -619,7 +619,7 @@ fn remove_report(folder: &Path, files: &[String]) -> Result<(), String> {
                 format!("it still holds files battlelab did not write ({why})")
             } else {
                 format!(
-                    "{} could not be removed ({why})",
+                    "{} could not be removed ({why}); it keeps its manifest, so it is still a battlelab report",
                     left.iter().take(3).cloned().collect::<Vec<_>>().join(", ")
                         + if left.len() > 3 { " and more" } else { "" }
                 )
