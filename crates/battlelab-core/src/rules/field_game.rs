@@ -525,6 +525,9 @@ fn stage_matrix_in<T: GameNumber>(
         .collect()
 }
 
+/// A game's reachable (round, state) pairs, and per slot its index among them.
+type Reachable = (Vec<(u32, BattleState)>, Vec<u32>);
+
 /// The (round, state) pairs of a battle reachable from its start under any play of the
 /// allowed tactics, round by round, states sorted; and per slot of `shape`, its index
 /// among them (their number where not reachable).
@@ -532,7 +535,7 @@ fn reachable_states(
     field: &FieldCombat,
     battle: &PreparedBattle,
     shape: &GameShape,
-) -> Result<(Vec<(u32, BattleState)>, Vec<u32>), GameError> {
+) -> Result<Reachable, GameError> {
     let rounds = shape.rounds;
     let [rows, columns] = battle.allowed.map(TacticSet::tactics);
     let mut live = vec![false; shape.slots()];

@@ -483,17 +483,17 @@ mod tests {
             assert_eq!(s.row.iter().sum::<BigRational>(), q(1, 1));
             assert_eq!(s.column.iter().sum::<BigRational>(), q(1, 1));
             assert!(s.row.iter().chain(&s.column).all(|p| !p.is_negative()));
-            for i in 0..rows {
-                let payoff: BigRational = (0..cols).map(|j| &game[i][j] * &s.column[j]).sum();
+            for row in &game {
+                let payoff: BigRational = row.iter().zip(&s.column).map(|(a, q)| a * q).sum();
                 assert!(payoff <= s.value);
             }
             for j in 0..cols {
-                let payoff: BigRational = (0..rows).map(|i| &game[i][j] * &s.row[i]).sum();
+                let payoff: BigRational = game.iter().zip(&s.row).map(|(r, p)| &r[j] * p).sum();
                 assert!(payoff >= s.value);
             }
             let floats: Vec<Vec<f64>> = game
                 .iter()
-                .map(|r| r.iter().map(|v| to_f64(v)).collect())
+                .map(|r| r.iter().map(to_f64).collect())
                 .collect();
             assert!((solve(&floats).value - to_f64(&s.value)).abs() < 1e-12);
         }

@@ -748,7 +748,7 @@ fn side(source: &Source, key: &str, spec: &SideSpec) -> Result<(Force, TacticSet
         Some(value) => {
             let policy = tactic_policy(source, &field("tactic"), value)?;
             within(policy, allowed, usize::from(key == "b"))
-                .map_err(|e| source.error(value, &field("tactic"), e))?
+                .map_err(|e| source.error(value, field("tactic"), e))?
         }
         None => allowed.uniform().into(),
     };
