@@ -101,12 +101,15 @@ impl Ty {
             Ty::Tactic => {
                 "name | \"uniform\" | { uniform = [..] } | { mix = { name = weight } }".into()
             }
-            Ty::ListOf(w) => format!("[some of {}]", words(w).join(", ")),
-            Ty::OneOrList(one, list) => format!(
-                "{} | [some of {}]",
-                words(one).join(" | "),
-                words(list).join(", ")
+            Ty::ListOf(w) => format!("[some of {}]", w.join(", ")),
+            // The first few words, so that the column stays readable; the meaning and the
+            // schema give the rest.
+            Ty::OneOrList(one, _) if one.len() > 5 => format!(
+                "{} | … ({} names) | [a list of them]",
+                words(&one[..5]).join(" | "),
+                one.len()
             ),
+            Ty::OneOrList(one, _) => format!("{} | [a list of them]", words(one).join(" | ")),
             _ => String::new(),
         }
     }
