@@ -104,10 +104,13 @@ pub enum Command {
 pub struct EquilibriumArgs {
     /// A field-battle analysis file (TOML), e.g. analyses/field_equilibrium.toml.
     pub file: PathBuf,
-    /// What A maximises and B minimises: win = P(A wins), sp = B's SP lost minus A's
-    /// [default: the file's [equilibrium] payoff, else win].
-    #[arg(long, value_enum)]
-    pub payoff: Option<PayoffArg>,
+    /// What the game is played for: win = P(B loses: broken, or withdrawing alone), A
+    /// maximising; sp = B's SP lost minus A's, A maximising; or the chance of outcomes the
+    /// report names — "A loses", "B loses", "smaller loses", "A wins", "B withdraws", …,
+    /// several joined by commas ("B wins,A withdraws") — the side they are bad for
+    /// minimising it [default: the file's [equilibrium] payoff, else win].
+    #[arg(long, value_parser = payoff_parser)]
+    pub payoff: Option<battlelab::rules::field_game::PayoffSpec>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -115,6 +118,11 @@ pub struct EquilibriumArgs {
     /// the first swept axis, tables.md.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Let --out replace a battlelab report of another analysis or another kind (run,
+    /// compare, value, equilibrium); without it only a report of this same analysis and
+    /// kind is replaced.
+    #[arg(long)]
+    pub replace: bool,
     /// Worker threads [default: one per core].
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
     pub threads: Option<u64>,
@@ -123,11 +131,16 @@ pub struct EquilibriumArgs {
     pub quiet: bool,
 }
 
-/// `--payoff`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum PayoffArg {
-    Win,
-    Sp,
+/// `--payoff`: one name, or outcome names joined by commas.
+fn payoff_parser(text: &str) -> Result<battlelab::rules::field_game::PayoffSpec, String> {
+    use battlelab::rules::field_game::PayoffSpec;
+    let parsed = if text.contains(',') {
+        let names: Vec<&str> = text.split(',').collect();
+        PayoffSpec::parse_list(&names)
+    } else {
+        PayoffSpec::parse(text)
+    };
+    parsed.map_err(|e| format!("{e}; allowed: {}", PayoffSpec::allowed()))
 }
 
 #[derive(Debug, Args)]
@@ -182,6 +195,11 @@ pub struct ValueArgs {
     /// headline at the reference run, tables.md).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Let --out replace a battlelab report of another analysis or another kind (run,
+    /// compare, value, equilibrium); without it only a report of this same analysis and
+    /// kind is replaced.
+    #[arg(long)]
+    pub replace: bool,
     /// Worker threads [default: one per core].
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
     pub threads: Option<u64>,
@@ -250,6 +268,11 @@ pub struct RunArgs {
     /// shards/<name>/shard-K-of-N].
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Let --out replace a battlelab report of another analysis or another kind (run,
+    /// compare, value, equilibrium); without it only a report of this same analysis and
+    /// kind is replaced.
+    #[arg(long)]
+    pub replace: bool,
     /// Run each run until every simulated probability's 95% interval half-width is at
     /// most this (e.g. 0.002), with --trials (or the file's trials) as the cap; overrides
     /// the file's `precision`. A run that reaches the cap first keeps its trials: the
@@ -316,6 +339,11 @@ pub struct CompareArgs {
     /// outcome over two swept axes, tables.md).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Let --out replace a battlelab report of another analysis or another kind (run,
+    /// compare, value, equilibrium); without it only a report of this same analysis and
+    /// kind is replaced.
+    #[arg(long)]
+    pub replace: bool,
     /// Worker threads [default: one per core].
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
     pub threads: Option<u64>,
@@ -361,6 +389,11 @@ pub struct MergeArgs {
     /// Report folder [default: reports/<name from the analysis>].
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Let --out replace a battlelab report of another analysis or another kind (run,
+    /// compare, value, equilibrium); without it only a report of this same analysis and
+    /// kind is replaced.
+    #[arg(long)]
+    pub replace: bool,
     /// Worker threads for the exact results [default: one per core].
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
     pub threads: Option<u64>,

@@ -324,3 +324,130 @@ fn a_compare_report_folder_holds_frames_heatmaps_and_tables() {
     let md = fs::read_to_string(dir.path().join("cmp/tables.md")).unwrap();
     assert!(md.contains("Benjamini-Hochberg"), "{md}");
 }
+
+/// A small comparison whose text table is pinned: two odds, two rounds, the arms named
+/// by their variants (not P(A)/P(B), which read as the sides), outcomes that neither arm
+/// reached left out and counted.
+const SMALL: &str = r#"name = "small"
+system = "field"
+seed = 21
+trials = 4000
+exact = false
+[side.a]
+sp = 6
+morale = 2
+tactic = "uniform"
+[side.b]
+sp = 4
+morale = 2
+tactic = { mix = { skirmish = 1, square = 1 } }
+[sweep]
+odds = ["1:1", "2:1"]
+[rules]
+round_limit = 2
+[[variant]]
+name = "printed"
+[[variant]]
+name = "cap 1"
+rules = { drm_cap = 1 }
+"#;
+
+#[test]
+fn the_text_table_names_the_arms_and_leaves_out_what_neither_reached() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("small.toml"), SMALL).unwrap();
+    let args = ["compare", "small.toml", "--variants", "printed,cap 1", "-q"];
+    let (code, text, stderr) = battlelab(dir.path(), &args);
+    assert_eq!(code, Some(0), "{stderr}");
+    insta::assert_snapshot!("compare_text_table", text);
+    // The same names and the same cells in every format.
+    let header = text.lines().nth(4).unwrap();
+    assert!(
+        header.contains("P(printed)")
+            && header.contains("P(cap 1)")
+            && header.contains("cap 1 − printed"),
+        "{header}"
+    );
+    assert!(!text.contains("P(A)") && !text.contains("P(B)"), "{text}");
+    let json = json(dir.path(), &args[..4]);
+    let cells = json["cells"].as_array().unwrap();
+    let left_out = json["left_out"].as_u64().unwrap();
+    assert!(
+        left_out > 0,
+        "B never withdraws here, so some outcomes are 0 in both arms"
+    );
+    assert!(
+        text.contains(&format!("{left_out} cell(s) left out")),
+        "{text}"
+    );
+    // 2 runs × 8 outcomes, less those left out.
+    assert_eq!(cells.len() as u64 + left_out, 16);
+    for c in cells {
+        assert!(
+            c["p_a"].as_f64().unwrap() > 0.0 || c["p_b"].as_f64().unwrap() > 0.0,
+            "{c}"
+        );
+        assert_ne!(c["outcome"], "B withdraws", "{c}");
+    }
+    let (code, csv, _) = battlelab(dir.path(), &[&args[..4], &["--format", "csv"]].concat());
+    assert_eq!(code, Some(0));
+    assert!(
+        csv.starts_with("odds,outcome,P(printed),P(cap 1),cap 1 − printed,ci_low"),
+        "{csv}"
+    );
+    assert_eq!(csv.lines().count(), 1 + cells.len());
+    let (code, md, _) = battlelab(dir.path(), &[&args[..4], &["--format", "md"]].concat());
+    assert_eq!(code, Some(0));
+    assert!(
+        md.contains("| run | outcome | P(printed) | P(cap 1) | cap 1 − printed |"),
+        "{md}"
+    );
+    assert!(md.contains(&format!("{left_out} cell(s) left out")), "{md}");
+    assert_eq!(
+        md.lines().filter(|l| l.starts_with("| odds=")).count(),
+        cells.len()
+    );
+}
+
+/// Identical arms: every difference is exactly 0, so every p-value is 1 and nothing is
+/// significant, whatever α and correction; exact arms the same, exactly.
+#[test]
+fn a_difference_of_exactly_zero_is_never_significant() {
+    let dir = tempfile::tempdir().unwrap();
+    let same = SMALL.replace("rules = { drm_cap = 1 }", "rules = { drm_cap = 4 }");
+    fs::write(dir.path().join("same.toml"), &same).unwrap();
+    fs::write(
+        dir.path().join("exact.toml"),
+        same.replace("exact = false", "exact = true"),
+    )
+    .unwrap();
+    for file in ["same.toml", "exact.toml"] {
+        let out = json(
+            dir.path(),
+            &[
+                "compare",
+                file,
+                "--variants",
+                "printed,cap 1",
+                "--fdr",
+                "--alpha",
+                "0.999",
+            ],
+        );
+        let cells = out["cells"].as_array().unwrap();
+        assert!(!cells.is_empty());
+        for c in cells {
+            assert_eq!(c["diff"], 0.0, "{c}");
+            assert_eq!(c["significant"], false, "{c}");
+            if file == "same.toml" {
+                assert_eq!(c["p_value"], 1.0, "{c}");
+            } else {
+                assert_eq!(c["test"], "exact", "{c}");
+            }
+        }
+        assert!(out["summary"]
+            .as_str()
+            .unwrap()
+            .starts_with("no significant change"));
+    }
+}

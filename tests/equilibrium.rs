@@ -22,7 +22,7 @@ fn json_of(args: &[&str]) -> Value {
 #[test]
 fn json_has_the_documented_shape_and_mixes_add_up_to_one() {
     let file = shipped("field_equilibrium.toml");
-    for payoff in ["win", "sp"] {
+    for payoff in ["win", "sp", "smaller loses", "A wins", "B wins,A withdraws"] {
         let json = json_of(&[
             "equilibrium",
             file.to_str().unwrap(),
@@ -31,7 +31,17 @@ fn json_has_the_documented_shape_and_mixes_add_up_to_one() {
             "--format",
             "json",
         ]);
-        assert_eq!(json["payoff"], payoff);
+        match payoff.split_once(',') {
+            Some((first, second)) => assert_eq!(json["payoff"], serde_json::json!([first, second])),
+            None => assert_eq!(json["payoff"], payoff),
+        }
+        // B is the smaller force at every odds: every payoff but "B wins or A withdraws"
+        // (A's losses, which B maximises) is A's to maximise.
+        let maximiser = if payoff.starts_with("B wins") {
+            "b"
+        } else {
+            "a"
+        };
         let points = json["points"].as_array().unwrap();
         // 4 odds × 2 variants.
         assert_eq!(points.len(), 8);
@@ -43,6 +53,11 @@ fn json_has_the_documented_shape_and_mixes_add_up_to_one() {
             );
             assert!(point["value"].is_f64());
             assert_eq!(point["exact"], true);
+            assert_eq!(point["maximiser"], maximiser, "{payoff}");
+            assert!(point["of"]
+                .as_str()
+                .unwrap()
+                .starts_with(if payoff == "sp" { "expected SP" } else { "P(" }));
             for side in ["a", "b"] {
                 let mix = point[side].as_object().unwrap();
                 assert_eq!(mix.len(), 7);
@@ -63,7 +78,7 @@ fn json_has_the_documented_shape_and_mixes_add_up_to_one() {
                 }
             }
         }
-        if payoff == "win" {
+        if payoff != "sp" {
             for point in points {
                 let v = point["value"].as_f64().unwrap();
                 assert!((0.0..=1.0).contains(&v), "{v}");
@@ -72,7 +87,8 @@ fn json_has_the_documented_shape_and_mixes_add_up_to_one() {
     }
 }
 
-/// The value with both sides at equilibrium is what `run` finds exactly for P(A wins).
+/// The value with both sides at equilibrium is what `run` finds exactly for P(B loses):
+/// the report's rows "A wins" (B broken) and "B withdraws" (alone) added up.
 #[test]
 fn run_realises_the_value_exactly() {
     let file = shipped("field_equilibrium.toml");
@@ -97,15 +113,22 @@ fn run_realises_the_value_exactly() {
             continue;
         }
         let odds = point["run"]["odds"].as_str().unwrap();
-        let line = results
-            .lines()
-            .find(|l| {
-                l.starts_with("field,both equilibrium,") && l.contains(&format!(",{odds},A wins,"))
-            })
-            .unwrap_or_else(|| panic!("no A wins row at {odds}"));
-        let exact: f64 = line.split(',').nth(10).unwrap().parse().unwrap();
+        let exact_of = |outcome: &str| -> f64 {
+            let line = results
+                .lines()
+                .find(|l| {
+                    l.starts_with("field,both equilibrium,")
+                        && l.contains(&format!(",{odds},{outcome},"))
+                })
+                .unwrap_or_else(|| panic!("no {outcome} row at {odds}"));
+            line.split(',').nth(10).unwrap().parse().unwrap()
+        };
+        let exact = exact_of("A wins") + exact_of("B withdraws");
         let value = point["value"].as_f64().unwrap();
         assert!((exact - value).abs() < 1e-9, "{odds}: {exact} vs {value}");
+        // The defender no longer walks away at every odds.
+        let withdraw = point["b"]["withdraw"].as_f64().unwrap();
+        assert!(withdraw < 1.0 - 1e-9, "{odds}: B withdraws {withdraw}");
     }
 }
 
@@ -181,7 +204,7 @@ fn out_writes_a_report_folder() {
     assert_eq!(csv, out, "stdout CSV and the report's differ");
     assert_eq!(
         csv.lines().next().unwrap(),
-        "variant,odds,odds_label,side,tactic,probability,shortfall,value,exact,dominated,never_played"
+        "variant,odds,odds_label,side,tactic,allowed,probability,shortfall,value,maximiser,exact,dominated,never_played"
     );
     // 8 points × 2 sides × 7 tactics.
     assert_eq!(csv.lines().count(), 1 + 8 * 14);
@@ -194,12 +217,56 @@ fn out_writes_a_report_folder() {
         .unwrap()
         .iter()
         .any(|f| f == "equilibrium.parquet"));
-    // Written again over itself (a battlelab report), refused over a folder of the user's.
+    assert_eq!(manifest["name"], "field_equilibrium");
+    // Written again over itself (the same analysis's equilibrium report), refused over a
+    // folder of the user's and over the run report of the same analysis (another kind)
+    // unless asked.
     let (code, _, err) = battlelab(
         dir.path(),
         &["equilibrium", file.to_str().unwrap(), "--out", "eq", "-q"],
     );
     assert_eq!(code, Some(0), "{err}");
+    let (code, _, err) = battlelab(
+        dir.path(),
+        &[
+            "run",
+            file.to_str().unwrap(),
+            "--trials",
+            "100",
+            "--out",
+            "r",
+            "-q",
+        ],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let run_report = fs::read(dir.path().join("r/results.csv")).unwrap();
+    let (code, _, err) = battlelab(
+        dir.path(),
+        &["equilibrium", file.to_str().unwrap(), "--out", "r", "-q"],
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("the run report of \"field_equilibrium\"") && err.contains("--replace"),
+        "{err}"
+    );
+    assert_eq!(
+        fs::read(dir.path().join("r/results.csv")).unwrap(),
+        run_report
+    );
+    let (code, _, err) = battlelab(
+        dir.path(),
+        &[
+            "equilibrium",
+            file.to_str().unwrap(),
+            "--out",
+            "r",
+            "--replace",
+            "-q",
+        ],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(dir.path().join("r/equilibrium.csv").is_file());
+    assert!(!dir.path().join("r/results.csv").exists());
     fs::create_dir(dir.path().join("mine")).unwrap();
     fs::write(dir.path().join("mine/notes.txt"), "keep").unwrap();
     let (code, _, err) = battlelab(
@@ -323,4 +390,89 @@ morale = 3
         err.contains("side.a.tactic") && err.contains("at most"),
         "{err}"
     );
+}
+
+/// `allowed_tactics` bounds a side everywhere: the game's mixes, `"uniform"` in a run
+/// (uniform over the set, so a side held to withdrawing ends every battle in round 1),
+/// and the outputs (– and null for a tactic the side may not choose).
+#[test]
+fn allowed_tactics_bound_the_game_uniform_and_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = |b_allowed: &str| {
+        format!(
+            r#"
+system = "field"
+seed = 5
+trials = 3000
+
+[side.a]
+sp = 6
+morale = 2
+
+[side.b]
+sp = 4
+morale = 2
+tactic = "uniform"
+{b_allowed}
+"#
+        )
+    };
+    fs::write(dir.path().join("all.toml"), text("")).unwrap();
+    fs::write(
+        dir.path().join("held.toml"),
+        text("allowed_tactics = [\"withdraw\"]"),
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("three.toml"),
+        text("allowed_tactics = [\"skirmish\", \"square\", \"refuse\"]"),
+    )
+    .unwrap();
+    let exact_row = |report: &str, outcome: &str| -> f64 {
+        let results = fs::read_to_string(dir.path().join(report).join("results.csv")).unwrap();
+        let line = results
+            .lines()
+            .find(|l| l.contains(&format!(",{outcome},")))
+            .unwrap();
+        // system, variant, outcome, trials, count, probability, ci_low, ci_high, exact
+        line.split(',').nth(8).unwrap().parse().unwrap()
+    };
+    for (file, out) in [("all.toml", "all"), ("held.toml", "held")] {
+        let (code, _, err) = battlelab(dir.path(), &["run", file, "--out", out, "-q"]);
+        assert_eq!(code, Some(0), "{err}");
+    }
+    // Uniform over all seven reaches the round limit; held to withdrawing, never.
+    assert!(exact_row("all", "round limit") > 0.0);
+    assert_eq!(exact_row("held", "round limit"), 0.0);
+    assert_eq!(exact_row("held", "A withdraws"), 0.0);
+    assert!(exact_row("held", "B withdraws") > 0.5);
+    let json = json_of(&[
+        "equilibrium",
+        dir.path().join("three.toml").to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    let point = &json["points"][0];
+    assert_eq!(
+        point["allowed"]["b"],
+        serde_json::json!(["skirmish", "square", "refuse"])
+    );
+    assert_eq!(point["allowed"]["a"].as_array().unwrap().len(), 7);
+    for t in ["charge", "envelop", "bombard", "withdraw"] {
+        assert_eq!(point["b"][t], 0.0, "{t}");
+        assert!(point["shortfall"]["b"][t].is_null(), "{t}");
+    }
+    let total: f64 = ["skirmish", "square", "refuse"]
+        .iter()
+        .map(|t| point["b"][*t].as_f64().unwrap())
+        .sum();
+    assert!((total - 1.0).abs() < 1e-9);
+    let (code, out, err) = battlelab(dir.path(), &["equilibrium", "three.toml"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.contains("B: dominated at the start:")
+            && out.contains("may choose only skirmish, square, refuse"),
+        "{out}"
+    );
+    assert!(out.contains("A maximising it, B minimising"), "{out}");
 }

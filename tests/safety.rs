@@ -212,6 +212,225 @@ fn out_refuses_a_report_the_user_added_files_to_or_an_unlisted_old_report() {
     assert!(stderr.contains("older battlelab"), "{stderr}");
 }
 
+// 1b. A battlelab report is replaced without asking only by a report of the same
+// analysis and kind (issue 40).
+
+/// `storm.toml` and a copy of it under another analysis name, for a comparison.
+fn two_storms(dir: &Path) {
+    copy_storm(dir);
+    let text = fs::read_to_string(shipped("storm.toml"))
+        .unwrap()
+        .replace("name = \"storm\"", "name = \"gale\"");
+    fs::write(dir.join("gale.toml"), text).unwrap();
+}
+
+#[test]
+fn out_replaces_a_report_of_another_analysis_or_kind_only_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    two_storms(dir.path());
+    let run = |file: &str, seed: &str, extra: &[&str]| {
+        let mut args = vec![
+            "run", file, "--trials", "1000", "--seed", seed, "--out", "report", "-q",
+        ];
+        args.extend_from_slice(extra);
+        common::battlelab(dir.path(), &args)
+    };
+    assert_eq!(run("storm.toml", "1", &[]).0, Some(0));
+    let before = snapshot(dir.path());
+    // A comparison over the run report: refused before any work, the report untouched.
+    let compare = |extra: &[&str]| {
+        let mut args = vec![
+            "compare",
+            "storm.toml",
+            "gale.toml",
+            "--trials",
+            "1000",
+            "--out",
+            "report",
+            "-q",
+        ];
+        args.extend_from_slice(extra);
+        common::battlelab(dir.path(), &args)
+    };
+    let (code, out, err) = compare(&[]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(
+        err.contains("the run report of \"storm\"")
+            && err.contains("the compare report of storm.toml against gale.toml")
+            && err.contains("--replace"),
+        "says what is there, what would be written and how to replace it: {err}"
+    );
+    assert_eq!(snapshot(dir.path()), before, "the run report changed");
+    // Another analysis's run, refused the same way; its value report too.
+    let (code, _, err) = run("gale.toml", "1", &[]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("the run report of \"gale\""), "{err}");
+    assert_eq!(snapshot(dir.path()), before, "the run report changed");
+    // The same analysis again: replaced without a word.
+    let (code, _, err) = run("storm.toml", "2", &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.is_empty(), "{err}");
+    assert_ne!(
+        snapshot(dir.path()),
+        before,
+        "the new seed's report is in place"
+    );
+    // Asked to, the comparison replaces the run report whole.
+    let (code, _, err) = compare(&["--replace"]);
+    assert_eq!(code, Some(0), "{err}");
+    let mut listed: Vec<String> = serde_json::from_slice::<serde_json::Value>(
+        &fs::read(dir.path().join("report/manifest.json")).unwrap(),
+    )
+    .unwrap()["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap().to_string())
+        .collect();
+    listed.sort();
+    assert_eq!(listed, names(&dir.path().join("report")));
+    assert!(listed.contains(&"compare.csv".to_string()));
+    assert!(!listed.contains(&"results.csv".to_string()));
+    assert_eq!(names(dir.path()), ["gale.toml", "report", "storm.toml"]);
+    // The same comparison again replaces its own report.
+    assert_eq!(compare(&[]).0, Some(0));
+}
+
+/// Makes `path` impossible to remove for this process (immutable as root, a read-only
+/// folder otherwise) until the guard is dropped; `None` where the system offers neither.
+/// When the pinned file's folder is renamed, [`Pinned::moved`] says where it went.
+struct Pinned {
+    path: PathBuf,
+    immutable: bool,
+}
+
+impl Pinned {
+    fn pin(file: &Path) -> Option<Self> {
+        let chattr = |flag: &str, path: &Path| {
+            Process::new("chattr")
+                .arg(flag)
+                .arg(path)
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        };
+        if chattr("+i", file) {
+            return Some(Self {
+                path: file.to_path_buf(),
+                immutable: true,
+            });
+        }
+        use std::os::unix::fs::PermissionsExt;
+        let folder = file.parent()?;
+        fs::set_permissions(folder, fs::Permissions::from_mode(0o555)).ok()?;
+        // Root ignores the mode: then nothing here can pin a file.
+        let probe = folder.join(".probe");
+        if fs::write(&probe, "").is_ok() {
+            let _ = fs::remove_file(&probe);
+            let _ = fs::set_permissions(folder, fs::Permissions::from_mode(0o755));
+            return None;
+        }
+        Some(Self {
+            path: folder.to_path_buf(),
+            immutable: false,
+        })
+    }
+}
+
+impl Pinned {
+    /// The pinned file's folder is now `folder`.
+    fn moved(&mut self, folder: &Path) {
+        self.path = if self.immutable {
+            folder.join(self.path.file_name().unwrap())
+        } else {
+            folder.to_path_buf()
+        };
+    }
+}
+
+impl Drop for Pinned {
+    fn drop(&mut self) {
+        if self.immutable {
+            let _ = Process::new("chattr").arg("-i").arg(&self.path).status();
+        } else {
+            use std::os::unix::fs::PermissionsExt;
+            let _ = fs::set_permissions(&self.path, fs::Permissions::from_mode(0o755));
+        }
+    }
+}
+
+/// After the swap, a replaced report whose files cannot be removed: the new report is
+/// whole, the command succeeds (exit 0) and a warning names the folder left behind,
+/// which stays a report and goes on the next run to the same place.
+#[test]
+fn a_replaced_report_left_behind_is_named_in_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_storm(dir.path());
+    let run = |seed: &str| {
+        common::battlelab(
+            dir.path(),
+            &[
+                "run",
+                "storm.toml",
+                "--trials",
+                "1000",
+                "--seed",
+                seed,
+                "--out",
+                "report",
+                "-q",
+            ],
+        )
+    };
+    assert_eq!(run("1").0, Some(0));
+    let old = fs::read(dir.path().join("report/results.csv")).unwrap();
+    let Some(mut pin) = Pinned::pin(&dir.path().join("report/results.csv")) else {
+        eprintln!(
+            "skipped: no way to make a file unremovable here (chattr, or a read-only folder)"
+        );
+        return;
+    };
+    let (code, _, err) = run("2");
+    assert_eq!(code, Some(0), "the new report is whole: {err}");
+    let leftover: Vec<String> = names(dir.path())
+        .into_iter()
+        .filter(|n| n.starts_with(".report.partial-"))
+        .collect();
+    // The old report, pinned file and all, was swapped out to the folder left behind:
+    // follow it there first, so that the guard unpins it whatever fails below.
+    if let [left] = &leftover[..] {
+        pin.moved(&dir.path().join(left));
+    }
+    assert_eq!(leftover.len(), 1, "{:?}", names(dir.path()));
+    assert!(
+        err.contains("warning") && err.contains(&leftover[0]) && err.contains("left behind"),
+        "names the folder left behind: {err}"
+    );
+    // The new report is in place, whole; the old one is still a report.
+    let new = dir.path().join("report");
+    assert_ne!(fs::read(new.join("results.csv")).unwrap(), old);
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&fs::read(new.join("manifest.json")).unwrap()).unwrap();
+    let mut listed: Vec<String> = manifest["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap().to_string())
+        .collect();
+    listed.sort();
+    assert_eq!(listed, names(&new));
+    let left = dir.path().join(&leftover[0]);
+    assert!(left.join("manifest.json").is_file() && left.join("results.csv").is_file());
+    assert_eq!(fs::read(left.join("results.csv")).unwrap(), old);
+    // Once the system lets go, the next run to the same place removes it.
+    drop(pin);
+    let (code, _, err) = run("3");
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.is_empty(), "{err}");
+    assert_eq!(names(dir.path()), ["report", "storm.toml"]);
+}
+
 // 2. `--out` naming an existing file or a link.
 
 #[test]

@@ -34,6 +34,8 @@ struct Row {
 struct Comparison {
     a: String,
     b: String,
+    /// Cells left out of the table: the outcome was 0 in both arms.
+    left_out: usize,
     paired: bool,
     tests_note: String,
     correction: Correction,
@@ -53,11 +55,39 @@ fn correction(args: &CompareArgs) -> Correction {
     }
 }
 
+/// What a compare report is of (its identity's name): the two arms, and the file whose
+/// variants they are.
+fn compared_name(args: &CompareArgs) -> String {
+    match (args.inputs.as_slice(), &args.variants) {
+        ([file], Some(variants)) => {
+            let (a, b) = variants.split_once(',').unwrap_or((variants, ""));
+            format!(
+                "{} in {}",
+                battlelab::output::compared(a.trim(), b.trim()),
+                file.display()
+            )
+        }
+        (inputs, _) => {
+            let names: Vec<String> = inputs.iter().map(|p| p.display().to_string()).collect();
+            battlelab::output::compared(
+                names.first().map_or("", String::as_str),
+                names.get(1).map_or("", String::as_str),
+            )
+        }
+    }
+}
+
 pub fn compare(args: CompareArgs) -> Result<()> {
+    let name = compared_name(&args);
     if let Some(out) = &args.out {
         // Before any work, and never over what is being compared.
         let inputs: Vec<&Path> = args.inputs.iter().map(PathBuf::as_path).collect();
-        battlelab::output::check_target(out, &inputs)?;
+        battlelab::output::check_target(
+            out,
+            &inputs,
+            &battlelab::output::Identity::new("compare", &name),
+            args.replace,
+        )?;
     }
     let (pool, _) = pool(args.threads)?;
     let control = interruptible();
@@ -95,6 +125,13 @@ pub fn compare(args: CompareArgs) -> Result<()> {
         )),
     };
     let mut comparison = comparison;
+    // Outcomes that happened in neither arm say nothing: left out of the table and of
+    // the correction's family, and counted.
+    for row in &mut comparison.rows {
+        let before = row.cells.len();
+        row.cells.retain(|cell| !cell.zero_in_both);
+        comparison.left_out += before - row.cells.len();
+    }
     let (correction, alpha) = (comparison.correction, comparison.alpha);
     let mut cells: Vec<&mut Cell> = comparison
         .rows
@@ -103,7 +140,7 @@ pub fn compare(args: CompareArgs) -> Result<()> {
         .collect();
     compare::correct(&mut cells, correction, alpha);
     if let Some(out) = &args.out {
-        writing_report(out, || Ok(write_report(&comparison, out)?))?;
+        writing_report(out, || Ok(write_report(&comparison, &name, out)?))?;
     }
     emit(&match args.format {
         Format::Text => text(&comparison),
@@ -357,6 +394,7 @@ fn totals_of_reports(a: &Path, b: &Path, args: &CompareArgs) -> Result<Compariso
     Ok(Comparison {
         a: a.display().to_string(),
         b: b.display().to_string(),
+        left_out: 0,
         paired: false,
         tests_note: "independent arms: the reports do not share seed, trials and blocks, so their totals are compared".into(),
         correction: correction(args),
@@ -511,6 +549,7 @@ fn build(
     Comparison {
         a,
         b,
+        left_out: 0,
         paired,
         tests_note: if paired {
             "both arms draw the same dice in the same blocks".into()
@@ -570,56 +609,121 @@ fn summary(c: &Comparison) -> String {
     for (row, cell) in moved {
         text += &if let Some(exact) = cell.exact_diff {
             format!(
-                "  {}: {} {:+.4} exactly (simulated {:.4} → {:.4})\n",
+                "  {}: {} {} exactly (simulated {:.4} in {} → {:.4} in {})\n",
                 run_label(&row.run),
                 cell.outcome,
-                exact,
+                signed(exact),
                 cell.p_a,
-                cell.p_b
+                c.a,
+                cell.p_b,
+                c.b
             )
         } else {
             format!(
-                "  {}: {} {:.4} → {:.4} ({:+.4}, 95% CI [{:+.4}, {:+.4}])\n",
+                "  {}: {} {:.4} in {} → {:.4} in {} ({}, 95% CI [{}, {}])\n",
                 run_label(&row.run),
                 cell.outcome,
                 cell.p_a,
+                c.a,
                 cell.p_b,
-                cell.diff,
-                cell.ci_low,
-                cell.ci_high
+                c.b,
+                signed(cell.diff),
+                signed(cell.ci_low),
+                signed(cell.ci_high)
             )
         };
     }
     text.trim_end().to_string()
 }
 
+/// A signed difference to 4 places; one too small to show there but not zero in
+/// scientific notation, so that a flagged cell never reads +0.0000.
+fn signed(v: f64) -> String {
+    if v != 0.0 && v.abs() < 0.000_05 {
+        format!("{v:+.1e}")
+    } else {
+        format!("{v:+.4}")
+    }
+}
+
 fn opt(v: Option<f64>) -> String {
-    v.map_or("–".into(), |v| format!("{v:.4}"))
+    v.map_or("–".into(), |v| {
+        if v != 0.0 && v.abs() < 0.000_05 {
+            format!("{v:.1e}")
+        } else {
+            format!("{v:.4}")
+        }
+    })
+}
+
+/// An arm's name for a column heading: a file or folder by its last part, at most 24
+/// characters (the full names head the output).
+fn arm_label(name: &str) -> String {
+    let path = Path::new(name);
+    let short = if name.contains(['/', '\\']) || name.ends_with(".toml") {
+        path.file_stem()
+            .or_else(|| path.file_name())
+            .map_or(name.to_string(), |s| s.to_string_lossy().into_owned())
+    } else {
+        name.to_string()
+    };
+    if short.chars().count() > 24 {
+        short.chars().take(23).collect::<String>() + "…"
+    } else {
+        short
+    }
+}
+
+/// The three headings naming the arms: `P(printed)`, `P(cap 3)`, `cap 3 − printed`.
+fn arm_headings(c: &Comparison) -> [String; 3] {
+    let (a, b) = (arm_label(&c.a), arm_label(&c.b));
+    [format!("P({a})"), format!("P({b})"), format!("{b} − {a}")]
+}
+
+/// The line that says what the table leaves out.
+fn left_out_note(c: &Comparison) -> String {
+    match c.left_out {
+        0 => String::new(),
+        n => format!(
+            "{n} cell(s) left out: outcomes that happened in neither arm (and are exactly 0 where exact).\n"
+        ),
+    }
 }
 
 fn text(c: &Comparison) -> String {
-    let mut t = format!("compare: {} (A) against {} (B), B − A\n", c.a, c.b);
+    let mut t = format!(
+        "compare: {} against {}; each outcome's P in either, and the difference {} − {}\n",
+        c.a, c.b, c.b, c.a
+    );
     t += &format!(
-        "method: {}; {}; correction {} at α = {}\n\n",
+        "method: {}; {}; correction {} at α = {}\n",
         tests_used(c).join(" / "),
         c.tests_note,
         c.correction.name(),
         c.alpha
     );
+    t += &left_out_note(c);
+    t += "\n";
+    let [pa, pb, diff] = arm_headings(c);
+    let (wa, wb, wd) = (
+        pa.chars().count().max(8),
+        pb.chars().count().max(8),
+        diff.chars().count().max(9),
+    );
     t += &format!(
-        "{:<28} {:<22} {:>8} {:>8} {:>9} {:>21} {:>9} {:>9} {:>4} {:>8}\n",
-        "run", "outcome", "P(A)", "P(B)", "B − A", "95% interval", "exact", "p", "sig", "var ratio"
+        "{:<28} {:<22} {:>wa$} {:>wb$} {:>wd$} {:>21} {:>9} {:>9} {:>4} {:>8}\n",
+        "run", "outcome", pa, pb, diff, "95% interval", "exact", "p", "sig", "var ratio"
     );
     for row in &c.rows {
         for cell in &row.cells {
             t += &format!(
-                "{:<28} {:<22} {:>8.4} {:>8.4} {:>+9.4} {:>21} {:>9} {:>9} {:>4} {:>8}\n",
+                "{:<28} {:<22} {:>wa$.4} {:>wb$.4} {:>wd$} {:>21} {:>9} {:>9} {:>4} {:>8}\n",
                 run_label(&row.run),
                 cell.outcome,
                 cell.p_a,
                 cell.p_b,
-                cell.diff,
-                format!("[{:+.4}, {:+.4}]", cell.ci_low, cell.ci_high),
+                signed(cell.diff),
+                format!("[{}, {}]", signed(cell.ci_low), signed(cell.ci_high)),
                 opt(cell.exact_diff),
                 cell.p_value.map_or("–".into(), |p| format!("{p:.2e}")),
                 if cell.significant { "yes" } else { "no" },
@@ -631,27 +735,34 @@ fn text(c: &Comparison) -> String {
 }
 
 fn markdown(c: &Comparison) -> String {
-    let mut t = format!("## {} (A) against {} (B)\n\n", c.a, c.b);
+    let mut t = format!("## {} against {}\n\n", c.a, c.b);
     t += &format!(
-        "Method: {}; {}; correction {} at α = {}. Differences are B − A.\n\n",
+        "Method: {}; {}; correction {} at α = {}. Differences are {} − {}.\n\n",
         tests_used(c).join(" / "),
         c.tests_note,
         c.correction.name(),
-        c.alpha
+        c.alpha,
+        c.b,
+        c.a
     );
-    t += "| run | outcome | P(A) | P(B) | B − A | 95% interval | exact | p | significant | variance ratio |\n";
+    let left_out = left_out_note(c);
+    if !left_out.is_empty() {
+        t += &format!("{left_out}\n");
+    }
+    let [pa, pb, diff] = arm_headings(c).map(|h| h.replace('|', "\\|"));
+    t += &format!("| run | outcome | {pa} | {pb} | {diff} | 95% interval | exact | p | significant | variance ratio |\n");
     t += "|---|---|---:|---:|---:|---|---:|---:|---|---:|\n";
     for row in &c.rows {
         for cell in &row.cells {
             t += &format!(
-                "| {} | {} | {:.4} | {:.4} | {:+.4} | [{:+.4}, {:+.4}] | {} | {} | {} | {} |\n",
+                "| {} | {} | {:.4} | {:.4} | {} | [{}, {}] | {} | {} | {} | {} |\n",
                 run_label(&row.run),
                 cell.outcome,
                 cell.p_a,
                 cell.p_b,
-                cell.diff,
-                cell.ci_low,
-                cell.ci_high,
+                signed(cell.diff),
+                signed(cell.ci_low),
+                signed(cell.ci_high),
                 opt(cell.exact_diff),
                 cell.p_value.map_or("–".into(), |p| format!("{p:.2e}")),
                 if cell.significant { "yes" } else { "no" },
@@ -668,7 +779,13 @@ fn csv(c: &Comparison) -> String {
         t += &csv_field(a);
         t.push(',');
     }
-    t += "outcome,p_a,p_b,diff,ci_low,ci_high,exact_diff,p_value,significant,variance_ratio,trials_unpaired,test\n";
+    let [pa, pb, diff] = arm_headings(c);
+    t += &format!(
+        "outcome,{},{},{},ci_low,ci_high,exact_diff,p_value,significant,variance_ratio,trials_unpaired,test\n",
+        csv_field(&pa),
+        csv_field(&pb),
+        csv_field(&diff)
+    );
     let num = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
     for (row, coords) in c.rows.iter().zip(&c.coordinates) {
         for cell in &row.cells {
@@ -730,6 +847,7 @@ fn to_json(c: &Comparison) -> Value {
     json!({
         "a": c.a,
         "b": c.b,
+        "left_out": c.left_out,
         "method": {
             "test": tests_used(c).join(" / "),
             "pairing": c.tests_note,
@@ -744,7 +862,7 @@ fn to_json(c: &Comparison) -> Value {
 
 /// The compare report folder: `compare.csv`, a difference heatmap per outcome over the
 /// first two axes, `tables.md` and a manifest.
-fn write_report(c: &Comparison, out: &Path) -> Result<(), ReportError> {
+fn write_report(c: &Comparison, name: &str, out: &Path) -> Result<(), ReportError> {
     report::write_atomically(out, |dir| {
         report::write_text(dir, "compare.csv", &csv(c))?;
         report::write_text(dir, "tables.md", &markdown(c))?;
@@ -776,9 +894,14 @@ fn write_report(c: &Comparison, out: &Path) -> Result<(), ReportError> {
                 v
             };
             let (xs, ys) = (values_of(x), values_of(y));
-            let outcomes: Vec<String> = c.rows.first().map_or(Vec::new(), |r| {
-                r.cells.iter().map(|cell| cell.outcome.clone()).collect()
-            });
+            // Every outcome some run kept; where a run left it out (0 in both arms), its
+            // difference is 0.
+            let mut outcomes: Vec<String> = Vec::new();
+            for cell in c.rows.iter().flat_map(|r| &r.cells) {
+                if !outcomes.contains(&cell.outcome) {
+                    outcomes.push(cell.outcome.clone());
+                }
+            }
             for outcome in outcomes {
                 let grid: Vec<Vec<f64>> = ys
                     .iter()
@@ -791,17 +914,21 @@ fn write_report(c: &Comparison, out: &Path) -> Result<(), ReportError> {
                                     .find(|(_, k)| {
                                         k[x].to_string() == *xv && k[y].to_string() == *yv
                                     })
-                                    .and_then(|(r, _)| {
-                                        r.cells.iter().find(|cell| cell.outcome == outcome)
+                                    .map_or(f64::NAN, |(r, _)| {
+                                        r.cells
+                                            .iter()
+                                            .find(|cell| cell.outcome == outcome)
+                                            .map_or(0.0, |cell| {
+                                                cell.exact_diff.unwrap_or(cell.diff)
+                                            })
                                     })
-                                    .map_or(f64::NAN, |cell| cell.exact_diff.unwrap_or(cell.diff))
                             })
                             .collect()
                     })
                     .collect();
                 battlelab::chart::heatmap_difference(
                     &dir.join(format!("diff_{}", battlelab::analysis::slug(&outcome))),
-                    &format!("{outcome}: B − A"),
+                    &format!("{outcome}: {} − {}", arm_label(&c.b), arm_label(&c.a)),
                     &c.axes[x],
                     &xs,
                     &c.axes[y],
@@ -812,7 +939,7 @@ fn write_report(c: &Comparison, out: &Path) -> Result<(), ReportError> {
         }
         report::write_manifest(
             dir,
-            &json!({"tool": "battlelab", "kind": "compare", "a": c.a, "b": c.b}),
+            &json!({"tool": "battlelab", "kind": "compare", "name": name, "a": c.a, "b": c.b}),
         )?;
         report::index::write_index(dir, None)
     })

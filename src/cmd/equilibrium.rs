@@ -8,6 +8,11 @@
 //! this file validates the input, runs it per variant × grid point on the worker pool, and
 //! prints or writes the results. Where a game is too large (`MAX_GAME_STATES`) the point
 //! is solved as the one-round game at the start and marked `exact: false`.
+//!
+//! The payoff is the file's `[equilibrium] payoff` or `--payoff`: `sp`, or a set of the
+//! report's own outcomes (`win` = B loses, "smaller loses", "A wins", …), read per grid
+//! point; every output says which side maximises it. Each side chooses among its
+//! `allowed_tactics`.
 
 use std::path::Path;
 
@@ -19,12 +24,12 @@ use serde_json::{json, Map, Value};
 use battlelab::analysis::{AxisValue, SYSTEMS};
 use battlelab::report::{self, ReportError};
 use battlelab::rules::crt::TACTIC_NAMES;
-use battlelab::rules::field_game::{self, Equilibrium, GameError, Payoff, MAX_GAME_STATES};
+use battlelab::rules::field_game::{self, Equilibrium, GameError, PayoffSpec, MAX_GAME_STATES};
 use battlelab::sim::Interrupted;
 use battlelab::systems::field::Analysis;
 
 use super::{emit, note, pool, usage, writing_report};
-use crate::cli::{EquilibriumArgs, Format, PayoffArg};
+use crate::cli::{EquilibriumArgs, Format};
 
 /// One variant × grid point, solved.
 struct Point {
@@ -38,17 +43,13 @@ struct Solved<'a> {
     analysis: &'a Analysis,
     /// The analysis file as written (copied into the report).
     text: &'a str,
-    payoff: Payoff,
+    payoff: PayoffSpec,
     points: Vec<Point>,
 }
 
 const SIDES: [&str; 2] = ["a", "b"];
 
 pub fn equilibrium(args: EquilibriumArgs) -> Result<()> {
-    if let Some(out) = &args.out {
-        // Before any work, and never over the analysis itself.
-        battlelab::output::check_target(out, &[&args.file])?;
-    }
     let text = battlelab::toml_input::read_analysis_file(&args.file)?;
     #[derive(serde::Deserialize)]
     struct SystemOnly {
@@ -64,17 +65,32 @@ pub fn equilibrium(args: EquilibriumArgs) -> Result<()> {
         )));
     }
     let analysis = Analysis::parse(&args.file, &text)?;
-    let payoff = match args.payoff {
-        Some(PayoffArg::Win) => Payoff::Win,
-        Some(PayoffArg::Sp) => Payoff::Sp,
-        None => analysis.payoff,
-    };
+    if let Some(out) = &args.out {
+        // Before any work, and never over the analysis itself.
+        battlelab::output::check_target(
+            out,
+            &[&args.file],
+            &battlelab::output::Identity::new("equilibrium", &analysis.name),
+            args.replace,
+        )?;
+    }
+    let payoff = args
+        .payoff
+        .clone()
+        .unwrap_or_else(|| analysis.payoff.clone());
     let (pool, _) = pool(args.threads)?;
     let solved: Vec<Result<Equilibrium, GameError>> = pool.install(|| {
         analysis
             .runs
             .par_iter()
-            .map(|run| field_game::equilibrium(&run.field, &run.prepared, payoff, MAX_GAME_STATES))
+            .map(|run| {
+                field_game::equilibrium(
+                    &run.field,
+                    &run.prepared,
+                    payoff.resolve(&run.prepared.start),
+                    MAX_GAME_STATES,
+                )
+            })
             .collect()
     });
     let mut points = Vec::with_capacity(solved.len());
@@ -119,7 +135,7 @@ fn axis_json(value: &AxisValue) -> Value {
     }
 }
 
-fn per_tactic(values: &[f64; 7]) -> Value {
+fn per_tactic<T: serde::Serialize>(values: &[T; 7]) -> Value {
     Value::Object(
         TACTIC_NAMES
             .iter()
@@ -143,8 +159,11 @@ fn to_json(s: &Solved) -> Value {
             json!({
                 "run": run,
                 "value": e.value,
+                "of": e.payoff.describe(),
+                "maximiser": SIDES[e.payoff.maximiser()],
                 "a": per_tactic(&e.mix[0]),
                 "b": per_tactic(&e.mix[1]),
+                "allowed": {"a": e.allowed[0], "b": e.allowed[1]},
                 "dominated": {"a": names(&e.dominated[0]), "b": names(&e.dominated[1])},
                 "never_played": {"a": names(&e.never_played[0]), "b": names(&e.never_played[1])},
                 "shortfall": {"a": per_tactic(&e.shortfall[0]), "b": per_tactic(&e.shortfall[1])},
@@ -152,7 +171,7 @@ fn to_json(s: &Solved) -> Value {
             })
         })
         .collect();
-    json!({"payoff": s.payoff.name(), "points": points})
+    json!({"payoff": s.payoff, "points": points})
 }
 
 /// `odds = 3:2, variant = base`.
@@ -170,11 +189,36 @@ fn point_label(s: &Solved, p: &Point) -> String {
     parts.join(", ")
 }
 
-fn payoff_words(payoff: Payoff) -> &'static str {
-    match payoff {
-        Payoff::Win => "P(A wins)",
-        Payoff::Sp => "expected SP lost by B minus SP lost by A",
+/// `P(A wins or B withdraws) = 0.250000, A maximising it, B minimising`.
+fn value_line(e: &Equilibrium) -> String {
+    let maximiser = e.payoff.maximiser();
+    format!(
+        "{} = {:.6}, {} maximising it, {} minimising",
+        e.payoff.describe(),
+        e.value,
+        ["A", "B"][maximiser],
+        ["A", "B"][1 - maximiser]
+    )
+}
+
+/// What the payoff's name means, for the header.
+fn payoff_meaning(payoff: &PayoffSpec) -> &'static str {
+    if payoff.is_sp() {
+        "B's SP lost minus A's, A maximising"
+    } else {
+        "the chance of these outcomes of the report, the side they are bad for minimising it; a side loses when broken or withdrawing alone"
     }
+}
+
+fn four(v: Option<f64>) -> String {
+    v.map_or("–".into(), |v| format!("{v:.4}"))
+}
+
+/// A side's mix entry: "–" for a tactic it may not choose.
+fn plays(e: &Equilibrium, side: usize, tactic: usize) -> Option<f64> {
+    e.allowed[side]
+        .contains(tactic)
+        .then_some(e.mix[side][tactic])
 }
 
 fn how(e: &Equilibrium) -> String {
@@ -195,19 +239,27 @@ fn list(tactics: &[usize]) -> String {
     }
 }
 
+fn limited(e: &Equilibrium, side: usize) -> String {
+    if e.allowed[side].is_all() {
+        String::new()
+    } else {
+        format!("; may choose only {}", e.allowed[side].names().join(", "))
+    }
+}
+
 fn text_output(s: &Solved) -> String {
     let mut t = format!(
-        "equilibrium of {}: payoff {} ({}); A maximises, B minimises\n",
+        "equilibrium of {}: payoff {} ({})\n",
         s.analysis.path.display(),
         s.payoff.name(),
-        payoff_words(s.payoff)
+        payoff_meaning(&s.payoff)
     );
     for p in &s.points {
         let e = &p.result;
         t += &format!(
-            "\n{}\n  value {:.6} ({})\n",
+            "\n{}\n  {}\n  ({})\n",
             point_label(s, p),
-            e.value,
+            value_line(e),
             how(e)
         );
         t += &format!(
@@ -216,15 +268,20 @@ fn text_output(s: &Solved) -> String {
         );
         for (k, name) in TACTIC_NAMES.iter().enumerate() {
             t += &format!(
-                "  {:<10} {:>8.4} {:>11.4} {:>8.4} {:>11.4}\n",
-                name, e.mix[0][k], e.shortfall[0][k], e.mix[1][k], e.shortfall[1][k]
+                "  {:<10} {:>8} {:>11} {:>8} {:>11}\n",
+                name,
+                four(plays(e, 0, k)),
+                four(e.shortfall[0][k]),
+                four(plays(e, 1, k)),
+                four(e.shortfall[1][k])
             );
         }
         for (side, label) in ["A", "B"].iter().enumerate() {
             t += &format!(
-                "  {label}: dominated at the start: {}; never played: {}\n",
+                "  {label}: dominated at the start: {}; never played: {}{}\n",
                 list(&e.dominated[side]),
-                list(&e.never_played[side])
+                list(&e.never_played[side]),
+                limited(e, side)
             );
         }
     }
@@ -233,31 +290,35 @@ fn text_output(s: &Solved) -> String {
 
 fn markdown(s: &Solved) -> String {
     let mut t = format!(
-        "# {} — equilibrium\n\nPayoff **{}** ({}); side A maximises, side B minimises. A tactic's shortfall is how much worse than the value it does, played purely against the other side's optimal mix (0 for every tactic in the mix).\n",
+        "# {} — equilibrium\n\nPayoff **{}** ({}). A tactic's shortfall is how much worse than the value it does for its side, played purely against the other side's optimal mix (0 for every tactic in the mix); – marks a tactic the side may not choose.\n",
         s.analysis.name,
         s.payoff.name(),
-        payoff_words(s.payoff)
+        payoff_meaning(&s.payoff)
     );
     for p in &s.points {
         let e = &p.result;
         t += &format!(
-            "\n## {}\n\nValue {:.6} ({}).\n\n| tactic | A plays | A shortfall | B plays | B shortfall |\n|---|---:|---:|---:|---:|\n",
+            "\n## {}\n\n{} ({}).\n\n| tactic | A plays | A shortfall | B plays | B shortfall |\n|---|---:|---:|---:|---:|\n",
             point_label(s, p),
-            e.value,
+            value_line(e),
             how(e)
         );
         for (k, name) in TACTIC_NAMES.iter().enumerate() {
             t += &format!(
-                "| {name} | {:.4} | {:.4} | {:.4} | {:.4} |\n",
-                e.mix[0][k], e.shortfall[0][k], e.mix[1][k], e.shortfall[1][k]
+                "| {name} | {} | {} | {} | {} |\n",
+                four(plays(e, 0, k)),
+                four(e.shortfall[0][k]),
+                four(plays(e, 1, k)),
+                four(e.shortfall[1][k])
             );
         }
         t += "\n";
         for (side, label) in ["A", "B"].iter().enumerate() {
             t += &format!(
-                "- {label}: dominated at the start: {}; never played: {}\n",
+                "- {label}: dominated at the start: {}; never played: {}{}\n",
                 list(&e.dominated[side]),
-                list(&e.never_played[side])
+                list(&e.never_played[side]),
+                limited(e, side)
             );
         }
     }
@@ -282,9 +343,18 @@ fn frame(s: &Solved) -> PolarsResult<DataFrame> {
                     .row(&s.analysis.variants[p.variant].name, &p.coordinates)
                     .text("side", side_name)
                     .text("tactic", name)
+                    .text(
+                        "allowed",
+                        if e.allowed[side].contains(k) {
+                            "true"
+                        } else {
+                            "false"
+                        },
+                    )
                     .float("probability", Some(e.mix[side][k]))
-                    .float("shortfall", Some(e.shortfall[side][k]))
+                    .float("shortfall", e.shortfall[side][k])
                     .float("value", Some(e.value))
+                    .text("maximiser", SIDES[e.payoff.maximiser()])
                     .text("exact", if e.exact { "true" } else { "false" })
                     .text(
                         "dominated",
@@ -335,8 +405,9 @@ fn write_report(s: &Solved, out: &Path) -> Result<Vec<std::path::PathBuf>, Repor
             &json!({
                 "tool": "battlelab",
                 "kind": "equilibrium",
+                "name": s.analysis.name,
                 "analysis": s.analysis.path.display().to_string(),
-                "payoff": s.payoff.name(),
+                "payoff": s.payoff,
             }),
         )?;
         report::index::write_index(dir, None)

@@ -75,7 +75,13 @@ pub fn merge(args: MergeArgs) -> Result<()> {
         .unwrap_or_else(|| PathBuf::from("reports").join(study.header().name));
     // Before any work, and never over a shard being merged.
     let inputs: Vec<&Path> = args.shards.iter().map(PathBuf::as_path).collect();
-    battlelab::output::check_target(&out, &inputs)?;
+    // A merge writes the run's report, made from its shards.
+    battlelab::output::check_target(
+        &out,
+        &inputs,
+        &battlelab::output::Identity::new("run", study.header().name),
+        args.replace,
+    )?;
     let (pool, threads) = pool(args.threads)?;
     let control = interruptible();
     if !args.quiet {

@@ -51,7 +51,13 @@ pub fn run(args: RunArgs) -> Result<()> {
         None => PathBuf::from("reports").join(header.name),
     });
     // Before any work: a run that cannot write its folder safely must not start.
-    battlelab::output::check_target(&out, &[&args.file])?;
+    let kind = if args.shard.is_some() { "shard" } else { "run" };
+    battlelab::output::check_target(
+        &out,
+        &[&args.file],
+        &battlelab::output::Identity::new(kind, header.name),
+        args.replace,
+    )?;
     let (pool, threads) = pool(args.threads)?;
     let control = interruptible();
     let share = args.shard.map_or(Share::ALL, |(k, n)| Share {

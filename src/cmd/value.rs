@@ -189,6 +189,8 @@ struct HeadlineResult {
 }
 
 struct Valuation {
+    /// The analysis's name (the report's identity).
+    name: String,
     file: String,
     system: String,
     plan: Plan,
@@ -392,12 +394,19 @@ enum Change {
 }
 
 pub fn value(args: crate::cli::ValueArgs) -> Result<()> {
+    let (document, plan) = Document::load(&args.file, args.trials, args.seed)?;
+    let name = document.study.header().name.to_string();
     if let Some(out) = &args.out {
-        battlelab::output::check_target(out, &[args.file.as_path()])?;
+        // Before any work.
+        battlelab::output::check_target(
+            out,
+            &[args.file.as_path()],
+            &battlelab::output::Identity::new("value", &name),
+            args.replace,
+        )?;
     }
     let (pool, _) = pool(args.threads)?;
     let control = interruptible();
-    let (document, plan) = Document::load(&args.file, args.trials, args.seed)?;
     let text = document.text.clone();
     // `[value]`, checked when the file was loaded; read again for its parts.
     let spec = levers::value_settings(&args.file, &text, &document.system, &plan)?;
@@ -683,6 +692,7 @@ pub fn value(args: crate::cli::ValueArgs) -> Result<()> {
         })
         .collect();
     let valuation = Valuation {
+        name,
         file: args.file.display().to_string(),
         system,
         plan,
@@ -1173,7 +1183,7 @@ fn write_report(v: &Valuation, out: &Path, analysis: &str) -> Result<()> {
         report::write_text(dir, "analysis.toml", analysis)?;
         report::write_manifest(
             dir,
-            &json!({"tool": "battlelab", "kind": "value", "analysis": v.file, "system": v.system, "seed": v.seed, "trials": v.trials}),
+            &json!({"tool": "battlelab", "kind": "value", "name": v.name, "analysis": v.file, "system": v.system, "seed": v.seed, "trials": v.trials}),
         )?;
         report::index::write_index(dir, None)
     })?;

@@ -10,11 +10,21 @@
 //!   `files`, and which holds nothing but those files. Anything else — a file, a link, a
 //!   folder of the user's, a report the user added files to, `.`, `/`, `x/..` — is
 //!   refused with a message that says what is there and what to do.
+//! - A battlelab report is replaced silently only by a report of the same [`Identity`]:
+//!   the same kind (run, shard, compare, value, equilibrium) of the same analysis
+//!   (its name; for a comparison, what was compared). Over a report of another analysis
+//!   or kind the command is refused before any work (exit 2) unless it was given
+//!   `--replace`. (Checked when the command starts; the swap itself re-checks only that
+//!   a battlelab report is there.)
 //! - A report is written into a staging folder `.<name>.partial-<pid>` beside the target,
 //!   locked (`flock`) for as long as its run lives, every file fsynced, and then swapped
 //!   into place in one step (`renameat2(RENAME_EXCHANGE)` on Linux: there is no moment
 //!   with neither report in place). The old report, now at the staging path, is removed
-//!   file by file, only the files its manifest lists.
+//!   file by file, only the files its manifest lists, its manifest last. Where that
+//!   fails (a file the system will not let go), the new report stands and the command
+//!   still succeeds (exit 0), but a warning on stderr names the folder left behind; it
+//!   is still a battlelab report, which the next report written to the same place
+//!   removes.
 //! - Staging folders left by a killed run are removed by the next run, but only when no
 //!   live process holds their lock and they are recognisably battlelab's.
 //! - A stop request ([`crate::interrupt`]) before the swap removes the staging folder
@@ -54,13 +64,77 @@ fn refuse(path: &Path, reason: impl Into<String>) -> OutputError {
 const PICK_ANOTHER: &str =
     "battlelab only replaces its own report folders or empty ones; give --out a new folder's path";
 
+/// What a report is of: its kind and the analysis (or comparison) it was made from. A
+/// report replaces another of the same identity silently, and one of another identity
+/// only when asked (`--replace`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    /// `run` (also what `merge` writes: a run's report from its shards), `shard`,
+    /// `compare`, `value`, `equilibrium`.
+    pub kind: String,
+    /// The analysis's name (its `name`, else its file's stem); for a comparison, what was
+    /// compared.
+    pub name: String,
+}
+
+impl Identity {
+    pub fn new(kind: &str, name: &str) -> Self {
+        Self {
+            kind: kind.to_string(),
+            name: name.to_string(),
+        }
+    }
+
+    /// The identity a manifest records. Reports written before identities were recorded
+    /// are read as well as they can be: a run report (no `kind`) by its `name`, a shard
+    /// by its `shard`, a comparison by what it compared, the others by their analysis
+    /// file's stem.
+    fn of_manifest(manifest: &serde_json::Value) -> Self {
+        let text = |key: &str| manifest.get(key).and_then(|v| v.as_str());
+        let kind = match text("kind") {
+            Some(kind) => kind,
+            None if manifest.get("shard").is_some() => "shard",
+            None => "run",
+        };
+        let name = match (text("name"), kind) {
+            (Some(name), _) => name.to_string(),
+            (None, "compare") => {
+                compared(text("a").unwrap_or_default(), text("b").unwrap_or_default())
+            }
+            (None, _) => text("analysis")
+                .and_then(|a| Path::new(a).file_stem())
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        };
+        Self::new(kind, &name)
+    }
+
+    /// `the run report of "field_combat"`.
+    fn describe(&self) -> String {
+        let name = crate::limits::echo(&self.name);
+        match self.kind.as_str() {
+            "compare" => format!("the compare report of {name}"),
+            kind => format!("the {kind} report of \"{name}\""),
+        }
+    }
+}
+
+/// The name a comparison's identity carries: `A against B`.
+pub fn compared(a: &str, b: &str) -> String {
+    format!("{a} against {b}")
+}
+
 /// What is at a report path now.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Existing {
     Nothing,
     EmptyFolder,
-    /// A battlelab report: the files its manifest lists (all it holds).
-    Report(Vec<String>),
+    /// A battlelab report: the files its manifest lists (all it holds), and what it is
+    /// of.
+    Report {
+        files: Vec<String>,
+        identity: Identity,
+    },
 }
 
 /// The folder a report goes into: its parent and its name.
@@ -70,11 +144,32 @@ struct Target {
     name: String,
 }
 
-/// Checks, before any work, that a report can be written at `out` without losing
-/// anything: see the module docs. `inputs` (the analysis file) must not lie inside it.
-pub fn check_target(out: &Path, inputs: &[&Path]) -> Result<(), OutputError> {
+/// Checks, before any work, that a report of `identity` can be written at `out` without
+/// losing anything: see the module docs. `inputs` (the analysis file) must not lie inside
+/// it; a report of another identity there is refused unless `replace`.
+pub fn check_target(
+    out: &Path,
+    inputs: &[&Path],
+    identity: &Identity,
+    replace: bool,
+) -> Result<(), OutputError> {
     let target = target(out)?;
     let existing = classify(out)?;
+    if let Existing::Report {
+        identity: there, ..
+    } = &existing
+    {
+        if there != identity && !replace {
+            return Err(refuse(
+                out,
+                format!(
+                    "it holds {}, and this command writes {}; battlelab replaces a report without asking only with a new one of the same analysis and kind. Give --out another folder, or add --replace to replace it",
+                    there.describe(),
+                    identity.describe()
+                ),
+            ));
+        }
+    }
     if existing != Existing::Nothing {
         if let Ok(folder) = out.canonicalize() {
             for input in inputs {
@@ -206,7 +301,7 @@ fn classify(out: &Path) -> Result<Existing, OutputError> {
         }
     };
     let all: Vec<&str> = entries.iter().map(|(n, _)| n.as_str()).collect();
-    let Some(files) = manifest_files(&out.join(MANIFEST)) else {
+    let Some((files, identity)) = manifest_files(&out.join(MANIFEST)) else {
         return Err(refuse(
             out,
             format!(
@@ -236,12 +331,13 @@ fn classify(out: &Path) -> Result<Existing, OutputError> {
             ),
         ));
     }
-    Ok(Existing::Report(files))
+    Ok(Existing::Report { files, identity })
 }
 
-/// The files a battlelab manifest lists: `None` if `path` is not a battlelab manifest,
-/// `Some(None)` if it is one from before manifests listed their files.
-fn manifest_files(path: &Path) -> Option<Option<Vec<String>>> {
+/// The files a battlelab manifest lists (`None` inside if it is one from before
+/// manifests listed their files) and the identity it records; `None` if `path` is not a
+/// battlelab manifest.
+fn manifest_files(path: &Path) -> Option<(Option<Vec<String>>, Identity)> {
     use std::io::Read;
     let meta = fs::symlink_metadata(path).ok()?;
     if !meta.is_file() || meta.len() > MAX_MANIFEST_BYTES {
@@ -253,8 +349,9 @@ fn manifest_files(path: &Path) -> Option<Option<Vec<String>>> {
     if json.get("tool")?.as_str()? != "battlelab" {
         return None;
     }
+    let identity = Identity::of_manifest(&json);
     let Some(files) = json.get("files") else {
-        return Some(None);
+        return Some((None, identity));
     };
     let files: Option<Vec<String>> = files
         .as_array()?
@@ -272,7 +369,7 @@ fn manifest_files(path: &Path) -> Option<Option<Vec<String>>> {
             })
         })
         .collect();
-    Some(Some(files?))
+    Some((Some(files?), identity))
 }
 
 /// If `name` is a staging folder name `.<report>.partial-<pid>`, the pid.
@@ -331,7 +428,11 @@ pub fn write_atomically(
     };
     sync_dir(parent);
     if let Some((path, files)) = retired {
-        remove_report(&path, &files);
+        if let Err(leftover) = remove_report(&path, &files) {
+            // The new report is whole and in place: the command succeeds, and says what
+            // it could not clean up.
+            eprintln!("{}", leftover_warning(out, &path, &leftover));
+        }
     }
     drop(lock);
     let mut files: Vec<PathBuf> = fs::read_dir(out)
@@ -402,7 +503,7 @@ fn swap_into_place(
                 let _ = fs::remove_dir(staging);
                 return Ok(None);
             }
-            Existing::Report(files) => {
+            Existing::Report { files, .. } => {
                 exchange(staging, out).map_err(io_error(out))?;
                 return Ok(Some((staging.to_path_buf(), files)));
             }
@@ -488,16 +589,56 @@ fn sync_dir(dir: &Path) {
     }
 }
 
-/// Removes a replaced report: the files its manifest listed, then the folder if that
-/// left it empty. Anything else in it stays.
-fn remove_report(folder: &Path, files: &[String]) {
-    for name in files {
+/// Removes a replaced report: the files its manifest listed, its manifest last (so that
+/// a report that could not be removed whole is still one, which the next run to the same
+/// place removes), then the folder. Anything else in it stays. The error says what was
+/// left.
+fn remove_report(folder: &Path, files: &[String]) -> Result<(), String> {
+    let mut left: Vec<String> = Vec::new();
+    let mut first_error: Option<io::Error> = None;
+    let ordered = files
+        .iter()
+        .filter(|n| *n != MANIFEST)
+        .chain(files.iter().filter(|n| *n == MANIFEST));
+    for name in ordered {
+        if name == MANIFEST && !left.is_empty() {
+            // Kept: the folder stays a report the next run can recognise and remove.
+            break;
+        }
         let path = folder.join(name);
         if fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
-            let _ = fs::remove_file(path);
+            if let Err(e) = fs::remove_file(&path) {
+                first_error.get_or_insert(e);
+                left.push(name.clone());
+            }
         }
     }
-    let _ = fs::remove_dir(folder);
+    match fs::remove_dir(folder) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => {
+            let why = first_error.unwrap_or(e);
+            Err(if left.is_empty() {
+                format!("it still holds files battlelab did not write ({why})")
+            } else {
+                format!(
+                    "{} could not be removed ({why}); it keeps its manifest, so it is still a battlelab report",
+                    left.iter().take(3).cloned().collect::<Vec<_>>().join(", ")
+                        + if left.len() > 3 { " and more" } else { "" }
+                )
+            })
+        }
+    }
+}
+
+/// The warning printed when a replaced report could not be removed after the swap.
+fn leftover_warning(out: &Path, leftover: &Path, why: &str) -> String {
+    format!(
+        "warning: the new report is complete at {}, but the report it replaced was left behind at {}: {why}. battlelab removes that folder the next time it writes a report to {} (if the system lets it); or delete it yourself",
+        out.display(),
+        leftover.display(),
+        out.display()
+    )
 }
 
 /// Removes staging folders of the report `name` that no live run holds: still marked
@@ -524,12 +665,12 @@ fn remove_stale_staging(parent: &Path, name: &str) {
         // back where it was if nothing took its place, else it was replaced.
         if let Some(pid) = rest.strip_suffix(".swap") {
             if !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()) {
-                if let Ok(Existing::Report(files)) = classify(&path) {
+                if let Ok(Existing::Report { files, .. }) = classify(&path) {
                     let out = parent.join(name);
                     if fs::symlink_metadata(&out).is_err() {
                         let _ = rename_noreplace(&path, &out);
                     } else {
-                        remove_report(&path, &files);
+                        let _ = remove_report(&path, &files);
                     }
                 }
             }
@@ -546,8 +687,8 @@ fn remove_stale_staging(parent: &Path, name: &str) {
         }
         if path.join(STAGING_MARK).is_file() {
             let _ = fs::remove_dir_all(&path);
-        } else if let Ok(Existing::Report(files)) = classify(&path) {
-            remove_report(&path, &files);
+        } else if let Ok(Existing::Report { files, .. }) = classify(&path) {
+            let _ = remove_report(&path, &files);
         } else {
             // Killed before it wrote anything (or after an empty folder was swapped out):
             // only an empty folder goes, and a PID reused later can stage again.
@@ -676,8 +817,42 @@ mod tests {
         fs::create_dir(&old).unwrap();
         fs::write(old.join("results.csv"), "").unwrap();
         fs::write(old.join("mine.txt"), "").unwrap();
-        remove_report(&old, &["results.csv".to_string()]);
+        let left = remove_report(&old, &["results.csv".to_string()]).unwrap_err();
         assert!(old.join("mine.txt").is_file() && !old.join("results.csv").exists());
+        assert!(left.contains("did not write"), "{left}");
+        // The whole report goes, and the folder with it.
+        fs::remove_file(old.join("mine.txt")).unwrap();
+        fs::write(old.join("results.csv"), "").unwrap();
+        fs::write(old.join(MANIFEST), "{}").unwrap();
+        remove_report(&old, &[MANIFEST.to_string(), "results.csv".to_string()]).unwrap();
+        assert!(!old.exists());
+    }
+
+    #[test]
+    fn identities_are_read_from_manifests_old_and_new() {
+        let of = |text: &str| Identity::of_manifest(&serde_json::from_str(text).unwrap());
+        assert_eq!(
+            of(r#"{"tool": "battlelab", "name": "field_combat", "system": "field"}"#),
+            Identity::new("run", "field_combat")
+        );
+        assert_eq!(
+            of(r#"{"tool": "battlelab", "name": "x", "shard": 2, "shards": 3}"#),
+            Identity::new("shard", "x")
+        );
+        assert_eq!(
+            of(r#"{"tool": "battlelab", "kind": "compare", "a": "p", "b": "q"}"#),
+            Identity::new("compare", &compared("p", "q"))
+        );
+        assert_eq!(
+            of(r#"{"tool": "battlelab", "kind": "value", "analysis": "analyses/melee.toml"}"#),
+            Identity::new("value", "melee")
+        );
+        assert_eq!(
+            of(
+                r#"{"tool": "battlelab", "kind": "equilibrium", "name": "g", "analysis": "x.toml"}"#
+            ),
+            Identity::new("equilibrium", "g")
+        );
     }
 
     #[test]

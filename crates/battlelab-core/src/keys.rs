@@ -55,6 +55,10 @@ pub enum Ty {
     Tactic,
     /// Any TOML value (a grid point's coordinate).
     Any,
+    /// A list of some of these words (at least one).
+    ListOf(&'static [&'static str]),
+    /// One of the first words, or a list of some of the second.
+    OneOrList(&'static [&'static str], &'static [&'static str]),
 }
 
 impl Ty {
@@ -76,6 +80,8 @@ impl Ty {
             Ty::CountOrTables(..) => "integer or list of tables",
             Ty::Tactic => "string or table",
             Ty::Any => "any",
+            Ty::ListOf(_) => "list of strings",
+            Ty::OneOrList(..) => "string or list of strings",
         }
     }
 
@@ -95,6 +101,15 @@ impl Ty {
             Ty::Tactic => {
                 "name | \"uniform\" | { uniform = [..] } | { mix = { name = weight } }".into()
             }
+            Ty::ListOf(w) => format!("[some of {}]", w.join(", ")),
+            // The first few words, so that the column stays readable; the meaning and the
+            // schema give the rest.
+            Ty::OneOrList(one, _) if one.len() > 5 => format!(
+                "{} | … ({} names) | [a list of them]",
+                words(&one[..5]).join(" | "),
+                one.len()
+            ),
+            Ty::OneOrList(one, _) => format!("{} | [a list of them]", words(one).join(" | ")),
             _ => String::new(),
         }
     }
@@ -142,6 +157,13 @@ impl Ty {
                 }, "additionalProperties": false},
             ]}),
             Ty::Any => json!({}),
+            Ty::ListOf(w) => {
+                json!({"type": "array", "items": {"type": "string", "enum": w}, "minItems": 1})
+            }
+            Ty::OneOrList(one, list) => json!({"anyOf": [
+                {"type": "string", "enum": one},
+                {"type": "array", "items": {"type": "string", "enum": list}, "minItems": 1},
+            ]}),
         }
     }
 }

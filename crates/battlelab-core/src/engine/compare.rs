@@ -17,7 +17,14 @@
 //! - **independent**: the two-proportion z-test (unpooled standard error
 //!   √(p_a(1−p_a)/N_a + p_b(1−p_b)/N_b)), normal p-value and interval.
 //! - **exact**: where both arms are exact, the difference is decided exactly: no p-value,
-//!   significant iff it is not zero, and the cell is left out of the correction's family.
+//!   significant iff it is not zero (fractions compared where both arms have them), and
+//!   the cell is left out of the correction's family.
+//! - **no difference**: a cell whose arms have the same frequency (identical counts over
+//!   the same trials), or an exact difference of zero, is never significant, whatever α:
+//!   its p-value is 1.
+//! - A cell whose outcome is 0 in both arms (never counted, and exactly 0 where exact) is
+//!   marked [`Cell::zero_in_both`]: the command leaves it out of its table and of the
+//!   correction's family, and says how many it left out.
 //! - **correction**: Holm's step-down (family-wise error rate ≤ α) by default, or
 //!   Benjamini–Hochberg (false discovery rate ≤ α) with `--fdr`.
 
@@ -253,6 +260,11 @@ pub struct Cell {
     pub variance_ratio: Option<f64>,
     /// Trials per arm independent arms would have needed for this precision (paired only).
     pub trials_unpaired: Option<f64>,
+    /// The arms do not differ at all: the same frequency (identical counts), or an exact
+    /// difference of zero. Never significant.
+    pub no_difference: bool,
+    /// The outcome never happened in either arm (and is exactly 0 where exact).
+    pub zero_in_both: bool,
 }
 
 /// Compares two arms of one run outcome by outcome (`b` against `a`). `paired` says the
@@ -284,6 +296,22 @@ pub fn compare_arms(a: &Arm, b: &Arm, paired: bool) -> Vec<Cell> {
                 (Some(ea), Some(eb)) => ea[i].zip(eb[j]).map(|(x, y)| y - x),
                 _ => None,
             };
+            // Exactly equal fractions, where both arms have them, decide "no difference"
+            // without floating point.
+            let same_fraction = match (&a.fractions, &b.fractions) {
+                (Some(fa), Some(fb)) => match (&fa[i], &fb[j]) {
+                    (Some(x), Some(y)) => Some(x == y),
+                    _ => None,
+                },
+                _ => None,
+            };
+            let exactly_zero = |p: &Option<Vec<Option<f64>>>, k: usize| {
+                p.as_ref().is_none_or(|e| e[k].is_none_or(|v| v == 0.0))
+            };
+            let zero_in_both =
+                ca == 0 && cb == 0 && exactly_zero(&a.exact, i) && exactly_zero(&b.exact, j);
+            let same_frequency =
+                u128::from(ca) * u128::from(nb.max(1)) == u128::from(cb) * u128::from(na.max(1));
             let independent_var =
                 p_a * (1.0 - p_a) / na.max(1) as f64 + p_b * (1.0 - p_b) / nb.max(1) as f64;
             let mut cell = Cell {
@@ -299,13 +327,19 @@ pub fn compare_arms(a: &Arm, b: &Arm, paired: bool) -> Vec<Cell> {
                 test: Test::Independent,
                 variance_ratio: None,
                 trials_unpaired: None,
+                no_difference: false,
+                zero_in_both,
             };
             if let Some(e) = exact {
                 cell.test = Test::Exact;
-                cell.significant = e.abs() > 1e-12;
+                cell.no_difference = same_fraction.unwrap_or(e.abs() <= 1e-12);
+                cell.significant = !cell.no_difference;
                 cell.ci_low = e;
                 cell.ci_high = e;
                 return Some(cell);
+            }
+            if same_frequency {
+                cell.no_difference = true;
             }
             if paired {
                 let n = na as f64;
@@ -329,7 +363,9 @@ pub fn compare_arms(a: &Arm, b: &Arm, paired: bool) -> Vec<Cell> {
                 cell.test = Test::Paired;
                 cell.ci_low = diff - t * se;
                 cell.ci_high = diff + t * se;
-                cell.p_value = Some(if se > 0.0 {
+                cell.p_value = Some(if cell.no_difference {
+                    1.0
+                } else if se > 0.0 {
                     student_t_two_sided_p(diff / se, df)
                 } else if diff == 0.0 {
                     1.0
@@ -345,7 +381,9 @@ pub fn compare_arms(a: &Arm, b: &Arm, paired: bool) -> Vec<Cell> {
                 let se = independent_var.sqrt();
                 cell.ci_low = diff - Z95 * se;
                 cell.ci_high = diff + Z95 * se;
-                cell.p_value = Some(if se > 0.0 {
+                cell.p_value = Some(if cell.no_difference {
+                    1.0
+                } else if se > 0.0 {
                     normal_two_sided_p(diff / se)
                 } else if diff == 0.0 {
                     1.0
@@ -375,7 +413,8 @@ impl Correction {
 }
 
 /// Marks the tested cells (those with a p-value) significant after `correction` at
-/// `alpha` over all of them; exact cells keep their exact verdict.
+/// `alpha` over all of them; exact cells keep their exact verdict, and a cell with no
+/// difference is never significant, whatever `alpha`.
 pub fn correct(cells: &mut [&mut Cell], correction: Correction, alpha: f64) {
     let tested: Vec<usize> = (0..cells.len())
         .filter(|&i| cells[i].p_value.is_some())
@@ -389,7 +428,7 @@ pub fn correct(cells: &mut [&mut Cell], correction: Correction, alpha: f64) {
         Correction::BenjaminiHochberg => benjamini_hochberg(&p, alpha),
     };
     for (k, &i) in tested.iter().enumerate() {
-        cells[i].significant = verdict[k];
+        cells[i].significant = verdict[k] && !cells[i].no_difference;
     }
 }
 
@@ -448,5 +487,45 @@ mod tests {
         let cells = compare_arms(&a, &b, true);
         assert!(cells.iter().all(|c| c.significant));
         assert!((cells[0].exact_diff.unwrap() - 0.1).abs() < 1e-12);
+        // Equal fractions are no difference, however the floats were summed.
+        b.exact = Some(vec![Some(0.5 + 1e-11), Some(0.5)]);
+        a.fractions = Some(vec![Some("1/2".into()), Some("1/2".into())]);
+        b.fractions = a.fractions.clone();
+        let cells = compare_arms(&a, &b, true);
+        assert!(cells.iter().all(|c| c.no_difference && !c.significant));
+    }
+
+    /// Identical counts: p = 1 and never significant, paired or not, even at α near 1;
+    /// an outcome never counted in either arm is marked zero in both.
+    #[test]
+    fn no_difference_is_never_significant_and_zero_outcomes_are_marked() {
+        let three = |blocks: &[(u64, u64, u64)]| Arm {
+            outcomes: vec!["win".into(), "lose".into(), "draw".into()],
+            blocks: blocks
+                .iter()
+                .map(|&(n, w, d)| (n, vec![w, n - w - d, d]))
+                .collect(),
+            exact: None,
+            fractions: None,
+            metrics: Vec::new(),
+        };
+        let a = three(&[(100, 50, 0), (100, 40, 0), (100, 60, 0)]);
+        let b = three(&[(100, 45, 0), (100, 45, 0), (100, 60, 0)]);
+        for paired in [true, false] {
+            let mut cells = compare_arms(&a, &b, paired);
+            assert_eq!(cells[0].diff, 0.0);
+            assert!(cells[0].no_difference && cells[0].p_value == Some(1.0));
+            assert!(!cells[0].zero_in_both);
+            assert!(cells[2].zero_in_both && cells[2].no_difference);
+            let mut all: Vec<&mut Cell> = cells.iter_mut().collect();
+            correct(&mut all, Correction::BenjaminiHochberg, 0.999);
+            assert!(cells.iter().all(|c| !c.significant));
+        }
+        // Same frequency over different trials is no difference either.
+        let c = three(&[(200, 100, 0)]);
+        let d = three(&[(400, 200, 0)]);
+        assert!(compare_arms(&c, &d, false)[0].no_difference);
+        let e = three(&[(400, 201, 0)]);
+        assert!(!compare_arms(&c, &e, false)[0].no_difference);
     }
 }

@@ -334,6 +334,64 @@ pub fn tactic_index(name: &str) -> Option<usize> {
         .position(|t| t.eq_ignore_ascii_case(name.trim()))
 }
 
+/// The tactics a side may choose from (`[side.x] allowed_tactics`): a bit per tactic of
+/// [`TACTIC_NAMES`]. Every tactic by default; never empty.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TacticSet(u8);
+
+impl TacticSet {
+    /// All seven tactics.
+    pub const ALL: TacticSet = TacticSet(0x7f);
+
+    /// The set of these tactic indices, `None` if it is empty (or an index is not a
+    /// tactic).
+    pub fn of(tactics: &[usize]) -> Option<Self> {
+        let mut bits = 0u8;
+        for &t in tactics {
+            if t >= TACTIC_NAMES.len() {
+                return None;
+            }
+            bits |= 1 << t;
+        }
+        (bits != 0).then_some(Self(bits))
+    }
+
+    pub fn contains(self, tactic: usize) -> bool {
+        tactic < TACTIC_NAMES.len() && self.0 & (1 << tactic) != 0
+    }
+
+    pub fn is_all(self) -> bool {
+        self == Self::ALL
+    }
+
+    /// The tactics in printed order.
+    pub fn tactics(self) -> Vec<usize> {
+        (0..TACTIC_NAMES.len())
+            .filter(|&t| self.contains(t))
+            .collect()
+    }
+
+    /// The tactics' names in printed order.
+    pub fn names(self) -> Vec<&'static str> {
+        self.tactics()
+            .into_iter()
+            .map(|t| TACTIC_NAMES[t])
+            .collect()
+    }
+
+    /// Uniform over the set: what `"uniform"` means for a side limited to it.
+    pub fn uniform(self) -> TacticMix {
+        TacticMix::uniform(&self.tactics()).expect("a tactic set is never empty")
+    }
+}
+
+/// A set serialises as its tactics' names.
+impl Serialize for TacticSet {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.names().serialize(serializer)
+    }
+}
+
 /// One cell of the tactical matrix: a DRM to L's roll, or no combat; in parentheses, the
 /// battle ends after this round.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -1421,6 +1479,11 @@ pub struct PreparedBattle {
     pub mix: [TacticMix; 2],
     /// Which sides play the solved equilibrium.
     pub equilibrium: [bool; 2],
+    /// The tactics each side may choose from: the game an `equilibrium` side plays
+    /// (`rules::field_game`) is solved over these only. Every tactic unless set after
+    /// [`FieldBattle::prepare`] (the field system sets it from `allowed_tactics`, having
+    /// checked that each side's mix stays inside it).
+    pub allowed: [TacticSet; 2],
 }
 
 impl FieldBattle {
@@ -1488,6 +1551,7 @@ impl FieldBattle {
                 self.a.tactics.is_equilibrium(),
                 self.b.tactics.is_equilibrium(),
             ],
+            allowed: [TacticSet::ALL; 2],
         })
     }
 }
@@ -1550,6 +1614,22 @@ impl BattleResult {
             _ => matches!(self, Self::AWins | Self::BWithdraws),
         }
     }
+
+    /// The result whose label is `label` (as the report prints it; case and spacing
+    /// aside).
+    pub fn from_label(label: &str) -> Option<Self> {
+        let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+        let label = words(label);
+        Self::ALL
+            .into_iter()
+            .find(|r| r.label().eq_ignore_ascii_case(&label))
+    }
+}
+
+/// The side (0 = A, 1 = B) that is smaller at the start of a battle, as the field report
+/// reads "the smaller force": fewer SP; on equal SP, B (A is the larger force on ties).
+pub fn smaller_side(start: &BattleState) -> usize {
+    usize::from(start.sp[0] >= start.sp[1])
 }
 
 /// The outcome of one battle, with dense indices for histograms.

@@ -14,18 +14,26 @@
 //! [`FieldCombat::tactic_cell`], [`FieldCombat::apply_round`], [`FieldCombat::battle_end`]),
 //! so the game cannot drift from the rules.
 //!
-//! Payoffs ([`Payoff`]), side A maximising and side B minimising:
-//! - `win`: P(A wins), where "A wins" is the field system's outcome of that name
-//!   ([`BattleResult::AWins`]: B broken, A not; withdrawals and the round limit are not
-//!   wins);
-//! - `sp`: the expected SP-loss difference over the battle, B's SP lost minus A's.
+//! Payoffs: what the file's `[equilibrium] payoff` (or `--payoff`) names
+//! ([`PayoffSpec`]), read per battle as a [`Payoff`]:
+//! - `sp`: the expected SP-loss difference over the battle, B's SP lost minus A's (A
+//!   maximises);
+//! - an **outcome set**: the probability that the battle ends in one of the field
+//!   report's outcomes ([`BattleResult`], by the labels the report prints: "A wins",
+//!   "B withdraws", …), or in "A loses", "B loses", "smaller loses" as the report defines
+//!   losing — broken by the other side, or withdrawing alone. `win` is "B loses": A wins
+//!   the battle when B is broken or B withdraws alone (the outcome row "A wins" alone —
+//!   B broken — is the payoff `"A wins"`). The side the set is bad for minimises it and
+//!   the other maximises ("smaller loses": the larger side maximises); a set that mixes
+//!   both sides' losses, or holds neither's, is maximised by A.
 //!
 //! States: a round (1 to the round limit) and `(SP, morale)` of each side. The solver lays
 //! them out densely (every SP and morale from 0 to the start's), so a game has
 //! `round_limit × (SP_A+1)(SP_B+1)(morale_A+1)(morale_B+1)` slots; above
 //! [`MAX_GAME_STATES`] it is not solved ([`GameError::TooLarge`]) and callers fall back
 //! to the one-round game at the start ([`one_round_game`]). Only states reachable from
-//! the start under some play are solved.
+//! the start under some play are solved. Each side chooses among its allowed tactics
+//! ([`PreparedBattle::allowed`]), so a stage game has at most 7 × 7 strategies.
 //!
 //! Playing the solution: a [`StatePolicy`] holds, per side, a table of cumulative
 //! thresholds in units of 2^-32 per (round, state) — a plain mix is a table of one row
@@ -33,15 +41,24 @@
 //! branch-free by counting the thresholds a 32-bit uniform reaches, and the exact
 //! enumeration ([`FieldCombat::battle_distribution_with`]) weights each tactic pair by
 //! the very probabilities those thresholds give.
+//!
+//! Exactly: [`solve_exact`] is the same backward induction in fractions
+//! ([`matrix_game::solve_exact`]), and [`FieldCombat::result_probabilities_exact`] the
+//! report's forward enumeration of outcomes in fractions under given mixes; a game's
+//! value is the probability of its outcome set under its own mixes, fraction for
+//! fraction (tested).
 
 use std::sync::Arc;
 
+use num_rational::BigRational;
+use num_traits::{One, Zero};
+
 use crate::dice::DiceStream;
 use crate::rules::crt::{
-    BattleDistribution, BattleOutcome, BattleResult, BattleState, FieldCombat, PreparedBattle,
-    TacticMix, TWO_D6_FACES,
+    smaller_side, BattleDistribution, BattleOutcome, BattleResult, BattleState, FieldCombat,
+    PreparedBattle, TacticMix, TacticSet, TWO_D6_FACES,
 };
-use crate::rules::matrix_game::{self, GameSolution};
+use crate::rules::matrix_game::{self, GameNumber, GameSolution};
 
 /// Most state slots (rounds × the dense SP/morale box) a game may have to be solved.
 /// A slot costs 5 bytes while solving and 4 in a played policy's index (values, mixes and
@@ -52,30 +69,263 @@ pub const MAX_GAME_STATES: usize = 4_000_000;
 /// A probability at or below this counts as "not played".
 pub const PLAYED: f64 = 1e-12;
 
-/// What side A maximises and side B minimises.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Payoff {
-    /// P(A wins the battle), "A wins" as the field outcome of that name.
-    #[default]
-    Win,
-    /// Expected SP lost by B minus SP lost by A.
-    Sp,
+/// The names a payoff may be given besides the outcome labels.
+pub const PAYOFF_NAMES: [&str; 5] = ["win", "sp", "A loses", "B loses", "smaller loses"];
+
+/// The results in which `side` (0 = A, 1 = B) loses, as bits of [`BattleResult`] indices.
+fn losses_of(side: usize) -> u8 {
+    BattleResult::ALL
+        .iter()
+        .filter(|r| r.loses(side))
+        .fold(0, |bits, r| bits | 1 << r.index())
 }
 
-impl Payoff {
-    pub const NAMES: [&'static str; 2] = ["win", "sp"];
+/// What a file's `[equilibrium] payoff` or `--payoff` names: `sp`, or an outcome set,
+/// which may depend on the battle ("smaller loses"); [`PayoffSpec::resolve`] reads it for
+/// one battle.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct PayoffSpec {
+    kind: SpecKind,
+    /// The names as written, canonical spelling (`win`, `A wins`, `smaller loses`).
+    words: Vec<String>,
+    /// Written as a list (`["B wins", "A withdraws"]`).
+    listed: bool,
+}
 
-    pub fn parse(name: &str) -> Option<Self> {
-        match name.trim() {
-            "win" => Some(Self::Win),
-            "sp" => Some(Self::Sp),
-            _ => None,
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum SpecKind {
+    Sp,
+    /// These results (bits of [`BattleResult`] indices), and, with `smaller_loses`, the
+    /// results in which the battle's smaller side loses.
+    Outcomes {
+        results: u8,
+        smaller_loses: bool,
+    },
+}
+
+impl Default for PayoffSpec {
+    /// `win`: B loses.
+    fn default() -> Self {
+        Self::parse("win").expect("win is a payoff")
+    }
+}
+
+impl PayoffSpec {
+    /// The allowed values, in words, for error messages and help.
+    pub fn allowed() -> String {
+        format!(
+            "\"win\" (A wins the battle: B broken or B withdrawing alone), \"sp\" (B's SP lost minus A's), \"A loses\", \"B loses\", \"smaller loses\", or an outcome of the report ({}), or a list of outcomes and losers such as [\"A wins\", \"B withdraws\"]",
+            BattleResult::LABELS.map(|l| format!("\"{l}\"")).join(", ")
+        )
+    }
+
+    /// One name: `win`, `sp`, `A loses`, `B loses`, `smaller loses` or an outcome label
+    /// (case and spacing aside). The error says what was wrong, not what is allowed.
+    pub fn parse(name: &str) -> Result<Self, String> {
+        let (kind, word) = Self::word(name, false)?;
+        Ok(Self {
+            kind,
+            words: vec![word],
+            listed: false,
+        })
+    }
+
+    /// A list of outcome labels and losers (`A loses`, `B loses`, `smaller loses`,
+    /// `win`), their union.
+    pub fn parse_list<S: AsRef<str>>(names: &[S]) -> Result<Self, String> {
+        if names.is_empty() {
+            return Err("an empty list names no outcome".into());
+        }
+        let (mut results, mut smaller) = (0u8, false);
+        let mut words = Vec::new();
+        for name in names {
+            let (kind, word) = Self::word(name.as_ref(), true)?;
+            if let SpecKind::Outcomes {
+                results: r,
+                smaller_loses: s,
+            } = kind
+            {
+                results |= r;
+                smaller |= s;
+            }
+            if !words.contains(&word) {
+                words.push(word);
+            }
+        }
+        Ok(Self {
+            kind: SpecKind::Outcomes {
+                results,
+                smaller_loses: smaller,
+            },
+            words,
+            listed: true,
+        })
+    }
+
+    fn word(name: &str, in_list: bool) -> Result<(SpecKind, String), String> {
+        let spaced = name.split_whitespace().collect::<Vec<_>>().join(" ");
+        let outcomes = |results, smaller_loses| SpecKind::Outcomes {
+            results,
+            smaller_loses,
+        };
+        let found = match spaced.to_ascii_lowercase().as_str() {
+            "sp" if in_list => {
+                return Err(
+                    "\"sp\" is an SP difference, not an outcome; it cannot be part of a list"
+                        .into(),
+                )
+            }
+            "sp" => (SpecKind::Sp, "sp".to_string()),
+            "win" => (outcomes(losses_of(1), false), "win".to_string()),
+            "a loses" => (outcomes(losses_of(0), false), "A loses".to_string()),
+            "b loses" => (outcomes(losses_of(1), false), "B loses".to_string()),
+            "smaller loses" => (outcomes(0, true), "smaller loses".to_string()),
+            _ => match BattleResult::from_label(&spaced) {
+                Some(r) => (outcomes(1 << r.index(), false), r.label().to_string()),
+                None => return Err(format!("unknown payoff \"{}\"", crate::limits::echo(name))),
+            },
+        };
+        Ok(found)
+    }
+
+    /// The payoff's name as written: `win`, `sp`, `smaller loses`, or the list's names
+    /// joined by " or ".
+    pub fn name(&self) -> String {
+        self.words.join(" or ")
+    }
+
+    /// Whether this is `sp` (not an outcome set).
+    pub fn is_sp(&self) -> bool {
+        self.kind == SpecKind::Sp
+    }
+
+    /// This payoff for one battle.
+    pub fn resolve(&self, start: &BattleState) -> Payoff {
+        match self.kind {
+            SpecKind::Sp => Payoff::Sp,
+            SpecKind::Outcomes {
+                results,
+                smaller_loses,
+            } => {
+                let mut set = results;
+                let mut maximiser = None;
+                if smaller_loses {
+                    let smaller = smaller_side(start);
+                    set |= losses_of(smaller);
+                    if results & !losses_of(smaller) == 0 {
+                        maximiser = Some(1 - smaller);
+                    }
+                }
+                Payoff::Outcomes(match maximiser {
+                    Some(side) => OutcomeSet {
+                        results: set,
+                        maximiser: side,
+                    },
+                    None => OutcomeSet::new(set),
+                })
+            }
+        }
+    }
+}
+
+/// A payoff serialises as written: one name as a string, a list as a list.
+impl serde::Serialize for PayoffSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if self.listed {
+            self.words.serialize(serializer)
+        } else {
+            self.words[0].serialize(serializer)
+        }
+    }
+}
+
+/// A set of battle results, and the side that wants the battle to end in one of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct OutcomeSet {
+    /// Bits of [`BattleResult`] indices.
+    results: u8,
+    /// 0 = A, 1 = B.
+    maximiser: usize,
+}
+
+impl OutcomeSet {
+    /// The set of these results (bits of [`BattleResult`] indices), maximised by the side
+    /// it is good for: B where every result in it is a loss of A, else A.
+    pub fn new(results: u8) -> Self {
+        let only_a_loses = results != 0 && results & !losses_of(0) == 0;
+        Self {
+            results,
+            maximiser: usize::from(only_a_loses),
         }
     }
 
-    pub fn name(self) -> &'static str {
-        Self::NAMES[self as usize]
+    pub fn contains(&self, result: BattleResult) -> bool {
+        self.results & (1 << result.index()) != 0
+    }
+
+    /// The results, in the report's order.
+    pub fn results(&self) -> Vec<BattleResult> {
+        BattleResult::ALL
+            .into_iter()
+            .filter(|r| self.contains(*r))
+            .collect()
+    }
+
+    /// The report's labels joined by " or ": `A wins or B withdraws`.
+    pub fn label(&self) -> String {
+        let labels: Vec<&str> = self.results().iter().map(|r| r.label()).collect();
+        if labels.is_empty() {
+            "no outcome".into()
+        } else {
+            labels.join(" or ")
+        }
+    }
+}
+
+/// What side A's payoff is in one battle's game: `sp`, or ± the indicator of an outcome
+/// set (+ where A maximises the set's probability, − where B does).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Payoff {
+    /// Expected SP lost by B minus SP lost by A (A maximises).
+    Sp,
+    /// The probability of the battle ending in the set.
+    Outcomes(OutcomeSet),
+}
+
+impl Payoff {
+    /// The side (0 = A, 1 = B) that maximises the payoff; the other minimises it.
+    pub fn maximiser(self) -> usize {
+        match self {
+            Payoff::Sp => 0,
+            Payoff::Outcomes(set) => set.maximiser,
+        }
+    }
+
+    /// What the payoff measures, in words: `P(A wins or B withdraws)`.
+    pub fn describe(self) -> String {
+        match self {
+            Payoff::Sp => "expected SP lost by B minus SP lost by A".into(),
+            Payoff::Outcomes(set) => format!("P({})", set.label()),
+        }
+    }
+
+    /// A's payoff when the battle ends in `result`.
+    fn terminal<T: GameNumber>(self, result: BattleResult) -> T {
+        match self {
+            Payoff::Outcomes(set) if set.contains(result) => self.to_a(T::whole(1)),
+            _ => T::whole(0),
+        }
+    }
+
+    /// A value to A (what the solver maximises for A) as the payoff reads it (the set's
+    /// probability, or the SP difference), or back: the map is its own inverse.
+    pub fn to_a<T: GameNumber>(self, value: T) -> T {
+        if self.maximiser() == 1 {
+            // 0 − v, not −v: no negative zero.
+            T::whole(0) - value
+        } else {
+            value
+        }
     }
 }
 
@@ -140,7 +390,7 @@ fn index(strides: &[usize; 5], round: u32, s: &BattleState) -> usize {
 pub struct FieldGame {
     pub payoff: Payoff,
     pub shape: GameShape,
-    /// The value at the start (round 1).
+    /// The value at the start (round 1), to A (see [`Payoff::to_a`]).
     pub value: f64,
     /// Live (round, state) pairs reachable from the start under some play, round by
     /// round, states sorted.
@@ -148,14 +398,36 @@ pub struct FieldGame {
     /// Per slot: its index in `reachable`, or `reachable.len()` where not reachable (the
     /// row a played table keeps for those).
     compact: Arc<Vec<u32>>,
-    /// Per reachable state: its value.
+    /// Per reachable state: its value to A.
     values: Vec<f64>,
-    /// Per reachable state: A's and B's optimal mixes.
+    /// Per reachable state: A's and B's optimal mixes (0 for tactics a side may not
+    /// choose).
     mixes: Vec<[[f64; 7]; 2]>,
+    /// The tactics each side chose from.
+    pub allowed: [TacticSet; 2],
+}
+
+/// Where `state` at the start of `round` is in a game's reachable states.
+fn reachable_index(
+    shape: &GameShape,
+    compact: &[u32],
+    reachable: usize,
+    round: u32,
+    state: &BattleState,
+) -> Option<usize> {
+    let inside = (1..=shape.rounds).contains(&round)
+        && (0..2).all(|s| {
+            (state.sp[s] as usize) * shape.strides[1 + s] < shape.strides[s]
+                && (state.morale[s] as usize) * shape.strides[3 + s] < shape.strides[2 + s]
+        });
+    inside
+        .then(|| compact[shape.index(round, state)])
+        .map(|i| i as usize)
+        .filter(|&i| i < reachable)
 }
 
 impl FieldGame {
-    /// The value of the game from `state` at the start of `round`, if reachable.
+    /// The value (to A) of the game from `state` at the start of `round`, if reachable.
     pub fn value_at(&self, round: u32, state: &BattleState) -> Option<f64> {
         self.reachable_index(round, state).map(|i| self.values[i])
     }
@@ -166,30 +438,30 @@ impl FieldGame {
     }
 
     fn reachable_index(&self, round: u32, state: &BattleState) -> Option<usize> {
-        let inside = (1..=self.shape.rounds).contains(&round)
-            && (0..2).all(|s| {
-                (state.sp[s] as usize) * self.shape.strides[1 + s] < self.shape.strides[s]
-                    && (state.morale[s] as usize) * self.shape.strides[3 + s]
-                        < self.shape.strides[2 + s]
-            });
-        inside
-            .then(|| self.compact[self.shape.index(round, state)])
-            .map(|i| i as usize)
-            .filter(|&i| i < self.reachable.len())
+        reachable_index(
+            &self.shape,
+            &self.compact,
+            self.reachable.len(),
+            round,
+            state,
+        )
     }
 
-    /// Tactics a side plays with probability above [`PLAYED`] at no reachable state.
+    /// Allowed tactics a side plays with probability above [`PLAYED`] at no reachable
+    /// state.
     pub fn never_played(&self) -> [Vec<usize>; 2] {
         [0, 1].map(|side| {
-            (0..7)
+            self.allowed[side]
+                .tactics()
+                .into_iter()
                 .filter(|&t| self.mixes.iter().all(|mix| mix[side][t] <= PLAYED))
                 .collect()
         })
     }
 }
 
-/// One round's payoff matrix at a state (rows A's tactic, columns B's), the battle after
-/// this round valued by `next` where it goes on.
+/// One round's payoff matrix at a state, to A (rows A's allowed tactics, columns B's, in
+/// printed order), the battle after this round valued by `next` where it goes on.
 pub fn stage_matrix(
     field: &FieldCombat,
     battle: &PreparedBattle,
@@ -198,51 +470,74 @@ pub fn stage_matrix(
     state: &BattleState,
     next: &dyn Fn(&BattleState) -> f64,
 ) -> Vec<Vec<f64>> {
+    stage_matrix_in(field, battle, payoff, round, state, next)
+}
+
+/// [`stage_matrix`] in any [`GameNumber`]: f64 for the solver, fractions for
+/// [`solve_exact`].
+fn stage_matrix_in<T: GameNumber>(
+    field: &FieldCombat,
+    battle: &PreparedBattle,
+    payoff: Payoff,
+    round: u32,
+    state: &BattleState,
+    next: &dyn Fn(&BattleState) -> T,
+) -> Vec<Vec<T>> {
     let setup = field.round_setup(battle, state);
-    (0..7)
-        .map(|ta| {
-            (0..7)
-                .map(|tb| {
+    let [rows, columns] = battle.allowed.map(TacticSet::tactics);
+    rows.iter()
+        .map(|&ta| {
+            columns
+                .iter()
+                .map(|&tb| {
                     let tactic = [ta, tb];
                     let cell = field.tactic_cell(&setup, tactic);
                     let mut counts = [0u32; 16];
                     for &pair in field.faces(setup.odds, setup.base_drm + cell.drm) {
                         counts[usize::from(pair) & 15] += 1;
                     }
-                    let mut total = 0.0;
+                    let mut total = T::whole(0);
                     for (pair, &count) in counts.iter().enumerate().filter(|(_, c)| **c > 0) {
                         let after = field.apply_round(state, &setup, cell, pair);
                         let end = field.battle_end(&after, cell, tactic, round);
                         let v = match payoff {
-                            Payoff::Win => match end {
-                                Some(result) => f64::from(u8::from(result == BattleResult::AWins)),
+                            Payoff::Outcomes(_) => match end {
+                                Some(result) => payoff.terminal(result),
                                 None => next(&after),
                             },
                             Payoff::Sp => {
-                                let lost = |side: usize| f64::from(state.sp[side] - after.sp[side]);
-                                lost(1) - lost(0) + end.map_or_else(|| next(&after), |_| 0.0)
+                                let lost = |side: usize| {
+                                    T::whole(i64::from(state.sp[side] - after.sp[side]))
+                                };
+                                lost(1) - lost(0)
+                                    + match end {
+                                        None => next(&after),
+                                        Some(_) => T::whole(0),
+                                    }
                             }
                         };
-                        total += f64::from(count) * v;
+                        total = total + T::whole(i64::from(count)) * v;
                     }
-                    total / f64::from(TWO_D6_FACES)
+                    total / T::whole(i64::from(TWO_D6_FACES))
                 })
                 .collect()
         })
         .collect()
 }
 
-/// Solves the whole battle by backward induction over the states reachable from the
-/// start. Polls the stop flag at every state.
-pub fn solve(
+/// A game's reachable (round, state) pairs, and per slot its index among them.
+type Reachable = (Vec<(u32, BattleState)>, Vec<u32>);
+
+/// The (round, state) pairs of a battle reachable from its start under any play of the
+/// allowed tactics, round by round, states sorted; and per slot of `shape`, its index
+/// among them (their number where not reachable).
+fn reachable_states(
     field: &FieldCombat,
     battle: &PreparedBattle,
-    payoff: Payoff,
-    max_slots: usize,
-) -> Result<FieldGame, GameError> {
-    let rounds = field.rules().round_limit;
-    let shape = GameShape::new(&battle.start, rounds, max_slots)?;
-    // Forward: the live states each round can start in, under any play.
+    shape: &GameShape,
+) -> Result<Reachable, GameError> {
+    let rounds = shape.rounds;
+    let [rows, columns] = battle.allowed.map(TacticSet::tactics);
     let mut live = vec![false; shape.slots()];
     live[shape.index(1, &battle.start)] = true;
     let mut by_round: Vec<Vec<BattleState>> = vec![vec![battle.start]];
@@ -253,8 +548,8 @@ pub fn solve(
                 return Err(GameError::Interrupted);
             }
             let setup = field.round_setup(battle, state);
-            for ta in 0..7 {
-                for tb in 0..7 {
+            for &ta in &rows {
+                for &tb in &columns {
                     let cell = field.tactic_cell(&setup, [ta, tb]);
                     let mut seen = 0u16;
                     for &pair in field.faces(setup.odds, setup.base_drm + cell.drm) {
@@ -286,6 +581,30 @@ pub fn solve(
     for (i, (round, state)) in reachable.iter().enumerate() {
         compact[shape.index(*round, state)] = i as u32;
     }
+    Ok((reachable, compact))
+}
+
+/// A stage game's solution spread over the seven tactics (0 where not allowed).
+fn spread<T: Clone>(mix: &[T], tactics: &[usize], zero: T) -> Vec<T> {
+    let mut all = vec![zero; 7];
+    for (p, &t) in mix.iter().zip(tactics) {
+        all[t] = p.clone();
+    }
+    all
+}
+
+/// Solves the whole battle by backward induction over the states reachable from the
+/// start. Polls the stop flag at every state.
+pub fn solve(
+    field: &FieldCombat,
+    battle: &PreparedBattle,
+    payoff: Payoff,
+    max_slots: usize,
+) -> Result<FieldGame, GameError> {
+    let rounds = field.rules().round_limit;
+    let shape = GameShape::new(&battle.start, rounds, max_slots)?;
+    let (reachable, compact) = reachable_states(field, battle, &shape)?;
+    let [rows, columns] = battle.allowed.map(TacticSet::tactics);
     // Backward: each round's stage games, valued with the next round's solution.
     let mut values = vec![f64::NAN; reachable.len()];
     let mut mixes = vec![[[0.0; 7]; 2]; reachable.len()];
@@ -298,7 +617,10 @@ pub fn solve(
         let matrix = stage_matrix(field, battle, payoff, round, state, &next);
         let solution = matrix_game::solve(&matrix);
         values[i] = solution.value;
-        mixes[i] = [to_array(&solution.row), to_array(&solution.column)];
+        mixes[i] = [
+            to_array(&spread(&solution.row, &rows, 0.0)),
+            to_array(&spread(&solution.column, &columns, 0.0)),
+        ];
     }
     Ok(FieldGame {
         payoff,
@@ -308,6 +630,7 @@ pub fn solve(
         compact: Arc::new(compact),
         values,
         mixes,
+        allowed: battle.allowed,
     })
 }
 
@@ -315,23 +638,93 @@ fn to_array(mix: &[f64]) -> [f64; 7] {
     std::array::from_fn(|i| mix.get(i).copied().unwrap_or(0.0))
 }
 
+/// A battle's game solved in fractions ([`solve_exact`]).
+#[derive(Clone, Debug)]
+pub struct ExactGame {
+    pub payoff: Payoff,
+    /// The value at the start as the payoff reads it: the outcome set's probability (or
+    /// the SP difference), not to A.
+    pub value: BigRational,
+    pub reachable: Vec<(u32, BattleState)>,
+    shape: GameShape,
+    compact: Vec<u32>,
+    /// Per reachable state: A's and B's optimal mixes over the seven tactics.
+    mixes: Vec<[Vec<BigRational>; 2]>,
+}
+
+impl ExactGame {
+    /// A's and B's optimal mixes at `state` at the start of `round`, if reachable.
+    pub fn mix_at(&self, round: u32, state: &BattleState) -> Option<&[Vec<BigRational>; 2]> {
+        reachable_index(
+            &self.shape,
+            &self.compact,
+            self.reachable.len(),
+            round,
+            state,
+        )
+        .map(|i| &self.mixes[i])
+    }
+}
+
+/// [`solve`] in exact fractions: the same reachable states and stage games, each solved
+/// by [`matrix_game::solve_exact`]. Fractions grow with the rounds, so this is for small
+/// battles (tests hold the solver and the report against it).
+pub fn solve_exact(
+    field: &FieldCombat,
+    battle: &PreparedBattle,
+    payoff: Payoff,
+    max_slots: usize,
+) -> Result<ExactGame, GameError> {
+    let rounds = field.rules().round_limit;
+    let shape = GameShape::new(&battle.start, rounds, max_slots)?;
+    let (reachable, compact) = reachable_states(field, battle, &shape)?;
+    let [rows, columns] = battle.allowed.map(TacticSet::tactics);
+    let mut values = vec![BigRational::zero(); reachable.len()];
+    let mut mixes = vec![[Vec::new(), Vec::new()]; reachable.len()];
+    for (i, (round, state)) in reachable.iter().enumerate().rev() {
+        if crate::interrupt::requested() {
+            return Err(GameError::Interrupted);
+        }
+        let round = *round;
+        let next =
+            |after: &BattleState| values[compact[shape.index(round + 1, after)] as usize].clone();
+        let matrix = stage_matrix_in(field, battle, payoff, round, state, &next);
+        let solution = matrix_game::solve_exact(&matrix);
+        values[i] = solution.value;
+        mixes[i] = [
+            spread(&solution.row, &rows, BigRational::zero()),
+            spread(&solution.column, &columns, BigRational::zero()),
+        ];
+    }
+    Ok(ExactGame {
+        payoff,
+        value: payoff.to_a(values[0].clone()),
+        reachable,
+        shape,
+        compact,
+        mixes,
+    })
+}
+
 /// The one-round game at the start, used where the whole game is too large: each tactic
-/// pair is valued by one round only. `win`: P(A wins in this round, or the battle goes on
-/// with B having lost more SP than A) — "A ahead after one round"; `sp`: the round's
-/// expected SP-loss difference (B's minus A's).
+/// pair is valued by one round only. An outcome set: the battle ending in the set in this
+/// round, or, where it goes on, the maximising side ahead — its enemy having lost more SP
+/// than it ("A ahead after one round" for `win`); `sp`: the round's expected SP-loss
+/// difference (B's minus A's).
 pub fn one_round_game(
     field: &FieldCombat,
     battle: &PreparedBattle,
     payoff: Payoff,
 ) -> Vec<Vec<f64>> {
     let start = battle.start;
+    let maximiser = payoff.maximiser();
     let ahead = |after: &BattleState| {
         let lost = |side: usize| start.sp[side] - after.sp[side];
-        f64::from(u8::from(lost(1) > lost(0)))
+        payoff.to_a(f64::from(u8::from(lost(1 - maximiser) > lost(maximiser))))
     };
     let after_one = |_: &BattleState| 0.0;
     match payoff {
-        Payoff::Win => stage_matrix(field, battle, payoff, 1, &start, &ahead),
+        Payoff::Outcomes(_) => stage_matrix(field, battle, payoff, 1, &start, &ahead),
         Payoff::Sp => stage_matrix(field, battle, payoff, 1, &start, &after_one),
     }
 }
@@ -339,16 +732,26 @@ pub fn one_round_game(
 /// What the `equilibrium` command reports for one battle.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Equilibrium {
+    /// The payoff this battle's game was solved for.
+    pub payoff: Payoff,
+    /// The value as the payoff reads it: the outcome set's probability (or the SP
+    /// difference) under both sides' optimal play, the maximiser
+    /// ([`Payoff::maximiser`]) pushing it up and the other side down.
     pub value: f64,
-    /// A's and B's optimal mixes at the start.
+    /// A's and B's optimal mixes at the start (0 for tactics a side may not choose).
     pub mix: [[f64; 7]; 2],
-    /// Tactics strictly dominated by another pure tactic in the start's stage game.
+    /// Allowed tactics strictly dominated by another pure tactic in the start's stage
+    /// game.
     pub dominated: [Vec<usize>; 2],
-    /// Tactics played at no reachable state (at the start only, for a one-round game).
+    /// Allowed tactics played at no reachable state (at the start only, for a one-round
+    /// game).
     pub never_played: [Vec<usize>; 2],
-    /// Per pure tactic, how much worse than the value it does against the other side's
-    /// optimal mix at the start (≥ 0, in the payoff's units).
-    pub shortfall: [[f64; 7]; 2],
+    /// Per pure tactic, how much worse than the value it does for its side against the
+    /// other side's optimal mix at the start (≥ 0, in the payoff's units); `None` for a
+    /// tactic the side may not choose.
+    pub shortfall: [[Option<f64>; 7]; 2],
+    /// The tactics each side chose from.
+    pub allowed: [TacticSet; 2],
     /// Whether the whole battle was solved (false: the one-round game at the start).
     pub exact: bool,
     /// Reachable (round, state) pairs solved (1 for a one-round game).
@@ -381,33 +784,63 @@ pub fn equilibrium(
         Err(e) => return Err(e),
     };
     let solution = matrix_game::solve(&matrix);
-    Ok(summary(&matrix, &solution, exact, never, states))
+    Ok(summary(
+        &matrix,
+        &solution,
+        payoff,
+        battle.allowed,
+        exact,
+        never,
+        states,
+    ))
 }
 
 fn summary(
     matrix: &[Vec<f64>],
     solution: &GameSolution,
+    payoff: Payoff,
+    allowed: [TacticSet; 2],
     exact: bool,
     never: Option<[Vec<usize>; 2]>,
     states: usize,
 ) -> Equilibrium {
-    let mix = [to_array(&solution.row), to_array(&solution.column)];
+    let tactics = allowed.map(TacticSet::tactics);
+    let mix = [
+        to_array(&spread(&solution.row, &tactics[0], 0.0)),
+        to_array(&spread(&solution.column, &tactics[1], 0.0)),
+    ];
     let rows = matrix_game::row_payoffs(matrix, &solution.column);
     let columns = matrix_game::column_payoffs(matrix, &solution.row);
-    let shortfall = [
-        std::array::from_fn(|t| (solution.value - rows[t]).max(0.0)),
-        std::array::from_fn(|t| (columns[t] - solution.value).max(0.0)),
-    ];
-    let never = never.unwrap_or_else(|| mix.map(|m| (0..7).filter(|&t| m[t] <= PLAYED).collect()));
+    let mut shortfall = [[None; 7]; 2];
+    for (k, &t) in tactics[0].iter().enumerate() {
+        shortfall[0][t] = Some((solution.value - rows[k]).max(0.0));
+    }
+    for (k, &t) in tactics[1].iter().enumerate() {
+        shortfall[1][t] = Some((columns[k] - solution.value).max(0.0));
+    }
+    let never = never.unwrap_or_else(|| {
+        [0, 1].map(|side| {
+            tactics[side]
+                .iter()
+                .copied()
+                .filter(|&t| mix[side][t] <= PLAYED)
+                .collect()
+        })
+    });
+    let named = |indices: Vec<usize>, side: usize| -> Vec<usize> {
+        indices.into_iter().map(|k| tactics[side][k]).collect()
+    };
     Equilibrium {
-        value: solution.value,
+        payoff,
+        value: payoff.to_a(solution.value),
         mix,
         dominated: [
-            matrix_game::dominated_rows(matrix, PLAYED),
-            matrix_game::dominated_columns(matrix, PLAYED),
+            named(matrix_game::dominated_rows(matrix, PLAYED), 0),
+            named(matrix_game::dominated_columns(matrix, PLAYED), 1),
         ],
         never_played: never,
         shortfall,
+        allowed,
         exact,
         states,
     }
@@ -543,6 +976,72 @@ impl FieldCombat {
     }
 }
 
+impl FieldCombat {
+    /// The probability of each battle result ([`BattleResult::ALL`] order) in exact
+    /// fractions, both sides choosing by `mixes` (A's, then B's, over the seven tactics)
+    /// at each round and state: the walk of [`FieldCombat::battle_distribution_by`] (every
+    /// live state round by round, every tactic pair, every face of the 2d6, through the
+    /// shared round step) with fractions for probabilities. `None` past `max_states`
+    /// (round, state) pairs, or on a stop request.
+    pub fn result_probabilities_exact(
+        &self,
+        battle: &PreparedBattle,
+        max_states: usize,
+        mixes: &dyn Fn(u32, &BattleState) -> [Vec<BigRational>; 2],
+    ) -> Option<[BigRational; BattleResult::COUNT]> {
+        use std::collections::BTreeMap;
+        let mut result: [BigRational; BattleResult::COUNT] =
+            std::array::from_fn(|_| BigRational::zero());
+        let key = |s: &BattleState| (s.sp, s.morale);
+        let mut live: BTreeMap<([u32; 2], [u32; 2]), (BattleState, BigRational)> =
+            BTreeMap::from([(key(&battle.start), (battle.start, BigRational::one()))]);
+        let faces = BigRational::whole(i64::from(TWO_D6_FACES));
+        let mut visited = 0usize;
+        for round in 1..=self.rules().round_limit {
+            visited += live.len();
+            if visited > max_states || crate::interrupt::requested() {
+                return None;
+            }
+            let mut next_live = BTreeMap::new();
+            for (state, p_state) in live.into_values() {
+                let setup = self.round_setup(battle, &state);
+                let mix = mixes(round, &state);
+                for (ta, pa) in mix[0].iter().enumerate().filter(|(_, p)| !p.is_zero()) {
+                    for (tb, pb) in mix[1].iter().enumerate().filter(|(_, p)| !p.is_zero()) {
+                        let tactic = [ta, tb];
+                        let cell = self.tactic_cell(&setup, tactic);
+                        let resolution =
+                            self.resolution_distribution(setup.odds, setup.base_drm + cell.drm);
+                        let pair_weight = &p_state * pa * pb / &faces;
+                        for (pair, &count) in resolution
+                            .counts
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, c)| **c > 0)
+                        {
+                            let p = &pair_weight * BigRational::whole(count as i64);
+                            let after = self.apply_round(&state, &setup, cell, pair);
+                            match self.battle_end(&after, cell, tactic, round) {
+                                Some(end) => {
+                                    result[end.index()] = &result[end.index()] + p;
+                                }
+                                None => {
+                                    let entry = next_live
+                                        .entry(key(&after))
+                                        .or_insert_with(|| (after, BigRational::zero()));
+                                    entry.1 = &entry.1 + p;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            live = next_live;
+        }
+        Some(result)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -572,23 +1071,35 @@ mod tests {
         (FieldCombat::new(rules).unwrap(), battle.prepare().unwrap())
     }
 
+    fn payoff(name: &str, start: &BattleState) -> Payoff {
+        PayoffSpec::parse(name).unwrap().resolve(start)
+    }
+
+    /// A side's mix over its allowed tactics (the stage game's strategies).
+    fn on(mix: &[f64; 7], allowed: TacticSet) -> Vec<f64> {
+        allowed.tactics().iter().map(|&t| mix[t]).collect()
+    }
+
     /// At every reachable state, against the other side's optimal mix, no pure tactic
     /// does better than the state's value (to 1e-9), with the stage game rebuilt from the
-    /// stored values of the next round.
+    /// stored values of the next round; no tactic outside a side's set is played.
     fn assert_equilibrium_everywhere(field: &FieldCombat, b: &PreparedBattle, game: &FieldGame) {
         for (round, state) in &game.reachable {
             let next = |after: &BattleState| game.value_at(round + 1, after).unwrap();
             let m = stage_matrix(field, b, game.payoff, *round, state, &next);
             let [x, y] = game.mix_at(*round, state).unwrap();
             let v = game.value_at(*round, state).unwrap();
-            for p in matrix_game::row_payoffs(&m, &y) {
+            for p in matrix_game::row_payoffs(&m, &on(&y, b.allowed[1])) {
                 assert!(p <= v + 1e-9, "round {round} {state:?}: A's pure {p} > {v}");
             }
-            for p in matrix_game::column_payoffs(&m, &x) {
+            for p in matrix_game::column_payoffs(&m, &on(&x, b.allowed[0])) {
                 assert!(p >= v - 1e-9, "round {round} {state:?}: B's pure {p} < {v}");
             }
-            for side in [x, y] {
-                assert!((side.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+            for (side, mix) in [x, y].iter().enumerate() {
+                assert!((mix.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+                for (t, p) in mix.iter().enumerate() {
+                    assert!(b.allowed[side].contains(t) || *p == 0.0, "{t} played");
+                }
             }
         }
     }
@@ -596,21 +1107,30 @@ mod tests {
     #[test]
     fn equilibrium_conditions_hold_at_every_state() {
         for limit in [1, 6] {
-            for payoff in [Payoff::Win, Payoff::Sp] {
+            for name in [
+                "win",
+                "sp",
+                "A wins",
+                "B wins",
+                "smaller loses",
+                "round limit",
+            ] {
                 for (a, b, morale) in [(6, 4, 2), (5, 5, 1), (9, 3, 3)] {
                     let (field, battle) = battle(a, b, morale, limit);
+                    let payoff = payoff(name, &battle.start);
                     let game = solve(&field, &battle, payoff, MAX_GAME_STATES).unwrap();
                     assert!(!game.reachable.is_empty());
                     assert_equilibrium_everywhere(&field, &battle, &game);
                     let e = equilibrium(&field, &battle, payoff, MAX_GAME_STATES).unwrap();
                     assert!(e.exact);
-                    assert!((e.value - game.value).abs() < 1e-12);
-                    assert!(e.shortfall.iter().flatten().all(|s| *s >= 0.0));
+                    assert!((e.value - payoff.to_a(game.value)).abs() < 1e-12);
                     // A tactic played at the start has no shortfall.
                     for side in 0..2 {
                         for t in 0..7 {
+                            let shortfall = e.shortfall[side][t].unwrap();
+                            assert!(shortfall >= 0.0);
                             if e.mix[side][t] > PLAYED {
-                                assert!(e.shortfall[side][t] < 1e-9);
+                                assert!(shortfall < 1e-9);
                                 assert!(!e.never_played[side].contains(&t));
                             }
                         }
@@ -620,21 +1140,92 @@ mod tests {
         }
     }
 
-    /// Both sides playing the solved tables: the exact enumeration's P(A wins) (or mean
-    /// SP difference) is the game value.
+    /// Who maximises: the side an outcome set is good for.
+    #[test]
+    fn the_side_an_outcome_set_is_good_for_maximises_it() {
+        let start = BattleState {
+            sp: [6, 4],
+            morale: [2, 2],
+        };
+        let maximiser = |name: &str| payoff(name, &start).maximiser();
+        for (name, side) in [
+            ("win", 0),
+            ("sp", 0),
+            ("B loses", 0),
+            ("A wins", 0),
+            ("B withdraws", 0),
+            ("A loses", 1),
+            ("B wins", 1),
+            ("A withdraws", 1),
+            ("smaller loses", 0),
+            ("round limit", 0),
+            ("both broken", 0),
+        ] {
+            assert_eq!(maximiser(name), side, "{name}");
+        }
+        // The smaller side is B here, A where A has fewer SP; on equal SP, B.
+        let a_smaller = BattleState {
+            sp: [3, 4],
+            morale: [2, 2],
+        };
+        assert_eq!(payoff("smaller loses", &a_smaller).maximiser(), 1);
+        assert_eq!(
+            payoff("smaller loses", &a_smaller),
+            payoff("A loses", &a_smaller)
+        );
+        let even = BattleState {
+            sp: [4, 4],
+            morale: [2, 2],
+        };
+        assert_eq!(payoff("smaller loses", &even), payoff("B loses", &even));
+        // win is B loses: broken, or withdrawing alone.
+        let Payoff::Outcomes(set) = payoff("win", &start) else {
+            panic!("win is an outcome set")
+        };
+        assert_eq!(
+            set.results(),
+            [BattleResult::AWins, BattleResult::BWithdraws]
+        );
+        // A list: its union; mixed sides: A maximises.
+        let list = PayoffSpec::parse_list(&["b WINS", "A  withdraws"]).unwrap();
+        assert_eq!(list.resolve(&start), payoff("A loses", &start));
+        assert_eq!(
+            serde_json::to_string(&list).unwrap(),
+            r#"["B wins","A withdraws"]"#
+        );
+        let mixed = PayoffSpec::parse_list(&["A wins", "B wins"]).unwrap();
+        assert_eq!(mixed.resolve(&start).maximiser(), 0);
+        assert!(PayoffSpec::parse("glory").is_err());
+        assert!(PayoffSpec::parse_list(&["sp"]).is_err());
+        assert!(PayoffSpec::parse_list::<&str>(&[]).is_err());
+        assert_eq!(
+            serde_json::to_string(&PayoffSpec::default()).unwrap(),
+            "\"win\""
+        );
+    }
+
+    /// Both sides playing the solved tables: the exact enumeration's P(outcome set) (or
+    /// mean SP difference) is the game value.
     #[test]
     fn both_sides_at_equilibrium_realise_the_value() {
         for limit in [1, 6] {
             let (field, battle) = battle(8, 5, 2, limit);
-            let game = solve(&field, &battle, Payoff::Win, MAX_GAME_STATES).unwrap();
-            let policy = StatePolicy {
-                sides: [TacticTable::solved(&game, 0), TacticTable::solved(&game, 1)],
-            };
-            let d = field
-                .battle_distribution_with(&battle, &policy, 1_000_000)
-                .unwrap();
-            let p = d.result[BattleResult::AWins.index()];
-            assert!((p - game.value).abs() < 1e-9, "{p} vs {}", game.value);
+            for name in ["win", "A wins", "A loses"] {
+                let payoff = payoff(name, &battle.start);
+                let game = solve(&field, &battle, payoff, MAX_GAME_STATES).unwrap();
+                let policy = StatePolicy {
+                    sides: [TacticTable::solved(&game, 0), TacticTable::solved(&game, 1)],
+                };
+                let d = field
+                    .battle_distribution_with(&battle, &policy, 1_000_000)
+                    .unwrap();
+                let Payoff::Outcomes(set) = payoff else {
+                    unreachable!()
+                };
+                let p: f64 = set.results().iter().map(|r| d.result[r.index()]).sum();
+                let value = payoff.to_a(game.value);
+                assert!((p - value).abs() < 1e-9, "{name}: {p} vs {value}");
+            }
             let game = solve(&field, &battle, Payoff::Sp, MAX_GAME_STATES).unwrap();
             let policy = StatePolicy {
                 sides: [TacticTable::solved(&game, 0), TacticTable::solved(&game, 1)],
@@ -648,12 +1239,59 @@ mod tests {
         }
     }
 
+    /// A side limited to some tactics: the game is solved over those only, and the
+    /// exact game's value is P(set) under its own mixes, fraction for fraction.
+    #[test]
+    fn allowed_tactics_limit_the_game_and_the_exact_value_is_realised() {
+        let (field, mut battle) = battle(6, 4, 2, 3);
+        battle.allowed = [
+            TacticSet::of(&[0, 1, 3]).unwrap(),
+            TacticSet::of(&[2, 4, 6]).unwrap(),
+        ];
+        let payoff = payoff("win", &battle.start);
+        let game = solve(&field, &battle, payoff, MAX_GAME_STATES).unwrap();
+        assert_equilibrium_everywhere(&field, &battle, &game);
+        let exact = solve_exact(&field, &battle, payoff, MAX_GAME_STATES).unwrap();
+        let mixes = |round: u32, state: &BattleState| {
+            exact
+                .mix_at(round, state)
+                .cloned()
+                .expect("states played into are reachable")
+        };
+        let p = field
+            .result_probabilities_exact(&battle, 1_000_000, &mixes)
+            .unwrap();
+        let Payoff::Outcomes(set) = payoff else {
+            unreachable!()
+        };
+        let in_set: BigRational = set.results().iter().map(|r| p[r.index()].clone()).sum();
+        assert_eq!(in_set, exact.value);
+        use num_traits::ToPrimitive;
+        assert!((exact.value.to_f64().unwrap() - payoff.to_a(game.value)).abs() < 1e-12);
+        for (round, state) in &exact.reachable {
+            for side in 0..2 {
+                for (t, q) in exact.mix_at(*round, state).unwrap()[side]
+                    .iter()
+                    .enumerate()
+                {
+                    assert!(battle.allowed[side].contains(t) || q.is_zero());
+                }
+            }
+        }
+    }
+
     /// The kernel against the enumeration (both sides at equilibrium, and A at
     /// equilibrium against a uniform B): every outcome within 4 standard errors.
     #[test]
     fn monte_carlo_agrees_with_the_enumeration() {
         let (field, battle) = battle(10, 6, 2, 6);
-        let game = solve(&field, &battle, Payoff::Win, MAX_GAME_STATES).unwrap();
+        let game = solve(
+            &field,
+            &battle,
+            payoff("win", &battle.start),
+            MAX_GAME_STATES,
+        )
+        .unwrap();
         let uniform = TacticMix::uniform(&[0, 1, 2, 3, 4, 5, 6]).unwrap();
         for b_table in [TacticTable::solved(&game, 1), TacticTable::mix(&uniform)] {
             let policy = StatePolicy {
@@ -704,12 +1342,23 @@ mod tests {
     fn too_large_games_fall_back_to_one_round() {
         let (field, battle) = battle(400, 300, 9, 6);
         assert!(matches!(
-            solve(&field, &battle, Payoff::Win, MAX_GAME_STATES),
+            solve(
+                &field,
+                &battle,
+                payoff("win", &battle.start),
+                MAX_GAME_STATES
+            ),
             Err(GameError::TooLarge { .. })
         ));
-        let e = equilibrium(&field, &battle, Payoff::Sp, MAX_GAME_STATES).unwrap();
-        assert!(!e.exact);
-        assert_eq!(e.states, 1);
-        assert!((e.mix[0].iter().sum::<f64>() - 1.0).abs() < 1e-12);
+        for name in ["sp", "win", "A loses"] {
+            let payoff = payoff(name, &battle.start);
+            let e = equilibrium(&field, &battle, payoff, MAX_GAME_STATES).unwrap();
+            assert!(!e.exact);
+            assert_eq!(e.states, 1);
+            assert!((e.mix[0].iter().sum::<f64>() - 1.0).abs() < 1e-12);
+            if name != "sp" {
+                assert!((0.0..=1.0).contains(&e.value), "{name}: {}", e.value);
+            }
+        }
     }
 }

@@ -15,6 +15,44 @@
 //! `max Σ y  s.t.  A'·y ≤ 1, y ≥ 0` is solved from the slack basis; its optimum `z` gives
 //! the value `1/z` (undone to the original scale), `y/z` is the column player's optimal
 //! mix and the dual prices of the slack rows, divided by `z`, the row player's.
+//!
+//! [`solve_exact`] is the same simplex in exact rationals (`BigRational`, no tolerance):
+//! where a game's payoffs are fractions, its value and mixes are fractions too, so a
+//! solved field game can be held against the report's exact probabilities fraction for
+//! fraction (`field_game::solve_exact`).
+
+use std::ops::{Add, Div, Mul, Neg, Sub};
+
+use num_bigint::BigInt;
+use num_rational::BigRational;
+use num_traits::{One, Signed, Zero};
+
+/// A number a game's payoffs are counted in: `f64` for the solver the commands use,
+/// [`BigRational`] for the exact one. Whole numbers and the four operations are all the
+/// stage games need.
+pub trait GameNumber:
+    Clone
+    + PartialOrd
+    + Add<Output = Self>
+    + Sub<Output = Self>
+    + Mul<Output = Self>
+    + Div<Output = Self>
+    + Neg<Output = Self>
+{
+    fn whole(n: i64) -> Self;
+}
+
+impl GameNumber for f64 {
+    fn whole(n: i64) -> Self {
+        n as f64
+    }
+}
+
+impl GameNumber for BigRational {
+    fn whole(n: i64) -> Self {
+        BigRational::from_integer(BigInt::from(n))
+    }
+}
 
 /// Largest number of strategies per player.
 pub const MAX_STRATEGIES: usize = 7;
@@ -153,6 +191,117 @@ fn normalise(mix: &mut [f64]) {
     }
 }
 
+/// A game solved in exact rationals: its value and one optimal mixed strategy per player.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExactSolution {
+    pub value: BigRational,
+    pub row: Vec<BigRational>,
+    pub column: Vec<BigRational>,
+}
+
+/// [`solve`] in exact rationals: the same tableau and Bland's rule, with no tolerance
+/// (Bland's rule cannot cycle, so it ends), and no scaling (the payoffs are only shifted
+/// to be at least 1). The mixes add up to exactly 1.
+pub fn solve_exact(payoff: &[Vec<BigRational>]) -> ExactSolution {
+    let m = payoff.len();
+    let n = payoff.first().map_or(0, Vec::len);
+    assert!(
+        (1..=MAX_STRATEGIES).contains(&m) && (1..=MAX_STRATEGIES).contains(&n),
+        "a matrix game has 1 to {MAX_STRATEGIES} strategies a side"
+    );
+    let lo = payoff
+        .iter()
+        .flatten()
+        .min()
+        .expect("a game has payoffs")
+        .clone();
+    let hi = payoff.iter().flatten().max().expect("a game has payoffs");
+    let pure = |k: usize| -> Vec<BigRational> {
+        (0..k)
+            .map(|i| {
+                if i == 0 {
+                    BigRational::one()
+                } else {
+                    BigRational::zero()
+                }
+            })
+            .collect()
+    };
+    if *hi == lo {
+        return ExactSolution {
+            value: lo,
+            row: pure(m),
+            column: pure(n),
+        };
+    }
+    let one = BigRational::one();
+    let width = n + m + 1;
+    let mut t = vec![BigRational::zero(); (m + 1) * width];
+    for i in 0..m {
+        for j in 0..n {
+            t[i * width + j] = &payoff[i][j] - &lo + &one;
+        }
+        t[i * width + n + i] = one.clone();
+        t[i * width + width - 1] = one.clone();
+    }
+    for j in 0..n {
+        t[m * width + j] = -one.clone();
+    }
+    let mut basis: Vec<usize> = (n..n + m).collect();
+    while let Some(enter) = (0..n + m).find(|&c| t[m * width + c].is_negative()) {
+        let mut leave: Option<(usize, BigRational)> = None;
+        for r in 0..m {
+            let a = &t[r * width + enter];
+            if a.is_positive() {
+                let ratio = &t[r * width + width - 1] / a;
+                let better = match &leave {
+                    None => true,
+                    Some((best, best_ratio)) => {
+                        ratio < *best_ratio || (ratio == *best_ratio && basis[r] < basis[*best])
+                    }
+                };
+                if better {
+                    leave = Some((r, ratio));
+                }
+            }
+        }
+        // Bounded: every shifted payoff is at least 1.
+        let (pivot_row, _) = leave.expect("the game's LP is bounded");
+        let pivot = t[pivot_row * width + enter].clone();
+        for c in 0..width {
+            t[pivot_row * width + c] = &t[pivot_row * width + c] / &pivot;
+        }
+        for r in 0..=m {
+            if r != pivot_row {
+                let factor = t[r * width + enter].clone();
+                if !factor.is_zero() {
+                    for c in 0..width {
+                        let delta = &factor * &t[pivot_row * width + c];
+                        t[r * width + c] = &t[r * width + c] - delta;
+                    }
+                }
+            }
+        }
+        basis[pivot_row] = enter;
+    }
+    let z = t[m * width + width - 1].clone();
+    let shifted_value = one.clone() / &z;
+    let mut column = vec![BigRational::zero(); n];
+    for (r, &b) in basis.iter().enumerate() {
+        if b < n {
+            column[b] = &t[r * width + width - 1] * &shifted_value;
+        }
+    }
+    let row = (0..m)
+        .map(|i| &t[m * width + n + i] * &shifted_value)
+        .collect();
+    ExactSolution {
+        value: shifted_value + lo - one,
+        row,
+        column,
+    }
+}
+
 /// The row player's expected payoff of each pure row against the column mix `column`.
 pub fn row_payoffs(payoff: &[Vec<f64>], column: &[f64]) -> Vec<f64> {
     payoff
@@ -285,6 +434,74 @@ mod tests {
         let single = solve(&m(&[&[4.0, -2.0, 7.0]]));
         assert_eq!(single.value, -2.0);
         assert!(close(&single.column, &[0.0, 1.0, 0.0]));
+    }
+
+    fn q(n: i64, d: i64) -> BigRational {
+        BigRational::new(n.into(), d.into())
+    }
+
+    /// The game of `dominated_row_is_never_played` in fractions: value 1/7, mixes
+    /// (3/7, 4/7, 0) and (2/7, 5/7) exactly.
+    #[test]
+    fn exact_solutions_are_fractions() {
+        let game: Vec<Vec<BigRational>> = [[3, -1], [-2, 1], [2, -2]]
+            .iter()
+            .map(|r| r.iter().map(|&v| q(v, 1)).collect())
+            .collect();
+        let s = solve_exact(&game);
+        assert_eq!(s.value, q(1, 7));
+        assert_eq!(s.row, [q(3, 7), q(4, 7), q(0, 1)]);
+        assert_eq!(s.column, [q(2, 7), q(5, 7)]);
+        let pennies: Vec<Vec<BigRational>> = vec![vec![q(1, 2), q(-1, 3)], vec![q(-1, 3), q(1, 2)]];
+        let s = solve_exact(&pennies);
+        assert_eq!(s.value, q(1, 12));
+        assert_eq!(s.row, [q(1, 2), q(1, 2)]);
+    }
+
+    /// Random games with fractional payoffs: exactly no pure strategy beats the value
+    /// against the other side's mix, and the exact value is the f64 solver's to 1e-12.
+    #[test]
+    fn random_exact_games_meet_the_equilibrium_conditions_exactly() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..300 {
+            let rows = (next() % 7 + 1) as usize;
+            let cols = (next() % 7 + 1) as usize;
+            let game: Vec<Vec<BigRational>> = (0..rows)
+                .map(|_| {
+                    (0..cols)
+                        .map(|_| q((next() % 7) as i64 - 3, (next() % 3 + 1) as i64))
+                        .collect()
+                })
+                .collect();
+            let s = solve_exact(&game);
+            assert_eq!(s.row.iter().sum::<BigRational>(), q(1, 1));
+            assert_eq!(s.column.iter().sum::<BigRational>(), q(1, 1));
+            assert!(s.row.iter().chain(&s.column).all(|p| !p.is_negative()));
+            for row in &game {
+                let payoff: BigRational = row.iter().zip(&s.column).map(|(a, q)| a * q).sum();
+                assert!(payoff <= s.value);
+            }
+            for j in 0..cols {
+                let payoff: BigRational = game.iter().zip(&s.row).map(|(r, p)| &r[j] * p).sum();
+                assert!(payoff >= s.value);
+            }
+            let floats: Vec<Vec<f64>> = game
+                .iter()
+                .map(|r| r.iter().map(to_f64).collect())
+                .collect();
+            assert!((solve(&floats).value - to_f64(&s.value)).abs() < 1e-12);
+        }
+    }
+
+    fn to_f64(v: &BigRational) -> f64 {
+        use num_traits::ToPrimitive;
+        v.to_f64().unwrap()
     }
 
     /// Random 7 × 7 games with small integer payoffs (many ties): the equilibrium

@@ -27,10 +27,15 @@
 //! sp = 8
 //! morale = 2
 //! tactic = "uniform"           # or "equilibrium": the solved game's optimal mix
+//! allowed_tactics = ["skirmish", "square", "refuse", "withdraw"]  # [option] the only
+//!                              # tactics B may choose ("uniform" is uniform over them)
 //!
 //! [equilibrium]
-//! payoff = "win"               # the game "equilibrium" sides play: win = P(A wins),
-//!                              # sp = B's SP lost minus A's (A maximises, B minimises)
+//! payoff = "win"               # the game "equilibrium" sides play: win = P(B loses:
+//!                              # broken, or withdrawing alone), sp = B's SP lost minus
+//!                              # A's, or outcomes the report names: "smaller loses",
+//!                              # "A wins", ["B wins", "A withdraws"] (the side a set
+//!                              # is bad for minimises it)
 //!
 //! [sweep]
 //! odds = ["1:1", "3:2", "2:1", "3:1"]   # sets A's SP from B's
@@ -74,7 +79,10 @@
 //! (`[rules.crt."3:2"]`) is refused with a pointer to `crt_cells`.
 //!
 //! Tactic policies: a tactic name, `"uniform"`, `{ uniform = [...] }`, `{ mix = {...} }`,
-//! or `"equilibrium"`. An `equilibrium` side plays, at every round and state, its optimal
+//! or `"equilibrium"`. A side's `allowed_tactics` limits every policy it takes (its own,
+//! a variant's, a swept one): `"uniform"` is uniform over the allowed tactics, a policy
+//! naming another tactic is refused, and its equilibrium is solved over them. An
+//! `equilibrium` side plays, at every round and state, its optimal
 //! mix in the battle's zero-sum game for `[equilibrium] payoff` (`rules::field_game`),
 //! solved here once per run (both sides' strategies are solved; a side with its own
 //! policy keeps it). A run whose game has more than `field_game::MAX_GAME_STATES` slots,
@@ -113,8 +121,8 @@ use crate::rules::crt::{
     self, ClcRow, FieldBattle, FieldCombat, FieldRules, Force, OddsColumn, OddsRounding,
     PreparedBattle, ResultPair, TacticCell, TacticMix, CRT_COLUMNS, TACTIC_NAMES,
 };
-use crate::rules::crt::{BattleDistribution, BattleHistogram, TacticPolicy};
-use crate::rules::field_game::{self, Payoff, StatePolicy, TacticTable, MAX_GAME_STATES};
+use crate::rules::crt::{BattleDistribution, BattleHistogram, TacticPolicy, TacticSet};
+use crate::rules::field_game::{self, PayoffSpec, StatePolicy, TacticTable, MAX_GAME_STATES};
 use crate::rules::field_table::{BattleTable, FieldKernel};
 
 /// Parameters a field analysis can sweep, in the order axes are laid out (the first is
@@ -177,9 +185,11 @@ pub struct Analysis {
     pub trials: u64,
     /// Compute exact battle distributions where the state space is small.
     pub exact: bool,
-    /// `[equilibrium] payoff`: what an `equilibrium` side's game maximises (A) and
-    /// minimises (B), and the default of `battlelab equilibrium`.
-    pub payoff: Payoff,
+    /// `[equilibrium] payoff`: what an `equilibrium` side's game is played for (the side
+    /// it favours maximising it), and the default of `battlelab equilibrium`.
+    pub payoff: PayoffSpec,
+    /// `[side.x] allowed_tactics`: the tactics each side may choose from.
+    pub allowed: [TacticSet; 2],
     pub base_battle: FieldBattle,
     pub variants: Vec<Variant>,
     pub axes: Vec<SweepAxis>,
@@ -228,7 +238,7 @@ struct FieldFile {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct EquilibriumSpec {
-    payoff: Option<Spanned<String>>,
+    payoff: Option<Spanned<toml::Value>>,
 }
 
 #[derive(Deserialize)]
@@ -260,6 +270,7 @@ struct SideSpec {
     leader: Option<Spanned<i64>>,
     drm: Option<Spanned<i64>>,
     tactic: Option<Spanned<toml::Value>>,
+    allowed_tactics: Option<Spanned<toml::Value>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -308,10 +319,11 @@ const FIELD_KEYS: &[KeyDoc] = &[
     key("side.{a,b}.morale", Ty::Int(1, crt::MAX_MORALE as i64), REQUIRED, "morale (Guards 3, Major 2, Minor 1)", "2").sweep("{a,b}.morale"),
     key("side.{a,b}.leader", Ty::Int(crt::LEADER_RANGE.0 as i64, crt::LEADER_RANGE.1 as i64), "0", "leader rating; the leader DRM is the larger force's minus the smaller's", "1").sweep("{a,b}.leader"),
     key("side.{a,b}.drm", DRM, "0", "a DRM in this side's favour", "1").sweep("{a,b}.drm"),
+    key("side.{a,b}.allowed_tactics", Ty::ListOf(&TACTIC_NAMES), "all seven", "[option] the only tactics this side may choose: \"uniform\" is uniform over them, the equilibrium is solved over them, and a policy naming another is refused", "[\"charge\", \"envelop\", \"skirmish\"]"),
     key("side.{a,b}.tactic", Ty::Tactic, "\"uniform\"", "tactic policy: a tactic, \"uniform\", { uniform = [..] }, { mix = { charge = 3, envelop = 1 } } or \"equilibrium\"", "{ mix = { charge = 2, envelop = 1 } }").sweep("{a,b}.tactic"),
     key("tables.format", Ty::OneOf(&["percent", "in36"]), "\"percent\"", "how tables.md prints chances: percent, or in36 (the CRT gains each modified roll's chance in 36)", "\"in36\""),
     key("tables.decimals", Ty::Int(0, 4), "1", "digits after the point of a percentage", "2"),
-    key("equilibrium.payoff", Ty::OneOf(&["win", "sp"]), "\"win\"", "what an \"equilibrium\" side's game maximises: win = P(A wins), sp = B's SP lost minus A's", "\"sp\""),
+    key("equilibrium.payoff", Ty::OneOrList(&PAYOFF_WORDS, &PAYOFF_LIST_WORDS), "\"win\"", "what an \"equilibrium\" side's game is played for: win = P(B loses: broken, or withdrawing alone), sp = B's SP lost minus A's, or P(an outcome or a list of them, as the report names them: \"smaller loses\", \"A wins\", [\"B wins\", \"A withdraws\"]); the side the outcomes are bad for minimises, the other maximises", "\"smaller loses\""),
     key("[[variant]].tactic.{a,b}", Ty::Tactic, "the side's own", "a policy replacing the side's own in this variant", "\"charge\""),
     key("rules.caps.{leader,morale,terrain,tactic,drm}", Ty::Int(0, 12), "none (uncapped)", "[option] that source's DRM held to ± this before the net DRM cap", "2").in_variant(),
     key("sweep.odds", Ty::OddsList, "none", "odds L:S; sets A's SP to B's SP × L/S, rounded up", "[\"1:1\", \"3:2\", \"2:1\"]").sweep("odds"),
@@ -328,6 +340,40 @@ const FIELD_KEYS: &[KeyDoc] = &[
     key("rules.tactics.<tactic>.<tactic>", Ty::Any, "as printed", "tactical matrix cell, larger's tactic × smaller's: a DRM (-2), \"NC\", or either in parentheses to end the battle", "\"(NC)\"").in_variant(),
     key("[[variant]].name", Ty::Text, REQUIRED, "the variant's name (reports, --variants)", "\"printed\""),
     key("[[variant]].description", Ty::Text, "none", "what the variant changes", "\"as printed\""),
+];
+
+/// The single names `[equilibrium] payoff` takes: `field_game::PAYOFF_NAMES`, then the
+/// report's outcomes (`BattleResult::LABELS`).
+const PAYOFF_WORDS: [&str; 13] = [
+    "win",
+    "sp",
+    "A loses",
+    "B loses",
+    "smaller loses",
+    "A wins",
+    "B wins",
+    "both broken",
+    "A withdraws",
+    "B withdraws",
+    "both withdraw",
+    "broken off",
+    "round limit",
+];
+/// What a list of outcomes for `[equilibrium] payoff` may hold: every single name but
+/// `sp`.
+const PAYOFF_LIST_WORDS: [&str; 12] = [
+    "win",
+    "A loses",
+    "B loses",
+    "smaller loses",
+    "A wins",
+    "B wins",
+    "both broken",
+    "A withdraws",
+    "B withdraws",
+    "both withdraw",
+    "broken off",
+    "round limit",
 ];
 
 /// `battlelab keys` and `battlelab new` for field battles.
@@ -460,11 +506,10 @@ impl Analysis {
             )? as i32,
             None => 0,
         };
-        let base_battle = FieldBattle {
-            a: side(source, "a", &spec.side.a)?,
-            b: side(source, "b", &spec.side.b)?,
-            terrain_drm,
-        };
+        let (a, allowed_a) = side(source, "a", &spec.side.a)?;
+        let (b, allowed_b) = side(source, "b", &spec.side.b)?;
+        let allowed = [allowed_a, allowed_b];
+        let base_battle = FieldBattle { a, b, terrain_drm };
 
         let mut base_rules = FieldRules::printed();
         if let Some(overrides) = &spec.rules {
@@ -496,7 +541,11 @@ impl Analysis {
                 for (side, value) in [&spec.a, &spec.b].into_iter().enumerate() {
                     if let Some(value) = value {
                         let key = format!("{field}.tactic.{}", ["a", "b"][side]);
-                        tactics[side] = Some(tactic_policy(source, &key, value)?);
+                        let policy = tactic_policy(source, &key, value)?;
+                        tactics[side] = Some(
+                            within(policy, allowed[side], side)
+                                .map_err(|e| source.error(value, &key, e))?,
+                        );
                     }
                 }
             }
@@ -516,30 +565,26 @@ impl Analysis {
             });
         }
         let payoff = match spec.equilibrium.as_ref().and_then(|e| e.payoff.as_ref()) {
-            Some(name) => Payoff::parse(name.get_ref()).ok_or_else(|| {
-                source.error(
-                    name,
-                    "equilibrium.payoff",
-                    format!(
-                        "unknown payoff \"{}\"; allowed: win (P(A wins)), sp (B's SP lost minus A's)",
-                        crate::limits::echo(name.get_ref())
-                    ),
-                )
-            })?,
-            None => Payoff::default(),
+            Some(value) => payoff_spec(value.get_ref())
+                .map_err(|e| source.error(value, "equilibrium.payoff", e))?,
+            None => PayoffSpec::default(),
         };
 
         let (axes, axis_lines) = sweep_axes(source, spec.sweep.as_ref(), &FIELD_PARAMETERS)?;
         for (axis, line) in axes.iter().zip(&axis_lines) {
             for value in &axis.values {
                 if let AxisValue::Text(name) = value {
-                    if named_policy(name).is_none() {
+                    let Some(policy) = named_policy(name) else {
                         return Err(source.error_at(
                             *line,
                             format!("sweep.{}", axis.parameter),
                             unknown_policy(&crate::limits::echo(name)),
                         ));
-                    }
+                    };
+                    let side = usize::from(axis.parameter == "b.tactic");
+                    within(policy, allowed[side], side).map_err(|e| {
+                        source.error_at(*line, format!("sweep.{}", axis.parameter), e)
+                    })?;
                 }
             }
         }
@@ -568,6 +613,7 @@ impl Analysis {
                         &mut battle,
                         &mut rules,
                         &mut extra_drm,
+                        allowed,
                     );
                 }
                 battle.a.drm += extra_drm;
@@ -596,7 +642,7 @@ impl Analysis {
                         ),
                     }
                 })?;
-                let prepared = battle.prepare().map_err(|e| {
+                let mut prepared = battle.prepare().map_err(|e| {
                     let line = axes
                         .iter()
                         .position(|a| {
@@ -615,6 +661,7 @@ impl Analysis {
                         ),
                     )
                 })?;
+                prepared.allowed = allowed;
                 let policy = if prepared.equilibrium.contains(&true) {
                     let at = || {
                         crate::analysis::describe_point(
@@ -625,7 +672,7 @@ impl Analysis {
                     };
                     let side = usize::from(!prepared.equilibrium[0]);
                     let key = format!("side.{}.tactic", ["a", "b"][side]);
-                    let game = field_game::solve(&field, &prepared, payoff, MAX_GAME_STATES)
+                    let game = field_game::solve(&field, &prepared, payoff.resolve(&prepared.start), MAX_GAME_STATES)
                         .map_err(|e| match e {
                             field_game::GameError::TooLarge { .. } => source.error_at(
                                 None,
@@ -675,6 +722,7 @@ impl Analysis {
             trials,
             exact: spec.exact.unwrap_or(true),
             payoff,
+            allowed,
             base_battle,
             variants,
             axes,
@@ -690,8 +738,12 @@ impl Analysis {
     }
 }
 
-fn side(source: &Source, key: &str, spec: &SideSpec) -> Result<Force, AnalysisError> {
+fn side(source: &Source, key: &str, spec: &SideSpec) -> Result<(Force, TacticSet), AnalysisError> {
     let field = |f: &str| format!("side.{key}.{f}");
+    let allowed = match &spec.allowed_tactics {
+        Some(value) => allowed_tactics(source, &field("allowed_tactics"), value)?,
+        None => TacticSet::ALL,
+    };
     let sp = source.int_in(
         &spec.sp,
         &field("sp"),
@@ -727,10 +779,12 @@ fn side(source: &Source, key: &str, spec: &SideSpec) -> Result<Force, AnalysisEr
         None => 0,
     };
     let tactics = match &spec.tactic {
-        Some(value) => tactic_policy(source, &field("tactic"), value)?,
-        None => TacticMix::uniform(&[0, 1, 2, 3, 4, 5, 6])
-            .expect("seven tactics")
-            .into(),
+        Some(value) => {
+            let policy = tactic_policy(source, &field("tactic"), value)?;
+            within(policy, allowed, usize::from(key == "b"))
+                .map_err(|e| source.error(value, field("tactic"), e))?
+        }
+        None => allowed.uniform().into(),
     };
     let name = match &spec.name {
         Some(name) => crate::analysis::report_text(
@@ -742,14 +796,100 @@ fn side(source: &Source, key: &str, spec: &SideSpec) -> Result<Force, AnalysisEr
         )?,
         None => key.to_ascii_uppercase(),
     };
-    Ok(Force {
-        name,
-        sp,
-        morale,
-        leader,
-        drm,
-        tactics,
+    Ok((
+        Force {
+            name,
+            sp,
+            morale,
+            leader,
+            drm,
+            tactics,
+        },
+        allowed,
+    ))
+}
+
+/// `[side.x] allowed_tactics`: a non-empty list of tactic names.
+fn allowed_tactics(
+    source: &Source,
+    field: &str,
+    value: &Spanned<toml::Value>,
+) -> Result<TacticSet, AnalysisError> {
+    let names = TACTIC_NAMES.join(", ");
+    let fail = |message: String| source.error(value, field, message);
+    let toml::Value::Array(items) = value.get_ref() else {
+        return Err(fail(format!(
+            "a list of the tactics this side may choose, e.g. [\"charge\", \"envelop\"]; the tactical matrix has: {names}"
+        )));
+    };
+    let mut tactics = Vec::new();
+    for item in items {
+        let name = item.as_str().ok_or_else(|| {
+            fail(format!(
+                "list tactic names in quotes; got {}; the tactical matrix has: {names}",
+                crate::limits::echo(&item.to_string())
+            ))
+        })?;
+        tactics.push(
+            crt::tactic_index(name)
+                .ok_or_else(|| fail(unknown_tactic(&crate::limits::echo(name))))?,
+        );
+    }
+    TacticSet::of(&tactics).ok_or_else(|| {
+        fail(format!(
+            "an empty list leaves this side no tactic to choose; list at least one of: {names} (leave the key out for all seven)"
+        ))
     })
+}
+
+/// A policy as a side limited to `allowed` plays it: uniform over all seven tactics
+/// (`"uniform"`) is uniform over the allowed ones; a mix that gives weight to another
+/// tactic is refused (the message names it and the allowed ones).
+fn within(policy: TacticPolicy, allowed: TacticSet, side: usize) -> Result<TacticPolicy, String> {
+    let TacticPolicy::Mix(mix) = policy else {
+        return Ok(policy);
+    };
+    if allowed.is_all() {
+        return Ok(policy);
+    }
+    if mix.weights.iter().all(|&w| w > 0 && w == mix.weights[0]) {
+        return Ok(allowed.uniform().into());
+    }
+    let outside: Vec<&str> = (0..TACTIC_NAMES.len())
+        .filter(|&t| mix.weights[t] > 0 && !allowed.contains(t))
+        .map(|t| TACTIC_NAMES[t])
+        .collect();
+    if outside.is_empty() {
+        return Ok(policy);
+    }
+    Err(format!(
+        "this policy plays {} but side.{}.allowed_tactics allows only {}; choose among those (\"uniform\" is uniform over them)",
+        outside.join(", "),
+        ["a", "b"][side],
+        allowed.names().join(", ")
+    ))
+}
+
+/// `[equilibrium] payoff`: one name or a list of them.
+fn payoff_spec(value: &toml::Value) -> Result<PayoffSpec, String> {
+    let allowed = PayoffSpec::allowed();
+    match value {
+        toml::Value::String(name) => {
+            PayoffSpec::parse(name).map_err(|e| format!("{e}; allowed: {allowed}"))
+        }
+        toml::Value::Array(items) => {
+            let names = items
+                .iter()
+                .map(|v| v.as_str().map(str::to_string))
+                .collect::<Option<Vec<String>>>()
+                .ok_or_else(|| format!("a list of outcome names in quotes; allowed: {allowed}"))?;
+            PayoffSpec::parse_list(&names).map_err(|e| format!("{e}; allowed: {allowed}"))
+        }
+        other => Err(format!(
+            "a name or a list of names, got {}; allowed: {allowed}",
+            crate::limits::echo(&other.to_string())
+        )),
+    }
 }
 
 fn unknown_tactic(name: &str) -> String {
@@ -1109,6 +1249,7 @@ fn apply_coordinate(
     battle: &mut FieldBattle,
     rules: &mut FieldRules,
     extra_drm: &mut i32,
+    allowed: [TacticSet; 2],
 ) {
     let int = match value {
         AxisValue::Int(v) => *v,
@@ -1119,11 +1260,16 @@ fn apply_coordinate(
             return;
         }
         AxisValue::Text(name) => {
-            // Names were checked against `named_policy` when the sweep was read.
+            // Names were checked against `named_policy` and the allowed tactics when the
+            // sweep was read.
             if let Some(policy) = named_policy(name) {
                 match parameter {
-                    "a.tactic" => battle.a.tactics = policy,
-                    "b.tactic" => battle.b.tactics = policy,
+                    "a.tactic" => {
+                        battle.a.tactics = within(policy, allowed[0], 0).unwrap_or(policy)
+                    }
+                    "b.tactic" => {
+                        battle.b.tactics = within(policy, allowed[1], 1).unwrap_or(policy)
+                    }
                     _ => {}
                 }
             }
@@ -1326,6 +1472,11 @@ impl crate::engine::System for Analysis {
         // Only where a side plays the equilibrium does the payoff change a run.
         if self.runs.iter().any(|r| r.policy.is_some()) {
             rules["payoff"] = serde_json::json!(self.payoff);
+        }
+        // Only files that limit a side's tactics say so (other reports' bytes stay).
+        if self.allowed.iter().any(|a| !a.is_all()) {
+            rules["allowed_tactics"] =
+                serde_json::json!({"a": self.allowed[0], "b": self.allowed[1]});
         }
         rules
     }
