@@ -596,7 +596,7 @@ fn describe_file(name: &str) -> &'static str {
         "run_info.json" => "threads, wall time, how the counts were made (differs per run)",
         "tables.md" => "the rulebook tables, in Markdown",
         "analysis.toml" => "the analysis file as run",
-        "compare.csv" | "compare.json" => "every run × outcome: A, B, B − A, interval, p",
+        "compare.csv" | "compare.json" => "every run × outcome: both arms, their difference, its interval, p",
         "value.csv" | "value.parquet" | "value.json" => "what each modifier is worth",
         _ => "",
     }
@@ -800,7 +800,7 @@ impl Page<'_> {
     fn title(&self) -> String {
         match self.kind() {
             "compare" => format!(
-                "Compare: {} (A) against {} (B)",
+                "Compare: {} against {}",
                 self.str("a").unwrap_or("A"),
                 self.str("b").unwrap_or("B")
             ),
@@ -822,7 +822,14 @@ impl Page<'_> {
         };
         match self.kind() {
             "compare" => {
-                facts.push(("Report", "compare: every cell B − A".into()));
+                facts.push((
+                    "Report",
+                    format!(
+                        "compare: every cell {} − {}",
+                        escape(self.str("b").unwrap_or("B")),
+                        escape(self.str("a").unwrap_or("A"))
+                    ),
+                ));
                 if let Some(a) = text("a") {
                     facts.push(("A", escape(&a)));
                 }
@@ -928,7 +935,14 @@ impl Page<'_> {
             let _ = writeln!(body, "<p>{}</p>", escape(p));
         }
         if self.kind() == "compare" {
-            body.push_str("<p class=\"lead\">Did the change matter? Every run and outcome of B against A: the difference B − A, its 95% interval, and whether it is significant after the correction for the number of cells compared.</p>\n");
+            let (a, b) = (
+                escape(self.str("a").unwrap_or("A")),
+                escape(self.str("b").unwrap_or("B")),
+            );
+            let _ = writeln!(
+                body,
+                "<p class=\"lead\">Did the change matter? Every run and outcome of {b} against {a}: the difference {b} − {a}, its 95% interval, and whether it is significant after the correction for the number of cells compared.</p>"
+            );
         }
         body.push_str("</header>\n");
 
