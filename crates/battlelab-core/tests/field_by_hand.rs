@@ -59,6 +59,7 @@ fn assert_library_agrees(name: &str, battle: &Battle, trials: u64) {
         battle,
         &oracle,
         &results.counts[0],
+        trials,
     );
 
     // The round-by-round kernel, battle by battle.
@@ -67,7 +68,13 @@ fn assert_library_agrees(name: &str, battle: &Battle, trials: u64) {
     for _ in 0..trials / 4 {
         histogram.record(&field.fight(&prepared, &mut dice));
     }
-    assert_counts_agree(&format!("{name}, fight"), battle, &oracle, &histogram);
+    assert_counts_agree(
+        &format!("{name}, fight"),
+        battle,
+        &oracle,
+        &histogram,
+        trials / 4,
+    );
 }
 
 fn side(sp: u32, morale: u32, tactic: &str) -> Side {
@@ -328,4 +335,30 @@ fn multi_round_battles_with_b_larger_equal_the_oracle() {
         );
         assert_library_agrees(name, battle, 400_000);
     }
+}
+
+/// A control: the simulation check has the power to see the misreading the exact checks
+/// catch. Battle 1 simulated as the system runs it is rejected against the oracle's
+/// counts for the matrix read with A's tactic as the row (B's Square against A's
+/// Bombard read as Bombard/Square, −2: the same as the printed Charge/Skirmish cell, so
+/// the oracle fights that battle with B charging and A skirmishing).
+#[test]
+fn the_simulation_check_rejects_the_matrix_read_the_wrong_way_round() {
+    let misread = Battle {
+        a: side(12, 1, "skirmish"),
+        b: side(24, 2, "charge"),
+        terrain: 0,
+        round_limit: 2,
+    };
+    let text = analysis_text(&battle_one(), 41, 200_000);
+    let analysis = Analysis::parse(Path::new("by_hand.toml"), &text).unwrap();
+    let results = driver::run(&analysis, 200_000, 41, &RunControl::default()).unwrap();
+    let oracle = enumerate(&misread);
+    let check = std::panic::catch_unwind(|| {
+        assert_counts_agree("control", &misread, &oracle, &results.counts[0], 200_000)
+    });
+    assert!(
+        check.is_err(),
+        "the simulation check missed a misread matrix"
+    );
 }

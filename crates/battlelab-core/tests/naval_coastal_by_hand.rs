@@ -42,6 +42,7 @@ fn assert_library_agrees(name: &str, e: &Engagement, trials: u64) {
         e,
         &oracle,
         &results.counts[0],
+        trials,
     );
 
     let mut dice = DiceStream::for_block(1806, 0);
@@ -49,7 +50,13 @@ fn assert_library_agrees(name: &str, e: &Engagement, trials: u64) {
     for _ in 0..trials / 4 {
         histogram.record(&naval.engage(&engagement, &mut dice));
     }
-    assert_histogram_agrees(&format!("{name}, engage"), e, &oracle, &histogram);
+    assert_histogram_agrees(
+        &format!("{name}, engage"),
+        e,
+        &oracle,
+        &histogram,
+        trials / 4,
+    );
 }
 
 /// The pursuit roll on its own: I on 5–6; in a coastal hex d6 − 1, held to 1…6, so only
@@ -82,8 +89,8 @@ fn the_coastal_pursuit_roll() {
 /// Over 36² = 1296:
 ///   A escapes 15·36 + 10 + 4·15 + 5 = 615; B escapes 615; A destroyed 18; B destroyed
 ///   18; round limit 3 + 4·6 + 3 = 30. Rounds: 1 → 30·36 = 1080; 2 → 216.
-///   NSP lost by A: 1 → 5·36 (sunk, escaped in round 1) + 18 (A 1 v B 2, not destroyed)
-///   + 4·6 (sunk in round 2 from 2 v 2) = 222; 2 → 18; 0 → the other 1056.
+///   NSP lost by A: 1 → 5·36 (sunk, escaped in round 1), 18 (A 1 v B 2, not destroyed)
+///   and 4·6 (sunk in round 2 from 2 v 2): 222; 2 → 18; 0 → the other 1056.
 ///   B the same by symmetry.
 /// At sea (no −1) the intercept is 2 in 6 and round 2 is reached in 12 of 36; with the
 /// −1 misread as +1 it would be 3 in 6 and 18 of 36.
@@ -188,4 +195,27 @@ fn coastal_chains_equal_the_oracle() {
         };
         assert_library_agrees(name, &e, 400_000);
     }
+}
+
+/// A control: the simulation check has the power to see a wrong pursuit roll. The coastal
+/// engagement simulated as the system runs it is rejected against the oracle's counts for
+/// the same engagement at sea (an intercept on 5–6 instead of 6 alone).
+#[test]
+fn the_simulation_check_rejects_pursuit_at_sea() {
+    let coastal = coastal_two_v_two();
+    let at_sea = Engagement {
+        coastal: false,
+        ..coastal_two_v_two()
+    };
+    let text = analysis_text(&coastal, 1805, 200_000);
+    let study = NavalStudy::parse(Path::new("by_hand.toml"), &text).unwrap();
+    let results = driver::run(&study, 200_000, 1805, &RunControl::default()).unwrap();
+    let oracle = enumerate(&at_sea);
+    let check = std::panic::catch_unwind(|| {
+        assert_histogram_agrees("control", &at_sea, &oracle, &results.counts[0], 200_000)
+    });
+    assert!(
+        check.is_err(),
+        "the simulation check missed a wrong pursuit roll"
+    );
 }

@@ -276,6 +276,7 @@ fn simulated_optimal_battles_follow_the_brute_force() {
             let name = format!("{}, {goal:?}", case.name);
             let best = enumerate_optimal(&case.oracle("optimal"), goal);
             let h = simulate_battles(&case.library(goal), 2041, n, &RunControl::default()).unwrap();
+            assert_eq!(h.trials(), n, "{name}: battles counted");
             let mut pairs: Vec<(String, u64, u128)> = Vec::new();
             for (i, &expected) in best.tally.result.iter().enumerate() {
                 pairs.push((format!("result {i}"), h.result[i], expected));

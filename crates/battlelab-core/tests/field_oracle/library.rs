@@ -155,9 +155,19 @@ pub fn assert_exact_equals(name: &str, battle: &Battle, o: &Enumerated, d: &Batt
 /// `Z` standard deviations of `n·p` (at most one count off where the deviation is tiny),
 /// and exactly 0 where `p` is 0. At Z = 5 one cell fails by chance with probability
 /// 5.7·10^-7; a battle has at most about 100 cells, and the seeds are fixed.
-pub fn assert_counts_agree(name: &str, battle: &Battle, o: &Enumerated, h: &BattleHistogram) {
+pub fn assert_counts_agree(
+    name: &str,
+    battle: &Battle,
+    o: &Enumerated,
+    h: &BattleHistogram,
+    trials: u64,
+) {
     const Z: f64 = 5.0;
-    let trials = h.result.iter().sum::<u64>();
+    assert_eq!(
+        h.result.iter().sum::<u64>(),
+        trials,
+        "{name}: battles counted"
+    );
     for ((what, counts), simulated) in marginals(battle, o).iter().zip(histogram_marginals(h)) {
         assert_eq!(counts.len(), simulated.len(), "{name}, {what}");
         for (value, (&count, &seen)) in counts.iter().zip(&simulated).enumerate() {

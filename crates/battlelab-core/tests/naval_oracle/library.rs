@@ -138,7 +138,9 @@ pub fn assert_histogram_agrees(
     e: &Engagement,
     o: &Enumerated,
     h: &EngagementHistogram,
+    trials: u64,
 ) {
+    assert_eq!(h.trials(), trials, "{name}: engagements counted");
     let simulated = [
         h.result.to_vec(),
         h.rounds.clone(),

@@ -386,7 +386,7 @@ impl Search<'_> {
     }
 
     /// The rest of the battle from combat `c` on, every die of it enumerated.
-    fn from_combat(&self, c: usize, path: &Path, states: &mut Vec<usize>) -> Subtree {
+    fn rest_of_battle(&self, c: usize, path: &Path, states: &mut Vec<usize>) -> Subtree {
         if c == self.battle.line.len() {
             return self.leaf(path, states);
         }
@@ -444,7 +444,7 @@ impl Search<'_> {
                 }
             };
             states.push(code);
-            let subtree = self.from_combat(c + 1, &after, states);
+            let subtree = self.rest_of_battle(c + 1, &after, states);
             states.pop();
             subtree
         };
@@ -542,7 +542,7 @@ pub fn enumerate_optimal(battle: &OracleBattle, goal: Goal) -> OptimalResult {
         ],
         used: 0,
     };
-    let (value, flat) = search.from_combat(0, &path, &mut Vec::new());
+    let (value, flat) = search.rest_of_battle(0, &path, &mut Vec::new());
     let line_dice: usize = battle.line.iter().map(|(a, b)| a.len() + b.len()).sum();
     let total = 6u128.pow((line_dice + battle.reserves.len()) as u32);
     OptimalResult {
