@@ -22,6 +22,11 @@
 //! - Army result from the losing side, N = its line units + its committed reserves:
 //!   2·routed > N disperses; else routed > 0 or 2·beaten > N retreats; else beaten > 0
 //!   retires; else holds.
+//! - "optimal" ([`enumerate_optimal`]): the reserve side commits, one reserve at a time,
+//!   whenever committing gives a strictly better expected objective than stopping —
+//!   enemy casualty points minus its own, or the chance that the enemy has more casualty
+//!   points — given everything it has seen (every die so far). Equal values keep the
+//!   reserve. Searched over the whole tree of dice and decisions, in integers.
 
 /// One battle as the oracle sees it. Units are given by their modifier (added to each die they roll).
 pub struct OracleBattle {
@@ -118,7 +123,7 @@ fn mark(seen: &mut [bool], i: usize) {
 /// Check the battle description; panics on anything the rules do not allow.
 fn validate(battle: &OracleBattle) {
     assert!(
-        matches!(battle.policy, "none" | "rescue" | "press"),
+        matches!(battle.policy, "none" | "rescue" | "press" | "optimal"),
         "unknown policy {:?}",
         battle.policy
     );
@@ -152,6 +157,7 @@ fn validate(battle: &OracleBattle) {
 /// Enumerate every combination of dice and tally the results.
 pub fn enumerate(battle: &OracleBattle) -> OracleResult {
     validate(battle);
+    assert_ne!(battle.policy, "optimal", "optimal: use enumerate_optimal");
     let mods = [&battle.a_mods, &battle.b_mods];
     let line_dice: usize = battle.line.iter().map(|(a, b)| a.len() + b.len()).sum();
     let n_res = battle.reserves.len();
@@ -295,4 +301,253 @@ pub fn enumerate(battle: &OracleBattle) -> OracleResult {
         }
     }
     out
+}
+
+/// What `optimal` maximises, from the reserve side's point of view (docs/systems/ratio.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Goal {
+    /// Expected casualty points of the enemy minus its own.
+    CpDifference,
+    /// The chance that the enemy ends with more casualty points (a win).
+    Win,
+}
+
+/// The best policy's value and the battle's distribution under it.
+pub struct OptimalResult {
+    /// Σ over every leaf of the objective (casualty-point difference, or 1 for a win),
+    /// each leaf weighted as the distribution counts it: over `total` = 6^(all dice).
+    pub value: i128,
+    pub total: u128,
+    /// The distribution when the reserve side plays its best policy (ties keep).
+    pub tally: OracleResult,
+}
+
+/// The whole search, fixed for one battle.
+struct Search<'a> {
+    battle: &'a OracleBattle,
+    goal: Goal,
+    side: usize,
+    can_fight: [usize; 2],
+}
+
+/// What the dice and decisions so far have done.
+#[derive(Clone)]
+struct Path {
+    state: [Vec<usize>; 2],
+    fought: [Vec<bool>; 2],
+    used: usize,
+}
+
+/// A subtree's value and tally (the tally flattened: see [`Search::unflatten`]).
+type Subtree = (i128, Vec<u128>);
+
+impl Search<'_> {
+    fn mods(&self, side: usize) -> &[i32] {
+        [&self.battle.a_mods, &self.battle.b_mods][side]
+    }
+
+    fn lengths(&self) -> [usize; 5] {
+        [
+            9,
+            3 * self.can_fight[0] + 1,
+            3 * self.can_fight[1] + 1,
+            self.battle.reserves.len() + 1,
+            7 * self.battle.line.len(),
+        ]
+    }
+
+    fn empty(&self) -> Vec<u128> {
+        vec![0; self.lengths().iter().sum()]
+    }
+
+    fn add(into: &mut Subtree, other: Subtree) {
+        into.0 += other.0;
+        into.1.iter_mut().zip(other.1).for_each(|(a, b)| *a += b);
+    }
+
+    fn unflatten(&self, flat: &[u128], total: u128) -> OracleResult {
+        let [r, a, b, u, c] = self.lengths();
+        let mut at = 0;
+        let mut take = |n: usize| {
+            let part = flat[at..at + n].to_vec();
+            at += n;
+            part
+        };
+        let result = take(r);
+        let (cp_a, cp_b, reserves_used, states) = (take(a), take(b), take(u), take(c));
+        OracleResult {
+            total,
+            result: result.try_into().unwrap(),
+            cp_a,
+            cp_b,
+            reserves_used,
+            combat_states: states.chunks(7).map(|s| s.try_into().unwrap()).collect(),
+        }
+    }
+
+    /// The rest of the battle from combat `c` on, every die of it enumerated.
+    fn rest_of_battle(&self, c: usize, path: &Path, states: &mut Vec<usize>) -> Subtree {
+        if c == self.battle.line.len() {
+            return self.leaf(path, states);
+        }
+        let (units_a, units_b) = &self.battle.line[c];
+        let units: Vec<(usize, usize)> = units_a
+            .iter()
+            .map(|&u| (0, u))
+            .chain(units_b.iter().map(|&u| (1, u)))
+            .collect();
+        let mut sum: Subtree = (0, self.empty());
+        let mut fought = path.clone();
+        for &(s, u) in &units {
+            fought.fought[s][u] = true;
+        }
+        for faces in 0..6usize.pow(units.len() as u32) {
+            let mut totals = [0i32; 2];
+            let mut rest = faces;
+            for &(s, u) in &units {
+                totals[s] += (rest % 6) as i32 + 1 + self.mods(s)[u];
+                rest /= 6;
+            }
+            Self::add(
+                &mut sum,
+                self.decide(c, totals, &mut Vec::new(), &fought, states),
+            );
+        }
+        sum
+    }
+
+    /// Within combat `c`, after the line's dice and `committed` reserves: the better of
+    /// stopping and committing one more (ties stop).
+    fn decide(
+        &self,
+        c: usize,
+        totals: [i32; 2],
+        committed: &mut Vec<usize>,
+        path: &Path,
+        states: &mut Vec<usize>,
+    ) -> Subtree {
+        let stop = {
+            let mut after = path.clone();
+            let code = match combat_outcome(totals[0], totals[1], self.battle.min_score) {
+                None => 0,
+                Some((loser, st)) => {
+                    let (units_a, units_b) = &self.battle.line[c];
+                    for &u in [units_a, units_b][loser] {
+                        after.state[loser][u] = st;
+                    }
+                    if loser == self.side {
+                        for &u in committed.iter() {
+                            after.state[loser][u] = st;
+                        }
+                    }
+                    loser * 3 + st
+                }
+            };
+            states.push(code);
+            let subtree = self.rest_of_battle(c + 1, &after, states);
+            states.pop();
+            subtree
+        };
+        if path.used == self.battle.reserves.len() {
+            return stop;
+        }
+        let u = self.battle.reserves[path.used];
+        let mut next = path.clone();
+        next.used += 1;
+        next.fought[self.side][u] = true;
+        committed.push(u);
+        let mut commit: Subtree = (0, self.empty());
+        for die in 1..=6 {
+            let mut more = totals;
+            more[self.side] += die - 1 + self.mods(self.side)[u];
+            Self::add(&mut commit, self.decide(c, more, committed, &next, states));
+        }
+        committed.pop();
+        if commit.0 > stop.0 {
+            commit
+        } else {
+            stop
+        }
+    }
+
+    /// A finished battle, weighted by the reserve dice it never rolled.
+    fn leaf(&self, path: &Path, states: &[usize]) -> Subtree {
+        let weight = 6u128.pow((self.battle.reserves.len() - path.used) as u32);
+        let [r, a, b, u, _] = self.lengths();
+        let mut flat = self.empty();
+        let cp = [0, 1].map(|s| path.state[s].iter().map(|&st| points(st)).sum::<u32>());
+        flat[r + cp[0] as usize] += weight;
+        flat[r + a + cp[1] as usize] += weight;
+        flat[r + a + b + path.used] += weight;
+        for (c, &code) in states.iter().enumerate() {
+            flat[r + a + b + u + 7 * c + code] += weight;
+        }
+        if cp[0] == cp[1] {
+            flat[8] += weight;
+        } else {
+            let loser = if cp[0] > cp[1] { 0 } else { 1 };
+            let base = if loser == 1 { 0 } else { 4 };
+            let n = path.fought[loser].iter().filter(|&&f| f).count();
+            let routed = path.state[loser].iter().filter(|&&st| st == ROUTED).count();
+            let beaten = path.state[loser].iter().filter(|&&st| st == BEATEN).count();
+            let army = if 2 * routed > n {
+                3
+            } else if routed > 0 || 2 * beaten > n {
+                2
+            } else if beaten > 0 {
+                1
+            } else {
+                0
+            };
+            flat[base + army] += weight;
+        }
+        let (own, enemy) = (i128::from(cp[self.side]), i128::from(cp[1 - self.side]));
+        let objective = match self.goal {
+            Goal::CpDifference => enemy - own,
+            Goal::Win => i128::from(enemy > own),
+        };
+        (objective * weight as i128, flat)
+    }
+}
+
+/// The `optimal` policy by brute force: every die of every battle and every commitment
+/// decision, the best decision at each point chosen by comparing the exact values of the
+/// two subtrees (no states merged, no memoisation, no floating point).
+pub fn enumerate_optimal(battle: &OracleBattle, goal: Goal) -> OptimalResult {
+    validate(battle);
+    assert_eq!(battle.policy, "optimal");
+    let side = battle
+        .reserve_side
+        .expect("optimal needs a side with reserves");
+    let mut can_fight = [0usize; 2];
+    for (a, b) in &battle.line {
+        can_fight[0] += a.len();
+        can_fight[1] += b.len();
+    }
+    can_fight[side] += battle.reserves.len();
+    let search = Search {
+        battle,
+        goal,
+        side,
+        can_fight,
+    };
+    let path = Path {
+        state: [
+            vec![FRESH; battle.a_mods.len()],
+            vec![FRESH; battle.b_mods.len()],
+        ],
+        fought: [
+            vec![false; battle.a_mods.len()],
+            vec![false; battle.b_mods.len()],
+        ],
+        used: 0,
+    };
+    let (value, flat) = search.rest_of_battle(0, &path, &mut Vec::new());
+    let line_dice: usize = battle.line.iter().map(|(a, b)| a.len() + b.len()).sum();
+    let total = 6u128.pow((line_dice + battle.reserves.len()) as u32);
+    OptimalResult {
+        value,
+        total,
+        tally: search.unflatten(&flat, total),
+    }
 }
