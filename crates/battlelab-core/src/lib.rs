@@ -2,8 +2,9 @@
 //!
 //! What battlelab computes, without how it is shown: seeded dice streams ([`dice`]),
 //! exact arithmetic ([`exact`], [`stats`]), the rules kernels over validated plain data
-//! ([`rules`]), the analysis-file boundary ([`analysis`], [`toml_input`], [`limits`]), and
-//! the engine every system plugs into ([`engine`], [`sim`], [`interrupt`]).
+//! ([`rules`]), the analysis-file boundary ([`analysis`], [`toml_input`], [`limits`]), the
+//! engine every system plugs into ([`engine`], [`sim`], [`interrupt`]), and one roll of any
+//! table a system declares ([`one_roll`]).
 //!
 //! Why a crate of its own: it depends on neither Polars, plotters nor clap, so "kernels
 //! never see Polars" is a compiler fact, its tests build in seconds, and another front end
@@ -17,6 +18,7 @@ pub mod exact;
 pub mod interrupt;
 pub mod keys;
 pub mod limits;
+pub mod one_roll;
 pub mod rules;
 #[doc(hidden)]
 pub mod scenarios;

@@ -2060,7 +2060,7 @@ impl MeleeCombat {
 }
 
 /// Counts of many simulated single phases from the fresh state.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PhaseHistogram {
     /// A wins, draw, B wins.
     pub result: [u64; 3],
