@@ -2,7 +2,11 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::builder::{PossibleValue, PossibleValuesParser};
+use clap::{Arg, ArgAction, ArgMatches, Args, FromArgMatches, Parser, Subcommand, ValueEnum};
+
+use battlelab::one_roll::{OneRollTable, Param, ParamKind};
+use battlelab::systems::{one_roll_table, one_roll_tables};
 
 /// Odds for wargame combat rules: exact where the dice are few, seeded Monte Carlo
 /// where they are not.
@@ -402,192 +406,190 @@ pub struct MergeArgs {
     pub quiet: bool,
 }
 
-#[derive(Debug, Subcommand)]
-pub enum TableCommand {
-    /// One resolution on the field-combat CRT (docs/systems/field.md): result pairs L=… S=….
-    Crt(CrtArgs),
-    /// One attrition roll (docs/systems/tables.md): SP eliminated, `*` = one of them cavalry.
-    Attrition(AttritionArgs),
-    /// One forced-march roll (docs/systems/tables.md): extra MP gained, `*` = one SP eliminated.
-    March(MarchArgs),
-    /// One naval combat roll (docs/systems/tables.md): 2LS, LC, LR, SR, SS, SC, 2SC …
-    Naval(NavalArgs),
-    /// One blockade roll (docs/systems/tables.md): F* (blockader may attack), F (blockaded must attack or retreat), E (escape).
-    Blockade(Common),
-    /// One pursuit roll (docs/systems/tables.md): F (fail), I (intercept).
-    Pursuit(PursuitArgs),
-    /// One naval transport roll (docs/systems/tables.md): C (captured), S (sunk), E (escape).
-    Transport(Common),
-    /// One storm/ice roll (docs/systems/tables.md): S (sunk), D (damaged), E (escape).
-    Storm(Common),
-    /// One initial-forces roll for a state (docs/systems/setup.md): every row, and expected forces.
-    Setup(SetupArgs),
-    /// One ratio battle (docs/systems/ratio.md): a line of pairings, reserves and a policy;
-    /// army results, casualty points and per-combat states, exactly.
-    Ratio(RatioArgs),
-    /// One melee engagement (docs/systems/melee.md): one combat phase exactly (hits,
-    /// wounds, combat score, win/draw/lose, break tests) and the whole engagement over
-    /// repeated phases.
-    #[command(after_help = MELEE_AFTER_HELP)]
-    Melee(MeleeArgs),
-    /// One fire-combat roll of a frontier quick battle (rule 19.2.1,
-    /// docs/systems/frontier.md): P(hit), and the rulebook table for every unit type ×
-    /// terrain × weather at that CF.
-    FrontierFire(FrontierFireArgs),
-    /// One movement roll of a frontier quick battle (rule 19.2.2): P(the stack moves),
-    /// and the table for every unit type × terrain × weather × leader rating.
-    FrontierMove(FrontierMoveArgs),
-    /// One recovery roll of a frontier quick battle (rule 19.2.4): P(the unit recovers a
-    /// level), and the table for every commitment level × leader rating.
-    FrontierRecovery(FrontierRecoveryArgs),
-}
-
-#[derive(Debug, Args)]
-pub struct FrontierFireArgs {
-    /// Unit type: warrior, regular, militia or rifle.
-    #[arg(long = "type")]
-    pub unit: String,
-    /// Terrain: rough, wilderness or settled.
-    #[arg(long)]
-    pub terrain: String,
-    /// The unit's printed fire CF (1-10).
-    #[arg(long)]
-    pub cf: u32,
-    /// Severe weather (the * DR modifiers do not apply).
-    #[arg(long)]
-    pub severe_weather: bool,
-    #[command(flatten)]
+/// `battlelab table <name> …`: one of the tables the systems declare
+/// (`battlelab::systems::one_roll_tables`), its subcommand built from the declaration at
+/// run time beside the derived commands, and its values as clap read them.
+#[derive(Debug)]
+pub struct TableCommand {
+    pub table: &'static OneRollTable,
+    /// (parameter, value) pairs as given, defaults included: `"true"` for a switch, a
+    /// repeated text once a pair. The table reads and validates them.
+    pub given: Vec<(&'static str, String)>,
     pub common: Common,
 }
 
-#[derive(Debug, Args)]
-pub struct FrontierMoveArgs {
-    /// The side's commitment/mobilisation level (1-5).
-    #[arg(long)]
-    pub level: u32,
-    /// Unit type: warrior, regular, militia or rifle.
-    #[arg(long = "type", default_value = "militia")]
-    pub unit: String,
-    /// Terrain: rough, wilderness or settled.
-    #[arg(long, default_value = "wilderness")]
-    pub terrain: String,
-    /// Command rating of a leader stacked with the unit (1-3; 0 = none).
-    #[arg(long, default_value_t = 0)]
-    pub leader: u32,
-    /// Severe weather (+1).
-    #[arg(long)]
-    pub severe_weather: bool,
-    /// Stacked with a regular unit (settled terrain: −1 for it too).
-    #[arg(long)]
-    pub with_regular: bool,
-    /// Enemy units have moved atop this stack (+1).
-    #[arg(long)]
-    pub enemy_atop: bool,
-    /// First round, the side that won surprise, stacked with a leader (−1).
-    #[arg(long)]
-    pub surprise: bool,
-    #[command(flatten)]
-    pub common: Common,
+/// The clap argument of one declared parameter: its flag, value name, default, range
+/// (shown in its help, and refused as it is read where the declaration says so) and
+/// words.
+fn table_arg(param: &'static Param) -> Arg {
+    let mut arg = Arg::new(param.name).long(param.flag);
+    let mut help = param.help.to_string();
+    match param.kind {
+        ParamKind::Flag => arg = arg.action(ArgAction::SetTrue),
+        ParamKind::Int { .. } => {
+            let (low, high) = param.kind.read_bounds().unwrap_or((i64::MIN, i64::MAX));
+            arg = arg
+                .value_parser(clap::value_parser!(i64).range(low..=high))
+                .allow_hyphen_values(low < 0);
+        }
+        ParamKind::Choice(words) => {
+            arg = arg.value_parser(PossibleValuesParser::new(words.iter().map(
+                |&(word, meaning)| {
+                    let value = PossibleValue::new(word);
+                    if meaning.is_empty() {
+                        value
+                    } else {
+                        value.help(meaning)
+                    }
+                },
+            )));
+        }
+        ParamKind::Text => {}
+        ParamKind::TextList => arg = arg.action(ArgAction::Append),
+        ParamKind::File => arg = arg.value_parser(clap::value_parser!(PathBuf)),
+    }
+    if let Some(range) = param.range() {
+        help.push_str(&format!(" [range: {range}]"));
+    }
+    if !param.value_name.is_empty() {
+        arg = arg.value_name(param.value_name);
+    }
+    if let Some(default) = param.default {
+        arg = arg.default_value(default);
+    }
+    if let Some(needed) = param.requires {
+        arg = arg.requires(needed);
+    }
+    arg.required(param.required).help(help)
 }
 
-#[derive(Debug, Args)]
-pub struct FrontierRecoveryArgs {
-    /// The side's commitment/mobilisation level (1-5).
-    #[arg(long)]
-    pub level: u32,
-    /// Command rating of a leader stacked with the unit (1-3; 0 = none).
-    #[arg(long, default_value_t = 0)]
-    pub leader: u32,
-    #[command(flatten)]
-    pub common: Common,
+/// The subcommand of one declared table: its parameters, then the options every table
+/// shares.
+fn table_command(table: &'static OneRollTable) -> clap::Command {
+    let command = table
+        .params
+        .iter()
+        .fold(clap::Command::new(table.name), |command, param| {
+            command.arg(table_arg(param))
+        });
+    let unit = table.trial_unit;
+    // After the shared options, which would bring their own about line.
+    let command = Common::augment_args(command)
+        .mut_arg("trials", |arg| {
+            arg.help(format!(
+                "Also simulate this many {unit} (1 to 10^12) and print estimates with 95% Wilson intervals"
+            ))
+        })
+        .about(table.about)
+        .long_about(None);
+    match table.after_help {
+        Some(text) => command.after_help(text),
+        None if !table.example.is_empty() => command.after_help(format!(
+            "Example: battlelab table {} {}",
+            table.name,
+            example(table)
+        )),
+        None => command,
+    }
 }
 
-const MELEE_AFTER_HELP: &str = "\
-A profile is key=value pairs, in the analysis file's words ([profiles.<name>]): models,
-frontage (models wide), attacks, skill, power, defense, discipline, wounds (per model),
-rank_bonus (ranks, full-ranks, none), rank_bonus_cap. The older spellings wide, rank-bonus
-and rank-cap are accepted too. Ranks follow from models and frontage. Keys left out keep a
-default unit: models=20 frontage=5 attacks=1 skill=3 power=3 defense=3 discipline=7 wounds=1
-rank_bonus=ranks rank_bonus_cap=3 (so a unit of fewer than 5 models needs frontage=…).
-
-Example: battlelab table melee --a \"models=20 frontage=5 skill=4\" --b \"models=15 frontage=5 defense=4\" --b-flank \"models=5 frontage=5\"
-
-Readings of the engagement geometry: docs/systems/melee.md.";
-
-#[derive(Debug, Args)]
-pub struct MeleeArgs {
-    /// Side A's unit, the one engaged, e.g. "models=20 frontage=5 attacks=1 skill=3 power=3 defense=3 discipline=7".
-    #[arg(long)]
-    pub a: String,
-    /// Side B's unit engaging A's front.
-    #[arg(long)]
-    pub b: Option<String>,
-    /// A side-B unit engaging A's flank (give twice for both flanks).
-    #[arg(long)]
-    pub b_flank: Vec<String>,
-    /// A side-B unit engaging A's rear.
-    #[arg(long)]
-    pub b_rear: Option<String>,
-    /// [option] dice of the break test: 1d6, 2d6 or 3d6.
-    #[arg(long, default_value = "2d6")]
-    pub break_dice: String,
-    /// [option] combat phases before the engagement is called off (1-50).
-    #[arg(long, default_value_t = 6)]
-    pub round_limit: u32,
-    #[command(flatten)]
-    pub common: Common,
+/// A table's example as a command line: `--flag value`, a switch as `--flag`.
+fn example(table: &OneRollTable) -> String {
+    table
+        .example
+        .iter()
+        .filter_map(|&(name, value)| {
+            let param = table.param(name)?;
+            Some(match param.kind {
+                ParamKind::Flag => format!("--{}", param.flag),
+                _ if value.contains(' ') => format!("--{} \"{value}\"", param.flag),
+                _ => format!("--{} {value}", param.flag),
+            })
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
-#[derive(Debug, Args)]
-pub struct RatioArgs {
-    /// The line, combat by combat in the attacker's order of resolution: A units "v" B
-    /// units, e.g. "1v1,1v1,2v1" (a 2 is a double; only the side with more units doubles).
-    #[arg(long)]
-    pub line: String,
-    /// Units side A keeps in reserve (only the side with more units may keep reserves).
-    #[arg(long, default_value_t = 0)]
-    pub reserve_a: u32,
-    /// Units side B keeps in reserve.
-    #[arg(long, default_value_t = 0)]
-    pub reserve_b: u32,
-    /// How the side with reserves commits them: none, rescue, press or optimal.
-    #[arg(long, default_value = "rescue")]
-    pub policy: String,
-    /// What `optimal` maximises: cp (expected casualty-point difference) or win (P(win)).
-    #[arg(long, default_value = "cp")]
-    pub objective: String,
-    /// Modifier to every die of side A (argument, quality, ambush, exhaustion), e.g. +1.
-    #[arg(long, default_value_t = 0, allow_hyphen_values = true, value_parser = drm_parser())]
-    pub mod_a: i32,
-    /// Modifier to every die of side B.
-    #[arg(long, default_value_t = 0, allow_hyphen_values = true, value_parser = drm_parser())]
-    pub mod_b: i32,
-    /// [option] a modified total below this counts as this (1-6), or "none".
-    #[arg(long, default_value = "1")]
-    pub min_score: String,
-    #[command(flatten)]
-    pub common: Common,
+impl FromArgMatches for TableCommand {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        let (name, matches) = matches.subcommand().ok_or_else(|| {
+            clap::Error::raw(
+                clap::error::ErrorKind::MissingSubcommand,
+                "name a table: `battlelab table --help` lists them",
+            )
+        })?;
+        let table = one_roll_table(name).ok_or_else(|| {
+            clap::Error::raw(
+                clap::error::ErrorKind::InvalidSubcommand,
+                format!("no table {name}: `battlelab table --help` lists them"),
+            )
+        })?;
+        let mut given = Vec::new();
+        for param in table.params {
+            let id = param.name;
+            match param.kind {
+                ParamKind::Flag => {
+                    if matches.get_flag(id) {
+                        given.push((id, "true".to_string()));
+                    }
+                }
+                ParamKind::Int { .. } => {
+                    if let Some(value) = matches.get_one::<i64>(id) {
+                        given.push((id, value.to_string()));
+                    }
+                }
+                ParamKind::Choice(_) | ParamKind::Text | ParamKind::TextList => {
+                    for value in matches.get_many::<String>(id).into_iter().flatten() {
+                        given.push((id, value.clone()));
+                    }
+                }
+                ParamKind::File => {
+                    if let Some(path) = matches.get_one::<PathBuf>(id) {
+                        let text = path.to_str().ok_or_else(|| {
+                            clap::Error::raw(
+                                clap::error::ErrorKind::InvalidUtf8,
+                                format!(
+                                    "--{} {}: the path is not UTF-8; give the file another name",
+                                    param.flag,
+                                    path.display()
+                                ),
+                            )
+                        })?;
+                        given.push((id, text.to_string()));
+                    }
+                }
+            }
+        }
+        Ok(TableCommand {
+            table,
+            given,
+            common: Common::from_arg_matches(matches)?,
+        })
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(matches)?;
+        Ok(())
+    }
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
-pub enum StateKindArg {
-    Major,
-    Minor,
+impl Subcommand for TableCommand {
+    fn augment_subcommands(command: clap::Command) -> clap::Command {
+        one_roll_tables().fold(command, |command, table| {
+            command.subcommand(table_command(table))
+        })
+    }
+
+    fn augment_subcommands_for_update(command: clap::Command) -> clap::Command {
+        Self::augment_subcommands(command)
+    }
+
+    fn has_subcommand(name: &str) -> bool {
+        one_roll_table(name).is_some()
+    }
 }
 
-#[derive(Debug, Args)]
-pub struct SetupArgs {
-    /// Major or minor state.
-    #[arg(long)]
-    pub state: StateKindArg,
-    /// [option] a minor state without a port gets no NSP or transports.
-    #[arg(long)]
-    pub no_port: bool,
-    #[command(flatten)]
-    pub common: Common,
-}
-
-/// Options every d6 table shares.
+/// Options every table shares.
 #[derive(Debug, Args)]
 pub struct Common {
     /// Also simulate this many rolls (1 to 10^12) and print estimates with 95% Wilson
@@ -603,92 +605,6 @@ pub struct Common {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum SmallStack {
-    /// A hex with fewer than 3 SP takes no attrition.
-    None,
-    /// Such a hex rolls on the 3–5 column.
-    Column,
-}
-
-#[derive(Debug, Args)]
-pub struct AttritionArgs {
-    /// Total SP in the hex, 1 to 999 (picks the column: 3-5, 6-10, 11-15, 16-20, 21+).
-    #[arg(long, value_parser = sp_parser())]
-    pub sp: u32,
-    /// Further DRM by number, added to the named ones (e.g. +1, -2).
-    #[arg(long, default_value_t = 0, allow_hyphen_values = true, value_parser = drm_parser())]
-    pub drm: i32,
-    /// −1: only Major-state units in the hex.
-    #[arg(long)]
-    pub major_only: bool,
-    /// −1: all units in their home country.
-    #[arg(long)]
-    pub home: bool,
-    /// +1: unsupplied.
-    #[arg(long)]
-    pub unsupplied: bool,
-    /// +1: winter turn.
-    #[arg(long)]
-    pub winter: bool,
-    /// +1: in a swamp hex.
-    #[arg(long)]
-    pub swamp: bool,
-    /// [option] a hex under 3 SP: no attrition, or the 3–5 column.
-    #[arg(long, value_enum, default_value_t = SmallStack::None)]
-    pub small_stack: SmallStack,
-    #[command(flatten)]
-    pub common: Common,
-}
-
-#[derive(Debug, Args)]
-pub struct MarchArgs {
-    /// Extra MP asked for: 1, 2 or 3.
-    #[arg(long)]
-    pub extra: u32,
-    /// Further DRM by number, added to the named ones.
-    #[arg(long, default_value_t = 0, allow_hyphen_values = true, value_parser = drm_parser())]
-    pub drm: i32,
-    /// −1: all Guards.
-    #[arg(long)]
-    pub guards: bool,
-    /// −1: all Major state.
-    #[arg(long)]
-    pub major: bool,
-    /// +1: unsupplied units.
-    #[arg(long)]
-    pub unsupplied: bool,
-    /// +1: winter turn.
-    #[arg(long)]
-    pub winter: bool,
-    /// +1: any swamp hexes.
-    #[arg(long)]
-    pub swamp: bool,
-    #[command(flatten)]
-    pub common: Common,
-}
-
-#[derive(Debug, Args)]
-pub struct NavalArgs {
-    /// Odds column, larger-smaller: 1-1, 3-2 or 2-1.
-    #[arg(long)]
-    pub odds: String,
-    /// Net DRM (morale difference, leaders, scenario); the roll is clamped to −1…8.
-    #[arg(long, default_value_t = 0, allow_hyphen_values = true, value_parser = drm_parser())]
-    pub drm: i32,
-    #[command(flatten)]
-    pub common: Common,
-}
-
-#[derive(Debug, Args)]
-pub struct PursuitArgs {
-    /// −1: the pursuing units are in a coastal hex or port.
-    #[arg(long)]
-    pub coastal: bool,
-    #[command(flatten)]
-    pub common: Common,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -710,42 +626,6 @@ impl Format {
     }
 }
 
-#[derive(Debug, Args)]
-pub struct CrtArgs {
-    /// Odds, larger:smaller, as an analysis file writes them: a printed column (1:1, 3:2,
-    /// 2:1, 3:1) or any ratio L:S with L ≥ S, read as the file's battles read it (5:2 →
-    /// 2:1 under the printed rounding down; `odds_rounding` of --rules applies).
-    #[arg(long)]
-    pub odds: String,
-    /// Net DRM to the larger force's 2d6 (e.g. +1, -2); capped at ±4 as printed.
-    #[arg(long, default_value_t = 0, allow_hyphen_values = true, value_parser = drm_parser())]
-    pub drm: i32,
-    /// Also show expected SP and morale lost per side through the Combat Loss Chart, for a
-    /// smaller force of this many SP (1 to 999).
-    #[arg(long)]
-    pub smaller_sp: Option<u32>,
-    /// Also simulate this many resolutions (1 to 10^12) and print estimates with 95%
-    /// Wilson intervals.
-    #[arg(long, value_parser = trials_parser())]
-    pub trials: Option<u64>,
-    /// Seed for --trials (0 to 2^63-1).
-    #[arg(long, default_value_t = 1, value_parser = seed_parser())]
-    pub seed: u64,
-    /// Worker threads for --trials [default: one per core].
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
-    pub threads: Option<u64>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
-    /// Read the tables (with their overrides) from this analysis file instead of the
-    /// printed rules.
-    #[arg(long, value_name = "FILE")]
-    pub rules: Option<PathBuf>,
-    /// With --rules: which variant's tables [default: the first].
-    #[arg(long, requires = "rules")]
-    pub variant: Option<String>,
-}
-
 /// `--trials`: the same bound as an analysis file's `trials`.
 fn trials_parser() -> clap::builder::RangedU64ValueParser<u64> {
     clap::value_parser!(u64).range(1..=battlelab::limits::MAX_TRIALS)
@@ -754,15 +634,4 @@ fn trials_parser() -> clap::builder::RangedU64ValueParser<u64> {
 /// `--seed`: the same bound as an analysis file's `seed`.
 fn seed_parser() -> clap::builder::RangedU64ValueParser<u64> {
     clap::value_parser!(u64).range(0..=battlelab::limits::MAX_SEED)
-}
-
-/// A DRM or modifier by number: bounded so that sums of DRMs cannot overflow.
-fn drm_parser() -> clap::builder::RangedI64ValueParser<i32> {
-    let max = battlelab::limits::MAX_DRM_ARG;
-    clap::value_parser!(i32).range(-max..=max)
-}
-
-/// A strength in SP, as anywhere else.
-fn sp_parser() -> clap::builder::RangedI64ValueParser<u32> {
-    clap::value_parser!(u32).range(1..=i64::from(battlelab::limits::MAX_SP))
 }

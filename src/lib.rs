@@ -15,7 +15,7 @@
 //!
 //! This crate shows what `battlelab-core` computes: [`systems`] (the registry of rules
 //! systems and each one's own report), [`report`] (the report folder: safe writing, the
-//! one pipeline, frames, charts), [`table`] (single-roll tables on the terminal) and
+//! one pipeline, frames, charts), [`table`] (the exporters of single-roll tables) and
 //! [`progress`]. The core's modules are re-exported under their usual paths ([`dice`],
 //! [`rules`], [`engine`], [`analysis`], …). `ARCHITECTURE.md` states the invariants.
 
@@ -30,5 +30,5 @@ pub use report::{chart, frame, output, pipeline};
 
 // The core, under the paths the reports and the command line have always used.
 pub use battlelab_core::{
-    analysis, dice, engine, exact, interrupt, keys, limits, rules, sim, stats, toml_input,
+    analysis, dice, engine, exact, interrupt, keys, limits, one_roll, rules, sim, stats, toml_input,
 };

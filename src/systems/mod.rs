@@ -496,6 +496,10 @@ fn identity<S: System>(
     }
 }
 
+/// The one-roll tables every system declares beside its core (`systems::<name>_one_roll`
+/// in the core crate): the subcommands of `battlelab table`.
+pub use battlelab_core::systems::{one_roll_table, one_roll_tables};
+
 /// Parses an analysis of one system.
 type Parse = fn(&Path, &str) -> Result<Box<dyn Study>, AnalysisError>;
 
