@@ -66,35 +66,19 @@ pub fn block_trials(trials: u64, block: u64) -> u64 {
     BLOCK_TRIALS.min(trials - block * BLOCK_TRIALS)
 }
 
-/// Runs `trials` trials of `block` in parallel on the current rayon pool.
-///
-/// `empty` makes a zeroed histogram; `block(dice, n, histogram)` runs `n` trials drawing
-/// from `dice` and adds them into `histogram`.
-pub fn run_blocks<H, E, B>(
-    seed: u64,
-    trials: u64,
-    empty: E,
-    block: B,
-    control: &RunControl,
-) -> Result<H, Interrupted>
-where
-    H: Histogram,
-    E: Fn() -> H + Sync + Send,
-    B: Fn(&mut DiceStream, u64, &mut H) + Sync + Send,
-{
-    run_block_range(
-        seed,
-        trials,
-        0..trials.div_ceil(BLOCK_TRIALS),
-        empty,
-        block,
-        control,
-    )
+/// Every block of a run of `trials` trials: `0..⌈trials / BLOCK_TRIALS⌉`.
+pub fn all_blocks(trials: u64) -> std::ops::Range<u64> {
+    0..trials.div_ceil(BLOCK_TRIALS)
 }
 
 /// Runs the blocks `blocks` of a run of `trials` trials in parallel on the current rayon
-/// pool, merged: what [`run_blocks`] does for all of them, and the engine's driver for a
-/// shard's share of a run or a precision run's next doubling.
+/// pool, merged: the one block loop. The engine's driver runs every system's runs through
+/// it (all of a run's blocks, a shard's share of them, a precision run's next doubling),
+/// and the kernels' own helpers (`simulate_battles` …, for their tests and benches) all of
+/// one kernel's blocks ([`all_blocks`]).
+///
+/// `empty` makes a zeroed histogram; `block(dice, n, histogram)` runs `n` trials drawing
+/// from `dice` and adds them into `histogram`.
 pub fn run_block_range<H, E, B>(
     seed: u64,
     trials: u64,
@@ -163,9 +147,10 @@ mod tests {
     fn sum_of_dice(threads: usize, trials: u64) -> Vec<u64> {
         let pool = thread_pool(threads).unwrap();
         pool.install(|| {
-            run_blocks(
+            run_block_range(
                 42,
                 trials,
+                all_blocks(trials),
                 || vec![0u64; 6],
                 |dice, n, h: &mut Vec<u64>| {
                     for _ in 0..n {
@@ -191,7 +176,14 @@ mod tests {
     fn a_stopped_run_reports_interruption() {
         let control = RunControl::default();
         control.stop.store(true, Ordering::Relaxed);
-        let result = run_blocks(1, 10, || vec![0u64; 1], |_, _, _| {}, &control);
+        let result = run_block_range(
+            1,
+            10,
+            all_blocks(10),
+            || vec![0u64; 1],
+            |_, _, _| {},
+            &control,
+        );
         assert_eq!(result, Err(Interrupted));
     }
 }

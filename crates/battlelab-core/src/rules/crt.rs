@@ -1769,9 +1769,10 @@ pub fn simulate_battles(
     // round, which gives the same battles.
     let table = BattleTable::compile(field, battle, MAX_TABLE_ENTRIES);
     let kernel = FieldKernel::new(table.as_ref(), field, battle);
-    crate::sim::run_blocks(
+    crate::sim::run_block_range(
         seed,
         trials,
+        crate::sim::all_blocks(trials),
         || BattleHistogram::new(battle, limit),
         |dice, n, histogram| {
             kernel.fight_block(dice, n, histogram);
@@ -1792,9 +1793,10 @@ pub fn simulate_resolutions(
 ) -> Result<Vec<u64>, crate::sim::Interrupted> {
     let faces: [u8; 36] = *field.faces(odds, net_drm);
     let outcomes = field.pairs().len();
-    crate::sim::run_blocks(
+    crate::sim::run_block_range(
         seed,
         trials,
+        crate::sim::all_blocks(trials),
         || vec![0u64; outcomes],
         |dice, n, histogram| resolve_many(&faces, dice, n, histogram),
         control,

@@ -319,9 +319,10 @@ pub fn simulate_rolls(
 ) -> Result<Vec<u64>, crate::sim::Interrupted> {
     let faces = *table.faces(column, drm);
     let outcomes = table.outcomes().len();
-    crate::sim::run_blocks(
+    crate::sim::run_block_range(
         seed,
         trials,
+        crate::sim::all_blocks(trials),
         || vec![0u64; outcomes],
         |dice, n, histogram| roll_many(&faces, dice, n, histogram),
         control,

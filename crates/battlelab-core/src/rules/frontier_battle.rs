@@ -1677,9 +1677,10 @@ pub fn simulate_battles(
     trials: u64,
     control: &crate::sim::RunControl,
 ) -> Result<FrontierHistogram, crate::sim::Interrupted> {
-    crate::sim::run_blocks(
+    crate::sim::run_block_range(
         seed,
         trials,
+        crate::sim::all_blocks(trials),
         || combat.empty_histogram(),
         |dice, n, h| {
             combat.battle_block(dice, n, h);

@@ -24,7 +24,7 @@ use num_traits::{One, Zero};
 use crate::dice::DiceStream;
 use crate::exact::{BigFraction, Fraction};
 use crate::rules::crt::RulesError;
-use crate::sim::{run_blocks, Histogram, Interrupted, RunControl};
+use crate::sim::{all_blocks, run_block_range, Histogram, Interrupted, RunControl};
 
 mod lockstep;
 
@@ -2241,9 +2241,10 @@ pub fn simulate_phases(
     trials: u64,
     control: &RunControl,
 ) -> Result<PhaseHistogram, Interrupted> {
-    run_blocks(
+    run_block_range(
         seed,
         trials,
+        all_blocks(trials),
         || combat.empty_phase_histogram(),
         |dice, n, h| combat.phase_block(dice, n, h),
         control,
@@ -2257,9 +2258,10 @@ pub fn simulate_engagements(
     trials: u64,
     control: &RunControl,
 ) -> Result<EngagementHistogram, Interrupted> {
-    run_blocks(
+    run_block_range(
         seed,
         trials,
+        all_blocks(trials),
         || combat.empty_engagement_histogram(),
         |dice, n, h| {
             combat.engagement_block(dice, n, h);

@@ -2457,9 +2457,10 @@ pub fn simulate_battles(
     trials: u64,
     control: &crate::sim::RunControl,
 ) -> Result<RatioHistogram, crate::sim::Interrupted> {
-    let mut h = crate::sim::run_blocks(
+    let mut h = crate::sim::run_block_range(
         seed,
         trials,
+        crate::sim::all_blocks(trials),
         || RatioHistogram::for_signatures(combat),
         |dice, n, h| combat.simulate_block(dice, n, h),
         control,
