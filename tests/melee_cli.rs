@@ -4,7 +4,7 @@
 mod common;
 
 use assert_cmd::Command;
-use common::stdout;
+use common::{csv_fields, stdout};
 use serde_json::Value;
 
 fn battlelab() -> Command {
@@ -262,25 +262,6 @@ fn a_closed_pipe_is_not_an_error() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
-}
-
-/// Fields of one CSV line, honouring RFC 4180 quotes.
-fn csv_fields(line: &str) -> Vec<String> {
-    let (mut fields, mut field, mut quoted, mut chars) =
-        (Vec::new(), String::new(), false, line.chars().peekable());
-    while let Some(c) = chars.next() {
-        match (c, quoted) {
-            ('"', true) if chars.peek() == Some(&'"') => {
-                field.push('"');
-                chars.next();
-            }
-            ('"', _) => quoted = !quoted,
-            (',', false) => fields.push(std::mem::take(&mut field)),
-            _ => field.push(c),
-        }
-    }
-    fields.push(field);
-    fields
 }
 
 /// Outcome names with commas ("A wins, B holds", section titles) are quoted, so every
