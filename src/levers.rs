@@ -58,7 +58,7 @@ pub enum Place {
 pub struct SetBy {
     pub axis: &'static str,
     pub prefix: &'static str,
-    /// What sets the lever there, e.g. "[sweep] odds, which sets A's SP to ⌈B's SP × L/S⌉".
+    /// What sets the lever there, e.g. "`[sweep] odds`, which sets A's SP to ⌈B's SP × L/S⌉".
     pub what: &'static str,
     /// What to use instead.
     pub instead: &'static str,

@@ -311,7 +311,7 @@ fn column(c: usize) -> u16 {
 
 /// A sheet name from a table's title: the characters a spreadsheet refuses in a sheet
 /// name (`[]:*?/\`, control characters) as `-`, no apostrophe at either end, at most 31
-/// characters (UTF-16 units; a long "<table> — <variant>" shortens the table's part and
+/// characters (UTF-16 units; a long "`<table> — <variant>`" shortens the table's part and
 /// keeps the variant's), different from every name in `taken` (case aside) — numbered
 /// "(2)", "(3)" … where the title repeats.
 pub fn sheet_name(title: &str, taken: &[String]) -> String {
