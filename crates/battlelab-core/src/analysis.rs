@@ -482,7 +482,11 @@ pub fn variant_name(
             limits::echo(text)
         ));
     }
-    if let Some(other) = taken.iter().find(|t| slug(t) == own) {
+    let file = file_slug(text);
+    if let Some(other) = taken
+        .iter()
+        .find(|t| slug(t) == own || file_slug(t) == file)
+    {
         return refuse(if *other == text {
             format!(
                 "each variant needs a non-empty name of its own; \"{}\" is used twice",
@@ -490,7 +494,7 @@ pub fn variant_name(
             )
         } else {
             format!(
-                "\"{}\" and \"{}\" would name the same chart files (…_{own}.png); give variants names that differ in their letters or digits",
+                "\"{}\" and \"{}\" would name the same chart files (…_{file}.png); give variants names that differ in their letters or digits",
                 limits::echo(other),
                 limits::echo(text)
             )
@@ -648,6 +652,29 @@ pub fn slug(name: &str) -> String {
         }
     }
     s.truncate(s.trim_end_matches('_').len());
+    s
+}
+
+/// One segment of a chart's file name: lower-case letters and digits, words joined by
+/// `-` (segments are joined by `_`): "+1 argument" → `plus1-argument`, "a.leader" →
+/// `a-leader`, "-2" → `minus2`, "3:2" → `3-2`.
+pub fn file_slug(text: &str) -> String {
+    let mut s = String::with_capacity(text.len());
+    let chars: Vec<char> = text.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        let next_digit = chars.get(i + 1).is_some_and(char::is_ascii_digit);
+        let word_start = s.is_empty() || s.ends_with('-');
+        if c.is_ascii_alphanumeric() {
+            s.push(c.to_ascii_lowercase());
+        } else if c == '+' && word_start {
+            s.push_str("plus");
+        } else if (c == '-' || c == '−') && word_start && next_digit {
+            s.push_str("minus");
+        } else if !s.is_empty() && !s.ends_with('-') {
+            s.push('-');
+        }
+    }
+    s.truncate(s.trim_end_matches('-').len());
     s
 }
 
