@@ -116,7 +116,8 @@ use crate::analysis::{
     check_grid_size, grid, header, sweep_axes, variant_name, AnalysisError, AxisValue, Source,
     SweepAxis, TableFormat, SYSTEMS,
 };
-use crate::keys::{self, key, KeyDoc, SystemDoc, Ty, REQUIRED};
+use crate::engine::headline::{Headline, Match};
+use crate::keys::{self, key, KeyDoc, PricedAt, SetBy, SystemDoc, Ty, ValueDoc, REQUIRED};
 use crate::rules::crt::{
     self, ClcRow, FieldBattle, FieldCombat, FieldRules, Force, OddsColumn, OddsRounding,
     PreparedBattle, ResultPair, TacticCell, TacticMix, CRT_COLUMNS, TACTIC_NAMES,
@@ -313,26 +314,26 @@ pub const KEYS: &[&[KeyDoc]] = &[keys::HEADER, keys::EXACT, FIELD_KEYS, keys::EX
 const DRM: Ty = Ty::Int(crt::DRM_RANGE.0 as i64, crt::DRM_RANGE.1 as i64);
 
 const FIELD_KEYS: &[KeyDoc] = &[
-    key("battle.terrain_drm", DRM, "0", "terrain DRM in side A's favour (A is the attacker)", "-1").sweep("terrain_drm"),
+    key("battle.terrain_drm", DRM, "0", "terrain DRM in side A's favour (A is the attacker)", "-1").sweep("terrain_drm").priced(),
     key("side.{a,b}.name", Ty::Text, "\"A\" / \"B\"", "the side's name in reports", "\"French\""),
-    key("side.{a,b}.sp", Ty::Int(1, crt::MAX_SP as i64), REQUIRED, "strength in SP", "8").sweep("{a,b}.sp"),
-    key("side.{a,b}.morale", Ty::Int(1, crt::MAX_MORALE as i64), REQUIRED, "morale (Guards 3, Major 2, Minor 1)", "2").sweep("{a,b}.morale"),
-    key("side.{a,b}.leader", Ty::Int(crt::LEADER_RANGE.0 as i64, crt::LEADER_RANGE.1 as i64), "0", "leader rating; the leader DRM is the larger force's minus the smaller's", "1").sweep("{a,b}.leader"),
-    key("side.{a,b}.drm", DRM, "0", "a DRM in this side's favour", "1").sweep("{a,b}.drm"),
+    key("side.{a,b}.sp", Ty::Int(1, crt::MAX_SP as i64), REQUIRED, "strength in SP", "8").sweep("{a,b}.sp").priced().searched(1, 40).set_by(ODDS_SET_A_SP),
+    key("side.{a,b}.morale", Ty::Int(1, crt::MAX_MORALE as i64), REQUIRED, "morale (Guards 3, Major 2, Minor 1)", "2").sweep("{a,b}.morale").priced(),
+    key("side.{a,b}.leader", Ty::Int(crt::LEADER_RANGE.0 as i64, crt::LEADER_RANGE.1 as i64), "0", "leader rating; the leader DRM is the larger force's minus the smaller's", "1").sweep("{a,b}.leader").priced(),
+    key("side.{a,b}.drm", DRM, "0", "a DRM in this side's favour", "1").sweep("{a,b}.drm").priced(),
     key("side.{a,b}.allowed_tactics", Ty::ListOf(&TACTIC_NAMES), "all seven", "[option] the only tactics this side may choose: \"uniform\" is uniform over them, the equilibrium is solved over them, and a policy naming another is refused", "[\"charge\", \"envelop\", \"skirmish\"]"),
     key("side.{a,b}.tactic", Ty::Tactic, "\"uniform\"", "tactic policy: a tactic, \"uniform\", { uniform = [..] }, { mix = { charge = 3, envelop = 1 } } or \"equilibrium\"", "{ mix = { charge = 2, envelop = 1 } }").sweep("{a,b}.tactic"),
     key("tables.format", Ty::OneOf(&["percent", "in36"]), "\"percent\"", "how tables.md prints chances: percent, or in36 (the CRT gains each modified roll's chance in 36)", "\"in36\""),
     key("tables.decimals", Ty::Int(0, 4), "1", "digits after the point of a percentage", "2"),
     key("equilibrium.payoff", Ty::OneOrList(&PAYOFF_WORDS, &PAYOFF_LIST_WORDS), "\"win\"", "what an \"equilibrium\" side's game is played for: win = P(B loses: broken, or withdrawing alone), sp = B's SP lost minus A's, or P(an outcome or a list of them, as the report names them: \"smaller loses\", \"A wins\", [\"B wins\", \"A withdraws\"]); the side the outcomes are bad for minimises, the other maximises", "\"smaller loses\""),
     key("[[variant]].tactic.{a,b}", Ty::Tactic, "the side's own", "a policy replacing the side's own in this variant", "\"charge\""),
-    key("rules.caps.{leader,morale,terrain,tactic,drm}", Ty::Int(0, 12), "none (uncapped)", "[option] that source's DRM held to ± this before the net DRM cap", "2").in_variant(),
-    key("sweep.odds", Ty::OddsList, "none", "odds L:S; sets A's SP to B's SP × L/S, rounded up", "[\"1:1\", \"3:2\", \"2:1\"]").sweep("odds"),
-    key("sweep.drm", Ty::Sweep, "none", "an extra DRM in A's favour", "{ from = -2, to = 2 }").sweep("drm"),
+    key("rules.caps.{leader,morale,terrain,tactic,drm}", Ty::Int(0, 12), "none (uncapped)", "[option] that source's DRM held to ± this before the net DRM cap", "2").in_variant().priced_as("cap.{leader,morale,terrain,tactic,drm}", PricedAt::Key).searched(0, 6),
+    key("sweep.odds", Ty::OddsList, "none", "odds L:S; sets A's SP to B's SP × L/S, rounded up", "[\"1:1\", \"3:2\", \"2:1\"]").sweep("odds").priced_as("odds", PricedAt::OddsColumns),
+    key("sweep.drm", Ty::Sweep, "none", "an extra DRM in A's favour", "{ from = -2, to = 2 }").sweep("drm").priced_as("drm", PricedAt::SweepOnly { default: 0 }).searched(-6, 6),
     key("rules.drm_cap", Ty::Int(0, 12), "4", "the net DRM is capped at ± this", "3").in_variant(),
     key("rules.roll.min", Ty::Int(2, 12), "2", "the lowest modified roll", "3").in_variant(),
     key("rules.roll.max", Ty::Int(2, 12), "12", "the highest modified roll", "11").in_variant(),
     key("rules.odds_rounding", Ty::OneOf(&OddsRounding::NAMES), "\"down\"", "how a ratio between printed odds columns is read", "\"nearest\"").in_variant(),
-    key("rules.round_limit", Ty::Int(crt::ROUND_LIMIT_RANGE.0 as i64, crt::ROUND_LIMIT_RANGE.1 as i64), "6", "rounds before the battle is called off", "6").sweep("round_limit").in_variant(),
+    key("rules.round_limit", Ty::Int(crt::ROUND_LIMIT_RANGE.0 as i64, crt::ROUND_LIMIT_RANGE.1 as i64), "6", "rounds before the battle is called off", "6").sweep("round_limit").in_variant().priced().searched(1, 12),
     key("rules.crt.<column>", Ty::Text, "as printed", "a whole CRT result column (\"1\" to \"11\") = \"L/S\" (each 0, 1, D1, D2, D3)", "\"1/1\"").in_variant(),
     key("rules.crt_cells.<odds>.<roll>", Ty::Text, "as printed", "one printed cell: odds row (\"3:2\") × modified roll (\"2\" to \"12\") = \"L/S\"", "\"1/1\"").in_variant(),
     key("rules.odds.<odds>", Ty::Int(1, CRT_COLUMNS as i64), "as printed", "an odds column (\"4:1\", new or printed) = the result column a modified 2 reaches", "5").in_variant(),
@@ -382,7 +383,61 @@ pub const DOC: SystemDoc = SystemDoc {
     summary: "field battles (docs/systems/field.md): CRT, Combat Loss Chart and tactical matrix, round by round",
     keys: KEYS,
     starter: STARTER,
+    value: ValueDoc {
+        headlines,
+        default_modifiers: &["drm+1", "a.leader+1", "a.morale+1", "odds+1"],
+        currency: Some(("odds", "odds columns")),
+        odds_columns: Some(odds_columns),
+    },
 };
+
+/// The odds columns a run of `variant` fights by: the printed ones and any the file
+/// adds under `[rules.odds]` or the variant's `rules.odds` (a ratio that reduces to a
+/// printed one is the printed one).
+fn odds_columns(doc: &toml::Table, variant: &str) -> Vec<(u32, u32)> {
+    let mut columns: Vec<(u32, u32)> = crt::FieldRules::printed()
+        .odds_columns
+        .iter()
+        .map(|c| (c.larger, c.smaller))
+        .collect();
+    let variant_rules = doc
+        .get("variant")
+        .and_then(toml::Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|v| v.get("name").and_then(toml::Value::as_str) == Some(variant))
+        .filter_map(|v| v.get("rules"));
+    for rules in doc.get("rules").into_iter().chain(variant_rules) {
+        let added = rules.get("odds").and_then(toml::Value::as_table);
+        for label in added.into_iter().flat_map(|t| t.keys()) {
+            if let Some((l, s)) = OddsColumn::parse_ratio(label).filter(|(l, s)| l >= s) {
+                let same =
+                    |c: &(u32, u32)| u64::from(c.0) * u64::from(s) == u64::from(l) * u64::from(c.1);
+                if !columns.iter().any(same) {
+                    columns.push((l, s));
+                }
+            }
+        }
+    }
+    columns
+}
+
+/// What `value` reads first: P(A wins), then each side's SP lost.
+fn headlines() -> Vec<Headline> {
+    vec![
+        Headline::outcomes("a_wins", "P(A wins)", Match::Is(vec!["A wins".into()])),
+        Headline::metric("sp_lost_b"),
+        Headline::metric("sp_lost_a"),
+    ]
+}
+
+const ODDS_SET_A_SP: &[SetBy] = &[SetBy {
+    only: "a",
+    axis: "odds",
+    prefix: "",
+    what: "[sweep] odds, which sets A's SP to ⌈B's SP × L/S⌉",
+    instead: "price odds±N (a step along the table's odds columns) or b.sp, or drop the odds sweep",
+}];
 
 const STARTER: &str = r#"system = "field"
 trials = 10_000

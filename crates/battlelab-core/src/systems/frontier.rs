@@ -52,7 +52,8 @@ use serde_json::json;
 use toml::Spanned;
 
 use crate::analysis::{self, AnalysisError, AxisValue, Source};
-use crate::keys::{self, key, KeyDoc, SystemDoc, Ty, REQUIRED};
+use crate::engine::headline::{Headline, Match};
+use crate::keys::{self, key, KeyDoc, PricedAt, SetBy, SystemDoc, Ty, ValueDoc, REQUIRED};
 use crate::rules::frontier::{Terrain, UnitType, MAX_LEADER, MAX_LEVEL};
 use crate::rules::frontier_battle::{
     CrtLoss, FrontierBattle, FrontierCombat, FrontierHistogram, MeleeCrt, MovePolicy, Side, Stack,
@@ -183,8 +184,8 @@ const FRONTIER_KEYS: &[KeyDoc] = &[
     key("battle.leader_loss", Ty::Text, "\"1/6\"", "[option] P(a leader is lost) per event, written n/d", "\"1/6\""),
     key("battle.victory", Ty::OneOf(&["fewer-lost", "fewer-lost-share"]), "\"fewer-lost\"", "[option] how the winner is read", "\"fewer-lost-share\""),
     key("side.{a,b}.name", Ty::Text, "\"A\" / \"B\"", "the side's name in reports", "\"Shawnee\""),
-    key("side.{a,b}.level", Ty::Int(1, crate::rules::frontier::MAX_LEVEL as i64), REQUIRED, "commitment/mobilisation level", "3"),
-    key("side.{a,b}.primary_leader", Ty::Int(1, crate::rules::frontier::MAX_LEADER as i64), REQUIRED, "the primary leader's rating", "2"),
+    key("side.{a,b}.level", Ty::Int(1, crate::rules::frontier::MAX_LEVEL as i64), REQUIRED, "commitment/mobilisation level", "3").priced_as("{a,b}.level", PricedAt::Key).set_by(LEVELS_SET_A_LEVEL),
+    key("side.{a,b}.primary_leader", Ty::Int(1, crate::rules::frontier::MAX_LEADER as i64), REQUIRED, "the primary leader's rating", "2").priced_as("{a,b}.leader", PricedAt::Key).set_by(LEADERS_SET_LEADER),
     key("side.{a,b}.movement", Ty::OneOf(&["aggressive", "fire-only"]), "\"aggressive\"", "[option] whether front stacks try to melee", "\"fire-only\""),
     key("side.{a,b}.avoid_melee", Ty::Bool, "false", "[option] a stack the enemy moved atop tries to move away (+1)", "true"),
     key("side.{a,b}.lanes[][].units", Ty::TextList, REQUIRED, "lanes left to right, each a list of stacks, front row first: a stack's units, \"type fire/melee\" (\"warrior 3/2\")", "[\"warrior 3/2\"]"),
@@ -203,9 +204,53 @@ const FRONTIER_KEYS: &[KeyDoc] = &[
 pub const DOC: SystemDoc = SystemDoc {
     name: "frontier",
     summary: "frontier quick battles (rule 19, docs/systems/frontier.md): lanes of stacks, fire, movement, melee",
+    value: ValueDoc {
+        headlines,
+        default_modifiers: &["a.leader+1", "a.level+1"],
+        currency: Some(("a.leader", "leader rating")),
+        odds_columns: None,
+    },
     keys: KEYS,
     starter: "# ILLUSTRATIVE melee CRT: the game's own is not published with rule 19; replace it.\nsystem = \"frontier\"\ntrials = 10_000\n\n[battle]\nterrain = \"wilderness\"     # rough | wilderness | settled\ninitiative = \"a\"           # a | b\n\n[side.a]\nlevel = 3                  # commitment level, 1-5\nprimary_leader = 2         # 1-3\nlanes = [\n  [{ units = [\"warrior 3/2\", \"warrior 3/2\"], primary = true }],\n  [{ units = [\"warrior 3/2\", \"warrior 3/2\"] }],\n]\n\n[side.b]\nlevel = 3\nprimary_leader = 2\nlanes = [\n  [{ units = [\"militia 2/2\", \"militia 2/2\"], primary = true }],\n  [{ units = [\"militia 2/2\", \"militia 2/2\"] }],\n]\n\n[crt]                      # ILLUSTRATIVE, not the game's\ncolumns = [\"1:2\", \"1:1\", \"3:2\", \"2:1\", \"3:1\"]\nfirst_roll = -2\nrows = [\n  [\"R/-\", \"R/-\", \"1/-\", \"1/-\", \"1/1\"],\n  [\"R/-\", \"1/-\", \"1/-\", \"1/1\", \"-/1\"],\n  [\"1/-\", \"1/-\", \"1/1\", \"-/1\", \"-/1\"],\n  [\"1/-\", \"1/1\", \"-/1\", \"-/1\", \"-/R\"],\n  [\"1/1\", \"-/1\", \"-/1\", \"-/R\", \"-/R\"],\n  [\"1/1\", \"-/1\", \"-/R\", \"-/R\", \"-/2\"],\n  [\"-/1\", \"-/R\", \"-/R\", \"-/2\", \"-/2\"],\n  [\"-/1\", \"-/R\", \"-/2\", \"-/2\", \"-/R\"],\n  [\"-/R\", \"-/2\", \"-/2\", \"-/R\", \"-/R\"],\n  [\"-/R\", \"-/2\", \"-/R\", \"-/R\", \"-/R\"],\n  [\"-/2\", \"-/R\", \"-/R\", \"-/R\", \"-/R\"],\n  [\"-/2\", \"-/R\", \"-/R\", \"-/R\", \"-/R\"],\n]\n",
 };
+
+/// What `value` reads first: P(A victory), then each side's units eliminated.
+fn headlines() -> Vec<Headline> {
+    vec![
+        Headline::outcomes(
+            "a_victory",
+            "P(A victory)",
+            Match::Is(vec!["A victory".into()]),
+        ),
+        Headline::metric("eliminated_b"),
+        Headline::metric("eliminated_a"),
+    ]
+}
+
+const LEVELS_SET_A_LEVEL: &[SetBy] = &[SetBy {
+    only: "a",
+    axis: "sensitivity",
+    prefix: "levels",
+    what: "sensitivity.levels, whose runs set side A's level 1-5",
+    instead: "read a run where it is in force, e.g. sensitivity=\"as written\"",
+}];
+
+const LEADERS_SET_LEADER: &[SetBy] = &[
+    SetBy {
+        only: "a",
+        axis: "setting",
+        prefix: "A primary leader",
+        what: "sensitivity.leaders, whose runs set side A's primary leader 1-3",
+        instead: "read a run where it is in force, e.g. sensitivity=\"as written\"",
+    },
+    SetBy {
+        only: "b",
+        axis: "setting",
+        prefix: "B primary leader",
+        what: "sensitivity.leaders, whose runs set side B's primary leader 1-3",
+        instead: "read a run where it is in force, e.g. sensitivity=\"as written\"",
+    },
+];
 
 fn side_index(
     source: &Source,

@@ -60,7 +60,8 @@ use serde_json::json;
 use toml::Spanned;
 
 use crate::analysis::{self, AnalysisError, AxisValue, Source, SweepAxis};
-use crate::keys::{self, key, KeyDoc, SystemDoc, Ty, REQUIRED};
+use crate::engine::headline::{Headline, Match};
+use crate::keys::{self, key, KeyDoc, PricedAt, SystemDoc, Ty, ValueDoc, REQUIRED};
 use crate::rules::melee::{
     BreakDice, Engagement, EngagementEnd, EngagementHistogram, EngagementOdds, Facing, MeleeCombat,
     PhaseOdds, RankBonusRule, UnitProfile, END_COUNT, MAX_B_UNITS, MAX_MODELS, MAX_ROUND_LIMIT,
@@ -275,7 +276,9 @@ const MELEE_KEYS: &[KeyDoc] = &[
         "20",
     )
     .sweep("{a,b}.models")
-    .variant("[[variant]].{a,b}.models"),
+    .variant("[[variant]].{a,b}.models")
+    .priced_as("", PricedAt::SideProfiles)
+    .searched(1, 40),
     key(
         "profiles.<name>.frontage",
         Ty::Int(1, MAX_MODELS as i64),
@@ -293,7 +296,9 @@ const MELEE_KEYS: &[KeyDoc] = &[
         "1",
     )
     .sweep("{a,b}.attacks")
-    .variant("[[variant]].{a,b}.attacks"),
+    .variant("[[variant]].{a,b}.attacks")
+    .priced_as("", PricedAt::SideProfiles)
+    .searched(1, 6),
     key(
         "profiles.<name>.skill",
         STAT,
@@ -302,7 +307,8 @@ const MELEE_KEYS: &[KeyDoc] = &[
         "3",
     )
     .sweep("{a,b}.skill")
-    .variant("[[variant]].{a,b}.skill"),
+    .variant("[[variant]].{a,b}.skill")
+    .priced_as("", PricedAt::SideProfiles),
     key(
         "profiles.<name>.power",
         STAT,
@@ -311,7 +317,8 @@ const MELEE_KEYS: &[KeyDoc] = &[
         "3",
     )
     .sweep("{a,b}.power")
-    .variant("[[variant]].{a,b}.power"),
+    .variant("[[variant]].{a,b}.power")
+    .priced_as("", PricedAt::SideProfiles),
     key(
         "profiles.<name>.defense",
         STAT,
@@ -320,7 +327,8 @@ const MELEE_KEYS: &[KeyDoc] = &[
         "3",
     )
     .sweep("{a,b}.defense")
-    .variant("[[variant]].{a,b}.defense"),
+    .variant("[[variant]].{a,b}.defense")
+    .priced_as("", PricedAt::SideProfiles),
     key(
         "profiles.<name>.discipline",
         STAT,
@@ -329,7 +337,8 @@ const MELEE_KEYS: &[KeyDoc] = &[
         "7",
     )
     .sweep("{a,b}.discipline")
-    .variant("[[variant]].{a,b}.discipline"),
+    .variant("[[variant]].{a,b}.discipline")
+    .priced_as("", PricedAt::SideProfiles),
     key("profiles.<name>.wounds", STAT, "1", "wounds per model", "1")
         .sweep("{a,b}.wounds")
         .variant("[[variant]].{a,b}.wounds"),
@@ -400,7 +409,34 @@ pub const DOC: SystemDoc = SystemDoc {
     summary: "melee engagements (docs/systems/melee.md): unit profiles, one unit engaged front/flank/rear, or a round robin",
     keys: KEYS,
     starter: "system = \"melee\"\ntrials = 10_000\n\n[options]\nbreak_dice = \"2d6\"            # [option] 1d6 | 2d6 | 3d6\nround_limit = 6               # [option] combat phases, 1-50\n\n[profiles.spearmen]\nmodels = 20\nfrontage = 5                  # models wide\nattacks = 1                   # stats 1-10\nskill = 3\npower = 3\ndefense = 4\ndiscipline = 7\n\n[profiles.swordsmen]\nmodels = 15\nfrontage = 5\nattacks = 1\nskill = 4\npower = 3\ndefense = 3\ndiscipline = 7\n\n[engagement]                  # side A's unit, engaged by side B's units\na = \"spearmen\"\nb = [{ unit = \"swordsmen\", facing = \"front\" }]\n\n[[variant]]\nname = \"as written\"\n\n[[variant]]\nname = \"veteran spearmen\"\na = { discipline = 8 }\n",
+    value: ValueDoc {
+        headlines,
+        default_modifiers: &[
+            "a.attacks+1",
+            "a.skill+1",
+            "a.power+1",
+            "a.defense+1",
+            "a.discipline+1",
+            "a.models+1",
+        ],
+        currency: Some(("a.skill", "points of skill")),
+        odds_columns: None,
+    },
 };
+
+/// What `value` reads first: P(A wins) — B destroyed or fleeing — then each side's
+/// models lost.
+fn headlines() -> Vec<Headline> {
+    vec![
+        Headline::outcomes(
+            "a_wins",
+            "P(A wins) = P(B destroyed or flees)",
+            Match::Is(vec!["B destroyed".into(), "B flees".into()]),
+        ),
+        Headline::metric("models_lost_b"),
+        Headline::metric("models_lost_a"),
+    ]
+}
 
 /// Applies a profile's (or an override's) values onto `unit`, checking each range.
 fn apply_profile(

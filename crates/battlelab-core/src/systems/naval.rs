@@ -39,7 +39,8 @@ use serde_json::json;
 use toml::Spanned;
 
 use crate::analysis::{self, AnalysisError, AxisValue, Source, SweepAxis};
-use crate::keys::{self, key, KeyDoc, SystemDoc, Ty, REQUIRED};
+use crate::engine::headline::{Headline, Match};
+use crate::keys::{self, key, KeyDoc, PricedAt, SetBy, SystemDoc, Ty, ValueDoc, REQUIRED};
 use crate::rules::d6table::D6Table;
 use crate::rules::naval::{
     Engagement, EngagementDistribution, EngagementHistogram, EngagementResult, Fleet, NavalCombat,
@@ -135,13 +136,13 @@ const NAVAL_KEYS: &[KeyDoc] = &[
     key("engagement.coastal", Ty::Bool, "false", "-1 to pursuit rolls: pursuers in a coastal hex or port", "true"),
     key("engagement.round_limit", Ty::Int(1, 100), "20", "safety bound on the battle → pursuit → battle chain", "20"),
     key("fleet.{a,b}.name", Ty::Text, "\"A\" / \"B\"", "the fleet's name in reports", "\"Squadron\""),
-    key("fleet.{a,b}.nsp", Ty::Int(1, crate::rules::naval::MAX_NSP as i64), REQUIRED, "naval strength points", "4").sweep("{a,b}.nsp"),
-    key("fleet.{a,b}.morale", Ty::Int(1, 2), REQUIRED, "naval morale (Major 2, Minor 1)", "2").sweep("{a,b}.morale"),
-    key("fleet.{a,b}.leader", Ty::Int(0, 3), "0", "leader rating", "1").sweep("{a,b}.leader"),
+    key("fleet.{a,b}.nsp", Ty::Int(1, crate::rules::naval::MAX_NSP as i64), REQUIRED, "naval strength points", "4").sweep("{a,b}.nsp").priced().searched(1, 30).set_by(ODDS_SET_A_NSP),
+    key("fleet.{a,b}.morale", Ty::Int(1, 2), REQUIRED, "naval morale (Major 2, Minor 1)", "2").sweep("{a,b}.morale").priced(),
+    key("fleet.{a,b}.leader", Ty::Int(0, 3), "0", "leader rating", "1").sweep("{a,b}.leader").priced(),
     key("fleet.{a,b}.drm", Ty::Int(-6, 6), "0", "a DRM in this fleet's favour", "1"),
     key("fleet.{a,b}.pursue", Ty::Bool, "true", "whether the fleet pursues one that breaks off", "false"),
-    key("sweep.odds", Ty::OddsList, "none", "odds L-S (\"1-1\", \"3-2\", \"2-1\"); sets A's NSP from B's", "[\"1-1\", \"2-1\"]").sweep("odds"),
-    key("sweep.drm", Ty::Sweep, "none", "an extra DRM in A's favour", "{ from = -2, to = 2 }").sweep("drm"),
+    key("sweep.odds", Ty::OddsList, "none", "odds L-S (\"1-1\", \"3-2\", \"2-1\"); sets A's NSP from B's", "[\"1-1\", \"2-1\"]").sweep("odds").priced_as("odds", PricedAt::OddsColumns),
+    key("sweep.drm", Ty::Sweep, "none", "an extra DRM in A's favour", "{ from = -2, to = 2 }").sweep("drm").priced_as("drm", PricedAt::SweepOnly { default: 0 }).searched(-6, 6),
     key("rules.cells.<column>.<roll>", Ty::Text, "as printed", "a naval-table cell: column (\"1-1\") × modified roll = code (2LS, LC, LR, SR, SS, SC, 2SC …)", "\"2SC\"").in_variant(),
     key("[[variant]].name", Ty::Text, REQUIRED, "the variant's name", "\"printed\""),
     key("[[variant]].description", Ty::Text, "none", "what the variant changes", "\"as printed\""),
@@ -153,7 +154,42 @@ pub const DOC: SystemDoc = SystemDoc {
     summary: "naval engagements (docs/systems/naval.md): the naval table and the pursuit chain, swept over odds and DRM",
     keys: KEYS,
     starter: "system = \"naval_engagement\"\ntrials = 10_000\n\n[engagement]\ncoastal = false      # -1 to pursuit rolls: pursuers in a coastal hex or port\nround_limit = 20\n\n[fleet.a]\nnsp = 6\nmorale = 2           # Major 2, Minor 1\nleader = 1\n\n[fleet.b]\nnsp = 4\nmorale = 2\n\n[sweep]\nodds = [\"1-1\", \"3-2\", \"2-1\"]   # sets A's NSP from B's\ndrm = { from = -1, to = 1 }    # extra DRM in A's favour\n",
+    value: ValueDoc {
+        headlines,
+        default_modifiers: &["drm+1", "a.leader+1", "a.morale+1", "odds+1"],
+        currency: Some(("odds", "odds columns")),
+        odds_columns: Some(|_, _| {
+            // The naval table's printed columns (1-1, 3-2, 2-1); a file cannot add one.
+            crate::rules::d6table::D6Table::naval()
+                .column_labels
+                .iter()
+                .filter_map(|l| crate::rules::crt::OddsColumn::parse_ratio(l))
+                .collect()
+        }),
+    },
 };
+
+/// What `value` reads first: P(B destroyed), then each fleet's NSP lost.
+fn headlines() -> Vec<Headline> {
+    vec![
+        Headline::outcomes(
+            "b_destroyed",
+            "P(B destroyed)",
+            Match::Is(vec!["B destroyed".into()]),
+        ),
+        Headline::metric("nsp_lost_b"),
+        Headline::metric("nsp_lost_a"),
+    ]
+}
+
+const ODDS_SET_A_NSP: &[SetBy] = &[SetBy {
+    only: "a",
+    axis: "odds",
+    prefix: "",
+    what: "[sweep] odds, which sets A's NSP to ⌈B's NSP × L/S⌉",
+    instead:
+        "price odds±N (a step along the table's odds columns) or b.nsp, or drop the odds sweep",
+}];
 
 fn fleet(source: &Source, key: &str, spec: &FleetSpec) -> Result<Fleet, AnalysisError> {
     let field = |f: &str| format!("fleet.{key}.{f}");

@@ -60,7 +60,8 @@ use serde_json::json;
 use toml::Spanned;
 
 use crate::analysis::{self, AnalysisError, AxisValue, Source, SweepAxis};
-use crate::keys::{self, key, KeyDoc, SystemDoc, Ty, REQUIRED};
+use crate::engine::headline::{Headline, Match};
+use crate::keys::{self, key, KeyDoc, SetBy, SystemDoc, Ty, ValueDoc, REQUIRED};
 use crate::rules::ratio::{
     ArmyResult, MinScore, Objective, Pairing, RatioBattle, RatioCombat, RatioDistribution,
     RatioHistogram, ReservePolicy, Unit, MAX_RESERVES, MAX_UNITS,
@@ -320,7 +321,10 @@ const RATIO_KEYS: &[KeyDoc] = &[
         "a count of identical units, or a list of units",
         "2",
     )
-    .sweep("{a,b}.units"),
+    .sweep("{a,b}.units")
+    .priced()
+    .searched(1, 12)
+    .set_by(SIZE_SETS_UNITS),
     key(
         "side.{a,b}.units[].name",
         Ty::Text,
@@ -364,7 +368,9 @@ const RATIO_KEYS: &[KeyDoc] = &[
         "1",
     )
     .sweep("{a,b}.argument")
-    .variant("[[variant]].{a,b}.argument"),
+    .variant("[[variant]].{a,b}.argument")
+    .priced()
+    .per_unit("side.{a,b}.units", "argument"),
     key(
         "side.{a,b}.quality",
         Ty::Int(-3, 3),
@@ -373,7 +379,9 @@ const RATIO_KEYS: &[KeyDoc] = &[
         "1",
     )
     .sweep("{a,b}.quality")
-    .variant("[[variant]].{a,b}.quality"),
+    .variant("[[variant]].{a,b}.quality")
+    .priced()
+    .per_unit("side.{a,b}.units", "quality"),
     key(
         "side.{a,b}.ambush",
         Ty::Bool,
@@ -398,7 +406,8 @@ const RATIO_KEYS: &[KeyDoc] = &[
         "0",
     )
     .sweep("{a,b}.reserves")
-    .variant("[[variant]].{a,b}.reserves"),
+    .variant("[[variant]].{a,b}.reserves")
+    .priced(),
     key(
         "side.{a,b}.policy",
         POLICIES,
@@ -458,7 +467,30 @@ pub const DOC: SystemDoc = SystemDoc {
     summary: "ratio battles (docs/systems/ratio.md): lines of units, doubles, reserves and skirmishes",
     keys: KEYS,
     starter: "system = \"ratio\"\ntrials = 10_000\n\n[battle]\nmin_score = 1                 # [option] floor of a modified total, 1-6, or \"none\"\n\n[side.a]\nunits = 4\nargument = 1                  # +1 advantaged / -1 disadvantaged by the argument\npolicy = \"rescue\"             # none | rescue | press | optimal\n\n[side.b]\nunits = 3\n\n[sweep]\n\"a.quality\" = [0, 1]\n\n[[variant]]\nname = \"as written\"\n\n[[variant]]\nname = \"no floor\"\nbattle = { min_score = \"none\" }\n",
+    value: ValueDoc {
+        headlines,
+        default_modifiers: &["a.argument+1", "a.quality+1", "a.units+1", "a.reserves+1"],
+        currency: Some(("a.units", "units")),
+        odds_columns: None,
+    },
 };
+
+/// What `value` reads first: P(A wins, by any margin), then each side's CP.
+fn headlines() -> Vec<Headline> {
+    vec![
+        Headline::outcomes("a_wins", "P(A wins)", Match::Contains("A wins".into())),
+        Headline::metric("cp_a"),
+        Headline::metric("cp_b"),
+    ]
+}
+
+const SIZE_SETS_UNITS: &[SetBy] = &[SetBy {
+    only: "",
+    axis: "size",
+    prefix: "",
+    what: "[sweep] size, which sets both sides' unit counts",
+    instead: "sweep a.units and b.units in place of size",
+}];
 
 /// One side as the grid sees it, before deployment.
 #[derive(Clone, Debug)]

@@ -30,7 +30,7 @@ use toml::Spanned;
 
 use crate::analysis::{self, AnalysisError, AxisValue, Source};
 use crate::dice::DiceStream;
-use crate::keys::{self, key, KeyDoc, SystemDoc, Ty, REQUIRED};
+use crate::keys::{self, key, KeyDoc, SystemDoc, Ty, ValueDoc, REQUIRED};
 use crate::rules::setup::{
     exact_total, rows, CoalitionCounts, CoalitionMap, MapState, Quantity, StateKind,
 };
@@ -121,6 +121,13 @@ pub const DOC: SystemDoc = SystemDoc {
     summary: "whole-map setup (docs/systems/setup.md): every state rolls its initial forces; coalition totals",
     keys: KEYS,
     starter: "system = \"setup\"\ntrials = 10_000\n\n[[state]]\nname = \"Blue\"\nkind = \"major\"        # major | minor\ncoalition = \"North\"\n\n[[state]]\nname = \"Red\"\nkind = \"major\"\ncoalition = \"South\"\n\n[[state]]\nname = \"a\"\nkind = \"minor\"\nport = false          # minor states only; default true\ncoalition = \"Neutral\"\n",
+    // Nothing to price: a setup study has no integer setting a side turns.
+    value: ValueDoc {
+        headlines: Vec::new,
+        default_modifiers: &[],
+        currency: None,
+        odds_columns: None,
+    },
 };
 
 impl SetupStudy {

@@ -50,8 +50,9 @@ use toml::Spanned;
 
 use crate::analysis::{self, AnalysisError, AxisValue, Source, SweepAxis, TableFormat};
 use crate::dice::DiceStream;
+use crate::engine::headline::{Headline, Match};
 use crate::exact::ExactDistribution;
-use crate::keys::{self, key, KeyDoc, SystemDoc, Ty, REQUIRED};
+use crate::keys::{self, key, KeyDoc, SetBy, SystemDoc, Ty, ValueDoc, REQUIRED};
 use crate::limits;
 use crate::rules::crt::OddsColumn;
 use crate::rules::d6table::{self, CompiledD6Table, D6Table};
@@ -169,7 +170,7 @@ const TABLE_DRM: Ty = Ty::Int(TABLE_DRM_RANGE.0, TABLE_DRM_RANGE.1);
 
 /// Keys every d6 table's file has.
 const TABLE_KEYS: &[KeyDoc] = &[
-    key("roll.drm", TABLE_DRM, "0", "the net DRM of the roll", "1").sweep("drm"),
+    key("roll.drm", TABLE_DRM, "0", "the net DRM of the roll", "1").sweep("drm").priced().searched(-6, 6).set_by(TURNS_SET_DRM),
     key("rules.cells.<column>.<roll>", Ty::Text, "as printed", "a printed cell: column label (\"11-15\", \"d6\") × modified roll = code (`battlelab table <system>` prints them)", "\"E\"").in_variant(),
     key("[[variant]].name", Ty::Text, REQUIRED, "the variant's name", "\"printed\""),
     key("[[variant]].description", Ty::Text, "none", "what the variant changes", "\"as printed\""),
@@ -185,7 +186,10 @@ const ATTRITION_KEYS: &[KeyDoc] = &[
         "total SP in the hex (picks the column); or sweep sp",
         "12",
     )
-    .sweep("sp"),
+    .sweep("sp")
+    .priced()
+    .searched(1, 30)
+    .set_by(TURNS_SET_SP),
     key(
         "roll.small_stack",
         Ty::OneOf(&["none", "column"]),
@@ -223,7 +227,8 @@ const MARCH_KEYS: &[KeyDoc] = &[key(
     "extra MP asked for (picks the column); or sweep extra",
     "2",
 )
-.sweep("extra")];
+.sweep("extra")
+.priced()];
 
 const NAVAL_KEYS: &[KeyDoc] = &[
     key(
@@ -245,6 +250,7 @@ const NAVAL_KEYS: &[KeyDoc] = &[
 
 const fn table_doc(
     name: &'static str,
+    value: ValueDoc,
     summary: &'static str,
     keys: &'static [&'static [KeyDoc]],
     starter: &'static str,
@@ -254,19 +260,57 @@ const fn table_doc(
         summary,
         keys,
         starter,
+        value,
     }
 }
+
+/// Every table takes a DRM; only attrition has a headline (P(no SP lost)).
+const TABLE_VALUE: ValueDoc = ValueDoc {
+    headlines: Vec::new,
+    default_modifiers: &["drm+1"],
+    currency: None,
+    odds_columns: None,
+};
+
+const ATTRITION_VALUE: ValueDoc = ValueDoc {
+    headlines: attrition_headlines,
+    ..TABLE_VALUE
+};
+
+fn attrition_headlines() -> Vec<Headline> {
+    vec![Headline::outcomes(
+        "no_loss",
+        "P(no SP lost)",
+        Match::Is(vec!["0".into()]),
+    )]
+}
+
+const TURNS_SET_DRM: &[SetBy] = &[SetBy {
+    only: "",
+    axis: "turns",
+    prefix: "",
+    what: "[turns], whose runs roll under turns.drm",
+    instead: "read the single-roll runs (turns unset), or move turns.drm in the file",
+}];
+
+const TURNS_SET_SP: &[SetBy] = &[SetBy {
+    only: "",
+    axis: "turns",
+    prefix: "",
+    what: "[turns], whose runs start from turns.sp",
+    instead: "read the single-roll runs (turns unset), or move turns.sp in the file",
+}];
 
 /// `battlelab keys` and `battlelab new` for the seven d6 tables, in [`D6Table::NAMES`]
 /// order.
 pub const DOCS: [SystemDoc; 7] = [
-    table_doc("attrition", "attrition rolls (docs/systems/tables.md), swept over SP and DRM; [turns]: a stack sitting K turns", &[keys::HEADER, TABLE_KEYS, ATTRITION_KEYS, keys::EXPECT_VALUE], "system = \"attrition\"\ntrials = 10_000\n\n[roll]\ndrm = 0\n\n[sweep]\nsp = { from = 3, to = 21, step = 3 }\n\n[turns]                 # N SP sitting K turns under one DRM\nsp = 12\ncount = 4\ndrm = 0\n"),
-    table_doc("march", "forced-march rolls (docs/systems/tables.md), swept over extra MP and DRM", &[keys::HEADER, TABLE_KEYS, MARCH_KEYS, keys::EXPECT_VALUE], "system = \"march\"\ntrials = 10_000\n\n[sweep]\nextra = [1, 2, 3]       # extra MP asked for\ndrm = { from = -1, to = 2 }\n"),
-    table_doc("naval", "one naval combat roll (docs/systems/tables.md), swept over odds and DRM", &[keys::HEADER, TABLE_KEYS, NAVAL_KEYS, keys::EXPECT_VALUE], "system = \"naval\"\ntrials = 10_000\n\n[sweep]\nodds = [\"1-1\", \"3-2\", \"2-1\"]\ndrm = { from = -2, to = 2 }\n"),
-    table_doc("blockade", "blockade rolls (docs/systems/tables.md), swept over DRM", &[keys::HEADER, TABLE_KEYS, keys::EXPECT_VALUE], "system = \"blockade\"\ntrials = 10_000\n\n[sweep]\ndrm = { from = -1, to = 1 }\n"),
-    table_doc("pursuit", "pursuit rolls (docs/systems/tables.md), swept over DRM", &[keys::HEADER, TABLE_KEYS, keys::EXPECT_VALUE], "system = \"pursuit\"\ntrials = 10_000\n\n[sweep]\ndrm = [-1, 0]          # -1: pursuers in a coastal hex or port\n"),
-    table_doc("transport", "naval transport rolls (docs/systems/tables.md), swept over DRM", &[keys::HEADER, TABLE_KEYS, keys::EXPECT_VALUE], "system = \"transport\"\ntrials = 10_000\n\n[sweep]\ndrm = { from = -1, to = 1 }\n"),
-    table_doc("storm", "storm/ice rolls (docs/systems/tables.md), swept over DRM", &[keys::HEADER, TABLE_KEYS, keys::EXPECT_VALUE], "system = \"storm\"\ntrials = 10_000\n\n[sweep]\ndrm = { from = -1, to = 2 }\n\n[[variant]]\nname = \"printed\"\n\n[[variant]]\nname = \"a 1 only damages\"\nrules = { cells = { d6 = { \"1\" = \"D\" } } }\n"),
+    table_doc("attrition", ATTRITION_VALUE, "attrition rolls (docs/systems/tables.md), swept over SP and DRM; [turns]: a stack sitting K turns", &[keys::HEADER, TABLE_KEYS, ATTRITION_KEYS, keys::EXPECT_VALUE], "system = \"attrition\"\ntrials = 10_000\n\n[roll]\ndrm = 0\n\n[sweep]\nsp = { from = 3, to = 21, step = 3 }\n\n[turns]                 # N SP sitting K turns under one DRM\nsp = 12\ncount = 4\ndrm = 0\n"),
+    table_doc("march", TABLE_VALUE, "forced-march rolls (docs/systems/tables.md), swept over extra MP and DRM", &[keys::HEADER, TABLE_KEYS, MARCH_KEYS, keys::EXPECT_VALUE], "system = \"march\"\ntrials = 10_000\n\n[sweep]\nextra = [1, 2, 3]       # extra MP asked for\ndrm = { from = -1, to = 2 }\n"),
+    table_doc("naval", TABLE_VALUE, "one naval combat roll (docs/systems/tables.md), swept over odds and DRM", &[keys::HEADER, TABLE_KEYS, NAVAL_KEYS, keys::EXPECT_VALUE], "system = \"naval\"\ntrials = 10_000\n\n[sweep]\nodds = [\"1-1\", \"3-2\", \"2-1\"]\ndrm = { from = -2, to = 2 }\n"),
+    table_doc("blockade", TABLE_VALUE, "blockade rolls (docs/systems/tables.md), swept over DRM", &[keys::HEADER, TABLE_KEYS, keys::EXPECT_VALUE], "system = \"blockade\"\ntrials = 10_000\n\n[sweep]\ndrm = { from = -1, to = 1 }\n"),
+    table_doc("pursuit", TABLE_VALUE, "pursuit rolls (docs/systems/tables.md), swept over DRM", &[keys::HEADER, TABLE_KEYS, keys::EXPECT_VALUE], "system = \"pursuit\"\ntrials = 10_000\n\n[sweep]\ndrm = [-1, 0]          # -1: pursuers in a coastal hex or port\n"),
+    table_doc("transport", TABLE_VALUE, "naval transport rolls (docs/systems/tables.md), swept over DRM", &[keys::HEADER, TABLE_KEYS, keys::EXPECT_VALUE], "system = \"transport\"\ntrials = 10_000\n\n[sweep]\ndrm = { from = -1, to = 1 }\n"),
+    table_doc("storm", TABLE_VALUE, "storm/ice rolls (docs/systems/tables.md), swept over DRM", &[keys::HEADER, TABLE_KEYS, keys::EXPECT_VALUE], "system = \"storm\"\ntrials = 10_000\n\n[sweep]\ndrm = { from = -1, to = 2 }\n\n[[variant]]\nname = \"printed\"\n\n[[variant]]\nname = \"a 1 only damages\"\nrules = { cells = { d6 = { \"1\" = \"D\" } } }\n"),
 ];
 
 /// What each table sweeps: its column parameter (if any) and the DRM.
