@@ -771,15 +771,15 @@ impl Modifier {
 /// the file adds under `[rules.odds]` or the variant's `rules.odds`. Each is a reduced
 /// ratio (larger, smaller). `None` where the system has no odds columns.
 pub fn odds_columns(doc: &Doc, system: &str, variant: &str) -> Option<Vec<(u32, u32)>> {
-    use battlelab_core::rules::crt::OddsColumn;
+    use battlelab_core::systems::field::battle::OddsColumn;
     let ratio = |c: &OddsColumn| (c.larger, c.smaller);
     let mut columns: Vec<(u32, u32)> = match system {
-        "field" => battlelab_core::rules::crt::FieldRules::printed()
+        "field" => battlelab_core::systems::field::battle::FieldRules::printed()
             .odds_columns
             .iter()
             .map(ratio)
             .collect(),
-        "naval_engagement" => battlelab_core::rules::d6table::D6Table::naval()
+        "naval_engagement" => battlelab_core::systems::d6_tables::lookup::D6Table::naval()
             .column_labels
             .iter()
             .filter_map(|l| OddsColumn::parse_ratio(l))
@@ -1338,7 +1338,7 @@ pub fn select(
                 allowed.join(", ")
             ));
         };
-        let odds = battlelab_core::rules::crt::OddsColumn::parse_ratio(value);
+        let odds = battlelab_core::systems::field::battle::OddsColumn::parse_ratio(value);
         let holds = |r: usize| match value_at(r) {
             AxisValue::Odds { larger, smaller } if key != "variant" => {
                 odds.is_some_and(|(l, s)| {

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 mod common;
 
 use assert_cmd::Command;
-use battlelab::rules::crt::{ClcRow, OddsRounding, ResultPair};
 use battlelab::systems::field::Analysis;
+use battlelab_core::systems::field::battle::{ClcRow, OddsRounding, ResultPair};
 
 fn data(kind: &str) -> Vec<PathBuf> {
     common::toml_files(

@@ -9,9 +9,11 @@ use criterion::{criterion_group, Criterion, Throughput};
 
 use battlelab::dice::DiceStream;
 use battlelab::engine::driver;
-use battlelab::rules::crt::{simulate_battles, simulate_resolutions, FieldCombat, FieldRules};
 use battlelab::sim::{thread_pool, RunControl, BLOCK_TRIALS};
 use battlelab::systems::field::Analysis;
+use battlelab_core::systems::field::battle::{
+    simulate_battles, simulate_resolutions, FieldCombat, FieldRules,
+};
 
 /// A field analysis of 32 runs (4 odds × 8 DRMs), simulated only.
 fn plan_of_32_runs() -> Analysis {

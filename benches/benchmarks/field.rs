@@ -8,9 +8,9 @@ use std::hint::black_box;
 use criterion::{criterion_group, Criterion, Throughput};
 
 use battlelab::dice::DiceStream;
-use battlelab::rules::crt::{BattleHistogram, FieldCombat, FieldRules};
-use battlelab::rules::field_table::{BattleTable, FieldKernel, MAX_TABLE_ENTRIES};
 use battlelab_core::scenarios;
+use battlelab_core::systems::field::battle::{BattleHistogram, FieldCombat, FieldRules};
+use battlelab_core::systems::field::transitions::{BattleTable, FieldKernel, MAX_TABLE_ENTRIES};
 
 use super::{bare_xoshiro, print_lane_words, print_words, BATCH};
 

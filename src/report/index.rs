@@ -596,7 +596,9 @@ fn describe_file(name: &str) -> &'static str {
         "run_info.json" => "threads, wall time, how the counts were made (differs per run)",
         "tables.md" => "the rulebook tables, in Markdown",
         "analysis.toml" => "the analysis file as run",
-        "compare.csv" | "compare.json" => "every run × outcome: both arms, their difference, its interval, p",
+        "compare.csv" | "compare.json" => {
+            "every run × outcome: both arms, their difference, its interval, p"
+        }
         "value.csv" | "value.parquet" | "value.json" => "what each modifier is worth",
         _ => "",
     }

@@ -8,13 +8,13 @@
 //! happens once per command, never in a hot loop: the blanket implementation below calls
 //! the engine's generic driver, which is monomorphised for each system.
 
+pub mod d6_tables;
 pub mod field;
 pub mod frontier;
 pub mod melee;
-pub mod naval;
+pub mod naval_engagement;
 pub mod ratio;
 pub mod setup;
-pub mod tables;
 
 use std::path::{Path, PathBuf};
 
@@ -24,15 +24,15 @@ use crate::engine::shard::{self, ShardError, ShardIdentity};
 use crate::engine::{Header, Plan, System};
 use crate::pipeline::{self, RunInfo, SystemReport};
 use crate::report::{self, ReportError};
-use crate::rules::d6table::D6Table;
 use crate::sim::{Histogram, Interrupted, RunControl, BLOCK_TRIALS};
+use battlelab_core::systems::d6_tables::lookup::D6Table;
+use d6_tables::TableStudy;
 use field::Analysis;
 use frontier::FrontierStudy;
 use melee::MeleeStudy;
-use naval::NavalStudy;
+use naval_engagement::NavalStudy;
 use ratio::RatioStudy;
 use setup::SetupStudy;
-use tables::TableStudy;
 
 /// Why a run, a shard or a merge did not write its folder.
 #[derive(Debug, thiserror::Error)]

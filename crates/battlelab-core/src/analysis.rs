@@ -14,7 +14,7 @@ use std::path::Path;
 use toml::Spanned;
 
 use crate::limits;
-use crate::rules::crt::OddsColumn;
+use crate::systems::field::battle::OddsColumn;
 
 /// Trials per grid point when the file gives none.
 pub const DEFAULT_TRIALS: u64 = 1_000_000;

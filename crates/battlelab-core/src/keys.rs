@@ -408,10 +408,10 @@ pub struct SystemDoc {
 pub fn systems() -> Vec<SystemDoc> {
     use crate::systems::*;
     let mut docs = vec![field::DOC];
-    docs.extend(tables::DOCS);
+    docs.extend(d6_tables::DOCS);
     docs.extend([
         setup::DOC,
-        naval::DOC,
+        naval_engagement::DOC,
         ratio::DOC,
         melee::DOC,
         frontier::DOC,

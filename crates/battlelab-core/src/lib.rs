@@ -17,7 +17,7 @@ pub mod exact;
 pub mod interrupt;
 pub mod keys;
 pub mod limits;
-pub mod rules;
+pub mod matrix_game;
 #[doc(hidden)]
 pub mod scenarios;
 pub mod sim;

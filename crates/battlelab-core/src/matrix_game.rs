@@ -1,5 +1,5 @@
 //! Two-player zero-sum matrix games solved exactly enough (f64, a dense simplex) for the
-//! field battle's stochastic game (`rules::field_game`).
+//! field battle's stochastic game (`systems::field::game`).
 //!
 //! Why this module exists: the field battle's tactical matrix (docs/systems/field.md) makes
 //! every round a simultaneous choice, so optimal play is a mixed strategy found by linear
@@ -19,7 +19,7 @@
 //! [`solve_exact`] is the same simplex in exact rationals (`BigRational`, no tolerance):
 //! where a game's payoffs are fractions, its value and mixes are fractions too, so a
 //! solved field game can be held against the report's exact probabilities fraction for
-//! fraction (`field_game::solve_exact`).
+//! fraction (`systems::field::game::solve_exact`).
 
 use std::ops::{Add, Div, Mul, Neg, Sub};
 

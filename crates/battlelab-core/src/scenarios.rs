@@ -3,16 +3,18 @@
 //! the analysis API.
 
 use crate::dice::DiceStream;
-use crate::rules::crt::{FieldBattle, Force, TacticMix};
-use crate::rules::d6table::D6Table;
-use crate::rules::frontier::{Terrain, UnitType};
-use crate::rules::frontier_battle::{
+use crate::systems::d6_tables::lookup::D6Table;
+use crate::systems::field::battle::{FieldBattle, Force, TacticMix};
+use crate::systems::frontier::battle::{
     CrtLoss, FrontierBattle, FrontierCombat, MeleeCrt, MovePolicy, Side, Stack, Unit, VictoryRule,
 };
-use crate::rules::melee::{Engagement, Facing, MeleeCombat, UnitProfile};
-use crate::rules::naval::{self, Fleet, NavalCombat};
-use crate::rules::ratio::{self, parse_line, MinScore, Objective, RatioBattle, ReservePolicy};
-use crate::rules::setup::{rows, MapState, StateKind};
+use crate::systems::frontier::rolls::{Terrain, UnitType};
+use crate::systems::melee::engagement::{Engagement, Facing, MeleeCombat, UnitProfile};
+use crate::systems::naval_engagement::engagement::{self, Fleet, NavalCombat};
+use crate::systems::ratio::battle::{
+    self, parse_line, MinScore, Objective, RatioBattle, ReservePolicy,
+};
+use crate::systems::setup::map::{rows, MapState, StateKind};
 
 /// Six stacks a side in wilderness: warriors against regulars with militia, leaders on
 /// two stacks each, an illustrative CRT (not the game's).
@@ -91,7 +93,7 @@ pub fn ratio_line(text: &str, reserve_a: usize, mod_a: i32, policy: ReservePolic
     let (line, counts) = parse_line(text).expect("the bench line parses");
     let units = |prefix: &str, n: usize, modifier: i32| {
         (0..n)
-            .map(|i| ratio::Unit {
+            .map(|i| battle::Unit {
                 name: format!("{prefix}{}", i + 1),
                 modifier,
             })
@@ -174,7 +176,7 @@ pub fn field_battle() -> FieldBattle {
 }
 
 /// The printed naval table and an engagement of 6 against 4 NSP, both pursuing.
-pub fn naval() -> (NavalCombat, naval::Engagement) {
+pub fn naval() -> (NavalCombat, engagement::Engagement) {
     let combat = NavalCombat::new(D6Table::naval()).expect("the printed table is valid");
     let fleet = |nsp| Fleet {
         name: String::new(),
@@ -184,7 +186,7 @@ pub fn naval() -> (NavalCombat, naval::Engagement) {
         drm: 0,
         pursues: true,
     };
-    let engagement = naval::Engagement {
+    let engagement = engagement::Engagement {
         a: fleet(6),
         b: fleet(4),
         coastal: false,
@@ -235,12 +237,12 @@ pub fn words_drawn(n: u64, mut battle: impl FnMut(&mut DiceStream)) -> u64 {
 pub const FRONTIER_DICE: u64 = 96;
 
 /// The dice floor of the frontier bench battle: `battles` × [`FRONTIER_DICE`] faces cut
-/// from `dice` as the kernel's [`PackedDice`](crate::rules::frontier_battle::PackedDice)
+/// from `dice` as the kernel's [`PackedDice`](crate::systems::frontier::battle::PackedDice)
 /// cuts them (successive `take(6)`, twelve a word), folded into a value so that none is
 /// dropped, and no rule applied. The bench and the `profile` example time it beside the
 /// battle: no kernel that cuts its dice this way costs less.
 pub fn frontier_dice_floor(dice: &mut DiceStream, battles: u64) -> u64 {
-    use crate::rules::frontier_battle::{BattleDice, PackedDice};
+    use crate::systems::frontier::battle::{BattleDice, PackedDice};
     let mut packed = PackedDice::new(dice);
     let mut acc = 0u64;
     for _ in 0..battles * FRONTIER_DICE {
@@ -262,8 +264,8 @@ pub fn sliced_dice_floor(dice: &mut DiceStream, battles: u64, faces: u64) -> u64
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::ratio::RatioCombat;
-    use crate::rules::setup::{CoalitionMap, CompiledMap};
+    use crate::systems::ratio::battle::RatioCombat;
+    use crate::systems::setup::map::{CoalitionMap, CompiledMap};
 
     /// The words column of the issue-16 table, where it is known by hand: the count
     /// itself, a 13-state map (8 d6 a word: 2 words, whole or one coalition), and a
@@ -348,7 +350,7 @@ mod tests {
         // Bit-sliced, as runs fight it: 13 faces a battle (11 line dice, one a reserve),
         // each 10.835 planes of four words on average, after the lanes' keys (as frontier's
         // below).
-        let mut h = crate::rules::ratio::RatioHistogram::new(&rescue);
+        let mut h = crate::systems::ratio::battle::RatioHistogram::new(&rescue);
         let mut words = 0;
         let (keys, draws) = words_and_draws(1, |d| {
             words = rescue.sliced_block(d, N, &mut h).unwrap();
@@ -438,7 +440,8 @@ mod tests {
         // lanes' keys, one word a lane, and the lanes at least a word a round (more where
         // the lanes advance together and a lane with nothing left draws its words too).
         let (_, engagement) = self::naval();
-        let mut h = crate::rules::naval::EngagementHistogram::new(&engagement);
+        let mut h =
+            crate::systems::naval_engagement::engagement::EngagementHistogram::new(&engagement);
         let mut lane_words = 0;
         let (words, _) = words_and_draws(1, |d| lane_words = naval.record_many(d, N, &mut h));
         assert_eq!(words, crate::dice::lanes::LANES as u64);
@@ -463,7 +466,7 @@ mod tests {
             .ends
             .iter()
             .zip(0..)
-            .map(|(c, i)| c * (1 + i / crate::rules::melee::END_COUNT as u64))
+            .map(|(c, i)| c * (1 + i / crate::systems::melee::engagement::END_COUNT as u64))
             .sum();
         assert!(
             lane_words >= words + 3 * phases,

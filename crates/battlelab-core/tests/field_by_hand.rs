@@ -21,8 +21,8 @@ use std::path::Path;
 
 use battlelab_core::dice::DiceStream;
 use battlelab_core::engine::driver;
-use battlelab_core::rules::crt::BattleHistogram;
 use battlelab_core::sim::RunControl;
+use battlelab_core::systems::field::battle::BattleHistogram;
 use battlelab_core::systems::field::Analysis;
 use field_oracle::library::{
     analysis_text, assert_counts_agree, assert_exact_equals, library_battle, marginals,

@@ -8,8 +8,8 @@ use std::path::Path;
 use num_rational::BigRational;
 use num_traits::ToPrimitive;
 
-use battlelab_core::rules::crt::{smaller_side, BattleState, WITHDRAW};
-use battlelab_core::rules::field_game::{self, Payoff, PayoffSpec, MAX_GAME_STATES};
+use battlelab_core::systems::field::battle::{smaller_side, BattleState, WITHDRAW};
+use battlelab_core::systems::field::game::{self, Payoff, PayoffSpec, MAX_GAME_STATES};
 use battlelab_core::systems::field::Analysis;
 
 /// Both sides at equilibrium, four odds, three rounds: small enough for fractions.
@@ -46,15 +46,14 @@ fn analysis(text: &str) -> Analysis {
 fn assert_value_is_the_reports_probability(
     analysis: &Analysis,
     payoff: &PayoffSpec,
-) -> Vec<(usize, field_game::Equilibrium)> {
+) -> Vec<(usize, game::Equilibrium)> {
     let mut solved = Vec::new();
     for run in &analysis.runs {
         let payoff = payoff.resolve(&run.prepared.start);
         let Payoff::Outcomes(set) = payoff else {
             panic!("an outcome set")
         };
-        let exact =
-            field_game::solve_exact(&run.field, &run.prepared, payoff, MAX_GAME_STATES).unwrap();
+        let exact = game::solve_exact(&run.field, &run.prepared, payoff, MAX_GAME_STATES).unwrap();
         let mixes = |round: u32, state: &BattleState| {
             exact
                 .mix_at(round, state)
@@ -81,8 +80,7 @@ fn assert_value_is_the_reports_probability(
             set.label(),
             exact.value
         );
-        let floats =
-            field_game::equilibrium(&run.field, &run.prepared, payoff, MAX_GAME_STATES).unwrap();
+        let floats = game::equilibrium(&run.field, &run.prepared, payoff, MAX_GAME_STATES).unwrap();
         assert!(
             (floats.value - exact.value.to_f64().unwrap()).abs() < 1e-12,
             "{:?}: f64 {} vs exact {}",

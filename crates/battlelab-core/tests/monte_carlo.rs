@@ -1,12 +1,12 @@
 //! Monte Carlo kernels held against exact distributions, with fixed seeds and
 //! tolerances derived from the sample size; and pinned fixed-seed outputs.
 
-use battlelab_core::rules::crt::{
+use battlelab_core::sim::{thread_pool, RunControl};
+use battlelab_core::stats::{chi_square, chi_square_critical};
+use battlelab_core::systems::field::battle::{
     simulate_battles, simulate_resolutions, BattleDistribution, BattleHistogram, BattleResult,
     FieldBattle, FieldCombat, FieldRules, Force, PreparedBattle, TacticMix,
 };
-use battlelab_core::sim::{thread_pool, RunControl};
-use battlelab_core::stats::{chi_square, chi_square_critical};
 
 /// 10^7 resolutions per odds × DRM cell: every outcome within 4 standard errors of exact.
 #[test]

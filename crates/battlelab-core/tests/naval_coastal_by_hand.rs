@@ -14,9 +14,9 @@ use std::path::Path;
 
 use battlelab_core::dice::DiceStream;
 use battlelab_core::engine::driver;
-use battlelab_core::rules::naval::EngagementHistogram;
 use battlelab_core::sim::RunControl;
-use battlelab_core::systems::naval::NavalStudy;
+use battlelab_core::systems::naval_engagement::engagement::EngagementHistogram;
+use battlelab_core::systems::naval_engagement::NavalStudy;
 use naval_oracle::library::{
     analysis_text, assert_exact_equals, assert_histogram_agrees, library_engagement, marginals,
 };

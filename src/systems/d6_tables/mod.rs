@@ -1,8 +1,8 @@
 //! The d6 table studies' report: expected values per point, the turns study's
 //! survival, charts and rulebook tables. The system itself is in
-//! `battlelab_core::systems::tables`.
+//! `battlelab_core::systems::d6_tables`.
 
-pub use battlelab_core::systems::tables::*;
+pub use battlelab_core::systems::d6_tables::*;
 
 use std::path::Path;
 
@@ -11,7 +11,6 @@ use crate::chart::{self, BarGroup};
 use crate::frame::LongFrame;
 use crate::report::rulebook::{Cell, NumberFormat, Rulebook, Table};
 use crate::report::{self, Charts, ReportError};
-use crate::rules::d6table::{self};
 
 impl crate::pipeline::SystemReport for TableStudy {
     fn extras(
@@ -47,7 +46,7 @@ fn write_extras(
             )
             .int("net_drm", point.drm.into())
             .int("trials", n as i64);
-        for (name, values) in d6table::outcome_values(&study.system, table.outcomes()) {
+        for (name, values) in lookup::outcome_values(&study.system, table.outcomes()) {
             let key = crate::analysis::slug(name);
             let simulated = result
                 .counts
@@ -150,7 +149,7 @@ fn draw_charts(
         )?;
         // Expectations as lines over the first axis, one line per value of the second.
         let drawn: Vec<usize> = (0..axes.len().min(2)).collect();
-        for (expectation, values) in d6table::outcome_values(&study.system, table.outcomes()) {
+        for (expectation, values) in lookup::outcome_values(&study.system, table.outcomes()) {
             let line = |points: &[usize], label: String| {
                 let xy = points
                     .iter()
@@ -263,7 +262,7 @@ fn rulebook_tables(study: &TableStudy, results: &TableResults) -> Rulebook {
         let t = table.table();
         let title = format!("Outcomes per grid point — {name}");
         book.text(&format!("## {title}\n\n"));
-        let values = d6table::outcome_values(&study.system, table.outcomes());
+        let values = lookup::outcome_values(&study.system, table.outcomes());
         let rows = printed_rows(study, variant);
         let header: Vec<String> = study
             .axes

@@ -16,8 +16,8 @@ use crate::report::rulebook::{Cell, Rulebook, Table};
 use crate::report::{
     draw_pages, frame_error, in_slice, with_side_names, write_frame, Charts, ReportError,
 };
-use crate::rules::crt::{BattleDistribution, BattleHistogram, BattleResult};
 use crate::stats::count_mean;
+use battlelab_core::systems::field::battle::{BattleDistribution, BattleHistogram, BattleResult};
 
 /// Index (0 = A, 1 = B) of the side that is smaller at the start (ties: B, since A is
 /// the larger force on ties).

@@ -10,8 +10,8 @@ use crate::chart::{self, BarGroup};
 use crate::frame::LongFrame;
 use crate::report::rulebook::{Cell, NumberFormat, Rulebook, Table};
 use crate::report::{self, with_side_names, Charts, ReportError};
-use crate::rules::frontier_battle::FrontierHistogram;
 use crate::stats::percentages_summing_to_100;
+use battlelab_core::systems::frontier::battle::FrontierHistogram;
 
 impl crate::pipeline::SystemReport for FrontierStudy {
     fn extras(

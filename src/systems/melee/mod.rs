@@ -11,8 +11,8 @@ use crate::chart::{self, BarGroup};
 use crate::frame::LongFrame;
 use crate::report::rulebook::{Cell, NumberFormat, Rulebook, Table};
 use crate::report::{self, Charts, ReportError};
-use crate::rules::melee::{EngagementEnd, PhaseOdds};
 use crate::stats::percentages_summing_to_100;
+use battlelab_core::systems::melee::engagement::{EngagementEnd, PhaseOdds};
 
 impl crate::pipeline::SystemReport for MeleeStudy {
     fn extras(

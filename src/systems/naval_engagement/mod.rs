@@ -1,8 +1,8 @@
 //! Naval engagements' report: expected control and NSP lost, charts over odds and DRM,
 //! rulebook tables. The system itself (keys, plan, kernel calls) is in
-//! `battlelab_core::systems::naval`.
+//! `battlelab_core::systems::naval_engagement`.
 
-pub use battlelab_core::systems::naval::*;
+pub use battlelab_core::systems::naval_engagement::*;
 
 use std::path::Path;
 
@@ -11,8 +11,8 @@ use crate::chart::{self, BarGroup};
 use crate::frame::LongFrame;
 use crate::report::rulebook::{Cell, Rulebook, Table};
 use crate::report::{self, with_side_names, Charts, ReportError};
-use crate::rules::naval::EngagementResult;
 use crate::stats::percentages_summing_to_100;
+use battlelab_core::systems::naval_engagement::engagement::EngagementResult;
 
 impl crate::pipeline::SystemReport for NavalStudy {
     fn extras(

@@ -10,8 +10,8 @@ use crate::chart::{self, BarGroup};
 use crate::frame::LongFrame;
 use crate::report::rulebook::{Cell, NumberFormat, Rulebook, Table};
 use crate::report::{self, with_side_names, Charts, ReportError};
-use crate::rules::ratio::{ArmyResult, CombatState, ReservePolicy};
 use crate::stats::{percentages_summing_to_100, wilson_interval, Z95};
+use battlelab_core::systems::ratio::battle::{ArmyResult, CombatState, ReservePolicy};
 
 impl crate::pipeline::SystemReport for RatioStudy {
     fn extras(

@@ -10,7 +10,7 @@ use crate::chart::{self, BarGroup};
 use crate::frame::LongFrame;
 use crate::report::rulebook::{Cell, Rulebook, Table};
 use crate::report::{self, Charts, ReportError};
-use crate::rules::setup::{Quantity, StateKind};
+use battlelab_core::systems::setup::map::{Quantity, StateKind};
 
 impl crate::pipeline::SystemReport for SetupStudy {
     fn extras(

@@ -26,8 +26,8 @@ use super::compare::Arm;
 use super::Plan;
 use crate::analysis::{AnalysisError, AxisValue};
 use crate::limits;
-use crate::rules::crt::OddsColumn;
 use crate::sim::BLOCK_TRIALS;
+use crate::systems::field::battle::OddsColumn;
 
 /// What an expectation bounds.
 #[derive(Clone, Debug, PartialEq)]

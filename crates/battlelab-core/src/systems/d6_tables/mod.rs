@@ -41,6 +41,8 @@
 //! Percentages add up to exactly 100 per row and move as little as possible from the
 //! exact values; one moved away from its own nearest rounding is marked `†`.
 
+pub mod lookup;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -53,9 +55,9 @@ use crate::dice::DiceStream;
 use crate::exact::ExactDistribution;
 use crate::keys::{self, key, KeyDoc, SystemDoc, Ty, REQUIRED};
 use crate::limits;
-use crate::rules::crt::OddsColumn;
-use crate::rules::d6table::{self, CompiledD6Table, D6Table};
 use crate::sim::{Interrupted, RunControl};
+use crate::systems::d6_tables::lookup::{CompiledD6Table, D6Table};
+use crate::systems::field::battle::OddsColumn;
 
 /// Allowed range of a swept or fixed DRM on a d6 table.
 pub const TABLE_DRM_RANGE: (i64, i64) = (-20, 20);
@@ -467,7 +469,7 @@ impl TableStudy {
                 };
                 let column = match system.as_str() {
                     "attrition" => match value("sp")? {
-                        Some(AxisValue::Int(sp)) if (1..=i64::from(crate::limits::MAX_SP)).contains(&sp) => d6table::attrition_column(sp as u32)
+                        Some(AxisValue::Int(sp)) if (1..=i64::from(crate::limits::MAX_SP)).contains(&sp) => lookup::attrition_column(sp as u32)
                             .or(small_stack_column.then_some(0)),
                         Some(AxisValue::Int(sp)) if sp >= 1 => {
                             return Err(bad("sp", format!("a hex holds at most {} SP, got {sp}", crate::limits::MAX_SP)))
@@ -785,7 +787,7 @@ impl crate::engine::System for TableStudy {
         let table = &self.variants[point.variant].1;
         match point.column {
             Some(column) => {
-                d6table::roll_many(table.faces(column, point.drm), dice, n, histogram);
+                lookup::roll_many(table.faces(column, point.drm), dice, n, histogram);
             }
             // Below the table (a hex under 3 SP with no column): nothing happens.
             None => histogram[0] += n,
@@ -885,7 +887,7 @@ fn losses(table: &CompiledD6Table) -> Vec<u32> {
     table
         .outcomes()
         .iter()
-        .map(|o| d6table::leading_number(o).unwrap_or(0))
+        .map(|o| lookup::leading_number(o).unwrap_or(0))
         .collect()
 }
 
@@ -893,7 +895,7 @@ fn column_of(sp: u32, small_stack_column: bool) -> Option<usize> {
     if sp == 0 {
         return None;
     }
-    d6table::attrition_column(sp).or(small_stack_column.then_some(0))
+    lookup::attrition_column(sp).or(small_stack_column.then_some(0))
 }
 
 /// The turns study exactly: a Markov chain over SP, turn by turn.

@@ -9,7 +9,7 @@
 //!   single-roll kernel behind `battlelab table crt`;
 //! - [`FieldCombat::fight`]: a whole battle from a [`DiceStream`], round by round: the
 //!   Monte Carlo kernel's reference, and what runs fall back on where a battle is too
-//!   large for [`field_table`](crate::rules::field_table), which compiles a battle into one state-transition
+//!   large for [`field_table`](crate::systems::field::transitions), which compiles a battle into one state-transition
 //!   table and fights the very same battles from the same dice, faster;
 //! - [`FieldCombat::battle_distribution`]: the same battle enumerated exactly (every
 //!   tactic pair and every face of the dice, round by round), which holds the kernel to
@@ -1230,7 +1230,7 @@ impl FieldCombat {
 
     /// [`Self::battle_distribution`] with each side's tactic probabilities given per
     /// round and state by `mixes` (A's, then B's): the one enumeration behind plain mixes
-    /// and state-dependent policies (`rules::field_game`).
+    /// and state-dependent policies (`systems::field::game`).
     pub fn battle_distribution_by(
         &self,
         battle: &PreparedBattle,
@@ -1407,7 +1407,7 @@ impl TacticMix {
 }
 
 /// A side's tactic policy as the file gives it: a fixed mix (a tactic, uniform, weights)
-/// or the solved equilibrium of the battle's game (`rules::field_game`), which depends on
+/// or the solved equilibrium of the battle's game (`systems::field::game`), which depends on
 /// the state and so is compiled per run, not here.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TacticPolicy {
@@ -1475,12 +1475,12 @@ pub struct PreparedBattle {
     pub drm: [i32; 2],
     pub terrain_drm: i32,
     /// Each side's mix; for an `equilibrium` side, uniform (the run plays a
-    /// `field_game::StatePolicy` instead).
+    /// `game::StatePolicy` instead).
     pub mix: [TacticMix; 2],
     /// Which sides play the solved equilibrium.
     pub equilibrium: [bool; 2],
     /// The tactics each side may choose from: the game an `equilibrium` side plays
-    /// (`rules::field_game`) is solved over these only. Every tactic unless set after
+    /// (`systems::field::game`) is solved over these only. Every tactic unless set after
     /// [`FieldBattle::prepare`] (the field system sets it from `allowed_tactics`, having
     /// checked that each side's mix stays inside it).
     pub allowed: [TacticSet; 2],
@@ -1763,7 +1763,7 @@ pub fn simulate_battles(
     trials: u64,
     control: &crate::sim::RunControl,
 ) -> Result<BattleHistogram, crate::sim::Interrupted> {
-    use crate::rules::field_table::{BattleTable, FieldKernel, MAX_TABLE_ENTRIES};
+    use crate::systems::field::transitions::{BattleTable, FieldKernel, MAX_TABLE_ENTRIES};
     let limit = field.rules().round_limit;
     // The battle compiled once for all blocks; too large a battle is fought round by
     // round, which gives the same battles.

@@ -54,11 +54,11 @@ use num_rational::BigRational;
 use num_traits::{One, Zero};
 
 use crate::dice::DiceStream;
-use crate::rules::crt::{
+use crate::matrix_game::{self, GameNumber, GameSolution};
+use crate::systems::field::battle::{
     smaller_side, BattleDistribution, BattleOutcome, BattleResult, BattleState, FieldCombat,
     PreparedBattle, TacticMix, TacticSet, TWO_D6_FACES,
 };
-use crate::rules::matrix_game::{self, GameNumber, GameSolution};
 
 /// Most state slots (rounds × the dense SP/morale box) a game may have to be solved.
 /// A slot costs 5 bytes while solving and 4 in a played policy's index (values, mixes and
@@ -1045,7 +1045,7 @@ impl FieldCombat {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::crt::{FieldBattle, FieldRules, Force};
+    use crate::systems::field::battle::{FieldBattle, FieldRules, Force};
 
     fn battle(
         a_sp: u32,

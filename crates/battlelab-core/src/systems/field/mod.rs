@@ -83,9 +83,9 @@
 //! a variant's, a swept one): `"uniform"` is uniform over the allowed tactics, a policy
 //! naming another tactic is refused, and its equilibrium is solved over them. An
 //! `equilibrium` side plays, at every round and state, its optimal
-//! mix in the battle's zero-sum game for `[equilibrium] payoff` (`rules::field_game`),
+//! mix in the battle's zero-sum game for `[equilibrium] payoff` (`systems::field::game`),
 //! solved here once per run (both sides' strategies are solved; a side with its own
-//! policy keeps it). A run whose game has more than `field_game::MAX_GAME_STATES` slots,
+//! policy keeps it). A run whose game has more than `game::MAX_GAME_STATES` slots,
 //! or an analysis whose equilibrium runs hold more than [`MAX_ANALYSIS_GAME_STATES`] in
 //! all, is refused. The side's own `tactic`, then a variant's `tactic = { a, b }`, then a
 //! swept `a.tactic`/`b.tactic` decide a run's policy, the later winning.
@@ -104,6 +104,10 @@
 //! possible from the exact values (a value moved from its own nearest rounding is marked
 //! `†`); "fraction" and "in6" are refused.
 
+pub mod battle;
+pub mod game;
+pub mod transitions;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -117,13 +121,13 @@ use crate::analysis::{
     SweepAxis, TableFormat, SYSTEMS,
 };
 use crate::keys::{self, key, KeyDoc, SystemDoc, Ty, REQUIRED};
-use crate::rules::crt::{
-    self, ClcRow, FieldBattle, FieldCombat, FieldRules, Force, OddsColumn, OddsRounding,
-    PreparedBattle, ResultPair, TacticCell, TacticMix, CRT_COLUMNS, TACTIC_NAMES,
+use crate::systems::field::battle::{BattleDistribution, BattleHistogram, TacticPolicy, TacticSet};
+use crate::systems::field::battle::{
+    ClcRow, FieldBattle, FieldCombat, FieldRules, Force, OddsColumn, OddsRounding, PreparedBattle,
+    ResultPair, TacticCell, TacticMix, CRT_COLUMNS, TACTIC_NAMES,
 };
-use crate::rules::crt::{BattleDistribution, BattleHistogram, TacticPolicy, TacticSet};
-use crate::rules::field_game::{self, PayoffSpec, StatePolicy, TacticTable, MAX_GAME_STATES};
-use crate::rules::field_table::{BattleTable, FieldKernel};
+use crate::systems::field::game::{PayoffSpec, StatePolicy, TacticTable, MAX_GAME_STATES};
+use crate::systems::field::transitions::{BattleTable, FieldKernel};
 
 /// Parameters a field analysis can sweep, in the order axes are laid out (the first is
 /// the x of charts, the second the y of heatmaps).
@@ -166,7 +170,7 @@ pub struct Run {
     /// mixes for that side, the plain mix for the other).
     pub policy: Option<Arc<StatePolicy>>,
     /// A run without an `equilibrium` side fights from its battle compiled into a
-    /// state-transition table (`rules::field_table`), built on the run's first block and
+    /// state-transition table (`systems::field::transitions`), built on the run's first block and
     /// kept for the others; it holds `None` where the table would be too large or the
     /// analysis's budget ([`MAX_ANALYSIS_TABLE_ENTRIES`]) is spent, and the run is fought
     /// round by round. Both give the same battles from the same dice, so which runs get a
@@ -310,14 +314,14 @@ struct VariantSpec {
 /// that parse them; tests hold the two against each other.
 pub const KEYS: &[&[KeyDoc]] = &[keys::HEADER, keys::EXACT, FIELD_KEYS, keys::EXPECT_VALUE];
 
-const DRM: Ty = Ty::Int(crt::DRM_RANGE.0 as i64, crt::DRM_RANGE.1 as i64);
+const DRM: Ty = Ty::Int(battle::DRM_RANGE.0 as i64, battle::DRM_RANGE.1 as i64);
 
 const FIELD_KEYS: &[KeyDoc] = &[
     key("battle.terrain_drm", DRM, "0", "terrain DRM in side A's favour (A is the attacker)", "-1").sweep("terrain_drm"),
     key("side.{a,b}.name", Ty::Text, "\"A\" / \"B\"", "the side's name in reports", "\"French\""),
-    key("side.{a,b}.sp", Ty::Int(1, crt::MAX_SP as i64), REQUIRED, "strength in SP", "8").sweep("{a,b}.sp"),
-    key("side.{a,b}.morale", Ty::Int(1, crt::MAX_MORALE as i64), REQUIRED, "morale (Guards 3, Major 2, Minor 1)", "2").sweep("{a,b}.morale"),
-    key("side.{a,b}.leader", Ty::Int(crt::LEADER_RANGE.0 as i64, crt::LEADER_RANGE.1 as i64), "0", "leader rating; the leader DRM is the larger force's minus the smaller's", "1").sweep("{a,b}.leader"),
+    key("side.{a,b}.sp", Ty::Int(1, battle::MAX_SP as i64), REQUIRED, "strength in SP", "8").sweep("{a,b}.sp"),
+    key("side.{a,b}.morale", Ty::Int(1, battle::MAX_MORALE as i64), REQUIRED, "morale (Guards 3, Major 2, Minor 1)", "2").sweep("{a,b}.morale"),
+    key("side.{a,b}.leader", Ty::Int(battle::LEADER_RANGE.0 as i64, battle::LEADER_RANGE.1 as i64), "0", "leader rating; the leader DRM is the larger force's minus the smaller's", "1").sweep("{a,b}.leader"),
     key("side.{a,b}.drm", DRM, "0", "a DRM in this side's favour", "1").sweep("{a,b}.drm"),
     key("side.{a,b}.allowed_tactics", Ty::ListOf(&TACTIC_NAMES), "all seven", "[option] the only tactics this side may choose: \"uniform\" is uniform over them, the equilibrium is solved over them, and a policy naming another is refused", "[\"charge\", \"envelop\", \"skirmish\"]"),
     key("side.{a,b}.tactic", Ty::Tactic, "\"uniform\"", "tactic policy: a tactic, \"uniform\", { uniform = [..] }, { mix = { charge = 3, envelop = 1 } } or \"equilibrium\"", "{ mix = { charge = 2, envelop = 1 } }").sweep("{a,b}.tactic"),
@@ -332,17 +336,17 @@ const FIELD_KEYS: &[KeyDoc] = &[
     key("rules.roll.min", Ty::Int(2, 12), "2", "the lowest modified roll", "3").in_variant(),
     key("rules.roll.max", Ty::Int(2, 12), "12", "the highest modified roll", "11").in_variant(),
     key("rules.odds_rounding", Ty::OneOf(&OddsRounding::NAMES), "\"down\"", "how a ratio between printed odds columns is read", "\"nearest\"").in_variant(),
-    key("rules.round_limit", Ty::Int(crt::ROUND_LIMIT_RANGE.0 as i64, crt::ROUND_LIMIT_RANGE.1 as i64), "6", "rounds before the battle is called off", "6").sweep("round_limit").in_variant(),
+    key("rules.round_limit", Ty::Int(battle::ROUND_LIMIT_RANGE.0 as i64, battle::ROUND_LIMIT_RANGE.1 as i64), "6", "rounds before the battle is called off", "6").sweep("round_limit").in_variant(),
     key("rules.crt.<column>", Ty::Text, "as printed", "a whole CRT result column (\"1\" to \"11\") = \"L/S\" (each 0, 1, D1, D2, D3)", "\"1/1\"").in_variant(),
     key("rules.crt_cells.<odds>.<roll>", Ty::Text, "as printed", "one printed cell: odds row (\"3:2\") × modified roll (\"2\" to \"12\") = \"L/S\"", "\"1/1\"").in_variant(),
     key("rules.odds.<odds>", Ty::Int(1, CRT_COLUMNS as i64), "as printed", "an odds column (\"4:1\", new or printed) = the result column a modified 2 reaches", "5").in_variant(),
-    key("rules.clc.<row>.<band>", Ty::Int(crt::CLC_VALUE_RANGE.0 as i64, crt::CLC_VALUE_RANGE.1 as i64), "as printed", "Combat Loss Chart: row (\"1\", \"D1\", \"D2\") × SP band (\"6-10\") = SP lost", "2").in_variant(),
+    key("rules.clc.<row>.<band>", Ty::Int(battle::CLC_VALUE_RANGE.0 as i64, battle::CLC_VALUE_RANGE.1 as i64), "as printed", "Combat Loss Chart: row (\"1\", \"D1\", \"D2\") × SP band (\"6-10\") = SP lost", "2").in_variant(),
     key("rules.tactics.<tactic>.<tactic>", Ty::Any, "as printed", "tactical matrix cell, larger's tactic × smaller's: a DRM (-2), \"NC\", or either in parentheses to end the battle", "\"(NC)\"").in_variant(),
     key("[[variant]].name", Ty::Text, REQUIRED, "the variant's name (reports, --variants)", "\"printed\""),
     key("[[variant]].description", Ty::Text, "none", "what the variant changes", "\"as printed\""),
 ];
 
-/// The single names `[equilibrium] payoff` takes: `field_game::PAYOFF_NAMES`, then the
+/// The single names `[equilibrium] payoff` takes: `game::PAYOFF_NAMES`, then the
 /// report's outcomes (`BattleResult::LABELS`).
 const PAYOFF_WORDS: [&str; 13] = [
     "win",
@@ -500,8 +504,8 @@ impl Analysis {
             Some(v) => source.int_in(
                 v,
                 "battle.terrain_drm",
-                crt::DRM_RANGE.0.into(),
-                crt::DRM_RANGE.1.into(),
+                battle::DRM_RANGE.0.into(),
+                battle::DRM_RANGE.1.into(),
                 "terrain DRM",
             )? as i32,
             None => 0,
@@ -672,14 +676,14 @@ impl Analysis {
                     };
                     let side = usize::from(!prepared.equilibrium[0]);
                     let key = format!("side.{}.tactic", ["a", "b"][side]);
-                    let game = field_game::solve(&field, &prepared, payoff.resolve(&prepared.start), MAX_GAME_STATES)
+                    let game = game::solve(&field, &prepared, payoff.resolve(&prepared.start), MAX_GAME_STATES)
                         .map_err(|e| match e {
-                            field_game::GameError::TooLarge { .. } => source.error_at(
+                            game::GameError::TooLarge { .. } => source.error_at(
                                 None,
                                 key.clone(),
                                 format!("\"equilibrium\" play needs the battle's game solved, but {e}{}; use fewer SP, morale or rounds, or a fixed mix", at()),
                             ),
-                            field_game::GameError::Interrupted => source.error_at(None, key.clone(), "stopped on request while solving the battle's game"),
+                            game::GameError::Interrupted => source.error_at(None, key.clone(), "stopped on request while solving the battle's game"),
                         })?;
                     game_slots += game.shape.slots();
                     if game_slots > MAX_ANALYSIS_GAME_STATES {
@@ -748,22 +752,22 @@ fn side(source: &Source, key: &str, spec: &SideSpec) -> Result<(Force, TacticSet
         &spec.sp,
         &field("sp"),
         1,
-        crt::MAX_SP.into(),
+        battle::MAX_SP.into(),
         "strength (SP)",
     )? as u32;
     let morale = source.int_in(
         &spec.morale,
         &field("morale"),
         1,
-        crt::MAX_MORALE.into(),
+        battle::MAX_MORALE.into(),
         "morale (Guards 3, Major 2, Minor 1)",
     )? as u32;
     let leader = match &spec.leader {
         Some(v) => source.int_in(
             v,
             &field("leader"),
-            crt::LEADER_RANGE.0.into(),
-            crt::LEADER_RANGE.1.into(),
+            battle::LEADER_RANGE.0.into(),
+            battle::LEADER_RANGE.1.into(),
             "a leader rating",
         )? as i32,
         None => 0,
@@ -772,8 +776,8 @@ fn side(source: &Source, key: &str, spec: &SideSpec) -> Result<(Force, TacticSet
         Some(v) => source.int_in(
             v,
             &field("drm"),
-            crt::DRM_RANGE.0.into(),
-            crt::DRM_RANGE.1.into(),
+            battle::DRM_RANGE.0.into(),
+            battle::DRM_RANGE.1.into(),
             "a side's DRM",
         )? as i32,
         None => 0,
@@ -831,7 +835,7 @@ fn allowed_tactics(
             ))
         })?;
         tactics.push(
-            crt::tactic_index(name)
+            battle::tactic_index(name)
                 .ok_or_else(|| fail(unknown_tactic(&crate::limits::echo(name))))?,
         );
     }
@@ -912,7 +916,7 @@ pub fn named_policy(name: &str) -> Option<TacticPolicy> {
     match name.trim() {
         "uniform" => Some(TacticMix::uniform(&[0, 1, 2, 3, 4, 5, 6]).ok()?.into()),
         "equilibrium" => Some(TacticPolicy::Equilibrium),
-        name => crt::tactic_index(name).map(|t| TacticMix::fixed(t).into()),
+        name => battle::tactic_index(name).map(|t| TacticMix::fixed(t).into()),
     }
 }
 
@@ -924,7 +928,7 @@ fn tactic_policy(
     value: &Spanned<toml::Value>,
 ) -> Result<TacticPolicy, AnalysisError> {
     let fail = |message: String| source.error(value, field, message);
-    let lookup = |name: &str| crt::tactic_index(name).ok_or_else(|| fail(unknown_tactic(name)));
+    let lookup = |name: &str| battle::tactic_index(name).ok_or_else(|| fail(unknown_tactic(name)));
     let usage = "write a tactic name (\"charge\"), \"uniform\", \"equilibrium\", { uniform = [\"charge\", \"envelop\"] } or { mix = { charge = 3, envelop = 1 } }";
     let mix = match value.get_ref() {
         toml::Value::String(name) => {
@@ -949,11 +953,11 @@ fn tactic_policy(
                         let tactic = lookup(name)?;
                         let weight = weight
                             .as_integer()
-                            .filter(|w| (0..=i64::from(crt::MAX_MIX_WEIGHT)).contains(w))
+                            .filter(|w| (0..=i64::from(battle::MAX_MIX_WEIGHT)).contains(w))
                             .ok_or_else(|| {
                                 fail(format!(
                                     "the weight of {name} must be a whole number 0 to {} (relative: charge = 3, envelop = 1 is 75%/25%), got {weight}",
-                                    crt::MAX_MIX_WEIGHT
+                                    battle::MAX_MIX_WEIGHT
                                 ))
                             })?;
                         mix[tactic] = weight as u32;
@@ -987,7 +991,7 @@ fn apply_overrides(
                 format!(
                     "no DRM source \"{}\"; a cap is set per source: {}",
                     crate::limits::echo(name),
-                    crt::DrmCaps::SOURCES.join(", ")
+                    battle::DrmCaps::SOURCES.join(", ")
                 ),
             )
         })?;
@@ -1045,8 +1049,8 @@ fn apply_overrides(
         rules.round_limit = source.int_in(
             limit,
             &format!("{prefix}.round_limit"),
-            crt::ROUND_LIMIT_RANGE.0.into(),
-            crt::ROUND_LIMIT_RANGE.1.into(),
+            battle::ROUND_LIMIT_RANGE.0.into(),
+            battle::ROUND_LIMIT_RANGE.1.into(),
             "the round limit",
         )? as u32;
     }
@@ -1122,7 +1126,7 @@ fn apply_overrides(
                         format!("the CRT has odds rows {labels}; got \"{odds}\""),
                     )
                 })?;
-            let (lo, hi) = crt::CRT_ROLLS;
+            let (lo, hi) = battle::CRT_ROLLS;
             let roll_value: i32 = roll
                 .trim()
                 .parse()
@@ -1172,8 +1176,8 @@ fn apply_overrides(
             rules.clc.values[row as usize][band] = source.int_in(
                 value,
                 &field,
-                crt::CLC_VALUE_RANGE.0.into(),
-                crt::CLC_VALUE_RANGE.1.into(),
+                battle::CLC_VALUE_RANGE.0.into(),
+                battle::CLC_VALUE_RANGE.1.into(),
                 "SP lost",
             )? as u32;
         }
@@ -1181,9 +1185,9 @@ fn apply_overrides(
     for (row_name, columns) in spec.tactics.iter().flatten() {
         for (column_name, value) in columns {
             let field = format!("{prefix}.tactics.{row_name}.{column_name}");
-            let l = crt::tactic_index(row_name)
+            let l = battle::tactic_index(row_name)
                 .ok_or_else(|| source.error(value, &field, unknown_tactic(row_name)))?;
-            let s = crt::tactic_index(column_name)
+            let s = battle::tactic_index(column_name)
                 .ok_or_else(|| source.error(value, &field, unknown_tactic(column_name)))?;
             let text = match value.get_ref() {
                 toml::Value::Integer(i) => i.to_string(),
@@ -1197,14 +1201,14 @@ fn apply_overrides(
                     format!("a matrix cell is a DRM (\"+1\", \"-2\", \"0\"), \"NC\", or either in parentheses to end the battle (\"(-2)\", \"(NC)\"); got {text}"),
                 )
             })?;
-            if !(crt::DRM_RANGE.0..=crt::DRM_RANGE.1).contains(&cell.drm) {
+            if !(battle::DRM_RANGE.0..=battle::DRM_RANGE.1).contains(&cell.drm) {
                 return Err(source.error(
                     value,
                     &field,
                     format!(
                         "a tactic DRM must be {} to +{}, got {}",
-                        crt::DRM_RANGE.0,
-                        crt::DRM_RANGE.1,
+                        battle::DRM_RANGE.0,
+                        battle::DRM_RANGE.1,
                         cell.drm
                     ),
                 ));
@@ -1234,7 +1238,7 @@ fn result_pair(
                 field,
                 format!(
                     "a CRT cell is L's result / S's result in quotes, each one of {}, e.g. \"1/D1\"; got {got}",
-                    crt::CrtResult::CODES.join(", ")
+                    battle::CrtResult::CODES.join(", ")
                 ),
             )
         })
@@ -1299,7 +1303,7 @@ fn apply_coordinate(
 pub const MAX_EXACT_STATES: usize = 100_000;
 
 /// Most entries (2 bytes each) the battle tables of one analysis's runs may hold in all
-/// (each is capped at [`crate::rules::field_table::MAX_TABLE_ENTRIES`]): 64 MiB. Runs past it are fought
+/// (each is capped at [`crate::systems::field::transitions::MAX_TABLE_ENTRIES`]): 64 MiB. Runs past it are fought
 /// round by round, with the same results.
 pub const MAX_ANALYSIS_TABLE_ENTRIES: usize = 1 << 25;
 
@@ -1331,8 +1335,8 @@ impl Analysis {
 pub const MAX_ANALYSIS_GAME_STATES: usize = 16_000_000;
 
 impl crate::engine::System for Analysis {
-    type Counts = crt::BattleHistogram;
-    type Exact = crt::BattleDistribution;
+    type Counts = battle::BattleHistogram;
+    type Exact = battle::BattleDistribution;
 
     fn header(&self) -> crate::engine::Header<'_> {
         crate::engine::Header {
@@ -1358,9 +1362,9 @@ impl crate::engine::System for Analysis {
         }
     }
 
-    fn empty(&self, run: usize) -> crt::BattleHistogram {
+    fn empty(&self, run: usize) -> battle::BattleHistogram {
         let r = &self.runs[run];
-        crt::BattleHistogram::new(&r.prepared, r.field.rules().round_limit)
+        battle::BattleHistogram::new(&r.prepared, r.field.rules().round_limit)
     }
 
     fn simulate(
@@ -1368,7 +1372,7 @@ impl crate::engine::System for Analysis {
         run: usize,
         dice: &mut crate::dice::DiceStream,
         n: u64,
-        counts: &mut crt::BattleHistogram,
+        counts: &mut battle::BattleHistogram,
     ) {
         let r = &self.runs[run];
         match &r.policy {
@@ -1384,7 +1388,7 @@ impl crate::engine::System for Analysis {
         }
     }
 
-    fn exact(&self, run: usize) -> Option<crt::BattleDistribution> {
+    fn exact(&self, run: usize) -> Option<battle::BattleDistribution> {
         let r = &self.runs[run];
         self.exact
             .then(|| match &r.policy {
@@ -1400,10 +1404,10 @@ impl crate::engine::System for Analysis {
     fn outcomes(
         &self,
         _run: usize,
-        h: &crt::BattleHistogram,
-        exact: Option<&crt::BattleDistribution>,
+        h: &battle::BattleHistogram,
+        exact: Option<&battle::BattleDistribution>,
     ) -> Vec<crate::engine::Outcome> {
-        crt::BattleResult::ALL
+        battle::BattleResult::ALL
             .iter()
             .map(|r| crate::engine::Outcome {
                 name: r.label().to_string(),
@@ -1417,8 +1421,8 @@ impl crate::engine::System for Analysis {
     fn distributions(
         &self,
         _run: usize,
-        h: &crt::BattleHistogram,
-        exact: Option<&crt::BattleDistribution>,
+        h: &battle::BattleHistogram,
+        exact: Option<&battle::BattleDistribution>,
     ) -> Vec<crate::engine::Distribution> {
         use crate::engine::Distribution;
         // Battles last at least one round.

@@ -44,7 +44,7 @@ mod lockstep;
 
 use crate::dice::lanes;
 use crate::dice::{DiceStream, DiceWord};
-use crate::rules::crt::{
+use crate::systems::field::battle::{
     BattleHistogram, BattleOutcome, BattleResult, BattleState, FieldCombat, PreparedBattle,
     TacticMix, OUTCOME_LANES, TWO_D6_FACES,
 };
@@ -353,7 +353,7 @@ impl<'a> FieldKernel<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::crt::{FieldBattle, FieldRules, Force, ResultPair, TacticCell};
+    use crate::systems::field::battle::{FieldBattle, FieldRules, Force, ResultPair, TacticCell};
 
     pub(super) fn battle(sp: [u32; 2], morale: [u32; 2], weights: [[u32; 7]; 2]) -> FieldBattle {
         let force = |side: usize| Force {
@@ -381,7 +381,7 @@ mod tests {
         rules.round_limit = 9;
         rules.caps.leader = Some(1);
         rules.caps.tactic = Some(1);
-        rules.odds_rounding = crate::rules::crt::OddsRounding::Nearest;
+        rules.odds_rounding = crate::systems::field::battle::OddsRounding::Nearest;
         rules.edit_crt_cell(3, 2, 7, ResultPair::parse("D1/D2").unwrap());
         rules.tactics.cells[0][0] = TacticCell::parse("(+1)").unwrap();
         rules

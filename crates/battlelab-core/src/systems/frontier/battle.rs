@@ -2,7 +2,7 @@
 //! movement, melee and recovery over two arrays of stacks, units going normal →
 //! disrupted → routed → eliminated, leaders lost, and the victory reading.
 //!
-//! Why this module exists: the single rolls live in [`crate::rules::frontier`]; this is
+//! Why this module exists: the single rolls live in [`crate::systems::frontier::rolls`]; this is
 //! the battle loop that strings them together. A [`FrontierBattle`] is plain data,
 //! validated once by [`FrontierCombat::new`] (stacking limits of 19.1, the array of rows,
 //! the melee CRT's shape, ratings and levels); after that [`FrontierCombat::fight_with`] cannot
@@ -10,8 +10,8 @@
 //! `docs/systems/frontier.md`.
 
 use crate::dice::{DiceStream, DiceWord};
-use crate::rules::crt::RulesError;
-use crate::rules::frontier::{
+use crate::systems::field::battle::RulesError;
+use crate::systems::frontier::rolls::{
     melee_multiplier, FireRoll, MoveRoll, RecoveryRoll, Terrain, UnitType, MAX_FIRE_CF, MAX_LEADER,
     MAX_LEVEL,
 };
@@ -1697,7 +1697,7 @@ mod sliced;
 mod tests {
     use super::reference::Reference;
     use super::*;
-    use crate::rules::frontier::Terrain;
+    use crate::systems::frontier::rolls::Terrain;
 
     fn unit(kind: UnitType, fire_cf: u32, melee_cf: u32) -> Unit {
         Unit {

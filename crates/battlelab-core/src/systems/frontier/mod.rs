@@ -3,7 +3,7 @@
 //! the commitment-level difference, each side's primary leader, surprise.
 //!
 //! Why this module exists: it is the analysis-file boundary and report for
-//! [`crate::rules::frontier_battle`]. Every check happens here once (19.1's stacking and
+//! [`crate::systems::frontier::battle`]. Every check happens here once (19.1's stacking and
 //! array rules, the melee CRT's shape, ratings, levels), for the base battle and for every
 //! sensitivity run, so a run cannot fail on input.
 //!
@@ -45,6 +45,9 @@
 //! surprise = true            # none, A won surprise, B won surprise
 //! ```
 
+pub mod battle;
+pub mod rolls;
+
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -53,11 +56,11 @@ use toml::Spanned;
 
 use crate::analysis::{self, AnalysisError, AxisValue, Source};
 use crate::keys::{self, key, KeyDoc, SystemDoc, Ty, REQUIRED};
-use crate::rules::frontier::{Terrain, UnitType, MAX_LEADER, MAX_LEVEL};
-use crate::rules::frontier_battle::{
+use crate::systems::frontier::battle::{
     CrtLoss, FrontierBattle, FrontierCombat, FrontierHistogram, MeleeCrt, MovePolicy, Side, Stack,
     Unit, VictoryRule,
 };
+use crate::systems::frontier::rolls::{Terrain, UnitType, MAX_LEADER, MAX_LEVEL};
 
 /// One battle of the study: which sensitivity group it belongs to and its label there.
 #[derive(Debug, Clone)]
@@ -183,12 +186,12 @@ const FRONTIER_KEYS: &[KeyDoc] = &[
     key("battle.leader_loss", Ty::Text, "\"1/6\"", "[option] P(a leader is lost) per event, written n/d", "\"1/6\""),
     key("battle.victory", Ty::OneOf(&["fewer-lost", "fewer-lost-share"]), "\"fewer-lost\"", "[option] how the winner is read", "\"fewer-lost-share\""),
     key("side.{a,b}.name", Ty::Text, "\"A\" / \"B\"", "the side's name in reports", "\"Shawnee\""),
-    key("side.{a,b}.level", Ty::Int(1, crate::rules::frontier::MAX_LEVEL as i64), REQUIRED, "commitment/mobilisation level", "3"),
-    key("side.{a,b}.primary_leader", Ty::Int(1, crate::rules::frontier::MAX_LEADER as i64), REQUIRED, "the primary leader's rating", "2"),
+    key("side.{a,b}.level", Ty::Int(1, crate::systems::frontier::rolls::MAX_LEVEL as i64), REQUIRED, "commitment/mobilisation level", "3"),
+    key("side.{a,b}.primary_leader", Ty::Int(1, crate::systems::frontier::rolls::MAX_LEADER as i64), REQUIRED, "the primary leader's rating", "2"),
     key("side.{a,b}.movement", Ty::OneOf(&["aggressive", "fire-only"]), "\"aggressive\"", "[option] whether front stacks try to melee", "\"fire-only\""),
     key("side.{a,b}.avoid_melee", Ty::Bool, "false", "[option] a stack the enemy moved atop tries to move away (+1)", "true"),
     key("side.{a,b}.lanes[][].units", Ty::TextList, REQUIRED, "lanes left to right, each a list of stacks, front row first: a stack's units, \"type fire/melee\" (\"warrior 3/2\")", "[\"warrior 3/2\"]"),
-    key("side.{a,b}.lanes[][].leader", Ty::Int(0, crate::rules::frontier::MAX_LEADER as i64), "0", "a (secondary) leader's rating with the stack", "1"),
+    key("side.{a,b}.lanes[][].leader", Ty::Int(0, crate::systems::frontier::rolls::MAX_LEADER as i64), "0", "a (secondary) leader's rating with the stack", "1"),
     key("side.{a,b}.lanes[][].primary", Ty::Bool, "false", "the primary leader is with this stack", "true"),
     key("crt.columns", Ty::TextList, REQUIRED, "the melee CRT's odds columns, e.g. [\"1:2\", \"1:1\", \"2:1\"]", "[\"1:1\", \"2:1\"]"),
     key("crt.first_roll", Ty::Int(-20, 20), "1", "the modified roll of the first row", "1"),

@@ -4,7 +4,7 @@
 //! strengths as point-value hints.
 //!
 //! Why this module exists: it is the analysis-file boundary and report for
-//! [`crate::rules::melee`]. Every check happens here once — unknown keys, profile names,
+//! [`crate::systems::melee::engagement`]. Every check happens here once — unknown keys, profile names,
 //! facings, every stat at every grid point — so a run cannot fail on input. Reports have
 //! the shape of every other system: results with Wilson intervals beside the exact
 //! enumeration, expectations, survival by phase, the exact first phase, charts, rulebook
@@ -52,6 +52,8 @@
 //! profiles = ["spearmen", "swordsmen", "riders"]   # default: every profile
 //! ```
 
+pub mod engagement;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -61,7 +63,7 @@ use toml::Spanned;
 
 use crate::analysis::{self, AnalysisError, AxisValue, Source, SweepAxis};
 use crate::keys::{self, key, KeyDoc, SystemDoc, Ty, REQUIRED};
-use crate::rules::melee::{
+use crate::systems::melee::engagement::{
     BreakDice, Engagement, EngagementEnd, EngagementHistogram, EngagementOdds, Facing, MeleeCombat,
     PhaseOdds, RankBonusRule, UnitProfile, END_COUNT, MAX_B_UNITS, MAX_MODELS, MAX_ROUND_LIMIT,
     STAT_MAX,

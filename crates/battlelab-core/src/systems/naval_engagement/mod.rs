@@ -2,7 +2,7 @@
 //! pursuit chain, swept over odds and DRM; who ends in control, and what does it cost?
 //!
 //! Why this module exists: it is the analysis-file boundary and report for
-//! [`crate::rules::naval`], in the same shape as field battles: validated once, exact
+//! [`crate::systems::naval_engagement::engagement`], in the same shape as field battles: validated once, exact
 //! enumeration beside simulation, Polars frames, charts, rulebook tables and a manifest.
 //!
 //! ```toml
@@ -31,6 +31,8 @@
 //! "8" = "2SC"
 //! ```
 
+pub mod engagement;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -40,12 +42,12 @@ use toml::Spanned;
 
 use crate::analysis::{self, AnalysisError, AxisValue, Source, SweepAxis};
 use crate::keys::{self, key, KeyDoc, SystemDoc, Ty, REQUIRED};
-use crate::rules::d6table::D6Table;
-use crate::rules::naval::{
+use crate::sim::{Interrupted, RunControl};
+use crate::systems::d6_tables::lookup::D6Table;
+use crate::systems::d6_tables::{apply_cells, CellOverrides};
+use crate::systems::naval_engagement::engagement::{
     Engagement, EngagementDistribution, EngagementHistogram, EngagementResult, Fleet, NavalCombat,
 };
-use crate::sim::{Interrupted, RunControl};
-use crate::systems::tables::{apply_cells, CellOverrides};
 
 /// What a naval-engagement study can sweep.
 pub const PARAMETERS: [&str; 8] = [
@@ -135,7 +137,7 @@ const NAVAL_KEYS: &[KeyDoc] = &[
     key("engagement.coastal", Ty::Bool, "false", "-1 to pursuit rolls: pursuers in a coastal hex or port", "true"),
     key("engagement.round_limit", Ty::Int(1, 100), "20", "safety bound on the battle → pursuit → battle chain", "20"),
     key("fleet.{a,b}.name", Ty::Text, "\"A\" / \"B\"", "the fleet's name in reports", "\"Squadron\""),
-    key("fleet.{a,b}.nsp", Ty::Int(1, crate::rules::naval::MAX_NSP as i64), REQUIRED, "naval strength points", "4").sweep("{a,b}.nsp"),
+    key("fleet.{a,b}.nsp", Ty::Int(1, crate::systems::naval_engagement::engagement::MAX_NSP as i64), REQUIRED, "naval strength points", "4").sweep("{a,b}.nsp"),
     key("fleet.{a,b}.morale", Ty::Int(1, 2), REQUIRED, "naval morale (Major 2, Minor 1)", "2").sweep("{a,b}.morale"),
     key("fleet.{a,b}.leader", Ty::Int(0, 3), "0", "leader rating", "1").sweep("{a,b}.leader"),
     key("fleet.{a,b}.drm", Ty::Int(-6, 6), "0", "a DRM in this fleet's favour", "1"),
@@ -173,7 +175,7 @@ fn fleet(source: &Source, key: &str, spec: &FleetSpec) -> Result<Fleet, Analysis
             &spec.nsp,
             &field("nsp"),
             1,
-            crate::rules::naval::MAX_NSP.into(),
+            crate::systems::naval_engagement::engagement::MAX_NSP.into(),
             "a fleet's NSP",
         )? as u32,
         morale: source.int_in(

@@ -31,7 +31,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use crate::dice::{lanes, DiceStream, DiceWord};
-use crate::rules::crt::RulesError;
+use crate::systems::field::battle::RulesError;
 
 mod lockstep;
 mod sliced;

@@ -2,7 +2,7 @@
 //! reserves and skirmishes, swept and compared across rule variants.
 //!
 //! Why this module exists: it is the analysis-file boundary and report for
-//! [`crate::rules::ratio`]. Every check happens here once — unknown keys, unit names,
+//! [`crate::systems::ratio::battle`]. Every check happens here once — unknown keys, unit names,
 //! pairings, reserve policies, every grid point — so a run cannot fail on input. Reports
 //! have the shape of every other system: results with Wilson intervals beside the exact
 //! enumeration, expectations, distributions, per-combat states, the value of reserves
@@ -52,6 +52,8 @@
 //! battle = { min_score = "none" }   # battle overrides: min_score auto_deploy objective
 //! ```
 
+pub mod battle;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -61,7 +63,7 @@ use toml::Spanned;
 
 use crate::analysis::{self, AnalysisError, AxisValue, Source, SweepAxis};
 use crate::keys::{self, key, KeyDoc, SystemDoc, Ty, REQUIRED};
-use crate::rules::ratio::{
+use crate::systems::ratio::battle::{
     ArmyResult, MinScore, Objective, Pairing, RatioBattle, RatioCombat, RatioDistribution,
     RatioHistogram, ReservePolicy, Unit, MAX_RESERVES, MAX_UNITS,
 };
@@ -272,7 +274,7 @@ const RATIO_KEYS: &[KeyDoc] = &[
     .in_variant(),
     key(
         "battle.objective",
-        Ty::OneOf(&crate::rules::ratio::Objective::NAMES),
+        Ty::OneOf(&crate::systems::ratio::battle::Objective::NAMES),
         "\"cp\"",
         "what `optimal` maximises: expected CP difference or P(win)",
         "\"win\"",

@@ -22,6 +22,8 @@
 //! coalition = "Neutral"
 //! ```
 
+pub mod map;
+
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -31,10 +33,10 @@ use toml::Spanned;
 use crate::analysis::{self, AnalysisError, AxisValue, Source};
 use crate::dice::DiceStream;
 use crate::keys::{self, key, KeyDoc, SystemDoc, Ty, REQUIRED};
-use crate::rules::setup::{
+use crate::sim::{Interrupted, RunControl};
+use crate::systems::setup::map::{
     exact_total, rows, CoalitionCounts, CoalitionMap, MapState, Quantity, StateKind,
 };
-use crate::sim::{Interrupted, RunControl};
 
 /// Most states on one map.
 pub const MAX_STATES: usize = 64;

@@ -28,7 +28,7 @@
 
 use super::{BattleTable, Cut};
 use crate::dice::lanes::{shares_fit_32_bits, LaneCounts, VectorForm, LANES};
-use crate::rules::crt::{BattleHistogram, BattleOutcome};
+use crate::systems::field::battle::{BattleHistogram, BattleOutcome};
 
 /// Counts of ended battles by (rounds, node): key `rounds << node_bits | node`, then
 /// [`LANES`] spare slots, one a lane, where a lane that did not end a counted battle in a
@@ -319,7 +319,7 @@ mod tests {
     use super::*;
     use crate::dice::lanes::{self, lane_battles};
     use crate::dice::DiceStream;
-    use crate::rules::crt::{BattleResult, FieldBattle, FieldCombat, FieldRules};
+    use crate::systems::field::battle::{BattleResult, FieldBattle, FieldCombat, FieldRules};
 
     /// Every form fights the same battles: the table's lanes all at once (in each vector
     /// form the CPU has, AVX-512F or AVX2), the table lane by lane, and the round-by-round

@@ -375,11 +375,11 @@ mod avx2 {
 
     use super::{LaneFaces, LaneTables, WIDTH};
     use crate::dice::DiceStream;
-    use crate::rules::frontier::MAX_LEADER;
-    use crate::rules::frontier_battle::{
+    use crate::systems::frontier::battle::{
         BattleDice, BattleOutcome, FrontierCombat, FrontierHistogram, MovePolicy, SideState,
         MAX_LANES, MAX_UNITS, SMALL_STACK_KEYS,
     };
+    use crate::systems::frontier::rolls::MAX_LEADER;
 
     type V = __m256i;
 
@@ -1177,7 +1177,7 @@ mod avx2 {
     }
 
     /// The most lanes of an array (`super::MAX_LANES`).
-    const MAX_LANE_COUNT: usize = crate::rules::frontier_battle::MAX_LANES;
+    const MAX_LANE_COUNT: usize = crate::systems::frontier::battle::MAX_LANES;
 
     #[target_feature(enable = "avx2")]
     #[inline]
@@ -1383,7 +1383,7 @@ mod avx2 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::frontier_battle::{BattleDice, PackedDice};
+    use crate::systems::frontier::battle::{BattleDice, PackedDice};
 
     /// Each lane's window holds its stream's faces in `PackedDice`'s order from its next
     /// face on, however many each lane draws between top-ups (none, some, all it holds),

@@ -1260,7 +1260,7 @@ mod tests {
     /// both victory rules.
     fn edge_battle_in_one_row(g: &mut DiceStream) -> Option<FrontierCombat> {
         use super::super::{CrtLoss, FrontierBattle, MeleeCrt, Side as Army, Stack, Unit};
-        use crate::rules::frontier::{Terrain, UnitType};
+        use crate::systems::frontier::rolls::{Terrain, UnitType};
         use CrtLoss::{Eliminate as E, None as N, Rout as R};
         let pick = |g: &mut DiceStream, n: u32| g.below(n) as usize;
         let terrain = [Terrain::Settled, Terrain::Wilderness, Terrain::Rough][pick(g, 3)];

@@ -1502,8 +1502,8 @@ impl MeleeCombat {
 mod tests {
     use super::*;
     use crate::dice::DiceStream;
-    use crate::rules::melee::tests::{engagement_cases, steady, unit};
-    use crate::rules::melee::{BreakDice, Engagement, EngagementEnd, UnitProfile};
+    use crate::systems::melee::engagement::tests::{engagement_cases, steady, unit};
+    use crate::systems::melee::engagement::{BreakDice, Engagement, EngagementEnd, UnitProfile};
 
     /// What a block's `n` engagements must count, from the rules' own phase step: lane
     /// `l`'s share fought one after another on its own stream. Returns the counts and the

@@ -12,7 +12,7 @@
 //! [`EngagementKernel::engage`] lane by lane, on any machine, for engagements too large
 //! for the count tables, and for calls of fewer engagements than a quarter of the tables'
 //! slots (which are zeroed and read once a call). The tests hold both to the rules' own round step lane by lane. It
-//! is how runs fight naval engagements (`systems::naval`).
+//! is how runs fight naval engagements (`systems::naval_engagement`).
 //!
 //! The dice: an engagement takes one fresh word a round (the battle die and the pursuit
 //! die, `take(36)` as in the one-at-a-time kernel), from its lane's stream; in the vector
@@ -698,9 +698,9 @@ const _: () = assert!(Tally::MAX_SLOTS <= 1 << StateTable::STATE_BITS);
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::d6table::D6Table;
-    use crate::rules::naval::tests::{at_sea, engagement_cases, fleet};
-    use crate::rules::naval::{Engagement, NavalCombat};
+    use crate::systems::d6_tables::lookup::D6Table;
+    use crate::systems::naval_engagement::engagement::tests::{at_sea, engagement_cases, fleet};
+    use crate::systems::naval_engagement::engagement::{Engagement, NavalCombat};
 
     /// What a block's `n` engagements must count, from the rules' own round step: lane
     /// `l`'s share fought one after another on its own stream. Returns the counts and the

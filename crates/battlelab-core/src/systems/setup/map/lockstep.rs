@@ -223,8 +223,8 @@ mod tests {
     use super::*;
     use crate::dice::lanes;
     use crate::dice::DiceStream;
-    use crate::rules::setup::tests::test_map;
-    use crate::rules::setup::{CoalitionCounts, CompiledMap};
+    use crate::systems::setup::map::tests::test_map;
+    use crate::systems::setup::map::{CoalitionCounts, CompiledMap};
 
     /// All at once counts what [`CoalitionMap::roll`] rolls lane by lane on the lanes'
     /// streams, for coalitions of one to five members (and words with no member), as run
