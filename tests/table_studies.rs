@@ -22,8 +22,8 @@ fn load<S>(
     parse(&path, &text).unwrap()
 }
 
-fn table_study(name: &str) -> study::TableStudy {
-    load(name, study::TableStudy::parse)
+fn table_study(name: &str) -> study::D6TableStudy {
+    load(name, study::D6TableStudy::parse)
 }
 
 /// 12 SP, DRM +2, column 11-15: d6+2 reads rows 3,4,5,6,6,6 → 1, 2*, 2*, 3*, 3*, 3*.
@@ -175,7 +175,7 @@ fn setup_maps_agree_with_exact_convolution() {
 fn naval_engagements_agree_with_exact_enumeration() {
     let study = load(
         "naval_engagement.toml",
-        battlelab::systems::naval_engagement::NavalStudy::parse,
+        battlelab::systems::naval_engagement::NavalEngagementStudy::parse,
     );
     let results =
         battlelab::systems::naval_engagement::execute(&study, 400_000, 12, &RunControl::default())

@@ -24,7 +24,7 @@ use serde_json::{json, Map, Value};
 use battlelab::analysis::{AxisValue, SYSTEMS};
 use battlelab::report::{self, ReportError};
 use battlelab::sim::Interrupted;
-use battlelab::systems::field::Analysis;
+use battlelab::systems::field::FieldStudy;
 use battlelab_core::systems::field::battle::TACTIC_NAMES;
 use battlelab_core::systems::field::game::{
     self, Equilibrium, GameError, PayoffSpec, MAX_GAME_STATES,
@@ -42,7 +42,7 @@ struct Point {
 
 /// Everything the outputs are made from.
 struct Solved<'a> {
-    analysis: &'a Analysis,
+    analysis: &'a FieldStudy,
     /// The analysis file as written (copied into the report).
     text: &'a str,
     payoff: PayoffSpec,
@@ -66,7 +66,7 @@ pub fn equilibrium(args: EquilibriumArgs) -> Result<()> {
             args.file.display()
         )));
     }
-    let analysis = Analysis::parse(&args.file, &text)?;
+    let analysis = FieldStudy::parse(&args.file, &text)?;
     if let Some(out) = &args.out {
         // Before any work, and never over the analysis itself.
         battlelab::output::check_target(

@@ -26,11 +26,11 @@ use crate::pipeline::{self, RunInfo, SystemReport};
 use crate::report::{self, ReportError};
 use crate::sim::{Histogram, Interrupted, RunControl, BLOCK_TRIALS};
 use battlelab_core::systems::d6_tables::lookup::D6Table;
-use d6_tables::TableStudy;
-use field::Analysis;
+use d6_tables::D6TableStudy;
+use field::FieldStudy;
 use frontier::FrontierStudy;
 use melee::MeleeStudy;
-use naval_engagement::NavalStudy;
+use naval_engagement::NavalEngagementStudy;
 use ratio::RatioStudy;
 use setup::SetupStudy;
 
@@ -508,13 +508,15 @@ fn boxed<S: Study + 'static>(
 /// Every system: the `system = "…"` names it answers to, and its parser. Field battles
 /// come last: they also report a missing or unknown system.
 pub const REGISTRY: [(&[&str], Parse); 7] = [
-    (&D6Table::NAMES, |p, t| boxed(TableStudy::parse(p, t))),
+    (&D6Table::NAMES, |p, t| boxed(D6TableStudy::parse(p, t))),
     (&["setup"], |p, t| boxed(SetupStudy::parse(p, t))),
-    (&["naval_engagement"], |p, t| boxed(NavalStudy::parse(p, t))),
+    (&["naval_engagement"], |p, t| {
+        boxed(NavalEngagementStudy::parse(p, t))
+    }),
     (&["ratio"], |p, t| boxed(RatioStudy::parse(p, t))),
     (&["frontier"], |p, t| boxed(FrontierStudy::parse(p, t))),
     (&["melee"], |p, t| boxed(MeleeStudy::parse(p, t))),
-    (&["field"], |p, t| boxed(Analysis::parse(p, t))),
+    (&["field"], |p, t| boxed(FieldStudy::parse(p, t))),
 ];
 
 /// Validates analysis text of any system; `path` names it in errors.

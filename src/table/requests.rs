@@ -13,7 +13,7 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use super::{signed, D6Request, FrontierStep, TableError};
-use crate::systems::field::Analysis;
+use crate::systems::field::FieldStudy;
 use battlelab_core::systems::d6_tables::lookup::{self as d6table, CompiledD6Table, D6Table};
 use battlelab_core::systems::field::battle::{FieldCombat, FieldRules, OddsColumn, RulesError};
 use battlelab_core::systems::frontier::rolls::{
@@ -62,7 +62,7 @@ pub fn crt_combat(rules: Option<&Path>, variant: Option<&str>) -> Result<FieldCo
     let rules = match rules {
         None => FieldRules::printed(),
         Some(file) => {
-            let analysis = Analysis::load(file)?;
+            let analysis = FieldStudy::load(file)?;
             let chosen = match variant {
                 None => &analysis.variants[0],
                 Some(name) => analysis

@@ -13,7 +13,9 @@
 use battlelab_core::dice::DiceStream;
 use battlelab_core::scenarios::{self, words_per_battle};
 use battlelab_core::systems::field::battle::{BattleHistogram, FieldCombat, FieldRules};
-use battlelab_core::systems::field::transitions::{BattleTable, FieldKernel, MAX_TABLE_ENTRIES};
+use battlelab_core::systems::field::transitions::{
+    FieldKernel, TransitionTable, MAX_TABLE_ENTRIES,
+};
 use battlelab_core::systems::ratio::battle::{RatioCombat, RatioHistogram, ReservePolicy};
 use battlelab_core::systems::setup::map::{CoalitionCounts, CoalitionMap, CompiledMap};
 
@@ -160,7 +162,8 @@ fn main() {
     let prepared = scenarios::field_battle()
         .prepare()
         .expect("the bench battle is valid");
-    let table = BattleTable::compile(&field, &prepared, MAX_TABLE_ENTRIES).expect("a small battle");
+    let table =
+        TransitionTable::compile(&field, &prepared, MAX_TABLE_ENTRIES).expect("a small battle");
     count("field battle 12 v 8, mixed tactics", |d| {
         std::hint::black_box(table.fight(d));
     });

@@ -34,7 +34,9 @@ use battlelab_core::dice::DiceStream;
 use battlelab_core::scenarios;
 use battlelab_core::sim::BLOCK_TRIALS;
 use battlelab_core::systems::field::battle::{BattleHistogram, FieldCombat, FieldRules};
-use battlelab_core::systems::field::transitions::{BattleTable, FieldKernel, MAX_TABLE_ENTRIES};
+use battlelab_core::systems::field::transitions::{
+    FieldKernel, TransitionTable, MAX_TABLE_ENTRIES,
+};
 use battlelab_core::systems::frontier::battle::FrontierCombat;
 use battlelab_core::systems::ratio::battle::{
     Objective, RatioCombat, RatioHistogram, ReservePolicy,
@@ -185,7 +187,8 @@ fn main() {
         "field" | "field-lanes" => {
             let field = FieldCombat::new(FieldRules::printed()).expect("the printed rules");
             let prepared = scenarios::field_battle().prepare().expect("a valid battle");
-            let table = BattleTable::compile(&field, &prepared, MAX_TABLE_ENTRIES).expect("small");
+            let table =
+                TransitionTable::compile(&field, &prepared, MAX_TABLE_ENTRIES).expect("small");
             let mut h = BattleHistogram::new(&prepared, field.rules().round_limit);
             if kernel == "field" {
                 for _ in 0..battles {

@@ -10,7 +10,7 @@ use num_traits::ToPrimitive;
 
 use battlelab_core::systems::field::battle::{smaller_side, BattleState, WITHDRAW};
 use battlelab_core::systems::field::game::{self, Payoff, PayoffSpec, MAX_GAME_STATES};
-use battlelab_core::systems::field::Analysis;
+use battlelab_core::systems::field::FieldStudy;
 
 /// Both sides at equilibrium, four odds, three rounds: small enough for fractions.
 const SMALL: &str = r#"
@@ -36,15 +36,15 @@ odds = ["1:1", "3:2", "2:1", "3:1"]
 round_limit = 3
 "#;
 
-fn analysis(text: &str) -> Analysis {
-    Analysis::parse(Path::new("small.toml"), text).unwrap()
+fn analysis(text: &str) -> FieldStudy {
+    FieldStudy::parse(Path::new("small.toml"), text).unwrap()
 }
 
 /// For every run: the exact game's value is P(outcome set) under the exact mixes, as the
 /// report's walk over rounds, tactic pairs and faces counts it; the f64 solver's value is
 /// the same to 1e-12. Returns the f64 equilibria.
 fn assert_value_is_the_reports_probability(
-    analysis: &Analysis,
+    analysis: &FieldStudy,
     payoff: &PayoffSpec,
 ) -> Vec<(usize, game::Equilibrium)> {
     let mut solved = Vec::new();

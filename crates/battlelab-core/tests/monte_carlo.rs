@@ -123,10 +123,10 @@ fn battles_agree_with_exact_enumeration() {
     }
 }
 
-fn crt_cells_file() -> battlelab_core::systems::field::Analysis {
+fn crt_cells_file() -> battlelab_core::systems::field::FieldStudy {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../tests/data/good/crt_cells.toml");
-    battlelab_core::systems::field::Analysis::load(&path).unwrap()
+    battlelab_core::systems::field::FieldStudy::load(&path).unwrap()
 }
 
 /// A file with edited CRT cells (`tests/data/good/crt_cells.toml`): every variant's

@@ -12,22 +12,22 @@ use crate::frame::LongFrame;
 use crate::report::rulebook::{Cell, NumberFormat, Rulebook, Table};
 use crate::report::{self, Charts, ReportError};
 
-impl crate::pipeline::SystemReport for TableStudy {
+impl crate::pipeline::SystemReport for D6TableStudy {
     fn extras(
         &self,
         results: &crate::engine::driver::PlanResults<Self>,
         dir: &Path,
         charts: &Charts,
     ) -> Result<(), ReportError> {
-        write_extras(self, &TableResults::of(results), dir, charts)
+        write_extras(self, &D6TableResults::of(results), dir, charts)
     }
 }
 
 /// A table study's own frames (expected values per point, the turns study's survival),
 /// charts and rulebook tables.
 fn write_extras(
-    study: &TableStudy,
-    results: &TableResults,
+    study: &D6TableStudy,
+    results: &D6TableResults,
     dir: &Path,
     charts: &Charts,
 ) -> Result<(), ReportError> {
@@ -97,7 +97,7 @@ fn write_extras(
 }
 
 /// Points of one variant in a slice (every other axis free), in grid order.
-fn points_in(study: &TableStudy, variant: usize, slice: &[(usize, AxisValue)]) -> Vec<usize> {
+fn points_in(study: &D6TableStudy, variant: usize, slice: &[(usize, AxisValue)]) -> Vec<usize> {
     study
         .points
         .iter()
@@ -108,8 +108,8 @@ fn points_in(study: &TableStudy, variant: usize, slice: &[(usize, AxisValue)]) -
 }
 
 fn draw_charts(
-    study: &TableStudy,
-    results: &TableResults,
+    study: &D6TableStudy,
+    results: &D6TableResults,
     charts: &Charts,
 ) -> Result<(), ReportError> {
     let axes = &study.axes;
@@ -236,7 +236,7 @@ fn draw_charts(
 /// Rulebook tables: per variant, the outcomes at every grid point first (each outcome's
 /// exact chance and the expected values: the answer), then the printed table, a march
 /// study's best request and a turns study's survival.
-fn rulebook_tables(study: &TableStudy, results: &TableResults) -> Rulebook {
+fn rulebook_tables(study: &D6TableStudy, results: &D6TableResults) -> Rulebook {
     use std::fmt::Write;
     let mut book = Rulebook::new(
         &study.name,
@@ -418,7 +418,7 @@ fn column_parameter(system: &str) -> Option<&'static str> {
 
 /// A rulebook table's heading for a swept parameter: the column parameter reads as the
 /// printed column it reaches.
-fn column_heading(study: &TableStudy, parameter: &str) -> String {
+fn column_heading(study: &D6TableStudy, parameter: &str) -> String {
     match (column_parameter(&study.system), parameter) {
         (Some("sp"), "sp") => "SP column".to_string(),
         (Some(p), q) if p == q => format!("{p} column"),
@@ -439,7 +439,7 @@ struct PrintedRow {
 /// column parameter reaches (attrition at 8 SP reads the "6-10" column); points that
 /// reach the same column with every other swept value equal roll the same and share a
 /// row, which lists the swept values.
-fn printed_rows(study: &TableStudy, variant: usize) -> Vec<PrintedRow> {
+fn printed_rows(study: &D6TableStudy, variant: usize) -> Vec<PrintedRow> {
     let column_axis = column_parameter(&study.system)
         .and_then(|p| study.axes.iter().position(|a| a.parameter == p));
     let table = study.variants[variant].1.table();
@@ -508,7 +508,7 @@ fn printed_rows(study: &TableStudy, variant: usize) -> Vec<PrintedRow> {
 
 /// What the column labels of the outcomes table mean, where a swept value is not itself
 /// the printed column.
-fn column_note(study: &TableStudy, rows: &[PrintedRow]) -> Option<String> {
+fn column_note(study: &D6TableStudy, rows: &[PrintedRow]) -> Option<String> {
     match study.system.as_str() {
         "attrition" if study.axes.iter().any(|a| a.parameter == "sp") => {
             let none = rows

@@ -58,8 +58,8 @@ pub fn estimated(histogram: &BattleHistogram) -> BattleDistribution {
 /// The field-battle expectations frame: per grid point, the starting forces and who
 /// loses (the smaller force above all), simulated and exact.
 pub fn expectations_frame(
-    analysis: &Analysis,
-    results: &AnalysisResults,
+    analysis: &FieldStudy,
+    results: &FieldResults,
 ) -> PolarsResult<DataFrame> {
     let axes: Vec<&str> = analysis.axes.iter().map(|a| a.parameter.as_str()).collect();
     let mut expectations = frame::LongFrame::new(&axes);
@@ -102,14 +102,14 @@ pub fn expectations_frame(
     expectations.build("field")
 }
 
-impl crate::pipeline::SystemReport for Analysis {
+impl crate::pipeline::SystemReport for FieldStudy {
     fn extras(
         &self,
         results: &crate::engine::driver::PlanResults<Self>,
         dir: &Path,
         charts: &Charts,
     ) -> Result<(), ReportError> {
-        let results = AnalysisResults::of(results);
+        let results = FieldResults::of(results);
         let mut expectations = expectations_frame(self, &results).map_err(frame_error(dir))?;
         write_frame(dir, "expectations", &mut expectations)?;
         draw_charts(self, &results, charts)?;
@@ -118,7 +118,7 @@ impl crate::pipeline::SystemReport for Analysis {
 }
 
 /// Runs of one variant in a slice (every other axis free), in grid order.
-fn runs_in(analysis: &Analysis, variant: usize, slice: &[(usize, AxisValue)]) -> Vec<usize> {
+fn runs_in(analysis: &FieldStudy, variant: usize, slice: &[(usize, AxisValue)]) -> Vec<usize> {
     analysis
         .runs
         .iter()
@@ -129,7 +129,7 @@ fn runs_in(analysis: &Analysis, variant: usize, slice: &[(usize, AxisValue)]) ->
 }
 
 /// Result labels that occur somewhere in the analysis (simulated or exactly possible).
-fn live_results(results: &AnalysisResults) -> Vec<BattleResult> {
+fn live_results(results: &FieldResults) -> Vec<BattleResult> {
     BattleResult::ALL
         .into_iter()
         .filter(|r| {
@@ -144,7 +144,7 @@ fn live_results(results: &AnalysisResults) -> Vec<BattleResult> {
         .collect()
 }
 
-fn point_label(analysis: &Analysis, run: &Run, axes: &[usize]) -> String {
+fn point_label(analysis: &FieldStudy, run: &Run, axes: &[usize]) -> String {
     if axes.is_empty() {
         return format!(
             "{} {} SP vs {} {} SP",
@@ -164,7 +164,7 @@ fn point_label(analysis: &Analysis, run: &Run, axes: &[usize]) -> String {
 }
 
 /// The sides' names from the file (`[side.a] name`, `[side.b] name`).
-fn side_names(analysis: &Analysis) -> [String; 2] {
+fn side_names(analysis: &FieldStudy) -> [String; 2] {
     [
         analysis.base_battle.a.name.clone(),
         analysis.base_battle.b.name.clone(),
@@ -172,8 +172,8 @@ fn side_names(analysis: &Analysis) -> [String; 2] {
 }
 
 fn draw_charts(
-    analysis: &Analysis,
-    results: &AnalysisResults,
+    analysis: &FieldStudy,
+    results: &FieldResults,
     charts: &Charts,
 ) -> Result<(), ReportError> {
     let names = side_names(analysis);
@@ -313,7 +313,7 @@ fn draw_charts(
 /// mean SP each side loses, exact where enumerated — then the effective CRT of each
 /// variant (odds × modified roll) and battle outcomes per grid point in percentages that
 /// add up to exactly 100. Sides go by the names the file gives them.
-pub fn rulebook_tables(analysis: &Analysis, results: &AnalysisResults) -> Rulebook {
+pub fn rulebook_tables(analysis: &FieldStudy, results: &FieldResults) -> Rulebook {
     use std::fmt::Write;
     let names = side_names(analysis);
     let mut book = Rulebook::new(

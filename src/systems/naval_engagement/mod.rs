@@ -14,14 +14,14 @@ use crate::report::{self, with_side_names, Charts, ReportError};
 use crate::stats::percentages_summing_to_100;
 use battlelab_core::systems::naval_engagement::engagement::EngagementResult;
 
-impl crate::pipeline::SystemReport for NavalStudy {
+impl crate::pipeline::SystemReport for NavalEngagementStudy {
     fn extras(
         &self,
         results: &crate::engine::driver::PlanResults<Self>,
         dir: &Path,
         charts: &Charts,
     ) -> Result<(), ReportError> {
-        let results = NavalResults::of(results);
+        let results = NavalEngagementResults::of(results);
         let frame_error = report::frame_error(dir);
         let axes: Vec<&str> = self.axes.iter().map(|a| a.parameter.as_str()).collect();
         let mut expectations = LongFrame::new(&axes);
@@ -80,7 +80,11 @@ fn p_control(result: &[f64; EngagementResult::COUNT], side: usize) -> f64 {
 }
 
 /// Runs of one variant in a slice (every other axis free), in grid order.
-fn runs_in(study: &NavalStudy, variant: usize, slice: &[(usize, AxisValue)]) -> Vec<usize> {
+fn runs_in(
+    study: &NavalEngagementStudy,
+    variant: usize,
+    slice: &[(usize, AxisValue)],
+) -> Vec<usize> {
     study
         .runs
         .iter()
@@ -91,8 +95,8 @@ fn runs_in(study: &NavalStudy, variant: usize, slice: &[(usize, AxisValue)]) -> 
 }
 
 fn draw_charts(
-    study: &NavalStudy,
-    results: &NavalResults,
+    study: &NavalEngagementStudy,
+    results: &NavalEngagementResults,
     charts: &Charts,
 ) -> Result<(), ReportError> {
     let names = &study.side_names;
@@ -208,7 +212,7 @@ fn draw_charts(
 
 /// Rulebook tables: per variant, the headline — who ends in control and the NSP each
 /// fleet loses, exact — then the naval table and every outcome per grid point.
-fn rulebook_tables(study: &NavalStudy, results: &NavalResults) -> Rulebook {
+fn rulebook_tables(study: &NavalEngagementStudy, results: &NavalEngagementResults) -> Rulebook {
     use std::fmt::Write;
     let names = &study.side_names;
     let mut book = Rulebook::new(

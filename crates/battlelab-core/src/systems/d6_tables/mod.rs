@@ -88,7 +88,7 @@ pub struct TurnsStudy {
 
 /// A validated table study.
 #[derive(Debug, Clone)]
-pub struct TableStudy {
+pub struct D6TableStudy {
     pub path: PathBuf,
     pub name: String,
     pub description: Option<String>,
@@ -281,7 +281,7 @@ pub fn parameters(system: &str) -> &'static [&'static str] {
     }
 }
 
-impl TableStudy {
+impl D6TableStudy {
     /// Validates a table-study file.
     pub fn parse(path: &Path, text: &str) -> Result<Self, AnalysisError> {
         let source = Source::new(path, text);
@@ -642,7 +642,7 @@ pub struct TurnsResult {
 
 /// Results of a table study.
 #[derive(Debug, Clone)]
-pub struct TableResults {
+pub struct D6TableResults {
     pub trials: u64,
     pub seed: u64,
     pub points: Vec<PointResult>,
@@ -657,18 +657,18 @@ fn certain(outcomes: usize) -> ExactDistribution {
 
 /// Runs every point (and the turns study) on the engine's driver.
 pub fn execute(
-    study: &TableStudy,
+    study: &D6TableStudy,
     trials: u64,
     seed: u64,
     control: &RunControl,
-) -> Result<TableResults, Interrupted> {
+) -> Result<D6TableResults, Interrupted> {
     let results = crate::engine::driver::run(study, trials, seed, control)?;
-    Ok(TableResults::of(&results))
+    Ok(D6TableResults::of(&results))
 }
 
-impl TableResults {
+impl D6TableResults {
     /// The engine's results of a table study: the grid points, then the turns runs.
-    pub fn of(results: &crate::engine::driver::PlanResults<TableStudy>) -> Self {
+    pub fn of(results: &crate::engine::driver::PlanResults<D6TableStudy>) -> Self {
         let mut points = Vec::new();
         let mut turns = Vec::new();
         for (counts, exact) in results.counts.iter().zip(&results.exact) {
@@ -701,14 +701,14 @@ pub enum TableExact {
     Turns(Vec<Vec<f64>>),
 }
 
-impl TableStudy {
+impl D6TableStudy {
     /// The variant of the turns run `run` (runs after the grid points), if it is one.
     fn turns_variant(&self, run: usize) -> Option<usize> {
         run.checked_sub(self.points.len())
     }
 }
 
-impl crate::engine::System for TableStudy {
+impl crate::engine::System for D6TableStudy {
     type Counts = Vec<u64>;
     type Exact = TableExact;
 

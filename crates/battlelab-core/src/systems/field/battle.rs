@@ -1763,11 +1763,11 @@ pub fn simulate_battles(
     trials: u64,
     control: &crate::sim::RunControl,
 ) -> Result<BattleHistogram, crate::sim::Interrupted> {
-    use crate::systems::field::transitions::{BattleTable, FieldKernel, MAX_TABLE_ENTRIES};
+    use crate::systems::field::transitions::{FieldKernel, TransitionTable, MAX_TABLE_ENTRIES};
     let limit = field.rules().round_limit;
     // The battle compiled once for all blocks; too large a battle is fought round by
     // round, which gives the same battles.
-    let table = BattleTable::compile(field, battle, MAX_TABLE_ENTRIES);
+    let table = TransitionTable::compile(field, battle, MAX_TABLE_ENTRIES);
     let kernel = FieldKernel::new(table.as_ref(), field, battle);
     crate::sim::run_blocks(
         seed,

@@ -127,7 +127,7 @@ use crate::systems::field::battle::{
     ResultPair, TacticCell, TacticMix, CRT_COLUMNS, TACTIC_NAMES,
 };
 use crate::systems::field::game::{PayoffSpec, StatePolicy, TacticTable, MAX_GAME_STATES};
-use crate::systems::field::transitions::{BattleTable, FieldKernel};
+use crate::systems::field::transitions::{FieldKernel, TransitionTable};
 
 /// Parameters a field analysis can sweep, in the order axes are laid out (the first is
 /// the x of charts, the second the y of heatmaps).
@@ -175,12 +175,12 @@ pub struct Run {
     /// analysis's budget ([`MAX_ANALYSIS_TABLE_ENTRIES`]) is spent, and the run is fought
     /// round by round. Both give the same battles from the same dice, so which runs get a
     /// table (it can depend on the order threads reach them) changes no count.
-    pub table: OnceLock<Option<BattleTable>>,
+    pub table: OnceLock<Option<TransitionTable>>,
 }
 
 /// A validated analysis.
 #[derive(Clone, Debug)]
-pub struct Analysis {
+pub struct FieldStudy {
     pub path: PathBuf,
     pub name: String,
     pub description: Option<String>,
@@ -441,7 +441,7 @@ fn unknown_top_level_key(source: &Source) -> Option<AnalysisError> {
     ))
 }
 
-impl Analysis {
+impl FieldStudy {
     /// Reads and validates an analysis file.
     pub fn load(path: &Path) -> Result<Self, AnalysisError> {
         let text = crate::toml_input::read_analysis_file(path)?;
@@ -1307,16 +1307,16 @@ pub const MAX_EXACT_STATES: usize = 100_000;
 /// round by round, with the same results.
 pub const MAX_ANALYSIS_TABLE_ENTRIES: usize = 1 << 25;
 
-impl Analysis {
+impl FieldStudy {
     /// The run's battle table ([`Run::table`]), compiled on first use.
-    fn battle_table<'a>(&self, run: &'a Run) -> Option<&'a BattleTable> {
+    fn battle_table<'a>(&self, run: &'a Run) -> Option<&'a TransitionTable> {
         run.table
             .get_or_init(|| {
                 if run.policy.is_some() {
                     return None;
                 }
                 let left = self.table_entries_left.load(Ordering::Relaxed);
-                let table = BattleTable::compile(&run.field, &run.prepared, left)?;
+                let table = TransitionTable::compile(&run.field, &run.prepared, left)?;
                 self.table_entries_left
                     .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
                         left.checked_sub(table.entries())
@@ -1334,7 +1334,7 @@ impl Analysis {
 /// 48 bytes per reachable state and equilibrium side): 64 MB of maps at most.
 pub const MAX_ANALYSIS_GAME_STATES: usize = 16_000_000;
 
-impl crate::engine::System for Analysis {
+impl crate::engine::System for FieldStudy {
     type Counts = battle::BattleHistogram;
     type Exact = battle::BattleDistribution;
 
@@ -1493,17 +1493,17 @@ pub struct RunResult {
     pub exact: Option<BattleDistribution>,
 }
 
-/// Every run of an analysis, in [`Analysis::runs`] order.
+/// Every run of an analysis, in [`FieldStudy::runs`] order.
 #[derive(Debug, Clone)]
-pub struct AnalysisResults {
+pub struct FieldResults {
     pub trials: u64,
     pub seed: u64,
     pub runs: Vec<RunResult>,
 }
 
-impl AnalysisResults {
+impl FieldResults {
     /// The engine's results of a field analysis, run by run.
-    pub fn of(results: &crate::engine::driver::PlanResults<Analysis>) -> Self {
+    pub fn of(results: &crate::engine::driver::PlanResults<FieldStudy>) -> Self {
         Self {
             trials: results.trials,
             seed: results.seed,

@@ -7,10 +7,10 @@
 //! give the losses, the losses give the next state — and each round waits for the one
 //! before it. Yet with fixed tactic mixes nothing a round draws depends on the state: both
 //! tactic picks and the 2d6 face are cut from the round's word. So, once per prepared
-//! battle, [`BattleTable::compile`] enumerates the states the battle can reach and gives
+//! battle, [`TransitionTable::compile`] enumerates the states the battle can reach and gives
 //! each a row: for every value the round's word can yield, the node the round leads to —
 //! a state the battle goes on from, or an ending (how it ended and the state it ended in).
-//! A battle ([`BattleTable::fight`]) is then, per round: draw the word, cut the round's
+//! A battle ([`TransitionTable::fight`]) is then, per round: draw the word, cut the round's
 //! value from it, read the next node. The cut does not depend on the state, so it runs
 //! ahead of the battle; what chains round to round is one multiply-add and one load.
 //!
@@ -33,7 +33,7 @@
 //! Memory: one `u16` per entry (row × value), and one more past the rows of a joint draw's
 //! table (the lanes' gathers read it). A table is built only up to a cap (at most
 //! [`MAX_TABLE_ENTRIES`] entries, the one past the rows aside) and names at most 2^16
-//! nodes; beyond that [`BattleTable::compile`] returns `None` and callers fight round by
+//! nodes; beyond that [`TransitionTable::compile`] returns `None` and callers fight round by
 //! round with [`FieldCombat::fight`], which gives the same battles. Callers build a table
 //! once per prepared battle (a run of an analysis, a call of `simulate_battles`), never per
 //! trial.
@@ -71,7 +71,7 @@ enum Cut {
 
 /// A prepared battle compiled into a state-transition table (see the module docs).
 #[derive(Clone)]
-pub struct BattleTable {
+pub struct TransitionTable {
     /// `next[node · stride + value]`: the node a round from `node` leads to.
     next: Box<[u16]>,
     stride: usize,
@@ -101,9 +101,9 @@ fn played_tactics(mix: &TacticMix) -> (Vec<usize>, Vec<usize>) {
 }
 
 /// A summary: the tables are too long to print.
-impl std::fmt::Debug for BattleTable {
+impl std::fmt::Debug for TransitionTable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("BattleTable")
+        f.debug_struct("TransitionTable")
             .field("entries", &self.entries())
             .field("states_with_rows", &self.with_rows)
             .field("nodes", &self.states.len())
@@ -112,7 +112,7 @@ impl std::fmt::Debug for BattleTable {
     }
 }
 
-impl BattleTable {
+impl TransitionTable {
     /// Compiles `battle` under `field`, or `None` when its table would hold more than
     /// `max_entries` entries (at most [`MAX_TABLE_ENTRIES`]) or name more than 2^16 nodes:
     /// the caller then fights round by round with [`FieldCombat::fight`], which gives the
@@ -293,14 +293,14 @@ impl BattleTable {
 /// fight through it).
 #[derive(Clone, Copy, Debug)]
 pub enum FieldKernel<'a> {
-    Table(&'a BattleTable),
+    Table(&'a TransitionTable),
     RoundByRound(&'a FieldCombat, &'a PreparedBattle),
 }
 
 impl<'a> FieldKernel<'a> {
     /// The table kernel where `table` was built, else round by round.
     pub fn new(
-        table: Option<&'a BattleTable>,
+        table: Option<&'a TransitionTable>,
         field: &'a FieldCombat,
         battle: &'a PreparedBattle,
     ) -> Self {
@@ -392,7 +392,7 @@ mod tests {
     fn assert_same_battles(rules: FieldRules, battle: &FieldBattle, joint: bool) {
         let field = FieldCombat::new(rules).unwrap();
         let prepared = battle.prepare().unwrap();
-        let table = BattleTable::compile(&field, &prepared, MAX_TABLE_ENTRIES).unwrap();
+        let table = TransitionTable::compile(&field, &prepared, MAX_TABLE_ENTRIES).unwrap();
         assert_eq!(table.joint_draw(), joint, "{battle:?}");
         let mut by_table = DiceStream::for_block(11, 3);
         let mut by_round = by_table.clone();
@@ -439,11 +439,11 @@ mod tests {
     fn a_battle_over_the_cap_is_not_compiled() {
         let field = FieldCombat::new(FieldRules::printed()).unwrap();
         let prepared = battle([12, 8], [2, 2], [UNIFORM; 2]).prepare().unwrap();
-        let table = BattleTable::compile(&field, &prepared, MAX_TABLE_ENTRIES).unwrap();
-        assert!(BattleTable::compile(&field, &prepared, table.entries() - 1).is_none());
-        assert!(BattleTable::compile(&field, &prepared, table.entries()).is_some());
+        let table = TransitionTable::compile(&field, &prepared, MAX_TABLE_ENTRIES).unwrap();
+        assert!(TransitionTable::compile(&field, &prepared, table.entries() - 1).is_none());
+        assert!(TransitionTable::compile(&field, &prepared, table.entries()).is_some());
         // Big battles are left to the round-by-round kernel.
         let big = battle([400, 300], [9, 9], [UNIFORM; 2]).prepare().unwrap();
-        assert!(BattleTable::compile(&field, &big, usize::MAX).is_none());
+        assert!(TransitionTable::compile(&field, &big, usize::MAX).is_none());
     }
 }

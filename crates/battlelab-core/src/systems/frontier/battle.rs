@@ -1284,7 +1284,7 @@ impl FrontierCombat {
             let lane = melees.trailing_zeros() as usize;
             melees &= melees - 1;
             let side = usize::from(attacker[lane]);
-            self.melee(
+            self.close_combat(
                 st,
                 side,
                 usize::from(attacking_stack[lane]),
@@ -1300,7 +1300,7 @@ impl FrontierCombat {
     /// The melee in one lane: `movers` of the attacker's stack against the defender's
     /// front stack (`defending_stack`) less the units that moved away (`avoided`).
     #[allow(clippy::too_many_arguments)]
-    fn melee<D: BattleDice>(
+    fn close_combat<D: BattleDice>(
         &self,
         st: &mut [SideState; 2],
         attacker: usize,

@@ -56,7 +56,7 @@ pub const PARAMETERS: [&str; 8] = [
 
 /// A validated naval-engagement study.
 #[derive(Debug, Clone)]
-pub struct NavalStudy {
+pub struct NavalEngagementStudy {
     pub path: PathBuf,
     pub name: String,
     pub description: Option<String>,
@@ -197,7 +197,7 @@ fn fleet(source: &Source, key: &str, spec: &FleetSpec) -> Result<Fleet, Analysis
     })
 }
 
-impl NavalStudy {
+impl NavalEngagementStudy {
     pub fn parse(path: &Path, text: &str) -> Result<Self, AnalysisError> {
         let source = Source::new(path, text);
         let spec: NavalFile = source.parse_toml()?;
@@ -322,7 +322,7 @@ impl NavalStudy {
 
 /// Simulated counts and exact distribution per run.
 #[derive(Debug, Clone)]
-pub struct NavalResults {
+pub struct NavalEngagementResults {
     pub trials: u64,
     pub seed: u64,
     pub runs: Vec<(EngagementHistogram, EngagementDistribution)>,
@@ -330,18 +330,18 @@ pub struct NavalResults {
 
 /// Runs every engagement on the engine's driver (common random numbers: one seed).
 pub fn execute(
-    study: &NavalStudy,
+    study: &NavalEngagementStudy,
     trials: u64,
     seed: u64,
     control: &RunControl,
-) -> Result<NavalResults, Interrupted> {
+) -> Result<NavalEngagementResults, Interrupted> {
     let results = crate::engine::driver::run(study, trials, seed, control)?;
-    Ok(NavalResults::of(&results))
+    Ok(NavalEngagementResults::of(&results))
 }
 
-impl NavalResults {
+impl NavalEngagementResults {
     /// The engine's results of a naval study, run by run.
-    pub fn of(results: &crate::engine::driver::PlanResults<NavalStudy>) -> Self {
+    pub fn of(results: &crate::engine::driver::PlanResults<NavalEngagementStudy>) -> Self {
         Self {
             trials: results.trials,
             seed: results.seed,
@@ -360,7 +360,7 @@ impl NavalResults {
     }
 }
 
-impl crate::engine::System for NavalStudy {
+impl crate::engine::System for NavalEngagementStudy {
     type Counts = EngagementHistogram;
     type Exact = EngagementDistribution;
 

@@ -1,7 +1,7 @@
 //! Field battles thirty-two at once from a battle's transition table, one to a lane, with
 //! masks in place of branches.
 //!
-//! Why this module exists: a table battle ([`BattleTable::fight`]) is a round of one word
+//! Why this module exists: a table battle ([`TransitionTable::fight`]) is a round of one word
 //! and one load, but the rounds are the dice's, so the loop's exit is a branch no
 //! predictor learns, and every battle pays for it, and for its counts, in scalar
 //! instructions. Here the [`LANES`] lanes of [`FieldKernel::fight_block`] advance
@@ -26,7 +26,7 @@
 // The vector form is x86-64's; elsewhere its counts and helpers go unused.
 #![cfg_attr(not(target_arch = "x86_64"), allow(dead_code, unused_imports))]
 
-use super::{BattleTable, Cut};
+use super::{Cut, TransitionTable};
 use crate::dice::lanes::{shares_fit_32_bits, LaneCounts, VectorForm, LANES};
 use crate::systems::field::battle::{BattleHistogram, BattleOutcome};
 
@@ -52,7 +52,7 @@ impl Counts {
     /// [`Self::MAX_KEYS`] at most, and a table the gathers can read (a row for the start,
     /// a round limit of at least 1, and the entry past the rows that `compile` adds for a
     /// joint draw).
-    fn keys(table: &BattleTable) -> Option<(usize, u32)> {
+    fn keys(table: &TransitionTable) -> Option<(usize, u32)> {
         let node_bits = table.states.len().next_power_of_two().trailing_zeros();
         let keys = (table.round_limit as usize + 1) << node_bits;
         let readable = table.with_rows >= 1
@@ -61,7 +61,7 @@ impl Counts {
         (readable && keys <= Self::MAX_KEYS).then_some((keys, node_bits))
     }
 
-    fn new(table: &BattleTable) -> Option<Self> {
+    fn new(table: &TransitionTable) -> Option<Self> {
         Self::keys(table).map(|(keys, node_bits)| Self {
             // One copy: four were no faster here (`profile field-lanes`, Zen 4).
             slots: LaneCounts::new(keys, 1),
@@ -69,7 +69,7 @@ impl Counts {
         })
     }
 
-    fn add_to(&self, table: &BattleTable, histogram: &mut BattleHistogram) {
+    fn add_to(&self, table: &TransitionTable, histogram: &mut BattleHistogram) {
         for (key, count) in self.slots.counted() {
             let node = key & ((1 << self.node_bits) - 1);
             let rounds = (key >> self.node_bits) as u32;
@@ -86,7 +86,7 @@ impl Counts {
 /// should not: see [`all_at_once`], and fewer than a battle for every
 /// [`Counts::KEYS_PER_BATTLE`] count keys.
 pub(super) fn fight_lanes(
-    table: &BattleTable,
+    table: &TransitionTable,
     lanes: &[[u64; 4]; LANES],
     n: u64,
     histogram: &mut BattleHistogram,
@@ -101,7 +101,7 @@ pub(super) fn fight_lanes(
 /// [`fight_lanes`] whatever `n`, in the widest vector form the CPU has, or `None` where
 /// the sweeps cannot run (see [`all_at_once_in`]).
 fn all_at_once(
-    table: &BattleTable,
+    table: &TransitionTable,
     lanes: &[[u64; 4]; LANES],
     n: u64,
     histogram: &mut BattleHistogram,
@@ -114,7 +114,7 @@ fn all_at_once(
 /// round's value is cut in three ([`Cut::Sides`]), or [`Counts::keys`] refuses the table.
 fn all_at_once_in(
     form: VectorForm,
-    table: &BattleTable,
+    table: &TransitionTable,
     lanes: &[[u64; 4]; LANES],
     n: u64,
     histogram: &mut BattleHistogram,
@@ -151,7 +151,7 @@ fn all_at_once_in(
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn sweeps_avx2(
-    table: &BattleTable,
+    table: &TransitionTable,
     sides: u32,
     lanes: &[[u64; 4]; LANES],
     n: u64,
@@ -239,7 +239,7 @@ unsafe fn sweeps_avx2(
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 unsafe fn sweeps_avx512(
-    table: &BattleTable,
+    table: &TransitionTable,
     sides: u32,
     lanes: &[[u64; 4]; LANES],
     n: u64,
@@ -349,7 +349,7 @@ mod tests {
         for (case, (rules, battle)) in cases.into_iter().enumerate() {
             let field = FieldCombat::new(rules).unwrap();
             let prepared = battle.prepare().unwrap();
-            let table = BattleTable::compile(&field, &prepared, MAX_TABLE_ENTRIES).unwrap();
+            let table = TransitionTable::compile(&field, &prepared, MAX_TABLE_ENTRIES).unwrap();
             assert!(table.joint_draw(), "case {case}");
             // The entry past the rows that the gathers read.
             assert_eq!(table.next.len(), table.entries() + 1, "case {case}");
@@ -459,7 +459,7 @@ mod tests {
         let field = FieldCombat::new(FieldRules::printed()).unwrap();
         let percent = [[60, 25, 0, 15, 0, 0, 0], [0, 5, 50, 0, 20, 20, 5]];
         let prepared = battle([30, 14], [2, 2], percent).prepare().unwrap();
-        let table = BattleTable::compile(&field, &prepared, MAX_TABLE_ENTRIES).unwrap();
+        let table = TransitionTable::compile(&field, &prepared, MAX_TABLE_ENTRIES).unwrap();
         assert!(!table.joint_draw());
         let lanes = DiceStream::for_block(1, 2).lane_states();
         let mut h = BattleHistogram::new(&prepared, field.rules().round_limit);

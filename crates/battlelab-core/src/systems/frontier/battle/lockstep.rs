@@ -949,15 +949,15 @@ mod avx2 {
             }
             for l in 0..lanes {
                 let fights = has_bit(melees, l);
-                self.melee(l, fights, attacker_b[l], moved[l], avoided[l], round);
+                self.close_combat(l, fights, attacker_b[l], moved[l], avoided[l], round);
             }
         }
 
-        /// [`FrontierCombat::melee`] in lane `l`, in the lanes of `m`: side 1 attacks where
+        /// [`FrontierCombat::close_combat`] in lane `l`, in the lanes of `m`: side 1 attacks where
         /// `attacker_b`, side 0 elsewhere.
         #[target_feature(enable = "avx2")]
         #[inline]
-        unsafe fn melee(
+        unsafe fn close_combat(
             &mut self,
             l: usize,
             m: V,

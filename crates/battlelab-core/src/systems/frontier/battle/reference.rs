@@ -329,13 +329,13 @@ impl Reference<'_> {
         }
         for (lane, engaged) in melee.iter().enumerate().take(self.c.lanes) {
             if let Some((side, stack, movers, avoided)) = *engaged {
-                self.melee(state, lane, side, stack, movers, avoided, round, dice);
+                self.close_combat(state, lane, side, stack, movers, avoided, round, dice);
             }
         }
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn melee<D: RefDice>(
+    fn close_combat<D: RefDice>(
         &self,
         state: &mut BattleState,
         lane: usize,

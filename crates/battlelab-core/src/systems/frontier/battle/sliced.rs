@@ -659,7 +659,7 @@ impl<B: Bits, R: Record> Sweep<'_, B, R> {
             ];
             for a in 0..2 {
                 if started[a][l].any() {
-                    self.melee(
+                    self.close_combat(
                         st,
                         a,
                         l,
@@ -679,7 +679,7 @@ impl<B: Bits, R: Record> Sweep<'_, B, R> {
     /// against the defender's stack less the units that moved away (`avoided`).
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    unsafe fn melee(
+    unsafe fn close_combat(
         &mut self,
         st: &mut [Side<B>; 2],
         a: usize,
