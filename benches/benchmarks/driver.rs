@@ -11,9 +11,8 @@ use battlelab::dice::DiceStream;
 use battlelab::engine::driver;
 use battlelab::sim::{thread_pool, RunControl, BLOCK_TRIALS};
 use battlelab::systems::field::FieldStudy;
-use battlelab_core::systems::field::battle::{
-    simulate_battles, simulate_resolutions, FieldCombat, FieldRules,
-};
+use battlelab_core::systems::field::battle::{simulate_resolutions, FieldCombat, FieldRules};
+use battlelab_core::systems::field::transitions::simulate_battles;
 
 /// A field analysis of 32 runs (4 odds × 8 DRMs), simulated only.
 fn plan_of_32_runs() -> FieldStudy {

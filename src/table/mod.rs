@@ -101,14 +101,8 @@ pub struct CrtRequest {
     pub seed: u64,
 }
 
-/// A DRM as printed: `+1`, `0`, `-2`.
-pub fn signed(v: i32) -> String {
-    if v > 0 {
-        format!("+{v}")
-    } else {
-        v.to_string()
-    }
-}
+// Defined with the rulebook tables (the systems' reports print DRMs too).
+pub use crate::report::rulebook::signed;
 
 /// One CRT resolution: exact distribution, optional simulation and CLC expectations.
 pub fn crt_table(

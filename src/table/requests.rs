@@ -14,8 +14,9 @@ use serde_json::{json, Value};
 
 use super::{signed, D6Request, FrontierStep, TableError};
 use crate::systems::field::FieldStudy;
+use battlelab_core::rules::RulesError;
 use battlelab_core::systems::d6_tables::lookup::{self as d6table, CompiledD6Table, D6Table};
-use battlelab_core::systems::field::battle::{FieldCombat, FieldRules, OddsColumn, RulesError};
+use battlelab_core::systems::field::battle::{FieldCombat, FieldRules, OddsColumn};
 use battlelab_core::systems::frontier::rolls::{
     FireRoll, MoveRoll, RecoveryRoll, Terrain, UnitType,
 };

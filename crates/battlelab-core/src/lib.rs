@@ -18,6 +18,7 @@ pub mod interrupt;
 pub mod keys;
 pub mod limits;
 pub mod matrix_game;
+pub mod rules;
 #[doc(hidden)]
 pub mod scenarios;
 pub mod sim;

@@ -4,9 +4,10 @@
 use battlelab_core::sim::{thread_pool, RunControl};
 use battlelab_core::stats::{chi_square, chi_square_critical};
 use battlelab_core::systems::field::battle::{
-    simulate_battles, simulate_resolutions, BattleDistribution, BattleHistogram, BattleResult,
-    FieldBattle, FieldCombat, FieldRules, Force, PreparedBattle, TacticMix,
+    simulate_resolutions, BattleDistribution, BattleHistogram, BattleResult, FieldBattle,
+    FieldCombat, FieldRules, Force, PreparedBattle, TacticMix,
 };
+use battlelab_core::systems::field::transitions::simulate_battles;
 
 /// 10^7 resolutions per odds × DRM cell: every outcome within 4 standard errors of exact.
 #[test]

@@ -222,7 +222,7 @@ fn draw_charts(
                 &format!(
                     "SP left of a {}-SP stack, DRM {} — {name}",
                     turns.sp,
-                    crate::table::signed(turns.drm)
+                    crate::report::rulebook::signed(turns.drm)
                 ),
                 "SP left",
                 "probability",
@@ -341,21 +341,22 @@ fn rulebook_tables(study: &D6TableStudy, results: &D6TableResults) -> Rulebook {
                 };
                 let ratios: Vec<f64> = (0..3).map(ratio).collect();
                 let best = ratios.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-                let cells: Vec<Cell> = std::iter::once(Cell::text(crate::table::signed(drm)))
-                    .chain(ratios.iter().map(|r| {
-                        let text = if r.is_infinite() {
-                            "∞".to_string()
-                        } else {
-                            format!("{r:.2}")
-                        };
-                        let shown = if *r == best {
-                            format!("**{text}**")
-                        } else {
-                            text
-                        };
-                        Cell::number(*r, NumberFormat::Decimal(2), shown)
-                    }))
-                    .collect();
+                let cells: Vec<Cell> =
+                    std::iter::once(Cell::text(crate::report::rulebook::signed(drm)))
+                        .chain(ratios.iter().map(|r| {
+                            let text = if r.is_infinite() {
+                                "∞".to_string()
+                            } else {
+                                format!("{r:.2}")
+                            };
+                            let shown = if *r == best {
+                                format!("**{text}**")
+                            } else {
+                                text
+                            };
+                            Cell::number(*r, NumberFormat::Decimal(2), shown)
+                        }))
+                        .collect();
                 best_table.row(cells);
             }
             book.table(best_table);
@@ -370,7 +371,7 @@ fn rulebook_tables(study: &D6TableStudy, results: &D6TableResults) -> Rulebook {
                 "A {}-SP stack sitting {} turns, DRM {} — {name}",
                 turns.sp,
                 turns.turns,
-                crate::table::signed(turns.drm)
+                crate::report::rulebook::signed(turns.drm)
             );
             book.text(&format!("## {turns_title}\n\n"));
             let mut survival = Table::new(

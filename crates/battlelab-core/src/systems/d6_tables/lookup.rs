@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use crate::dice::DiceStream;
 use crate::exact::ExactDistribution;
-use crate::systems::field::battle::RulesError;
+use crate::rules::RulesError;
 
 /// A d6 table as printed: rows are modified rolls `roll_min..=roll_max`, and each column
 /// gives one outcome label per row.

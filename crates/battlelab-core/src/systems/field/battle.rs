@@ -9,7 +9,7 @@
 //!   single-roll kernel behind `battlelab table crt`;
 //! - [`FieldCombat::fight`]: a whole battle from a [`DiceStream`], round by round: the
 //!   Monte Carlo kernel's reference, and what runs fall back on where a battle is too
-//!   large for [`field_table`](crate::systems::field::transitions), which compiles a battle into one state-transition
+//!   large for [`transitions`](crate::systems::field::transitions), which compiles a battle into one state-transition
 //!   table and fights the very same battles from the same dice, faster;
 //! - [`FieldCombat::battle_distribution`]: the same battle enumerated exactly (every
 //!   tactic pair and every face of the dice, round by round), which holds the kernel to
@@ -23,6 +23,7 @@ use std::fmt;
 
 use crate::dice::{DiceStream, DiceWord};
 use crate::exact::ExactDistribution;
+use crate::rules::RulesError;
 
 /// Number of result columns on the CRT.
 pub const CRT_COLUMNS: usize = 11;
@@ -49,24 +50,6 @@ pub const CLC_VALUE_RANGE: (u32, u32) = (0, 99);
 pub const ROUND_LIMIT_RANGE: (u32, u32) = (1, 100);
 /// Largest total weight of a tactic mix (see [`TacticMix`]).
 pub const MAX_MIX_WEIGHT: u32 = 10_000;
-
-/// A typed error from building field-combat rules or a battle: which field, what is wrong
-/// and what is allowed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{field}: {message}")]
-pub struct RulesError {
-    pub field: String,
-    pub message: String,
-}
-
-impl RulesError {
-    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
-        Self {
-            field: field.into(),
-            message: message.into(),
-        }
-    }
-}
 
 /// One side's result in a CRT column, as printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -221,30 +204,13 @@ impl OddsColumn {
 
     /// Parses `3:2`, `3-2` or `3 to 2` into a reduced ratio `(larger, smaller)`.
     pub fn parse_ratio(text: &str) -> Option<(u32, u32)> {
-        let text = text.trim();
-        let (l, s) = text
-            .split_once(':')
-            .or_else(|| text.split_once('-'))
-            .or_else(|| text.split_once(" to "))?;
-        let (l, s): (u32, u32) = (l.trim().parse().ok()?, s.trim().parse().ok()?);
-        if l == 0 || s == 0 {
-            return None;
-        }
-        let g = gcd(l, s);
-        Some((l / g, s / g))
+        crate::rules::parse_odds_ratio(text)
     }
 
     /// The column shift: result column = modified roll − 1 + shift.
     pub fn shift(&self) -> i32 {
         self.roll_two_column as i32 - 1
     }
-}
-
-fn gcd(mut a: u32, mut b: u32) -> u32 {
-    while b != 0 {
-        (a, b) = (b, a % b);
-    }
-    a
 }
 
 /// How a strength ratio between two printed odds columns is read.
@@ -1753,31 +1719,6 @@ impl crate::sim::Histogram for BattleHistogram {
             add(&mut self.morale_lost[side], &other.morale_lost[side]);
         }
     }
-}
-
-/// Simulates `trials` battles with the parallel driver.
-pub fn simulate_battles(
-    field: &FieldCombat,
-    battle: &PreparedBattle,
-    seed: u64,
-    trials: u64,
-    control: &crate::sim::RunControl,
-) -> Result<BattleHistogram, crate::sim::Interrupted> {
-    use crate::systems::field::transitions::{FieldKernel, TransitionTable, MAX_TABLE_ENTRIES};
-    let limit = field.rules().round_limit;
-    // The battle compiled once for all blocks; too large a battle is fought round by
-    // round, which gives the same battles.
-    let table = TransitionTable::compile(field, battle, MAX_TABLE_ENTRIES);
-    let kernel = FieldKernel::new(table.as_ref(), field, battle);
-    crate::sim::run_blocks(
-        seed,
-        trials,
-        || BattleHistogram::new(battle, limit),
-        |dice, n, histogram| {
-            kernel.fight_block(dice, n, histogram);
-        },
-        control,
-    )
 }
 
 /// Simulates `trials` single CRT resolutions at one odds column and net DRM; returns

@@ -106,6 +106,8 @@
 
 pub mod battle;
 pub mod game;
+#[doc(hidden)]
+pub mod scenarios;
 pub mod transitions;
 
 use std::collections::BTreeMap;

@@ -350,6 +350,30 @@ impl<'a> FieldKernel<'a> {
     }
 }
 
+/// Simulates `trials` battles with the parallel driver.
+pub fn simulate_battles(
+    field: &FieldCombat,
+    battle: &PreparedBattle,
+    seed: u64,
+    trials: u64,
+    control: &crate::sim::RunControl,
+) -> Result<BattleHistogram, crate::sim::Interrupted> {
+    let limit = field.rules().round_limit;
+    // The battle compiled once for all blocks; too large a battle is fought round by
+    // round, which gives the same battles.
+    let table = TransitionTable::compile(field, battle, MAX_TABLE_ENTRIES);
+    let kernel = FieldKernel::new(table.as_ref(), field, battle);
+    crate::sim::run_blocks(
+        seed,
+        trials,
+        || BattleHistogram::new(battle, limit),
+        |dice, n, histogram| {
+            kernel.fight_block(dice, n, histogram);
+        },
+        control,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,7 +10,7 @@
 //! `docs/systems/frontier.md`.
 
 use crate::dice::{DiceStream, DiceWord};
-use crate::systems::field::battle::RulesError;
+use crate::rules::RulesError;
 use crate::systems::frontier::rolls::{
     melee_multiplier, FireRoll, MoveRoll, RecoveryRoll, Terrain, UnitType, MAX_FIRE_CF, MAX_LEADER,
     MAX_LEVEL,
@@ -1710,8 +1710,8 @@ mod tests {
     /// Battles that exercise every part of the round: surprise either way, avoiding,
     /// rows behind the front, leaders, every terrain, both victory readings.
     fn battles() -> Vec<FrontierBattle> {
-        let mut out = vec![crate::scenarios::frontier_six_stacks()];
-        let base = crate::scenarios::frontier_six_stacks();
+        let mut out = vec![crate::systems::frontier::scenarios::frontier_six_stacks()];
+        let base = crate::systems::frontier::scenarios::frontier_six_stacks();
         for (k, terrain) in [Terrain::Settled, Terrain::Wilderness, Terrain::Rough]
             .into_iter()
             .enumerate()
@@ -1780,7 +1780,7 @@ mod tests {
     /// Melee strengths too large for the odds-column table (stacks of 160 in rough
     /// terrain: 161² entries), so the kernel searches the columns.
     fn strong_melee() -> FrontierBattle {
-        let mut b = crate::scenarios::frontier_six_stacks();
+        let mut b = crate::systems::frontier::scenarios::frontier_six_stacks();
         b.terrain = Terrain::Rough;
         for stack in b.sides[0].lanes.iter_mut().flatten() {
             stack.units = vec![
@@ -1806,7 +1806,7 @@ mod tests {
     /// a CRT with `Eliminate(0)` and eliminations past any stack's size.
     fn deep_and_wide() -> FrontierBattle {
         use CrtLoss::{Eliminate as E, None as N, Rout as R};
-        let mut b = crate::scenarios::frontier_six_stacks();
+        let mut b = crate::systems::frontier::scenarios::frontier_six_stacks();
         b.terrain = Terrain::Settled;
         b.initiative = 0;
         b.surprise = Some(0);
@@ -2025,7 +2025,7 @@ mod tests {
         // Sweeps with the odds and the CRT's cells read by permutes, and by gathers.
         let (mut pair_odds, mut cells64) = ([0; 2], [0; 2]);
         let mut battles: Vec<FrontierBattle> = battles();
-        battles.push(crate::scenarios::frontier_six_stacks());
+        battles.push(crate::systems::frontier::scenarios::frontier_six_stacks());
         while battles.len() < 300 {
             let pick = if battles.len().is_multiple_of(5) {
                 random_battle(&mut g)
@@ -2120,10 +2120,10 @@ mod tests {
     #[test]
     fn each_phase_draws_within_its_share_of_the_sweeps_faces_bound() {
         let mut g = DiceStream::for_block(80, 0);
-        let mut battles = vec![crate::scenarios::frontier_six_stacks()];
+        let mut battles = vec![crate::systems::frontier::scenarios::frontier_six_stacks()];
         // The most draws a phase can take: one lane, leaders everywhere and never lost,
         // every fire die a hit.
-        let mut tight = crate::scenarios::frontier_six_stacks();
+        let mut tight = crate::systems::frontier::scenarios::frontier_six_stacks();
         for side in &mut tight.sides {
             side.lanes.truncate(1);
             side.lanes[0][0].leader = 3;
@@ -2249,7 +2249,9 @@ mod tests {
 
     #[test]
     fn fire_prefers_the_nearest_lane_then_the_lower_numbered() {
-        let combat = FrontierCombat::new(crate::scenarios::frontier_six_stacks()).unwrap();
+        let combat =
+            FrontierCombat::new(crate::systems::frontier::scenarios::frontier_six_stacks())
+                .unwrap();
         let nearest = |firer: usize, lanes: &[usize]| {
             let set: usize = lanes.iter().map(|&l| 1 << l).sum();
             usize::from(combat.nearest_lane[firer][set])

@@ -47,6 +47,8 @@
 
 pub mod battle;
 pub mod rolls;
+#[doc(hidden)]
+pub mod scenarios;
 
 use std::path::{Path, PathBuf};
 

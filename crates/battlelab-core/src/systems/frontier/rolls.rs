@@ -8,7 +8,7 @@
 //! so the exact single-step tables (`battlelab table frontier-fire | frontier-move |
 //! frontier-recovery`) and any kernel count the very same faces.
 
-use crate::systems::field::battle::RulesError;
+use crate::rules::RulesError;
 
 /// The side's commitment/mobilisation level: 1 to 5. A move or a recovery needs a d6 at
 /// or under it and a 6 always fails, so levels above 5 could not differ from 5.

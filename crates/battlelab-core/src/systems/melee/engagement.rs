@@ -23,8 +23,8 @@ use num_traits::{One, Zero};
 
 use crate::dice::DiceStream;
 use crate::exact::{BigFraction, Fraction};
+use crate::rules::RulesError;
 use crate::sim::{run_blocks, Histogram, Interrupted, RunControl};
-use crate::systems::field::battle::RulesError;
 
 mod lockstep;
 

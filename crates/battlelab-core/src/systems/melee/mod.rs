@@ -53,6 +53,8 @@
 //! ```
 
 pub mod engagement;
+#[doc(hidden)]
+pub mod scenarios;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -13,8 +13,8 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::dice::DiceStream;
+use crate::rules::RulesError;
 use crate::systems::d6_tables::lookup::{CompiledD6Table, D6Table};
-use crate::systems::field::battle::RulesError;
 
 mod lockstep;
 
@@ -245,7 +245,7 @@ impl NavalCombat {
             .column_labels
             .iter()
             .skip(1)
-            .filter_map(|l| crate::systems::field::battle::OddsColumn::parse_ratio(l))
+            .filter_map(|l| crate::rules::parse_odds_ratio(l))
             .map(|(n, d)| (u64::from(n), u64::from(d)))
             .collect();
         let mut combat = Self {

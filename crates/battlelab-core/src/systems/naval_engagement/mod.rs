@@ -32,6 +32,8 @@
 //! ```
 
 pub mod engagement;
+#[doc(hidden)]
+pub mod scenarios;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

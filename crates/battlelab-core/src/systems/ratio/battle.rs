@@ -31,7 +31,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use crate::dice::{lanes, DiceStream, DiceWord};
-use crate::systems::field::battle::RulesError;
+use crate::rules::RulesError;
 
 mod lockstep;
 mod sliced;
@@ -2552,7 +2552,7 @@ mod tests {
         min_score: MinScore,
         mirrored: bool,
     ) -> RatioCombat {
-        let mut battle = crate::scenarios::ratio_line(text, reserves, 0, policy);
+        let mut battle = crate::systems::ratio::scenarios::ratio_line(text, reserves, 0, policy);
         battle.objective = objective;
         battle.min_score = min_score;
         for (i, u) in battle.units[0].iter_mut().enumerate() {
@@ -2708,8 +2708,8 @@ mod tests {
     fn result_bins_are_army_result() {
         let mut checked = 0;
         for mirrored in [false, true] {
-            let mut battle = crate::scenarios::ratio_line(
-                crate::scenarios::RATIO_LINE,
+            let mut battle = crate::systems::ratio::scenarios::ratio_line(
+                crate::systems::ratio::scenarios::RATIO_LINE,
                 2,
                 0,
                 ReservePolicy::Rescue,

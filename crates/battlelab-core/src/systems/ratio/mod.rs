@@ -53,6 +53,8 @@
 //! ```
 
 pub mod battle;
+#[doc(hidden)]
+pub mod scenarios;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -755,7 +755,7 @@ mod tests {
     #[test]
     fn faces_wait_until_the_fold_and_one_fold_is_a_fold_each_block() {
         use crate::sim::Histogram;
-        let states = crate::scenarios::setup_map();
+        let states = crate::systems::setup::scenarios::setup_map();
         let one = CoalitionMap::new(&states, 0);
         let offsets = [0, 400, 800, 1200, 1600, 2000, 2400];
         let n = 65_536;

@@ -23,6 +23,8 @@
 //! ```
 
 pub mod map;
+#[doc(hidden)]
+pub mod scenarios;
 
 use std::path::{Path, PathBuf};
 

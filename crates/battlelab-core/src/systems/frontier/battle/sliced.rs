@@ -1190,7 +1190,7 @@ mod tests {
     /// kernel takes.
     fn sliced_battles(seed: u64, n: usize) -> Vec<FrontierCombat> {
         let mut g = DiceStream::for_block(seed, 0);
-        let mut battles = vec![crate::scenarios::frontier_six_stacks()];
+        let mut battles = vec![crate::systems::frontier::scenarios::frontier_six_stacks()];
         while battles.len() < n {
             battles.extend(random_battle_in_one_row(&mut g));
         }

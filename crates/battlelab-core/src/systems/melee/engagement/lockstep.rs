@@ -1649,7 +1649,9 @@ mod tests {
             )
             .chain([(
                 false,
-                crate::scenarios::melee_surrounded().engagement.clone(),
+                crate::systems::melee::scenarios::melee_surrounded()
+                    .engagement
+                    .clone(),
             )])
             .collect();
         for (case, (is_duel, engagement)) in cases.iter().enumerate() {
@@ -1782,8 +1784,8 @@ mod tests {
         let mut bits_seen = [false; 1 + super::super::MAX_TABLE_BITS as usize];
         let wide = Engagement::one_on_one(unit(30, 24, 3, 3, 3), unit(30, 22, 4, 3, 3));
         for combat in [
-            crate::scenarios::melee_duel(),
-            crate::scenarios::melee_surrounded(),
+            crate::systems::melee::scenarios::melee_duel(),
+            crate::systems::melee::scenarios::melee_surrounded(),
             MeleeCombat::new(wide).expect("a valid engagement"),
         ] {
             let t = &combat.fast;
@@ -1911,11 +1913,11 @@ mod tests {
     /// The bench duel goes all at once, and its table is what the docs say.
     #[test]
     fn the_bench_duel_is_swept() {
-        let combat = crate::scenarios::melee_duel();
+        let combat = crate::systems::melee::scenarios::melee_duel();
         let duel = Duel::new(&combat).expect("a duel the sweeps take");
         assert_eq!(duel.keys.slots(), 15_876);
         assert!(duel.keys.worth(65_536) && !duel.keys.worth(3_968) && duel.keys.worth(3_969));
-        let surrounded = crate::scenarios::melee_surrounded();
+        let surrounded = crate::systems::melee::scenarios::melee_surrounded();
         assert!(Duel::new(&surrounded).is_none());
         let several = Several::new(&surrounded).expect("several units the sweeps take");
         assert!(several.keys.worth(65_536));

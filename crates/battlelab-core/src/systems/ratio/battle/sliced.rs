@@ -1376,7 +1376,7 @@ mod tests {
     };
     use super::*;
     use crate::dice::planes::face;
-    use crate::scenarios::{ratio_line, RATIO_LINE};
+    use crate::systems::ratio::scenarios::{ratio_line, RATIO_LINE};
 
     /// A sweep's faces by slot, its combats' states and its battles' ends.
     #[derive(Default)]
