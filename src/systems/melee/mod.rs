@@ -13,6 +13,7 @@ use crate::report::rulebook::{Cell, NumberFormat, Rulebook, Table};
 use crate::report::{self, Charts, ReportError};
 use crate::stats::percentages_summing_to_100;
 use battlelab_core::systems::melee::engagement::{EngagementEnd, PhaseOdds};
+use battlelab_core::systems::melee::ratings::{cost_verdict, elo, mean_score, RoundRobinTable};
 
 impl crate::pipeline::SystemReport for MeleeStudy {
     fn extras(
