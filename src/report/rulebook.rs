@@ -24,6 +24,15 @@ use crate::stats::{rounded_percentages, rounded_percentages_exact, units_text, R
 /// The spreadsheet beside `tables.md`.
 pub const XLSX: &str = "tables.xlsx";
 
+/// A DRM as printed: `+1`, `0`, `-2`.
+pub fn signed(v: i32) -> String {
+    if v > 0 {
+        format!("+{v}")
+    } else {
+        v.to_string()
+    }
+}
+
 /// How a number cell prints in `tables.xlsx` (its Markdown text is [`Cell::shown`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NumberFormat {

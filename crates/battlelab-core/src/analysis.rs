@@ -14,7 +14,6 @@ use std::path::Path;
 use toml::Spanned;
 
 use crate::limits;
-use crate::rules::crt::OddsColumn;
 
 /// Trials per grid point when the file gives none.
 pub const DEFAULT_TRIALS: u64 = 1_000_000;
@@ -45,24 +44,8 @@ pub const SYSTEMS: [&str; 13] = [
     "frontier",
 ];
 
-/// Why an analysis file was refused.
-#[derive(Debug, thiserror::Error)]
-pub enum AnalysisError {
-    #[error("cannot read analysis file {file}")]
-    Read {
-        file: String,
-        source: std::io::Error,
-    },
-    #[error("{file}: {}", limits::tidy(message))]
-    Syntax { file: String, message: String },
-    #[error("{file}{}: field `{}`: {}", line.map(|l| format!(", line {l}")).unwrap_or_default(), limits::tidy(field), limits::tidy(message))]
-    Invalid {
-        file: String,
-        line: Option<usize>,
-        field: String,
-        message: String,
-    },
-}
+// Defined with the reading of the file that first refuses it; used here under its old path.
+pub use crate::toml_input::AnalysisError;
 
 /// One value a sweep axis (or an extra axis of a plan) takes.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -283,7 +266,7 @@ fn axis_values(parameter: &str, value: &toml::Value) -> Result<Vec<AxisValue>, S
                 let text = v
                     .as_str()
                     .ok_or("odds are written as strings, e.g. \"3:2\"")?;
-                OddsColumn::parse_ratio(text)
+                crate::rules::parse_odds_ratio(text)
                     .filter(|(l, s)| l >= s)
                     .map(|(larger, smaller)| AxisValue::Odds { larger, smaller })
                     .ok_or(format!(

@@ -538,10 +538,10 @@ pub struct ValueDoc {
 pub fn systems() -> Vec<SystemDoc> {
     use crate::systems::*;
     let mut docs = vec![field::DOC];
-    docs.extend(tables::DOCS);
+    docs.extend(d6_tables::DOCS);
     docs.extend([
         setup::DOC,
-        naval::DOC,
+        naval_engagement::DOC,
         ratio::DOC,
         melee::DOC,
         frontier::DOC,

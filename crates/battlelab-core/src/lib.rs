@@ -17,6 +17,7 @@ pub mod exact;
 pub mod interrupt;
 pub mod keys;
 pub mod limits;
+pub mod matrix_game;
 pub mod rules;
 #[doc(hidden)]
 pub mod scenarios;
