@@ -30,5 +30,6 @@ pub use report::{chart, frame, output, pipeline};
 
 // The core, under the paths the reports and the command line have always used.
 pub use battlelab_core::{
-    analysis, dice, engine, exact, interrupt, keys, limits, one_roll, rules, sim, stats, toml_input,
+    analysis, dice, engine, exact, interrupt, keys, limits, matrix_game, one_roll, sim, stats,
+    toml_input,
 };

@@ -11,7 +11,7 @@ use std::fmt::Write;
 use serde_json::json;
 
 pub use battlelab_core::one_roll::{
-    signed, ExpectationRow, OutcomeRow, TableError, TableReport, TableSection,
+    ExpectationRow, OutcomeRow, TableError, TableReport, TableSection,
 };
 
 /// Turns a [`TableReport`] into one output format.

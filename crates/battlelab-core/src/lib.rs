@@ -18,6 +18,7 @@ pub mod exact;
 pub mod interrupt;
 pub mod keys;
 pub mod limits;
+pub mod matrix_game;
 pub mod one_roll;
 pub mod rules;
 #[doc(hidden)]

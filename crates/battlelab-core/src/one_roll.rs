@@ -3,7 +3,7 @@
 //!
 //! Why this module exists: `battlelab table …` answers "what does one roll on this table
 //! do?" for every table of every system through one path. A system declares each of its
-//! one-roll tables beside its own code (`systems::<name>_one_roll`) as a
+//! one-roll tables beside its own code (`systems::<name>::one_roll`) as a
 //! [`OneRollTable`]: the subcommand's name and about line, its parameters ([`Param`]: the
 //! analysis file's word, type, range, default, help) and a function from validated values
 //! to a [`PreparedTable`] — a [`System`] of one or two runs. The command line builds its
@@ -32,7 +32,7 @@ pub enum TableError {
         "--odds {given}: not odds L:S with L ≥ S; the CRT's columns are {allowed}, and a ratio between or past them is read as the rules' odds rounding reads it (write L:S, e.g. 5:2)"
     )]
     UnknownOdds { given: String, allowed: String },
-    #[error("--smaller-sp {0}: the smaller force's strength must be 1 to {max}", max = crate::rules::crt::MAX_SP)]
+    #[error("--smaller-sp {0}: the smaller force's strength must be 1 to {max}", max = crate::systems::field::battle::MAX_SP)]
     SmallerSp(u32),
     #[error("--trials 0: give at least 1 trial, or leave --trials out for the exact table only")]
     ZeroTrials,

@@ -1,26 +1,20 @@
-//! The rules systems, one module each: its analysis keys (parsed and validated once into
-//! plain data) and its [`crate::engine::System`] implementation — the plan of runs, the
-//! kernel per block, exact results, outcomes and distributions.
-//!
-//! Each system also declares its one-roll tables (`battlelab table …`) in a module of its
-//! own beside it, `<name>_one_roll`; [`one_roll_tables`] lists them all.
+//! The rules systems, one folder each: its rules (the printed tables and their kernels,
+//! exact enumerations and fast forms), its analysis keys (parsed and validated once into
+//! plain data), its [`crate::engine::System`] implementation — the plan of runs, the
+//! kernel per block, exact results, outcomes and distributions —, the battles its
+//! benches time, and the one-roll tables it declares (`battlelab table …`: its `one_roll`
+//! module; [`one_roll_tables`] lists them all).
 //!
 //! The reports built on them (frames beyond the shared ones, charts, rulebook tables) are
 //! in the `battlelab` crate's `systems` modules of the same names.
 
+pub mod d6_tables;
 pub mod field;
-pub mod field_one_roll;
 pub mod frontier;
-pub mod frontier_one_roll;
 pub mod melee;
-pub mod melee_one_roll;
-pub mod naval;
+pub mod naval_engagement;
 pub mod ratio;
-pub mod ratio_one_roll;
 pub mod setup;
-pub mod setup_one_roll;
-pub mod tables;
-pub mod tables_one_roll;
 
 use crate::one_roll::OneRollTable;
 
@@ -28,12 +22,12 @@ use crate::one_roll::OneRollTable;
 /// lists them: the subcommands of `table` are built from this list.
 pub fn one_roll_tables() -> impl Iterator<Item = &'static OneRollTable> {
     [
-        field_one_roll::TABLES,
-        tables_one_roll::TABLES,
-        setup_one_roll::TABLES,
-        ratio_one_roll::TABLES,
-        melee_one_roll::TABLES,
-        frontier_one_roll::TABLES,
+        field::one_roll::TABLES,
+        d6_tables::one_roll::TABLES,
+        setup::one_roll::TABLES,
+        ratio::one_roll::TABLES,
+        melee::one_roll::TABLES,
+        frontier::one_roll::TABLES,
     ]
     .into_iter()
     .flatten()
