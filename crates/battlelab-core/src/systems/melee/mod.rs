@@ -411,6 +411,13 @@ const MELEE_KEYS: &[KeyDoc] = &[
     ),
 ];
 
+/// This system in [`crate::systems::REGISTRY`].
+pub const REGISTRATION: crate::systems::Registration = crate::systems::Registration {
+    folder: "melee",
+    docs: &[DOC],
+    benches: &["melee"],
+};
+
 /// `battlelab keys` and `battlelab new` for melee studies.
 pub const DOC: SystemDoc = SystemDoc {
     name: "melee",

@@ -465,6 +465,13 @@ const RATIO_KEYS: &[KeyDoc] = &[
     ),
 ];
 
+/// This system in [`crate::systems::REGISTRY`].
+pub const REGISTRATION: crate::systems::Registration = crate::systems::Registration {
+    folder: "ratio",
+    docs: &[DOC],
+    benches: &["ratio"],
+};
+
 /// `battlelab keys` and `battlelab new` for ratio battles.
 pub const DOC: SystemDoc = SystemDoc {
     name: "ratio",
