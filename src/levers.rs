@@ -95,7 +95,7 @@ pub struct SystemLevers {
 fn catalog() -> &'static [SystemLevers] {
     static CATALOG: std::sync::OnceLock<Vec<SystemLevers>> = std::sync::OnceLock::new();
     CATALOG.get_or_init(|| {
-        battlelab_core::keys::systems()
+        battlelab_core::systems::docs()
             .iter()
             .filter_map(SystemLevers::of_doc)
             .collect()
@@ -1026,7 +1026,7 @@ mod tests {
     fn every_lever_is_a_documented_key_searched_within_its_range() {
         use battlelab_core::keys::{self, Ty};
         let mut priced = 0;
-        for doc in keys::systems() {
+        for doc in battlelab_core::systems::docs() {
             let levers: Vec<&Lever> = of(doc.name).map_or(vec![], |s| s.levers.iter().collect());
             let marked = doc.keys().filter(|k| k.lever.is_some()).count();
             assert_eq!(marked == 0, levers.is_empty(), "{}", doc.name);
@@ -1078,7 +1078,7 @@ mod tests {
 
     #[test]
     fn a_side_lever_names_its_own_side_only() {
-        for doc in battlelab_core::keys::systems() {
+        for doc in battlelab_core::systems::docs() {
             for lever in of(doc.name).map_or(&[][..], |s| s.levers) {
                 let Some((side, _)) = lever
                     .name

@@ -96,14 +96,14 @@ fn starter(doc: &SystemDoc) -> toml::Table {
 
 #[test]
 fn every_starting_file_validates() {
-    for doc in keys::systems() {
+    for doc in battlelab_core::systems::docs() {
         check(doc.starter).unwrap_or_else(|e| panic!("{}'s starting file: {e}", doc.name));
     }
 }
 
 #[test]
 fn a_every_documented_key_is_accepted_by_its_parser() {
-    for doc in keys::systems() {
+    for doc in battlelab_core::systems::docs() {
         for row in doc.rows() {
             // [value] is read by `battlelab value` (its own test below).
             if row.path.starts_with("[value]") || row.doc.example.is_empty() {
@@ -134,7 +134,7 @@ fn a_value_keys_are_accepted_by_the_value_command() {
     let dir = tempfile::tempdir().unwrap();
     let text = format!(
         "{}\n[value]\nmodifiers = [\"a.drm+1\"]\nheadline = \"a_wins\"\nreference = {{ odds = \"3:2\" }}\n",
-        keys::system("field").unwrap().starter
+        battlelab_core::systems::doc("field").unwrap().starter
     );
     std::fs::write(dir.path().join("v.toml"), text).unwrap();
     let (code, _, stderr) = common::battlelab(
@@ -154,7 +154,7 @@ fn files_to_document() -> Vec<PathBuf> {
 
 fn system_of(table: &toml::Table) -> SystemDoc {
     let name = table["system"].as_str().expect("system = \"…\"");
-    keys::system(name).unwrap_or_else(|| panic!("no key table for {name}"))
+    battlelab_core::systems::doc(name).unwrap_or_else(|| panic!("no key table for {name}"))
 }
 
 #[test]
@@ -171,7 +171,7 @@ fn b_every_key_of_every_shipped_file_is_documented() {
             file.display()
         );
     }
-    for doc in keys::systems() {
+    for doc in battlelab_core::systems::docs() {
         assert_eq!(doc.undocumented(&starter(&doc)), Vec::<String>::new());
     }
 }
@@ -193,7 +193,7 @@ fn closed_tables(node: &Node, prefix: &mut Vec<keys::Segment>, out: &mut Vec<Vec
 
 #[test]
 fn c_an_undocumented_key_is_refused_in_every_table() {
-    for doc in keys::systems() {
+    for doc in battlelab_core::systems::docs() {
         let mut tables = Vec::new();
         closed_tables(&doc.tree(), &mut Vec::new(), &mut tables);
         for table_path in tables {
@@ -223,7 +223,7 @@ fn c_an_undocumented_key_is_refused_in_every_table() {
 #[test]
 fn c_a_misspelt_key_exits_2_for_every_system() {
     let dir = tempfile::tempdir().unwrap();
-    for doc in keys::systems() {
+    for doc in battlelab_core::systems::docs() {
         let name = format!("{}_misspelt.toml", doc.name);
         std::fs::write(
             dir.path().join(&name),
@@ -246,14 +246,18 @@ fn documented_sweeps_are_the_parsers_sweeps() {
         ("melee", &s::melee::PARAMETERS),
     ];
     for (name, parameters) in cases {
-        let mut documented = keys::system(name).unwrap().sweep_parameters();
+        let mut documented = battlelab_core::systems::doc(name)
+            .unwrap()
+            .sweep_parameters();
         let mut expected: Vec<String> = parameters.iter().map(|p| p.to_string()).collect();
         documented.sort();
         expected.sort();
         assert_eq!(documented, expected, "{name}");
     }
     for name in battlelab_core::systems::d6_tables::lookup::D6Table::NAMES {
-        let mut documented = keys::system(name).unwrap().sweep_parameters();
+        let mut documented = battlelab_core::systems::doc(name)
+            .unwrap()
+            .sweep_parameters();
         let mut expected: Vec<String> = s::d6_tables::parameters(name)
             .iter()
             .map(|p| p.to_string())
@@ -266,14 +270,14 @@ fn documented_sweeps_are_the_parsers_sweeps() {
 
 #[test]
 fn rows_spell_out_sides_sweeps_and_variants() {
-    let rows = keys::system("field").unwrap().rows();
+    let rows = battlelab_core::systems::doc("field").unwrap().rows();
     let has =
         |path: &str, origin: Origin| rows.iter().any(|r| r.path == path && r.origin == origin);
     assert!(has("side.a.sp", Origin::Key));
     assert!(has("side.b.tactic", Origin::Key));
     assert!(has("sweep.a.sp", Origin::Sweep));
     assert!(has("[[variant]].rules.drm_cap", Origin::Variant));
-    let melee = keys::system("melee").unwrap().rows();
+    let melee = battlelab_core::systems::doc("melee").unwrap().rows();
     assert!(melee
         .iter()
         .any(|r| r.path == "[[variant]].a.skill" && r.origin == Origin::Variant));
@@ -284,7 +288,7 @@ fn rows_spell_out_sides_sweeps_and_variants() {
 #[test]
 fn new_validates_and_runs_for_every_system() {
     let dir = tempfile::tempdir().unwrap();
-    for doc in keys::systems() {
+    for doc in battlelab_core::systems::docs() {
         let (code, _, stderr) = common::battlelab(dir.path(), &["new", doc.name]);
         assert_eq!(code, Some(0), "new {}: {stderr}", doc.name);
         let file = format!("{}.toml", doc.name);
@@ -334,7 +338,7 @@ fn keys_prints_text_markdown_and_json() {
     let dir = tempfile::tempdir().unwrap();
     let (code, text, _) = common::battlelab(dir.path(), &["keys"]);
     assert_eq!(code, Some(0));
-    for doc in keys::systems() {
+    for doc in battlelab_core::systems::docs() {
         assert!(text.contains(doc.name), "{text}");
     }
     let (code, text, _) = common::battlelab(dir.path(), &["keys", "field"]);
@@ -351,7 +355,13 @@ fn keys_prints_text_markdown_and_json() {
     let json: Value = serde_json::from_str(&json).unwrap();
     assert_eq!(json["system"], "ratio");
     let n = json["keys"].as_array().unwrap().len();
-    assert_eq!(n, keys::system("ratio").unwrap().keys().count());
+    assert_eq!(
+        n,
+        battlelab_core::systems::doc("ratio")
+            .unwrap()
+            .keys()
+            .count()
+    );
     let (code, _, stderr) = common::battlelab(dir.path(), &["keys", "chess"]);
     assert_eq!(code, Some(2), "{stderr}");
 }
@@ -480,7 +490,7 @@ fn the_validator_knows_its_subset() {
 #[test]
 fn the_schema_accepts_every_shipped_file_and_refuses_a_misspelt_key() {
     let dir = tempfile::tempdir().unwrap();
-    for doc in keys::systems() {
+    for doc in battlelab_core::systems::docs() {
         let (code, text, stderr) = common::battlelab(dir.path(), &["schema", doc.name]);
         assert_eq!(code, Some(0), "{stderr}");
         let schema: Value = serde_json::from_str(&text).unwrap();

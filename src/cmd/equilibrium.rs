@@ -21,7 +21,7 @@ use polars::prelude::*;
 use rayon::prelude::*;
 use serde_json::{json, Map, Value};
 
-use battlelab::analysis::{AxisValue, SYSTEMS};
+use battlelab::analysis::AxisValue;
 use battlelab::report::{self, ReportError};
 use battlelab::sim::Interrupted;
 use battlelab::systems::field::FieldStudy;
@@ -60,7 +60,9 @@ pub fn equilibrium(args: EquilibriumArgs) -> Result<()> {
     let system = toml::from_str::<SystemOnly>(&text)
         .ok()
         .and_then(|s| s.system);
-    if let Some(system) = system.filter(|s| s != "field" && SYSTEMS.contains(&s.as_str())) {
+    if let Some(system) =
+        system.filter(|s| s != "field" && battlelab_core::systems::names().contains(&s.as_str()))
+    {
         bail!(usage(format!(
             "{}: system \"{system}\" has no simultaneous tactic choice to solve; battlelab equilibrium is for field battles (system = \"field\", docs/systems/field.md)",
             args.file.display()

@@ -8,14 +8,17 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde_json::json;
 
-use battlelab::keys::{self, KeyDoc, SystemDoc};
+use battlelab::keys::{KeyDoc, SystemDoc};
 
 use super::{emit, print_out, usage};
 use crate::cli::{KeysArgs, KeysFormat, NewArgs};
 
 fn system_doc(name: &str) -> Result<SystemDoc> {
-    keys::system(name).ok_or_else(|| {
-        let names: Vec<_> = keys::systems().iter().map(|d| d.name).collect();
+    battlelab_core::systems::doc(name).ok_or_else(|| {
+        let names: Vec<_> = battlelab_core::systems::docs()
+            .iter()
+            .map(|d| d.name)
+            .collect();
         usage(format!(
             "unknown system \"{}\"; allowed: {}",
             battlelab::limits::echo(name),
@@ -94,7 +97,7 @@ fn markdown(rows: &[Vec<String>]) -> String {
 /// `battlelab keys [SYSTEM]`.
 pub fn keys(args: KeysArgs) -> Result<()> {
     let Some(name) = args.system else {
-        let systems = keys::systems();
+        let systems = battlelab_core::systems::docs();
         let text = match args.format {
             KeysFormat::Json => {
                 let list: Vec<_> = systems

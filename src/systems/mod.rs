@@ -3,8 +3,10 @@
 //!
 //! Why this module exists: the commands (`run`, `validate`, shards and `merge`) are
 //! written once, against [`Study`] — an object-safe view of any [`System`] with a report
-//! — and the list of systems is one table, [`REGISTRY`]. Adding a system is one row here
-//! and one `System` + `SystemReport` implementation; no command changes. Dynamic dispatch
+//! — and the systems are the core's [`battlelab_core::systems::REGISTRY`], each paired
+//! here with its study type in [`REPORTS`] (a test holds the two lists row for row).
+//! Adding a system is its folder (core and report), one registration row in each list
+//! and no command change. Dynamic dispatch
 //! happens once per command, never in a hot loop: the blanket implementation below calls
 //! the engine's generic driver, which is monomorphised for each system.
 
@@ -25,7 +27,7 @@ use crate::engine::{Header, Plan, System};
 use crate::pipeline::{self, RunInfo, SystemReport};
 use crate::report::{self, ReportError};
 use crate::sim::{Histogram, Interrupted, RunControl, BLOCK_TRIALS};
-use battlelab_core::systems::d6_tables::lookup::D6Table;
+use battlelab_core::systems::{self as core_systems, Registration};
 use d6_tables::D6TableStudy;
 use field::FieldStudy;
 use frontier::FrontierStudy;
@@ -509,21 +511,37 @@ fn boxed<S: Study + 'static>(
     study.map(|s| Box::new(s) as Box<dyn Study>)
 }
 
-/// Every system: the `system = "…"` names it answers to, and its parser. Field battles
-/// come last: they also report a missing or unknown system.
-pub const REGISTRY: [(&[&str], Parse); 7] = [
-    (&D6Table::NAMES, |p, t| boxed(D6TableStudy::parse(p, t))),
-    (&["setup"], |p, t| boxed(SetupStudy::parse(p, t))),
-    (&["naval_engagement"], |p, t| {
+/// Each registered system's study type, in the order of
+/// [`battlelab_core::systems::REGISTRY`]: the core registration and the parser that
+/// makes a [`Study`] of it (the type that pairs its `System` with its `SystemReport`).
+/// A test holds this list to the core's, row for row.
+pub const REPORTS: [(&Registration, Parse); 7] = [
+    (&core_systems::field::REGISTRATION, |p, t| {
+        boxed(FieldStudy::parse(p, t))
+    }),
+    (&core_systems::d6_tables::REGISTRATION, |p, t| {
+        boxed(D6TableStudy::parse(p, t))
+    }),
+    (&core_systems::setup::REGISTRATION, |p, t| {
+        boxed(SetupStudy::parse(p, t))
+    }),
+    (&core_systems::naval_engagement::REGISTRATION, |p, t| {
         boxed(NavalEngagementStudy::parse(p, t))
     }),
-    (&["ratio"], |p, t| boxed(RatioStudy::parse(p, t))),
-    (&["frontier"], |p, t| boxed(FrontierStudy::parse(p, t))),
-    (&["melee"], |p, t| boxed(MeleeStudy::parse(p, t))),
-    (&["field"], |p, t| boxed(FieldStudy::parse(p, t))),
+    (&core_systems::ratio::REGISTRATION, |p, t| {
+        boxed(RatioStudy::parse(p, t))
+    }),
+    (&core_systems::melee::REGISTRATION, |p, t| {
+        boxed(MeleeStudy::parse(p, t))
+    }),
+    (&core_systems::frontier::REGISTRATION, |p, t| {
+        boxed(FrontierStudy::parse(p, t))
+    }),
 ];
 
-/// Validates analysis text of any system; `path` names it in errors.
+/// Validates analysis text of any system; `path` names it in errors. A file naming no
+/// system, or one no registration answers to, goes to the first (field battles), whose
+/// parser names the fault and the systems there are.
 pub fn parse(path: &Path, text: &str) -> Result<Box<dyn Study>, AnalysisError> {
     #[derive(serde::Deserialize)]
     struct SystemOnly {
@@ -532,10 +550,14 @@ pub fn parse(path: &Path, text: &str) -> Result<Box<dyn Study>, AnalysisError> {
     let system = toml::from_str::<SystemOnly>(text)
         .ok()
         .and_then(|s| s.system);
-    let (_, parse) = REGISTRY
+    let (_, parse) = REPORTS
         .iter()
-        .find(|(names, _)| system.as_deref().is_some_and(|s| names.contains(&s)))
-        .unwrap_or(&REGISTRY[REGISTRY.len() - 1]);
+        .find(|(registration, _)| {
+            system
+                .as_deref()
+                .is_some_and(|s| registration.docs.iter().any(|d| d.name == s))
+        })
+        .unwrap_or(&REPORTS[0]);
     parse(path, text)
 }
 
@@ -645,5 +667,21 @@ mod tests {
                 .starts_with("s3: its counts of run 1 carry a sum"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn every_registered_system_has_its_report_and_reads_its_own_starter_file() {
+        assert_eq!(REPORTS.len(), core_systems::REGISTRY.len());
+        for ((registration, _), core) in REPORTS.iter().zip(&core_systems::REGISTRY) {
+            assert_eq!(
+                registration.folder, core.folder,
+                "REPORTS is in REGISTRY's order"
+            );
+            for doc in registration.docs {
+                let study = parse(Path::new("starter.toml"), doc.starter)
+                    .unwrap_or_else(|e| panic!("{}: its starter file: {e}", doc.name));
+                assert_eq!(study.header().system, doc.name);
+            }
+        }
     }
 }

@@ -27,23 +27,6 @@ pub use crate::limits::MAX_TRIALS;
 /// Most grid points × variants one analysis may hold.
 pub const MAX_RUNS: usize = 10_000;
 
-/// Systems an analysis file can name.
-pub const SYSTEMS: [&str; 13] = [
-    "field",
-    "attrition",
-    "march",
-    "naval",
-    "blockade",
-    "pursuit",
-    "transport",
-    "storm",
-    "setup",
-    "naval_engagement",
-    "ratio",
-    "melee",
-    "frontier",
-];
-
 // Defined with the reading of the file that first refuses it; used here under its old path.
 pub use crate::toml_input::AnalysisError;
 

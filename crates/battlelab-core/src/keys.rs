@@ -534,40 +534,6 @@ pub struct ValueDoc {
     pub odds_columns: Option<fn(&toml::Table, &str) -> Vec<(u32, u32)>>,
 }
 
-/// Every system, in [`crate::analysis::SYSTEMS`] order.
-pub fn systems() -> Vec<SystemDoc> {
-    use crate::systems::*;
-    let mut docs = vec![field::DOC];
-    docs.extend(d6_tables::DOCS);
-    docs.extend([
-        setup::DOC,
-        naval_engagement::DOC,
-        ratio::DOC,
-        melee::DOC,
-        frontier::DOC,
-    ]);
-    docs
-}
-
-/// Every key a file of some system may hold at its top level, in documentation order
-/// (what a file without `system` is checked against).
-pub fn top_level_keys() -> Vec<String> {
-    let mut keys: Vec<String> = Vec::new();
-    for doc in systems() {
-        for (segment, _) in doc.tree().children {
-            if !segment.is_placeholder() && !keys.contains(&segment.name) {
-                keys.push(segment.name);
-            }
-        }
-    }
-    keys
-}
-
-/// The documentation of one system.
-pub fn system(name: &str) -> Option<SystemDoc> {
-    systems().into_iter().find(|d| d.name == name)
-}
-
 /// One documented key as a row: its path, and where it came from.
 #[derive(Clone, Debug)]
 pub struct Row {
@@ -854,11 +820,5 @@ mod tests {
         assert_eq!(s[2].name, "lanes");
         assert_eq!(s[2].arrays, 2);
         assert_eq!(segments("[value].headline")[0].arrays, 0);
-    }
-
-    #[test]
-    fn every_system_is_documented_once() {
-        let names: Vec<_> = systems().iter().map(|d| d.name).collect();
-        assert_eq!(names, crate::analysis::SYSTEMS);
     }
 }

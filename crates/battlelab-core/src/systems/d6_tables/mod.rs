@@ -304,6 +304,14 @@ const TURNS_SET_SP: &[SetBy] = &[SetBy {
     instead: "read the single-roll runs (turns unset), or move turns.sp in the file",
 }];
 
+/// This system in [`crate::systems::REGISTRY`].
+pub const REGISTRATION: crate::systems::Registration = crate::systems::Registration {
+    folder: "d6_tables",
+    docs: &DOCS,
+    benches: &["strategic"],
+    one_roll: one_roll::TABLES,
+};
+
 /// `battlelab keys` and `battlelab new` for the seven d6 tables, in [`D6Table::NAMES`]
 /// order.
 pub const DOCS: [SystemDoc; 7] = [

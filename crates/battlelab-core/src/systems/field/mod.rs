@@ -121,7 +121,7 @@ use toml::Spanned;
 
 use crate::analysis::{
     check_grid_size, grid, header, sweep_axes, variant_name, AnalysisError, AxisValue, Source,
-    SweepAxis, TableFormat, SYSTEMS,
+    SweepAxis, TableFormat,
 };
 use crate::engine::headline::{Headline, Match};
 use crate::keys::{self, key, KeyDoc, PricedAt, SetBy, SystemDoc, Ty, ValueDoc, REQUIRED};
@@ -384,6 +384,14 @@ const PAYOFF_LIST_WORDS: [&str; 12] = [
     "round limit",
 ];
 
+/// This system in [`crate::systems::REGISTRY`].
+pub const REGISTRATION: crate::systems::Registration = crate::systems::Registration {
+    folder: "field",
+    docs: &[DOC],
+    benches: &["crt", "field"],
+    one_roll: one_roll::TABLES,
+};
+
 /// `battlelab keys` and `battlelab new` for field battles.
 pub const DOC: SystemDoc = SystemDoc {
     name: "field",
@@ -481,7 +489,7 @@ rules = { drm_cap = 3 }
 /// error naming it, its line, the keys allowed and the closest of them.
 fn unknown_top_level_key(source: &Source) -> Option<AnalysisError> {
     let document = toml::de::DeTable::parse(source.text).ok()?;
-    let allowed = crate::keys::top_level_keys();
+    let allowed = crate::systems::top_level_keys();
     let (key, _) = document
         .get_ref()
         .iter()
@@ -522,13 +530,13 @@ impl FieldStudy {
                 "system",
                 format!(
                     "missing; say which rules system to run, one of: {}",
-                    SYSTEMS.join(", ")
+                    crate::systems::names().join(", ")
                 ),
             ));
         };
         match system.get_ref().as_str() {
             "field" => {}
-            other if SYSTEMS.contains(&other) => {
+            other if crate::systems::names().contains(&other) => {
                 return Err(source.error(
                     &system,
                     "system",
@@ -541,7 +549,7 @@ impl FieldStudy {
                     "system",
                     format!(
                         "unknown system \"{other}\"; allowed: {}",
-                        SYSTEMS.join(", ")
+                        crate::systems::names().join(", ")
                     ),
                 ))
             }

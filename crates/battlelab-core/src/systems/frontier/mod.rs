@@ -206,6 +206,14 @@ const FRONTIER_KEYS: &[KeyDoc] = &[
     key("sensitivity.surprise", Ty::Bool, "false", "extra runs: none, A won surprise, B won surprise", "true"),
 ];
 
+/// This system in [`crate::systems::REGISTRY`].
+pub const REGISTRATION: crate::systems::Registration = crate::systems::Registration {
+    folder: "frontier",
+    docs: &[DOC],
+    benches: &["frontier"],
+    one_roll: one_roll::TABLES,
+};
+
 /// `battlelab keys` and `battlelab new` for frontier quick battles.
 pub const DOC: SystemDoc = SystemDoc {
     name: "frontier",

@@ -412,6 +412,14 @@ const MELEE_KEYS: &[KeyDoc] = &[
     ),
 ];
 
+/// This system in [`crate::systems::REGISTRY`].
+pub const REGISTRATION: crate::systems::Registration = crate::systems::Registration {
+    folder: "melee",
+    docs: &[DOC],
+    benches: &["melee"],
+    one_roll: one_roll::TABLES,
+};
+
 /// `battlelab keys` and `battlelab new` for melee studies.
 pub const DOC: SystemDoc = SystemDoc {
     name: "melee",

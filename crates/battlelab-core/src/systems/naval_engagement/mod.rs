@@ -152,6 +152,14 @@ const NAVAL_KEYS: &[KeyDoc] = &[
     key("[[variant]].description", Ty::Text, "none", "what the variant changes", "\"as printed\""),
 ];
 
+/// This system in [`crate::systems::REGISTRY`].
+pub const REGISTRATION: crate::systems::Registration = crate::systems::Registration {
+    folder: "naval_engagement",
+    docs: &[DOC],
+    benches: &["strategic"],
+    one_roll: &[],
+};
+
 /// `battlelab keys` and `battlelab new` for naval engagements.
 pub const DOC: SystemDoc = SystemDoc {
     name: "naval_engagement",

@@ -466,6 +466,14 @@ const RATIO_KEYS: &[KeyDoc] = &[
     ),
 ];
 
+/// This system in [`crate::systems::REGISTRY`].
+pub const REGISTRATION: crate::systems::Registration = crate::systems::Registration {
+    folder: "ratio",
+    docs: &[DOC],
+    benches: &["ratio"],
+    one_roll: one_roll::TABLES,
+};
+
 /// `battlelab keys` and `battlelab new` for ratio battles.
 pub const DOC: SystemDoc = SystemDoc {
     name: "ratio",

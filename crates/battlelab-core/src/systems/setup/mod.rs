@@ -120,6 +120,14 @@ const SETUP_KEYS: &[KeyDoc] = &[
     ),
 ];
 
+/// This system in [`crate::systems::REGISTRY`].
+pub const REGISTRATION: crate::systems::Registration = crate::systems::Registration {
+    folder: "setup",
+    docs: &[DOC],
+    benches: &["strategic"],
+    one_roll: one_roll::TABLES,
+};
+
 /// `battlelab keys` and `battlelab new` for setup studies.
 pub const DOC: SystemDoc = SystemDoc {
     name: "setup",
