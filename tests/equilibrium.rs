@@ -511,10 +511,8 @@ fn words(source: &str) -> Vec<String> {
     let mut previous_lower = false;
     for c in source.chars() {
         let starts_word = c.is_ascii_uppercase() && previous_lower;
-        if !c.is_ascii_alphanumeric() || starts_word {
-            if !word.is_empty() {
-                words.push(std::mem::take(&mut word).to_ascii_lowercase());
-            }
+        if (!c.is_ascii_alphanumeric() || starts_word) && !word.is_empty() {
+            words.push(std::mem::take(&mut word).to_ascii_lowercase());
         }
         if c.is_ascii_alphanumeric() {
             word.push(c);
