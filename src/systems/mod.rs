@@ -21,6 +21,7 @@ pub mod setup;
 use std::path::{Path, PathBuf};
 
 use crate::analysis::AnalysisError;
+use crate::engine::choices::SimultaneousChoices;
 use crate::engine::driver::{self, PlanResults, Share};
 use crate::engine::shard::{self, ShardError, ShardIdentity};
 use crate::engine::{Header, Plan, System};
@@ -139,6 +140,9 @@ pub trait Study: Send + Sync {
         out: &Path,
         info: &RunInfo,
     ) -> Result<Vec<PathBuf>, RunError>;
+    /// The choices both sides make at once each round, where the system declares them
+    /// ([`System::simultaneous_choices`]; `None` by default): what `equilibrium` solves.
+    fn simultaneous_choices(&self) -> Option<&dyn SimultaneousChoices>;
 }
 
 impl<S: SystemReport + Send + Sync> Study for S {
@@ -152,6 +156,10 @@ impl<S: SystemReport + Send + Sync> Study for S {
 
     fn plan(&self) -> Plan {
         System::plan(self)
+    }
+
+    fn simultaneous_choices(&self) -> Option<&dyn SimultaneousChoices> {
+        System::simultaneous_choices(self)
     }
 
     fn run(

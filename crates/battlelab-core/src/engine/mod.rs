@@ -8,6 +8,7 @@
 //! A system's `simulate` is called once per block and is monomorphised: the hot loops are
 //! the kernels in [`crate::rules`], unchanged.
 
+pub mod choices;
 pub mod compare;
 pub mod driver;
 pub mod expect;
@@ -223,4 +224,10 @@ pub trait System: Sync {
     /// the outcomes this sums): what a shard's counts must total, the trials its blocks
     /// cover. Summed in `u128`, so that no count, however large, wraps the total.
     fn trials_counted(&self, run: usize, counts: &Self::Counts) -> u128;
+
+    /// The choices both sides make at once each round, where the system has them: what
+    /// `battlelab equilibrium` solves. `None` (the default): no simultaneous choice.
+    fn simultaneous_choices(&self) -> Option<&dyn choices::SimultaneousChoices> {
+        None
+    }
 }

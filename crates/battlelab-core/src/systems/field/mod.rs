@@ -105,6 +105,7 @@
 //! `†`); "fraction" and "in6" are refused.
 
 pub mod battle;
+pub mod choices;
 pub mod game;
 #[doc(hidden)]
 pub mod scenarios;
@@ -1516,6 +1517,11 @@ impl crate::engine::System for FieldStudy {
     /// Trials counted: every battle ends with one result.
     fn trials_counted(&self, _run: usize, counts: &Self::Counts) -> u128 {
         crate::sim::total(&counts.result)
+    }
+
+    /// Both sides pick a tactic at once each round ([`choices`]).
+    fn simultaneous_choices(&self) -> Option<&dyn crate::engine::choices::SimultaneousChoices> {
+        Some(self)
     }
 
     fn rules(&self) -> serde_json::Value {
