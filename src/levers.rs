@@ -855,7 +855,7 @@ pub fn select(
                 allowed.join(", ")
             ));
         };
-        let odds = battlelab_core::systems::field::battle::OddsColumn::parse_ratio(value);
+        let odds = battlelab_core::rules::parse_odds_ratio(value);
         let holds = |r: usize| match value_at(r) {
             AxisValue::Odds { larger, smaller } if key != "variant" => {
                 odds.is_some_and(|(l, s)| {

@@ -528,8 +528,8 @@ fn words(source: &str) -> Vec<String> {
 /// What in `source` ties it to one system: a system's name (or a word of it), a field
 /// battle's tactic, or a fixed count of seven choices.
 fn system_ties(source: &str) -> Vec<String> {
-    let mut names: Vec<&str> = battlelab::analysis::SYSTEMS
-        .iter()
+    let mut names: Vec<&str> = battlelab_core::systems::names()
+        .into_iter()
         .flat_map(|s| s.split('_'))
         .collect();
     names.extend(["tactic", "tactics"]);
