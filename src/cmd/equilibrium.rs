@@ -70,7 +70,7 @@ pub fn equilibrium(args: EquilibriumArgs) -> Result<()> {
         battlelab::output::check_target(
             out,
             &[&args.file],
-            &battlelab::output::Identity::new("equilibrium", &analysis.name),
+            &battlelab::output::Identity::new("equilibrium", &analysis.header.name),
             args.replace,
         )?;
     }
@@ -250,7 +250,7 @@ fn limited(e: &Equilibrium, side: usize) -> String {
 fn text_output(s: &Solved) -> String {
     let mut t = format!(
         "equilibrium of {}: payoff {} ({})\n",
-        s.analysis.path.display(),
+        s.analysis.header.path.display(),
         s.payoff.name(),
         payoff_meaning(&s.payoff)
     );
@@ -291,7 +291,7 @@ fn text_output(s: &Solved) -> String {
 fn markdown(s: &Solved) -> String {
     let mut t = format!(
         "# {} — equilibrium\n\nPayoff **{}** ({}). A tactic's shortfall is how much worse than the value it does for its side, played purely against the other side's optimal mix (0 for every tactic in the mix); – marks a tactic the side may not choose.\n",
-        s.analysis.name,
+        s.analysis.header.name,
         s.payoff.name(),
         payoff_meaning(&s.payoff)
     );
@@ -405,8 +405,8 @@ fn write_report(s: &Solved, out: &Path) -> Result<Vec<std::path::PathBuf>, Repor
             &json!({
                 "tool": "battlelab",
                 "kind": "equilibrium",
-                "name": s.analysis.name,
-                "analysis": s.analysis.path.display().to_string(),
+                "name": s.analysis.header.name,
+                "analysis": s.analysis.header.path.display().to_string(),
                 "payoff": s.payoff,
             }),
         )?;

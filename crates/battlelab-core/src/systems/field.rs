@@ -105,7 +105,7 @@
 //! `†`); "fraction" and "in6" are refused.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -113,9 +113,10 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::analysis::{
-    check_grid_size, grid, header, sweep_axes, variant_name, AnalysisError, AxisValue, Source,
-    SweepAxis, TableFormat, SYSTEMS,
+    check_grid_size, grid, sweep_axes, AnalysisError, AxisValue, Source, SweepAxis, TableFormat,
+    SYSTEMS,
 };
+use crate::header::{analysis_file, AnalysisHeader, TableFormats};
 use crate::keys::{self, key, KeyDoc, SystemDoc, Ty, REQUIRED};
 use crate::rules::crt::{
     self, ClcRow, FieldBattle, FieldCombat, FieldRules, Force, OddsColumn, OddsRounding,
@@ -177,14 +178,9 @@ pub struct Run {
 /// A validated analysis.
 #[derive(Clone, Debug)]
 pub struct Analysis {
-    pub path: PathBuf,
-    pub name: String,
-    pub description: Option<String>,
-    pub system: String,
-    pub seed: u64,
-    pub trials: u64,
-    /// Compute exact battle distributions where the state space is small.
-    pub exact: bool,
+    /// The shared keys: `header.exact` computes exact battle distributions where the
+    /// state space is small, `header.tables` is how `tables.md` prints chances.
+    pub header: AnalysisHeader,
     /// `[equilibrium] payoff`: what an `equilibrium` side's game is played for (the side
     /// it favours maximising it), and the default of `battlelab equilibrium`.
     pub payoff: PayoffSpec,
@@ -195,8 +191,6 @@ pub struct Analysis {
     pub axes: Vec<SweepAxis>,
     /// Variant-major, then grid points with the last axis varying fastest.
     pub runs: Vec<Run>,
-    /// `[tables]`: how `tables.md` prints chances.
-    pub tables: crate::analysis::TablesOptions,
     /// Table entries the runs' battle tables may still take ([`Run::table`]).
     pub table_entries_left: Arc<AtomicUsize>,
 }
@@ -206,34 +200,28 @@ struct SystemOnly {
     system: Option<Spanned<String>>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FieldFile {
-    name: Option<Spanned<String>>,
-    description: Option<Spanned<String>>,
-    #[allow(dead_code)]
-    system: Spanned<String>,
-    seed: Option<Spanned<i64>>,
-    trials: Option<Spanned<i64>>,
-    exact: Option<bool>,
-    #[serde(default)]
-    battle: BattleSpec,
-    side: SidesSpec,
-    sweep: Option<BTreeMap<String, Spanned<toml::Value>>>,
-    rules: Option<OverridesSpec>,
-    variant: Option<Vec<VariantSpec>>,
-    equilibrium: Option<EquilibriumSpec>,
-    tables: Option<crate::analysis::TablesSpec>,
-    /// Balance assertions, read by the engine (`engine::expect`), not by this system.
-    #[serde(rename = "expect")]
-    _expect: Option<serde::de::IgnoredAny>,
-    /// Run until precise, read by the engine (`analysis::precision_of`).
-    #[serde(rename = "precision")]
-    _precision: Option<serde::de::IgnoredAny>,
-    /// What `battlelab value` prices, read by the `value` command.
-    #[serde(rename = "value")]
-    _value: Option<serde::de::IgnoredAny>,
+analysis_file! {
+    struct FieldFile {
+        exact,
+        #[serde(default)]
+        battle: BattleSpec,
+        side: SidesSpec,
+        sweep: Option<BTreeMap<String, Spanned<toml::Value>>>,
+        rules: Option<OverridesSpec>,
+        variant: Option<Vec<VariantSpec>>,
+        equilibrium: Option<EquilibriumSpec>,
+        /// Read by [`AnalysisHeader::parse`] against [`TABLE_FORMATS`].
+        #[allow(dead_code)]
+        tables: Option<crate::analysis::TablesSpec>,
+    }
 }
+
+/// What `[tables]` may ask for: battle outcomes are fought over rounds, so they print as
+/// percentages; "in36" adds the rolls' chances to the CRT.
+const TABLE_FORMATS: TableFormats = TableFormats {
+    allowed: &[TableFormat::Percent, TableFormat::In36],
+    why: "field battles are fought over rounds (outcomes print as percentages); \"in36\" adds each modified 2d6 roll's chance to the CRT",
+};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -300,7 +288,10 @@ struct RollSpec {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct VariantSpec {
+    /// The name and description are read by [`AnalysisHeader::parse`].
+    #[allow(dead_code)]
     name: Spanned<String>,
+    #[allow(dead_code)]
     description: Option<Spanned<String>>,
     rules: Option<OverridesSpec>,
     tactic: Option<VariantTactics>,
@@ -489,13 +480,7 @@ impl Analysis {
     }
 
     fn field(path: &Path, source: &Source, spec: FieldFile) -> Result<Self, AnalysisError> {
-        let (name, seed, trials) = header(
-            source,
-            path,
-            spec.name.as_ref(),
-            spec.seed.as_ref(),
-            spec.trials.as_ref(),
-        )?;
+        let header = AnalysisHeader::parse(path, source, Some(&TABLE_FORMATS))?;
         let terrain_drm = match &spec.battle.terrain_drm {
             Some(v) => source.int_in(
                 v,
@@ -516,24 +501,19 @@ impl Analysis {
             apply_overrides(source, "rules", overrides, &mut base_rules)?;
         }
         let mut variants = Vec::new();
-        for (index, variant) in spec.variant.iter().flatten().enumerate() {
+        for (index, (variant, heading)) in spec
+            .variant
+            .iter()
+            .flatten()
+            .zip(&header.variants)
+            .enumerate()
+        {
             let field = format!("variant[{index}]");
-            let taken: Vec<&str> = variants.iter().map(|v: &Variant| v.name.as_str()).collect();
-            let name = variant_name(source, &variant.name, &field, &taken)?;
-            if let Some(description) = &variant.description {
-                crate::analysis::report_text(
-                    source,
-                    description,
-                    &format!("{field}.description"),
-                    "a variant's description",
-                    crate::analysis::Lines::Several,
-                )?;
-            }
             let mut rules = base_rules.clone();
             if let Some(overrides) = &variant.rules {
                 apply_overrides(source, &format!("{field}.rules"), overrides, &mut rules)?;
             }
-            let line = Some(source.line_of(variant.name.span()));
+            let line = Some(heading.line);
             FieldCombat::new(rules.clone())
                 .map_err(|e| source.error_at(line, format!("{field}.{}", e.field), e.message))?;
             let mut tactics = [None, None];
@@ -550,7 +530,7 @@ impl Analysis {
                 }
             }
             variants.push(Variant {
-                name,
+                name: heading.name.clone(),
                 rules,
                 tactics,
             });
@@ -714,25 +694,13 @@ impl Analysis {
             }
         }
         Ok(Self {
-            path: path.to_path_buf(),
-            name,
-            description: crate::analysis::description(source, spec.description.as_ref())?,
-            system: "field".into(),
-            seed,
-            trials,
-            exact: spec.exact.unwrap_or(true),
+            header,
             payoff,
             allowed,
             base_battle,
             variants,
             axes,
             runs,
-            tables: crate::analysis::TablesOptions::parse(
-                source,
-                spec.tables.as_ref(),
-                &[TableFormat::Percent, TableFormat::In36],
-                "field battles are fought over rounds (outcomes print as percentages); \"in36\" adds each modified 2d6 roll's chance to the CRT",
-            )?,
             table_entries_left: Arc::new(AtomicUsize::new(MAX_ANALYSIS_TABLE_ENTRIES)),
         })
     }
@@ -1335,12 +1303,7 @@ impl crate::engine::System for Analysis {
     type Exact = crt::BattleDistribution;
 
     fn header(&self) -> crate::engine::Header<'_> {
-        crate::engine::Header {
-            name: &self.name,
-            system: &self.system,
-            seed: self.seed,
-            trials: self.trials,
-        }
+        self.header.view()
     }
 
     fn plan(&self) -> crate::engine::Plan {
@@ -1386,7 +1349,8 @@ impl crate::engine::System for Analysis {
 
     fn exact(&self, run: usize) -> Option<crt::BattleDistribution> {
         let r = &self.runs[run];
-        self.exact
+        self.header
+            .exact
             .then(|| match &r.policy {
                 None => r.field.battle_distribution(&r.prepared, MAX_EXACT_STATES),
                 Some(policy) => {
@@ -1468,7 +1432,7 @@ impl crate::engine::System for Analysis {
             .iter()
             .map(|a| serde_json::json!({"parameter": a.parameter, "values": a.values.iter().map(ToString::to_string).collect::<Vec<_>>()}))
             .collect();
-        let mut rules = serde_json::json!({"system": self.system, "variants": rules, "battle": self.base_battle, "sweep": axes});
+        let mut rules = serde_json::json!({"system": self.header.system, "variants": rules, "battle": self.base_battle, "sweep": axes});
         // Only where a side plays the equilibrium does the payoff change a run.
         if self.runs.iter().any(|r| r.policy.is_some()) {
             rules["payoff"] = serde_json::json!(self.payoff);

@@ -45,13 +45,14 @@
 //! surprise = true            # none, A won surprise, B won surprise
 //! ```
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::json;
 use toml::Spanned;
 
 use crate::analysis::{self, AnalysisError, AxisValue, Source};
+use crate::header::{analysis_file, AnalysisHeader};
 use crate::keys::{self, key, KeyDoc, SystemDoc, Ty, REQUIRED};
 use crate::rules::frontier::{Terrain, UnitType, MAX_LEADER, MAX_LEVEL};
 use crate::rules::frontier_battle::{
@@ -71,41 +72,22 @@ pub struct FrontierRun {
 /// A validated frontier study.
 #[derive(Debug, Clone)]
 pub struct FrontierStudy {
-    pub path: PathBuf,
-    pub name: String,
-    pub description: Option<String>,
-    pub seed: u64,
-    pub trials: u64,
+    pub header: AnalysisHeader,
     pub side_names: [String; 2],
     pub runs: Vec<FrontierRun>,
     /// Sensitivity runs left out because their battle breaks 19.1: (group, label, why).
     pub skipped: Vec<(String, String, String)>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FrontierFile {
-    name: Option<Spanned<String>>,
-    description: Option<Spanned<String>>,
-    #[allow(dead_code)]
-    system: String,
-    seed: Option<Spanned<i64>>,
-    trials: Option<Spanned<i64>>,
-    #[serde(default)]
-    battle: BattleSpec,
-    side: SidesSpec,
-    crt: Spanned<CrtSpec>,
-    #[serde(default)]
-    sensitivity: SensitivitySpec,
-    /// Balance assertions, read by the engine (`engine::expect`), not by this system.
-    #[serde(rename = "expect")]
-    _expect: Option<serde::de::IgnoredAny>,
-    /// Run until precise, read by the engine (`analysis::precision_of`).
-    #[serde(rename = "precision")]
-    _precision: Option<serde::de::IgnoredAny>,
-    /// What `battlelab value` prices, read by the `value` command.
-    #[serde(rename = "value")]
-    _value: Option<serde::de::IgnoredAny>,
+analysis_file! {
+    struct FrontierFile {
+        #[serde(default)]
+        battle: BattleSpec,
+        side: SidesSpec,
+        crt: Spanned<CrtSpec>,
+        #[serde(default)]
+        sensitivity: SensitivitySpec,
+    }
 }
 
 #[derive(Deserialize, Default)]
@@ -438,13 +420,7 @@ impl FrontierStudy {
     pub fn parse(path: &Path, text: &str) -> Result<Self, AnalysisError> {
         let source = Source::new(path, text);
         let spec: FrontierFile = source.parse_toml()?;
-        let (name, seed, trials) = analysis::header(
-            &source,
-            path,
-            spec.name.as_ref(),
-            spec.seed.as_ref(),
-            spec.trials.as_ref(),
-        )?;
+        let header = AnalysisHeader::parse(path, &source, None)?;
         let b = &spec.battle;
         let terrain = match &b.terrain {
             Some(v) => Terrain::parse(v.get_ref()).ok_or_else(|| {
@@ -648,11 +624,7 @@ impl FrontierStudy {
         };
         Ok(Self {
             skipped,
-            path: path.to_path_buf(),
-            name,
-            description: analysis::description(&source, spec.description.as_ref())?,
-            seed,
-            trials,
+            header,
             side_names: [
                 side_name("a", spec.side.a.get_ref())?,
                 side_name("b", spec.side.b.get_ref())?,
@@ -675,12 +647,7 @@ impl crate::engine::System for FrontierStudy {
     type Exact = ();
 
     fn header(&self) -> crate::engine::Header<'_> {
-        crate::engine::Header {
-            name: &self.name,
-            system: "frontier",
-            seed: self.seed,
-            trials: self.trials,
-        }
+        self.header.view()
     }
 
     fn plan(&self) -> crate::engine::Plan {

@@ -53,13 +53,14 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::json;
 use toml::Spanned;
 
 use crate::analysis::{self, AnalysisError, AxisValue, Source, SweepAxis};
+use crate::header::{analysis_file, AnalysisHeader};
 use crate::keys::{self, key, KeyDoc, SystemDoc, Ty, REQUIRED};
 use crate::rules::melee::{
     BreakDice, Engagement, EngagementEnd, EngagementHistogram, EngagementOdds, Facing, MeleeCombat,
@@ -130,12 +131,7 @@ pub struct MeleeRun {
 /// A validated melee study.
 #[derive(Debug, Clone)]
 pub struct MeleeStudy {
-    pub path: PathBuf,
-    pub name: String,
-    pub description: Option<String>,
-    pub seed: u64,
-    pub trials: u64,
-    pub exact: bool,
+    pub header: AnalysisHeader,
     /// The engagement as written: A's profile name and B's (facing, profile name).
     pub a_name: String,
     pub b_names: Vec<(Facing, String)>,
@@ -146,32 +142,17 @@ pub struct MeleeStudy {
     pub runs: Vec<MeleeRun>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct MeleeFile {
-    name: Option<Spanned<String>>,
-    description: Option<Spanned<String>>,
-    #[allow(dead_code)]
-    system: String,
-    seed: Option<Spanned<i64>>,
-    trials: Option<Spanned<i64>>,
-    exact: Option<bool>,
-    #[serde(default)]
-    options: OptionsSpec,
-    profiles: Option<Spanned<BTreeMap<String, Spanned<ProfileSpec>>>>,
-    engagement: Option<Spanned<EngagementSpec>>,
-    round_robin: Option<Spanned<RoundRobinSpec>>,
-    sweep: Option<BTreeMap<String, Spanned<toml::Value>>>,
-    variant: Option<Vec<VariantSpec>>,
-    /// Balance assertions, read by the engine (`engine::expect`), not by this system.
-    #[serde(rename = "expect")]
-    _expect: Option<serde::de::IgnoredAny>,
-    /// Run until precise, read by the engine (`analysis::precision_of`).
-    #[serde(rename = "precision")]
-    _precision: Option<serde::de::IgnoredAny>,
-    /// What `battlelab value` prices, read by the `value` command.
-    #[serde(rename = "value")]
-    _value: Option<serde::de::IgnoredAny>,
+analysis_file! {
+    struct MeleeFile {
+        exact,
+        #[serde(default)]
+        options: OptionsSpec,
+        profiles: Option<Spanned<BTreeMap<String, Spanned<ProfileSpec>>>>,
+        engagement: Option<Spanned<EngagementSpec>>,
+        round_robin: Option<Spanned<RoundRobinSpec>>,
+        sweep: Option<BTreeMap<String, Spanned<toml::Value>>>,
+        variant: Option<Vec<VariantSpec>>,
+    }
 }
 
 #[derive(Deserialize, Default, Clone)]
@@ -237,6 +218,8 @@ struct RoundRobinSpec {
 #[derive(Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 struct VariantSpec {
+    /// Read by [`AnalysisHeader::parse`].
+    #[allow(dead_code)]
     name: Spanned<String>,
     a: Option<ProfileSpec>,
     b: Option<ProfileSpec>,
@@ -481,13 +464,7 @@ impl MeleeStudy {
     pub fn parse(path: &Path, text: &str) -> Result<Self, AnalysisError> {
         let source = Source::new(path, text);
         let spec: MeleeFile = source.parse_toml()?;
-        let (name, seed, trials) = analysis::header(
-            &source,
-            path,
-            spec.name.as_ref(),
-            spec.seed.as_ref(),
-            spec.trials.as_ref(),
-        )?;
+        let header = AnalysisHeader::parse(path, &source, None)?;
         let mut options = (BreakDice::TwoD6, 6u32);
         apply_options(&source, &spec.options, "options", &mut options)?;
 
@@ -576,9 +553,14 @@ impl MeleeStudy {
 
         // Variants.
         let mut variants: Vec<(String, ProfileSpec, ProfileSpec, OptionsSpec)> = Vec::new();
-        for (i, v) in spec.variant.iter().flatten().enumerate() {
-            let taken: Vec<&str> = variants.iter().map(|(n, ..)| n.as_str()).collect();
-            let vname = analysis::variant_name(&source, &v.name, &format!("variant[{i}]"), &taken)?;
+        for (i, (v, heading)) in spec
+            .variant
+            .iter()
+            .flatten()
+            .zip(&header.variants)
+            .enumerate()
+        {
+            let vname = heading.name.clone();
             for (side, over) in [("a", &v.a), ("b", &v.b)] {
                 if let Some(points) = over.as_ref().and_then(|o| o.points.as_ref()) {
                     return Err(source.error(
@@ -632,9 +614,9 @@ impl MeleeStudy {
                         "a round robin fights the profiles as written; remove [sweep], or write an [engagement] file to sweep stats",
                     ));
                 }
-                if let Some(v) = spec.variant.as_ref().and_then(|v| v.first()) {
-                    return Err(source.error(
-                        &v.name,
+                if let Some(v) = header.variants.first() {
+                    return Err(source.error_at(
+                        Some(v.line),
                         "variant[0]",
                         "a round robin fights the profiles as written; compare rules with variants in an [engagement] file, or write one round-robin file per rule",
                     ));
@@ -766,11 +748,7 @@ impl MeleeStudy {
                     let mut options0 = options;
                     apply_options(&source, o_over, &vfield("options"), &mut options0)?;
                     // A variant's overrides must leave every unit valid on their own.
-                    let variant_name_line = spec
-                        .variant
-                        .as_ref()
-                        .and_then(|v| v.get(vi))
-                        .map(|v| source.line_of(v.name.span()));
+                    let variant_name_line = header.variants.get(vi).map(|v| v.line);
                     let checks = std::iter::once((&a0, a_over, "a")).chain(b0.iter().map(|(_, u)| (u, b_over, "b")));
                     for (unit, over, side) in checks {
                         unit.validate(&vfield(side)).map_err(|err| {
@@ -837,12 +815,7 @@ impl MeleeStudy {
             }
         }
         Ok(Self {
-            path: path.to_path_buf(),
-            name,
-            description: analysis::description(&source, spec.description.as_ref())?,
-            seed,
-            trials,
-            exact: spec.exact.unwrap_or(true),
+            header,
             a_name,
             b_names,
             round_robin,
@@ -935,12 +908,7 @@ impl crate::engine::System for MeleeStudy {
     }
 
     fn header(&self) -> crate::engine::Header<'_> {
-        crate::engine::Header {
-            name: &self.name,
-            system: "melee",
-            seed: self.seed,
-            trials: self.trials,
-        }
+        self.header.view()
     }
 
     fn plan(&self) -> crate::engine::Plan {
@@ -974,7 +942,7 @@ impl crate::engine::System for MeleeStudy {
 
     fn exact(&self, run: usize) -> Option<Self::Exact> {
         let combat = &self.runs[run].combat;
-        self.exact.then(|| {
+        self.header.exact.then(|| {
             (
                 combat.engagement_odds(),
                 combat

@@ -53,13 +53,14 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::json;
 use toml::Spanned;
 
 use crate::analysis::{self, AnalysisError, AxisValue, Source, SweepAxis};
+use crate::header::{analysis_file, AnalysisHeader};
 use crate::keys::{self, key, KeyDoc, SystemDoc, Ty, REQUIRED};
 use crate::rules::ratio::{
     ArmyResult, MinScore, Objective, Pairing, RatioBattle, RatioCombat, RatioDistribution,
@@ -116,12 +117,7 @@ pub struct RatioRun {
 /// A validated ratio study.
 #[derive(Debug, Clone)]
 pub struct RatioStudy {
-    pub path: PathBuf,
-    pub name: String,
-    pub description: Option<String>,
-    pub seed: u64,
-    pub trials: u64,
-    pub exact: bool,
+    pub header: AnalysisHeader,
     pub skirmish: bool,
     pub side_names: [String; 2],
     pub variants: Vec<String>,
@@ -132,31 +128,16 @@ pub struct RatioStudy {
     engine_runs: Vec<(usize, Option<usize>)>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RatioFile {
-    name: Option<Spanned<String>>,
-    description: Option<Spanned<String>>,
-    #[allow(dead_code)]
-    system: String,
-    seed: Option<Spanned<i64>>,
-    trials: Option<Spanned<i64>>,
-    exact: Option<bool>,
-    #[serde(default)]
-    battle: BattleSpec,
-    side: SidesSpec,
-    skirmish: Option<SkirmishSpec>,
-    sweep: Option<BTreeMap<String, Spanned<toml::Value>>>,
-    variant: Option<Vec<VariantSpec>>,
-    /// Balance assertions, read by the engine (`engine::expect`), not by this system.
-    #[serde(rename = "expect")]
-    _expect: Option<serde::de::IgnoredAny>,
-    /// Run until precise, read by the engine (`analysis::precision_of`).
-    #[serde(rename = "precision")]
-    _precision: Option<serde::de::IgnoredAny>,
-    /// What `battlelab value` prices, read by the `value` command.
-    #[serde(rename = "value")]
-    _value: Option<serde::de::IgnoredAny>,
+analysis_file! {
+    struct RatioFile {
+        exact,
+        #[serde(default)]
+        battle: BattleSpec,
+        side: SidesSpec,
+        skirmish: Option<SkirmishSpec>,
+        sweep: Option<BTreeMap<String, Spanned<toml::Value>>>,
+        variant: Option<Vec<VariantSpec>>,
+    }
 }
 
 #[derive(Deserialize, Default, Clone)]
@@ -218,7 +199,10 @@ struct SkirmishSideSpec {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct VariantSpec {
+    /// The name and description are read by [`AnalysisHeader::parse`].
+    #[allow(dead_code)]
     name: Spanned<String>,
+    #[allow(dead_code)]
     description: Option<Spanned<String>>,
     a: Option<SideOverrides>,
     b: Option<SideOverrides>,
@@ -822,13 +806,7 @@ impl RatioStudy {
     pub fn parse(path: &Path, text: &str) -> Result<Self, AnalysisError> {
         let source = Source::new(path, text);
         let spec: RatioFile = source.parse_toml()?;
-        let (name, seed, trials) = analysis::header(
-            &source,
-            path,
-            spec.name.as_ref(),
-            spec.seed.as_ref(),
-            spec.trials.as_ref(),
-        )?;
+        let header = AnalysisHeader::parse(path, &source, None)?;
         let base_sides = [
             side_setup(&source, "a", &spec.side.a)?,
             side_setup(&source, "b", &spec.side.b)?,
@@ -933,20 +911,9 @@ impl RatioStudy {
 
         // Variants.
         let mut variants: Vec<(String, [SideOverrides; 2], BattleOverrides)> = Vec::new();
-        for (i, v) in spec.variant.iter().flatten().enumerate() {
-            let taken: Vec<&str> = variants.iter().map(|(n, ..)| n.as_str()).collect();
-            let vname = analysis::variant_name(&source, &v.name, &format!("variant[{i}]"), &taken)?;
-            if let Some(description) = &v.description {
-                analysis::report_text(
-                    &source,
-                    description,
-                    &format!("variant[{i}].description"),
-                    "a variant's description",
-                    analysis::Lines::Several,
-                )?;
-            }
+        for (v, heading) in spec.variant.iter().flatten().zip(&header.variants) {
             variants.push((
-                vname,
+                heading.name.clone(),
                 [
                     v.a.clone().unwrap_or_default(),
                     v.b.clone().unwrap_or_default(),
@@ -1345,12 +1312,7 @@ impl RatioStudy {
             }
         }
         Ok(Self {
-            path: path.to_path_buf(),
-            name,
-            description: analysis::description(&source, spec.description.as_ref())?,
-            seed,
-            trials,
-            exact: spec.exact.unwrap_or(true),
+            header,
             skirmish: skirmish.is_some(),
             side_names: [base_sides[0].name.clone(), base_sides[1].name.clone()],
             variants: variants.into_iter().map(|v| v.0).collect(),
@@ -1501,12 +1463,7 @@ impl crate::engine::System for RatioStudy {
     }
 
     fn header(&self) -> crate::engine::Header<'_> {
-        crate::engine::Header {
-            name: &self.name,
-            system: "ratio",
-            seed: self.seed,
-            trials: self.trials,
-        }
+        self.header.view()
     }
 
     fn plan(&self) -> crate::engine::Plan {
@@ -1566,7 +1523,8 @@ impl crate::engine::System for RatioStudy {
     }
 
     fn exact(&self, run: usize) -> Option<RatioDistribution> {
-        self.exact
+        self.header
+            .exact
             .then(|| self.combat_of(run).distribution(MAX_EXACT_STEPS))
             .flatten()
     }

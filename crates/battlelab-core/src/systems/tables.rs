@@ -42,7 +42,7 @@
 //! exact values; one moved away from its own nearest rounding is marked `†`.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::json;
@@ -51,6 +51,7 @@ use toml::Spanned;
 use crate::analysis::{self, AnalysisError, AxisValue, Source, SweepAxis, TableFormat};
 use crate::dice::DiceStream;
 use crate::exact::ExactDistribution;
+use crate::header::{analysis_file, AnalysisHeader, TableFormats};
 use crate::keys::{self, key, KeyDoc, SystemDoc, Ty, REQUIRED};
 use crate::limits;
 use crate::rules::crt::OddsColumn;
@@ -87,47 +88,38 @@ pub struct TurnsStudy {
 /// A validated table study.
 #[derive(Debug, Clone)]
 pub struct TableStudy {
-    pub path: PathBuf,
-    pub name: String,
-    pub description: Option<String>,
-    pub system: String,
-    pub seed: u64,
-    pub trials: u64,
+    /// The shared keys; `header.tables` is how `tables.md` prints chances.
+    pub header: AnalysisHeader,
     pub small_stack_column: bool,
     pub variants: Vec<(String, CompiledD6Table)>,
     pub axes: Vec<SweepAxis>,
     pub points: Vec<TablePoint>,
     pub turns: Option<TurnsStudy>,
-    /// `[tables]`: how `tables.md` prints chances.
-    pub tables: analysis::TablesOptions,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TableFile {
-    name: Option<Spanned<String>>,
-    description: Option<Spanned<String>>,
-    #[allow(dead_code)]
-    system: String,
-    seed: Option<Spanned<i64>>,
-    trials: Option<Spanned<i64>>,
-    #[serde(default)]
-    roll: RollSpec,
-    sweep: Option<BTreeMap<String, Spanned<toml::Value>>>,
-    rules: Option<CellOverrides>,
-    variant: Option<Vec<VariantSpec>>,
-    turns: Option<TurnsSpec>,
-    tables: Option<analysis::TablesSpec>,
-    /// Balance assertions, read by the engine (`engine::expect`), not by this system.
-    #[serde(rename = "expect")]
-    _expect: Option<serde::de::IgnoredAny>,
-    /// Run until precise, read by the engine (`analysis::precision_of`).
-    #[serde(rename = "precision")]
-    _precision: Option<serde::de::IgnoredAny>,
-    /// What `battlelab value` prices, read by the `value` command.
-    #[serde(rename = "value")]
-    _value: Option<serde::de::IgnoredAny>,
+analysis_file! {
+    struct TableFile {
+        #[serde(default)]
+        roll: RollSpec,
+        sweep: Option<BTreeMap<String, Spanned<toml::Value>>>,
+        rules: Option<CellOverrides>,
+        variant: Option<Vec<VariantSpec>>,
+        turns: Option<TurnsSpec>,
+        /// Read by [`AnalysisHeader::parse`] against [`TABLE_FORMATS`].
+        #[allow(dead_code)]
+        tables: Option<analysis::TablesSpec>,
+    }
 }
+
+/// What `[tables]` may ask for: every table here is one d6.
+const TABLE_FORMATS: TableFormats = TableFormats {
+    allowed: &[
+        TableFormat::Percent,
+        TableFormat::Fraction,
+        TableFormat::In6,
+    ],
+    why: "the d6 tables are single d6 rolls, so \"in36\" does not apply",
+};
 
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -149,7 +141,10 @@ pub struct CellOverrides {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct VariantSpec {
+    /// The name and description are read by [`AnalysisHeader::parse`].
+    #[allow(dead_code)]
     name: Spanned<String>,
+    #[allow(dead_code)]
     description: Option<Spanned<String>>,
     rules: Option<CellOverrides>,
 }
@@ -284,7 +279,8 @@ impl TableStudy {
     pub fn parse(path: &Path, text: &str) -> Result<Self, AnalysisError> {
         let source = Source::new(path, text);
         let spec: TableFile = source.parse_toml()?;
-        let system = spec.system.clone();
+        let header = AnalysisHeader::parse(path, &source, Some(&TABLE_FORMATS))?;
+        let system = header.system.clone();
         let printed = D6Table::printed(&system).ok_or_else(|| {
             source.error_at(
                 None,
@@ -296,13 +292,6 @@ impl TableStudy {
                 ),
             )
         })?;
-        let (name, seed, trials) = analysis::header(
-            &source,
-            path,
-            spec.name.as_ref(),
-            spec.seed.as_ref(),
-            spec.trials.as_ref(),
-        )?;
         let small_stack_column = match &spec.roll.small_stack {
             None => false,
             Some(v) if system != "attrition" => {
@@ -327,26 +316,14 @@ impl TableStudy {
 
         let mut variants = Vec::new();
         let base = apply_cells(&source, "rules", spec.rules.as_ref(), printed)?;
-        for (index, variant) in spec.variant.iter().flatten().enumerate() {
-            let taken: Vec<&str> = variants
-                .iter()
-                .map(|(n, _): &(String, CompiledD6Table)| n.as_str())
-                .collect();
-            let vname = analysis::variant_name(
-                &source,
-                &variant.name,
-                &format!("variant[{index}]"),
-                &taken,
-            )?;
-            if let Some(description) = &variant.description {
-                analysis::report_text(
-                    &source,
-                    description,
-                    &format!("variant[{index}].description"),
-                    "a variant's description",
-                    analysis::Lines::Several,
-                )?;
-            }
+        for (index, (variant, heading)) in spec
+            .variant
+            .iter()
+            .flatten()
+            .zip(&header.variants)
+            .enumerate()
+        {
+            let vname = heading.name.clone();
             let table = apply_cells(
                 &source,
                 &format!("variant[{index}].rules"),
@@ -538,27 +515,12 @@ impl TableStudy {
             }),
         };
         Ok(Self {
-            path: path.to_path_buf(),
-            name,
-            description: analysis::description(&source, spec.description.as_ref())?,
-            system,
-            seed,
-            trials,
+            header,
             small_stack_column,
             variants,
             axes,
             points,
             turns,
-            tables: analysis::TablesOptions::parse(
-                &source,
-                spec.tables.as_ref(),
-                &[
-                    TableFormat::Percent,
-                    TableFormat::Fraction,
-                    TableFormat::In6,
-                ],
-                "the d6 tables are single d6 rolls, so \"in36\" does not apply",
-            )?,
         })
     }
 }
@@ -711,12 +673,7 @@ impl crate::engine::System for TableStudy {
     type Exact = TableExact;
 
     fn header(&self) -> crate::engine::Header<'_> {
-        crate::engine::Header {
-            name: &self.name,
-            system: &self.system,
-            seed: self.seed,
-            trials: self.trials,
-        }
+        self.header.view()
     }
 
     fn plan(&self) -> crate::engine::Plan {
@@ -873,7 +830,7 @@ impl crate::engine::System for TableStudy {
 
     fn rules(&self) -> serde_json::Value {
         json!({
-            "system": self.system,
+            "system": self.header.system,
             "variants": self.variants.iter().map(|(n, t)| json!({"name": n, "table": t.table()})).collect::<Vec<_>>(),
             "small_stack_column": self.small_stack_column,
         })
