@@ -337,6 +337,35 @@ macro_rules! analysis_file {
 }
 pub(crate) use analysis_file;
 
+/// Declares a system's `[[variant]]` table as written: `name` and `description` first
+/// (checked by [`AnalysisHeader::parse`], typed here so that a wrong type is met where the
+/// file gives it), then the system's own overrides, unknown keys refused.
+///
+/// ```ignore
+/// variant_table! {
+///     struct VariantSpec {
+///         rules: Option<CellOverrides>,
+///     }
+/// }
+/// ```
+macro_rules! variant_table {
+    ($(#[$meta:meta])* struct $variant:ident { $($own:tt)* }) => {
+        $(#[$meta])*
+        #[derive(serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct $variant {
+            /// Read by [`AnalysisHeader::parse`].
+            #[allow(dead_code)]
+            name: toml::Spanned<String>,
+            /// Read by [`AnalysisHeader::parse`].
+            #[allow(dead_code)]
+            description: Option<toml::Spanned<String>>,
+            $($own)*
+        }
+    };
+}
+pub(crate) use variant_table;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -446,5 +475,73 @@ mod tests {
         };
         let h = AnalysisHeader::parse(Path::new("f.toml"), &source, Some(&field)).unwrap();
         assert_eq!(h.tables.format, TableFormat::In36);
+    }
+
+    /// Every system's file lists the shared keys in the same places around its own, in the
+    /// order an unknown key's error gives as allowed (the lists as they were before the
+    /// header was shared), and its `[[variant]]` table likewise.
+    #[test]
+    fn each_systems_file_holds_the_shared_keys_in_their_places() {
+        use crate::systems::{field, frontier, melee, naval, ratio, setup, tables};
+        type Parse = fn(&Path, &str) -> Result<(), AnalysisError>;
+        let parsers: [(&str, Parse); 7] = [
+            ("field", |p, t| field::Analysis::parse(p, t).map(drop)),
+            ("frontier", |p, t| {
+                frontier::FrontierStudy::parse(p, t).map(drop)
+            }),
+            ("melee", |p, t| melee::MeleeStudy::parse(p, t).map(drop)),
+            ("naval_engagement", |p, t| {
+                naval::NavalStudy::parse(p, t).map(drop)
+            }),
+            ("ratio", |p, t| ratio::RatioStudy::parse(p, t).map(drop)),
+            ("setup", |p, t| setup::SetupStudy::parse(p, t).map(drop)),
+            ("attrition", |p, t| {
+                tables::TableStudy::parse(p, t).map(drop)
+            }),
+        ];
+        let shared = "name, description, system, seed, trials";
+        let last = "expect, precision, value";
+        let allowed = [
+            format!("{shared}, exact, battle, side, sweep, rules, variant, equilibrium, tables, {last}"),
+            format!("{shared}, battle, side, crt, sensitivity, {last}"),
+            format!("{shared}, exact, options, profiles, engagement, round_robin, sweep, variant, {last}"),
+            format!("{shared}, engagement, fleet, sweep, rules, variant, {last}"),
+            format!("{shared}, exact, battle, side, skirmish, sweep, variant, {last}"),
+            format!("{shared}, state, {last}"),
+            format!("{shared}, roll, sweep, rules, variant, turns, tables, {last}"),
+        ];
+        for ((system, parse), allowed) in parsers.iter().zip(&allowed) {
+            let error = parse(
+                Path::new("f.toml"),
+                &format!("system = \"{system}\"\nbogus = 1\n"),
+            )
+            .unwrap_err()
+            .to_string();
+            assert!(
+                error.ends_with(&format!("unknown key `bogus`; allowed: {allowed}")),
+                "{system}: {error}"
+            );
+        }
+        let variant_keys = [
+            ("field", "rules, tactic"),
+            ("naval_engagement", "rules"),
+            ("ratio", "a, b, battle"),
+            ("attrition", "rules"),
+        ];
+        for (system, own) in variant_keys {
+            let (_, parse) = parsers.iter().find(|(s, _)| *s == system).unwrap();
+            let error = parse(
+                Path::new("f.toml"),
+                &format!("system = \"{system}\"\n[[variant]]\nname = \"v\"\nbogus = 1\n"),
+            )
+            .unwrap_err()
+            .to_string();
+            assert!(
+                error.ends_with(&format!(
+                    "unknown key `bogus`; allowed: name, description, {own}"
+                )),
+                "{system}: {error}"
+            );
+        }
     }
 }

@@ -116,7 +116,7 @@ use crate::analysis::{
     check_grid_size, grid, sweep_axes, AnalysisError, AxisValue, Source, SweepAxis, TableFormat,
     SYSTEMS,
 };
-use crate::header::{analysis_file, AnalysisHeader, TableFormats};
+use crate::header::{analysis_file, variant_table, AnalysisHeader, TableFormats};
 use crate::keys::{self, key, KeyDoc, SystemDoc, Ty, REQUIRED};
 use crate::rules::crt::{
     self, ClcRow, FieldBattle, FieldCombat, FieldRules, Force, OddsColumn, OddsRounding,
@@ -285,16 +285,11 @@ struct RollSpec {
     max: Option<Spanned<i64>>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct VariantSpec {
-    /// The name and description are read by [`AnalysisHeader::parse`].
-    #[allow(dead_code)]
-    name: Spanned<String>,
-    #[allow(dead_code)]
-    description: Option<Spanned<String>>,
-    rules: Option<OverridesSpec>,
-    tactic: Option<VariantTactics>,
+variant_table! {
+    struct VariantSpec {
+        rules: Option<OverridesSpec>,
+        tactic: Option<VariantTactics>,
+    }
 }
 
 /// Every key of a field-battle file (`battlelab keys field`), beside the structs above
@@ -500,50 +495,7 @@ impl Analysis {
         if let Some(overrides) = &spec.rules {
             apply_overrides(source, "rules", overrides, &mut base_rules)?;
         }
-        let mut variants = Vec::new();
-        for (index, (variant, heading)) in spec
-            .variant
-            .iter()
-            .flatten()
-            .zip(&header.variants)
-            .enumerate()
-        {
-            let field = format!("variant[{index}]");
-            let mut rules = base_rules.clone();
-            if let Some(overrides) = &variant.rules {
-                apply_overrides(source, &format!("{field}.rules"), overrides, &mut rules)?;
-            }
-            let line = Some(heading.line);
-            FieldCombat::new(rules.clone())
-                .map_err(|e| source.error_at(line, format!("{field}.{}", e.field), e.message))?;
-            let mut tactics = [None, None];
-            if let Some(spec) = &variant.tactic {
-                for (side, value) in [&spec.a, &spec.b].into_iter().enumerate() {
-                    if let Some(value) = value {
-                        let key = format!("{field}.tactic.{}", ["a", "b"][side]);
-                        let policy = tactic_policy(source, &key, value)?;
-                        tactics[side] = Some(
-                            within(policy, allowed[side], side)
-                                .map_err(|e| source.error(value, &key, e))?,
-                        );
-                    }
-                }
-            }
-            variants.push(Variant {
-                name: heading.name.clone(),
-                rules,
-                tactics,
-            });
-        }
-        if variants.is_empty() {
-            FieldCombat::new(base_rules.clone())
-                .map_err(|e| source.error_at(None, e.field, e.message))?;
-            variants.push(Variant {
-                name: "base".into(),
-                rules: base_rules,
-                tactics: [None, None],
-            });
-        }
+        let variants = variants(source, &spec, &header, base_rules, allowed)?;
         let payoff = match spec.equilibrium.as_ref().and_then(|e| e.payoff.as_ref()) {
             Some(value) => payoff_spec(value.get_ref())
                 .map_err(|e| source.error(value, "equilibrium.payoff", e))?,
@@ -551,146 +503,23 @@ impl Analysis {
         };
 
         let (axes, axis_lines) = sweep_axes(source, spec.sweep.as_ref(), &FIELD_PARAMETERS)?;
-        for (axis, line) in axes.iter().zip(&axis_lines) {
-            for value in &axis.values {
-                if let AxisValue::Text(name) = value {
-                    let Some(policy) = named_policy(name) else {
-                        return Err(source.error_at(
-                            *line,
-                            format!("sweep.{}", axis.parameter),
-                            unknown_policy(&crate::limits::echo(name)),
-                        ));
-                    };
-                    let side = usize::from(axis.parameter == "b.tactic");
-                    within(policy, allowed[side], side).map_err(|e| {
-                        source.error_at(*line, format!("sweep.{}", axis.parameter), e)
-                    })?;
-                }
-            }
-        }
+        check_swept_tactics(source, &axes, &axis_lines, allowed)?;
         check_grid_size(source, &axes, variants.len())?;
+        let field_grid = FieldGrid {
+            source,
+            axes: &axes,
+            axis_lines: &axis_lines,
+            base_battle: &base_battle,
+            allowed,
+            payoff: &payoff,
+            named_variants: variants.len() > 1,
+        };
         let mut game_slots = 0usize;
         let points = grid(&axes);
         let mut runs = Vec::with_capacity(points.len() * variants.len());
         for (variant_index, variant) in variants.iter().enumerate() {
             for coordinates in &points {
-                let mut battle = base_battle.clone();
-                for (side, policy) in variant.tactics.iter().enumerate() {
-                    if let Some(policy) = policy {
-                        [&mut battle.a, &mut battle.b][side].tactics = *policy;
-                    }
-                }
-                let mut rules = variant.rules.clone();
-                let mut extra_drm = 0;
-                // Odds go last: they set A's SP from B's SP, which another axis may set.
-                let mut ordered: Vec<(&SweepAxis, &AxisValue)> =
-                    axes.iter().zip(coordinates).collect();
-                ordered.sort_by_key(|(axis, _)| axis.parameter == "odds");
-                for (axis, value) in ordered {
-                    apply_coordinate(
-                        &axis.parameter,
-                        value,
-                        &mut battle,
-                        &mut rules,
-                        &mut extra_drm,
-                        allowed,
-                    );
-                }
-                battle.a.drm += extra_drm;
-                let field = FieldCombat::new(rules).map_err(|e| {
-                    // Only the round limit is a swept rule; point at its sweep line.
-                    let swept = axes
-                        .iter()
-                        .position(|a| e.field == format!("rules.{}", a.parameter));
-                    match swept {
-                        Some(i) => source.error_at(
-                            axis_lines[i],
-                            format!("sweep.{}", axes[i].parameter),
-                            format!(
-                                "{}{}",
-                                e.message,
-                                crate::analysis::describe_point(&axes, coordinates, None)
-                            ),
-                        ),
-                        None => source.error_at(
-                            axis_lines.first().copied().flatten(),
-                            format!(
-                                "sweep ({})",
-                                crate::analysis::grid_point(&axes, coordinates)
-                            ),
-                            format!("{}: {}", e.field, e.message),
-                        ),
-                    }
-                })?;
-                let mut prepared = battle.prepare().map_err(|e| {
-                    let line = axes
-                        .iter()
-                        .position(|a| {
-                            e.field.ends_with(a.parameter.as_str())
-                                || (a.parameter == "odds" && e.field == "side.a.sp")
-                                || (a.parameter == "drm" && e.field == "side.a.drm")
-                        })
-                        .and_then(|i| axis_lines[i]);
-                    source.error_at(
-                        line,
-                        e.field.clone(),
-                        format!(
-                            "{}{}",
-                            e.message,
-                            crate::analysis::describe_point(&axes, coordinates, None)
-                        ),
-                    )
-                })?;
-                prepared.allowed = allowed;
-                let policy = if prepared.equilibrium.contains(&true) {
-                    let at = || {
-                        crate::analysis::describe_point(
-                            &axes,
-                            coordinates,
-                            (variants.len() > 1).then_some(variant.name.as_str()),
-                        )
-                    };
-                    let side = usize::from(!prepared.equilibrium[0]);
-                    let key = format!("side.{}.tactic", ["a", "b"][side]);
-                    let game = field_game::solve(&field, &prepared, payoff.resolve(&prepared.start), MAX_GAME_STATES)
-                        .map_err(|e| match e {
-                            field_game::GameError::TooLarge { .. } => source.error_at(
-                                None,
-                                key.clone(),
-                                format!("\"equilibrium\" play needs the battle's game solved, but {e}{}; use fewer SP, morale or rounds, or a fixed mix", at()),
-                            ),
-                            field_game::GameError::Interrupted => source.error_at(None, key.clone(), "stopped on request while solving the battle's game"),
-                        })?;
-                    game_slots += game.shape.slots();
-                    if game_slots > MAX_ANALYSIS_GAME_STATES {
-                        return Err(source.error_at(
-                            None,
-                            key,
-                            format!("\"equilibrium\" play needs one solved game per run, and these hold more than {MAX_ANALYSIS_GAME_STATES} state slots in all{}; sweep fewer points or use smaller battles", at()),
-                        ));
-                    }
-                    let table = |side: usize| {
-                        if prepared.equilibrium[side] {
-                            TacticTable::solved(&game, side)
-                        } else {
-                            TacticTable::mix(&prepared.mix[side])
-                        }
-                    };
-                    Some(Arc::new(StatePolicy {
-                        sides: [table(0), table(1)],
-                    }))
-                } else {
-                    None
-                };
-                runs.push(Run {
-                    variant: variant_index,
-                    coordinates: coordinates.clone(),
-                    battle,
-                    prepared,
-                    field,
-                    policy,
-                    table: OnceLock::new(),
-                });
+                runs.push(field_grid.run(variant_index, variant, coordinates, &mut game_slots)?);
             }
         }
         Ok(Self {
@@ -703,6 +532,277 @@ impl Analysis {
             runs,
             table_entries_left: Arc::new(AtomicUsize::new(MAX_ANALYSIS_TABLE_ENTRIES)),
         })
+    }
+}
+
+/// Each `[[variant]]`'s rules (the base rules with its own overrides, valid together) and
+/// tactic policies (within the side's allowed tactics); the one variant "base", with the
+/// base rules, where the file has none.
+fn variants(
+    source: &Source,
+    spec: &FieldFile,
+    header: &AnalysisHeader,
+    base_rules: FieldRules,
+    allowed: [TacticSet; 2],
+) -> Result<Vec<Variant>, AnalysisError> {
+    let mut variants = Vec::new();
+    for (index, (variant, heading)) in spec
+        .variant
+        .iter()
+        .flatten()
+        .zip(&header.variants)
+        .enumerate()
+    {
+        let field = format!("variant[{index}]");
+        let mut rules = base_rules.clone();
+        if let Some(overrides) = &variant.rules {
+            apply_overrides(source, &format!("{field}.rules"), overrides, &mut rules)?;
+        }
+        let line = Some(heading.line);
+        FieldCombat::new(rules.clone())
+            .map_err(|e| source.error_at(line, format!("{field}.{}", e.field), e.message))?;
+        let mut tactics = [None, None];
+        if let Some(spec) = &variant.tactic {
+            for (side, value) in [&spec.a, &spec.b].into_iter().enumerate() {
+                if let Some(value) = value {
+                    let key = format!("{field}.tactic.{}", ["a", "b"][side]);
+                    let policy = tactic_policy(source, &key, value)?;
+                    tactics[side] = Some(
+                        within(policy, allowed[side], side)
+                            .map_err(|e| source.error(value, &key, e))?,
+                    );
+                }
+            }
+        }
+        variants.push(Variant {
+            name: heading.name.clone(),
+            rules,
+            tactics,
+        });
+    }
+    if variants.is_empty() {
+        FieldCombat::new(base_rules.clone())
+            .map_err(|e| source.error_at(None, e.field, e.message))?;
+        variants.push(Variant {
+            name: "base".into(),
+            rules: base_rules,
+            tactics: [None, None],
+        });
+    }
+    Ok(variants)
+}
+
+/// Every swept tactic names a policy within its side's allowed tactics.
+fn check_swept_tactics(
+    source: &Source,
+    axes: &[SweepAxis],
+    axis_lines: &[Option<usize>],
+    allowed: [TacticSet; 2],
+) -> Result<(), AnalysisError> {
+    for (axis, line) in axes.iter().zip(axis_lines) {
+        for value in &axis.values {
+            if let AxisValue::Text(name) = value {
+                let Some(policy) = named_policy(name) else {
+                    return Err(source.error_at(
+                        *line,
+                        format!("sweep.{}", axis.parameter),
+                        unknown_policy(&crate::limits::echo(name)),
+                    ));
+                };
+                let side = usize::from(axis.parameter == "b.tactic");
+                within(policy, allowed[side], side)
+                    .map_err(|e| source.error_at(*line, format!("sweep.{}", axis.parameter), e))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What a field file's runs are built from, once its sides, rules, variants and sweep
+/// are read.
+struct FieldGrid<'a> {
+    source: &'a Source<'a>,
+    axes: &'a [SweepAxis],
+    /// The line of each axis's `[sweep]` entry.
+    axis_lines: &'a [Option<usize>],
+    base_battle: &'a FieldBattle,
+    allowed: [TacticSet; 2],
+    payoff: &'a PayoffSpec,
+    /// Whether a point's description names its variant (there are several).
+    named_variants: bool,
+}
+
+impl FieldGrid<'_> {
+    /// One variant at one grid point: the battle and rules with the point's values, both
+    /// checked, and where a side plays `equilibrium` the battle's game solved (its state
+    /// slots added to `game_slots`, the analysis's running total).
+    fn run(
+        &self,
+        variant_index: usize,
+        variant: &Variant,
+        coordinates: &[AxisValue],
+        game_slots: &mut usize,
+    ) -> Result<Run, AnalysisError> {
+        let (battle, rules) = self.swept_battle(variant, coordinates);
+        let field = self.combat(rules, coordinates)?;
+        let mut prepared = self.prepared(&battle, coordinates)?;
+        prepared.allowed = self.allowed;
+        let policy = if prepared.equilibrium.contains(&true) {
+            Some(self.equilibrium_policy(&field, &prepared, variant, coordinates, game_slots)?)
+        } else {
+            None
+        };
+        Ok(Run {
+            variant: variant_index,
+            coordinates: coordinates.to_vec(),
+            battle,
+            prepared,
+            field,
+            policy,
+            table: OnceLock::new(),
+        })
+    }
+
+    /// The variant's battle and rules with the point's values set.
+    fn swept_battle(
+        &self,
+        variant: &Variant,
+        coordinates: &[AxisValue],
+    ) -> (FieldBattle, FieldRules) {
+        let mut battle = self.base_battle.clone();
+        for (side, policy) in variant.tactics.iter().enumerate() {
+            if let Some(policy) = policy {
+                [&mut battle.a, &mut battle.b][side].tactics = *policy;
+            }
+        }
+        let mut rules = variant.rules.clone();
+        let mut extra_drm = 0;
+        // Odds go last: they set A's SP from B's SP, which another axis may set.
+        let mut ordered: Vec<(&SweepAxis, &AxisValue)> =
+            self.axes.iter().zip(coordinates).collect();
+        ordered.sort_by_key(|(axis, _)| axis.parameter == "odds");
+        for (axis, value) in ordered {
+            apply_coordinate(
+                &axis.parameter,
+                value,
+                &mut battle,
+                &mut rules,
+                &mut extra_drm,
+                self.allowed,
+            );
+        }
+        battle.a.drm += extra_drm;
+        (battle, rules)
+    }
+
+    /// The point's rules, compiled; an error points at the sweep that broke them.
+    fn combat(
+        &self,
+        rules: FieldRules,
+        coordinates: &[AxisValue],
+    ) -> Result<FieldCombat, AnalysisError> {
+        let (source, axes, axis_lines) = (self.source, self.axes, self.axis_lines);
+        FieldCombat::new(rules).map_err(|e| {
+            // Only the round limit is a swept rule; point at its sweep line.
+            let swept = axes
+                .iter()
+                .position(|a| e.field == format!("rules.{}", a.parameter));
+            match swept {
+                Some(i) => source.error_at(
+                    axis_lines[i],
+                    format!("sweep.{}", axes[i].parameter),
+                    format!(
+                        "{}{}",
+                        e.message,
+                        crate::analysis::describe_point(axes, coordinates, None)
+                    ),
+                ),
+                None => source.error_at(
+                    axis_lines.first().copied().flatten(),
+                    format!("sweep ({})", crate::analysis::grid_point(axes, coordinates)),
+                    format!("{}: {}", e.field, e.message),
+                ),
+            }
+        })
+    }
+
+    /// The point's battle, checked and prepared; an error points at the sweep that set
+    /// the value at fault.
+    fn prepared(
+        &self,
+        battle: &FieldBattle,
+        coordinates: &[AxisValue],
+    ) -> Result<PreparedBattle, AnalysisError> {
+        let (source, axes) = (self.source, self.axes);
+        battle.prepare().map_err(|e| {
+            let line = axes
+                .iter()
+                .position(|a| {
+                    e.field.ends_with(a.parameter.as_str())
+                        || (a.parameter == "odds" && e.field == "side.a.sp")
+                        || (a.parameter == "drm" && e.field == "side.a.drm")
+                })
+                .and_then(|i| self.axis_lines[i]);
+            source.error_at(
+                line,
+                e.field.clone(),
+                format!(
+                    "{}{}",
+                    e.message,
+                    crate::analysis::describe_point(axes, coordinates, None)
+                ),
+            )
+        })
+    }
+
+    /// Both sides' tactic tables where a side plays `equilibrium`: the battle's game
+    /// solved for that side, the plain mix for the other; the game's state slots are
+    /// added to `game_slots`, which may not pass [`MAX_ANALYSIS_GAME_STATES`].
+    fn equilibrium_policy(
+        &self,
+        field: &FieldCombat,
+        prepared: &PreparedBattle,
+        variant: &Variant,
+        coordinates: &[AxisValue],
+        game_slots: &mut usize,
+    ) -> Result<Arc<StatePolicy>, AnalysisError> {
+        let source = self.source;
+        let at = || {
+            crate::analysis::describe_point(
+                self.axes,
+                coordinates,
+                self.named_variants.then_some(variant.name.as_str()),
+            )
+        };
+        let side = usize::from(!prepared.equilibrium[0]);
+        let key = format!("side.{}.tactic", ["a", "b"][side]);
+        let game = field_game::solve(field, prepared, self.payoff.resolve(&prepared.start), MAX_GAME_STATES)
+            .map_err(|e| match e {
+                field_game::GameError::TooLarge { .. } => source.error_at(
+                    None,
+                    key.clone(),
+                    format!("\"equilibrium\" play needs the battle's game solved, but {e}{}; use fewer SP, morale or rounds, or a fixed mix", at()),
+                ),
+                field_game::GameError::Interrupted => source.error_at(None, key.clone(), "stopped on request while solving the battle's game"),
+            })?;
+        *game_slots += game.shape.slots();
+        if *game_slots > MAX_ANALYSIS_GAME_STATES {
+            return Err(source.error_at(
+                None,
+                key,
+                format!("\"equilibrium\" play needs one solved game per run, and these hold more than {MAX_ANALYSIS_GAME_STATES} state slots in all{}; sweep fewer points or use smaller battles", at()),
+            ));
+        }
+        let table = |side: usize| {
+            if prepared.equilibrium[side] {
+                TacticTable::solved(&game, side)
+            } else {
+                TacticTable::mix(&prepared.mix[side])
+            }
+        };
+        Ok(Arc::new(StatePolicy {
+            sides: [table(0), table(1)],
+        }))
     }
 }
 
@@ -936,7 +1036,50 @@ fn tactic_policy(
     mix.map(TacticPolicy::Mix)
 }
 
+/// `[rules]` (or a variant's `rules`) over `rules`: the dice (caps, roll range,
+/// rounding, round limit), then the CRT's columns, its odds rows and its cells, the
+/// Combat Loss Chart and the tactical matrix, in that order; `prefix` names the table
+/// in errors.
 fn apply_overrides(
+    source: &Source,
+    prefix: &str,
+    spec: &OverridesSpec,
+    rules: &mut FieldRules,
+) -> Result<(), AnalysisError> {
+    apply_caps(source, prefix, spec, rules)?;
+    apply_roll_range(source, prefix, spec, rules)?;
+    if let Some(rounding) = &spec.odds_rounding {
+        rules.odds_rounding = OddsRounding::parse(rounding.get_ref()).ok_or_else(|| {
+            source.error(
+                rounding,
+                format!("{prefix}.odds_rounding"),
+                format!(
+                    "unknown rounding \"{}\"; allowed: {}",
+                    rounding.get_ref(),
+                    OddsRounding::NAMES.join(", ")
+                ),
+            )
+        })?;
+    }
+    if let Some(limit) = &spec.round_limit {
+        rules.round_limit = source.int_in(
+            limit,
+            &format!("{prefix}.round_limit"),
+            crt::ROUND_LIMIT_RANGE.0.into(),
+            crt::ROUND_LIMIT_RANGE.1.into(),
+            "the round limit",
+        )? as u32;
+    }
+    apply_crt_columns(source, prefix, spec, rules)?;
+    apply_odds_rows(source, prefix, spec, rules)?;
+    // After [rules.odds], so a cell may be edited in an odds row added there.
+    apply_crt_cells(source, prefix, spec, rules)?;
+    apply_clc(source, prefix, spec, rules)?;
+    apply_tactical_matrix(source, prefix, spec, rules)
+}
+
+/// `drm_cap`, the net DRM's cap, and `caps`, each DRM source's own.
+fn apply_caps(
     source: &Source,
     prefix: &str,
     spec: &OverridesSpec,
@@ -961,6 +1104,16 @@ fn apply_overrides(
         })?;
         *slot = Some(source.int_in(cap, &field, 0, 12, "a source's cap")? as i32);
     }
+    Ok(())
+}
+
+/// `roll.min` and `roll.max`, the modified roll's range (min not above max).
+fn apply_roll_range(
+    source: &Source,
+    prefix: &str,
+    spec: &OverridesSpec,
+    rules: &mut FieldRules,
+) -> Result<(), AnalysisError> {
     if let Some(roll) = &spec.roll {
         if let Some(min) = &roll.min {
             rules.roll_min = source.int_in(
@@ -996,28 +1149,16 @@ fn apply_overrides(
             ));
         }
     }
-    if let Some(rounding) = &spec.odds_rounding {
-        rules.odds_rounding = OddsRounding::parse(rounding.get_ref()).ok_or_else(|| {
-            source.error(
-                rounding,
-                format!("{prefix}.odds_rounding"),
-                format!(
-                    "unknown rounding \"{}\"; allowed: {}",
-                    rounding.get_ref(),
-                    OddsRounding::NAMES.join(", ")
-                ),
-            )
-        })?;
-    }
-    if let Some(limit) = &spec.round_limit {
-        rules.round_limit = source.int_in(
-            limit,
-            &format!("{prefix}.round_limit"),
-            crt::ROUND_LIMIT_RANGE.0.into(),
-            crt::ROUND_LIMIT_RANGE.1.into(),
-            "the round limit",
-        )? as u32;
-    }
+    Ok(())
+}
+
+/// `crt."<column>"`: whole CRT result columns.
+fn apply_crt_columns(
+    source: &Source,
+    prefix: &str,
+    spec: &OverridesSpec,
+    rules: &mut FieldRules,
+) -> Result<(), AnalysisError> {
     for (column, cell) in spec.crt.iter().flatten() {
         let field = format!("{prefix}.crt.\"{column}\"");
         if cell.get_ref().is_table() {
@@ -1043,6 +1184,17 @@ fn apply_overrides(
             })?;
         rules.crt.columns[index - 1] = result_pair(source, &field, cell)?;
     }
+    Ok(())
+}
+
+/// `odds."<L:S>"`: an odds row's column at a modified 2, printed or new (rows kept in
+/// odds order).
+fn apply_odds_rows(
+    source: &Source,
+    prefix: &str,
+    spec: &OverridesSpec,
+    rules: &mut FieldRules,
+) -> Result<(), AnalysisError> {
     for (odds, column) in spec.odds.iter().flatten() {
         let field = format!("{prefix}.odds.\"{odds}\"");
         let (larger, smaller) = OddsColumn::parse_ratio(odds)
@@ -1076,7 +1228,17 @@ fn apply_overrides(
             }
         }
     }
-    // After [rules.odds], so a cell may be edited in an odds row added there.
+    Ok(())
+}
+
+/// `crt_cells."<L:S>"."<roll>"`: single CRT cells, in rows printed or added by
+/// `odds`.
+fn apply_crt_cells(
+    source: &Source,
+    prefix: &str,
+    spec: &OverridesSpec,
+    rules: &mut FieldRules,
+) -> Result<(), AnalysisError> {
     for (odds, cells) in spec.crt_cells.iter().flatten() {
         for (roll, cell) in cells {
             let field = format!("{prefix}.crt_cells.\"{odds}\".\"{roll}\"");
@@ -1109,6 +1271,16 @@ fn apply_overrides(
             rules.edit_crt_cell(larger, smaller, roll_value, pair);
         }
     }
+    Ok(())
+}
+
+/// `clc."<row>"."<band>"`: Combat Loss Chart values.
+fn apply_clc(
+    source: &Source,
+    prefix: &str,
+    spec: &OverridesSpec,
+    rules: &mut FieldRules,
+) -> Result<(), AnalysisError> {
     for (row_name, bands) in spec.clc.iter().flatten() {
         let row = ClcRow::parse(row_name);
         let labels = rules.clc.band_labels();
@@ -1146,6 +1318,17 @@ fn apply_overrides(
             )? as u32;
         }
     }
+    Ok(())
+}
+
+/// `tactics.<tactic>.<tactic>`: tactical matrix cells, the larger force's tactic by
+/// the smaller's.
+fn apply_tactical_matrix(
+    source: &Source,
+    prefix: &str,
+    spec: &OverridesSpec,
+    rules: &mut FieldRules,
+) -> Result<(), AnalysisError> {
     for (row_name, columns) in spec.tactics.iter().flatten() {
         for (column_name, value) in columns {
             let field = format!("{prefix}.tactics.{row_name}.{column_name}");

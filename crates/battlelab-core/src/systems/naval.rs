@@ -39,7 +39,7 @@ use serde_json::json;
 use toml::Spanned;
 
 use crate::analysis::{self, AnalysisError, AxisValue, Source, SweepAxis};
-use crate::header::{analysis_file, AnalysisHeader};
+use crate::header::{analysis_file, variant_table, AnalysisHeader};
 use crate::keys::{self, key, KeyDoc, SystemDoc, Ty, REQUIRED};
 use crate::rules::d6table::D6Table;
 use crate::rules::naval::{
@@ -101,15 +101,10 @@ struct FleetSpec {
     pursue: Option<bool>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct VariantSpec {
-    /// The name and description are read by [`AnalysisHeader::parse`].
-    #[allow(dead_code)]
-    name: Spanned<String>,
-    #[allow(dead_code)]
-    description: Option<Spanned<String>>,
-    rules: Option<CellOverrides>,
+variant_table! {
+    struct VariantSpec {
+        rules: Option<CellOverrides>,
+    }
 }
 
 /// Every key of a naval-engagement file (`battlelab keys naval_engagement`), beside the
