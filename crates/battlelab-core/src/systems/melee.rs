@@ -472,6 +472,12 @@ type MeleeVariant = (String, ProfileSpec, ProfileSpec, OptionsSpec);
 /// Side B's units, each with the facing of side A's unit it engages.
 type SideB = Vec<(Facing, UnitProfile)>;
 
+/// Side B's units as written: each facing and profile name.
+type SideBNames = Vec<(Facing, String)>;
+
+/// A round robin's profiles: each name with its point cost, if given.
+type RoundRobinProfiles = Vec<(String, Option<u32>)>;
+
 impl MeleeStudy {
     pub fn parse(path: &Path, text: &str) -> Result<Self, AnalysisError> {
         let source = Source::new(path, text);
@@ -669,7 +675,7 @@ fn round_robin_runs(
     rr: &Spanned<RoundRobinSpec>,
     profiles: &Profiles,
     options: MeleeOptions,
-) -> Result<(Vec<MeleeRun>, Vec<(String, Option<u32>)>), AnalysisError> {
+) -> Result<(Vec<MeleeRun>, RoundRobinProfiles), AnalysisError> {
     if let Some(sweep) = &spec.sweep {
         let first = sweep.iter().next();
         return Err(source.error_at(
@@ -762,7 +768,7 @@ fn engagement_runs(
     profiles: &Profiles,
     variants: &[MeleeVariant],
     options: MeleeOptions,
-) -> Result<(Vec<SweepAxis>, Vec<(Facing, String)>, Vec<MeleeRun>), AnalysisError> {
+) -> Result<(Vec<SweepAxis>, SideBNames, Vec<MeleeRun>), AnalysisError> {
     let a_name = e.a.get_ref().trim().to_string();
     let a_unit = profile_named(source, profiles, &e.a, "engagement.a")?;
     let (b_names, b_units) = side_b(source, e, profiles)?;
@@ -793,7 +799,7 @@ fn side_b(
     source: &Source,
     e: &EngagementSpec,
     profiles: &Profiles,
-) -> Result<(Vec<(Facing, String)>, SideB), AnalysisError> {
+) -> Result<(SideBNames, SideB), AnalysisError> {
     let mut b_names = Vec::new();
     let mut b_units = Vec::new();
     if e.b.get_ref().is_empty() {
