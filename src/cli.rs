@@ -110,7 +110,7 @@ pub struct EquilibriumArgs {
     /// several joined by commas ("B wins,A withdraws") — the side they are bad for
     /// minimising it [default: the file's [equilibrium] payoff, else win].
     #[arg(long, value_parser = payoff_parser)]
-    pub payoff: Option<battlelab::rules::field_game::PayoffSpec>,
+    pub payoff: Option<battlelab_core::systems::field::game::PayoffSpec>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -132,8 +132,8 @@ pub struct EquilibriumArgs {
 }
 
 /// `--payoff`: one name, or outcome names joined by commas.
-fn payoff_parser(text: &str) -> Result<battlelab::rules::field_game::PayoffSpec, String> {
-    use battlelab::rules::field_game::PayoffSpec;
+fn payoff_parser(text: &str) -> Result<battlelab_core::systems::field::game::PayoffSpec, String> {
+    use battlelab_core::systems::field::game::PayoffSpec;
     let parsed = if text.contains(',') {
         let names: Vec<&str> = text.split(',').collect();
         PayoffSpec::parse_list(&names)

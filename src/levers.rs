@@ -28,7 +28,7 @@
 //! the odds columns of the rules as run ([`odds_columns`]: the printed ones and any the
 //! file adds), run by run, by `value` itself.
 
-use battlelab_core::engine::headline::{Headline, Match};
+use battlelab_core::engine::headline::Headline;
 
 /// Where a lever lives in an analysis file.
 #[derive(Clone, Copy, Debug)]
@@ -52,17 +52,7 @@ pub enum Place {
     },
 }
 
-/// Runs of a plan where something else sets a lever: those whose axis `axis` has a value
-/// (one that starts with `prefix`). A `[sweep]` is such an axis with every run on it.
-#[derive(Clone, Copy, Debug)]
-pub struct SetBy {
-    pub axis: &'static str,
-    pub prefix: &'static str,
-    /// What sets the lever there, e.g. "[sweep] odds, which sets A's SP to ⌈B's SP × L/S⌉".
-    pub what: &'static str,
-    /// What to use instead.
-    pub instead: &'static str,
-}
+pub use battlelab_core::keys::SetBy;
 
 /// One setting `value` prices and `solve` varies.
 #[derive(Clone, Copy, Debug)]
@@ -80,11 +70,13 @@ pub struct Lever {
     /// For a side-wide modifier that listed units may set for themselves: the list (`side.a.units`)
     /// and the key in each unit (`argument`). Such units move with the side.
     pub per_unit: Option<(&'static [&'static str], &'static str)>,
+    /// The documented key it is (its one description: type, range, default, meaning).
+    pub key: &'static battlelab_core::keys::KeyDoc,
 }
 
-/// What a system offers `value` and `solve`.
+/// What a system offers `value` and `solve`, derived from its keys (see [`of`]).
 pub struct SystemLevers {
-    pub systems: &'static [&'static str],
+    pub system: &'static str,
     pub levers: &'static [Lever],
     /// The headlines, the first the default.
     pub headlines: fn() -> Vec<Headline>,
@@ -92,613 +84,165 @@ pub struct SystemLevers {
     pub default_modifiers: &'static [&'static str],
     /// The lever equivalents are counted in, and the unit's name.
     pub currency: Option<(&'static str, &'static str)>,
+    /// The odds columns a run of a variant fights by (see [`odds_columns`]).
+    odds_columns: Option<fn(&Doc, &str) -> Vec<(u32, u32)>>,
 }
 
-const fn key(
-    name: &'static str,
-    meaning: &'static str,
-    path: &'static [&'static str],
-    default: Option<i64>,
-    search: (i64, i64),
-) -> Lever {
-    Lever {
-        name,
-        meaning,
-        place: Place::Key {
-            path,
-            default,
-            variant_path: &[],
-        },
-        sweep: Some(name),
-        search,
-        set_by: &[],
-        per_unit: None,
+/// Every system's levers, derived once from its documented keys: a key marked priced
+/// (`KeyDoc::priced`) is a lever, with the key's path, type, range, default, meaning and
+/// variant override; a `{a,b}` key gives one lever per side, each moving its side alone.
+/// Built once per process (the strings live as long as the process, as the key tables do).
+fn catalog() -> &'static [SystemLevers] {
+    static CATALOG: std::sync::OnceLock<Vec<SystemLevers>> = std::sync::OnceLock::new();
+    CATALOG.get_or_init(|| {
+        battlelab_core::keys::systems()
+            .iter()
+            .filter_map(SystemLevers::of_doc)
+            .collect()
+    })
+}
+
+fn leak(text: String) -> &'static str {
+    Box::leak(text.into_boxed_str())
+}
+
+fn leak_path(path: &str) -> &'static [&'static str] {
+    let segments: Vec<&'static str> = path.split('.').map(|s| leak(s.to_string())).collect();
+    Box::leak(segments.into_boxed_slice())
+}
+
+/// The words of the first `{…}` group of a pattern (`{a,b}.drm` → a, b), or one "".
+fn alternatives(pattern: &str) -> Vec<String> {
+    match (pattern.find('{'), pattern.find('}')) {
+        (Some(open), Some(close)) if open < close => pattern[open + 1..close]
+            .split(',')
+            .map(|w| w.trim().to_string())
+            .collect(),
+        _ => vec![String::new()],
+    }
+}
+
+/// `pattern`'s `i`-th expansion, in step with the lever's name (or the pattern itself
+/// where it has no group).
+fn in_step(pattern: &str, i: usize) -> String {
+    let all = battlelab_core::keys::expand(pattern);
+    all.get(i).or(all.first()).cloned().unwrap_or_default()
+}
+
+impl SystemLevers {
+    /// A system's levers from its key table; `None` where it has none (setup).
+    fn of_doc(doc: &battlelab_core::keys::SystemDoc) -> Option<SystemLevers> {
+        let levers: Vec<Lever> = doc.keys().flat_map(Lever::of_key).collect();
+        if levers.is_empty() {
+            return None;
+        }
+        Some(SystemLevers {
+            system: doc.name,
+            levers: Box::leak(levers.into_boxed_slice()),
+            headlines: doc.value.headlines,
+            default_modifiers: doc.value.default_modifiers,
+            currency: doc.value.currency,
+            odds_columns: doc.value.odds_columns,
+        })
     }
 }
 
 impl Lever {
-    /// Also overridden by a `[[variant]]` at `at` (within the variant's table).
-    const fn overridden_at(self, at: &'static [&'static str]) -> Self {
-        match self.place {
-            Place::Key { path, default, .. } => Lever {
-                place: Place::Key {
-                    path,
-                    default,
-                    variant_path: at,
-                },
-                ..self
-            },
-            _ => self,
+    /// The levers a priced key gives: one, or one per word of its `{…}` group.
+    fn of_key(key: &'static battlelab_core::keys::KeyDoc) -> Vec<Lever> {
+        use battlelab_core::keys::{PricedAt, Ty};
+        let Some(priced) = key.lever else {
+            return Vec::new();
+        };
+        let pattern = if priced.name.is_empty() {
+            key.sweep
+        } else {
+            priced.name
+        };
+        let names = battlelab_core::keys::expand(pattern);
+        let words = alternatives(pattern);
+        let type_range = match key.ty {
+            Ty::Int(lo, hi) | Ty::CountOrTables(lo, hi) | Ty::IntOr(lo, hi, _) => (lo, hi),
+            _ => (0, 0),
+        };
+        names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                let word = words.get(i).cloned().unwrap_or_default();
+                let path = in_step(key.path, i);
+                let place = match priced.at {
+                    PricedAt::Key => Place::Key {
+                        path: leak_path(&path),
+                        default: key.default.parse().ok(),
+                        variant_path: key.variant_path().map_or(&[], |v| {
+                            let v = in_step(&v, i);
+                            leak_path(v.strip_prefix("[[variant]].").unwrap_or(&v))
+                        }),
+                    },
+                    PricedAt::SweepOnly { default } => Place::SweepOnly { default },
+                    PricedAt::OddsColumns => Place::Odds,
+                    PricedAt::SideProfiles => Place::MeleeStat {
+                        side: if word == "b" { "b" } else { "a" },
+                        stat: leak(path.rsplit('.').next().unwrap_or_default().to_string()),
+                    },
+                };
+                let set_by: Vec<SetBy> = priced
+                    .set_by
+                    .iter()
+                    .filter(|by| by.only.is_empty() || by.only == word)
+                    .copied()
+                    .collect();
+                Lever {
+                    name: leak(name.clone()),
+                    meaning: leak(lever_meaning(key, priced.at, &word, &path)),
+                    place,
+                    sweep: (!key.sweep.is_empty()).then(|| leak(in_step(key.sweep, i))),
+                    search: priced.search.unwrap_or(type_range),
+                    set_by: Box::leak(set_by.into_boxed_slice()),
+                    per_unit: priced
+                        .per_unit
+                        .map(|(list, unit_key)| (leak_path(&in_step(list, i)), unit_key)),
+                    key,
+                }
+            })
+            .collect()
+    }
+}
+
+/// A lever's meaning: its key's, said of the side it moves ("side A: a DRM in this
+/// side's favour").
+fn lever_meaning(
+    key: &battlelab_core::keys::KeyDoc,
+    at: battlelab_core::keys::PricedAt,
+    word: &str,
+    path: &str,
+) -> String {
+    use battlelab_core::keys::PricedAt;
+    let meaning = key.meaning.trim_start_matches("[option] ");
+    if at == PricedAt::OddsColumns {
+        return "one odds column along the columns of the rules as run (the printed ones and any the file adds)".into();
+    }
+    match word {
+        "a" | "b" => {
+            let who = match path.split('.').next() {
+                Some(first @ ("side" | "fleet")) => first,
+                _ => "side",
+            };
+            format!("{who} {}: {meaning}", word.to_uppercase())
         }
-    }
-
-    /// Not a `[sweep]` parameter: moved only at its key.
-    const fn unswept(self) -> Self {
-        Lever {
-            sweep: None,
-            ..self
-        }
-    }
-
-    /// Set by the plan itself in the runs `set_by` describes.
-    const fn set_by(self, set_by: &'static [SetBy]) -> Self {
-        Lever { set_by, ..self }
-    }
-
-    /// Also set by each unit listed at `list` that gives its own `key`.
-    const fn per_unit(self, list: &'static [&'static str], key: &'static str) -> Self {
-        Lever {
-            per_unit: Some((list, key)),
-            ..self
-        }
+        _ => meaning.to_string(),
     }
 }
 
-const ODDS_SET_A_SP: &[SetBy] = &[SetBy {
-    axis: "odds",
-    prefix: "",
-    what: "[sweep] odds, which sets A's SP to ⌈B's SP × L/S⌉",
-    instead: "price odds±N (a step along the table's odds columns) or b.sp, or drop the odds sweep",
-}];
-
-const ODDS_SET_A_NSP: &[SetBy] = &[SetBy {
-    axis: "odds",
-    prefix: "",
-    what: "[sweep] odds, which sets A's NSP to ⌈B's NSP × L/S⌉",
-    instead:
-        "price odds±N (a step along the table's odds columns) or b.nsp, or drop the odds sweep",
-}];
-
-const SIZE_SETS_UNITS: &[SetBy] = &[SetBy {
-    axis: "size",
-    prefix: "",
-    what: "[sweep] size, which sets both sides' unit counts",
-    instead: "sweep a.units and b.units in place of size",
-}];
-
-const TURNS_SET_DRM: &[SetBy] = &[SetBy {
-    axis: "turns",
-    prefix: "",
-    what: "[turns], whose runs roll under turns.drm",
-    instead: "read the single-roll runs (turns unset), or move turns.drm in the file",
-}];
-
-const TURNS_SET_SP: &[SetBy] = &[SetBy {
-    axis: "turns",
-    prefix: "",
-    what: "[turns], whose runs start from turns.sp",
-    instead: "read the single-roll runs (turns unset), or move turns.sp in the file",
-}];
-
-const LEVELS_SET_A_LEVEL: &[SetBy] = &[SetBy {
-    axis: "sensitivity",
-    prefix: "levels",
-    what: "sensitivity.levels, whose runs set side A's level 1-5",
-    instead: "read a run where it is in force, e.g. sensitivity=\"as written\"",
-}];
-
-const LEADERS_SET_A_LEADER: &[SetBy] = &[SetBy {
-    axis: "setting",
-    prefix: "A primary leader",
-    what: "sensitivity.leaders, whose runs set side A's primary leader 1-3",
-    instead: "read a run where it is in force, e.g. sensitivity=\"as written\"",
-}];
-
-const LEADERS_SET_B_LEADER: &[SetBy] = &[SetBy {
-    axis: "setting",
-    prefix: "B primary leader",
-    what: "sensitivity.leaders, whose runs set side B's primary leader 1-3",
-    instead: "read a run where it is in force, e.g. sensitivity=\"as written\"",
-}];
-
-const FIELD_LEVERS: &[Lever] = &[
-    Lever {
-        name: "odds",
-        meaning: "one odds column along the table's columns (1:1 → 3:2 → 2:1 → 3:1, and any the file adds)",
-        place: Place::Odds,
-        sweep: Some("odds"),
-        search: (0, 0),
-        set_by: &[],
-        per_unit: None,
-    },
-    Lever {
-        name: "drm",
-        meaning: "the extra DRM in side A's favour (a sweep; 0 when not swept)",
-        place: Place::SweepOnly { default: 0 },
-        sweep: Some("drm"),
-        search: (-6, 6),
-        set_by: &[],
-        per_unit: None,
-    },
-    key(
-        "a.drm",
-        "side A's own DRM",
-        &["side", "a", "drm"],
-        Some(0),
-        (-6, 6),
-    ),
-    key(
-        "b.drm",
-        "side B's own DRM",
-        &["side", "b", "drm"],
-        Some(0),
-        (-6, 6),
-    ),
-    key(
-        "a.leader",
-        "side A's leader rating",
-        &["side", "a", "leader"],
-        Some(0),
-        (0, 3),
-    ),
-    key(
-        "b.leader",
-        "side B's leader rating",
-        &["side", "b", "leader"],
-        Some(0),
-        (0, 3),
-    ),
-    key(
-        "a.morale",
-        "side A's morale",
-        &["side", "a", "morale"],
-        None,
-        (1, 9),
-    ),
-    key(
-        "b.morale",
-        "side B's morale",
-        &["side", "b", "morale"],
-        None,
-        (1, 9),
-    ),
-    key(
-        "a.sp",
-        "side A's strength points",
-        &["side", "a", "sp"],
-        None,
-        (1, 40),
-    )
-    .set_by(ODDS_SET_A_SP),
-    key(
-        "b.sp",
-        "side B's strength points",
-        &["side", "b", "sp"],
-        None,
-        (1, 40),
-    ),
-    key(
-        "terrain_drm",
-        "the terrain DRM in side A's favour",
-        &["battle", "terrain_drm"],
-        Some(0),
-        (-6, 6),
-    ),
-    key(
-        "round_limit",
-        "the round limit",
-        &["rules", "round_limit"],
-        Some(6),
-        (1, 12),
-    )
-    .overridden_at(&["rules", "round_limit"]),
-    cap(
-        "cap.leader",
-        "the cap on the leader DRM",
-        &["rules", "caps", "leader"],
-    ),
-    cap(
-        "cap.morale",
-        "the cap on the morale DRM",
-        &["rules", "caps", "morale"],
-    ),
-    cap(
-        "cap.terrain",
-        "the cap on the terrain DRM",
-        &["rules", "caps", "terrain"],
-    ),
-    cap(
-        "cap.tactic",
-        "the cap on the tactical-matrix DRM",
-        &["rules", "caps", "tactic"],
-    ),
-    cap(
-        "cap.drm",
-        "the cap on the sides' own DRMs",
-        &["rules", "caps", "drm"],
-    ),
-];
-
-/// A per-source DRM cap (`[rules] caps`): moved where the file sets it.
-const fn cap(name: &'static str, meaning: &'static str, path: &'static [&'static str]) -> Lever {
-    key(name, meaning, path, None, (0, 6))
-        .overridden_at(path)
-        .unswept()
+/// The systems `value` and `solve` serve: those with a priced key.
+pub fn served() -> Vec<&'static str> {
+    catalog().iter().map(|s| s.system).collect()
 }
-
-const NAVAL_LEVERS: &[Lever] = &[
-    Lever {
-        name: "odds",
-        meaning: "one odds column along the naval table's columns (1-1 → 3-2 → 2-1)",
-        place: Place::Odds,
-        sweep: Some("odds"),
-        search: (0, 0),
-        set_by: &[],
-        per_unit: None,
-    },
-    Lever {
-        name: "drm",
-        meaning: "the extra DRM in side A's favour (a sweep; 0 when not swept)",
-        place: Place::SweepOnly { default: 0 },
-        sweep: Some("drm"),
-        search: (-6, 6),
-        set_by: &[],
-        per_unit: None,
-    },
-    key(
-        "a.leader",
-        "fleet A's leader rating",
-        &["fleet", "a", "leader"],
-        Some(0),
-        (0, 3),
-    ),
-    key(
-        "b.leader",
-        "fleet B's leader rating",
-        &["fleet", "b", "leader"],
-        Some(0),
-        (0, 3),
-    ),
-    key(
-        "a.morale",
-        "fleet A's morale",
-        &["fleet", "a", "morale"],
-        None,
-        (1, 3),
-    ),
-    key(
-        "b.morale",
-        "fleet B's morale",
-        &["fleet", "b", "morale"],
-        None,
-        (1, 3),
-    ),
-    key(
-        "a.nsp",
-        "fleet A's naval strength points",
-        &["fleet", "a", "nsp"],
-        None,
-        (1, 30),
-    )
-    .set_by(ODDS_SET_A_NSP),
-    key(
-        "b.nsp",
-        "fleet B's naval strength points",
-        &["fleet", "b", "nsp"],
-        None,
-        (1, 30),
-    ),
-];
-
-const RATIO_LEVERS: &[Lever] = &[
-    key(
-        "a.argument",
-        "side A's argument modifier",
-        &["side", "a", "argument"],
-        Some(0),
-        (-3, 3),
-    )
-    .overridden_at(&["a", "argument"])
-    .per_unit(&["side", "a", "units"], "argument"),
-    key(
-        "b.argument",
-        "side B's argument modifier",
-        &["side", "b", "argument"],
-        Some(0),
-        (-3, 3),
-    )
-    .overridden_at(&["b", "argument"])
-    .per_unit(&["side", "b", "units"], "argument"),
-    key(
-        "a.quality",
-        "side A's quality modifier",
-        &["side", "a", "quality"],
-        Some(0),
-        (-3, 3),
-    )
-    .overridden_at(&["a", "quality"])
-    .per_unit(&["side", "a", "units"], "quality"),
-    key(
-        "b.quality",
-        "side B's quality modifier",
-        &["side", "b", "quality"],
-        Some(0),
-        (-3, 3),
-    )
-    .overridden_at(&["b", "quality"])
-    .per_unit(&["side", "b", "units"], "quality"),
-    key(
-        "a.units",
-        "side A's units (an extra unit in the line)",
-        &["side", "a", "units"],
-        None,
-        (1, 12),
-    )
-    .set_by(SIZE_SETS_UNITS),
-    key(
-        "b.units",
-        "side B's units (an extra unit in the line)",
-        &["side", "b", "units"],
-        None,
-        (1, 12),
-    )
-    .set_by(SIZE_SETS_UNITS),
-    key(
-        "a.reserves",
-        "side A's units in reserve",
-        &["side", "a", "reserves"],
-        Some(0),
-        (0, 6),
-    )
-    .overridden_at(&["a", "reserves"]),
-    key(
-        "b.reserves",
-        "side B's units in reserve",
-        &["side", "b", "reserves"],
-        Some(0),
-        (0, 6),
-    )
-    .overridden_at(&["b", "reserves"]),
-];
-
-macro_rules! melee_stats {
-    ($($name:literal, $side:literal, $stat:literal, $meaning:literal, $lo:literal, $hi:literal);* $(;)?) => {
-        &[$(Lever {
-            name: $name,
-            meaning: $meaning,
-            place: Place::MeleeStat { side: $side, stat: $stat },
-            sweep: Some($name),
-            search: ($lo, $hi),
-            set_by: &[],
-            per_unit: None,
-        }),*]
-    };
-}
-
-const MELEE_LEVERS: &[Lever] = melee_stats![
-    "a.models", "a", "models", "side A's models", 1, 40;
-    "a.attacks", "a", "attacks", "side A's attacks per model", 1, 6;
-    "a.skill", "a", "skill", "side A's skill", 1, 10;
-    "a.power", "a", "power", "side A's power", 1, 10;
-    "a.defense", "a", "defense", "side A's defense", 1, 10;
-    "a.discipline", "a", "discipline", "side A's discipline", 2, 12;
-    "b.models", "b", "models", "side B's models", 1, 40;
-    "b.attacks", "b", "attacks", "side B's attacks per model", 1, 6;
-    "b.skill", "b", "skill", "side B's skill", 1, 10;
-    "b.power", "b", "power", "side B's power", 1, 10;
-    "b.defense", "b", "defense", "side B's defense", 1, 10;
-    "b.discipline", "b", "discipline", "side B's discipline", 2, 12;
-];
-
-const FRONTIER_LEVERS: &[Lever] = &[
-    key(
-        "a.leader",
-        "side A's primary leader rating",
-        &["side", "a", "primary_leader"],
-        None,
-        (0, 4),
-    )
-    .unswept()
-    .set_by(LEADERS_SET_A_LEADER),
-    key(
-        "b.leader",
-        "side B's primary leader rating",
-        &["side", "b", "primary_leader"],
-        None,
-        (0, 4),
-    )
-    .unswept()
-    .set_by(LEADERS_SET_B_LEADER),
-    key(
-        "a.level",
-        "side A's commitment level",
-        &["side", "a", "level"],
-        None,
-        (1, 5),
-    )
-    .unswept()
-    .set_by(LEVELS_SET_A_LEVEL),
-    key(
-        "b.level",
-        "side B's commitment level",
-        &["side", "b", "level"],
-        None,
-        (1, 5),
-    )
-    .unswept(),
-];
-
-const TABLE_DRM: Lever = key(
-    "drm",
-    "the DRM on the roll",
-    &["roll", "drm"],
-    Some(0),
-    (-6, 6),
-)
-.set_by(TURNS_SET_DRM);
-
-/// The d6 tables: every one takes a DRM; attrition also the SP in the hex, forced march
-/// the extra MP asked for.
-const TABLE_LEVERS: &[Lever] = &[TABLE_DRM];
-const ATTRITION_LEVERS: &[Lever] = &[
-    TABLE_DRM,
-    key("sp", "the SP in the hex", &["roll", "sp"], None, (1, 30)).set_by(TURNS_SET_SP),
-];
-const MARCH_LEVERS: &[Lever] = &[
-    TABLE_DRM,
-    key(
-        "extra",
-        "the extra MP asked for",
-        &["roll", "extra"],
-        None,
-        (1, 3),
-    ),
-];
-
-fn field_headlines() -> Vec<Headline> {
-    vec![
-        Headline::outcomes("a_wins", "P(A wins)", Match::Is(vec!["A wins".into()])),
-        Headline::metric("sp_lost_b"),
-        Headline::metric("sp_lost_a"),
-    ]
-}
-
-fn naval_headlines() -> Vec<Headline> {
-    vec![
-        Headline::outcomes(
-            "b_destroyed",
-            "P(B destroyed)",
-            Match::Is(vec!["B destroyed".into()]),
-        ),
-        Headline::metric("nsp_lost_b"),
-        Headline::metric("nsp_lost_a"),
-    ]
-}
-
-fn ratio_headlines() -> Vec<Headline> {
-    vec![
-        Headline::outcomes("a_wins", "P(A wins)", Match::Contains("A wins".into())),
-        Headline::metric("cp_a"),
-        Headline::metric("cp_b"),
-    ]
-}
-
-fn melee_headlines() -> Vec<Headline> {
-    vec![
-        Headline::outcomes(
-            "a_wins",
-            "P(A wins) = P(B destroyed or flees)",
-            Match::Is(vec!["B destroyed".into(), "B flees".into()]),
-        ),
-        Headline::metric("models_lost_b"),
-        Headline::metric("models_lost_a"),
-    ]
-}
-
-fn frontier_headlines() -> Vec<Headline> {
-    vec![
-        Headline::outcomes(
-            "a_victory",
-            "P(A victory)",
-            Match::Is(vec!["A victory".into()]),
-        ),
-        Headline::metric("eliminated_b"),
-        Headline::metric("eliminated_a"),
-    ]
-}
-
-fn attrition_headlines() -> Vec<Headline> {
-    vec![Headline::outcomes(
-        "no_loss",
-        "P(no SP lost)",
-        Match::Is(vec!["0".into()]),
-    )]
-}
-
-fn no_headlines() -> Vec<Headline> {
-    Vec::new()
-}
-
-/// Every system `value` and `solve` serve, by the names files give them.
-pub const CATALOG: &[SystemLevers] = &[
-    SystemLevers {
-        systems: &["field"],
-        levers: FIELD_LEVERS,
-        headlines: field_headlines,
-        default_modifiers: &["drm+1", "a.leader+1", "a.morale+1", "odds+1"],
-        currency: Some(("odds", "odds columns")),
-    },
-    SystemLevers {
-        systems: &["naval_engagement"],
-        levers: NAVAL_LEVERS,
-        headlines: naval_headlines,
-        default_modifiers: &["drm+1", "a.leader+1", "a.morale+1", "odds+1"],
-        currency: Some(("odds", "odds columns")),
-    },
-    SystemLevers {
-        systems: &["ratio"],
-        levers: RATIO_LEVERS,
-        headlines: ratio_headlines,
-        default_modifiers: &["a.argument+1", "a.quality+1", "a.units+1", "a.reserves+1"],
-        currency: Some(("a.units", "units")),
-    },
-    SystemLevers {
-        systems: &["melee"],
-        levers: MELEE_LEVERS,
-        headlines: melee_headlines,
-        default_modifiers: &[
-            "a.attacks+1",
-            "a.skill+1",
-            "a.power+1",
-            "a.defense+1",
-            "a.discipline+1",
-            "a.models+1",
-        ],
-        currency: Some(("a.skill", "points of skill")),
-    },
-    SystemLevers {
-        systems: &["frontier"],
-        levers: FRONTIER_LEVERS,
-        headlines: frontier_headlines,
-        default_modifiers: &["a.leader+1", "a.level+1"],
-        currency: Some(("a.leader", "leader rating")),
-    },
-    SystemLevers {
-        systems: &["attrition"],
-        levers: ATTRITION_LEVERS,
-        headlines: attrition_headlines,
-        default_modifiers: &["drm+1"],
-        currency: None,
-    },
-    SystemLevers {
-        systems: &["march"],
-        levers: MARCH_LEVERS,
-        headlines: no_headlines,
-        default_modifiers: &["drm+1"],
-        currency: None,
-    },
-    SystemLevers {
-        systems: &["naval", "storm", "pursuit", "blockade", "transport"],
-        levers: TABLE_LEVERS,
-        headlines: no_headlines,
-        default_modifiers: &["drm+1"],
-        currency: None,
-    },
-];
 
 /// What `system` offers, or `None` where it offers nothing (setup).
 pub fn of(system: &str) -> Option<&'static SystemLevers> {
-    CATALOG.iter().find(|s| s.systems.contains(&system))
+    catalog().iter().find(|s| s.system == system)
 }
 
 impl SystemLevers {
@@ -771,43 +315,11 @@ impl Modifier {
 /// the file adds under `[rules.odds]` or the variant's `rules.odds`. Each is a reduced
 /// ratio (larger, smaller). `None` where the system has no odds columns.
 pub fn odds_columns(doc: &Doc, system: &str, variant: &str) -> Option<Vec<(u32, u32)>> {
-    use battlelab_core::rules::crt::OddsColumn;
-    let ratio = |c: &OddsColumn| (c.larger, c.smaller);
-    let mut columns: Vec<(u32, u32)> = match system {
-        "field" => battlelab_core::rules::crt::FieldRules::printed()
-            .odds_columns
-            .iter()
-            .map(ratio)
-            .collect(),
-        "naval_engagement" => battlelab_core::rules::d6table::D6Table::naval()
-            .column_labels
-            .iter()
-            .filter_map(|l| OddsColumn::parse_ratio(l))
-            .collect(),
-        _ => return None,
-    };
-    if system == "field" {
-        let variant_rules = doc
-            .get("variant")
-            .and_then(toml::Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter(|v| v.get("name").and_then(toml::Value::as_str) == Some(variant))
-            .filter_map(|v| v.get("rules"));
-        let file_rules = doc.get("rules").into_iter().chain(variant_rules);
-        for rules in file_rules {
-            let added = rules.get("odds").and_then(toml::Value::as_table);
-            for label in added.into_iter().flat_map(|t| t.keys()) {
-                if let Some((l, s)) = OddsColumn::parse_ratio(label).filter(|(l, s)| l >= s) {
-                    if !columns.iter().any(|c| same_ratio(*c, (l, s))) {
-                        columns.push((l, s));
-                    }
-                }
-            }
-        }
-    }
+    let columns = of(system)?.odds_columns?;
+    let mut columns = columns(doc, variant);
     columns
         .sort_by(|a, b| (u64::from(a.0) * u64::from(b.1)).cmp(&(u64::from(b.0) * u64::from(a.1))));
+    columns.dedup_by(|a, b| same_ratio(*a, *b));
     Some(columns)
 }
 
@@ -869,12 +381,12 @@ pub fn overridden(
         .collect()
 }
 
-impl SetBy {
-    /// Why `lever` cannot be priced or varied where this sets it, and what to do.
-    pub fn refusal(&self, lever: &Lever) -> String {
+impl Lever {
+    /// Why this lever cannot be priced or varied where `by` sets it, and what to do.
+    pub fn refused_by(&self, by: &SetBy) -> String {
         format!(
             "{} is set by {} here, so changing it changes nothing; {}",
-            lever.name, self.what, self.instead
+            self.name, by.what, by.instead
         )
     }
 }
@@ -1081,7 +593,12 @@ pub fn shifted(doc: &Doc, lever: &Lever, step: i64) -> Result<Doc, String> {
                     Some(v) => shift_value(v, lever, step),
                     None => default
                         .map(|d| toml::Value::Integer(d + step))
-                        .ok_or_else(|| format!("the file gives no {what} to move")),
+                        .ok_or_else(|| {
+                            format!(
+                                "the file gives no {what} to move (left out, it is {}); set it in the file to price it",
+                                lever.key.default
+                            )
+                        }),
                 }
             })?,
             Place::MeleeStat { .. } => rewrite(&mut doc, lever, &|current, what| {
@@ -1267,7 +784,7 @@ pub fn value_settings(
                     match set.first() {
                         Some(Some(by)) if set.iter().all(Option::is_some) => Err(error(
                             ".modifiers",
-                            format!("{}: {}", m.name(), by.refusal(m.lever)),
+                            format!("{}: {}", m.name(), m.lever.refused_by(by)),
                         )),
                         _ => Ok(m),
                     }
@@ -1338,7 +855,7 @@ pub fn select(
                 allowed.join(", ")
             ));
         };
-        let odds = battlelab_core::rules::crt::OddsColumn::parse_ratio(value);
+        let odds = battlelab_core::systems::field::battle::OddsColumn::parse_ratio(value);
         let holds = |r: usize| match value_at(r) {
             AxisValue::Odds { larger, smaller } if key != "variant" => {
                 odds.is_some_and(|(l, s)| {
@@ -1502,6 +1019,102 @@ mod tests {
             .contains("signed step"));
         assert!(Modifier::parse("a.luck+1", levers, "field")
             .unwrap_err()
-            .contains("the settings are: odds, drm"));
+            .contains("the settings are: terrain_drm, a.sp, b.sp"));
+    }
+
+    #[test]
+    fn every_lever_is_a_documented_key_searched_within_its_range() {
+        use battlelab_core::keys::{self, Ty};
+        let mut priced = 0;
+        for doc in keys::systems() {
+            let levers: Vec<&Lever> = of(doc.name).map_or(vec![], |s| s.levers.iter().collect());
+            let marked = doc.keys().filter(|k| k.lever.is_some()).count();
+            assert_eq!(marked == 0, levers.is_empty(), "{}", doc.name);
+            for lever in levers {
+                priced += 1;
+                assert!(
+                    doc.keys().any(|k| std::ptr::eq(k, lever.key)),
+                    "{}",
+                    lever.name
+                );
+                if let Some(sweep) = lever.sweep {
+                    assert!(
+                        doc.sweep_parameters().iter().any(|p| p == sweep),
+                        "{}: {sweep}",
+                        lever.name
+                    );
+                }
+                if let Ty::Int(lo, hi) = lever.key.ty {
+                    assert!(
+                        lo <= lever.search.0 && lever.search.1 <= hi,
+                        "{}: {:?}",
+                        lever.name,
+                        lever.search
+                    );
+                }
+                if let Place::Key { path, default, .. } = lever.place {
+                    assert_eq!(default, lever.key.default.parse().ok(), "{}", lever.name);
+                    assert_eq!(
+                        keys::expand(lever.key.path)
+                            .iter()
+                            .filter(|p| p.split('.').eq(path.iter().copied()))
+                            .count(),
+                        1,
+                        "{}",
+                        lever.name
+                    );
+                }
+            }
+            let levers = of(doc.name);
+            for m in doc.value.default_modifiers {
+                Modifier::parse(m, levers.unwrap(), doc.name).unwrap();
+            }
+            if let Some((currency, _)) = doc.value.currency {
+                levers.unwrap().lever(currency, doc.name).unwrap();
+            }
+        }
+        assert!(priced > 40, "{priced}");
+    }
+
+    #[test]
+    fn a_side_lever_names_its_own_side_only() {
+        for doc in battlelab_core::keys::systems() {
+            for lever in of(doc.name).map_or(&[][..], |s| s.levers) {
+                let Some((side, _)) = lever
+                    .name
+                    .split_once('.')
+                    .filter(|(s, _)| ["a", "b"].contains(s))
+                else {
+                    continue;
+                };
+                let other = if side == "a" { "b" } else { "a" };
+                let sided = |path: &[&str]| path.contains(&side) && !path.contains(&other);
+                match lever.place {
+                    Place::Key {
+                        path, variant_path, ..
+                    } => {
+                        assert!(sided(path), "{}: {path:?}", lever.name);
+                        assert!(
+                            variant_path.is_empty() || sided(variant_path),
+                            "{}: {variant_path:?}",
+                            lever.name
+                        );
+                    }
+                    Place::MeleeStat { side: s, .. } => assert_eq!(s, side, "{}", lever.name),
+                    _ => panic!("{} is a side's lever in no side's place", lever.name),
+                }
+                if let Some((list, _)) = lever.per_unit {
+                    assert!(sided(list), "{}: {list:?}", lever.name);
+                }
+                for by in lever.set_by {
+                    assert!(
+                        by.only.is_empty() || by.only == side,
+                        "{}: {}",
+                        lever.name,
+                        by.what
+                    );
+                }
+            }
+        }
     }
 }

@@ -30,5 +30,5 @@ pub use report::{chart, frame, output, pipeline};
 
 // The core, under the paths the reports and the command line have always used.
 pub use battlelab_core::{
-    analysis, dice, engine, exact, interrupt, keys, limits, rules, sim, stats, toml_input,
+    analysis, dice, engine, exact, interrupt, keys, limits, matrix_game, sim, stats, toml_input,
 };

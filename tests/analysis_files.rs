@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 mod common;
 
 use assert_cmd::Command;
-use battlelab::rules::crt::{ClcRow, OddsRounding, ResultPair};
-use battlelab::systems::field::Analysis;
+use battlelab::systems::field::FieldStudy;
+use battlelab_core::systems::field::battle::{ClcRow, OddsRounding, ResultPair};
 
 fn data(kind: &str) -> Vec<PathBuf> {
     common::toml_files(
@@ -171,7 +171,7 @@ fn good_files_check_and_run() {
 #[test]
 fn overrides_reach_the_rules() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/good/every_override.toml");
-    let analysis = Analysis::load(&path).unwrap();
+    let analysis = FieldStudy::load(&path).unwrap();
     let base = &analysis.variants[0].rules;
     assert_eq!(base.drm_cap, 3);
     assert_eq!((base.roll_min, base.roll_max), (3, 11));

@@ -580,7 +580,7 @@ fn bad_input_is_named_with_exit_2() {
                 "--where",
                 "odds=1:1",
             ],
-            "no setting \"luck\"; the settings are: odds, drm",
+            "no setting \"luck\"; the settings are: terrain_drm, a.sp, b.sp",
         ),
         (
             vec![
@@ -724,7 +724,10 @@ fn value_writes_a_report_with_a_tornado_per_headline() {
         ],
     );
     assert_eq!(code, Some(0), "{err}");
-    assert!(text.contains("a.drm+1 (side A's own DRM)"), "{text}");
+    assert!(
+        text.contains("a.drm+1 (side A: a DRM in this side's favour)"),
+        "{text}"
+    );
     for file in [
         "value.csv",
         "value.parquet",

@@ -3,12 +3,14 @@
 //! melee against a hand computation, the validation of 19.1's stacking and array rules
 //! and of the melee CRT, and reproducibility on any thread count.
 
-use battlelab::rules::frontier::{FireRoll, MoveRoll, RecoveryRoll, Terrain, UnitType};
-use battlelab::rules::frontier_battle::{
+use battlelab::sim::{thread_pool, RunControl};
+use battlelab_core::systems::frontier::battle::{
     simulate_battles, CrtLoss, FrontierBattle, FrontierCombat, MeleeCrt, MovePolicy, Side, Stack,
     Unit, VictoryRule,
 };
-use battlelab::sim::{thread_pool, RunControl};
+use battlelab_core::systems::frontier::rolls::{
+    FireRoll, MoveRoll, RecoveryRoll, Terrain, UnitType,
+};
 
 fn unit(kind: UnitType, fire_cf: u32, melee_cf: u32) -> Unit {
     Unit {

@@ -3,7 +3,7 @@
 //! terrain × weather × leader rating × level, and `table frontier-*` from the command line.
 
 use assert_cmd::Command;
-use battlelab::rules::frontier::{
+use battlelab_core::systems::frontier::rolls::{
     melee_multiplier, FireRoll, MoveRoll, RecoveryRoll, Terrain, UnitType, MAX_LEADER, MAX_LEVEL,
 };
 use serde_json::Value;

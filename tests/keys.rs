@@ -241,7 +241,7 @@ fn documented_sweeps_are_the_parsers_sweeps() {
     use battlelab::systems as s;
     let cases: [(&str, &[&str]); 4] = [
         ("field", &s::field::FIELD_PARAMETERS),
-        ("naval_engagement", &s::naval::PARAMETERS),
+        ("naval_engagement", &s::naval_engagement::PARAMETERS),
         ("ratio", &s::ratio::PARAMETERS),
         ("melee", &s::melee::PARAMETERS),
     ];
@@ -252,9 +252,9 @@ fn documented_sweeps_are_the_parsers_sweeps() {
         expected.sort();
         assert_eq!(documented, expected, "{name}");
     }
-    for name in battlelab::rules::d6table::D6Table::NAMES {
+    for name in battlelab_core::systems::d6_tables::lookup::D6Table::NAMES {
         let mut documented = keys::system(name).unwrap().sweep_parameters();
-        let mut expected: Vec<String> = s::tables::parameters(name)
+        let mut expected: Vec<String> = s::d6_tables::parameters(name)
             .iter()
             .map(|p| p.to_string())
             .collect();

@@ -939,6 +939,8 @@ fn variant_names_that_would_share_chart_files_are_refused() {
         ("printed", "Printed"),
         ("printed", "printed!"),
         ("cap 3", "cap_3"),
+        // Different slugs ("1" and "plus1"), one chart file name (`plus1`).
+        ("+1", "plus1"),
     ] {
         fs::write(
             &file,

@@ -9,7 +9,7 @@ mod common;
 use assert_cmd::Command;
 use battlelab::sim::{thread_pool, RunControl};
 use battlelab::stats::{chi_square, chi_square_critical};
-use battlelab::systems::tables as study;
+use battlelab_core::systems::d6_tables as study;
 use common::shipped;
 
 /// Reads and validates a shipped analysis as a system of type `S`.
@@ -22,8 +22,8 @@ fn load<S>(
     parse(&path, &text).unwrap()
 }
 
-fn table_study(name: &str) -> study::TableStudy {
-    load(name, study::TableStudy::parse)
+fn table_study(name: &str) -> study::D6TableStudy {
+    load(name, study::D6TableStudy::parse)
 }
 
 /// 12 SP, DRM +2, column 11-15: d6+2 reads rows 3,4,5,6,6,6 → 1, 2*, 2*, 3*, 3*, 3*.
@@ -175,10 +175,11 @@ fn setup_maps_agree_with_exact_convolution() {
 fn naval_engagements_agree_with_exact_enumeration() {
     let study = load(
         "naval_engagement.toml",
-        battlelab::systems::naval::NavalStudy::parse,
+        battlelab::systems::naval_engagement::NavalEngagementStudy::parse,
     );
     let results =
-        battlelab::systems::naval::execute(&study, 400_000, 12, &RunControl::default()).unwrap();
+        battlelab::systems::naval_engagement::execute(&study, 400_000, 12, &RunControl::default())
+            .unwrap();
     for ((_, coordinates, _), (h, exact)) in study.runs.iter().zip(&results.runs) {
         assert!((exact.result.iter().sum::<f64>() - 1.0).abs() < 1e-9);
         for (name, observed, expected) in [

@@ -6,7 +6,7 @@ use std::hint::black_box;
 use criterion::{criterion_group, Criterion, Throughput};
 
 use battlelab::dice::DiceStream;
-use battlelab::rules::crt::{resolve_many, FieldCombat, FieldRules};
+use battlelab_core::systems::field::battle::{resolve_many, FieldCombat, FieldRules};
 
 use super::{bare_xoshiro, BATCH};
 

@@ -9,12 +9,13 @@ use criterion::{criterion_group, Criterion, Throughput};
 
 use battlelab::dice::DiceStream;
 use battlelab::engine::driver;
-use battlelab::rules::crt::{simulate_battles, simulate_resolutions, FieldCombat, FieldRules};
 use battlelab::sim::{thread_pool, RunControl, BLOCK_TRIALS};
-use battlelab::systems::field::Analysis;
+use battlelab::systems::field::FieldStudy;
+use battlelab_core::systems::field::battle::{simulate_resolutions, FieldCombat, FieldRules};
+use battlelab_core::systems::field::transitions::simulate_battles;
 
 /// A field analysis of 32 runs (4 odds × 8 DRMs), simulated only.
-fn plan_of_32_runs() -> Analysis {
+fn plan_of_32_runs() -> FieldStudy {
     let text = r#"
 system = "field"
 exact = false
@@ -30,7 +31,7 @@ tactic = "uniform"
 odds = ["1:1", "3:2", "2:1", "3:1"]
 drm = { from = -3, to = 4 }
 "#;
-    Analysis::parse(std::path::Path::new("bench.toml"), text).unwrap()
+    FieldStudy::parse(std::path::Path::new("bench.toml"), text).unwrap()
 }
 
 fn driver(c: &mut Criterion) {

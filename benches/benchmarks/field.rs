@@ -8,16 +8,18 @@ use std::hint::black_box;
 use criterion::{criterion_group, Criterion, Throughput};
 
 use battlelab::dice::DiceStream;
-use battlelab::rules::crt::{BattleHistogram, FieldCombat, FieldRules};
-use battlelab::rules::field_table::{BattleTable, FieldKernel, MAX_TABLE_ENTRIES};
 use battlelab_core::scenarios;
+use battlelab_core::systems::field::battle::{BattleHistogram, FieldCombat, FieldRules};
+use battlelab_core::systems::field::transitions::{
+    FieldKernel, TransitionTable, MAX_TABLE_ENTRIES,
+};
 
 use super::{bare_xoshiro, print_lane_words, print_words, BATCH};
 
 fn field(c: &mut Criterion) {
     let field = FieldCombat::new(FieldRules::printed()).unwrap();
     let prepared = scenarios::field_battle().prepare().unwrap();
-    let table = BattleTable::compile(&field, &prepared, MAX_TABLE_ENTRIES).unwrap();
+    let table = TransitionTable::compile(&field, &prepared, MAX_TABLE_ENTRIES).unwrap();
     print_words("field battle 12 v 8", |d| {
         black_box(table.fight(d));
     });

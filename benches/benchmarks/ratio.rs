@@ -17,10 +17,10 @@ use criterion::measurement::WallTime;
 use criterion::{criterion_group, BenchmarkGroup, Criterion, Throughput};
 
 use battlelab::dice::DiceStream;
-use battlelab::rules::ratio::{
+use battlelab::sim::{thread_pool, RunControl};
+use battlelab_core::systems::ratio::battle::{
     simulate_battles, Objective, RatioCombat, RatioHistogram, ReservePolicy,
 };
-use battlelab::sim::{thread_pool, RunControl};
 
 use super::{bare_xoshiro, print_lane_words, print_words, BATCH};
 

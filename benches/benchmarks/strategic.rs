@@ -6,10 +6,10 @@ use std::hint::black_box;
 use criterion::{criterion_group, Criterion, Throughput};
 
 use battlelab::dice::DiceStream;
-use battlelab::rules::d6table::{roll_many, CompiledD6Table, D6Table};
-use battlelab::rules::naval::EngagementHistogram;
-use battlelab::rules::setup::{CoalitionCounts, CoalitionMap, CompiledMap};
 use battlelab_core::scenarios;
+use battlelab_core::systems::d6_tables::lookup::{roll_many, CompiledD6Table, D6Table};
+use battlelab_core::systems::naval_engagement::engagement::EngagementHistogram;
+use battlelab_core::systems::setup::map::{CoalitionCounts, CoalitionMap, CompiledMap};
 
 use super::{bare_xoshiro, print_lane_words, print_words, BATCH};
 

@@ -4,7 +4,7 @@
 //! Why this command exists: the tactical matrix (docs/systems/field.md) makes each round a
 //! simultaneous choice, so a designer asking "is Charge too strong?" needs the game's
 //! optimal mixes, not one more fixed-policy run. The solver is
-//! `battlelab_core::rules::field_game` (backward induction, a linear program per state);
+//! `battlelab_core::systems::field::game` (backward induction, a linear program per state);
 //! this file validates the input, runs it per variant × grid point on the worker pool, and
 //! prints or writes the results. Where a game is too large (`MAX_GAME_STATES`) the point
 //! is solved as the one-round game at the start and marked `exact: false`.
@@ -23,10 +23,12 @@ use serde_json::{json, Map, Value};
 
 use battlelab::analysis::{AxisValue, SYSTEMS};
 use battlelab::report::{self, ReportError};
-use battlelab::rules::crt::TACTIC_NAMES;
-use battlelab::rules::field_game::{self, Equilibrium, GameError, PayoffSpec, MAX_GAME_STATES};
 use battlelab::sim::Interrupted;
-use battlelab::systems::field::Analysis;
+use battlelab::systems::field::FieldStudy;
+use battlelab_core::systems::field::battle::TACTIC_NAMES;
+use battlelab_core::systems::field::game::{
+    self, Equilibrium, GameError, PayoffSpec, MAX_GAME_STATES,
+};
 
 use super::{emit, note, pool, usage, writing_report};
 use crate::cli::{EquilibriumArgs, Format};
@@ -40,7 +42,7 @@ struct Point {
 
 /// Everything the outputs are made from.
 struct Solved<'a> {
-    analysis: &'a Analysis,
+    analysis: &'a FieldStudy,
     /// The analysis file as written (copied into the report).
     text: &'a str,
     payoff: PayoffSpec,
@@ -64,7 +66,7 @@ pub fn equilibrium(args: EquilibriumArgs) -> Result<()> {
             args.file.display()
         )));
     }
-    let analysis = Analysis::parse(&args.file, &text)?;
+    let analysis = FieldStudy::parse(&args.file, &text)?;
     if let Some(out) = &args.out {
         // Before any work, and never over the analysis itself.
         battlelab::output::check_target(
@@ -84,7 +86,7 @@ pub fn equilibrium(args: EquilibriumArgs) -> Result<()> {
             .runs
             .par_iter()
             .map(|run| {
-                field_game::equilibrium(
+                game::equilibrium(
                     &run.field,
                     &run.prepared,
                     payoff.resolve(&run.prepared.start),

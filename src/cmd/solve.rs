@@ -200,7 +200,7 @@ pub fn solve(args: SolveArgs) -> Result<()> {
         bail!(usage(format!(
             "--vary {}: {} (at {})",
             lever.name,
-            by.refusal(lever),
+            lever.refused_by(by),
             plan.describe(file_run)
                 .iter()
                 .map(|(k, v)| format!("{k}={v}"))

@@ -76,11 +76,7 @@ impl Document {
             usage(format!(
                 "{}: {system} analyses have no settings to price or vary; value and solve serve {}",
                 path.display(),
-                levers::CATALOG
-                    .iter()
-                    .flat_map(|s| s.systems.iter().copied())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                levers::served().join(", ")
             ))
         })?;
         let doc: toml::Table = loaded
@@ -489,7 +485,7 @@ pub fn value(args: crate::cli::ValueArgs) -> Result<()> {
             .first()
             .filter(|_| set_by.iter().all(Option::is_some))
         {
-            let why = by.refusal(m.lever);
+            let why = m.lever.refused_by(by);
             if !chosen {
                 skipped.push((m.name(), why));
                 continue;
@@ -647,7 +643,7 @@ pub fn value(args: crate::cli::ValueArgs) -> Result<()> {
                         .filter_map(|r| {
                             let (without, curve) = unchanged[r].as_ref()?;
                             let changed: Result<Measured, Why> = match (set_by[r], change) {
-                                (Some(by), _) => Err(by.refusal(m.lever)),
+                                (Some(by), _) => Err(m.lever.refused_by(by)),
                                 (None, Change::File(i)) => {
                                     headline::measure(&with[*i].arms[r], &headline)
                                         .ok_or_else(not_here)

@@ -71,7 +71,7 @@ pub fn expectations<S: System>(
     let plan = system.plan();
     let names = |run: usize| RunNames::of(system, run);
     // The file was validated when it was loaded; a failure here only means no checks.
-    let Ok(parsed) = expect::parse(super::pipeline::ANALYSIS_COPY, analysis_text, &plan, &names)
+    let Ok(parsed) = expect::parse(super::output::ANALYSIS_COPY, analysis_text, &plan, &names)
     else {
         return Vec::new();
     };
@@ -264,7 +264,7 @@ pub fn write_index_of(
         .collect();
     let page = Page {
         manifest: &manifest,
-        analysis: read(super::pipeline::ANALYSIS_COPY),
+        analysis: read(super::output::ANALYSIS_COPY),
         tables: read("tables.md"),
         files: &files,
         checks,
@@ -596,7 +596,9 @@ fn describe_file(name: &str) -> &'static str {
         "run_info.json" => "threads, wall time, how the counts were made (differs per run)",
         "tables.md" => "the rulebook tables, in Markdown",
         "analysis.toml" => "the analysis file as run",
-        "compare.csv" | "compare.json" => "every run × outcome: both arms, their difference, its interval, p",
+        "compare.csv" | "compare.json" => {
+            "every run × outcome: both arms, their difference, its interval, p"
+        }
         "value.csv" | "value.parquet" | "value.json" => "what each modifier is worth",
         _ => "",
     }
@@ -1101,8 +1103,8 @@ impl Page<'_> {
             let _ = writeln!(
                 body,
                 "<section id=\"analysis\"><h2>The analysis file</h2>\n<p class=\"muted\"><a href=\"{}\">{}</a>, as run.</p>\n<pre>{}</pre></section>",
-                href(super::pipeline::ANALYSIS_COPY),
-                super::pipeline::ANALYSIS_COPY,
+                href(super::output::ANALYSIS_COPY),
+                super::output::ANALYSIS_COPY,
                 escape(text)
             );
         }

@@ -179,28 +179,7 @@ pub fn variant_suffix(variant: &str, variants: usize) -> String {
     }
 }
 
-/// One segment of a chart's file name: lower-case letters and digits, words joined by
-/// `-` (segments are joined by `_`): "+1 argument" → `plus1-argument`, "a.leader" →
-/// `a-leader`, "-2" → `minus2`, "3:2" → `3-2`.
-pub(crate) fn file_slug(text: &str) -> String {
-    let mut s = String::with_capacity(text.len());
-    let chars: Vec<char> = text.chars().collect();
-    for (i, &c) in chars.iter().enumerate() {
-        let next_digit = chars.get(i + 1).is_some_and(char::is_ascii_digit);
-        let word_start = s.is_empty() || s.ends_with('-');
-        if c.is_ascii_alphanumeric() {
-            s.push(c.to_ascii_lowercase());
-        } else if c == '+' && word_start {
-            s.push_str("plus");
-        } else if (c == '-' || c == '−') && word_start && next_digit {
-            s.push_str("minus");
-        } else if !s.is_empty() && !s.ends_with('-') {
-            s.push('-');
-        }
-    }
-    s.truncate(s.trim_end_matches('-').len());
-    s
-}
+pub(crate) use crate::analysis::file_slug;
 
 /// A slice of a sweep: `(axis, value)` for every axis it holds fixed.
 pub(crate) type Slice = [(usize, AxisValue)];

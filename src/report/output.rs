@@ -38,6 +38,8 @@ use crate::report::ReportError;
 
 /// The manifest every report folder holds; it lists the folder's files.
 pub const MANIFEST: &str = "manifest.json";
+/// The copy of the analysis file in every report.
+pub const ANALYSIS_COPY: &str = "analysis.toml";
 /// Marks a staging folder while it is being written (removed before the swap).
 const STAGING_MARK: &str = ".battlelab-staging";
 /// Longest report folder name, in bytes: file systems allow 255 per name, and the

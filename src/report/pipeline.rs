@@ -25,8 +25,8 @@ use crate::report::{self, ReportError};
 use crate::sim::BLOCK_TRIALS;
 use crate::stats::{wilson_interval, Z95};
 
-/// The copy of the analysis file in every report.
-pub const ANALYSIS_COPY: &str = "analysis.toml";
+// Named beside the manifest (the index reads it too), used here under its old path.
+pub use crate::output::ANALYSIS_COPY;
 /// What differs between two runs of the same plan: never in the manifest.
 pub const RUN_INFO: &str = "run_info.json";
 

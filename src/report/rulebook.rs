@@ -24,6 +24,15 @@ use crate::stats::{rounded_percentages, rounded_percentages_exact, units_text, R
 /// The spreadsheet beside `tables.md`.
 pub const XLSX: &str = "tables.xlsx";
 
+/// A DRM as printed: `+1`, `0`, `-2`.
+pub fn signed(v: i32) -> String {
+    if v > 0 {
+        format!("+{v}")
+    } else {
+        v.to_string()
+    }
+}
+
 /// How a number cell prints in `tables.xlsx` (its Markdown text is [`Cell::shown`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NumberFormat {
@@ -311,7 +320,7 @@ fn column(c: usize) -> u16 {
 
 /// A sheet name from a table's title: the characters a spreadsheet refuses in a sheet
 /// name (`[]:*?/\`, control characters) as `-`, no apostrophe at either end, at most 31
-/// characters (UTF-16 units; a long "<table> — <variant>" shortens the table's part and
+/// characters (UTF-16 units; a long "`<table> — <variant>`" shortens the table's part and
 /// keeps the variant's), different from every name in `taken` (case aside) — numbered
 /// "(2)", "(3)" … where the title repeats.
 pub fn sheet_name(title: &str, taken: &[String]) -> String {

@@ -8,13 +8,13 @@
 //! happens once per command, never in a hot loop: the blanket implementation below calls
 //! the engine's generic driver, which is monomorphised for each system.
 
+pub mod d6_tables;
 pub mod field;
 pub mod frontier;
 pub mod melee;
-pub mod naval;
+pub mod naval_engagement;
 pub mod ratio;
 pub mod setup;
-pub mod tables;
 
 use std::path::{Path, PathBuf};
 
@@ -24,15 +24,15 @@ use crate::engine::shard::{self, ShardError, ShardIdentity};
 use crate::engine::{Header, Plan, System};
 use crate::pipeline::{self, RunInfo, SystemReport};
 use crate::report::{self, ReportError};
-use crate::rules::d6table::D6Table;
 use crate::sim::{Histogram, Interrupted, RunControl, BLOCK_TRIALS};
-use field::Analysis;
+use battlelab_core::systems::d6_tables::lookup::D6Table;
+use d6_tables::D6TableStudy;
+use field::FieldStudy;
 use frontier::FrontierStudy;
 use melee::MeleeStudy;
-use naval::NavalStudy;
+use naval_engagement::NavalEngagementStudy;
 use ratio::RatioStudy;
 use setup::SetupStudy;
-use tables::TableStudy;
 
 /// Why a run, a shard or a merge did not write its folder.
 #[derive(Debug, thiserror::Error)]
@@ -508,13 +508,15 @@ fn boxed<S: Study + 'static>(
 /// Every system: the `system = "…"` names it answers to, and its parser. Field battles
 /// come last: they also report a missing or unknown system.
 pub const REGISTRY: [(&[&str], Parse); 7] = [
-    (&D6Table::NAMES, |p, t| boxed(TableStudy::parse(p, t))),
+    (&D6Table::NAMES, |p, t| boxed(D6TableStudy::parse(p, t))),
     (&["setup"], |p, t| boxed(SetupStudy::parse(p, t))),
-    (&["naval_engagement"], |p, t| boxed(NavalStudy::parse(p, t))),
+    (&["naval_engagement"], |p, t| {
+        boxed(NavalEngagementStudy::parse(p, t))
+    }),
     (&["ratio"], |p, t| boxed(RatioStudy::parse(p, t))),
     (&["frontier"], |p, t| boxed(FrontierStudy::parse(p, t))),
     (&["melee"], |p, t| boxed(MeleeStudy::parse(p, t))),
-    (&["field"], |p, t| boxed(Analysis::parse(p, t))),
+    (&["field"], |p, t| boxed(FieldStudy::parse(p, t))),
 ];
 
 /// Validates analysis text of any system; `path` names it in errors.

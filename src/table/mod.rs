@@ -11,14 +11,14 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::exact::{BigFraction, ExactDistribution, Fraction};
-use crate::rules::crt::{FieldCombat, OddsColumn};
-use crate::rules::d6table::{self, CompiledD6Table};
-use crate::rules::frontier;
-use crate::rules::melee;
-use crate::rules::ratio;
-use crate::rules::setup;
 use crate::sim::{Interrupted, RunControl};
 use crate::stats::{wilson_interval, Z95};
+use battlelab_core::systems::d6_tables::lookup::{self as d6table, CompiledD6Table};
+use battlelab_core::systems::field::battle::{FieldCombat, OddsColumn};
+use battlelab_core::systems::frontier::rolls as frontier;
+use battlelab_core::systems::melee::engagement as melee;
+use battlelab_core::systems::ratio::battle as ratio;
+use battlelab_core::systems::setup::map as setup;
 
 pub mod requests;
 
@@ -77,7 +77,7 @@ pub enum TableError {
         "--odds {given}: not odds L:S with L ≥ S; the CRT's columns are {allowed}, and a ratio between or past them is read as the rules' odds rounding reads it (write L:S, e.g. 5:2)"
     )]
     UnknownOdds { given: String, allowed: String },
-    #[error("--smaller-sp {0}: the smaller force's strength must be 1 to {max}", max = crate::rules::crt::MAX_SP)]
+    #[error("--smaller-sp {0}: the smaller force's strength must be 1 to {max}", max = battlelab_core::systems::field::battle::MAX_SP)]
     SmallerSp(u32),
     #[error("--trials 0: give at least 1 trial, or leave --trials out for the exact table only")]
     ZeroTrials,
@@ -101,14 +101,8 @@ pub struct CrtRequest {
     pub seed: u64,
 }
 
-/// A DRM as printed: `+1`, `0`, `-2`.
-pub fn signed(v: i32) -> String {
-    if v > 0 {
-        format!("+{v}")
-    } else {
-        v.to_string()
-    }
-}
+// Defined with the rulebook tables (the systems' reports print DRMs too).
+pub use crate::report::rulebook::signed;
 
 /// One CRT resolution: exact distribution, optional simulation and CLC expectations.
 pub fn crt_table(
@@ -134,7 +128,7 @@ pub fn crt_table(
     let read_as =
         (rules.odds_column_index(larger, smaller).is_none()).then(|| format!("{larger}:{smaller}"));
     if let Some(sp) = request.smaller_sp {
-        if !(1..=crate::rules::crt::MAX_SP).contains(&sp) {
+        if !(1..=battlelab_core::systems::field::battle::MAX_SP).contains(&sp) {
             return Err(TableError::SmallerSp(sp));
         }
     }
@@ -144,14 +138,16 @@ pub fn crt_table(
     let net_drm = request.drm.clamp(-rules.drm_cap, rules.drm_cap);
     let exact = field.resolution_distribution(odds, request.drm);
     let counts = match request.trials {
-        Some(trials) => Some(crate::rules::crt::simulate_resolutions(
-            field,
-            odds,
-            request.drm,
-            request.seed,
-            trials,
-            control,
-        )?),
+        Some(trials) => Some(
+            battlelab_core::systems::field::battle::simulate_resolutions(
+                field,
+                odds,
+                request.drm,
+                request.seed,
+                trials,
+                control,
+            )?,
+        ),
         None => None,
     };
     let labels: Vec<String> = field.pairs().iter().map(|p| p.label()).collect();

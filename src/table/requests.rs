@@ -13,15 +13,20 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use super::{signed, D6Request, FrontierStep, TableError};
-use crate::rules::crt::{FieldCombat, FieldRules, OddsColumn, RulesError};
-use crate::rules::d6table::{self, CompiledD6Table, D6Table};
-use crate::rules::frontier::{FireRoll, MoveRoll, RecoveryRoll, Terrain, UnitType};
-use crate::rules::melee::{BreakDice, Engagement, Facing, MeleeCombat, UnitProfile};
-use crate::rules::ratio::{
-    self, MinScore, Objective, RatioBattle, RatioCombat, ReservePolicy, Unit,
+use crate::systems::field::FieldStudy;
+use battlelab_core::rules::RulesError;
+use battlelab_core::systems::d6_tables::lookup::{self as d6table, CompiledD6Table, D6Table};
+use battlelab_core::systems::field::battle::{FieldCombat, FieldRules, OddsColumn};
+use battlelab_core::systems::frontier::rolls::{
+    FireRoll, MoveRoll, RecoveryRoll, Terrain, UnitType,
 };
-use crate::rules::setup::StateKind;
-use crate::systems::field::Analysis;
+use battlelab_core::systems::melee::engagement::{
+    BreakDice, Engagement, Facing, MeleeCombat, UnitProfile,
+};
+use battlelab_core::systems::ratio::battle::{
+    self as ratio, MinScore, Objective, RatioBattle, RatioCombat, ReservePolicy, Unit,
+};
+use battlelab_core::systems::setup::map::StateKind;
 
 /// `--trials` and `--seed`, as every table takes them.
 #[derive(Clone, Copy, Debug)]
@@ -58,7 +63,7 @@ pub fn crt_combat(rules: Option<&Path>, variant: Option<&str>) -> Result<FieldCo
     let rules = match rules {
         None => FieldRules::printed(),
         Some(file) => {
-            let analysis = Analysis::load(file)?;
+            let analysis = FieldStudy::load(file)?;
             let chosen = match variant {
                 None => &analysis.variants[0],
                 Some(name) => analysis

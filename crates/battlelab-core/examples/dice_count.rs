@@ -11,11 +11,13 @@
 //! Benches never enable it.
 
 use battlelab_core::dice::DiceStream;
-use battlelab_core::rules::crt::{BattleHistogram, FieldCombat, FieldRules};
-use battlelab_core::rules::field_table::{BattleTable, FieldKernel, MAX_TABLE_ENTRIES};
-use battlelab_core::rules::ratio::{RatioCombat, RatioHistogram, ReservePolicy};
-use battlelab_core::rules::setup::{CoalitionCounts, CoalitionMap, CompiledMap};
 use battlelab_core::scenarios::{self, words_per_battle};
+use battlelab_core::systems::field::battle::{BattleHistogram, FieldCombat, FieldRules};
+use battlelab_core::systems::field::transitions::{
+    FieldKernel, TransitionTable, MAX_TABLE_ENTRIES,
+};
+use battlelab_core::systems::ratio::battle::{RatioCombat, RatioHistogram, ReservePolicy};
+use battlelab_core::systems::setup::map::{CoalitionCounts, CoalitionMap, CompiledMap};
 
 const N: u64 = 1 << 18;
 
@@ -160,7 +162,8 @@ fn main() {
     let prepared = scenarios::field_battle()
         .prepare()
         .expect("the bench battle is valid");
-    let table = BattleTable::compile(&field, &prepared, MAX_TABLE_ENTRIES).expect("a small battle");
+    let table =
+        TransitionTable::compile(&field, &prepared, MAX_TABLE_ENTRIES).expect("a small battle");
     count("field battle 12 v 8, mixed tactics", |d| {
         std::hint::black_box(table.fight(d));
     });
@@ -181,7 +184,9 @@ fn main() {
         std::hint::black_box(naval.engage(d));
     });
     let (_, engagement) = scenarios::naval();
-    let mut h = battlelab_core::rules::naval::EngagementHistogram::new(&engagement);
+    let mut h = battlelab_core::systems::naval_engagement::engagement::EngagementHistogram::new(
+        &engagement,
+    );
     count_lanes(
         "naval engagement 6 v 4, 32 at once (as run)",
         LaneDraws::OnePerWord,

@@ -31,13 +31,17 @@
 use std::time::Instant;
 
 use battlelab_core::dice::DiceStream;
-use battlelab_core::rules::crt::{BattleHistogram, FieldCombat, FieldRules};
-use battlelab_core::rules::field_table::{BattleTable, FieldKernel, MAX_TABLE_ENTRIES};
-use battlelab_core::rules::frontier_battle::FrontierCombat;
-use battlelab_core::rules::ratio::{Objective, RatioCombat, RatioHistogram, ReservePolicy};
-use battlelab_core::rules::setup::CompiledMap;
 use battlelab_core::scenarios;
 use battlelab_core::sim::BLOCK_TRIALS;
+use battlelab_core::systems::field::battle::{BattleHistogram, FieldCombat, FieldRules};
+use battlelab_core::systems::field::transitions::{
+    FieldKernel, TransitionTable, MAX_TABLE_ENTRIES,
+};
+use battlelab_core::systems::frontier::battle::FrontierCombat;
+use battlelab_core::systems::ratio::battle::{
+    Objective, RatioCombat, RatioHistogram, ReservePolicy,
+};
+use battlelab_core::systems::setup::map::CompiledMap;
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -133,9 +137,10 @@ fn main() {
             u64::from(totals[0][0])
         }
         "setup-count" => {
-            let one = battlelab_core::rules::setup::CoalitionMap::new(&scenarios::setup_map(), 0);
+            let one =
+                battlelab_core::systems::setup::map::CoalitionMap::new(&scenarios::setup_map(), 0);
             let offsets = [0, 400, 800, 1200, 1600, 2000, 2400];
-            let mut counts = battlelab_core::rules::setup::CoalitionCounts::new(2800);
+            let mut counts = battlelab_core::systems::setup::map::CoalitionCounts::new(2800);
             in_blocks(&mut dice, battles, |d, n| {
                 one.count(d, n, &offsets, &mut counts);
             });
@@ -158,7 +163,10 @@ fn main() {
         "naval-record" => {
             let (naval, engagement) = scenarios::naval();
             let kernel = naval.kernel(&engagement);
-            let mut h = battlelab_core::rules::naval::EngagementHistogram::new(&engagement);
+            let mut h =
+                battlelab_core::systems::naval_engagement::engagement::EngagementHistogram::new(
+                    &engagement,
+                );
             for _ in 0..battles {
                 h.record(&kernel.engage(&mut dice));
             }
@@ -167,7 +175,10 @@ fn main() {
         "naval-lockstep" => {
             let (naval, engagement) = scenarios::naval();
             let kernel = naval.kernel(&engagement);
-            let mut h = battlelab_core::rules::naval::EngagementHistogram::new(&engagement);
+            let mut h =
+                battlelab_core::systems::naval_engagement::engagement::EngagementHistogram::new(
+                    &engagement,
+                );
             in_blocks(&mut dice, battles, |d, n| {
                 kernel.record_many(d, n, &mut h);
             });
@@ -176,7 +187,8 @@ fn main() {
         "field" | "field-lanes" => {
             let field = FieldCombat::new(FieldRules::printed()).expect("the printed rules");
             let prepared = scenarios::field_battle().prepare().expect("a valid battle");
-            let table = BattleTable::compile(&field, &prepared, MAX_TABLE_ENTRIES).expect("small");
+            let table =
+                TransitionTable::compile(&field, &prepared, MAX_TABLE_ENTRIES).expect("small");
             let mut h = BattleHistogram::new(&prepared, field.rules().round_limit);
             if kernel == "field" {
                 for _ in 0..battles {

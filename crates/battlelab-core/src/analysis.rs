@@ -15,7 +15,6 @@ use std::path::Path;
 use toml::Spanned;
 
 use crate::limits;
-use crate::rules::crt::OddsColumn;
 
 /// Trials per grid point when the file gives none.
 pub const DEFAULT_TRIALS: u64 = 1_000_000;
@@ -46,24 +45,8 @@ pub const SYSTEMS: [&str; 13] = [
     "frontier",
 ];
 
-/// Why an analysis file was refused.
-#[derive(Debug, thiserror::Error)]
-pub enum AnalysisError {
-    #[error("cannot read analysis file {file}")]
-    Read {
-        file: String,
-        source: std::io::Error,
-    },
-    #[error("{file}: {}", limits::tidy(message))]
-    Syntax { file: String, message: String },
-    #[error("{file}{}: field `{}`: {}", line.map(|l| format!(", line {l}")).unwrap_or_default(), limits::tidy(field), limits::tidy(message))]
-    Invalid {
-        file: String,
-        line: Option<usize>,
-        field: String,
-        message: String,
-    },
-}
+// Defined with the reading of the file that first refuses it; used here under its old path.
+pub use crate::toml_input::AnalysisError;
 
 /// One value a sweep axis (or an extra axis of a plan) takes.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -284,7 +267,7 @@ fn axis_values(parameter: &str, value: &toml::Value) -> Result<Vec<AxisValue>, S
                 let text = v
                     .as_str()
                     .ok_or("odds are written as strings, e.g. \"3:2\"")?;
-                OddsColumn::parse_ratio(text)
+                crate::rules::parse_odds_ratio(text)
                     .filter(|(l, s)| l >= s)
                     .map(|(larger, smaller)| AxisValue::Odds { larger, smaller })
                     .ok_or(format!(
@@ -388,7 +371,11 @@ pub fn variant_name(
             limits::echo(text)
         ));
     }
-    if let Some(other) = taken.iter().find(|t| slug(t) == own) {
+    let file = file_slug(text);
+    if let Some(other) = taken
+        .iter()
+        .find(|t| slug(t) == own || file_slug(t) == file)
+    {
         return refuse(if *other == text {
             format!(
                 "each variant needs a non-empty name of its own; \"{}\" is used twice",
@@ -396,7 +383,7 @@ pub fn variant_name(
             )
         } else {
             format!(
-                "\"{}\" and \"{}\" would name the same chart files (…_{own}.png); give variants names that differ in their letters or digits",
+                "\"{}\" and \"{}\" would name the same chart files (…_{file}.png); give variants names that differ in their letters or digits",
                 limits::echo(other),
                 limits::echo(text)
             )
@@ -544,6 +531,29 @@ pub fn slug(name: &str) -> String {
         }
     }
     s.truncate(s.trim_end_matches('_').len());
+    s
+}
+
+/// One segment of a chart's file name: lower-case letters and digits, words joined by
+/// `-` (segments are joined by `_`): "+1 argument" → `plus1-argument`, "a.leader" →
+/// `a-leader`, "-2" → `minus2`, "3:2" → `3-2`.
+pub fn file_slug(text: &str) -> String {
+    let mut s = String::with_capacity(text.len());
+    let chars: Vec<char> = text.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        let next_digit = chars.get(i + 1).is_some_and(char::is_ascii_digit);
+        let word_start = s.is_empty() || s.ends_with('-');
+        if c.is_ascii_alphanumeric() {
+            s.push(c.to_ascii_lowercase());
+        } else if c == '+' && word_start {
+            s.push_str("plus");
+        } else if (c == '-' || c == '−') && word_start && next_digit {
+            s.push_str("minus");
+        } else if !s.is_empty() && !s.ends_with('-') {
+            s.push('-');
+        }
+    }
+    s.truncate(s.trim_end_matches('-').len());
     s
 }
 

@@ -482,21 +482,21 @@ mod tests {
     /// header was shared), and its `[[variant]]` table likewise.
     #[test]
     fn each_systems_file_holds_the_shared_keys_in_their_places() {
-        use crate::systems::{field, frontier, melee, naval, ratio, setup, tables};
+        use crate::systems::{d6_tables, field, frontier, melee, naval_engagement, ratio, setup};
         type Parse = fn(&Path, &str) -> Result<(), AnalysisError>;
         let parsers: [(&str, Parse); 7] = [
-            ("field", |p, t| field::Analysis::parse(p, t).map(drop)),
+            ("field", |p, t| field::FieldStudy::parse(p, t).map(drop)),
             ("frontier", |p, t| {
                 frontier::FrontierStudy::parse(p, t).map(drop)
             }),
             ("melee", |p, t| melee::MeleeStudy::parse(p, t).map(drop)),
             ("naval_engagement", |p, t| {
-                naval::NavalStudy::parse(p, t).map(drop)
+                naval_engagement::NavalEngagementStudy::parse(p, t).map(drop)
             }),
             ("ratio", |p, t| ratio::RatioStudy::parse(p, t).map(drop)),
             ("setup", |p, t| setup::SetupStudy::parse(p, t).map(drop)),
             ("attrition", |p, t| {
-                tables::TableStudy::parse(p, t).map(drop)
+                d6_tables::D6TableStudy::parse(p, t).map(drop)
             }),
         ];
         let shared = "name, description, system, seed, trials";

@@ -6,7 +6,7 @@
 //! Most phases can simply end: they have written nothing. A phase that has something to
 //! clean up (a staging folder, a temporary file) must not be cut short, so it holds a
 //! [`Deferral`]: while one is held a signal only raises the flag ([`requested`]) that the
-//! phase polls — it removes what it made and returns [`crate::sim::Interrupted`] — and
+//! phase polls — it removes what it made and returns [`Interrupted`] — and
 //! the process ends as soon as the last deferral is dropped. Outside any deferral the
 //! first signal ends the process at once, through the hook given to [`install`] (which
 //! says what was stopped), with the shell's code for the signal: 130 for SIGINT, 143 for
@@ -185,11 +185,17 @@ impl Drop for Deferral {
     }
 }
 
+/// The run was stopped through [`RunControl::stop`](crate::sim::RunControl::stop) before
+/// it finished.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the run was interrupted before it finished")]
+pub struct Interrupted;
+
 /// The stop flag as an error, for `?` in loops that return `Result`.
 #[inline]
-pub fn check() -> Result<(), crate::sim::Interrupted> {
+pub fn check() -> Result<(), Interrupted> {
     if requested() {
-        Err(crate::sim::Interrupted)
+        Err(Interrupted)
     } else {
         Ok(())
     }

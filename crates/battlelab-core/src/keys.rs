@@ -187,6 +187,72 @@ pub struct KeyDoc {
     pub sweep: &'static str,
     /// Where a `[[variant]]` overrides it, or "" (see [`KeyDoc::variant_path`]).
     pub variant: &'static str,
+    /// How `value` prices it and `solve` varies it, where it is a lever (a whole-number
+    /// setting a designer turns): see [`Priced`].
+    pub lever: Option<Priced>,
+}
+
+/// A key a designer can price (`battlelab value`) and vary (`battlelab solve`): a lever.
+///
+/// The lever is the key itself — its path, type, range, default and meaning are the
+/// key's — plus what only a lever needs: its name on the command line, the values `solve`
+/// tries when not told, what in a plan can set it instead, and how a side applies it.
+/// A path with `{a,b}` gives one lever per side, each moving that side's key alone.
+#[derive(Clone, Copy, Debug)]
+pub struct Priced {
+    /// The lever's name, `{…}` groups expanded in step with the key's path
+    /// (`{a,b}.drm` for `side.{a,b}.drm`); "" names it by the key's sweep parameter.
+    pub name: &'static str,
+    pub at: PricedAt,
+    /// The values `solve` tries when not told; `None`: the key's whole range.
+    pub search: Option<(i64, i64)>,
+    /// Runs of a plan where something else sets the key (see [`SetBy`]).
+    pub set_by: &'static [SetBy],
+    /// A side-wide modifier that listed units may set for themselves: the list's path
+    /// (`side.{a,b}.units`, expanded in step) and the key in each unit. Such units move
+    /// with the side.
+    pub per_unit: Option<(&'static str, &'static str)>,
+}
+
+/// Where a lever's change is made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PricedAt {
+    /// At the key (and at each `[[variant]]`'s override of it, and in its sweep).
+    Key,
+    /// Only ever a sweep (`sweep.drm`): the value is `default` when the file sets none.
+    SweepOnly { default: i64 },
+    /// A step along the odds columns of the rules as run (`odds+1`: 1:1 → 3:2).
+    OddsColumns,
+    /// A stat of every profile the side fields (melee `profiles.<name>.skill`); a profile
+    /// both sides field is copied for the side first, so the other side keeps its own.
+    SideProfiles,
+}
+
+/// Runs of a plan where something else sets a lever: those whose axis `axis` has a value
+/// (one that starts with `prefix`). A `[sweep]` is such an axis with every run on it.
+#[derive(Clone, Copy, Debug)]
+pub struct SetBy {
+    /// The expansion of the key's `{…}` group this applies to (`"a"`), or "" for every one.
+    pub only: &'static str,
+    pub axis: &'static str,
+    pub prefix: &'static str,
+    /// What sets the lever there, e.g. "`[sweep] odds`, which sets A's SP to ⌈B's SP × L/S⌉".
+    pub what: &'static str,
+    /// What to use instead.
+    pub instead: &'static str,
+}
+
+impl Priced {
+    /// A lever at the key, named by its sweep parameter.
+    pub const fn at_key() -> Self {
+        Self {
+            name: "",
+            at: PricedAt::Key,
+            search: None,
+            set_by: &[],
+            per_unit: None,
+        }
+    }
 }
 
 /// A key: `key(path, type, default, meaning, example)`.
@@ -205,6 +271,7 @@ pub const fn key(
         example,
         sweep: "",
         variant: "",
+        lever: None,
     }
 }
 
@@ -247,6 +314,51 @@ impl KeyDoc {
 
     pub fn required(&self) -> bool {
         self.default == REQUIRED
+    }
+
+    /// A lever, named by its sweep parameter and moved at the key.
+    pub const fn priced(mut self) -> Self {
+        self.lever = Some(Priced::at_key());
+        self
+    }
+
+    /// A lever named `name` (`{…}` groups expanded in step with the path), moved as `at`
+    /// says.
+    pub const fn priced_as(mut self, name: &'static str, at: PricedAt) -> Self {
+        self.lever = Some(Priced {
+            name,
+            at,
+            ..Priced::at_key()
+        });
+        self
+    }
+
+    /// `solve` tries `lo..=hi` when not told (the key's range is wider than a designer
+    /// would search).
+    pub const fn searched(mut self, lo: i64, hi: i64) -> Self {
+        if let Some(mut lever) = self.lever {
+            lever.search = Some((lo, hi));
+            self.lever = Some(lever);
+        }
+        self
+    }
+
+    /// Where the plan itself sets the lever.
+    pub const fn set_by(mut self, set_by: &'static [SetBy]) -> Self {
+        if let Some(mut lever) = self.lever {
+            lever.set_by = set_by;
+            self.lever = Some(lever);
+        }
+        self
+    }
+
+    /// Listed units at `list` that give their own `key` move with the side.
+    pub const fn per_unit(mut self, list: &'static str, key: &'static str) -> Self {
+        if let Some(mut lever) = self.lever {
+            lever.per_unit = Some((list, key));
+            self.lever = Some(lever);
+        }
+        self
     }
 }
 
@@ -402,16 +514,34 @@ pub struct SystemDoc {
     pub keys: &'static [&'static [KeyDoc]],
     /// A small valid file (`battlelab new`), without the key reference `new` adds.
     pub starter: &'static str,
+    /// What `value` and `solve` read first, and in which currency they count.
+    pub value: ValueDoc,
+}
+
+/// What `value` and `solve` read of a system besides its levers (which are its keys
+/// marked [`KeyDoc::priced`]).
+#[derive(Clone, Copy, Debug)]
+pub struct ValueDoc {
+    /// The headlines, the first the default.
+    pub headlines: fn() -> Vec<crate::engine::headline::Headline>,
+    /// The modifiers priced when the file does not say.
+    pub default_modifiers: &'static [&'static str],
+    /// The lever equivalents are counted in, and the unit's name.
+    pub currency: Option<(&'static str, &'static str)>,
+    /// Where the system has odds columns (`odds±N`): those of the rules a run of the
+    /// named variant fights by, read from the analysis document — each a ratio
+    /// (larger, smaller), in any order.
+    pub odds_columns: Option<fn(&toml::Table, &str) -> Vec<(u32, u32)>>,
 }
 
 /// Every system, in [`crate::analysis::SYSTEMS`] order.
 pub fn systems() -> Vec<SystemDoc> {
     use crate::systems::*;
     let mut docs = vec![field::DOC];
-    docs.extend(tables::DOCS);
+    docs.extend(d6_tables::DOCS);
     docs.extend([
         setup::DOC,
-        naval::DOC,
+        naval_engagement::DOC,
         ratio::DOC,
         melee::DOC,
         frontier::DOC,

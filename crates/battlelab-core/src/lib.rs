@@ -19,6 +19,7 @@ pub mod header;
 pub mod interrupt;
 pub mod keys;
 pub mod limits;
+pub mod matrix_game;
 pub mod rules;
 #[doc(hidden)]
 pub mod scenarios;

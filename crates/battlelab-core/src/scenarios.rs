@@ -1,217 +1,20 @@
 //! The battles the benches time, shared with the `dice_count` example (which counts the
 //! words and dice one battle draws) so both measure the very same thing. Not part of
 //! the analysis API.
+//!
+//! Each system's bench battles live in its folder (`systems/<name>/scenarios.rs`); this
+//! module lists them under one path, with the word counters the benches and examples
+//! share and the test that holds every battle's draws to the hand-counted ones.
 
 use crate::dice::DiceStream;
-use crate::rules::crt::{FieldBattle, Force, TacticMix};
-use crate::rules::d6table::D6Table;
-use crate::rules::frontier::{Terrain, UnitType};
-use crate::rules::frontier_battle::{
-    CrtLoss, FrontierBattle, FrontierCombat, MeleeCrt, MovePolicy, Side, Stack, Unit, VictoryRule,
+pub use crate::systems::field::scenarios::field_battle;
+pub use crate::systems::frontier::scenarios::{
+    frontier, frontier_dice_floor, frontier_six_stacks, FRONTIER_DICE,
 };
-use crate::rules::melee::{Engagement, Facing, MeleeCombat, UnitProfile};
-use crate::rules::naval::{self, Fleet, NavalCombat};
-use crate::rules::ratio::{self, parse_line, MinScore, Objective, RatioBattle, ReservePolicy};
-use crate::rules::setup::{rows, MapState, StateKind};
-
-/// Six stacks a side in wilderness: warriors against regulars with militia, leaders on
-/// two stacks each, an illustrative CRT (not the game's).
-pub fn frontier_six_stacks() -> FrontierBattle {
-    let unit = |kind, fire_cf, melee_cf| Unit {
-        kind,
-        fire_cf,
-        melee_cf,
-    };
-    let lane = |units: Vec<Unit>, leader| vec![Stack { units, leader }];
-    let warriors = (0..6)
-        .map(|i| {
-            lane(
-                vec![unit(UnitType::Warrior, 3, 2); 2],
-                u32::from(i % 3 == 0) * 2,
-            )
-        })
-        .collect();
-    let regulars = (0..6)
-        .map(|i| {
-            lane(
-                vec![unit(UnitType::Regular, 2, 3), unit(UnitType::Militia, 2, 1)],
-                u32::from(i % 3 == 1),
-            )
-        })
-        .collect();
-    let r = |a: CrtLoss, d: CrtLoss| (a, d);
-    use CrtLoss::{Eliminate as E, None as N, Rout as R};
-    let rows = vec![
-        vec![r(E(1), N), r(R, N), r(E(1), E(1))],
-        vec![r(R, N), r(E(1), E(1)), r(N, E(1))],
-        vec![r(E(1), E(1)), r(N, E(1)), r(N, R)],
-        vec![r(N, E(1)), r(N, R), r(N, E(2))],
-        vec![r(N, R), r(N, E(2)), r(N, E(2))],
-        vec![r(N, E(2)), r(N, E(2)), r(N, R)],
-    ];
-    FrontierBattle {
-        terrain: Terrain::Wilderness,
-        severe_weather: false,
-        initiative: 0,
-        surprise: None,
-        sides: [
-            Side {
-                level: 3,
-                primary_leader: 3,
-                lanes: warriors,
-                move_policy: MovePolicy::Aggressive,
-                avoid_melee: false,
-            },
-            Side {
-                level: 2,
-                primary_leader: 2,
-                lanes: regulars,
-                move_policy: MovePolicy::Aggressive,
-                avoid_melee: true,
-            },
-        ],
-        crt: MeleeCrt {
-            columns: vec![(1, 2), (1, 1), (2, 1)],
-            first_roll: 1,
-            cells: rows,
-        },
-        leader_loss: (1, 6),
-        extra_round: true,
-        victory: VictoryRule::FewerLost,
-    }
-}
-
-/// The compiled six-stack battle.
-pub fn frontier() -> FrontierCombat {
-    FrontierCombat::new(frontier_six_stacks()).expect("the bench battle is valid")
-}
-
-/// A ratio battle from a quick line, `reserve_a` reserves for A, every A die at `mod_a`.
-pub fn ratio_line(text: &str, reserve_a: usize, mod_a: i32, policy: ReservePolicy) -> RatioBattle {
-    let (line, counts) = parse_line(text).expect("the bench line parses");
-    let units = |prefix: &str, n: usize, modifier: i32| {
-        (0..n)
-            .map(|i| ratio::Unit {
-                name: format!("{prefix}{}", i + 1),
-                modifier,
-            })
-            .collect::<Vec<_>>()
-    };
-    RatioBattle {
-        units: [
-            units("A", counts[0] + reserve_a, mod_a),
-            units("B", counts[1], 0),
-        ],
-        line,
-        reserves: [(counts[0]..counts[0] + reserve_a).collect(), vec![]],
-        policy: [policy; 2],
-        objective: Objective::CpDifference,
-        min_score: MinScore::Floor(1),
-        skirmish: false,
-        escalation: None,
-    }
-}
-
-/// The bench line: four 1 v 1 combats and a double.
-pub const RATIO_LINE: &str = "1v1,1v1,1v1,1v1,2v1";
-
-fn line_unit(skill: u32, power: u32) -> UnitProfile {
-    UnitProfile {
-        models: 20,
-        frontage: 5,
-        skill,
-        power,
-        ..UnitProfile::default()
-    }
-}
-
-/// A 20-model unit against a 20-model unit.
-pub fn melee_duel() -> MeleeCombat {
-    MeleeCombat::new(Engagement::one_on_one(line_unit(4, 3), line_unit(3, 4)))
-        .expect("the bench duel is valid")
-}
-
-/// The same with a flanker and a rear charge.
-pub fn melee_surrounded() -> MeleeCombat {
-    let mut surrounded = Engagement::one_on_one(line_unit(3, 3), line_unit(3, 3));
-    surrounded.b.push((
-        Facing::Flank,
-        UnitProfile {
-            models: 5,
-            frontage: 5,
-            attacks: 2,
-            ..UnitProfile::default()
-        },
-    ));
-    surrounded.b.push((
-        Facing::Rear,
-        UnitProfile {
-            models: 10,
-            ..UnitProfile::default()
-        },
-    ));
-    MeleeCombat::new(surrounded).expect("the bench engagement is valid")
-}
-
-/// A field battle of 12 against 8 SP, morale 2 and leader 1 on both sides, mixed
-/// tactics (A: charge 2, envelop 1, bombard 1; B: skirmish 2, square 1, refuse 1).
-pub fn field_battle() -> FieldBattle {
-    let force = |sp, weights| Force {
-        name: String::new(),
-        sp,
-        morale: 2,
-        leader: 1,
-        drm: 0,
-        tactics: TacticMix::new(weights)
-            .expect("the bench mixes are valid")
-            .into(),
-    };
-    FieldBattle {
-        a: force(12, [2, 1, 0, 1, 0, 0, 0]),
-        b: force(8, [0, 0, 2, 0, 1, 1, 0]),
-        terrain_drm: 0,
-    }
-}
-
-/// The printed naval table and an engagement of 6 against 4 NSP, both pursuing.
-pub fn naval() -> (NavalCombat, naval::Engagement) {
-    let combat = NavalCombat::new(D6Table::naval()).expect("the printed table is valid");
-    let fleet = |nsp| Fleet {
-        name: String::new(),
-        nsp,
-        morale: 2,
-        leader: 1,
-        drm: 0,
-        pursues: true,
-    };
-    let engagement = naval::Engagement {
-        a: fleet(6),
-        b: fleet(4),
-        coastal: false,
-        round_limit: 20,
-    };
-    (combat, engagement)
-}
-
-/// Thirteen states: six majors and seven minors, all with ports, in three coalitions.
-pub fn setup_map() -> Vec<MapState> {
-    (0..13)
-        .map(|i| {
-            let kind = if i < 6 {
-                StateKind::Major
-            } else {
-                StateKind::Minor
-            };
-            MapState {
-                name: i.to_string(),
-                kind,
-                port: true,
-                coalition: i % 3,
-                rows: rows(kind, true),
-            }
-        })
-        .collect()
-}
+pub use crate::systems::melee::scenarios::{melee_duel, melee_surrounded};
+pub use crate::systems::naval_engagement::scenarios::naval;
+pub use crate::systems::ratio::scenarios::{ratio_line, RATIO_LINE};
+pub use crate::systems::setup::scenarios::setup_map;
 
 /// Words (64-bit `next_u64` draws) per call of `battle`, averaged over `n` calls on
 /// block 0 of seed 1: counted by stepping a copy of the stream, outside any timing.
@@ -231,24 +34,6 @@ pub fn words_drawn(n: u64, mut battle: impl FnMut(&mut DiceStream)) -> u64 {
         .expect("a battle draws fewer than 2^32 / n words")
 }
 
-/// d6 a frontier bench battle rolls, rounded down (96.4 on average: `dice_count`).
-pub const FRONTIER_DICE: u64 = 96;
-
-/// The dice floor of the frontier bench battle: `battles` × [`FRONTIER_DICE`] faces cut
-/// from `dice` as the kernel's [`PackedDice`](crate::rules::frontier_battle::PackedDice)
-/// cuts them (successive `take(6)`, twelve a word), folded into a value so that none is
-/// dropped, and no rule applied. The bench and the `profile` example time it beside the
-/// battle: no kernel that cuts its dice this way costs less.
-pub fn frontier_dice_floor(dice: &mut DiceStream, battles: u64) -> u64 {
-    use crate::rules::frontier_battle::{BattleDice, PackedDice};
-    let mut packed = PackedDice::new(dice);
-    let mut acc = 0u64;
-    for _ in 0..battles * FRONTIER_DICE {
-        acc = acc.rotate_left(3) ^ u64::from(packed.face());
-    }
-    acc
-}
-
 /// The dice floor of a bit-sliced kernel (frontier, ratio): `battles` battles, 256 a sweep, each
 /// drawing `faces` d6 as bit planes ([`crate::dice::planes`]), folded so that none is
 /// dropped, and no rule applied. Returns the words drawn (the lanes' keys and the planes').
@@ -262,8 +47,8 @@ pub fn sliced_dice_floor(dice: &mut DiceStream, battles: u64, faces: u64) -> u64
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::ratio::RatioCombat;
-    use crate::rules::setup::{CoalitionMap, CompiledMap};
+    use crate::systems::ratio::battle::{RatioCombat, ReservePolicy};
+    use crate::systems::setup::map::{CoalitionMap, CompiledMap};
 
     /// The words column of the issue-16 table, where it is known by hand: the count
     /// itself, a 13-state map (8 d6 a word: 2 words, whole or one coalition), and a
@@ -348,7 +133,7 @@ mod tests {
         // Bit-sliced, as runs fight it: 13 faces a battle (11 line dice, one a reserve),
         // each 10.835 planes of four words on average, after the lanes' keys (as frontier's
         // below).
-        let mut h = crate::rules::ratio::RatioHistogram::new(&rescue);
+        let mut h = crate::systems::ratio::battle::RatioHistogram::new(&rescue);
         let mut words = 0;
         let (keys, draws) = words_and_draws(1, |d| {
             words = rescue.sliced_block(d, N, &mut h).unwrap();
@@ -438,7 +223,8 @@ mod tests {
         // lanes' keys, one word a lane, and the lanes at least a word a round (more where
         // the lanes advance together and a lane with nothing left draws its words too).
         let (_, engagement) = self::naval();
-        let mut h = crate::rules::naval::EngagementHistogram::new(&engagement);
+        let mut h =
+            crate::systems::naval_engagement::engagement::EngagementHistogram::new(&engagement);
         let mut lane_words = 0;
         let (words, _) = words_and_draws(1, |d| lane_words = naval.record_many(d, N, &mut h));
         assert_eq!(words, crate::dice::lanes::LANES as u64);
@@ -463,7 +249,7 @@ mod tests {
             .ends
             .iter()
             .zip(0..)
-            .map(|(c, i)| c * (1 + i / crate::rules::melee::END_COUNT as u64))
+            .map(|(c, i)| c * (1 + i / crate::systems::melee::engagement::END_COUNT as u64))
             .sum();
         assert!(
             lane_words >= words + 3 * phases,

@@ -54,10 +54,8 @@ impl RunControl {
     }
 }
 
-/// The run was stopped through [`RunControl::stop`] before it finished.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("the run was interrupted before it finished")]
-pub struct Interrupted;
+// Defined beside the stop flag it reports, used here under its old path.
+pub use crate::interrupt::Interrupted;
 
 /// Trials in block `block` of a run of `trials` trials: [`BLOCK_TRIALS`], but the last
 /// block may be short.

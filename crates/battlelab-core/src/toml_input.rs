@@ -23,8 +23,26 @@ use std::path::Path;
 use toml::de::{DeTable, DeValue};
 use toml::Spanned;
 
-use crate::analysis::AnalysisError;
 use crate::limits::{self, MAX_FILE_BYTES, MAX_LIST_ITEMS, MAX_NESTING};
+
+/// Why an analysis file was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum AnalysisError {
+    #[error("cannot read analysis file {file}")]
+    Read {
+        file: String,
+        source: std::io::Error,
+    },
+    #[error("{file}: {}", limits::tidy(message))]
+    Syntax { file: String, message: String },
+    #[error("{file}{}: field `{}`: {}", line.map(|l| format!(", line {l}")).unwrap_or_default(), limits::tidy(field), limits::tidy(message))]
+    Invalid {
+        file: String,
+        line: Option<usize>,
+        field: String,
+        message: String,
+    },
+}
 
 /// Reads an analysis file: at most [`MAX_FILE_BYTES`], UTF-8.
 pub fn read_analysis_file(path: &Path) -> Result<String, AnalysisError> {

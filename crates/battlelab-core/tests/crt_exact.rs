@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use battlelab_core::rules::crt::{FieldCombat, FieldRules};
+use battlelab_core::systems::field::battle::{FieldCombat, FieldRules};
 
 /// The CRT of docs/systems/field.md, transcribed independently of the library: the eleven
 /// result columns, and the column a modified roll reaches for each odds (shift 0/1/2/3).

@@ -5,8 +5,8 @@
 
 use std::collections::BTreeMap;
 
-use battlelab_core::rules::d6table::{simulate_rolls, CompiledD6Table, D6Table};
 use battlelab_core::sim::RunControl;
+use battlelab_core::systems::d6_tables::lookup::{simulate_rolls, CompiledD6Table, D6Table};
 
 /// (table, lowest modified roll, rows of columns as printed in docs/systems/tables.md).
 fn oracle_tables() -> Vec<(&'static str, i32, Vec<Vec<&'static str>>)> {

@@ -21,9 +21,9 @@ use std::path::Path;
 
 use battlelab_core::dice::DiceStream;
 use battlelab_core::engine::driver;
-use battlelab_core::rules::crt::BattleHistogram;
 use battlelab_core::sim::RunControl;
-use battlelab_core::systems::field::Analysis;
+use battlelab_core::systems::field::battle::BattleHistogram;
+use battlelab_core::systems::field::FieldStudy;
 use field_oracle::library::{
     analysis_text, assert_counts_agree, assert_exact_equals, library_battle, marginals,
 };
@@ -45,7 +45,7 @@ fn assert_library_agrees(name: &str, battle: &Battle, trials: u64) {
 
     // The system as `battlelab run` computes it: the file parsed, the engine's driver.
     let text = analysis_text(battle, 41, trials);
-    let analysis = Analysis::parse(Path::new("by_hand.toml"), &text).expect("a valid file");
+    let analysis = FieldStudy::parse(Path::new("by_hand.toml"), &text).expect("a valid file");
     let results = driver::run(&analysis, trials, 41, &RunControl::default()).unwrap();
     let system_exact = results.exact[0].as_ref().expect("the system enumerates it");
     assert_exact_equals(
@@ -351,7 +351,7 @@ fn the_simulation_check_rejects_the_matrix_read_the_wrong_way_round() {
         round_limit: 2,
     };
     let text = analysis_text(&battle_one(), 41, 200_000);
-    let analysis = Analysis::parse(Path::new("by_hand.toml"), &text).unwrap();
+    let analysis = FieldStudy::parse(Path::new("by_hand.toml"), &text).unwrap();
     let results = driver::run(&analysis, 200_000, 41, &RunControl::default()).unwrap();
     let oracle = enumerate(&misread);
     let check = std::panic::catch_unwind(|| {

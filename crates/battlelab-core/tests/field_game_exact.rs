@@ -8,9 +8,9 @@ use std::path::Path;
 use num_rational::BigRational;
 use num_traits::ToPrimitive;
 
-use battlelab_core::rules::crt::{smaller_side, BattleState, WITHDRAW};
-use battlelab_core::rules::field_game::{self, Payoff, PayoffSpec, MAX_GAME_STATES};
-use battlelab_core::systems::field::Analysis;
+use battlelab_core::systems::field::battle::{smaller_side, BattleState, WITHDRAW};
+use battlelab_core::systems::field::game::{self, Payoff, PayoffSpec, MAX_GAME_STATES};
+use battlelab_core::systems::field::FieldStudy;
 
 /// Both sides at equilibrium, four odds, three rounds: small enough for fractions.
 const SMALL: &str = r#"
@@ -36,25 +36,24 @@ odds = ["1:1", "3:2", "2:1", "3:1"]
 round_limit = 3
 "#;
 
-fn analysis(text: &str) -> Analysis {
-    Analysis::parse(Path::new("small.toml"), text).unwrap()
+fn analysis(text: &str) -> FieldStudy {
+    FieldStudy::parse(Path::new("small.toml"), text).unwrap()
 }
 
 /// For every run: the exact game's value is P(outcome set) under the exact mixes, as the
 /// report's walk over rounds, tactic pairs and faces counts it; the f64 solver's value is
 /// the same to 1e-12. Returns the f64 equilibria.
 fn assert_value_is_the_reports_probability(
-    analysis: &Analysis,
+    analysis: &FieldStudy,
     payoff: &PayoffSpec,
-) -> Vec<(usize, field_game::Equilibrium)> {
+) -> Vec<(usize, game::Equilibrium)> {
     let mut solved = Vec::new();
     for run in &analysis.runs {
         let payoff = payoff.resolve(&run.prepared.start);
         let Payoff::Outcomes(set) = payoff else {
             panic!("an outcome set")
         };
-        let exact =
-            field_game::solve_exact(&run.field, &run.prepared, payoff, MAX_GAME_STATES).unwrap();
+        let exact = game::solve_exact(&run.field, &run.prepared, payoff, MAX_GAME_STATES).unwrap();
         let mixes = |round: u32, state: &BattleState| {
             exact
                 .mix_at(round, state)
@@ -81,8 +80,7 @@ fn assert_value_is_the_reports_probability(
             set.label(),
             exact.value
         );
-        let floats =
-            field_game::equilibrium(&run.field, &run.prepared, payoff, MAX_GAME_STATES).unwrap();
+        let floats = game::equilibrium(&run.field, &run.prepared, payoff, MAX_GAME_STATES).unwrap();
         assert!(
             (floats.value - exact.value.to_f64().unwrap()).abs() < 1e-12,
             "{:?}: f64 {} vs exact {}",

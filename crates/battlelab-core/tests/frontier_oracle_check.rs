@@ -9,12 +9,12 @@
 
 mod frontier_oracle;
 
-use battlelab_core::rules::frontier::{Terrain, UnitType};
-use battlelab_core::rules::frontier_battle::{
+use battlelab_core::sim::RunControl;
+use battlelab_core::systems::frontier::battle::{
     simulate_battles, CrtLoss, FrontierBattle, FrontierCombat, FrontierHistogram, MeleeCrt,
     MovePolicy, Side, Stack, Unit, VictoryRule,
 };
-use battlelab_core::sim::RunControl;
+use battlelab_core::systems::frontier::rolls::{Terrain, UnitType};
 use frontier_oracle as o;
 
 const TRIALS: u64 = 2_000_000;

@@ -7,13 +7,13 @@
 mod melee_oracle;
 
 use battlelab_core::exact::BigFraction;
-use battlelab_core::rules::melee::{
+use battlelab_core::sim::{thread_pool, RunControl};
+use battlelab_core::systems::melee::engagement::{
     simulate_engagements, simulate_phases, BreakDice, Engagement, EngagementEnd,
     EngagementHistogram, EngagementOdds, Facing, MeleeCombat, PhaseHistogram, PhaseOdds,
     RankBonusRule, UnitProfile, END_COUNT,
 };
-use battlelab_core::sim::{thread_pool, RunControl};
-use battlelab_core::systems::melee::bradley_terry;
+use battlelab_core::systems::melee::ratings::bradley_terry;
 use num_bigint::BigUint;
 
 fn profile(models: u32, frontage: u32, stats: [u32; 6]) -> UnitProfile {

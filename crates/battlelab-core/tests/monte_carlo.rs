@@ -1,12 +1,13 @@
 //! Monte Carlo kernels held against exact distributions, with fixed seeds and
 //! tolerances derived from the sample size; and pinned fixed-seed outputs.
 
-use battlelab_core::rules::crt::{
-    simulate_battles, simulate_resolutions, BattleDistribution, BattleHistogram, BattleResult,
-    FieldBattle, FieldCombat, FieldRules, Force, PreparedBattle, TacticMix,
-};
 use battlelab_core::sim::{thread_pool, RunControl};
 use battlelab_core::stats::{chi_square, chi_square_critical};
+use battlelab_core::systems::field::battle::{
+    simulate_resolutions, BattleDistribution, BattleHistogram, BattleResult, FieldBattle,
+    FieldCombat, FieldRules, Force, PreparedBattle, TacticMix,
+};
+use battlelab_core::systems::field::transitions::simulate_battles;
 
 /// 10^7 resolutions per odds × DRM cell: every outcome within 4 standard errors of exact.
 #[test]
@@ -123,10 +124,10 @@ fn battles_agree_with_exact_enumeration() {
     }
 }
 
-fn crt_cells_file() -> battlelab_core::systems::field::Analysis {
+fn crt_cells_file() -> battlelab_core::systems::field::FieldStudy {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../tests/data/good/crt_cells.toml");
-    battlelab_core::systems::field::Analysis::load(&path).unwrap()
+    battlelab_core::systems::field::FieldStudy::load(&path).unwrap()
 }
 
 /// A file with edited CRT cells (`tests/data/good/crt_cells.toml`): every variant's

@@ -14,9 +14,9 @@ use std::path::Path;
 
 use battlelab_core::dice::DiceStream;
 use battlelab_core::engine::driver;
-use battlelab_core::rules::naval::EngagementHistogram;
 use battlelab_core::sim::RunControl;
-use battlelab_core::systems::naval::NavalStudy;
+use battlelab_core::systems::naval_engagement::engagement::EngagementHistogram;
+use battlelab_core::systems::naval_engagement::NavalEngagementStudy;
 use naval_oracle::library::{
     analysis_text, assert_exact_equals, assert_histogram_agrees, library_engagement, marginals,
 };
@@ -33,7 +33,8 @@ fn assert_library_agrees(name: &str, e: &Engagement, trials: u64) {
     );
 
     let text = analysis_text(e, 1805, trials);
-    let study = NavalStudy::parse(Path::new("by_hand.toml"), &text).expect("a valid file");
+    let study =
+        NavalEngagementStudy::parse(Path::new("by_hand.toml"), &text).expect("a valid file");
     let results = driver::run(&study, trials, 1805, &RunControl::default()).unwrap();
     let exact = results.exact[0].as_ref().expect("engagements are exact");
     assert_exact_equals(&format!("{name}, the system's exact"), e, &oracle, exact);
@@ -208,7 +209,7 @@ fn the_simulation_check_rejects_pursuit_at_sea() {
         ..coastal_two_v_two()
     };
     let text = analysis_text(&coastal, 1805, 200_000);
-    let study = NavalStudy::parse(Path::new("by_hand.toml"), &text).unwrap();
+    let study = NavalEngagementStudy::parse(Path::new("by_hand.toml"), &text).unwrap();
     let results = driver::run(&study, 200_000, 1805, &RunControl::default()).unwrap();
     let oracle = enumerate(&at_sea);
     let check = std::panic::catch_unwind(|| {

@@ -17,7 +17,7 @@ mod field_oracle;
 mod naval_oracle;
 
 use battlelab_core::dice::DiceStream;
-use battlelab_core::rules::crt::{CrtResult, FieldCombat, FieldRules};
+use battlelab_core::systems::field::battle::{CrtResult, FieldCombat, FieldRules};
 use field_oracle::library::{assert_exact_equals, library_battle};
 use field_oracle::{Battle, Side, CLC, CLC_BANDS, MATRIX, TACTICS};
 use naval_oracle::library::{assert_counts_agree, library_engagement};

@@ -6,11 +6,11 @@
 mod ratio_oracle;
 
 use battlelab_core::dice::DiceStream;
-use battlelab_core::rules::ratio::{
+use battlelab_core::sim::{thread_pool, Histogram, RunControl};
+use battlelab_core::systems::ratio::battle::{
     parse_line, simulate_battles, ArmyResult, MinScore, Objective, Pairing, RatioBattle,
     RatioCombat, RatioDistribution, RatioHistogram, ReservePolicy, Unit,
 };
-use battlelab_core::sim::{thread_pool, Histogram, RunControl};
 use ratio_oracle::{enumerate, trimmed, OracleBattle};
 
 const BUDGET: usize = 50_000_000;

@@ -11,11 +11,11 @@
 
 mod ratio_oracle;
 
-use battlelab_core::rules::ratio::{
+use battlelab_core::sim::RunControl;
+use battlelab_core::systems::ratio::battle::{
     simulate_battles, MinScore, Objective, Pairing, RatioBattle, RatioCombat, RatioDistribution,
     ReservePolicy, Unit,
 };
-use battlelab_core::sim::RunControl;
 use ratio_oracle::{enumerate, enumerate_optimal, trimmed, Goal, OracleBattle};
 
 const BUDGET: usize = 50_000_000;

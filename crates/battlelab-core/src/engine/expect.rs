@@ -26,7 +26,6 @@ use super::compare::Arm;
 use super::Plan;
 use crate::analysis::{AnalysisError, AxisValue};
 use crate::limits;
-use crate::rules::crt::OddsColumn;
 use crate::sim::BLOCK_TRIALS;
 
 /// What an expectation bounds.
@@ -234,7 +233,7 @@ pub fn parse(
                     if (0..plan.runs.len())
                         .any(|r| matches!(value_at(r), AxisValue::Odds { .. })) =>
                 {
-                    OddsColumn::parse_ratio(&text).map_or(
+                    crate::rules::parse_odds_ratio(&text).map_or(
                         AxisValue::Text(text),
                         |(larger, smaller)| AxisValue::Odds { larger, smaller },
                     )

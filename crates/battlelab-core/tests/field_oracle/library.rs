@@ -3,7 +3,7 @@
 //! f64, simulated in counts) with the oracle's integer counts. The oracle itself
 //! (`super`) never calls the library.
 
-use battlelab_core::rules::crt::{
+use battlelab_core::systems::field::battle::{
     BattleDistribution, BattleHistogram, FieldBattle, FieldCombat, FieldRules, Force,
     PreparedBattle, TacticMix,
 };

@@ -3,8 +3,8 @@
 //! (exact in f64, simulated in counts) with the oracle's integer counts. The oracle itself
 //! (`super`) never calls the library.
 
-use battlelab_core::rules::d6table::D6Table;
-use battlelab_core::rules::naval::{
+use battlelab_core::systems::d6_tables::lookup::D6Table;
+use battlelab_core::systems::naval_engagement::engagement::{
     Engagement as LibraryEngagement, EngagementDistribution, EngagementHistogram,
     Fleet as LibraryFleet, NavalCombat,
 };
