@@ -592,7 +592,7 @@ pub fn load(path: &Path) -> Result<Loaded, AnalysisError> {
     let text = crate::toml_input::read_analysis_file(path)?;
     let study = parse(path, &text)?;
     let expectations = expectations(&*study, path, &text)?;
-    let precision = crate::analysis::precision_of(&path.display().to_string(), &text)?;
+    let precision = study.header().precision;
     // `[value]` is read by `battlelab value`; checked here so `validate` and `run` refuse
     // a bad one too.
     crate::levers::value_settings(path, &text, study.header().system, &study.plan())?;

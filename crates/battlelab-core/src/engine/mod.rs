@@ -135,7 +135,8 @@ impl Distribution {
     }
 }
 
-/// The parts of an analysis every system has.
+/// The parts of an analysis every system has, as the engine and the commands read them
+/// (a view of the study's [`crate::header::AnalysisHeader`]).
 #[derive(Clone, Debug)]
 pub struct Header<'a> {
     pub name: &'a str,
@@ -143,6 +144,8 @@ pub struct Header<'a> {
     pub system: &'a str,
     pub seed: u64,
     pub trials: u64,
+    /// `precision = …`, where the file runs until precise.
+    pub precision: Option<f64>,
 }
 
 /// A rules system as the engine sees it: validated once (its parser), then a plan of
