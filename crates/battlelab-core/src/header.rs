@@ -8,10 +8,10 @@
 //! [`crate::engine::System::header`] reads from it. `[[expect]]` and `[value]` are
 //! shared keys too, but they are judged against a study's plan, after it is parsed (by
 //! [`crate::engine::expect`] and by the `value` command); a file only declares them here
-//! ([`analysis_file!`]).
+//! (`analysis_file!`).
 //!
 //! A system's file is read twice: once into its own struct, declared with
-//! [`analysis_file!`] (which adds the shared keys, with their types, in the place every
+//! `analysis_file!` (which adds the shared keys, with their types, in the place every
 //! file has them), so that an unknown key or a wrong type anywhere in the file is the
 //! first error, exactly as the key table allows and in the order the file gives them;
 //! then by [`AnalysisHeader::parse`], which reads and checks the shared keys alone.

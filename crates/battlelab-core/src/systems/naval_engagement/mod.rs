@@ -406,7 +406,7 @@ impl crate::engine::System for NavalEngagementStudy {
     ) {
         let (variant, _, engagement) = &self.runs[run];
         // In 32 lanes, each on its own stream, all at once where the CPU can
-        // (`rules/naval/lockstep.rs`).
+        // (`systems/naval_engagement/engagement/lockstep.rs`).
         self.variants[*variant]
             .1
             .kernel(engagement)
