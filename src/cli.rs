@@ -108,13 +108,14 @@ pub enum Command {
 pub struct EquilibriumArgs {
     /// A field-battle analysis file (TOML), e.g. analyses/field_equilibrium.toml.
     pub file: PathBuf,
-    /// What the game is played for: win = P(B loses: broken, or withdrawing alone), A
-    /// maximising; sp = B's SP lost minus A's, A maximising; or the chance of outcomes the
-    /// report names — "A loses", "B loses", "smaller loses", "A wins", "B withdraws", …,
-    /// several joined by commas ("B wins,A withdraws") — the side they are bad for
-    /// minimising it [default: the file's [equilibrium] payoff, else win].
-    #[arg(long, value_parser = payoff_parser)]
-    pub payoff: Option<battlelab_core::systems::field::game::PayoffSpec>,
+    /// What the game is played for, as the file's system reads it (an unknown payoff is
+    /// refused with the allowed ones named). Field battles: win = P(B loses: broken, or
+    /// withdrawing alone), A maximising; sp = B's SP lost minus A's, A maximising; or the
+    /// chance of outcomes the report names — "A loses", "B loses", "smaller loses", "A
+    /// wins", "B withdraws", …, several joined by commas ("B wins,A withdraws") — the side
+    /// they are bad for minimising it [default: the file's [equilibrium] payoff, else win].
+    #[arg(long)]
+    pub payoff: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -133,18 +134,6 @@ pub struct EquilibriumArgs {
     /// No summary of the written folder.
     #[arg(long, short)]
     pub quiet: bool,
-}
-
-/// `--payoff`: one name, or outcome names joined by commas.
-fn payoff_parser(text: &str) -> Result<battlelab_core::systems::field::game::PayoffSpec, String> {
-    use battlelab_core::systems::field::game::PayoffSpec;
-    let parsed = if text.contains(',') {
-        let names: Vec<&str> = text.split(',').collect();
-        PayoffSpec::parse_list(&names)
-    } else {
-        PayoffSpec::parse(text)
-    };
-    parsed.map_err(|e| format!("{e}; allowed: {}", PayoffSpec::allowed()))
 }
 
 #[derive(Debug, Args)]

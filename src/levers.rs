@@ -85,7 +85,7 @@ pub struct SystemLevers {
     /// The lever equivalents are counted in, and the unit's name.
     pub currency: Option<(&'static str, &'static str)>,
     /// The odds columns a run of a variant fights by (see [`odds_columns`]).
-    odds_columns: Option<fn(&Doc, &str) -> Vec<(u32, u32)>>,
+    odds_columns: Option<battlelab_core::keys::OddsColumns>,
 }
 
 /// Every system's levers, derived once from its documented keys: a key marked priced
@@ -225,10 +225,11 @@ fn lever_meaning(
     }
     match word {
         "a" | "b" => {
-            let who = match path.split('.').next() {
-                Some(first @ ("side" | "fleet")) => first,
-                _ => "side",
-            };
+            let who = path
+                .split('.')
+                .next()
+                .filter(|first| ["side", "fleet"].contains(first))
+                .unwrap_or("side");
             format!("{who} {}: {meaning}", word.to_uppercase())
         }
         _ => meaning.to_string(),
@@ -855,7 +856,7 @@ pub fn select(
                 allowed.join(", ")
             ));
         };
-        let odds = battlelab_core::systems::field::battle::OddsColumn::parse_ratio(value);
+        let odds = battlelab_core::rules::parse_odds_ratio(value);
         let holds = |r: usize| match value_at(r) {
             AxisValue::Odds { larger, smaller } if key != "variant" => {
                 odds.is_some_and(|(l, s)| {

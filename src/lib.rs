@@ -17,7 +17,7 @@
 //! systems and each one's own report), [`report`] (the report folder: safe writing, the
 //! one pipeline, frames, charts), [`table`] (the exporters of single-roll tables) and
 //! [`progress`]. The core's modules are re-exported under their usual paths ([`dice`],
-//! [`rules`], [`engine`], [`analysis`], …). `ARCHITECTURE.md` states the invariants.
+//! [`keys`], [`engine`], [`analysis`], …). `ARCHITECTURE.md` states the invariants.
 
 pub mod levers;
 pub mod progress;

@@ -62,7 +62,7 @@ fn every_registered_system_has_its_folders_guide_and_benches() {
                 "{bench} is not in bench_main.rs"
             );
             assert!(
-                times_system(&file, &root, r.folder),
+                times_system(&file, root, r.folder),
                 "benches/benchmarks/{bench}.rs times nothing of {}",
                 r.folder
             );

@@ -1,6 +1,6 @@
 //! Miniatures melee (docs/systems/melee.md): whole engagements of a 20-model unit against a
 //! 20-model unit (about 2.6 phases each, 10 attack dice a side per phase; as run, 32 at
-//! once: `rules/melee/lockstep.rs`), and the same with a flanker and a rear charge (as
+//! once: `systems/melee/engagement/lockstep.rs`), and the same with a flanker and a rear charge (as
 //! run, 32 at once too), beside the bare xoshiro loop; one engagement at a time; one phase
 //! alone; the exact first phase (binomial counts in big integers) and the exact
 //! engagement chain.

@@ -1,18 +1,19 @@
-//! `battlelab equilibrium FILE`: solve a field battle as a zero-sum game at every grid
-//! point and say what each side should play.
+//! `battlelab equilibrium FILE`: solve the zero-sum game of a system whose sides choose at
+//! once each round, at every run of the plan, and say what each side should play.
 //!
-//! Why this command exists: the tactical matrix (docs/systems/field.md) makes each round a
-//! simultaneous choice, so a designer asking "is Charge too strong?" needs the game's
-//! optimal mixes, not one more fixed-policy run. The solver is
-//! `battlelab_core::systems::field::game` (backward induction, a linear program per state);
-//! this file validates the input, runs it per variant × grid point on the worker pool, and
-//! prints or writes the results. Where a game is too large (`MAX_GAME_STATES`) the point
-//! is solved as the one-round game at the start and marked `exact: false`.
+//! Why this command exists: where both sides pick at once, a designer asking "is this
+//! choice too strong?" needs the game's optimal mixes, not one more fixed-policy run. What
+//! the choices are, what they are called, which payoffs there are and how a run's game is
+//! solved belong to the system, which declares them (`SimultaneousChoices`, through
+//! `Study::simultaneous_choices`). This file loads any analysis, refuses one whose system
+//! declares no choice (naming those that do, from the registry), solves every run on the
+//! worker pool, and prints or writes the results from the plan and the generic
+//! [`ChoiceEquilibrium`] alone. A run whose game is too large for the system to solve
+//! whole is marked `exact: false`, with how it was solved instead.
 //!
-//! The payoff is the file's `[equilibrium] payoff` or `--payoff`: `sp`, or a set of the
-//! report's own outcomes (`win` = B loses, "smaller loses", "A wins", …), read per grid
-//! point; every output says which side maximises it. Each side chooses among its
-//! `allowed_tactics`.
+//! The payoff is the file's own (`SimultaneousChoices::default_payoff`) or `--payoff`,
+//! read by the system; every output says which side maximises it at each run. A side's
+//! choices may be limited: the outputs mark a choice a side may not make.
 
 use std::path::Path;
 
@@ -21,96 +22,95 @@ use polars::prelude::*;
 use rayon::prelude::*;
 use serde_json::{json, Map, Value};
 
-use battlelab::analysis::AxisValue;
+use battlelab::analysis::{AxisValue, SweepAxis};
+use battlelab::engine::choices::{ChoiceEquilibrium, ChoicePayoff};
+use battlelab::engine::Plan;
 use battlelab::report::{self, ReportError};
-use battlelab::sim::Interrupted;
-use battlelab::systems::field::FieldStudy;
-use battlelab_core::systems::field::battle::TACTIC_NAMES;
-use battlelab_core::systems::field::game::{
-    self, Equilibrium, GameError, PayoffSpec, MAX_GAME_STATES,
-};
 
 use super::{emit, note, pool, usage, writing_report};
 use crate::cli::{EquilibriumArgs, Format};
 
-/// One variant × grid point, solved.
-struct Point {
-    variant: usize,
-    coordinates: Vec<AxisValue>,
-    result: Equilibrium,
-}
-
 /// Everything the outputs are made from.
 struct Solved<'a> {
-    analysis: &'a FieldStudy,
+    /// The analysis file as the user named it.
+    path: &'a Path,
+    /// The analysis's name (its report's).
+    name: &'a str,
     /// The analysis file as written (copied into the report).
     text: &'a str,
-    payoff: PayoffSpec,
-    points: Vec<Point>,
+    plan: Plan,
+    /// The plan's variants, in order; `variant[i]` is run `i`'s index among them.
+    variants: Vec<String>,
+    variant: Vec<usize>,
+    /// The word for a choice ("what each side picks") and every choice's name.
+    word: String,
+    choices: Vec<String>,
+    payoff: &'a dyn ChoicePayoff,
+    /// One per run of the plan, in its order.
+    points: Vec<ChoiceEquilibrium>,
 }
 
 const SIDES: [&str; 2] = ["a", "b"];
 
 pub fn equilibrium(args: EquilibriumArgs) -> Result<()> {
-    let text = battlelab::toml_input::read_analysis_file(&args.file)?;
-    #[derive(serde::Deserialize)]
-    struct SystemOnly {
-        system: Option<String>,
-    }
-    let system = toml::from_str::<SystemOnly>(&text)
-        .ok()
-        .and_then(|s| s.system);
-    if let Some(system) =
-        system.filter(|s| s != "field" && battlelab_core::systems::names().contains(&s.as_str()))
-    {
+    let loaded = battlelab::systems::load(&args.file)?;
+    let study = &*loaded.study;
+    let header = study.header();
+    let Some(choices) = study.simultaneous_choices() else {
         bail!(usage(format!(
-            "{}: system \"{system}\" has no simultaneous tactic choice to solve; battlelab equilibrium is for field battles (system = \"field\", docs/systems/field.md)",
-            args.file.display()
+            "{}: system \"{}\" has no simultaneous choice to solve; equilibrium solves systems whose sides choose at once ({})",
+            args.file.display(),
+            header.system,
+            systems_that_choose()
         )));
-    }
-    let analysis = FieldStudy::parse(&args.file, &text)?;
+    };
+    let payoff = match &args.payoff {
+        Some(text) => choices.read_payoff(text).map_err(|message| {
+            usage(format!(
+                "invalid value '{text}' for '--payoff <PAYOFF>': {message}\n\nFor more information, try '--help'."
+            ))
+        })?,
+        None => choices.default_payoff(),
+    };
     if let Some(out) = &args.out {
         // Before any work, and never over the analysis itself.
         battlelab::output::check_target(
             out,
             &[&args.file],
-            &battlelab::output::Identity::new("equilibrium", &analysis.name),
+            &battlelab::output::Identity::new("equilibrium", header.name),
             args.replace,
         )?;
     }
-    let payoff = args
-        .payoff
-        .clone()
-        .unwrap_or_else(|| analysis.payoff.clone());
+    let plan = study.plan();
     let (pool, _) = pool(args.threads)?;
-    let solved: Vec<Result<Equilibrium, GameError>> = pool.install(|| {
-        analysis
-            .runs
-            .par_iter()
-            .map(|run| {
-                game::equilibrium(
-                    &run.field,
-                    &run.prepared,
-                    payoff.resolve(&run.prepared.start),
-                    MAX_GAME_STATES,
-                )
-            })
-            .collect()
-    });
-    let mut points = Vec::with_capacity(solved.len());
-    for (run, result) in analysis.runs.iter().zip(solved) {
-        let result = result.map_err(|_| Interrupted)?;
-        points.push(Point {
-            variant: run.variant,
-            coordinates: run.coordinates.clone(),
-            result,
-        });
-    }
+    let points = pool.install(|| {
+        (0..plan.runs.len())
+            .into_par_iter()
+            .map(|run| payoff.solve(run))
+            .collect::<Result<Vec<_>, _>>()
+    })?;
     battlelab::interrupt::check()?;
+    let variants: Vec<String> = plan.variants().into_iter().map(String::from).collect();
+    let variant = plan
+        .runs
+        .iter()
+        .map(|run| {
+            variants
+                .iter()
+                .position(|v| *v == run.variant)
+                .expect("every run's variant is one of the plan's")
+        })
+        .collect();
     let solved = Solved {
-        analysis: &analysis,
-        text: &text,
-        payoff,
+        path: &loaded.analysis.path,
+        name: header.name,
+        text: &loaded.analysis.text,
+        variants,
+        variant,
+        plan,
+        word: choices.choice_word().to_string(),
+        choices: choices.choice_names(),
+        payoff: &*payoff,
         points,
     };
     if let Some(out) = &args.out {
@@ -127,8 +127,34 @@ pub fn equilibrium(args: EquilibriumArgs) -> Result<()> {
     })
 }
 
-fn names(tactics: &[usize]) -> Vec<&'static str> {
-    tactics.iter().map(|&t| TACTIC_NAMES[t]).collect()
+/// The systems that declare simultaneous choices, from the registry: each system's
+/// starting file (`battlelab new`) parsed and asked. Each is named by what its summary
+/// opens with and its `system` name.
+fn systems_that_choose() -> String {
+    battlelab_core::systems::docs()
+        .into_iter()
+        .filter(|doc| {
+            let path = format!("{}.toml", doc.name);
+            battlelab::systems::parse(Path::new(&path), doc.starter)
+                .is_ok_and(|study| study.simultaneous_choices().is_some())
+        })
+        .map(|doc| {
+            // A summary opens with what the system's battles are: "… battles (docs/…): …".
+            let what = doc.summary.split(" (").next().unwrap_or(doc.summary);
+            format!("{what}: system = \"{}\"", doc.name)
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// The names of the choices `flags` marks, in printed order.
+fn marked<'a>(s: &'a Solved, flags: &[bool]) -> Vec<&'a str> {
+    s.choices
+        .iter()
+        .zip(flags)
+        .filter(|(_, &flag)| flag)
+        .map(|(name, _)| name.as_str())
+        .collect()
 }
 
 fn axis_json(value: &AxisValue) -> Value {
@@ -139,12 +165,12 @@ fn axis_json(value: &AxisValue) -> Value {
     }
 }
 
-fn per_tactic<T: serde::Serialize>(values: &[T; 7]) -> Value {
+fn per_choice<T: serde::Serialize>(s: &Solved, values: &[T]) -> Value {
     Value::Object(
-        TACTIC_NAMES
+        s.choices
             .iter()
             .zip(values)
-            .map(|(t, v)| (t.to_string(), json!(v)))
+            .map(|(name, v)| (name.clone(), json!(v)))
             .collect(),
     )
 }
@@ -153,126 +179,133 @@ fn to_json(s: &Solved) -> Value {
     let points: Vec<Value> = s
         .points
         .iter()
-        .map(|p| {
+        .zip(&s.plan.runs)
+        .map(|(e, key)| {
             let mut run = Map::new();
-            for (axis, value) in s.analysis.axes.iter().zip(&p.coordinates) {
-                run.insert(axis.parameter.clone(), axis_json(value));
+            for (axis, value) in s.plan.axes.iter().zip(&key.coordinates) {
+                run.insert(axis.clone(), axis_json(value));
             }
-            run.insert("variant".into(), json!(s.analysis.variants[p.variant].name));
-            let e = &p.result;
+            run.insert("variant".into(), json!(key.variant));
+            let sides = |of: &dyn Fn(usize) -> Value| json!({"a": of(0), "b": of(1)});
             json!({
                 "run": run,
                 "value": e.value,
-                "of": e.payoff.describe(),
-                "maximiser": SIDES[e.payoff.maximiser()],
-                "a": per_tactic(&e.mix[0]),
-                "b": per_tactic(&e.mix[1]),
-                "allowed": {"a": e.allowed[0], "b": e.allowed[1]},
-                "dominated": {"a": names(&e.dominated[0]), "b": names(&e.dominated[1])},
-                "never_played": {"a": names(&e.never_played[0]), "b": names(&e.never_played[1])},
-                "shortfall": {"a": per_tactic(&e.shortfall[0]), "b": per_tactic(&e.shortfall[1])},
+                "of": e.of,
+                "maximiser": SIDES[e.maximiser],
+                "a": per_choice(s, &e.mix[0]),
+                "b": per_choice(s, &e.mix[1]),
+                "allowed": sides(&|side| json!(marked(s, &e.allowed[side]))),
+                "dominated": sides(&|side| json!(marked(s, &e.dominated[side]))),
+                "never_played": sides(&|side| json!(marked(s, &e.never_played[side]))),
+                "shortfall": sides(&|side| per_choice(s, &e.shortfall[side])),
                 "exact": e.exact,
             })
         })
         .collect();
-    json!({"payoff": s.payoff, "points": points})
+    json!({"payoff": s.payoff.as_written(), "points": points})
 }
 
 /// `odds = 3:2, variant = base`.
-fn point_label(s: &Solved, p: &Point) -> String {
+fn point_label(s: &Solved, run: usize) -> String {
+    let key = &s.plan.runs[run];
     let mut parts: Vec<String> = s
-        .analysis
+        .plan
         .axes
         .iter()
-        .zip(&p.coordinates)
-        .map(|(a, v)| format!("{} = {v}", a.parameter))
+        .zip(&key.coordinates)
+        .map(|(a, v)| format!("{a} = {v}"))
         .collect();
-    if s.analysis.variants.len() > 1 || parts.is_empty() {
-        parts.push(format!("variant = {}", s.analysis.variants[p.variant].name));
+    if s.variants.len() > 1 || parts.is_empty() {
+        parts.push(format!("variant = {}", key.variant));
     }
     parts.join(", ")
 }
 
 /// `P(A wins or B withdraws) = 0.250000, A maximising it, B minimising`.
-fn value_line(e: &Equilibrium) -> String {
-    let maximiser = e.payoff.maximiser();
+fn value_line(e: &ChoiceEquilibrium) -> String {
     format!(
         "{} = {:.6}, {} maximising it, {} minimising",
-        e.payoff.describe(),
+        e.of,
         e.value,
-        ["A", "B"][maximiser],
-        ["A", "B"][1 - maximiser]
+        ["A", "B"][e.maximiser],
+        ["A", "B"][1 - e.maximiser]
     )
-}
-
-/// What the payoff's name means, for the header.
-fn payoff_meaning(payoff: &PayoffSpec) -> &'static str {
-    if payoff.is_sp() {
-        "B's SP lost minus A's, A maximising"
-    } else {
-        "the chance of these outcomes of the report, the side they are bad for minimising it; a side loses when broken or withdrawing alone"
-    }
 }
 
 fn four(v: Option<f64>) -> String {
     v.map_or("–".into(), |v| format!("{v:.4}"))
 }
 
-/// A side's mix entry: "–" for a tactic it may not choose.
-fn plays(e: &Equilibrium, side: usize, tactic: usize) -> Option<f64> {
-    e.allowed[side]
-        .contains(tactic)
-        .then_some(e.mix[side][tactic])
+/// A side's mix entry: "–" for a choice it may not make.
+fn plays(e: &ChoiceEquilibrium, side: usize, choice: usize) -> Option<f64> {
+    e.allowed[side][choice].then_some(e.mix[side][choice])
 }
 
-fn how(e: &Equilibrium) -> String {
-    if e.exact {
-        format!("exact: the whole battle, {} reachable states", e.states)
+fn list(names: &[&str]) -> String {
+    if names.is_empty() {
+        "none".into()
+    } else {
+        names.join(", ")
+    }
+}
+
+fn limited(s: &Solved, e: &ChoiceEquilibrium, side: usize) -> String {
+    if e.allowed[side].iter().all(|&a| a) {
+        String::new()
     } else {
         format!(
-            "NOT exact: the game has more than {MAX_GAME_STATES} state slots, so this is the one-round game at the start"
+            "; may choose only {}",
+            marked(s, &e.allowed[side]).join(", ")
         )
     }
 }
 
-fn list(tactics: &[usize]) -> String {
-    if tactics.is_empty() {
-        "none".into()
-    } else {
-        names(tactics).join(", ")
-    }
-}
-
-fn limited(e: &Equilibrium, side: usize) -> String {
-    if e.allowed[side].is_all() {
-        String::new()
-    } else {
-        format!("; may choose only {}", e.allowed[side].names().join(", "))
-    }
+/// `  A: dominated at the start: none; never played: withdraw`, per side.
+fn side_lines(s: &Solved, e: &ChoiceEquilibrium, lead: &str) -> String {
+    ["A", "B"]
+        .iter()
+        .enumerate()
+        .map(|(side, label)| {
+            format!(
+                "{lead}{label}: dominated at the start: {}; never played: {}{}\n",
+                list(&marked(s, &e.dominated[side])),
+                list(&marked(s, &e.never_played[side])),
+                limited(s, e, side)
+            )
+        })
+        .collect()
 }
 
 fn text_output(s: &Solved) -> String {
     let mut t = format!(
         "equilibrium of {}: payoff {} ({})\n",
-        s.analysis.path.display(),
+        s.path.display(),
         s.payoff.name(),
-        payoff_meaning(&s.payoff)
+        s.payoff.meaning()
     );
-    for p in &s.points {
-        let e = &p.result;
+    // The names' column: ten characters, or the longest name's.
+    let width = s
+        .choices
+        .iter()
+        .chain([&s.word])
+        .map(|n| n.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(10);
+    for (run, e) in s.points.iter().enumerate() {
         t += &format!(
             "\n{}\n  {}\n  ({})\n",
-            point_label(s, p),
+            point_label(s, run),
             value_line(e),
-            how(e)
+            e.how
         );
         t += &format!(
-            "  {:<10} {:>8} {:>11} {:>8} {:>11}\n",
-            "tactic", "A plays", "A shortfall", "B plays", "B shortfall"
+            "  {:<width$} {:>8} {:>11} {:>8} {:>11}\n",
+            s.word, "A plays", "A shortfall", "B plays", "B shortfall"
         );
-        for (k, name) in TACTIC_NAMES.iter().enumerate() {
+        for (k, name) in s.choices.iter().enumerate() {
             t += &format!(
-                "  {:<10} {:>8} {:>11} {:>8} {:>11}\n",
+                "  {:<width$} {:>8} {:>11} {:>8} {:>11}\n",
                 name,
                 four(plays(e, 0, k)),
                 four(e.shortfall[0][k]),
@@ -280,34 +313,27 @@ fn text_output(s: &Solved) -> String {
                 four(e.shortfall[1][k])
             );
         }
-        for (side, label) in ["A", "B"].iter().enumerate() {
-            t += &format!(
-                "  {label}: dominated at the start: {}; never played: {}{}\n",
-                list(&e.dominated[side]),
-                list(&e.never_played[side]),
-                limited(e, side)
-            );
-        }
+        t += &side_lines(s, e, "  ");
     }
     t
 }
 
 fn markdown(s: &Solved) -> String {
+    let word = &s.word;
     let mut t = format!(
-        "# {} — equilibrium\n\nPayoff **{}** ({}). A tactic's shortfall is how much worse than the value it does for its side, played purely against the other side's optimal mix (0 for every tactic in the mix); – marks a tactic the side may not choose.\n",
-        s.analysis.name,
+        "# {} — equilibrium\n\nPayoff **{}** ({}). A {word}'s shortfall is how much worse than the value it does for its side, played purely against the other side's optimal mix (0 for every {word} in the mix); – marks a {word} the side may not choose.\n",
+        s.name,
         s.payoff.name(),
-        payoff_meaning(&s.payoff)
+        s.payoff.meaning()
     );
-    for p in &s.points {
-        let e = &p.result;
+    for (run, e) in s.points.iter().enumerate() {
         t += &format!(
-            "\n## {}\n\n{} ({}).\n\n| tactic | A plays | A shortfall | B plays | B shortfall |\n|---|---:|---:|---:|---:|\n",
-            point_label(s, p),
+            "\n## {}\n\n{} ({}).\n\n| {word} | A plays | A shortfall | B plays | B shortfall |\n|---|---:|---:|---:|---:|\n",
+            point_label(s, run),
             value_line(e),
-            how(e)
+            e.how
         );
-        for (k, name) in TACTIC_NAMES.iter().enumerate() {
+        for (k, name) in s.choices.iter().enumerate() {
             t += &format!(
                 "| {name} | {} | {} | {} | {} |\n",
                 four(plays(e, 0, k)),
@@ -317,70 +343,45 @@ fn markdown(s: &Solved) -> String {
             );
         }
         t += "\n";
-        for (side, label) in ["A", "B"].iter().enumerate() {
-            t += &format!(
-                "- {label}: dominated at the start: {}; never played: {}{}\n",
-                list(&e.dominated[side]),
-                list(&e.never_played[side]),
-                limited(e, side)
-            );
-        }
+        t += &side_lines(s, e, "- ");
     }
     t
 }
 
-/// The long frame: one row per grid point, side and tactic.
+fn yes_no(flag: bool) -> &'static str {
+    if flag {
+        "true"
+    } else {
+        "false"
+    }
+}
+
+/// The long frame: one row per run, side and choice.
 fn frame(s: &Solved) -> PolarsResult<DataFrame> {
-    let axes: Vec<&str> = s
-        .analysis
-        .axes
-        .iter()
-        .map(|a| a.parameter.as_str())
-        .collect();
-    let runs: Vec<&[AxisValue]> = s.points.iter().map(|p| &p.coordinates[..]).collect();
+    let axes: Vec<&str> = s.plan.axes.iter().map(String::as_str).collect();
+    let runs: Vec<&[AxisValue]> = s.plan.runs.iter().map(|r| &r.coordinates[..]).collect();
     let mut frame = battlelab::frame::LongFrame::new(&axes).typed_by(&runs);
-    for p in &s.points {
-        let e = &p.result;
+    for (e, key) in s.points.iter().zip(&s.plan.runs) {
         for (side, side_name) in SIDES.iter().enumerate() {
-            for (k, name) in TACTIC_NAMES.iter().enumerate() {
+            for (k, name) in s.choices.iter().enumerate() {
                 frame
-                    .row(&s.analysis.variants[p.variant].name, &p.coordinates)
+                    .row(&key.variant, &key.coordinates)
                     .text("side", side_name)
-                    .text("tactic", name)
-                    .text(
-                        "allowed",
-                        if e.allowed[side].contains(k) {
-                            "true"
-                        } else {
-                            "false"
-                        },
-                    )
+                    .text(&s.word, name)
+                    .text("allowed", yes_no(e.allowed[side][k]))
                     .float("probability", Some(e.mix[side][k]))
                     .float("shortfall", e.shortfall[side][k])
                     .float("value", Some(e.value))
-                    .text("maximiser", SIDES[e.payoff.maximiser()])
-                    .text("exact", if e.exact { "true" } else { "false" })
-                    .text(
-                        "dominated",
-                        if e.dominated[side].contains(&k) {
-                            "true"
-                        } else {
-                            "false"
-                        },
-                    )
-                    .text(
-                        "never_played",
-                        if e.never_played[side].contains(&k) {
-                            "true"
-                        } else {
-                            "false"
-                        },
-                    )
+                    .text("maximiser", SIDES[e.maximiser])
+                    .text("exact", yes_no(e.exact))
+                    .text("dominated", yes_no(e.dominated[side][k]))
+                    .text("never_played", yes_no(e.never_played[side][k]))
                     .finish();
             }
         }
     }
-    let mut df = frame.build("field")?;
+    // The frame's system column says nothing here (one analysis): dropped.
+    let mut df = frame.build("")?;
     df.drop_in_place("system")?;
     Ok(df)
 }
@@ -393,7 +394,7 @@ fn csv_text(s: &Solved) -> Result<String> {
 }
 
 /// The report folder: `equilibrium.csv`/`.parquet`, one chart of each side's mix over the
-/// first swept axis per variant, `tables.md`, the analysis, a manifest and `index.html`.
+/// first axis per variant, `tables.md`, the analysis, a manifest and `index.html`.
 fn write_report(s: &Solved, out: &Path) -> Result<Vec<std::path::PathBuf>, ReportError> {
     report::write_atomically(out, |dir| {
         let mut df = frame(s).map_err(|e| ReportError::Frame {
@@ -409,26 +410,48 @@ fn write_report(s: &Solved, out: &Path) -> Result<Vec<std::path::PathBuf>, Repor
             &json!({
                 "tool": "battlelab",
                 "kind": "equilibrium",
-                "name": s.analysis.name,
-                "analysis": s.analysis.path.display().to_string(),
-                "payoff": s.payoff,
+                "name": s.name,
+                "analysis": s.path.display().to_string(),
+                "payoff": s.payoff.as_written(),
             }),
         )?;
         report::index::write_index(dir, None)
     })
 }
 
+/// The plan's axes with the values its runs take, in the order they first appear (what
+/// a chart's slice holds an axis it does not draw at).
+fn axes_of(plan: &Plan) -> Vec<SweepAxis> {
+    plan.axes
+        .iter()
+        .enumerate()
+        .map(|(i, parameter)| {
+            let mut values: Vec<AxisValue> = Vec::new();
+            for run in &plan.runs {
+                if !values.contains(&run.coordinates[i]) {
+                    values.push(run.coordinates[i].clone());
+                }
+            }
+            SweepAxis {
+                parameter: parameter.clone(),
+                values,
+            }
+        })
+        .collect()
+}
+
 /// Per variant and side, the optimal mix at the start as grouped bars: one group per value
-/// of the first swept axis (other axes at their fixed value), one bar per tactic.
+/// of the first axis (other axes at their fixed value), one bar per choice.
 fn draw_charts(s: &Solved, dir: &Path) -> Result<(), ReportError> {
-    let axes = &s.analysis.axes;
-    let variants = s.analysis.variants.len();
-    let series: Vec<String> = TACTIC_NAMES.iter().map(|t| t.to_string()).collect();
-    for (v, variant) in s.analysis.variants.iter().enumerate() {
+    let axes = axes_of(&s.plan);
+    for (v, variant) in s.variants.iter().enumerate() {
         let free: Vec<usize> = if axes.is_empty() { vec![] } else { vec![0] };
         let indices = report::slice_points(
-            axes,
-            s.points.iter().map(|p| (p.variant, &p.coordinates[..])),
+            &axes,
+            s.variant
+                .iter()
+                .zip(&s.plan.runs)
+                .map(|(&v, run)| (v, &run.coordinates[..])),
             v,
             &free,
         );
@@ -436,21 +459,18 @@ fn draw_charts(s: &Solved, dir: &Path) -> Result<(), ReportError> {
         for (side, side_name) in SIDES.iter().enumerate() {
             let groups: Vec<battlelab::chart::BarGroup> = indices
                 .iter()
-                .map(|&i| {
-                    let p = &s.points[i];
-                    battlelab::chart::BarGroup {
-                        label: p
-                            .coordinates
-                            .first()
-                            .map_or_else(|| "start".to_string(), ToString::to_string),
-                        values: p.result.mix[side].to_vec(),
-                    }
+                .map(|&i| battlelab::chart::BarGroup {
+                    label: s.plan.runs[i]
+                        .coordinates
+                        .first()
+                        .map_or_else(|| "start".to_string(), ToString::to_string),
+                    values: s.points[i].mix[side].clone(),
                 })
                 .collect();
             let stem = dir.join(format!(
                 "mix_{}{}",
                 side_name,
-                report::variant_suffix(&variant.name, variants)
+                report::variant_suffix(variant, s.variants.len())
             ));
             battlelab::chart::grouped_bars(
                 &stem,
@@ -458,11 +478,11 @@ fn draw_charts(s: &Solved, dir: &Path) -> Result<(), ReportError> {
                     "Side {}'s optimal mix at the start ({}) — {}",
                     side_name.to_uppercase(),
                     s.payoff.name(),
-                    variant.name
+                    variant
                 ),
                 x_label,
                 "probability",
-                &series,
+                &s.choices,
                 &groups,
             )?;
         }

@@ -21,6 +21,7 @@ pub mod setup;
 use std::path::{Path, PathBuf};
 
 use crate::analysis::AnalysisError;
+use crate::engine::choices::SimultaneousChoices;
 use crate::engine::driver::{self, PlanResults, Share};
 use crate::engine::shard::{self, ShardError, ShardIdentity};
 use crate::engine::{Header, Plan, System};
@@ -139,6 +140,9 @@ pub trait Study: Send + Sync {
         out: &Path,
         info: &RunInfo,
     ) -> Result<Vec<PathBuf>, RunError>;
+    /// The choices both sides make at once each round, where the system declares them
+    /// ([`System::simultaneous_choices`]; `None` by default): what `equilibrium` solves.
+    fn simultaneous_choices(&self) -> Option<&dyn SimultaneousChoices>;
 }
 
 impl<S: SystemReport + Send + Sync> Study for S {
@@ -152,6 +156,10 @@ impl<S: SystemReport + Send + Sync> Study for S {
 
     fn plan(&self) -> Plan {
         System::plan(self)
+    }
+
+    fn simultaneous_choices(&self) -> Option<&dyn SimultaneousChoices> {
+        System::simultaneous_choices(self)
     }
 
     fn run(
@@ -588,7 +596,7 @@ pub fn load(path: &Path) -> Result<Loaded, AnalysisError> {
     let text = crate::toml_input::read_analysis_file(path)?;
     let study = parse(path, &text)?;
     let expectations = expectations(&*study, path, &text)?;
-    let precision = crate::analysis::precision_of(&path.display().to_string(), &text)?;
+    let precision = study.header().precision;
     // `[value]` is read by `battlelab value`; checked here so `validate` and `run` refuse
     // a bad one too.
     crate::levers::value_settings(path, &text, study.header().system, &study.plan())?;

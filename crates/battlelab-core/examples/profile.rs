@@ -11,21 +11,21 @@
 //! bench shows one symbol; this loop, built with line tables, shows which lines of a battle
 //! take the time (the `PERF:` comments in the kernels cite it). Kernels: `bare` (the
 //! bare `next_u64` loop, to read a battle's cost against), `frontier` (bit-sliced, 256
-//! at once: `rules/frontier_battle/sliced.rs`), `frontier-deep` (the bench
+//! at once: `systems/frontier/battle/sliced.rs`), `frontier-deep` (the bench
 //! battle with second rows in three of side A's lanes, 15 units against 12: its lanes are
 //! fought one battle at a time, by the mask kernel's multi-row paths),
 //! `frontier-dice` (a frontier battle's 96 d6 cut as `PackedDice` cuts them, and no
 //! rules), `frontier-sliced-dice` (the dice the bit-sliced kernel draws for it, 409
 //! d6 a battle as bit planes, and no rules: `dice/planes.rs`), `ratio-rescue`, `ratio-press`, `ratio-optimal` (the bench's five-combat line
-//! with two reserves, bit-sliced: `rules/ratio/sliced.rs`), `ratio-four` (its
+//! with two reserves, bit-sliced: `systems/ratio/battle/sliced.rs`), `ratio-four` (its
 //! four-combat line with one reserve under `optimal` for the chance of winning:
 //! signatures, in lanes), `melee-duel` and
-//! `melee-surrounded` (both 32 at once, `rules/melee/lockstep.rs`), `setup`, `naval` (one engagement at a time, not counted), `naval-record` (one
+//! `melee-surrounded` (both 32 at once, `systems/melee/engagement/lockstep.rs`), `setup`, `naval` (one engagement at a time, not counted), `naval-record` (one
 //! at a time, each counted in a histogram) and `naval-lockstep` (32 at once, counted:
-//! `rules/naval/lockstep.rs`), `field` (the bench's field battle from its table, one at a
+//! `systems/naval_engagement/engagement/lockstep.rs`), `field` (the bench's field battle from its table, one at a
 //! time, each counted) and `field-lanes` (32 at once, counted:
-//! `rules/field_table/lockstep.rs`), and `setup-count` (one coalition's maps counted:
-//! `rules/setup/lockstep.rs`). The kernels in lanes run in blocks of `BLOCK_TRIALS`, as
+//! `systems/field/transitions/lockstep.rs`), and `setup-count` (one coalition's maps counted:
+//! `systems/setup/map/lockstep.rs`). The kernels in lanes run in blocks of `BLOCK_TRIALS`, as
 //! runs fight them.
 
 use std::time::Instant;

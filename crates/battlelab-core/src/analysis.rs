@@ -1,5 +1,6 @@
 //! The analysis-file boundary every system shares: what an error says, sweep axes and
-//! their values, the report name, seed and trials, variant names, the grid.
+//! their values, the texts a report shows, variant names, the grid. The keys every file
+//! shares (name, seed, trials, …) are read once, by [`crate::header`].
 //!
 //! Why this module exists: every system's parser (under [`crate::systems`]) turns a
 //! designer's TOML into validated plain data the same way — unknown keys refused, every
@@ -321,101 +322,6 @@ fn axis_values(parameter: &str, value: &toml::Value) -> Result<Vec<AxisValue>, S
     }
 }
 
-/// The report name, seed and trials of any analysis file, checked: the name defaults to
-/// the file's stem (see `default_report_name`), the seed to [`DEFAULT_SEED`], trials to
-/// [`DEFAULT_TRIALS`].
-pub fn header(
-    source: &Source,
-    path: &Path,
-    name: Option<&Spanned<String>>,
-    seed: Option<&Spanned<i64>>,
-    trials: Option<&Spanned<i64>>,
-) -> Result<(String, u64, u64), AnalysisError> {
-    let name = match name {
-        Some(name) => {
-            let text = name.get_ref();
-            let valid = !text.is_empty()
-                && text
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-            if !valid {
-                return Err(source.error(
-                    name,
-                    "name",
-                    format!(
-                        "the report folder name may use letters, digits, '_' and '-' only, got \"{}\"",
-                        limits::echo(text)
-                    ),
-                ));
-            }
-            if text.chars().count() > limits::MAX_NAME_CHARS {
-                return Err(source.error(
-                    name,
-                    "name",
-                    format!(
-                        "the report folder name is {} characters long; at most {} are allowed",
-                        text.chars().count(),
-                        limits::MAX_NAME_CHARS
-                    ),
-                ));
-            }
-            text.clone()
-        }
-        None => default_report_name(path).ok_or_else(|| {
-            source.error_at(
-                None,
-                "name",
-                format!(
-                    "the file name does not give a report folder name (it needs a letter or digit); add name = \"…\" (letters, digits, '_' and '-', at most {} characters)",
-                    limits::MAX_NAME_CHARS
-                ),
-            )
-        })?,
-    };
-    let seed = match seed {
-        Some(seed) => source.int_in(seed, "seed", 0, i64::MAX, "the seed")? as u64,
-        None => DEFAULT_SEED,
-    };
-    let trials = match trials {
-        Some(trials) => source.int_in(
-            trials,
-            "trials",
-            1,
-            MAX_TRIALS as i64,
-            "trials per grid point",
-        )? as u64,
-        None => DEFAULT_TRIALS,
-    };
-    Ok((name, seed, trials))
-}
-
-/// The report folder name a file gets when it names none: its stem, with every character
-/// other than ASCII letters, digits, `_` and `-` made `_`, runs of `_` made one and the
-/// ends trimmed, at most [`limits::MAX_NAME_CHARS`] long. `None` if nothing is left
-/// (`...toml` must not become the folder `..`).
-fn default_report_name(path: &Path) -> Option<String> {
-    let stem = path.file_stem()?.to_string_lossy();
-    let mut name = String::new();
-    for c in stem.chars() {
-        let c = if c.is_ascii_alphanumeric() || c == '-' {
-            c
-        } else {
-            '_'
-        };
-        if !(c == '_' && (name.is_empty() || name.ends_with('_'))) {
-            name.push(c);
-        }
-    }
-    let name: String = name
-        .trim_end_matches('_')
-        .chars()
-        .take(limits::MAX_NAME_CHARS)
-        .collect();
-    name.chars()
-        .any(|c| c.is_ascii_alphanumeric())
-        .then_some(name)
-}
-
 /// A variant's name, checked: not empty, at most [`limits::MAX_NAME_CHARS`] characters,
 /// and different from every earlier name in `taken` also as a file name: chart files are
 /// named after [`slug`], so "printed", "Printed" and "printed!" would
@@ -560,16 +466,6 @@ pub fn report_text_at<T>(
     Ok(text.to_string())
 }
 
-/// An analysis's `description`, checked by [`report_text`].
-pub fn description(
-    source: &Source,
-    value: Option<&Spanned<String>>,
-) -> Result<Option<String>, AnalysisError> {
-    value
-        .map(|d| report_text(source, d, "description", "the description", Lines::Several))
-        .transpose()
-}
-
 /// Refuses a grid of more than [`MAX_RUNS`] runs (grid points × variants).
 pub fn check_grid_size(
     source: &Source,
@@ -656,16 +552,25 @@ pub fn precision_of(file: &str, text: &str) -> Result<Option<f64>, AnalysisError
     }
     let only: Only =
         toml::from_str(text).map_err(|e| crate::toml_input::describe_error(file, text, &e))?;
-    let Some(value) = only.precision else {
-        return Ok(None);
-    };
+    only.precision
+        .as_ref()
+        .map(|value| checked_precision(file, text, value))
+        .transpose()
+}
+
+/// A `precision = …` value, checked: a number above 0 and at most [`MAX_PRECISION`].
+pub fn checked_precision(
+    file: &str,
+    text: &str,
+    value: &Spanned<toml::Value>,
+) -> Result<f64, AnalysisError> {
     let p = match value.get_ref() {
         toml::Value::Float(f) => Some(*f),
         toml::Value::Integer(i) => Some(*i as f64),
         _ => None,
     };
     match p {
-        Some(p) if p > 0.0 && p <= MAX_PRECISION => Ok(Some(p)),
+        Some(p) if p > 0.0 && p <= MAX_PRECISION => Ok(p),
         _ => Err(AnalysisError::Invalid {
             file: file.to_string(),
             line: Some(text[..value.span().start.min(text.len())].matches('\n').count() + 1),

@@ -531,8 +531,12 @@ pub struct ValueDoc {
     /// Where the system has odds columns (`odds±N`): those of the rules a run of the
     /// named variant fights by, read from the analysis document — each a ratio
     /// (larger, smaller), in any order.
-    pub odds_columns: Option<fn(&toml::Table, &str) -> Vec<(u32, u32)>>,
+    pub odds_columns: Option<OddsColumns>,
 }
+
+/// The odds columns of the rules a run of the named variant fights by, read from the
+/// analysis document.
+pub type OddsColumns = fn(&toml::Table, &str) -> Vec<(u32, u32)>;
 
 /// One documented key as a row: its path, and where it came from.
 #[derive(Clone, Debug)]

@@ -2,9 +2,9 @@
 //!
 //! What battlelab computes, without how it is shown: seeded dice streams ([`dice`]),
 //! exact arithmetic ([`exact`], [`stats`]), the rules kernels over validated plain data
-//! ([`rules`]), the analysis-file boundary ([`analysis`], [`toml_input`], [`limits`]), the
-//! engine every system plugs into ([`engine`], [`sim`], [`interrupt`]), and one roll of any
-//! table a system declares ([`one_roll`]).
+//! ([`rules`]), the analysis-file boundary ([`analysis`], [`header`], [`toml_input`],
+//! [`limits`]), the engine every system plugs into ([`engine`], [`sim`], [`interrupt`]),
+//! and one roll of any table a system declares ([`one_roll`]).
 //!
 //! Why a crate of its own: it depends on neither Polars, plotters nor clap, so "kernels
 //! never see Polars" is a compiler fact, its tests build in seconds, and another front end
@@ -15,6 +15,7 @@ pub mod analysis;
 pub mod dice;
 pub mod engine;
 pub mod exact;
+pub mod header;
 pub mod interrupt;
 pub mod keys;
 pub mod limits;

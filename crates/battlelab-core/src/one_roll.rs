@@ -581,6 +581,7 @@ where
             system: &self.page.system,
             seed: self.sampling.seed,
             trials: self.sampling.trials.unwrap_or(0),
+            precision: None,
         }
     }
 

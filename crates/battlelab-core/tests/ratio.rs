@@ -297,7 +297,7 @@ fn monte_carlo_agrees_with_exact_at_ten_million() {
     let mut no_floor = Case::quick("1v1,1v1", -2, 1, 0, ReservePolicy::None);
     no_floor.min_score = Some(2);
     cases.push(("floor 2".into(), no_floor.battle(Objective::CpDifference)));
-    // Bit-sliced lines (`rules/ratio/sliced.rs`): press with no floor (totals of 0 and
+    // Bit-sliced lines (`systems/ratio/battle/sliced.rs`): press with no floor (totals of 0 and
     // less routed), press with a floor that decides combats ...
     let mut press = Case::quick("1v1,2v1", -2, 0, 2, ReservePolicy::Press);
     press.min_score = None;

@@ -46,7 +46,7 @@ fn write_extras(
             )
             .int("net_drm", point.drm.into())
             .int("trials", n as i64);
-        for (name, values) in lookup::outcome_values(&study.system, table.outcomes()) {
+        for (name, values) in lookup::outcome_values(&study.header.system, table.outcomes()) {
             let key = crate::analysis::slug(name);
             let simulated = result
                 .counts
@@ -64,7 +64,7 @@ fn write_extras(
         row.finish();
     }
     let mut expectations = expectations
-        .build(&study.system)
+        .build(&study.header.system)
         .map_err(report::frame_error(dir))?;
     report::write_frame(dir, "expectations", &mut expectations)?;
     if let Some(turns) = study.turns {
@@ -88,7 +88,7 @@ fn write_extras(
             }
         }
         let mut survival = survival
-            .build(&study.system)
+            .build(&study.header.system)
             .map_err(report::frame_error(dir))?;
         report::write_frame(dir, "survival", &mut survival)?;
     }
@@ -127,7 +127,7 @@ fn draw_charts(
             charts,
             of,
             &format!("outcomes{suffix}"),
-            &format!("{} outcomes — {name}", study.system),
+            &format!("{} outcomes — {name}", study.header.system),
             &|slice| chart::Panel::Bars {
                 x_label: x_label.clone(),
                 y_label: "probability".into(),
@@ -149,7 +149,8 @@ fn draw_charts(
         )?;
         // Expectations as lines over the first axis, one line per value of the second.
         let drawn: Vec<usize> = (0..axes.len().min(2)).collect();
-        for (expectation, values) in lookup::outcome_values(&study.system, table.outcomes()) {
+        for (expectation, values) in lookup::outcome_values(&study.header.system, table.outcomes())
+        {
             let line = |points: &[usize], label: String| {
                 let xy = points
                     .iter()
@@ -239,17 +240,17 @@ fn draw_charts(
 fn rulebook_tables(study: &D6TableStudy, results: &D6TableResults) -> Rulebook {
     use std::fmt::Write;
     let mut book = Rulebook::new(
-        &study.name,
+        &study.header.name,
         format!(
             "Seed {}, {} rolls per grid point",
             results.seed, results.trials
         ),
     );
-    let mut md = format!("# {} — rulebook tables\n\n", study.name);
-    if let Some(d) = &study.description {
+    let mut md = format!("# {} — rulebook tables\n\n", study.header.name);
+    if let Some(d) = &study.header.description {
         let _ = writeln!(md, "{}\n", d.trim());
     }
-    let options = study.tables;
+    let options = study.header.tables;
     let _ = writeln!(
         md,
         "Seed {}, {} rolls per grid point; chances from exact enumeration, as {}.\n",
@@ -262,7 +263,7 @@ fn rulebook_tables(study: &D6TableStudy, results: &D6TableResults) -> Rulebook {
         let t = table.table();
         let title = format!("Outcomes per grid point — {name}");
         book.text(&format!("## {title}\n\n"));
-        let values = lookup::outcome_values(&study.system, table.outcomes());
+        let values = lookup::outcome_values(&study.header.system, table.outcomes());
         let rows = printed_rows(study, variant);
         let header: Vec<String> = study
             .axes
@@ -308,7 +309,7 @@ fn rulebook_tables(study: &D6TableStudy, results: &D6TableResults) -> Rulebook {
         if moved {
             book.text(&format!("{}\n\n", report::rulebook::MOVED_NOTE));
         }
-        if study.system == "march" {
+        if study.header.system == "march" {
             let best_title = format!("Best request per DRM — {name}");
             book.text(&format!("### {best_title}\n\nExpected extra MP per SP eliminated (∞ when no SP is lost); the best request in bold.\n\n"));
             let drms: Vec<i32> = {
@@ -420,7 +421,7 @@ fn column_parameter(system: &str) -> Option<&'static str> {
 /// A rulebook table's heading for a swept parameter: the column parameter reads as the
 /// printed column it reaches.
 fn column_heading(study: &D6TableStudy, parameter: &str) -> String {
-    match (column_parameter(&study.system), parameter) {
+    match (column_parameter(&study.header.system), parameter) {
         (Some("sp"), "sp") => "SP column".to_string(),
         (Some(p), q) if p == q => format!("{p} column"),
         _ => parameter.to_string(),
@@ -441,7 +442,7 @@ struct PrintedRow {
 /// reach the same column with every other swept value equal roll the same and share a
 /// row, which lists the swept values.
 fn printed_rows(study: &D6TableStudy, variant: usize) -> Vec<PrintedRow> {
-    let column_axis = column_parameter(&study.system)
+    let column_axis = column_parameter(&study.header.system)
         .and_then(|p| study.axes.iter().position(|a| a.parameter == p));
     let table = study.variants[variant].1.table();
     let mut rows: Vec<(Option<usize>, Vec<AxisValue>, PrintedRow)> = Vec::new();
@@ -493,7 +494,7 @@ fn printed_rows(study: &D6TableStudy, variant: usize) -> Vec<PrintedRow> {
     let mut rows: Vec<PrintedRow> = rows.into_iter().map(|(_, _, r)| r).collect();
     // A column reached by several swept values names them: "6-10 (6, 8 SP)".
     if let Some(axis) = column_axis {
-        let unit = if study.system == "attrition" {
+        let unit = if study.header.system == "attrition" {
             " SP"
         } else {
             ""
@@ -510,7 +511,7 @@ fn printed_rows(study: &D6TableStudy, variant: usize) -> Vec<PrintedRow> {
 /// What the column labels of the outcomes table mean, where a swept value is not itself
 /// the printed column.
 fn column_note(study: &D6TableStudy, rows: &[PrintedRow]) -> Option<String> {
-    match study.system.as_str() {
+    match study.header.system.as_str() {
         "attrition" if study.axes.iter().any(|a| a.parameter == "sp") => {
             let none = rows
                 .iter()

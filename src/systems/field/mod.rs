@@ -317,15 +317,15 @@ pub fn rulebook_tables(analysis: &FieldStudy, results: &FieldResults) -> Ruleboo
     use std::fmt::Write;
     let names = side_names(analysis);
     let mut book = Rulebook::new(
-        &analysis.name,
+        &analysis.header.name,
         format!(
             "Seed {}, {} battles per grid point",
             results.seed, results.trials
         ),
     );
     let mut md = String::new();
-    let _ = writeln!(md, "# {} — rulebook tables\n", analysis.name);
-    if let Some(description) = &analysis.description {
+    let _ = writeln!(md, "# {} — rulebook tables\n", analysis.header.name);
+    if let Some(description) = &analysis.header.description {
         let _ = writeln!(md, "{}\n", description.trim());
     }
     let a = &analysis.base_battle.a;
@@ -336,7 +336,7 @@ pub fn rulebook_tables(analysis: &FieldStudy, results: &FieldResults) -> Ruleboo
         a.name, a.sp, a.morale, a.leader, a.tactics.describe(), b.name, b.sp, b.morale, b.leader, b.tactics.describe(), results.seed, results.trials
     );
     book.text(&md);
-    let decimals = analysis.tables.decimals;
+    let decimals = analysis.header.tables.decimals;
     let axes: Vec<usize> = (0..analysis.axes.len()).collect();
     for (variant_index, variant) in analysis.variants.iter().enumerate() {
         let title = format!("Who loses — {}", variant.name);
@@ -425,9 +425,9 @@ pub fn rulebook_tables(analysis: &FieldStudy, results: &FieldResults) -> Ruleboo
                 .collect();
             crt.row(cells);
         }
-        if analysis.tables.format == crate::analysis::TableFormat::In36 {
+        if analysis.header.tables.format == crate::analysis::TableFormat::In36 {
             let ways = roll_ways(rules.roll_min, rules.roll_max);
-            let chances = crate::report::rulebook::exact_row(analysis.tables, &ways, 36);
+            let chances = crate::report::rulebook::exact_row(analysis.header.tables, &ways, 36);
             crt.row(
                 std::iter::once(Cell::text("chance at net DRM 0"))
                     .chain(chances.values)
@@ -470,7 +470,7 @@ pub fn rulebook_tables(analysis: &FieldStudy, results: &FieldResults) -> Ruleboo
         let _ = writeln!(
             md,
             "Percent of battles, from {source}; each row adds up to exactly {}%.\n",
-            crate::report::rulebook::hundred(analysis.tables)
+            crate::report::rulebook::hundred(analysis.header.tables)
         );
         book.text(&md);
         let mut moved = false;
@@ -493,7 +493,7 @@ pub fn rulebook_tables(analysis: &FieldStudy, results: &FieldResults) -> Ruleboo
                 .map(|e| e.result)
                 .unwrap_or_else(|| estimated(&result.histogram).result);
             let shown: Vec<f64> = live.iter().map(|r| p[r.index()]).collect();
-            let row = crate::report::rulebook::percent_row(analysis.tables, &shown);
+            let row = crate::report::rulebook::percent_row(analysis.header.tables, &shown);
             moved |= row.moved;
             let cells: Vec<Cell> = axes
                 .iter()

@@ -164,14 +164,14 @@ fn side_label(study: &FrontierStudy, side: usize) -> String {
 fn rulebook_tables(study: &FrontierStudy, results: &FrontierResults) -> Rulebook {
     let names = &study.side_names;
     let mut book = Rulebook::new(
-        &study.name,
+        &study.header.name,
         format!(
             "Seed {}, {} battles per row (simulated)",
             results.seed, results.trials
         ),
     );
-    let mut md = format!("# {}\n\n", study.name);
-    if let Some(d) = &study.description {
+    let mut md = format!("# {}\n\n", study.header.name);
+    if let Some(d) = &study.header.description {
         md.push_str(&format!("{d}\n\n"));
     }
     md.push_str(&format!(

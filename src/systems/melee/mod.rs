@@ -193,7 +193,7 @@ fn write_extras(
         "survival",
         &mut survival.build("melee").map_err(frame_error)?,
     )?;
-    if study.exact {
+    if study.header.exact {
         report::write_frame(
             dir,
             "phase",
@@ -548,14 +548,14 @@ fn rulebook_tables(
     round_robin: Option<&RoundRobinTable>,
 ) -> Rulebook {
     let mut book = Rulebook::new(
-        &study.name,
+        &study.header.name,
         format!(
             "Seed {}, {} engagements per run",
             results.seed, results.trials
         ),
     );
-    let mut md = format!("# {}\n\n", study.name);
-    if let Some(d) = &study.description {
+    let mut md = format!("# {}\n\n", study.header.name);
+    if let Some(d) = &study.header.description {
         md.push_str(&format!("{d}\n\n"));
     }
     let options_of = |run: &MeleeRun| {

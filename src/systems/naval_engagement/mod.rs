@@ -216,14 +216,14 @@ fn rulebook_tables(study: &NavalEngagementStudy, results: &NavalEngagementResult
     use std::fmt::Write;
     let names = &study.side_names;
     let mut book = Rulebook::new(
-        &study.name,
+        &study.header.name,
         format!(
             "Seed {}, {} engagements per grid point",
             results.seed, results.trials
         ),
     );
-    let mut md = format!("# {} — rulebook tables\n\n", study.name);
-    if let Some(d) = &study.description {
+    let mut md = format!("# {} — rulebook tables\n\n", study.header.name);
+    if let Some(d) = &study.header.description {
         let _ = writeln!(md, "{}\n", d.trim());
     }
     let _ = writeln!(md, "Fleet A: {}. Fleet B: {}. Percent of engagements from exact enumeration (each row adds up to exactly 100.0%); seed {}, {} simulated engagements per grid point beside them in results.csv.\n", names[0], names[1], results.seed, results.trials);

@@ -419,14 +419,14 @@ fn rulebook_tables(study: &RatioStudy, results: &RatioResults) -> Rulebook {
     use std::fmt::Write;
     let names = &study.side_names;
     let mut book = Rulebook::new(
-        &study.name,
+        &study.header.name,
         format!(
             "Seed {}, {} simulated battles per grid point",
             results.seed, results.trials
         ),
     );
-    let mut md = format!("# {} — rulebook tables\n\n", study.name);
-    if let Some(d) = &study.description {
+    let mut md = format!("# {} — rulebook tables\n\n", study.header.name);
+    if let Some(d) = &study.header.description {
         let _ = writeln!(md, "{}\n", d.trim());
     }
     let all_exact = results.runs.iter().all(|r| r.exact.is_some());

@@ -145,11 +145,11 @@ fn write_extras(
 fn rulebook_tables(study: &SetupStudy, results: &SetupResults) -> Rulebook {
     use std::fmt::Write;
     let mut book = Rulebook::new(
-        &study.name,
+        &study.header.name,
         format!("Seed {}, {} simulated maps", results.seed, results.trials),
     );
-    let mut md = format!("# {} — rulebook tables\n\n", study.name);
-    if let Some(d) = &study.description {
+    let mut md = format!("# {} — rulebook tables\n\n", study.header.name);
+    if let Some(d) = &study.header.description {
         let _ = writeln!(md, "{}\n", d.trim());
     }
     let _ = writeln!(md, "Seed {}, {} simulated maps; every figure below is exact (convolution of the states' rows).\n", results.seed, results.trials);

@@ -1,8 +1,8 @@
 //! A block's battles in [`LANES`] lanes, each lane on its own stream.
 //!
 //! Why this module exists: kernels that fight many battles at once (one to a SIMD lane,
-//! with masks in place of branches: `rules/field_table/lockstep.rs`,
-//! `rules/naval/lockstep.rs`, `rules/setup/lockstep.rs`, `rules/melee/lockstep.rs`) must
+//! with masks in place of branches: `systems/field/transitions/lockstep.rs`,
+//! `systems/naval_engagement/engagement/lockstep.rs`, `systems/setup/map/lockstep.rs`, `systems/melee/engagement/lockstep.rs`) must
 //! fight the same battles as their one-at-a-time forms, whatever lanes they advance
 //! together, so that which form runs (the CPU's features, a table's size) changes no
 //! count. So a block's stream gives each lane a stream of its own

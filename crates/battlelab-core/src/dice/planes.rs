@@ -9,7 +9,7 @@
 //! (a shot, a leader roll, a move, a melee, a recovery roll), whether it happens or not,
 //! and the faces must come as planes too: three planes a face, bit `i` of plane `k` being
 //! bit `k` of battle `i`'s face. This module draws them for the frontier kernel
-//! (`rules/frontier_battle/sliced.rs`), and the bench times them with no rule as that
+//! (`systems/frontier/battle/sliced.rs`), and the bench times them with no rule as that
 //! kernel's dice floor (`frontier/… as bit planes`).
 //!
 //! Exactness: a face is `d2 + 2·d3`. `d2` is one random bit. `d3` is `2a + b` from two

@@ -8,6 +8,7 @@
 //! A system's `simulate` is called once per block and is monomorphised: the hot loops are
 //! the kernels in [`crate::rules`], unchanged.
 
+pub mod choices;
 pub mod compare;
 pub mod driver;
 pub mod expect;
@@ -134,7 +135,8 @@ impl Distribution {
     }
 }
 
-/// The parts of an analysis every system has.
+/// The parts of an analysis every system has, as the engine and the commands read them
+/// (a view of the study's [`crate::header::AnalysisHeader`]).
 #[derive(Clone, Debug)]
 pub struct Header<'a> {
     pub name: &'a str,
@@ -142,6 +144,8 @@ pub struct Header<'a> {
     pub system: &'a str,
     pub seed: u64,
     pub trials: u64,
+    /// `precision = …`, where the file runs until precise.
+    pub precision: Option<f64>,
 }
 
 /// A rules system as the engine sees it: validated once (its parser), then a plan of
@@ -223,4 +227,10 @@ pub trait System: Sync {
     /// the outcomes this sums): what a shard's counts must total, the trials its blocks
     /// cover. Summed in `u128`, so that no count, however large, wraps the total.
     fn trials_counted(&self, run: usize, counts: &Self::Counts) -> u128;
+
+    /// The choices both sides make at once each round, where the system has them: what
+    /// `battlelab equilibrium` solves. `None` (the default): no simultaneous choice.
+    fn simultaneous_choices(&self) -> Option<&dyn choices::SimultaneousChoices> {
+        None
+    }
 }

@@ -45,7 +45,7 @@ pub mod lookup;
 pub mod one_roll;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::json;
@@ -55,6 +55,7 @@ use crate::analysis::{self, AnalysisError, AxisValue, Source, SweepAxis, TableFo
 use crate::dice::DiceStream;
 use crate::engine::headline::{Headline, Match};
 use crate::exact::ExactDistribution;
+use crate::header::{analysis_file, variant_table, AnalysisHeader, TableFormats};
 use crate::keys::{self, key, KeyDoc, SetBy, SystemDoc, Ty, ValueDoc, REQUIRED};
 use crate::limits;
 use crate::sim::{Interrupted, RunControl};
@@ -91,47 +92,38 @@ pub struct TurnsStudy {
 /// A validated table study.
 #[derive(Debug, Clone)]
 pub struct D6TableStudy {
-    pub path: PathBuf,
-    pub name: String,
-    pub description: Option<String>,
-    pub system: String,
-    pub seed: u64,
-    pub trials: u64,
+    /// The shared keys; `header.tables` is how `tables.md` prints chances.
+    pub header: AnalysisHeader,
     pub small_stack_column: bool,
     pub variants: Vec<(String, CompiledD6Table)>,
     pub axes: Vec<SweepAxis>,
     pub points: Vec<TablePoint>,
     pub turns: Option<TurnsStudy>,
-    /// `[tables]`: how `tables.md` prints chances.
-    pub tables: analysis::TablesOptions,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TableFile {
-    name: Option<Spanned<String>>,
-    description: Option<Spanned<String>>,
-    #[allow(dead_code)]
-    system: String,
-    seed: Option<Spanned<i64>>,
-    trials: Option<Spanned<i64>>,
-    #[serde(default)]
-    roll: RollSpec,
-    sweep: Option<BTreeMap<String, Spanned<toml::Value>>>,
-    rules: Option<CellOverrides>,
-    variant: Option<Vec<VariantSpec>>,
-    turns: Option<TurnsSpec>,
-    tables: Option<analysis::TablesSpec>,
-    /// Balance assertions, read by the engine (`engine::expect`), not by this system.
-    #[serde(rename = "expect")]
-    _expect: Option<serde::de::IgnoredAny>,
-    /// Run until precise, read by the engine (`analysis::precision_of`).
-    #[serde(rename = "precision")]
-    _precision: Option<serde::de::IgnoredAny>,
-    /// What `battlelab value` prices, read by the `value` command.
-    #[serde(rename = "value")]
-    _value: Option<serde::de::IgnoredAny>,
+analysis_file! {
+    struct TableFile {
+        #[serde(default)]
+        roll: RollSpec,
+        sweep: Option<BTreeMap<String, Spanned<toml::Value>>>,
+        rules: Option<CellOverrides>,
+        variant: Option<Vec<VariantSpec>>,
+        turns: Option<TurnsSpec>,
+        /// Read by [`AnalysisHeader::parse`] against [`TABLE_FORMATS`].
+        #[allow(dead_code)]
+        tables: Option<analysis::TablesSpec>,
+    }
 }
+
+/// What `[tables]` may ask for: every table here is one d6.
+const TABLE_FORMATS: TableFormats = TableFormats {
+    allowed: &[
+        TableFormat::Percent,
+        TableFormat::Fraction,
+        TableFormat::In6,
+    ],
+    why: "the d6 tables are single d6 rolls, so \"in36\" does not apply",
+};
 
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -150,12 +142,10 @@ pub struct CellOverrides {
     cells: Option<BTreeMap<String, BTreeMap<String, Spanned<String>>>>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct VariantSpec {
-    name: Spanned<String>,
-    description: Option<Spanned<String>>,
-    rules: Option<CellOverrides>,
+variant_table! {
+    struct VariantSpec {
+        rules: Option<CellOverrides>,
+    }
 }
 
 #[derive(Deserialize)]
@@ -339,7 +329,7 @@ impl D6TableStudy {
     pub fn parse(path: &Path, text: &str) -> Result<Self, AnalysisError> {
         let source = Source::new(path, text);
         let spec: TableFile = source.parse_toml()?;
-        let system = spec.system.clone();
+        let system = spec.system.get_ref().clone();
         let printed = D6Table::printed(&system).ok_or_else(|| {
             source.error_at(
                 None,
@@ -351,269 +341,291 @@ impl D6TableStudy {
                 ),
             )
         })?;
-        let (name, seed, trials) = analysis::header(
-            &source,
-            path,
-            spec.name.as_ref(),
-            spec.seed.as_ref(),
-            spec.trials.as_ref(),
-        )?;
-        let small_stack_column = match &spec.roll.small_stack {
-            None => false,
-            Some(v) if system != "attrition" => {
-                return Err(source.error(
-                    v,
-                    "roll.small_stack",
-                    "small_stack is an attrition option",
-                ))
-            }
-            Some(v) => match v.get_ref().as_str() {
-                "none" => false,
-                "column" => true,
-                other => {
-                    return Err(source.error(
-                        v,
-                        "roll.small_stack",
-                        format!("unknown small-stack reading \"{other}\"; allowed: none, column"),
-                    ))
-                }
-            },
-        };
-
-        let mut variants = Vec::new();
-        let base = apply_cells(&source, "rules", spec.rules.as_ref(), printed)?;
-        for (index, variant) in spec.variant.iter().flatten().enumerate() {
-            let taken: Vec<&str> = variants
-                .iter()
-                .map(|(n, _): &(String, CompiledD6Table)| n.as_str())
-                .collect();
-            let vname = analysis::variant_name(
-                &source,
-                &variant.name,
-                &format!("variant[{index}]"),
-                &taken,
-            )?;
-            if let Some(description) = &variant.description {
-                analysis::report_text(
-                    &source,
-                    description,
-                    &format!("variant[{index}].description"),
-                    "a variant's description",
-                    analysis::Lines::Several,
-                )?;
-            }
-            let table = apply_cells(
-                &source,
-                &format!("variant[{index}].rules"),
-                variant.rules.as_ref(),
-                base.clone(),
-            )?;
-            variants.push((vname, compile(&source, table)?));
-        }
-        if variants.is_empty() {
-            variants.push(("base".to_string(), compile(&source, base)?));
-        }
-
+        let header = AnalysisHeader::parse(path, &source, Some(&TABLE_FORMATS))?;
+        let small_stack_column = small_stack_column(&source, &spec.roll, &system)?;
+        let variants = variants(&source, &spec, &header, printed)?;
         let allowed = parameters(&system);
         let (axes, axis_lines) = analysis::sweep_axes(&source, spec.sweep.as_ref(), allowed)?;
-        // The line where a parameter is given: its sweep, else its fixed value.
-        let line_of = |key: &str| -> Option<usize> {
-            if let Some(i) = axes.iter().position(|a| a.parameter == key) {
-                return axis_lines[i];
-            }
-            let span = match key {
-                "sp" => spec.roll.sp.as_ref().map(|v| v.span()),
-                "extra" => spec.roll.extra.as_ref().map(|v| v.span()),
-                "drm" => spec.roll.drm.as_ref().map(|v| v.span()),
-                _ => spec.roll.odds.as_ref().map(|v| v.span()),
-            };
-            span.map(|s| source.line_of(s))
-        };
-        // Fixed values for whatever is not swept, each checked like a swept one.
-        let fixed = |key: &str| -> Result<Option<AxisValue>, AnalysisError> {
-            let field = format!("roll.{key}");
-            let int = |v: &Spanned<i64>| Ok(Some(AxisValue::Int(*v.get_ref())));
-            match key {
-                "sp" => spec.roll.sp.as_ref().map_or(Ok(None), int),
-                "extra" => spec.roll.extra.as_ref().map_or(Ok(None), int),
-                "drm" => spec
-                    .roll
-                    .drm
-                    .as_ref()
-                    .map_or(Ok(Some(AxisValue::Int(0))), int),
-                "odds" => match &spec.roll.odds {
-                    None => Ok(None),
-                    Some(v) => OddsColumn::parse_ratio(v.get_ref())
-                        .map(|(larger, smaller)| Some(AxisValue::Odds { larger, smaller }))
-                        .ok_or_else(|| {
-                            source.error(
-                                v,
-                                &field,
-                                format!(
-                                    "odds are written L-S, e.g. \"3-2\"; got \"{}\"",
-                                    v.get_ref()
-                                ),
-                            )
-                        }),
-                },
-                _ => Ok(None),
-            }
-        };
-        for key in ["sp", "extra", "odds"] {
-            let given = match key {
-                "sp" => spec.roll.sp.as_ref().map(|v| v.span()),
-                "extra" => spec.roll.extra.as_ref().map(|v| v.span()),
-                _ => spec.roll.odds.as_ref().map(|v| v.span()),
-            };
-            if let Some(span) = given {
-                if !allowed.contains(&key) {
-                    return Err(source.error_at(
-                        Some(source.line_of(span)),
-                        format!("roll.{key}"),
-                        format!(
-                            "the {system} table has no {key}; it takes: {}",
-                            allowed.join(", ")
-                        ),
-                    ));
-                }
-            }
-        }
-        let mut points = Vec::new();
+        check_fixed_roll_keys(&source, &spec.roll, &system)?;
         analysis::check_grid_size(&source, &axes, variants.len())?;
+        let roll_grid = RollGrid {
+            source: &source,
+            roll: &spec.roll,
+            system: &system,
+            axes: &axes,
+            axis_lines: &axis_lines,
+            small_stack_column,
+        };
+        let mut points = Vec::new();
         let grid = analysis::grid(&axes);
         for (variant, (_, table)) in variants.iter().enumerate() {
             for coordinates in &grid {
-                let value = |key: &str| -> Result<Option<AxisValue>, AnalysisError> {
-                    match axes.iter().position(|a| a.parameter == key) {
-                        Some(i) => Ok(Some(coordinates[i].clone())),
-                        None => fixed(key),
-                    }
-                };
-                let bad = |field: &str, message: String| {
-                    let suffix = analysis::describe_point(&axes, coordinates, None);
-                    let section = if axes.iter().any(|a| a.parameter == field) {
-                        "sweep"
-                    } else {
-                        "roll"
-                    };
-                    source.error_at(
-                        line_of(field),
-                        format!("{section}.{field}"),
-                        format!("{message}{suffix}"),
-                    )
-                };
-                let drm = match value("drm")? {
-                    Some(AxisValue::Int(d))
-                        if (TABLE_DRM_RANGE.0..=TABLE_DRM_RANGE.1).contains(&d) =>
-                    {
-                        d as i32
-                    }
-                    other => {
-                        return Err(bad(
-                            "drm",
-                            format!(
-                                "a DRM must be {} to {}, got {}",
-                                TABLE_DRM_RANGE.0,
-                                TABLE_DRM_RANGE.1,
-                                other.map_or("nothing".into(), |v| v.to_string())
-                            ),
-                        ))
-                    }
-                };
-                let column = match system.as_str() {
-                    "attrition" => match value("sp")? {
-                        Some(AxisValue::Int(sp)) if (1..=i64::from(crate::limits::MAX_SP)).contains(&sp) => lookup::attrition_column(sp as u32)
-                            .or(small_stack_column.then_some(0)),
-                        Some(AxisValue::Int(sp)) if sp >= 1 => {
-                            return Err(bad("sp", format!("a hex holds at most {} SP, got {sp}", crate::limits::MAX_SP)))
-                        }
-                        Some(other) => {
-                            return Err(bad("sp", format!("SP below the table: a hex holds at least 1 SP, got {other}")))
-                        }
-                        None => return Err(bad("sp", "the attrition table needs the SP in the hex: give roll.sp or sweep sp".into())),
-                    },
-                    "march" => match value("extra")? {
-                        Some(AxisValue::Int(extra)) if (1..=3).contains(&extra) => Some(extra as usize - 1),
-                        Some(other) => return Err(bad("extra", format!("extra MP asked for must be 1, 2 or 3, got {other}"))),
-                        None => return Err(bad("extra", "the forced-march table needs the extra MP asked for: give roll.extra or sweep extra".into())),
-                    },
-                    "naval" => match value("odds")? {
-                        Some(AxisValue::Odds { larger, smaller }) => {
-                            let label = format!("{larger}-{smaller}");
-                            Some(table.table().column_index(&label).ok_or_else(|| {
-                                bad(
-                                    "odds",
-                                    format!(
-                                        "odds {label} are not on the naval table; allowed: {} (odds above 2-1 use 2-1)",
-                                        table.table().column_labels.join(", ")
-                                    ),
-                                )
-                            })?)
-                        }
-                        _ => return Err(bad("odds", "the naval table needs odds: give roll.odds or sweep odds".into())),
-                    },
-                    _ => Some(0),
-                };
-                points.push(TablePoint {
-                    variant,
-                    coordinates: coordinates.clone(),
-                    column,
-                    drm,
-                });
+                points.push(roll_grid.point(variant, table, coordinates)?);
             }
         }
-        let turns = match &spec.turns {
-            None => None,
-            Some(t) if system != "attrition" => {
-                return Err(source.error(
-                    &t.count,
-                    "turns",
-                    "the turns study is for attrition only",
-                ));
-            }
-            Some(t) => Some(TurnsStudy {
-                sp: source.int_in(&t.sp, "turns.sp", 1, MAX_TURNS_SP, "the stack's SP")? as u32,
-                turns: source.int_in(
-                    &t.count,
-                    "turns.count",
-                    1,
-                    MAX_TURNS,
-                    "the number of turns",
-                )? as u32,
-                drm: match &t.drm {
-                    Some(d) => source.int_in(
-                        d,
-                        "turns.drm",
-                        TABLE_DRM_RANGE.0,
-                        TABLE_DRM_RANGE.1,
-                        "a DRM",
-                    )? as i32,
-                    None => 0,
-                },
-            }),
-        };
+        let turns = turns(&source, &spec, &system)?;
         Ok(Self {
-            path: path.to_path_buf(),
-            name,
-            description: analysis::description(&source, spec.description.as_ref())?,
-            system,
-            seed,
-            trials,
+            header,
             small_stack_column,
             variants,
             axes,
             points,
             turns,
-            tables: analysis::TablesOptions::parse(
-                &source,
-                spec.tables.as_ref(),
-                &[
-                    TableFormat::Percent,
-                    TableFormat::Fraction,
-                    TableFormat::In6,
-                ],
-                "the d6 tables are single d6 rolls, so \"in36\" does not apply",
-            )?,
+        })
+    }
+}
+
+/// `roll.small_stack` (attrition only): whether a hex under 3 SP rolls on the 3-5 column.
+fn small_stack_column(
+    source: &Source,
+    roll: &RollSpec,
+    system: &str,
+) -> Result<bool, AnalysisError> {
+    match &roll.small_stack {
+        None => Ok(false),
+        Some(v) if system != "attrition" => {
+            Err(source.error(v, "roll.small_stack", "small_stack is an attrition option"))
+        }
+        Some(v) => match v.get_ref().as_str() {
+            "none" => Ok(false),
+            "column" => Ok(true),
+            other => Err(source.error(
+                v,
+                "roll.small_stack",
+                format!("unknown small-stack reading \"{other}\"; allowed: none, column"),
+            )),
+        },
+    }
+}
+
+/// The printed table with `[rules]`'s cells, then each variant's table with its own
+/// cells on top, compiled; the one variant "base" where the file has none.
+fn variants(
+    source: &Source,
+    spec: &TableFile,
+    header: &AnalysisHeader,
+    printed: D6Table,
+) -> Result<Vec<(String, CompiledD6Table)>, AnalysisError> {
+    let mut variants = Vec::new();
+    let base = apply_cells(source, "rules", spec.rules.as_ref(), printed)?;
+    for (index, (variant, heading)) in spec
+        .variant
+        .iter()
+        .flatten()
+        .zip(&header.variants)
+        .enumerate()
+    {
+        let table = apply_cells(
+            source,
+            &format!("variant[{index}].rules"),
+            variant.rules.as_ref(),
+            base.clone(),
+        )?;
+        variants.push((heading.name.clone(), compile(source, table)?));
+    }
+    if variants.is_empty() {
+        variants.push(("base".to_string(), compile(source, base)?));
+    }
+    Ok(variants)
+}
+
+/// `roll.sp`, `roll.extra` and `roll.odds` only on the table that has that column.
+fn check_fixed_roll_keys(
+    source: &Source,
+    roll: &RollSpec,
+    system: &str,
+) -> Result<(), AnalysisError> {
+    let allowed = parameters(system);
+    for key in ["sp", "extra", "odds"] {
+        let given = match key {
+            "sp" => roll.sp.as_ref().map(|v| v.span()),
+            "extra" => roll.extra.as_ref().map(|v| v.span()),
+            _ => roll.odds.as_ref().map(|v| v.span()),
+        };
+        if let Some(span) = given {
+            if !allowed.contains(&key) {
+                return Err(source.error_at(
+                    Some(source.line_of(span)),
+                    format!("roll.{key}"),
+                    format!(
+                        "the {system} table has no {key}; it takes: {}",
+                        allowed.join(", ")
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `[turns]` (attrition only): the stack's SP, the number of turns and their DRM.
+fn turns(
+    source: &Source,
+    spec: &TableFile,
+    system: &str,
+) -> Result<Option<TurnsStudy>, AnalysisError> {
+    match &spec.turns {
+        None => Ok(None),
+        Some(t) if system != "attrition" => {
+            Err(source.error(&t.count, "turns", "the turns study is for attrition only"))
+        }
+        Some(t) => Ok(Some(TurnsStudy {
+            sp: source.int_in(&t.sp, "turns.sp", 1, MAX_TURNS_SP, "the stack's SP")? as u32,
+            turns: source.int_in(&t.count, "turns.count", 1, MAX_TURNS, "the number of turns")?
+                as u32,
+            drm: match &t.drm {
+                Some(d) => source.int_in(
+                    d,
+                    "turns.drm",
+                    TABLE_DRM_RANGE.0,
+                    TABLE_DRM_RANGE.1,
+                    "a DRM",
+                )? as i32,
+                None => 0,
+            },
+        })),
+    }
+}
+
+/// What a table file's grid points are read from: `[roll]`'s fixed values and the
+/// sweep.
+struct RollGrid<'a> {
+    source: &'a Source<'a>,
+    roll: &'a RollSpec,
+    system: &'a str,
+    axes: &'a [SweepAxis],
+    /// The line of each axis's `[sweep]` entry.
+    axis_lines: &'a [Option<usize>],
+    small_stack_column: bool,
+}
+
+impl RollGrid<'_> {
+    /// The line where a parameter is given: its sweep, else its fixed value.
+    fn line_of(&self, key: &str) -> Option<usize> {
+        if let Some(i) = self.axes.iter().position(|a| a.parameter == key) {
+            return self.axis_lines[i];
+        }
+        let roll = self.roll;
+        let span = match key {
+            "sp" => roll.sp.as_ref().map(|v| v.span()),
+            "extra" => roll.extra.as_ref().map(|v| v.span()),
+            "drm" => roll.drm.as_ref().map(|v| v.span()),
+            _ => roll.odds.as_ref().map(|v| v.span()),
+        };
+        span.map(|s| self.source.line_of(s))
+    }
+
+    /// The fixed value of a parameter that is not swept, checked like a swept one.
+    fn fixed(&self, key: &str) -> Result<Option<AxisValue>, AnalysisError> {
+        let roll = self.roll;
+        let field = format!("roll.{key}");
+        let int = |v: &Spanned<i64>| Ok(Some(AxisValue::Int(*v.get_ref())));
+        match key {
+            "sp" => roll.sp.as_ref().map_or(Ok(None), int),
+            "extra" => roll.extra.as_ref().map_or(Ok(None), int),
+            "drm" => roll.drm.as_ref().map_or(Ok(Some(AxisValue::Int(0))), int),
+            "odds" => match &roll.odds {
+                None => Ok(None),
+                Some(v) => OddsColumn::parse_ratio(v.get_ref())
+                    .map(|(larger, smaller)| Some(AxisValue::Odds { larger, smaller }))
+                    .ok_or_else(|| {
+                        self.source.error(
+                            v,
+                            &field,
+                            format!(
+                                "odds are written L-S, e.g. \"3-2\"; got \"{}\"",
+                                v.get_ref()
+                            ),
+                        )
+                    }),
+            },
+            _ => Ok(None),
+        }
+    }
+
+    /// One variant's roll at one grid point: its DRM and the column it rolls on
+    /// (`None`: no roll), each checked against the table.
+    fn point(
+        &self,
+        variant: usize,
+        table: &CompiledD6Table,
+        coordinates: &[AxisValue],
+    ) -> Result<TablePoint, AnalysisError> {
+        let axes = self.axes;
+        let value = |key: &str| -> Result<Option<AxisValue>, AnalysisError> {
+            match axes.iter().position(|a| a.parameter == key) {
+                Some(i) => Ok(Some(coordinates[i].clone())),
+                None => self.fixed(key),
+            }
+        };
+        let bad = |field: &str, message: String| {
+            let suffix = analysis::describe_point(axes, coordinates, None);
+            let section = if axes.iter().any(|a| a.parameter == field) {
+                "sweep"
+            } else {
+                "roll"
+            };
+            self.source.error_at(
+                self.line_of(field),
+                format!("{section}.{field}"),
+                format!("{message}{suffix}"),
+            )
+        };
+        let drm = match value("drm")? {
+            Some(AxisValue::Int(d)) if (TABLE_DRM_RANGE.0..=TABLE_DRM_RANGE.1).contains(&d) => {
+                d as i32
+            }
+            other => {
+                return Err(bad(
+                    "drm",
+                    format!(
+                        "a DRM must be {} to {}, got {}",
+                        TABLE_DRM_RANGE.0,
+                        TABLE_DRM_RANGE.1,
+                        other.map_or("nothing".into(), |v| v.to_string())
+                    ),
+                ))
+            }
+        };
+        let column = match self.system {
+            "attrition" => match value("sp")? {
+                Some(AxisValue::Int(sp)) if (1..=i64::from(crate::limits::MAX_SP)).contains(&sp) => lookup::attrition_column(sp as u32)
+                    .or(self.small_stack_column.then_some(0)),
+                Some(AxisValue::Int(sp)) if sp >= 1 => {
+                    return Err(bad("sp", format!("a hex holds at most {} SP, got {sp}", crate::limits::MAX_SP)))
+                }
+                Some(other) => {
+                    return Err(bad("sp", format!("SP below the table: a hex holds at least 1 SP, got {other}")))
+                }
+                None => return Err(bad("sp", "the attrition table needs the SP in the hex: give roll.sp or sweep sp".into())),
+            },
+            "march" => match value("extra")? {
+                Some(AxisValue::Int(extra)) if (1..=3).contains(&extra) => Some(extra as usize - 1),
+                Some(other) => return Err(bad("extra", format!("extra MP asked for must be 1, 2 or 3, got {other}"))),
+                None => return Err(bad("extra", "the forced-march table needs the extra MP asked for: give roll.extra or sweep extra".into())),
+            },
+            "naval" => match value("odds")? {
+                Some(AxisValue::Odds { larger, smaller }) => {
+                    let label = format!("{larger}-{smaller}");
+                    Some(table.table().column_index(&label).ok_or_else(|| {
+                        bad(
+                            "odds",
+                            format!(
+                                "odds {label} are not on the naval table; allowed: {} (odds above 2-1 use 2-1)",
+                                table.table().column_labels.join(", ")
+                            ),
+                        )
+                    })?)
+                }
+                _ => return Err(bad("odds", "the naval table needs odds: give roll.odds or sweep odds".into())),
+            },
+            _ => Some(0),
+        };
+        Ok(TablePoint {
+            variant,
+            coordinates: coordinates.to_vec(),
+            column,
+            drm,
         })
     }
 }
@@ -766,12 +778,7 @@ impl crate::engine::System for D6TableStudy {
     type Exact = TableExact;
 
     fn header(&self) -> crate::engine::Header<'_> {
-        crate::engine::Header {
-            name: &self.name,
-            system: &self.system,
-            seed: self.seed,
-            trials: self.trials,
-        }
+        self.header.view()
     }
 
     fn plan(&self) -> crate::engine::Plan {
@@ -928,7 +935,7 @@ impl crate::engine::System for D6TableStudy {
 
     fn rules(&self) -> serde_json::Value {
         json!({
-            "system": self.system,
+            "system": self.header.system,
             "variants": self.variants.iter().map(|(n, t)| json!({"name": n, "table": t.table()})).collect::<Vec<_>>(),
             "small_stack_column": self.small_stack_column,
         })

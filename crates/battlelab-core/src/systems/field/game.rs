@@ -9,7 +9,7 @@
 //! solves it exactly (up to f64): for each round from the last to the first and each
 //! state reachable from the start, the 7 × 7 stage game — each tactic pair's payoff being
 //! this round's result plus the already solved value of the state it leads to — is solved
-//! by linear programming ([`super::matrix_game`]). The round is stepped with the same
+//! by linear programming ([`crate::matrix_game`]). The round is stepped with the same
 //! shared functions the kernel and the enumeration use ([`FieldCombat::round_setup`],
 //! [`FieldCombat::tactic_cell`], [`FieldCombat::apply_round`], [`FieldCombat::battle_end`]),
 //! so the game cannot drift from the rules.

@@ -105,6 +105,7 @@
 //! `†`); "fraction" and "in6" are refused.
 
 pub mod battle;
+pub mod choices;
 pub mod game;
 pub mod one_roll;
 #[doc(hidden)]
@@ -112,7 +113,7 @@ pub mod scenarios;
 pub mod transitions;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -120,10 +121,10 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::analysis::{
-    check_grid_size, grid, header, sweep_axes, variant_name, AnalysisError, AxisValue, Source,
-    SweepAxis, TableFormat,
+    check_grid_size, grid, sweep_axes, AnalysisError, AxisValue, Source, SweepAxis, TableFormat,
 };
 use crate::engine::headline::{Headline, Match};
+use crate::header::{analysis_file, variant_table, AnalysisHeader, TableFormats};
 use crate::keys::{self, key, KeyDoc, PricedAt, SetBy, SystemDoc, Ty, ValueDoc, REQUIRED};
 use crate::systems::field::battle::{BattleDistribution, BattleHistogram, TacticPolicy, TacticSet};
 use crate::systems::field::battle::{
@@ -185,14 +186,9 @@ pub struct Run {
 /// A validated analysis.
 #[derive(Clone, Debug)]
 pub struct FieldStudy {
-    pub path: PathBuf,
-    pub name: String,
-    pub description: Option<String>,
-    pub system: String,
-    pub seed: u64,
-    pub trials: u64,
-    /// Compute exact battle distributions where the state space is small.
-    pub exact: bool,
+    /// The shared keys: `header.exact` computes exact battle distributions where the
+    /// state space is small, `header.tables` is how `tables.md` prints chances.
+    pub header: AnalysisHeader,
     /// `[equilibrium] payoff`: what an `equilibrium` side's game is played for (the side
     /// it favours maximising it), and the default of `battlelab equilibrium`.
     pub payoff: PayoffSpec,
@@ -203,8 +199,6 @@ pub struct FieldStudy {
     pub axes: Vec<SweepAxis>,
     /// Variant-major, then grid points with the last axis varying fastest.
     pub runs: Vec<Run>,
-    /// `[tables]`: how `tables.md` prints chances.
-    pub tables: crate::analysis::TablesOptions,
     /// Table entries the runs' battle tables may still take ([`Run::table`]).
     pub table_entries_left: Arc<AtomicUsize>,
 }
@@ -214,34 +208,28 @@ struct SystemOnly {
     system: Option<Spanned<String>>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FieldFile {
-    name: Option<Spanned<String>>,
-    description: Option<Spanned<String>>,
-    #[allow(dead_code)]
-    system: Spanned<String>,
-    seed: Option<Spanned<i64>>,
-    trials: Option<Spanned<i64>>,
-    exact: Option<bool>,
-    #[serde(default)]
-    battle: BattleSpec,
-    side: SidesSpec,
-    sweep: Option<BTreeMap<String, Spanned<toml::Value>>>,
-    rules: Option<OverridesSpec>,
-    variant: Option<Vec<VariantSpec>>,
-    equilibrium: Option<EquilibriumSpec>,
-    tables: Option<crate::analysis::TablesSpec>,
-    /// Balance assertions, read by the engine (`engine::expect`), not by this system.
-    #[serde(rename = "expect")]
-    _expect: Option<serde::de::IgnoredAny>,
-    /// Run until precise, read by the engine (`analysis::precision_of`).
-    #[serde(rename = "precision")]
-    _precision: Option<serde::de::IgnoredAny>,
-    /// What `battlelab value` prices, read by the `value` command.
-    #[serde(rename = "value")]
-    _value: Option<serde::de::IgnoredAny>,
+analysis_file! {
+    struct FieldFile {
+        exact,
+        #[serde(default)]
+        battle: BattleSpec,
+        side: SidesSpec,
+        sweep: Option<BTreeMap<String, Spanned<toml::Value>>>,
+        rules: Option<OverridesSpec>,
+        variant: Option<Vec<VariantSpec>>,
+        equilibrium: Option<EquilibriumSpec>,
+        /// Read by [`AnalysisHeader::parse`] against [`TABLE_FORMATS`].
+        #[allow(dead_code)]
+        tables: Option<crate::analysis::TablesSpec>,
+    }
 }
+
+/// What `[tables]` may ask for: battle outcomes are fought over rounds, so they print as
+/// percentages; "in36" adds the rolls' chances to the CRT.
+const TABLE_FORMATS: TableFormats = TableFormats {
+    allowed: &[TableFormat::Percent, TableFormat::In36],
+    why: "field battles are fought over rounds (outcomes print as percentages); \"in36\" adds each modified 2d6 roll's chance to the CRT",
+};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -305,13 +293,11 @@ struct RollSpec {
     max: Option<Spanned<i64>>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct VariantSpec {
-    name: Spanned<String>,
-    description: Option<Spanned<String>>,
-    rules: Option<OverridesSpec>,
-    tactic: Option<VariantTactics>,
+variant_table! {
+    struct VariantSpec {
+        rules: Option<OverridesSpec>,
+        tactic: Option<VariantTactics>,
+    }
 }
 
 /// Every key of a field-battle file (`battlelab keys field`), beside the structs above
@@ -559,13 +545,7 @@ impl FieldStudy {
     }
 
     fn field(path: &Path, source: &Source, spec: FieldFile) -> Result<Self, AnalysisError> {
-        let (name, seed, trials) = header(
-            source,
-            path,
-            spec.name.as_ref(),
-            spec.seed.as_ref(),
-            spec.trials.as_ref(),
-        )?;
+        let header = AnalysisHeader::parse(path, source, Some(&TABLE_FORMATS))?;
         let terrain_drm = match &spec.battle.terrain_drm {
             Some(v) => source.int_in(
                 v,
@@ -585,55 +565,7 @@ impl FieldStudy {
         if let Some(overrides) = &spec.rules {
             apply_overrides(source, "rules", overrides, &mut base_rules)?;
         }
-        let mut variants = Vec::new();
-        for (index, variant) in spec.variant.iter().flatten().enumerate() {
-            let field = format!("variant[{index}]");
-            let taken: Vec<&str> = variants.iter().map(|v: &Variant| v.name.as_str()).collect();
-            let name = variant_name(source, &variant.name, &field, &taken)?;
-            if let Some(description) = &variant.description {
-                crate::analysis::report_text(
-                    source,
-                    description,
-                    &format!("{field}.description"),
-                    "a variant's description",
-                    crate::analysis::Lines::Several,
-                )?;
-            }
-            let mut rules = base_rules.clone();
-            if let Some(overrides) = &variant.rules {
-                apply_overrides(source, &format!("{field}.rules"), overrides, &mut rules)?;
-            }
-            let line = Some(source.line_of(variant.name.span()));
-            FieldCombat::new(rules.clone())
-                .map_err(|e| source.error_at(line, format!("{field}.{}", e.field), e.message))?;
-            let mut tactics = [None, None];
-            if let Some(spec) = &variant.tactic {
-                for (side, value) in [&spec.a, &spec.b].into_iter().enumerate() {
-                    if let Some(value) = value {
-                        let key = format!("{field}.tactic.{}", ["a", "b"][side]);
-                        let policy = tactic_policy(source, &key, value)?;
-                        tactics[side] = Some(
-                            within(policy, allowed[side], side)
-                                .map_err(|e| source.error(value, &key, e))?,
-                        );
-                    }
-                }
-            }
-            variants.push(Variant {
-                name,
-                rules,
-                tactics,
-            });
-        }
-        if variants.is_empty() {
-            FieldCombat::new(base_rules.clone())
-                .map_err(|e| source.error_at(None, e.field, e.message))?;
-            variants.push(Variant {
-                name: "base".into(),
-                rules: base_rules,
-                tactics: [None, None],
-            });
-        }
+        let variants = variants(source, &spec, &header, base_rules, allowed)?;
         let payoff = match spec.equilibrium.as_ref().and_then(|e| e.payoff.as_ref()) {
             Some(value) => payoff_spec(value.get_ref())
                 .map_err(|e| source.error(value, "equilibrium.payoff", e))?,
@@ -641,170 +573,306 @@ impl FieldStudy {
         };
 
         let (axes, axis_lines) = sweep_axes(source, spec.sweep.as_ref(), &FIELD_PARAMETERS)?;
-        for (axis, line) in axes.iter().zip(&axis_lines) {
-            for value in &axis.values {
-                if let AxisValue::Text(name) = value {
-                    let Some(policy) = named_policy(name) else {
-                        return Err(source.error_at(
-                            *line,
-                            format!("sweep.{}", axis.parameter),
-                            unknown_policy(&crate::limits::echo(name)),
-                        ));
-                    };
-                    let side = usize::from(axis.parameter == "b.tactic");
-                    within(policy, allowed[side], side).map_err(|e| {
-                        source.error_at(*line, format!("sweep.{}", axis.parameter), e)
-                    })?;
-                }
-            }
-        }
+        check_swept_tactics(source, &axes, &axis_lines, allowed)?;
         check_grid_size(source, &axes, variants.len())?;
+        let field_grid = FieldGrid {
+            source,
+            axes: &axes,
+            axis_lines: &axis_lines,
+            base_battle: &base_battle,
+            allowed,
+            payoff: &payoff,
+            named_variants: variants.len() > 1,
+        };
         let mut game_slots = 0usize;
         let points = grid(&axes);
         let mut runs = Vec::with_capacity(points.len() * variants.len());
         for (variant_index, variant) in variants.iter().enumerate() {
             for coordinates in &points {
-                let mut battle = base_battle.clone();
-                for (side, policy) in variant.tactics.iter().enumerate() {
-                    if let Some(policy) = policy {
-                        [&mut battle.a, &mut battle.b][side].tactics = *policy;
-                    }
-                }
-                let mut rules = variant.rules.clone();
-                let mut extra_drm = 0;
-                // Odds go last: they set A's SP from B's SP, which another axis may set.
-                let mut ordered: Vec<(&SweepAxis, &AxisValue)> =
-                    axes.iter().zip(coordinates).collect();
-                ordered.sort_by_key(|(axis, _)| axis.parameter == "odds");
-                for (axis, value) in ordered {
-                    apply_coordinate(
-                        &axis.parameter,
-                        value,
-                        &mut battle,
-                        &mut rules,
-                        &mut extra_drm,
-                        allowed,
-                    );
-                }
-                battle.a.drm += extra_drm;
-                let field = FieldCombat::new(rules).map_err(|e| {
-                    // Only the round limit is a swept rule; point at its sweep line.
-                    let swept = axes
-                        .iter()
-                        .position(|a| e.field == format!("rules.{}", a.parameter));
-                    match swept {
-                        Some(i) => source.error_at(
-                            axis_lines[i],
-                            format!("sweep.{}", axes[i].parameter),
-                            format!(
-                                "{}{}",
-                                e.message,
-                                crate::analysis::describe_point(&axes, coordinates, None)
-                            ),
-                        ),
-                        None => source.error_at(
-                            axis_lines.first().copied().flatten(),
-                            format!(
-                                "sweep ({})",
-                                crate::analysis::grid_point(&axes, coordinates)
-                            ),
-                            format!("{}: {}", e.field, e.message),
-                        ),
-                    }
-                })?;
-                let mut prepared = battle.prepare().map_err(|e| {
-                    let line = axes
-                        .iter()
-                        .position(|a| {
-                            e.field.ends_with(a.parameter.as_str())
-                                || (a.parameter == "odds" && e.field == "side.a.sp")
-                                || (a.parameter == "drm" && e.field == "side.a.drm")
-                        })
-                        .and_then(|i| axis_lines[i]);
-                    source.error_at(
-                        line,
-                        e.field.clone(),
-                        format!(
-                            "{}{}",
-                            e.message,
-                            crate::analysis::describe_point(&axes, coordinates, None)
-                        ),
-                    )
-                })?;
-                prepared.allowed = allowed;
-                let policy = if prepared.equilibrium.contains(&true) {
-                    let at = || {
-                        crate::analysis::describe_point(
-                            &axes,
-                            coordinates,
-                            (variants.len() > 1).then_some(variant.name.as_str()),
-                        )
-                    };
-                    let side = usize::from(!prepared.equilibrium[0]);
-                    let key = format!("side.{}.tactic", ["a", "b"][side]);
-                    let game = game::solve(&field, &prepared, payoff.resolve(&prepared.start), MAX_GAME_STATES)
-                        .map_err(|e| match e {
-                            game::GameError::TooLarge { .. } => source.error_at(
-                                None,
-                                key.clone(),
-                                format!("\"equilibrium\" play needs the battle's game solved, but {e}{}; use fewer SP, morale or rounds, or a fixed mix", at()),
-                            ),
-                            game::GameError::Interrupted => source.error_at(None, key.clone(), "stopped on request while solving the battle's game"),
-                        })?;
-                    game_slots += game.shape.slots();
-                    if game_slots > MAX_ANALYSIS_GAME_STATES {
-                        return Err(source.error_at(
-                            None,
-                            key,
-                            format!("\"equilibrium\" play needs one solved game per run, and these hold more than {MAX_ANALYSIS_GAME_STATES} state slots in all{}; sweep fewer points or use smaller battles", at()),
-                        ));
-                    }
-                    let table = |side: usize| {
-                        if prepared.equilibrium[side] {
-                            TacticTable::solved(&game, side)
-                        } else {
-                            TacticTable::mix(&prepared.mix[side])
-                        }
-                    };
-                    Some(Arc::new(StatePolicy {
-                        sides: [table(0), table(1)],
-                    }))
-                } else {
-                    None
-                };
-                runs.push(Run {
-                    variant: variant_index,
-                    coordinates: coordinates.clone(),
-                    battle,
-                    prepared,
-                    field,
-                    policy,
-                    table: OnceLock::new(),
-                });
+                runs.push(field_grid.run(variant_index, variant, coordinates, &mut game_slots)?);
             }
         }
         Ok(Self {
-            path: path.to_path_buf(),
-            name,
-            description: crate::analysis::description(source, spec.description.as_ref())?,
-            system: "field".into(),
-            seed,
-            trials,
-            exact: spec.exact.unwrap_or(true),
+            header,
             payoff,
             allowed,
             base_battle,
             variants,
             axes,
             runs,
-            tables: crate::analysis::TablesOptions::parse(
-                source,
-                spec.tables.as_ref(),
-                &[TableFormat::Percent, TableFormat::In36],
-                "field battles are fought over rounds (outcomes print as percentages); \"in36\" adds each modified 2d6 roll's chance to the CRT",
-            )?,
             table_entries_left: Arc::new(AtomicUsize::new(MAX_ANALYSIS_TABLE_ENTRIES)),
         })
+    }
+}
+
+/// Each `[[variant]]`'s rules (the base rules with its own overrides, valid together) and
+/// tactic policies (within the side's allowed tactics); the one variant "base", with the
+/// base rules, where the file has none.
+fn variants(
+    source: &Source,
+    spec: &FieldFile,
+    header: &AnalysisHeader,
+    base_rules: FieldRules,
+    allowed: [TacticSet; 2],
+) -> Result<Vec<Variant>, AnalysisError> {
+    let mut variants = Vec::new();
+    for (index, (variant, heading)) in spec
+        .variant
+        .iter()
+        .flatten()
+        .zip(&header.variants)
+        .enumerate()
+    {
+        let field = format!("variant[{index}]");
+        let mut rules = base_rules.clone();
+        if let Some(overrides) = &variant.rules {
+            apply_overrides(source, &format!("{field}.rules"), overrides, &mut rules)?;
+        }
+        let line = Some(heading.line);
+        FieldCombat::new(rules.clone())
+            .map_err(|e| source.error_at(line, format!("{field}.{}", e.field), e.message))?;
+        let mut tactics = [None, None];
+        if let Some(spec) = &variant.tactic {
+            for (side, value) in [&spec.a, &spec.b].into_iter().enumerate() {
+                if let Some(value) = value {
+                    let key = format!("{field}.tactic.{}", ["a", "b"][side]);
+                    let policy = tactic_policy(source, &key, value)?;
+                    tactics[side] = Some(
+                        within(policy, allowed[side], side)
+                            .map_err(|e| source.error(value, &key, e))?,
+                    );
+                }
+            }
+        }
+        variants.push(Variant {
+            name: heading.name.clone(),
+            rules,
+            tactics,
+        });
+    }
+    if variants.is_empty() {
+        FieldCombat::new(base_rules.clone())
+            .map_err(|e| source.error_at(None, e.field, e.message))?;
+        variants.push(Variant {
+            name: "base".into(),
+            rules: base_rules,
+            tactics: [None, None],
+        });
+    }
+    Ok(variants)
+}
+
+/// Every swept tactic names a policy within its side's allowed tactics.
+fn check_swept_tactics(
+    source: &Source,
+    axes: &[SweepAxis],
+    axis_lines: &[Option<usize>],
+    allowed: [TacticSet; 2],
+) -> Result<(), AnalysisError> {
+    for (axis, line) in axes.iter().zip(axis_lines) {
+        for value in &axis.values {
+            if let AxisValue::Text(name) = value {
+                let Some(policy) = named_policy(name) else {
+                    return Err(source.error_at(
+                        *line,
+                        format!("sweep.{}", axis.parameter),
+                        unknown_policy(&crate::limits::echo(name)),
+                    ));
+                };
+                let side = usize::from(axis.parameter == "b.tactic");
+                within(policy, allowed[side], side)
+                    .map_err(|e| source.error_at(*line, format!("sweep.{}", axis.parameter), e))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What a field file's runs are built from, once its sides, rules, variants and sweep
+/// are read.
+struct FieldGrid<'a> {
+    source: &'a Source<'a>,
+    axes: &'a [SweepAxis],
+    /// The line of each axis's `[sweep]` entry.
+    axis_lines: &'a [Option<usize>],
+    base_battle: &'a FieldBattle,
+    allowed: [TacticSet; 2],
+    payoff: &'a PayoffSpec,
+    /// Whether a point's description names its variant (there are several).
+    named_variants: bool,
+}
+
+impl FieldGrid<'_> {
+    /// One variant at one grid point: the battle and rules with the point's values, both
+    /// checked, and where a side plays `equilibrium` the battle's game solved (its state
+    /// slots added to `game_slots`, the analysis's running total).
+    fn run(
+        &self,
+        variant_index: usize,
+        variant: &Variant,
+        coordinates: &[AxisValue],
+        game_slots: &mut usize,
+    ) -> Result<Run, AnalysisError> {
+        let (battle, rules) = self.swept_battle(variant, coordinates);
+        let field = self.combat(rules, coordinates)?;
+        let mut prepared = self.prepared(&battle, coordinates)?;
+        prepared.allowed = self.allowed;
+        let policy = if prepared.equilibrium.contains(&true) {
+            Some(self.equilibrium_policy(&field, &prepared, variant, coordinates, game_slots)?)
+        } else {
+            None
+        };
+        Ok(Run {
+            variant: variant_index,
+            coordinates: coordinates.to_vec(),
+            battle,
+            prepared,
+            field,
+            policy,
+            table: OnceLock::new(),
+        })
+    }
+
+    /// The variant's battle and rules with the point's values set.
+    fn swept_battle(
+        &self,
+        variant: &Variant,
+        coordinates: &[AxisValue],
+    ) -> (FieldBattle, FieldRules) {
+        let mut battle = self.base_battle.clone();
+        for (side, policy) in variant.tactics.iter().enumerate() {
+            if let Some(policy) = policy {
+                [&mut battle.a, &mut battle.b][side].tactics = *policy;
+            }
+        }
+        let mut rules = variant.rules.clone();
+        let mut extra_drm = 0;
+        // Odds go last: they set A's SP from B's SP, which another axis may set.
+        let mut ordered: Vec<(&SweepAxis, &AxisValue)> =
+            self.axes.iter().zip(coordinates).collect();
+        ordered.sort_by_key(|(axis, _)| axis.parameter == "odds");
+        for (axis, value) in ordered {
+            apply_coordinate(
+                &axis.parameter,
+                value,
+                &mut battle,
+                &mut rules,
+                &mut extra_drm,
+                self.allowed,
+            );
+        }
+        battle.a.drm += extra_drm;
+        (battle, rules)
+    }
+
+    /// The point's rules, compiled; an error points at the sweep that broke them.
+    fn combat(
+        &self,
+        rules: FieldRules,
+        coordinates: &[AxisValue],
+    ) -> Result<FieldCombat, AnalysisError> {
+        let (source, axes, axis_lines) = (self.source, self.axes, self.axis_lines);
+        FieldCombat::new(rules).map_err(|e| {
+            // Only the round limit is a swept rule; point at its sweep line.
+            let swept = axes
+                .iter()
+                .position(|a| e.field == format!("rules.{}", a.parameter));
+            match swept {
+                Some(i) => source.error_at(
+                    axis_lines[i],
+                    format!("sweep.{}", axes[i].parameter),
+                    format!(
+                        "{}{}",
+                        e.message,
+                        crate::analysis::describe_point(axes, coordinates, None)
+                    ),
+                ),
+                None => source.error_at(
+                    axis_lines.first().copied().flatten(),
+                    format!("sweep ({})", crate::analysis::grid_point(axes, coordinates)),
+                    format!("{}: {}", e.field, e.message),
+                ),
+            }
+        })
+    }
+
+    /// The point's battle, checked and prepared; an error points at the sweep that set
+    /// the value at fault.
+    fn prepared(
+        &self,
+        battle: &FieldBattle,
+        coordinates: &[AxisValue],
+    ) -> Result<PreparedBattle, AnalysisError> {
+        let (source, axes) = (self.source, self.axes);
+        battle.prepare().map_err(|e| {
+            let line = axes
+                .iter()
+                .position(|a| {
+                    e.field.ends_with(a.parameter.as_str())
+                        || (a.parameter == "odds" && e.field == "side.a.sp")
+                        || (a.parameter == "drm" && e.field == "side.a.drm")
+                })
+                .and_then(|i| self.axis_lines[i]);
+            source.error_at(
+                line,
+                e.field.clone(),
+                format!(
+                    "{}{}",
+                    e.message,
+                    crate::analysis::describe_point(axes, coordinates, None)
+                ),
+            )
+        })
+    }
+
+    /// Both sides' tactic tables where a side plays `equilibrium`: the battle's game
+    /// solved for that side, the plain mix for the other; the game's state slots are
+    /// added to `game_slots`, which may not pass [`MAX_ANALYSIS_GAME_STATES`].
+    fn equilibrium_policy(
+        &self,
+        field: &FieldCombat,
+        prepared: &PreparedBattle,
+        variant: &Variant,
+        coordinates: &[AxisValue],
+        game_slots: &mut usize,
+    ) -> Result<Arc<StatePolicy>, AnalysisError> {
+        let source = self.source;
+        let at = || {
+            crate::analysis::describe_point(
+                self.axes,
+                coordinates,
+                self.named_variants.then_some(variant.name.as_str()),
+            )
+        };
+        let side = usize::from(!prepared.equilibrium[0]);
+        let key = format!("side.{}.tactic", ["a", "b"][side]);
+        let game = game::solve(field, prepared, self.payoff.resolve(&prepared.start), MAX_GAME_STATES)
+            .map_err(|e| match e {
+                game::GameError::TooLarge { .. } => source.error_at(
+                    None,
+                    key.clone(),
+                    format!("\"equilibrium\" play needs the battle's game solved, but {e}{}; use fewer SP, morale or rounds, or a fixed mix", at()),
+                ),
+                game::GameError::Interrupted => source.error_at(None, key.clone(), "stopped on request while solving the battle's game"),
+            })?;
+        *game_slots += game.shape.slots();
+        if *game_slots > MAX_ANALYSIS_GAME_STATES {
+            return Err(source.error_at(
+                None,
+                key,
+                format!("\"equilibrium\" play needs one solved game per run, and these hold more than {MAX_ANALYSIS_GAME_STATES} state slots in all{}; sweep fewer points or use smaller battles", at()),
+            ));
+        }
+        let table = |side: usize| {
+            if prepared.equilibrium[side] {
+                TacticTable::solved(&game, side)
+            } else {
+                TacticTable::mix(&prepared.mix[side])
+            }
+        };
+        Ok(Arc::new(StatePolicy {
+            sides: [table(0), table(1)],
+        }))
     }
 }
 
@@ -1038,7 +1106,50 @@ fn tactic_policy(
     mix.map(TacticPolicy::Mix)
 }
 
+/// `[rules]` (or a variant's `rules`) over `rules`: the dice (caps, roll range,
+/// rounding, round limit), then the CRT's columns, its odds rows and its cells, the
+/// Combat Loss Chart and the tactical matrix, in that order; `prefix` names the table
+/// in errors.
 fn apply_overrides(
+    source: &Source,
+    prefix: &str,
+    spec: &OverridesSpec,
+    rules: &mut FieldRules,
+) -> Result<(), AnalysisError> {
+    apply_caps(source, prefix, spec, rules)?;
+    apply_roll_range(source, prefix, spec, rules)?;
+    if let Some(rounding) = &spec.odds_rounding {
+        rules.odds_rounding = OddsRounding::parse(rounding.get_ref()).ok_or_else(|| {
+            source.error(
+                rounding,
+                format!("{prefix}.odds_rounding"),
+                format!(
+                    "unknown rounding \"{}\"; allowed: {}",
+                    rounding.get_ref(),
+                    OddsRounding::NAMES.join(", ")
+                ),
+            )
+        })?;
+    }
+    if let Some(limit) = &spec.round_limit {
+        rules.round_limit = source.int_in(
+            limit,
+            &format!("{prefix}.round_limit"),
+            battle::ROUND_LIMIT_RANGE.0.into(),
+            battle::ROUND_LIMIT_RANGE.1.into(),
+            "the round limit",
+        )? as u32;
+    }
+    apply_crt_columns(source, prefix, spec, rules)?;
+    apply_odds_rows(source, prefix, spec, rules)?;
+    // After [rules.odds], so a cell may be edited in an odds row added there.
+    apply_crt_cells(source, prefix, spec, rules)?;
+    apply_clc(source, prefix, spec, rules)?;
+    apply_tactical_matrix(source, prefix, spec, rules)
+}
+
+/// `drm_cap`, the net DRM's cap, and `caps`, each DRM source's own.
+fn apply_caps(
     source: &Source,
     prefix: &str,
     spec: &OverridesSpec,
@@ -1063,6 +1174,16 @@ fn apply_overrides(
         })?;
         *slot = Some(source.int_in(cap, &field, 0, 12, "a source's cap")? as i32);
     }
+    Ok(())
+}
+
+/// `roll.min` and `roll.max`, the modified roll's range (min not above max).
+fn apply_roll_range(
+    source: &Source,
+    prefix: &str,
+    spec: &OverridesSpec,
+    rules: &mut FieldRules,
+) -> Result<(), AnalysisError> {
     if let Some(roll) = &spec.roll {
         if let Some(min) = &roll.min {
             rules.roll_min = source.int_in(
@@ -1098,28 +1219,16 @@ fn apply_overrides(
             ));
         }
     }
-    if let Some(rounding) = &spec.odds_rounding {
-        rules.odds_rounding = OddsRounding::parse(rounding.get_ref()).ok_or_else(|| {
-            source.error(
-                rounding,
-                format!("{prefix}.odds_rounding"),
-                format!(
-                    "unknown rounding \"{}\"; allowed: {}",
-                    rounding.get_ref(),
-                    OddsRounding::NAMES.join(", ")
-                ),
-            )
-        })?;
-    }
-    if let Some(limit) = &spec.round_limit {
-        rules.round_limit = source.int_in(
-            limit,
-            &format!("{prefix}.round_limit"),
-            battle::ROUND_LIMIT_RANGE.0.into(),
-            battle::ROUND_LIMIT_RANGE.1.into(),
-            "the round limit",
-        )? as u32;
-    }
+    Ok(())
+}
+
+/// `crt."<column>"`: whole CRT result columns.
+fn apply_crt_columns(
+    source: &Source,
+    prefix: &str,
+    spec: &OverridesSpec,
+    rules: &mut FieldRules,
+) -> Result<(), AnalysisError> {
     for (column, cell) in spec.crt.iter().flatten() {
         let field = format!("{prefix}.crt.\"{column}\"");
         if cell.get_ref().is_table() {
@@ -1145,6 +1254,17 @@ fn apply_overrides(
             })?;
         rules.crt.columns[index - 1] = result_pair(source, &field, cell)?;
     }
+    Ok(())
+}
+
+/// `odds."<L:S>"`: an odds row's column at a modified 2, printed or new (rows kept in
+/// odds order).
+fn apply_odds_rows(
+    source: &Source,
+    prefix: &str,
+    spec: &OverridesSpec,
+    rules: &mut FieldRules,
+) -> Result<(), AnalysisError> {
     for (odds, column) in spec.odds.iter().flatten() {
         let field = format!("{prefix}.odds.\"{odds}\"");
         let (larger, smaller) = OddsColumn::parse_ratio(odds)
@@ -1178,7 +1298,17 @@ fn apply_overrides(
             }
         }
     }
-    // After [rules.odds], so a cell may be edited in an odds row added there.
+    Ok(())
+}
+
+/// `crt_cells."<L:S>"."<roll>"`: single CRT cells, in rows printed or added by
+/// `odds`.
+fn apply_crt_cells(
+    source: &Source,
+    prefix: &str,
+    spec: &OverridesSpec,
+    rules: &mut FieldRules,
+) -> Result<(), AnalysisError> {
     for (odds, cells) in spec.crt_cells.iter().flatten() {
         for (roll, cell) in cells {
             let field = format!("{prefix}.crt_cells.\"{odds}\".\"{roll}\"");
@@ -1211,6 +1341,16 @@ fn apply_overrides(
             rules.edit_crt_cell(larger, smaller, roll_value, pair);
         }
     }
+    Ok(())
+}
+
+/// `clc."<row>"."<band>"`: Combat Loss Chart values.
+fn apply_clc(
+    source: &Source,
+    prefix: &str,
+    spec: &OverridesSpec,
+    rules: &mut FieldRules,
+) -> Result<(), AnalysisError> {
     for (row_name, bands) in spec.clc.iter().flatten() {
         let row = ClcRow::parse(row_name);
         let labels = rules.clc.band_labels();
@@ -1248,6 +1388,17 @@ fn apply_overrides(
             )? as u32;
         }
     }
+    Ok(())
+}
+
+/// `tactics.<tactic>.<tactic>`: tactical matrix cells, the larger force's tactic by
+/// the smaller's.
+fn apply_tactical_matrix(
+    source: &Source,
+    prefix: &str,
+    spec: &OverridesSpec,
+    rules: &mut FieldRules,
+) -> Result<(), AnalysisError> {
     for (row_name, columns) in spec.tactics.iter().flatten() {
         for (column_name, value) in columns {
             let field = format!("{prefix}.tactics.{row_name}.{column_name}");
@@ -1405,12 +1556,7 @@ impl crate::engine::System for FieldStudy {
     type Exact = battle::BattleDistribution;
 
     fn header(&self) -> crate::engine::Header<'_> {
-        crate::engine::Header {
-            name: &self.name,
-            system: &self.system,
-            seed: self.seed,
-            trials: self.trials,
-        }
+        self.header.view()
     }
 
     fn plan(&self) -> crate::engine::Plan {
@@ -1456,7 +1602,8 @@ impl crate::engine::System for FieldStudy {
 
     fn exact(&self, run: usize) -> Option<battle::BattleDistribution> {
         let r = &self.runs[run];
-        self.exact
+        self.header
+            .exact
             .then(|| match &r.policy {
                 None => r.field.battle_distribution(&r.prepared, MAX_EXACT_STATES),
                 Some(policy) => {
@@ -1520,6 +1667,11 @@ impl crate::engine::System for FieldStudy {
         crate::sim::total(&counts.result)
     }
 
+    /// Both sides pick a tactic at once each round ([`choices`]).
+    fn simultaneous_choices(&self) -> Option<&dyn crate::engine::choices::SimultaneousChoices> {
+        Some(self)
+    }
+
     fn rules(&self) -> serde_json::Value {
         let rules: Vec<_> = self
             .variants
@@ -1538,7 +1690,7 @@ impl crate::engine::System for FieldStudy {
             .iter()
             .map(|a| serde_json::json!({"parameter": a.parameter, "values": a.values.iter().map(ToString::to_string).collect::<Vec<_>>()}))
             .collect();
-        let mut rules = serde_json::json!({"system": self.system, "variants": rules, "battle": self.base_battle, "sweep": axes});
+        let mut rules = serde_json::json!({"system": self.header.system, "variants": rules, "battle": self.base_battle, "sweep": axes});
         // Only where a side plays the equilibrium does the payoff change a run.
         if self.runs.iter().any(|r| r.policy.is_some()) {
             rules["payoff"] = serde_json::json!(self.payoff);

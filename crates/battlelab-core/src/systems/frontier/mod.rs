@@ -51,7 +51,7 @@ pub mod rolls;
 #[doc(hidden)]
 pub mod scenarios;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::json;
@@ -59,6 +59,7 @@ use toml::Spanned;
 
 use crate::analysis::{self, AnalysisError, AxisValue, Source};
 use crate::engine::headline::{Headline, Match};
+use crate::header::{analysis_file, AnalysisHeader};
 use crate::keys::{self, key, KeyDoc, PricedAt, SetBy, SystemDoc, Ty, ValueDoc, REQUIRED};
 use crate::systems::frontier::battle::{
     CrtLoss, FrontierBattle, FrontierCombat, FrontierHistogram, MeleeCrt, MovePolicy, Side, Stack,
@@ -78,41 +79,22 @@ pub struct FrontierRun {
 /// A validated frontier study.
 #[derive(Debug, Clone)]
 pub struct FrontierStudy {
-    pub path: PathBuf,
-    pub name: String,
-    pub description: Option<String>,
-    pub seed: u64,
-    pub trials: u64,
+    pub header: AnalysisHeader,
     pub side_names: [String; 2],
     pub runs: Vec<FrontierRun>,
     /// Sensitivity runs left out because their battle breaks 19.1: (group, label, why).
     pub skipped: Vec<(String, String, String)>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FrontierFile {
-    name: Option<Spanned<String>>,
-    description: Option<Spanned<String>>,
-    #[allow(dead_code)]
-    system: String,
-    seed: Option<Spanned<i64>>,
-    trials: Option<Spanned<i64>>,
-    #[serde(default)]
-    battle: BattleSpec,
-    side: SidesSpec,
-    crt: Spanned<CrtSpec>,
-    #[serde(default)]
-    sensitivity: SensitivitySpec,
-    /// Balance assertions, read by the engine (`engine::expect`), not by this system.
-    #[serde(rename = "expect")]
-    _expect: Option<serde::de::IgnoredAny>,
-    /// Run until precise, read by the engine (`analysis::precision_of`).
-    #[serde(rename = "precision")]
-    _precision: Option<serde::de::IgnoredAny>,
-    /// What `battlelab value` prices, read by the `value` command.
-    #[serde(rename = "value")]
-    _value: Option<serde::de::IgnoredAny>,
+analysis_file! {
+    struct FrontierFile {
+        #[serde(default)]
+        battle: BattleSpec,
+        side: SidesSpec,
+        crt: Spanned<CrtSpec>,
+        #[serde(default)]
+        sensitivity: SensitivitySpec,
+    }
 }
 
 #[derive(Deserialize, Default)]
@@ -493,208 +475,21 @@ fn parse_side(
     ))
 }
 
+/// Where each side's primary leader stands: (lane, row) of its stack, if on one.
+type PrimaryStacks = [Option<(usize, usize)>; 2];
+
 impl FrontierStudy {
     pub fn parse(path: &Path, text: &str) -> Result<Self, AnalysisError> {
         let source = Source::new(path, text);
         let spec: FrontierFile = source.parse_toml()?;
-        let (name, seed, trials) = analysis::header(
-            &source,
-            path,
-            spec.name.as_ref(),
-            spec.seed.as_ref(),
-            spec.trials.as_ref(),
-        )?;
-        let b = &spec.battle;
-        let terrain = match &b.terrain {
-            Some(v) => Terrain::parse(v.get_ref()).ok_or_else(|| {
-                source.error(
-                    v,
-                    "battle.terrain",
-                    format!(
-                        "unknown terrain \"{}\"; allowed: {}",
-                        v.get_ref(),
-                        Terrain::NAMES
-                    ),
-                )
-            })?,
-            None => Terrain::Wilderness,
-        };
-        let initiative = match &b.initiative {
-            Some(v) => side_index(&source, v, "battle.initiative")?,
-            None => 0,
-        };
-        let surprise = match &b.surprise {
-            Some(v) if v.get_ref() == "none" => None,
-            Some(v) => Some(side_index(&source, v, "battle.surprise").map_err(|_| {
-                source.error(
-                    v,
-                    "battle.surprise",
-                    format!(
-                        "unknown surprise \"{}\"; allowed: none, a, b (the side that won surprise)",
-                        v.get_ref()
-                    ),
-                )
-            })?),
-            None => None,
-        };
-        let leader_loss = match &b.leader_loss {
-            Some(v) => {
-                let parsed = v
-                    .get_ref()
-                    .split_once('/')
-                    .and_then(|(n, d)| {
-                        Some((n.trim().parse::<u32>().ok()?, d.trim().parse::<u32>().ok()?))
-                    })
-                    .filter(|&(n, d)| d > 0 && d <= 1_000_000 && n <= d);
-                parsed.ok_or_else(|| {
-                    source.error(
-                        v,
-                        "battle.leader_loss",
-                        format!(
-                            "\"{}\": a probability written n/d from 0/1 to 1/1, e.g. \"1/6\"",
-                            v.get_ref()
-                        ),
-                    )
-                })?
-            }
-            None => (1, 6),
-        };
-        let victory = match &b.victory {
-            Some(v) => match v.get_ref().as_str() {
-                "fewer-lost" => VictoryRule::FewerLost,
-                "fewer-lost-share" => VictoryRule::FewerLostShare,
-                other => {
-                    return Err(source.error(v, "battle.victory", format!("unknown victory reading \"{other}\"; allowed: fewer-lost, fewer-lost-share")))
-                }
-            },
-            None => VictoryRule::FewerLost,
-        };
-        let (side_a, primary_a) = parse_side(&source, &spec.side.a, "a")?;
-        let (side_b, primary_b) = parse_side(&source, &spec.side.b, "b")?;
-        let primary_stacks = [primary_a, primary_b];
-        let sides = [side_a, side_b];
-        let crt = parse_crt(&source, &spec.crt)?;
-        let base = FrontierBattle {
-            terrain,
-            severe_weather: b.severe_weather.unwrap_or(false),
-            initiative,
-            surprise,
-            sides,
-            crt,
-            leader_loss,
-            extra_round: b.extra_round.unwrap_or(true),
-            victory,
-        };
-        // Rules errors name "a.lanes[0][1]" or "crt.rows[2]": point at the file's line.
-        let side_specs = [&spec.side.a, &spec.side.b];
-        let compile = |battle: FrontierBattle, note: &str| {
-            FrontierCombat::new(battle).map_err(|e| {
-                let mut parts = e.field.splitn(2, '.');
-                let head = parts.next().unwrap_or("");
-                let rest = parts.next().unwrap_or("");
-                let (field, line) = match head {
-                    "a" | "b" => {
-                        let s = usize::from(head == "b");
-                        let side = side_specs[s];
-                        let lane_line = rest
-                            .strip_prefix("lanes[")
-                            .and_then(|r| r.split(']').next())
-                            .and_then(|l| l.parse::<usize>().ok())
-                            .and_then(|l| {
-                                let row = rest
-                                    .split("][")
-                                    .nth(1)
-                                    .and_then(|r| r.split(']').next())
-                                    .and_then(|r| r.parse::<usize>().ok());
-                                let lane = side.get_ref().lanes.get_ref().get(l)?;
-                                match row.and_then(|r| lane.get(r)) {
-                                    Some(stack) => Some(source.line_of(stack.span())),
-                                    None => lane.first().map(|s| source.line_of(s.span())),
-                                }
-                            })
-                            .unwrap_or_else(|| source.line_of(side.get_ref().lanes.span()));
-                        (format!("side.{head}.{rest}"), lane_line)
-                    }
-                    _ => (e.field.clone(), source.line_of(spec.crt.span())),
-                };
-                source.error_at(Some(line), field, format!("{}{note}", e.message))
-            })
-        };
+        let header = AnalysisHeader::parse(path, &source, None)?;
+        let (base, primary_stacks) = battle_as_written(&source, &spec)?;
         let mut runs = vec![FrontierRun {
             group: "as written".into(),
             label: "as written".into(),
-            combat: compile(base.clone(), "")?,
+            combat: compile_as_written(&source, &spec, base.clone())?,
         }];
-        let sens = &spec.sensitivity;
-        // A sensitivity run whose battle breaks 19.1 (a stack legal in wilderness but
-        // not in rough terrain, an array set up by the other side under surprise) is
-        // skipped and listed in the report, not an error: the battle as written is valid.
-        let mut skipped: Vec<(String, String, String)> = Vec::new();
-        let mut add = |group: &str, label: String, battle: FrontierBattle| match FrontierCombat::new(
-            battle,
-        ) {
-            Ok(combat) => runs.push(FrontierRun {
-                group: group.into(),
-                combat,
-                label,
-            }),
-            Err(e) => skipped.push((group.into(), label, format!("{}: {}", e.field, e.message))),
-        };
-        if sens.terrain_weather {
-            for terrain in Terrain::ALL {
-                for severe in [false, true] {
-                    let mut battle = base.clone();
-                    battle.terrain = terrain;
-                    battle.severe_weather = severe;
-                    add(
-                        "terrain × weather",
-                        format!(
-                            "{}, {}",
-                            terrain.name(),
-                            if severe { "severe" } else { "fair" }
-                        ),
-                        battle,
-                    );
-                }
-            }
-        }
-        if sens.levels {
-            for level in 1..=MAX_LEVEL {
-                let mut battle = base.clone();
-                battle.sides[0].level = level;
-                let difference = level as i32 - base.sides[1].level as i32;
-                add("levels", format!("{difference:+}"), battle);
-            }
-        }
-        if sens.leaders {
-            for s in 0..2 {
-                for rating in 1..=MAX_LEADER {
-                    let mut battle = base.clone();
-                    battle.sides[s].primary_leader = rating;
-                    // The primary leader's stack, if the file puts it on one, leads with
-                    // the same rating (movement, melee shifts, recovery).
-                    if let Some((l, r)) = primary_stacks[s] {
-                        battle.sides[s].lanes[l][r].leader = rating;
-                    }
-                    add(
-                        "leaders",
-                        format!("{} primary leader {rating}", ["A", "B"][s]),
-                        battle,
-                    );
-                }
-            }
-        }
-        if sens.surprise {
-            for (label, surprise) in [
-                ("no surprise", None),
-                ("A won surprise", Some(0)),
-                ("B won surprise", Some(1)),
-            ] {
-                let mut battle = base.clone();
-                battle.surprise = surprise;
-                add("surprise", label.to_string(), battle);
-            }
-        }
+        let skipped = sensitivity_runs(&spec.sensitivity, &base, primary_stacks, &mut runs);
         let side_name = |key: &str, side: &SideSpec| match &side.name {
             Some(name) => analysis::report_text(
                 &source,
@@ -707,11 +502,7 @@ impl FrontierStudy {
         };
         Ok(Self {
             skipped,
-            path: path.to_path_buf(),
-            name,
-            description: analysis::description(&source, spec.description.as_ref())?,
-            seed,
-            trials,
+            header,
             side_names: [
                 side_name("a", spec.side.a.get_ref())?,
                 side_name("b", spec.side.b.get_ref())?,
@@ -719,6 +510,221 @@ impl FrontierStudy {
             runs,
         })
     }
+}
+
+/// The battle as the file writes it: `[battle]`'s terrain, weather, initiative,
+/// surprise, extra round, leader loss and victory reading, both sides and the CRT; with
+/// where each side's primary leader stands.
+fn battle_as_written(
+    source: &Source,
+    spec: &FrontierFile,
+) -> Result<(FrontierBattle, PrimaryStacks), AnalysisError> {
+    let b = &spec.battle;
+    let terrain = match &b.terrain {
+        Some(v) => Terrain::parse(v.get_ref()).ok_or_else(|| {
+            source.error(
+                v,
+                "battle.terrain",
+                format!(
+                    "unknown terrain \"{}\"; allowed: {}",
+                    v.get_ref(),
+                    Terrain::NAMES
+                ),
+            )
+        })?,
+        None => Terrain::Wilderness,
+    };
+    let initiative = match &b.initiative {
+        Some(v) => side_index(source, v, "battle.initiative")?,
+        None => 0,
+    };
+    let surprise = match &b.surprise {
+        Some(v) if v.get_ref() == "none" => None,
+        Some(v) => Some(side_index(source, v, "battle.surprise").map_err(|_| {
+            source.error(
+                v,
+                "battle.surprise",
+                format!(
+                    "unknown surprise \"{}\"; allowed: none, a, b (the side that won surprise)",
+                    v.get_ref()
+                ),
+            )
+        })?),
+        None => None,
+    };
+    let leader_loss = leader_loss(source, b)?;
+    let victory = match &b.victory {
+        Some(v) => match v.get_ref().as_str() {
+            "fewer-lost" => VictoryRule::FewerLost,
+            "fewer-lost-share" => VictoryRule::FewerLostShare,
+            other => {
+                return Err(source.error(
+                    v,
+                    "battle.victory",
+                    format!(
+                    "unknown victory reading \"{other}\"; allowed: fewer-lost, fewer-lost-share"
+                ),
+                ))
+            }
+        },
+        None => VictoryRule::FewerLost,
+    };
+    let (side_a, primary_a) = parse_side(source, &spec.side.a, "a")?;
+    let (side_b, primary_b) = parse_side(source, &spec.side.b, "b")?;
+    let crt = parse_crt(source, &spec.crt)?;
+    let battle = FrontierBattle {
+        terrain,
+        severe_weather: b.severe_weather.unwrap_or(false),
+        initiative,
+        surprise,
+        sides: [side_a, side_b],
+        crt,
+        leader_loss,
+        extra_round: b.extra_round.unwrap_or(true),
+        victory,
+    };
+    Ok((battle, [primary_a, primary_b]))
+}
+
+/// `battle.leader_loss`: P(a leader is lost) per event as (n, d), 1/6 unless given.
+fn leader_loss(source: &Source, b: &BattleSpec) -> Result<(u32, u32), AnalysisError> {
+    let Some(v) = &b.leader_loss else {
+        return Ok((1, 6));
+    };
+    let parsed = v
+        .get_ref()
+        .split_once('/')
+        .and_then(|(n, d)| Some((n.trim().parse::<u32>().ok()?, d.trim().parse::<u32>().ok()?)))
+        .filter(|&(n, d)| d > 0 && d <= 1_000_000 && n <= d);
+    parsed.ok_or_else(|| {
+        source.error(
+            v,
+            "battle.leader_loss",
+            format!(
+                "\"{}\": a probability written n/d from 0/1 to 1/1, e.g. \"1/6\"",
+                v.get_ref()
+            ),
+        )
+    })
+}
+
+/// The battle as written, compiled; a rules error names "a.lanes[0][1]" or
+/// "crt.rows[2]", so it is pointed at the file's line for that stack, lane or the CRT.
+fn compile_as_written(
+    source: &Source,
+    spec: &FrontierFile,
+    battle: FrontierBattle,
+) -> Result<FrontierCombat, AnalysisError> {
+    let side_specs = [&spec.side.a, &spec.side.b];
+    FrontierCombat::new(battle).map_err(|e| {
+        let mut parts = e.field.splitn(2, '.');
+        let head = parts.next().unwrap_or("");
+        let rest = parts.next().unwrap_or("");
+        let (field, line) = match head {
+            "a" | "b" => {
+                let s = usize::from(head == "b");
+                let side = side_specs[s];
+                let lane_line = rest
+                    .strip_prefix("lanes[")
+                    .and_then(|r| r.split(']').next())
+                    .and_then(|l| l.parse::<usize>().ok())
+                    .and_then(|l| {
+                        let row = rest
+                            .split("][")
+                            .nth(1)
+                            .and_then(|r| r.split(']').next())
+                            .and_then(|r| r.parse::<usize>().ok());
+                        let lane = side.get_ref().lanes.get_ref().get(l)?;
+                        match row.and_then(|r| lane.get(r)) {
+                            Some(stack) => Some(source.line_of(stack.span())),
+                            None => lane.first().map(|s| source.line_of(s.span())),
+                        }
+                    })
+                    .unwrap_or_else(|| source.line_of(side.get_ref().lanes.span()));
+                (format!("side.{head}.{rest}"), lane_line)
+            }
+            _ => (e.field.clone(), source.line_of(spec.crt.span())),
+        };
+        source.error_at(Some(line), field, e.message)
+    })
+}
+
+/// `[sensitivity]`'s runs, added to `runs` after the battle as written. A sensitivity
+/// run whose battle breaks 19.1 (a stack legal in wilderness but not in rough terrain, an
+/// array set up by the other side under surprise) is skipped and returned as (group,
+/// label, why) for the report, not an error: the battle as written is valid.
+fn sensitivity_runs(
+    sens: &SensitivitySpec,
+    base: &FrontierBattle,
+    primary_stacks: PrimaryStacks,
+    runs: &mut Vec<FrontierRun>,
+) -> Vec<(String, String, String)> {
+    let mut skipped: Vec<(String, String, String)> = Vec::new();
+    let mut add =
+        |group: &str, label: String, battle: FrontierBattle| match FrontierCombat::new(battle) {
+            Ok(combat) => runs.push(FrontierRun {
+                group: group.into(),
+                combat,
+                label,
+            }),
+            Err(e) => skipped.push((group.into(), label, format!("{}: {}", e.field, e.message))),
+        };
+    if sens.terrain_weather {
+        for terrain in Terrain::ALL {
+            for severe in [false, true] {
+                let mut battle = base.clone();
+                battle.terrain = terrain;
+                battle.severe_weather = severe;
+                add(
+                    "terrain × weather",
+                    format!(
+                        "{}, {}",
+                        terrain.name(),
+                        if severe { "severe" } else { "fair" }
+                    ),
+                    battle,
+                );
+            }
+        }
+    }
+    if sens.levels {
+        for level in 1..=MAX_LEVEL {
+            let mut battle = base.clone();
+            battle.sides[0].level = level;
+            let difference = level as i32 - base.sides[1].level as i32;
+            add("levels", format!("{difference:+}"), battle);
+        }
+    }
+    if sens.leaders {
+        for s in 0..2 {
+            for rating in 1..=MAX_LEADER {
+                let mut battle = base.clone();
+                battle.sides[s].primary_leader = rating;
+                // The primary leader's stack, if the file puts it on one, leads with
+                // the same rating (movement, melee shifts, recovery).
+                if let Some((l, r)) = primary_stacks[s] {
+                    battle.sides[s].lanes[l][r].leader = rating;
+                }
+                add(
+                    "leaders",
+                    format!("{} primary leader {rating}", ["A", "B"][s]),
+                    battle,
+                );
+            }
+        }
+    }
+    if sens.surprise {
+        for (label, surprise) in [
+            ("no surprise", None),
+            ("A won surprise", Some(0)),
+            ("B won surprise", Some(1)),
+        ] {
+            let mut battle = base.clone();
+            battle.surprise = surprise;
+            add("surprise", label.to_string(), battle);
+        }
+    }
+    skipped
 }
 
 #[derive(Debug, Clone)]
@@ -734,12 +740,7 @@ impl crate::engine::System for FrontierStudy {
     type Exact = ();
 
     fn header(&self) -> crate::engine::Header<'_> {
-        crate::engine::Header {
-            name: &self.name,
-            system: "frontier",
-            seed: self.seed,
-            trials: self.trials,
-        }
+        self.header.view()
     }
 
     fn plan(&self) -> crate::engine::Plan {

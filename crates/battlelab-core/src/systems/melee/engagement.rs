@@ -2209,7 +2209,7 @@ impl MeleeCombat {
     }
 
     /// Adds `n` simulated engagements into `histogram`, fought in [`LANES`] lanes, each on
-    /// its own stream split from `dice` (`rules/melee/lockstep.rs`): what a run's block
+    /// its own stream split from `dice` (`systems/melee/engagement/lockstep.rs`): what a run's block
     /// does. Returns the words drawn from all streams (the lanes' keys and the lanes'
     /// words), for the benches' and `dice_count`'s words per engagement.
     ///

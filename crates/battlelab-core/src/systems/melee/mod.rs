@@ -59,7 +59,7 @@ pub mod ratings;
 pub mod scenarios;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::json;
@@ -67,6 +67,7 @@ use toml::Spanned;
 
 use crate::analysis::{self, AnalysisError, AxisValue, Source, SweepAxis};
 use crate::engine::headline::{Headline, Match};
+use crate::header::{analysis_file, AnalysisHeader};
 use crate::keys::{self, key, KeyDoc, PricedAt, SystemDoc, Ty, ValueDoc, REQUIRED};
 use crate::systems::melee::engagement::{
     BreakDice, Engagement, EngagementEnd, EngagementHistogram, EngagementOdds, Facing, MeleeCombat,
@@ -140,12 +141,7 @@ pub struct MeleeRun {
 /// A validated melee study.
 #[derive(Debug, Clone)]
 pub struct MeleeStudy {
-    pub path: PathBuf,
-    pub name: String,
-    pub description: Option<String>,
-    pub seed: u64,
-    pub trials: u64,
-    pub exact: bool,
+    pub header: AnalysisHeader,
     /// The engagement as written: A's profile name and B's (facing, profile name).
     pub a_name: String,
     pub b_names: Vec<(Facing, String)>,
@@ -156,32 +152,17 @@ pub struct MeleeStudy {
     pub runs: Vec<MeleeRun>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct MeleeFile {
-    name: Option<Spanned<String>>,
-    description: Option<Spanned<String>>,
-    #[allow(dead_code)]
-    system: String,
-    seed: Option<Spanned<i64>>,
-    trials: Option<Spanned<i64>>,
-    exact: Option<bool>,
-    #[serde(default)]
-    options: OptionsSpec,
-    profiles: Option<Spanned<BTreeMap<String, Spanned<ProfileSpec>>>>,
-    engagement: Option<Spanned<EngagementSpec>>,
-    round_robin: Option<Spanned<RoundRobinSpec>>,
-    sweep: Option<BTreeMap<String, Spanned<toml::Value>>>,
-    variant: Option<Vec<VariantSpec>>,
-    /// Balance assertions, read by the engine (`engine::expect`), not by this system.
-    #[serde(rename = "expect")]
-    _expect: Option<serde::de::IgnoredAny>,
-    /// Run until precise, read by the engine (`analysis::precision_of`).
-    #[serde(rename = "precision")]
-    _precision: Option<serde::de::IgnoredAny>,
-    /// What `battlelab value` prices, read by the `value` command.
-    #[serde(rename = "value")]
-    _value: Option<serde::de::IgnoredAny>,
+analysis_file! {
+    struct MeleeFile {
+        exact,
+        #[serde(default)]
+        options: OptionsSpec,
+        profiles: Option<Spanned<BTreeMap<String, Spanned<ProfileSpec>>>>,
+        engagement: Option<Spanned<EngagementSpec>>,
+        round_robin: Option<Spanned<RoundRobinSpec>>,
+        sweep: Option<BTreeMap<String, Spanned<toml::Value>>>,
+        variant: Option<Vec<VariantSpec>>,
+    }
 }
 
 #[derive(Deserialize, Default, Clone)]
@@ -247,6 +228,8 @@ struct RoundRobinSpec {
 #[derive(Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 struct VariantSpec {
+    /// Read by [`AnalysisHeader::parse`].
+    #[allow(dead_code)]
     name: Spanned<String>,
     a: Option<ProfileSpec>,
     b: Option<ProfileSpec>,
@@ -530,125 +513,33 @@ fn apply_options(
     Ok(())
 }
 
+/// The profiles as read, by name: the unit, its point cost, and the line of its table.
+type Profiles = BTreeMap<String, (UnitProfile, Option<u32>, usize)>;
+
+/// The break dice and the round limit.
+type MeleeOptions = (BreakDice, u32);
+
+/// A variant as read: its name, its overrides of A's and B's profiles and of the options.
+type MeleeVariant = (String, ProfileSpec, ProfileSpec, OptionsSpec);
+
+/// Side B's units, each with the facing of side A's unit it engages.
+type SideB = Vec<(Facing, UnitProfile)>;
+
+/// Side B's units as written: each facing and profile name.
+type SideBNames = Vec<(Facing, String)>;
+
+/// A round robin's profiles: each name with its point cost, if given.
+type RoundRobinProfiles = Vec<(String, Option<u32>)>;
+
 impl MeleeStudy {
     pub fn parse(path: &Path, text: &str) -> Result<Self, AnalysisError> {
         let source = Source::new(path, text);
         let spec: MeleeFile = source.parse_toml()?;
-        let (name, seed, trials) = analysis::header(
-            &source,
-            path,
-            spec.name.as_ref(),
-            spec.seed.as_ref(),
-            spec.trials.as_ref(),
-        )?;
+        let header = AnalysisHeader::parse(path, &source, None)?;
         let mut options = (BreakDice::TwoD6, 6u32);
         apply_options(&source, &spec.options, "options", &mut options)?;
-
-        // Profiles.
-        let Some(profile_specs) = &spec.profiles else {
-            return Err(source.error_at(
-                None,
-                "profiles",
-                "no unit profiles; add at least one [profiles.<name>] table with models, frontage, attacks, skill, power, defense, discipline",
-            ));
-        };
-        let mut profiles: BTreeMap<String, (UnitProfile, Option<u32>, usize)> = BTreeMap::new();
-        for (pname, p) in profile_specs.get_ref() {
-            let field = format!("profiles.{pname}");
-            analysis::report_text_at(
-                &source,
-                p,
-                pname,
-                &field,
-                "a profile's name",
-                analysis::Lines::One,
-            )?;
-            let missing: Vec<&str> = REQUIRED_STATS
-                .iter()
-                .copied()
-                .filter(|stat| p.get_ref().stat(stat).is_none())
-                .collect();
-            if !missing.is_empty() {
-                return Err(source.error(
-                    p,
-                    field,
-                    format!(
-                        "the profile does not give {}; every profile states {} (wounds, rank_bonus and rank_bonus_cap default to 1, \"ranks\" and 3)",
-                        missing.join(", "),
-                        REQUIRED_STATS.join(", ")
-                    ),
-                ));
-            }
-            let mut unit = UnitProfile::default();
-            apply_profile(&source, p.get_ref(), &field, &mut unit)?;
-            let line = source.line_of(p.span());
-            unit.validate(&field).map_err(|e| {
-                let stat = e.field.rsplit('.').next().unwrap_or("");
-                let at = p
-                    .get_ref()
-                    .stat(stat)
-                    .map_or(line, |v| source.line_of(v.span()));
-                source.error_at(Some(at), e.field.clone(), e.message)
-            })?;
-            let points = match &p.get_ref().points {
-                Some(v) => Some(source.int_in(
-                    v,
-                    &format!("{field}.points"),
-                    1,
-                    1_000_000,
-                    "a point cost",
-                )? as u32),
-                None => None,
-            };
-            profiles.insert(pname.clone(), (unit, points, line));
-        }
-        if profiles.is_empty() {
-            return Err(source.error(
-                profile_specs,
-                "profiles",
-                "no unit profiles; add at least one [profiles.<name>] table",
-            ));
-        }
-        let known = || profiles.keys().cloned().collect::<Vec<_>>().join(", ");
-        let lookup = |name: &Spanned<String>, field: &str| {
-            profiles
-                .get(name.get_ref().trim())
-                .map(|p| p.0.clone())
-                .ok_or_else(|| {
-                    source.error(
-                        name,
-                        field,
-                        format!(
-                            "no profile \"{}\"; profiles in this file: {}",
-                            name.get_ref(),
-                            known()
-                        ),
-                    )
-                })
-        };
-
-        // Variants.
-        let mut variants: Vec<(String, ProfileSpec, ProfileSpec, OptionsSpec)> = Vec::new();
-        for (i, v) in spec.variant.iter().flatten().enumerate() {
-            let taken: Vec<&str> = variants.iter().map(|(n, ..)| n.as_str()).collect();
-            let vname = analysis::variant_name(&source, &v.name, &format!("variant[{i}]"), &taken)?;
-            for (side, over) in [("a", &v.a), ("b", &v.b)] {
-                if let Some(points) = over.as_ref().and_then(|o| o.points.as_ref()) {
-                    return Err(source.error(
-                        points,
-                        format!("variant[{i}].{side}.points"),
-                        "a variant changes rules, not costs; give points in [profiles.<name>] (they are used by the round robin)",
-                    ));
-                }
-            }
-            variants.push((
-                vname,
-                v.a.clone().unwrap_or_default(),
-                v.b.clone().unwrap_or_default(),
-                v.options.clone().unwrap_or_default(),
-            ));
-        }
-        let named_variants = !variants.is_empty();
+        let profiles = profiles(&source, &spec)?;
+        let mut variants = variants(&source, &spec, &header)?;
         if variants.is_empty() {
             variants.push((
                 "base".into(),
@@ -657,11 +548,7 @@ impl MeleeStudy {
                 OptionsSpec::default(),
             ));
         }
-
-        let mut runs = Vec::new();
-        let mut round_robin = Vec::new();
-        let (mut axes, mut a_name, mut b_names) = (Vec::new(), String::new(), Vec::new());
-        match (&spec.engagement, &spec.round_robin) {
+        let (runs, round_robin, axes, a_name, b_names) = match (&spec.engagement, &spec.round_robin) {
             (Some(_), Some(rr)) => {
                 return Err(source.error(
                     rr,
@@ -677,225 +564,20 @@ impl MeleeStudy {
                 ))
             }
             (None, Some(rr)) => {
-                if let Some(sweep) = &spec.sweep {
-                    let first = sweep.iter().next();
-                    return Err(source.error_at(
-                        first.map(|(_, v)| source.line_of(v.span())).or(Some(source.line_of(rr.span()))),
-                        first.map_or("sweep".to_string(), |(key, _)| format!("sweep.{key}")),
-                        "a round robin fights the profiles as written; remove [sweep], or write an [engagement] file to sweep stats",
-                    ));
-                }
-                if let Some(v) = spec.variant.as_ref().and_then(|v| v.first()) {
-                    return Err(source.error(
-                        &v.name,
-                        "variant[0]",
-                        "a round robin fights the profiles as written; compare rules with variants in an [engagement] file, or write one round-robin file per rule",
-                    ));
-                }
-                let names: Vec<String> = match &rr.get_ref().profiles {
-                    Some(list) => {
-                        let mut names = Vec::new();
-                        for (i, n) in list.iter().enumerate() {
-                            let field = format!("round_robin.profiles[{i}]");
-                            lookup(n, &field)?;
-                            let name = n.get_ref().trim().to_string();
-                            if names.contains(&name) {
-                                return Err(source.error(n, field, format!("\"{name}\" is listed twice")));
-                            }
-                            names.push(name);
-                        }
-                        names
-                    }
-                    None => profiles.keys().cloned().collect(),
-                };
-                if names.len() < 2 || names.len() > MAX_ROUND_ROBIN {
-                    return Err(source.error(
-                        rr,
-                        "round_robin.profiles",
-                        format!(
-                            "a round robin needs 2 to {MAX_ROUND_ROBIN} profiles, got {}; list them in round_robin.profiles (or leave it out for every profile)",
-                            names.len()
-                        ),
-                    ));
-                }
-                for (i, a) in names.iter().enumerate() {
-                    for (j, b) in names.iter().enumerate() {
-                        let engagement = Engagement {
-                            a: profiles[a].0.clone(),
-                            b: vec![(Facing::Front, profiles[b].0.clone())],
-                            break_dice: options.0,
-                            round_limit: options.1,
-                        };
-                        let combat = MeleeCombat::new(engagement).map_err(|e| {
-                            source.error(rr, e.field, e.message)
-                        })?;
-                        runs.push(MeleeRun {
-                            variant: 0,
-                            coordinates: Vec::new(),
-                            pairing: Some((i, j)),
-                            combat,
-                        });
-                    }
-                }
-                round_robin = names
-                    .into_iter()
-                    .map(|n| {
-                        let points = profiles[&n].1;
-                        (n, points)
-                    })
-                    .collect();
+                let (runs, round_robin) =
+                    round_robin_runs(&source, &spec, &header, rr, &profiles, options)?;
+                (runs, round_robin, Vec::new(), String::new(), Vec::new())
             }
             (Some(e), None) => {
                 let e = e.get_ref();
-                a_name = e.a.get_ref().trim().to_string();
-                let a_unit = lookup(&e.a, "engagement.a")?;
-                let mut b_units = Vec::new();
-                if e.b.get_ref().is_empty() {
-                    return Err(source.error(
-                        &e.b,
-                        "engagement.b",
-                        "side B has no unit: list at least one { unit = \"<profile>\", facing = \"front\" }",
-                    ));
-                }
-                for (i, entry) in e.b.get_ref().iter().enumerate() {
-                    let entry_ref = entry.get_ref();
-                    let unit = lookup(&entry_ref.unit, &format!("engagement.b[{i}].unit"))?;
-                    let facing = match &entry_ref.facing {
-                        Some(f) => Facing::parse(f.get_ref().trim()).ok_or_else(|| {
-                            source.error(
-                                f,
-                                format!("engagement.b[{i}].facing"),
-                                format!(
-                                    "unknown facing \"{}\"; allowed: {} (where this unit engages side A's unit)",
-                                    f.get_ref(),
-                                    Facing::NAMES
-                                ),
-                            )
-                        })?,
-                        None => Facing::Front,
-                    };
-                    b_names.push((facing, entry_ref.unit.get_ref().trim().to_string()));
-                    b_units.push((facing, unit));
-                }
-                if b_units.len() > MAX_B_UNITS {
-                    return Err(source.error(
-                        &e.b,
-                        "engagement.b",
-                        format!("{} units on side B: at most {MAX_B_UNITS} (one front, two flanks, one rear)", b_units.len()),
-                    ));
-                }
-                for (facing, limit) in [(Facing::Front, 1), (Facing::Flank, 2), (Facing::Rear, 1)] {
-                    let entries: Vec<String> = b_units
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, (f, _))| *f == facing)
-                        .map(|(i, _)| format!("engagement.b[{i}]"))
-                        .collect();
-                    if entries.len() > limit {
-                        return Err(source.error(
-                            &e.b,
-                            "engagement.b",
-                            format!(
-                                "{} all engage the {}; a unit has one front, two flanks and one rear, so at most {limit} (give the others another facing)",
-                                entries.join(", "),
-                                facing.name()
-                            ),
-                        ));
-                    }
-                }
-                let (swept, lines) =
-                    analysis::sweep_axes(&source, spec.sweep.as_ref(), &PARAMETERS)?;
-                analysis::check_grid_size(&source, &swept, variants.len())?;
-                axes = swept;
-                let engagement_line = source.line_of(e.b.span());
-                for (vi, (vname, a_over, b_over, o_over)) in variants.iter().enumerate() {
-                    let vfield = |f: &str| format!("variant[{vi}].{f}");
-                    let mut a0 = a_unit.clone();
-                    apply_profile(&source, a_over, &vfield("a"), &mut a0)?;
-                    let mut b0 = b_units.clone();
-                    for (_, unit) in &mut b0 {
-                        apply_profile(&source, b_over, &vfield("b"), unit)?;
-                    }
-                    let mut options0 = options;
-                    apply_options(&source, o_over, &vfield("options"), &mut options0)?;
-                    // A variant's overrides must leave every unit valid on their own.
-                    let variant_name_line = spec
-                        .variant
-                        .as_ref()
-                        .and_then(|v| v.get(vi))
-                        .map(|v| source.line_of(v.name.span()));
-                    let checks = std::iter::once((&a0, a_over, "a")).chain(b0.iter().map(|(_, u)| (u, b_over, "b")));
-                    for (unit, over, side) in checks {
-                        unit.validate(&vfield(side)).map_err(|err| {
-                            let stat = err.field.rsplit('.').next().unwrap_or("");
-                            let line = over
-                                .stat(stat)
-                                .map(|v| source.line_of(v.span()))
-                                .or(variant_name_line);
-                            source.error_at(line, err.field.clone(), format!("{} (variant {vname})", err.message))
-                        })?;
-                    }
-                    for coordinates in analysis::grid(&axes) {
-                        let (mut a, mut b, mut opts) = (a0.clone(), b0.clone(), options0);
-                        // The line of the sweep that set each side's stats, for errors.
-                        let mut side_line: [Option<usize>; 2] = [None, None];
-                        for ((axis, value), line) in axes.iter().zip(&coordinates).zip(&lines) {
-                            let AxisValue::Int(x) = *value else { continue };
-                            let field = format!("sweep.{}", axis.parameter);
-                            if axis.parameter == "round_limit" {
-                                if !(1..=i64::from(MAX_ROUND_LIMIT)).contains(&x) {
-                                    return Err(source.error_at(*line, field, format!("the round limit must be 1 to {MAX_ROUND_LIMIT}, got {x}")));
-                                }
-                                opts.1 = x as u32;
-                                continue;
-                            }
-                            let (side, stat) = axis.parameter.split_once('.').expect("a.<stat> or b.<stat>");
-                            let (_, lo, hi) = STATS.iter().find(|s| s.0 == stat).expect("a listed stat");
-                            if !(i64::from(*lo)..=i64::from(*hi)).contains(&x) {
-                                return Err(source.error_at(*line, field, format!("the sweep reaches {stat} {x}; {stat} is {lo} to {hi}, so keep the sweep within that range")));
-                            }
-                            if side == "a" {
-                                set_stat(&mut a, stat, x as u32);
-                            } else {
-                                for (_, unit) in &mut b {
-                                    set_stat(unit, stat, x as u32);
-                                }
-                            }
-                            let slot = usize::from(side == "b");
-                            side_line[slot] = side_line[slot].or(*line);
-                        }
-                        let at = analysis::describe_point(&axes, &coordinates, named_variants.then_some(vname.as_str()));
-                        let engagement = Engagement {
-                            a,
-                            b,
-                            break_dice: opts.0,
-                            round_limit: opts.1,
-                        };
-                        let combat = MeleeCombat::new(engagement).map_err(|err| {
-                            let line = if err.field.starts_with("a.") {
-                                side_line[0].or(side_line[1]).or(Some(profiles[&a_name].2))
-                            } else {
-                                side_line[1].or(side_line[0]).or(Some(engagement_line))
-                            };
-                            source.error_at(line, format!("engagement.{}", err.field), format!("{}{at}", err.message))
-                        })?;
-                        runs.push(MeleeRun {
-                            variant: vi,
-                            coordinates,
-                            pairing: None,
-                            combat,
-                        });
-                    }
-                }
+                let (axes, b_names, runs) =
+                    engagement_runs(&source, &spec, &header, e, &profiles, &variants, options)?;
+                let a_name = e.a.get_ref().trim().to_string();
+                (runs, Vec::new(), axes, a_name, b_names)
             }
-        }
+        };
         Ok(Self {
-            path: path.to_path_buf(),
-            name,
-            description: analysis::description(&source, spec.description.as_ref())?,
-            seed,
-            trials,
-            exact: spec.exact.unwrap_or(true),
+            header,
             a_name,
             b_names,
             round_robin,
@@ -907,6 +589,467 @@ impl MeleeStudy {
 
     pub fn is_round_robin(&self) -> bool {
         !self.round_robin.is_empty()
+    }
+}
+
+/// `[profiles.<name>]`: each profile's name, its required stats, its stats in range and
+/// valid together, and its point cost.
+fn profiles(source: &Source, spec: &MeleeFile) -> Result<Profiles, AnalysisError> {
+    let Some(profile_specs) = &spec.profiles else {
+        return Err(source.error_at(
+            None,
+            "profiles",
+            "no unit profiles; add at least one [profiles.<name>] table with models, frontage, attacks, skill, power, defense, discipline",
+        ));
+    };
+    let mut profiles = Profiles::new();
+    for (pname, p) in profile_specs.get_ref() {
+        let field = format!("profiles.{pname}");
+        analysis::report_text_at(
+            source,
+            p,
+            pname,
+            &field,
+            "a profile's name",
+            analysis::Lines::One,
+        )?;
+        let missing: Vec<&str> = REQUIRED_STATS
+            .iter()
+            .copied()
+            .filter(|stat| p.get_ref().stat(stat).is_none())
+            .collect();
+        if !missing.is_empty() {
+            return Err(source.error(
+                p,
+                field,
+                format!(
+                    "the profile does not give {}; every profile states {} (wounds, rank_bonus and rank_bonus_cap default to 1, \"ranks\" and 3)",
+                    missing.join(", "),
+                    REQUIRED_STATS.join(", ")
+                ),
+            ));
+        }
+        let mut unit = UnitProfile::default();
+        apply_profile(source, p.get_ref(), &field, &mut unit)?;
+        let line = source.line_of(p.span());
+        unit.validate(&field).map_err(|e| {
+            let stat = e.field.rsplit('.').next().unwrap_or("");
+            let at = p
+                .get_ref()
+                .stat(stat)
+                .map_or(line, |v| source.line_of(v.span()));
+            source.error_at(Some(at), e.field.clone(), e.message)
+        })?;
+        let points = match &p.get_ref().points {
+            Some(v) => {
+                Some(
+                    source.int_in(v, &format!("{field}.points"), 1, 1_000_000, "a point cost")?
+                        as u32,
+                )
+            }
+            None => None,
+        };
+        profiles.insert(pname.clone(), (unit, points, line));
+    }
+    if profiles.is_empty() {
+        return Err(source.error(
+            profile_specs,
+            "profiles",
+            "no unit profiles; add at least one [profiles.<name>] table",
+        ));
+    }
+    Ok(profiles)
+}
+
+/// The profile `name` refers to, or an error listing the file's profiles.
+fn profile_named(
+    source: &Source,
+    profiles: &Profiles,
+    name: &Spanned<String>,
+    field: &str,
+) -> Result<UnitProfile, AnalysisError> {
+    profiles
+        .get(name.get_ref().trim())
+        .map(|p| p.0.clone())
+        .ok_or_else(|| {
+            source.error(
+                name,
+                field,
+                format!(
+                    "no profile \"{}\"; profiles in this file: {}",
+                    name.get_ref(),
+                    profiles.keys().cloned().collect::<Vec<_>>().join(", ")
+                ),
+            )
+        })
+}
+
+/// The `[[variant]]`s' overrides, in file order (empty where the file has none); a
+/// variant changes rules, not point costs.
+fn variants(
+    source: &Source,
+    spec: &MeleeFile,
+    header: &AnalysisHeader,
+) -> Result<Vec<MeleeVariant>, AnalysisError> {
+    let mut variants = Vec::new();
+    for (i, (v, heading)) in spec
+        .variant
+        .iter()
+        .flatten()
+        .zip(&header.variants)
+        .enumerate()
+    {
+        for (side, over) in [("a", &v.a), ("b", &v.b)] {
+            if let Some(points) = over.as_ref().and_then(|o| o.points.as_ref()) {
+                return Err(source.error(
+                    points,
+                    format!("variant[{i}].{side}.points"),
+                    "a variant changes rules, not costs; give points in [profiles.<name>] (they are used by the round robin)",
+                ));
+            }
+        }
+        variants.push((
+            heading.name.clone(),
+            v.a.clone().unwrap_or_default(),
+            v.b.clone().unwrap_or_default(),
+            v.options.clone().unwrap_or_default(),
+        ));
+    }
+    Ok(variants)
+}
+
+/// A `[round_robin]`: every ordered pair of its profiles fought front to front, with the
+/// profiles' names and point costs. It fights the profiles as written, so a sweep or a
+/// variant is refused.
+fn round_robin_runs(
+    source: &Source,
+    spec: &MeleeFile,
+    header: &AnalysisHeader,
+    rr: &Spanned<RoundRobinSpec>,
+    profiles: &Profiles,
+    options: MeleeOptions,
+) -> Result<(Vec<MeleeRun>, RoundRobinProfiles), AnalysisError> {
+    if let Some(sweep) = &spec.sweep {
+        let first = sweep.iter().next();
+        return Err(source.error_at(
+            first.map(|(_, v)| source.line_of(v.span())).or(Some(source.line_of(rr.span()))),
+            first.map_or("sweep".to_string(), |(key, _)| format!("sweep.{key}")),
+            "a round robin fights the profiles as written; remove [sweep], or write an [engagement] file to sweep stats",
+        ));
+    }
+    if let Some(v) = header.variants.first() {
+        return Err(source.error_at(
+            Some(v.line),
+            "variant[0]",
+            "a round robin fights the profiles as written; compare rules with variants in an [engagement] file, or write one round-robin file per rule",
+        ));
+    }
+    let names = round_robin_names(source, rr, profiles)?;
+    let mut runs = Vec::new();
+    for (i, a) in names.iter().enumerate() {
+        for (j, b) in names.iter().enumerate() {
+            let engagement = Engagement {
+                a: profiles[a].0.clone(),
+                b: vec![(Facing::Front, profiles[b].0.clone())],
+                break_dice: options.0,
+                round_limit: options.1,
+            };
+            let combat =
+                MeleeCombat::new(engagement).map_err(|e| source.error(rr, e.field, e.message))?;
+            runs.push(MeleeRun {
+                variant: 0,
+                coordinates: Vec::new(),
+                pairing: Some((i, j)),
+                combat,
+            });
+        }
+    }
+    let round_robin = names
+        .into_iter()
+        .map(|n| {
+            let points = profiles[&n].1;
+            (n, points)
+        })
+        .collect();
+    Ok((runs, round_robin))
+}
+
+/// `round_robin.profiles`, checked (each a profile, none twice), else every profile; 2
+/// to [`MAX_ROUND_ROBIN`] of them.
+fn round_robin_names(
+    source: &Source,
+    rr: &Spanned<RoundRobinSpec>,
+    profiles: &Profiles,
+) -> Result<Vec<String>, AnalysisError> {
+    let names: Vec<String> = match &rr.get_ref().profiles {
+        Some(list) => {
+            let mut names = Vec::new();
+            for (i, n) in list.iter().enumerate() {
+                let field = format!("round_robin.profiles[{i}]");
+                profile_named(source, profiles, n, &field)?;
+                let name = n.get_ref().trim().to_string();
+                if names.contains(&name) {
+                    return Err(source.error(n, field, format!("\"{name}\" is listed twice")));
+                }
+                names.push(name);
+            }
+            names
+        }
+        None => profiles.keys().cloned().collect(),
+    };
+    if names.len() < 2 || names.len() > MAX_ROUND_ROBIN {
+        return Err(source.error(
+            rr,
+            "round_robin.profiles",
+            format!(
+                "a round robin needs 2 to {MAX_ROUND_ROBIN} profiles, got {}; list them in round_robin.profiles (or leave it out for every profile)",
+                names.len()
+            ),
+        ));
+    }
+    Ok(names)
+}
+
+/// An `[engagement]` file: side A's profile against side B's units, every variant at
+/// every grid point. Returns the sweep's axes, B's facings and profile names, and the
+/// runs.
+fn engagement_runs(
+    source: &Source,
+    spec: &MeleeFile,
+    header: &AnalysisHeader,
+    e: &EngagementSpec,
+    profiles: &Profiles,
+    variants: &[MeleeVariant],
+    options: MeleeOptions,
+) -> Result<(Vec<SweepAxis>, SideBNames, Vec<MeleeRun>), AnalysisError> {
+    let a_name = e.a.get_ref().trim().to_string();
+    let a_unit = profile_named(source, profiles, &e.a, "engagement.a")?;
+    let (b_names, b_units) = side_b(source, e, profiles)?;
+    let (axes, lines) = analysis::sweep_axes(source, spec.sweep.as_ref(), &PARAMETERS)?;
+    analysis::check_grid_size(source, &axes, variants.len())?;
+    let grid = EngagementGrid {
+        source,
+        axes: &axes,
+        lines: &lines,
+        a_line: profiles[&a_name].2,
+        b_line: source.line_of(e.b.span()),
+        named_variants: !header.variants.is_empty(),
+    };
+    let mut runs = Vec::new();
+    for (vi, variant) in variants.iter().enumerate() {
+        let (a0, b0, options0) =
+            variant_engagement(source, header, vi, variant, &a_unit, &b_units, options)?;
+        for coordinates in analysis::grid(&axes) {
+            runs.push(grid.run(vi, &variant.0, (&a0, &b0, options0), coordinates)?);
+        }
+    }
+    Ok((axes, b_names, runs))
+}
+
+/// `engagement.b`: each unit's profile and facing (1 to [`MAX_B_UNITS`] units, at most one
+/// front, two flanks and one rear), as names and as units.
+fn side_b(
+    source: &Source,
+    e: &EngagementSpec,
+    profiles: &Profiles,
+) -> Result<(SideBNames, SideB), AnalysisError> {
+    let mut b_names = Vec::new();
+    let mut b_units = Vec::new();
+    if e.b.get_ref().is_empty() {
+        return Err(source.error(
+            &e.b,
+            "engagement.b",
+            "side B has no unit: list at least one { unit = \"<profile>\", facing = \"front\" }",
+        ));
+    }
+    for (i, entry) in e.b.get_ref().iter().enumerate() {
+        let entry_ref = entry.get_ref();
+        let unit = profile_named(
+            source,
+            profiles,
+            &entry_ref.unit,
+            &format!("engagement.b[{i}].unit"),
+        )?;
+        let facing = match &entry_ref.facing {
+            Some(f) => Facing::parse(f.get_ref().trim()).ok_or_else(|| {
+                source.error(
+                    f,
+                    format!("engagement.b[{i}].facing"),
+                    format!(
+                        "unknown facing \"{}\"; allowed: {} (where this unit engages side A's unit)",
+                        f.get_ref(),
+                        Facing::NAMES
+                    ),
+                )
+            })?,
+            None => Facing::Front,
+        };
+        b_names.push((facing, entry_ref.unit.get_ref().trim().to_string()));
+        b_units.push((facing, unit));
+    }
+    if b_units.len() > MAX_B_UNITS {
+        return Err(source.error(
+            &e.b,
+            "engagement.b",
+            format!(
+                "{} units on side B: at most {MAX_B_UNITS} (one front, two flanks, one rear)",
+                b_units.len()
+            ),
+        ));
+    }
+    for (facing, limit) in [(Facing::Front, 1), (Facing::Flank, 2), (Facing::Rear, 1)] {
+        let entries: Vec<String> = b_units
+            .iter()
+            .enumerate()
+            .filter(|(_, (f, _))| *f == facing)
+            .map(|(i, _)| format!("engagement.b[{i}]"))
+            .collect();
+        if entries.len() > limit {
+            return Err(source.error(
+                &e.b,
+                "engagement.b",
+                format!(
+                    "{} all engage the {}; a unit has one front, two flanks and one rear, so at most {limit} (give the others another facing)",
+                    entries.join(", "),
+                    facing.name()
+                ),
+            ));
+        }
+    }
+    Ok((b_names, b_units))
+}
+
+/// Variant `vi`'s engagement: A's unit, B's units and the options with its overrides,
+/// every unit still valid on its own.
+fn variant_engagement(
+    source: &Source,
+    header: &AnalysisHeader,
+    vi: usize,
+    (vname, a_over, b_over, o_over): &MeleeVariant,
+    a_unit: &UnitProfile,
+    b_units: &SideB,
+    options: MeleeOptions,
+) -> Result<(UnitProfile, SideB, MeleeOptions), AnalysisError> {
+    let vfield = |f: &str| format!("variant[{vi}].{f}");
+    let mut a0 = a_unit.clone();
+    apply_profile(source, a_over, &vfield("a"), &mut a0)?;
+    let mut b0 = b_units.clone();
+    for (_, unit) in &mut b0 {
+        apply_profile(source, b_over, &vfield("b"), unit)?;
+    }
+    let mut options0 = options;
+    apply_options(source, o_over, &vfield("options"), &mut options0)?;
+    // A variant's overrides must leave every unit valid on their own.
+    let variant_name_line = header.variants.get(vi).map(|v| v.line);
+    let checks =
+        std::iter::once((&a0, a_over, "a")).chain(b0.iter().map(|(_, u)| (u, b_over, "b")));
+    for (unit, over, side) in checks {
+        unit.validate(&vfield(side)).map_err(|err| {
+            let stat = err.field.rsplit('.').next().unwrap_or("");
+            let line = over
+                .stat(stat)
+                .map(|v| source.line_of(v.span()))
+                .or(variant_name_line);
+            source.error_at(
+                line,
+                err.field.clone(),
+                format!("{} (variant {vname})", err.message),
+            )
+        })?;
+    }
+    Ok((a0, b0, options0))
+}
+
+/// What an `[engagement]` file's grid points are built from, once its sides and sweep
+/// are read.
+struct EngagementGrid<'a> {
+    source: &'a Source<'a>,
+    axes: &'a [SweepAxis],
+    /// The line of each axis's `[sweep]` entry.
+    lines: &'a [Option<usize>],
+    /// The line of side A's profile table, for errors about side A.
+    a_line: usize,
+    /// The line of `engagement.b`, for errors about side B.
+    b_line: usize,
+    /// Whether the file names its variants (a point's description names the variant).
+    named_variants: bool,
+}
+
+impl EngagementGrid<'_> {
+    /// Variant `vi`'s engagement (A's unit, B's units, the options) at one grid point:
+    /// each swept stat and round limit checked and set, then the engagement compiled.
+    fn run(
+        &self,
+        vi: usize,
+        vname: &str,
+        (a0, b0, options0): (&UnitProfile, &SideB, MeleeOptions),
+        coordinates: Vec<AxisValue>,
+    ) -> Result<MeleeRun, AnalysisError> {
+        let source = self.source;
+        let (mut a, mut b, mut opts) = (a0.clone(), b0.clone(), options0);
+        // The line of the sweep that set each side's stats, for errors.
+        let mut side_line: [Option<usize>; 2] = [None, None];
+        for ((axis, value), line) in self.axes.iter().zip(&coordinates).zip(self.lines) {
+            let AxisValue::Int(x) = *value else { continue };
+            let field = format!("sweep.{}", axis.parameter);
+            if axis.parameter == "round_limit" {
+                if !(1..=i64::from(MAX_ROUND_LIMIT)).contains(&x) {
+                    return Err(source.error_at(
+                        *line,
+                        field,
+                        format!("the round limit must be 1 to {MAX_ROUND_LIMIT}, got {x}"),
+                    ));
+                }
+                opts.1 = x as u32;
+                continue;
+            }
+            let (side, stat) = axis
+                .parameter
+                .split_once('.')
+                .expect("a.<stat> or b.<stat>");
+            let (_, lo, hi) = STATS.iter().find(|s| s.0 == stat).expect("a listed stat");
+            if !(i64::from(*lo)..=i64::from(*hi)).contains(&x) {
+                return Err(source.error_at(*line, field, format!("the sweep reaches {stat} {x}; {stat} is {lo} to {hi}, so keep the sweep within that range")));
+            }
+            if side == "a" {
+                set_stat(&mut a, stat, x as u32);
+            } else {
+                for (_, unit) in &mut b {
+                    set_stat(unit, stat, x as u32);
+                }
+            }
+            let slot = usize::from(side == "b");
+            side_line[slot] = side_line[slot].or(*line);
+        }
+        let at = analysis::describe_point(
+            self.axes,
+            &coordinates,
+            self.named_variants.then_some(vname),
+        );
+        let engagement = Engagement {
+            a,
+            b,
+            break_dice: opts.0,
+            round_limit: opts.1,
+        };
+        let combat = MeleeCombat::new(engagement).map_err(|err| {
+            let line = if err.field.starts_with("a.") {
+                side_line[0].or(side_line[1]).or(Some(self.a_line))
+            } else {
+                side_line[1].or(side_line[0]).or(Some(self.b_line))
+            };
+            source.error_at(
+                line,
+                format!("engagement.{}", err.field),
+                format!("{}{at}", err.message),
+            )
+        })?;
+        Ok(MeleeRun {
+            variant: vi,
+            coordinates,
+            pairing: None,
+            combat,
+        })
     }
 }
 
@@ -988,12 +1131,7 @@ impl crate::engine::System for MeleeStudy {
     }
 
     fn header(&self) -> crate::engine::Header<'_> {
-        crate::engine::Header {
-            name: &self.name,
-            system: "melee",
-            seed: self.seed,
-            trials: self.trials,
-        }
+        self.header.view()
     }
 
     fn plan(&self) -> crate::engine::Plan {
@@ -1027,7 +1165,7 @@ impl crate::engine::System for MeleeStudy {
 
     fn exact(&self, run: usize) -> Option<Self::Exact> {
         let combat = &self.runs[run].combat;
-        self.exact.then(|| {
+        self.header.exact.then(|| {
             (
                 combat.engagement_odds(),
                 combat

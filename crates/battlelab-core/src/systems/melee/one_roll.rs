@@ -253,6 +253,7 @@ impl System for MeleeTable {
             system: "melee",
             seed: self.sampling.seed,
             trials: self.sampling.trials.unwrap_or(0),
+            precision: None,
         }
     }
 

@@ -36,7 +36,7 @@ pub mod engagement;
 pub mod scenarios;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::json;
@@ -44,6 +44,7 @@ use toml::Spanned;
 
 use crate::analysis::{self, AnalysisError, AxisValue, Source, SweepAxis};
 use crate::engine::headline::{Headline, Match};
+use crate::header::{analysis_file, variant_table, AnalysisHeader};
 use crate::keys::{self, key, KeyDoc, PricedAt, SetBy, SystemDoc, Ty, ValueDoc, REQUIRED};
 use crate::sim::{Interrupted, RunControl};
 use crate::systems::d6_tables::lookup::D6Table;
@@ -60,43 +61,24 @@ pub const PARAMETERS: [&str; 8] = [
 /// A validated naval-engagement study.
 #[derive(Debug, Clone)]
 pub struct NavalEngagementStudy {
-    pub path: PathBuf,
-    pub name: String,
-    pub description: Option<String>,
+    pub header: AnalysisHeader,
     /// The fleets' names (`fleet.a.name`, `fleet.b.name`; "A" and "B" unless named).
     pub side_names: [String; 2],
-    pub seed: u64,
-    pub trials: u64,
     pub variants: Vec<(String, NavalCombat)>,
     pub axes: Vec<SweepAxis>,
     /// `(variant, coordinates, engagement)`, variant-major.
     pub runs: Vec<(usize, Vec<AxisValue>, Engagement)>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct NavalFile {
-    name: Option<Spanned<String>>,
-    description: Option<Spanned<String>>,
-    #[allow(dead_code)]
-    system: String,
-    seed: Option<Spanned<i64>>,
-    trials: Option<Spanned<i64>>,
-    #[serde(default)]
-    engagement: EngagementSpec,
-    fleet: FleetsSpec,
-    sweep: Option<BTreeMap<String, Spanned<toml::Value>>>,
-    rules: Option<CellOverrides>,
-    variant: Option<Vec<VariantSpec>>,
-    /// Balance assertions, read by the engine (`engine::expect`), not by this system.
-    #[serde(rename = "expect")]
-    _expect: Option<serde::de::IgnoredAny>,
-    /// Run until precise, read by the engine (`analysis::precision_of`).
-    #[serde(rename = "precision")]
-    _precision: Option<serde::de::IgnoredAny>,
-    /// What `battlelab value` prices, read by the `value` command.
-    #[serde(rename = "value")]
-    _value: Option<serde::de::IgnoredAny>,
+analysis_file! {
+    struct NavalFile {
+        #[serde(default)]
+        engagement: EngagementSpec,
+        fleet: FleetsSpec,
+        sweep: Option<BTreeMap<String, Spanned<toml::Value>>>,
+        rules: Option<CellOverrides>,
+        variant: Option<Vec<VariantSpec>>,
+    }
 }
 
 #[derive(Deserialize, Default)]
@@ -124,12 +106,10 @@ struct FleetSpec {
     pursue: Option<bool>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct VariantSpec {
-    name: Spanned<String>,
-    description: Option<Spanned<String>>,
-    rules: Option<CellOverrides>,
+variant_table! {
+    struct VariantSpec {
+        rules: Option<CellOverrides>,
+    }
 }
 
 /// Every key of a naval-engagement file (`battlelab keys naval_engagement`), beside the
@@ -247,13 +227,7 @@ impl NavalEngagementStudy {
     pub fn parse(path: &Path, text: &str) -> Result<Self, AnalysisError> {
         let source = Source::new(path, text);
         let spec: NavalFile = source.parse_toml()?;
-        let (name, seed, trials) = analysis::header(
-            &source,
-            path,
-            spec.name.as_ref(),
-            spec.seed.as_ref(),
-            spec.trials.as_ref(),
-        )?;
+        let header = AnalysisHeader::parse(path, &source, None)?;
         let round_limit = match &spec.engagement.round_limit {
             Some(v) => {
                 source.int_in(v, "engagement.round_limit", 1, 100, "the round limit")? as u32
@@ -271,25 +245,20 @@ impl NavalEngagementStudy {
         };
         let base_table = apply_cells(&source, "rules", spec.rules.as_ref(), D6Table::naval())?;
         let mut variants: Vec<(String, NavalCombat)> = Vec::new();
-        for (i, v) in spec.variant.iter().flatten().enumerate() {
-            let taken: Vec<&str> = variants.iter().map(|(n, _)| n.as_str()).collect();
-            let vname = analysis::variant_name(&source, &v.name, &format!("variant[{i}]"), &taken)?;
-            if let Some(description) = &v.description {
-                analysis::report_text(
-                    &source,
-                    description,
-                    &format!("variant[{i}].description"),
-                    "a variant's description",
-                    analysis::Lines::Several,
-                )?;
-            }
+        for (i, (v, heading)) in spec
+            .variant
+            .iter()
+            .flatten()
+            .zip(&header.variants)
+            .enumerate()
+        {
             let table = apply_cells(
                 &source,
                 &format!("variant[{i}].rules"),
                 v.rules.as_ref(),
                 base_table.clone(),
             )?;
-            variants.push((vname, compile(table, Some(source.line_of(v.name.span())))?));
+            variants.push((heading.name.clone(), compile(table, Some(heading.line))?));
         }
         if variants.is_empty() {
             variants.push(("base".into(), compile(base_table, None)?));
@@ -353,12 +322,8 @@ impl NavalEngagementStudy {
             }
         }
         Ok(Self {
-            path: path.to_path_buf(),
-            name,
-            description: analysis::description(&source, spec.description.as_ref())?,
+            header,
             side_names: [base.a.name.clone(), base.b.name.clone()],
-            seed,
-            trials,
             variants,
             axes,
             runs,
@@ -411,12 +376,7 @@ impl crate::engine::System for NavalEngagementStudy {
     type Exact = EngagementDistribution;
 
     fn header(&self) -> crate::engine::Header<'_> {
-        crate::engine::Header {
-            name: &self.name,
-            system: "naval_engagement",
-            seed: self.seed,
-            trials: self.trials,
-        }
+        self.header.view()
     }
 
     fn plan(&self) -> crate::engine::Plan {
@@ -447,7 +407,7 @@ impl crate::engine::System for NavalEngagementStudy {
     ) {
         let (variant, _, engagement) = &self.runs[run];
         // In 32 lanes, each on its own stream, all at once where the CPU can
-        // (`rules/naval/lockstep.rs`).
+        // (`systems/naval_engagement/engagement/lockstep.rs`).
         self.variants[*variant]
             .1
             .kernel(engagement)

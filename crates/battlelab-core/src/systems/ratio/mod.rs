@@ -58,7 +58,7 @@ pub mod one_roll;
 pub mod scenarios;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::json;
@@ -66,6 +66,7 @@ use toml::Spanned;
 
 use crate::analysis::{self, AnalysisError, AxisValue, Source, SweepAxis};
 use crate::engine::headline::{Headline, Match};
+use crate::header::{analysis_file, variant_table, AnalysisHeader};
 use crate::keys::{self, key, KeyDoc, SetBy, SystemDoc, Ty, ValueDoc, REQUIRED};
 use crate::systems::ratio::battle::{
     ArmyResult, MinScore, Objective, Pairing, RatioBattle, RatioCombat, RatioDistribution,
@@ -122,12 +123,7 @@ pub struct RatioRun {
 /// A validated ratio study.
 #[derive(Debug, Clone)]
 pub struct RatioStudy {
-    pub path: PathBuf,
-    pub name: String,
-    pub description: Option<String>,
-    pub seed: u64,
-    pub trials: u64,
-    pub exact: bool,
+    pub header: AnalysisHeader,
     pub skirmish: bool,
     pub side_names: [String; 2],
     pub variants: Vec<String>,
@@ -138,31 +134,16 @@ pub struct RatioStudy {
     engine_runs: Vec<(usize, Option<usize>)>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RatioFile {
-    name: Option<Spanned<String>>,
-    description: Option<Spanned<String>>,
-    #[allow(dead_code)]
-    system: String,
-    seed: Option<Spanned<i64>>,
-    trials: Option<Spanned<i64>>,
-    exact: Option<bool>,
-    #[serde(default)]
-    battle: BattleSpec,
-    side: SidesSpec,
-    skirmish: Option<SkirmishSpec>,
-    sweep: Option<BTreeMap<String, Spanned<toml::Value>>>,
-    variant: Option<Vec<VariantSpec>>,
-    /// Balance assertions, read by the engine (`engine::expect`), not by this system.
-    #[serde(rename = "expect")]
-    _expect: Option<serde::de::IgnoredAny>,
-    /// Run until precise, read by the engine (`analysis::precision_of`).
-    #[serde(rename = "precision")]
-    _precision: Option<serde::de::IgnoredAny>,
-    /// What `battlelab value` prices, read by the `value` command.
-    #[serde(rename = "value")]
-    _value: Option<serde::de::IgnoredAny>,
+analysis_file! {
+    struct RatioFile {
+        exact,
+        #[serde(default)]
+        battle: BattleSpec,
+        side: SidesSpec,
+        skirmish: Option<SkirmishSpec>,
+        sweep: Option<BTreeMap<String, Spanned<toml::Value>>>,
+        variant: Option<Vec<VariantSpec>>,
+    }
 }
 
 #[derive(Deserialize, Default, Clone)]
@@ -221,14 +202,12 @@ struct SkirmishSideSpec {
     policy: Option<Spanned<String>>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct VariantSpec {
-    name: Spanned<String>,
-    description: Option<Spanned<String>>,
-    a: Option<SideOverrides>,
-    b: Option<SideOverrides>,
-    battle: Option<BattleOverrides>,
+variant_table! {
+    struct VariantSpec {
+        a: Option<SideOverrides>,
+        b: Option<SideOverrides>,
+        battle: Option<BattleOverrides>,
+    }
 }
 
 #[derive(Deserialize, Default, Clone)]
@@ -867,131 +846,20 @@ impl RatioStudy {
     pub fn parse(path: &Path, text: &str) -> Result<Self, AnalysisError> {
         let source = Source::new(path, text);
         let spec: RatioFile = source.parse_toml()?;
-        let (name, seed, trials) = analysis::header(
-            &source,
-            path,
-            spec.name.as_ref(),
-            spec.seed.as_ref(),
-            spec.trials.as_ref(),
-        )?;
+        let header = AnalysisHeader::parse(path, &source, None)?;
         let base_sides = [
             side_setup(&source, "a", &spec.side.a)?,
             side_setup(&source, "b", &spec.side.b)?,
         ];
-        let b = &spec.battle;
-        let base_battle = BattleSetup {
-            min_score: match &b.min_score {
-                Some(v) => min_score(&source, v, "battle.min_score")?,
-                None => MinScore::Floor(1),
-            },
-            auto_deploy: match &b.auto_deploy {
-                Some(v) => auto_deploy(&source, v, "battle.auto_deploy")?,
-                None => AutoDeploy::DoubleFirst,
-            },
-            objective: match &b.objective {
-                Some(v) => objective(&source, v, "battle.objective")?,
-                None => Objective::CpDifference,
-            },
-        };
-        if b.reserve.is_some() && b.line.is_none() {
-            return Err(source.error_at(
-                None,
-                "battle.reserve",
-                "explicit reserves go with an explicit line; give battle.line too, or use side.<a|b>.reserves with auto-deployment",
-            ));
-        }
-        if let (Some(order), None) = (&b.order, &b.line) {
-            return Err(source.error(
-                order,
-                "battle.order",
-                "the order of resolution goes with an explicit line (positions in battle.line); auto-deployment resolves left to right",
-            ));
-        }
-        if b.line.is_some() {
-            for (s, side) in base_sides.iter().enumerate() {
-                if let Some(v) = [&spec.side.a.reserves, &spec.side.b.reserves][s] {
-                    return Err(source.error(
-                        v,
-                        format!("side.{}.reserves", ["a", "b"][s]),
-                        format!("with an explicit battle.line, name side {}'s reserves in battle.reserve instead", side.name),
-                    ));
-                }
-            }
-        }
-        // Skirmish sides: reserves and policies.
-        let skirmish = match &spec.skirmish {
-            Some(s) => {
-                let mut out = Vec::new();
-                for (k, key) in ["a", "b"].iter().enumerate() {
-                    let side = [&s.a, &s.b][k].clone().unwrap_or_default();
-                    let reserves = match &side.reserves {
-                        Some(v) => source.int_in(
-                            v,
-                            &format!("skirmish.{key}.reserves"),
-                            0,
-                            2,
-                            "a skirmish reserve (up to two more units a side)",
-                        )?,
-                        None => 2,
-                    };
-                    let p = match &side.policy {
-                        Some(v) => {
-                            let p = policy(&source, v, &format!("skirmish.{key}.policy"))?;
-                            if p == ReservePolicy::Optimal {
-                                return Err(source.error(
-                                    v,
-                                    format!("skirmish.{key}.policy"),
-                                    "optimal is for open battles, where one side commits; in a skirmish both sides commit (allowed: none, rescue, press)",
-                                ));
-                            }
-                            p
-                        }
-                        None => ReservePolicy::Rescue,
-                    };
-                    if reserves as usize + 1 > base_sides[k].count as usize {
-                        let given = if side.reserves.is_some() {
-                            ""
-                        } else {
-                            " (the default)"
-                        };
-                        return Err(source.error_at(
-                            Some(source.line_of(
-                                side.reserves
-                                    .as_ref()
-                                    .map_or([&spec.side.a.units, &spec.side.b.units][k].span(), |v| v.span()),
-                            )),
-                            format!("skirmish.{key}.reserves"),
-                            format!(
-                                "side {} has {} units: one to fight and at most {} in the skirmish's reserve, got {reserves}{given}; set skirmish.{key}.reserves lower",
-                                key.to_uppercase(),
-                                base_sides[k].count,
-                                base_sides[k].count - 1
-                            ),
-                        ));
-                    }
-                    out.push((reserves as usize, p));
-                }
-                Some([out[0], out[1]])
-            }
-            None => None,
-        };
+        let base_battle = battle_setup(&source, &spec.battle)?;
+        check_explicit_line_keys(&source, &spec, &base_sides)?;
+        let skirmish = skirmish_sides(&source, &spec, &base_sides)?;
 
         // Variants.
         let mut variants: Vec<(String, [SideOverrides; 2], BattleOverrides)> = Vec::new();
-        for (i, v) in spec.variant.iter().flatten().enumerate() {
-            let taken: Vec<&str> = variants.iter().map(|(n, ..)| n.as_str()).collect();
-            let vname = analysis::variant_name(&source, &v.name, &format!("variant[{i}]"), &taken)?;
-            if let Some(description) = &v.description {
-                analysis::report_text(
-                    &source,
-                    description,
-                    &format!("variant[{i}].description"),
-                    "a variant's description",
-                    analysis::Lines::Several,
-                )?;
-            }
+        for (v, heading) in spec.variant.iter().flatten().zip(&header.variants) {
             variants.push((
-                vname,
+                heading.name.clone(),
                 [
                     v.a.clone().unwrap_or_default(),
                     v.b.clone().unwrap_or_default(),
@@ -1005,397 +873,24 @@ impl RatioStudy {
 
         let (axes, lines) = analysis::sweep_axes(&source, spec.sweep.as_ref(), &PARAMETERS)?;
         analysis::check_grid_size(&source, &axes, variants.len())?;
-        let axis_line = |p: &str| {
-            axes.iter()
-                .position(|a| a.parameter == p)
-                .and_then(|i| lines[i])
+        let grid = RatioGrid {
+            source: &source,
+            spec: &spec,
+            axes: &axes,
+            lines: &lines,
+            skirmish,
         };
-        for p in ["size", "a.units", "b.units", "a.reserves", "b.reserves"] {
-            if axes.iter().any(|a| a.parameter == p) {
-                if b.line.is_some() {
-                    return Err(source.error_at(
-                        axis_line(p),
-                        format!("sweep.{p}"),
-                        "an explicit battle.line fixes the units; sweep unit counts with auto-deployment (remove battle.line)",
-                    ));
-                }
-                for (s, side) in base_sides.iter().enumerate() {
-                    let touches =
-                        p == "size" || p.starts_with(["a", "b"][s]) && p.ends_with("units");
-                    if touches && side.listed.is_some() {
-                        return Err(source.error_at(
-                            axis_line(p),
-                            format!("sweep.{p}"),
-                            format!("side.{}.units is a list; a swept unit count needs identical units (units = <count>)", ["a", "b"][s]),
-                        ));
-                    }
-                }
-            }
-        }
-        if axes.iter().any(|a| a.parameter == "size")
-            && axes
-                .iter()
-                .any(|a| a.parameter == "a.units" || a.parameter == "b.units")
-        {
-            return Err(source.error_at(
-                axis_line("size"),
-                "sweep.size",
-                "size sets both sides' unit counts; sweep either size or a.units / b.units",
-            ));
-        }
-
-        let compare = spec.battle.compare_policies.unwrap_or(true);
+        grid.check_swept_counts(&base_sides)?;
         let mut runs = Vec::new();
         for (vi, (vname, side_over, battle_over)) in variants.iter().enumerate() {
-            let vfield = |f: &str| format!("variant[{vi}].{f}");
-            let mut sides0 = base_sides.clone();
-            let mut extra_units = [0i64; 2];
-            for s in 0..2 {
-                let o = &side_over[s];
-                let key = ["a", "b"][s];
-                if let Some(v) = &o.argument {
-                    sides0[s].argument = source.int_in(
-                        v,
-                        &vfield(&format!("{key}.argument")),
-                        -3,
-                        3,
-                        "an argument modifier",
-                    )?;
-                }
-                if let Some(v) = &o.quality {
-                    sides0[s].quality = source.int_in(
-                        v,
-                        &vfield(&format!("{key}.quality")),
-                        -3,
-                        3,
-                        "troop quality",
-                    )?;
-                }
-                if let Some(v) = o.ambush {
-                    sides0[s].ambush = v;
-                }
-                if let Some(v) = o.exhausted {
-                    sides0[s].exhausted = v;
-                }
-                if let Some(v) = &o.extra_units {
-                    if sides0[s].listed.is_some() || b.line.is_some() {
-                        return Err(source.error(v, vfield(&format!("{key}.extra_units")), "extra_units adds identical units to a side given as a count, with auto-deployment"));
-                    }
-                    extra_units[s] = source.int_in(
-                        v,
-                        &vfield(&format!("{key}.extra_units")),
-                        -(MAX_UNITS as i64),
-                        MAX_UNITS as i64,
-                        "extra units",
-                    )?;
-                }
-                if let Some(v) = &o.reserves {
-                    if b.line.is_some() {
-                        return Err(source.error(
-                            v,
-                            vfield(&format!("{key}.reserves")),
-                            "with an explicit battle.line, reserves are named in battle.reserve",
-                        ));
-                    }
-                    sides0[s].reserves = Some(source.int_in(
-                        v,
-                        &vfield(&format!("{key}.reserves")),
-                        0,
-                        MAX_RESERVES as i64,
-                        "reserves kept back",
-                    )?);
-                }
-                if let Some(v) = &o.policy {
-                    sides0[s].policy = policy(&source, v, &vfield(&format!("{key}.policy")))?;
-                }
-            }
-            let mut battle0 = base_battle.clone();
-            if let Some(v) = &battle_over.min_score {
-                battle0.min_score = min_score(&source, v, &vfield("battle.min_score"))?;
-            }
-            if let Some(v) = &battle_over.auto_deploy {
-                battle0.auto_deploy = auto_deploy(&source, v, &vfield("battle.auto_deploy"))?;
-            }
-            if let Some(v) = &battle_over.objective {
-                battle0.objective = objective(&source, v, &vfield("battle.objective"))?;
-            }
+            let (sides0, extra_units) = grid.variant_sides(vi, &base_sides, side_over)?;
+            let battle0 = grid.variant_battle(vi, &base_battle, battle_over)?;
             for coordinates in analysis::grid(&axes) {
-                let mut sides = sides0.clone();
-                let mut battle = battle0.clone();
-                let mut swept_line: Option<usize> = None;
-                for (axis, value) in axes.iter().zip(&coordinates) {
-                    let AxisValue::Int(x) = *value else { continue };
-                    let x = x.clamp(-1_000_000, 1_000_000);
-                    let line = axis_line(&axis.parameter);
-                    let check = |lo: i64, hi: i64, what: &str| -> Result<i64, AnalysisError> {
-                        if (lo..=hi).contains(&x) {
-                            Ok(x)
-                        } else {
-                            Err(source.error_at(
-                                line,
-                                format!("sweep.{}", axis.parameter),
-                                format!("{what} must be {lo} to {hi}, got {x}"),
-                            ))
-                        }
-                    };
-                    match axis.parameter.as_str() {
-                        "size" => {
-                            let n = check(1, MAX_UNITS as i64, "a side's unit count")?;
-                            sides[0].count = n;
-                            sides[1].count = n;
-                        }
-                        "a.units" => {
-                            sides[0].count = check(1, MAX_UNITS as i64, "a side's unit count")?
-                        }
-                        "b.units" => {
-                            sides[1].count = check(1, MAX_UNITS as i64, "a side's unit count")?
-                        }
-                        "a.argument" => sides[0].argument = check(-3, 3, "an argument modifier")?,
-                        "b.argument" => sides[1].argument = check(-3, 3, "an argument modifier")?,
-                        "a.quality" => sides[0].quality = check(-3, 3, "troop quality")?,
-                        "b.quality" => sides[1].quality = check(-3, 3, "troop quality")?,
-                        "a.reserves" => {
-                            sides[0].reserves =
-                                Some(check(0, MAX_RESERVES as i64, "reserves kept back")?)
-                        }
-                        "b.reserves" => {
-                            sides[1].reserves =
-                                Some(check(0, MAX_RESERVES as i64, "reserves kept back")?)
-                        }
-                        _ => {
-                            battle.min_score =
-                                MinScore::Floor(check(1, 6, "the min-score floor")? as i32)
-                        }
-                    }
-                    if axis.parameter.ends_with("units")
-                        || axis.parameter == "size"
-                        || axis.parameter.ends_with("reserves")
-                    {
-                        swept_line = swept_line.or(line);
-                    }
-                }
-                for s in 0..2 {
-                    sides[s].count += extra_units[s];
-                }
-                let at = analysis::describe_point(
-                    &axes,
-                    &coordinates,
-                    spec.variant.is_some().then_some(vname.as_str()),
-                );
-                for (s, side) in sides.iter().enumerate() {
-                    if !(1..=MAX_UNITS as i64).contains(&side.count) {
-                        return Err(source.error_at(
-                            swept_line,
-                            format!("side.{}.units", ["a", "b"][s]),
-                            format!(
-                                "a side fields 1 to {MAX_UNITS} units, got {}{at}",
-                                side.count
-                            ),
-                        ));
-                    }
-                    // A skirmish needs one unit to fight besides its reserve, at every
-                    // grid point (a sweep or variant may field fewer units than the base).
-                    if let Some(sk) = skirmish {
-                        let reserves = sk[s].0 as i64;
-                        if reserves >= side.count {
-                            let key = ["a", "b"][s];
-                            let line = spec
-                                .skirmish
-                                .as_ref()
-                                .and_then(|k| [&k.a, &k.b][s].as_ref())
-                                .and_then(|k| k.reserves.as_ref())
-                                .map(|v| source.line_of(v.span()));
-                            return Err(source.error_at(
-                                swept_line.or(line),
-                                format!("skirmish.{key}.reserves"),
-                                format!(
-                                    "side {} fields {} unit(s), so at most {} can wait in the skirmish's reserve, got {reserves}{at}; set skirmish.{key}.reserves lower or field more units",
-                                    key.to_uppercase(),
-                                    side.count,
-                                    side.count - 1
-                                ),
-                            ));
-                        }
-                    }
-                }
-                let units = [sides[0].units("A"), sides[1].units("B")];
-                let build = |policies: [ReservePolicy; 2]| -> Result<RatioBattle, AnalysisError> {
-                    let (line, reserves) = match &b.line {
-                        Some(entries) => {
-                            let mut line = Vec::new();
-                            for (i, e) in entries.iter().enumerate() {
-                                line.push(parse_pairing(e.get_ref(), &units).map_err(|m| {
-                                    source.error(e, format!("battle.line[{i}]"), m)
-                                })?);
-                            }
-                            if let Some(order) = &b.order {
-                                let positions = order.get_ref();
-                                let mut sorted: Vec<i64> = positions.clone();
-                                sorted.sort_unstable();
-                                if sorted != (1..=line.len() as i64).collect::<Vec<_>>() {
-                                    return Err(source.error(order, "battle.order", format!("the order lists every combat of battle.line once, by position 1 to {}; got {positions:?}", line.len())));
-                                }
-                                line = positions
-                                    .iter()
-                                    .map(|&p| line[p as usize - 1].clone())
-                                    .collect();
-                            }
-                            let mut reserves = [Vec::new(), Vec::new()];
-                            for (i, e) in b.reserve.iter().flatten().enumerate() {
-                                let name = e.get_ref().trim();
-                                let found = (0..2).find_map(|s| {
-                                    units[s].iter().position(|u| u.name == name).map(|u| (s, u))
-                                });
-                                match found {
-                                    Some((s, u)) => reserves[s].push(u),
-                                    None => {
-                                        return Err(source.error(
-                                            e,
-                                            format!("battle.reserve[{i}]"),
-                                            format!("no unit \"{name}\" on either side"),
-                                        ))
-                                    }
-                                }
-                            }
-                            (line, reserves)
-                        }
-                        None => deploy(
-                            [units[0].len(), units[1].len()],
-                            [sides[0].reserves, sides[1].reserves],
-                            battle.auto_deploy,
-                        )
-                        .map_err(|(s, m)| {
-                            let line = [&spec.side.a.reserves, &spec.side.b.reserves][s]
-                                .as_ref()
-                                .map(|v| source.line_of(v.span()))
-                                .or(swept_line);
-                            source.error_at(
-                                line,
-                                format!("side.{}.reserves", ["a", "b"][s]),
-                                format!("{m}{at}"),
-                            )
-                        })?,
-                    };
-                    Ok(RatioBattle {
-                        units: units.clone(),
-                        line,
-                        reserves,
-                        policy: policies,
-                        objective: battle.objective,
-                        min_score: battle.min_score,
-                        skirmish: false,
-                        escalation: None,
-                    })
-                };
-                let open = build([sides[0].policy, sides[1].policy])?;
-                let line_of_field = |f: &str| -> Option<usize> {
-                    if f.starts_with("line") {
-                        b.line
-                            .as_ref()
-                            .and_then(|l| l.first())
-                            .map(|e| source.line_of(e.span()))
-                    } else if f.starts_with("reserve") {
-                        b.reserve
-                            .as_ref()
-                            .and_then(|l| l.first())
-                            .map(|e| source.line_of(e.span()))
-                            .or(swept_line)
-                    } else if f.ends_with("policy") {
-                        [&spec.side.a.policy, &spec.side.b.policy]
-                            .into_iter()
-                            .flatten()
-                            .next()
-                            .map(|v| source.line_of(v.span()))
-                    } else {
-                        swept_line
-                    }
-                };
-                // Rules errors name combats in resolution order (`line[c]`); the file's
-                // entries are named by their position in battle.line.
-                let file_field = |field: &str| -> (String, Option<usize>) {
-                    let combat = field
-                        .strip_prefix("line[")
-                        .and_then(|r| r.strip_suffix(']'))
-                        .and_then(|c| c.parse::<usize>().ok());
-                    match (combat, &b.line) {
-                        (Some(c), Some(entries)) => {
-                            let position = b
-                                .order
-                                .as_ref()
-                                .and_then(|o| o.get_ref().get(c).map(|&p| p as usize - 1))
-                                .unwrap_or(c);
-                            (
-                                format!("battle.line[{position}]"),
-                                entries.get(position).map(|e| source.line_of(e.span())),
-                            )
-                        }
-                        _ if b.line.is_some() && field.starts_with("line") => {
-                            ("battle.line".into(), line_of_field(field))
-                        }
-                        _ if b.line.is_some() && field.starts_with("reserve") => {
-                            ("battle.reserve".into(), line_of_field(field))
-                        }
-                        _ => (field.to_string(), line_of_field(field)),
-                    }
-                };
-                let compile = |battle: RatioBattle| {
-                    RatioCombat::new(battle).map_err(|e| {
-                        let (field, line) = file_field(&e.field);
-                        source.error_at(line, field, format!("{}{at}", e.message))
-                    })
-                };
-                let combat = match skirmish {
-                    Some(sk) => {
-                        let skirmish_battle = RatioBattle {
-                            units: [0, 1].map(|s| units[s][..=sk[s].0].to_vec()),
-                            line: vec![Pairing {
-                                a: vec![0],
-                                b: vec![0],
-                            }],
-                            reserves: [0, 1].map(|s| (1..=sk[s].0).collect()),
-                            policy: [sk[0].1, sk[1].1],
-                            objective: battle.objective,
-                            min_score: battle.min_score,
-                            skirmish: true,
-                            escalation: Some(Box::new(open.clone())),
-                        };
-                        compile(skirmish_battle)?
-                    }
-                    None => compile(open.clone())?,
-                };
-                let policies = if compare && skirmish.is_none() {
-                    (0..2).find(|&s| !open.reserves[s].is_empty()).map(|side| {
-                        let others: Result<Vec<(ReservePolicy, RatioCombat)>, AnalysisError> =
-                            ReservePolicy::ALL
-                                .into_iter()
-                                .filter(|&p| p != open.policy[side])
-                                .map(|p| {
-                                    let mut bp = open.clone();
-                                    bp.policy[side] = p;
-                                    Ok((p, compile(bp)?))
-                                })
-                                .collect();
-                        others.map(|o| (side, o))
-                    })
-                } else {
-                    None
-                };
-                let policies = policies.transpose()?;
-                runs.push(RatioRun {
-                    variant: vi,
-                    coordinates,
-                    combat,
-                    policies,
-                });
+                runs.push(grid.run(vi, vname, &sides0, extra_units, &battle0, coordinates)?);
             }
         }
         Ok(Self {
-            path: path.to_path_buf(),
-            name,
-            description: analysis::description(&source, spec.description.as_ref())?,
-            seed,
-            trials,
-            exact: spec.exact.unwrap_or(true),
+            header,
             skirmish: skirmish.is_some(),
             side_names: [base_sides[0].name.clone(), base_sides[1].name.clone()],
             variants: variants.into_iter().map(|v| v.0).collect(),
@@ -1410,6 +905,613 @@ impl RatioStudy {
                 .collect(),
             runs,
         })
+    }
+}
+
+/// `[battle]`'s min-score, auto-deployment and objective, with their defaults.
+fn battle_setup(source: &Source, b: &BattleSpec) -> Result<BattleSetup, AnalysisError> {
+    Ok(BattleSetup {
+        min_score: match &b.min_score {
+            Some(v) => min_score(source, v, "battle.min_score")?,
+            None => MinScore::Floor(1),
+        },
+        auto_deploy: match &b.auto_deploy {
+            Some(v) => auto_deploy(source, v, "battle.auto_deploy")?,
+            None => AutoDeploy::DoubleFirst,
+        },
+        objective: match &b.objective {
+            Some(v) => objective(source, v, "battle.objective")?,
+            None => Objective::CpDifference,
+        },
+    })
+}
+
+/// `battle.reserve` and `battle.order` go with an explicit `battle.line`, and a side's
+/// `reserves` count does not.
+fn check_explicit_line_keys(
+    source: &Source,
+    spec: &RatioFile,
+    base_sides: &[SideSetup; 2],
+) -> Result<(), AnalysisError> {
+    let b = &spec.battle;
+    if b.reserve.is_some() && b.line.is_none() {
+        return Err(source.error_at(
+            None,
+            "battle.reserve",
+            "explicit reserves go with an explicit line; give battle.line too, or use side.<a|b>.reserves with auto-deployment",
+        ));
+    }
+    if let (Some(order), None) = (&b.order, &b.line) {
+        return Err(source.error(
+            order,
+            "battle.order",
+            "the order of resolution goes with an explicit line (positions in battle.line); auto-deployment resolves left to right",
+        ));
+    }
+    if b.line.is_some() {
+        for (s, side) in base_sides.iter().enumerate() {
+            if let Some(v) = [&spec.side.a.reserves, &spec.side.b.reserves][s] {
+                return Err(source.error(
+                    v,
+                    format!("side.{}.reserves", ["a", "b"][s]),
+                    format!("with an explicit battle.line, name side {}'s reserves in battle.reserve instead", side.name),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Each side's skirmish reserve count and policy (`[skirmish]`).
+type SkirmishSides = [(usize, ReservePolicy); 2];
+
+/// `[skirmish]`: each side's reserve (0 to 2, at most one fewer than its units) and
+/// policy (not optimal), or `None` for an open battle.
+fn skirmish_sides(
+    source: &Source,
+    spec: &RatioFile,
+    base_sides: &[SideSetup; 2],
+) -> Result<Option<SkirmishSides>, AnalysisError> {
+    let Some(s) = &spec.skirmish else {
+        return Ok(None);
+    };
+    let mut out = Vec::new();
+    for (k, key) in ["a", "b"].iter().enumerate() {
+        let side = [&s.a, &s.b][k].clone().unwrap_or_default();
+        let reserves = match &side.reserves {
+            Some(v) => source.int_in(
+                v,
+                &format!("skirmish.{key}.reserves"),
+                0,
+                2,
+                "a skirmish reserve (up to two more units a side)",
+            )?,
+            None => 2,
+        };
+        let p = match &side.policy {
+            Some(v) => {
+                let p = policy(source, v, &format!("skirmish.{key}.policy"))?;
+                if p == ReservePolicy::Optimal {
+                    return Err(source.error(
+                        v,
+                        format!("skirmish.{key}.policy"),
+                        "optimal is for open battles, where one side commits; in a skirmish both sides commit (allowed: none, rescue, press)",
+                    ));
+                }
+                p
+            }
+            None => ReservePolicy::Rescue,
+        };
+        if reserves as usize + 1 > base_sides[k].count as usize {
+            let given = if side.reserves.is_some() {
+                ""
+            } else {
+                " (the default)"
+            };
+            return Err(source.error_at(
+                Some(source.line_of(
+                    side.reserves
+                        .as_ref()
+                        .map_or([&spec.side.a.units, &spec.side.b.units][k].span(), |v| v.span()),
+                )),
+                format!("skirmish.{key}.reserves"),
+                format!(
+                    "side {} has {} units: one to fight and at most {} in the skirmish's reserve, got {reserves}{given}; set skirmish.{key}.reserves lower",
+                    key.to_uppercase(),
+                    base_sides[k].count,
+                    base_sides[k].count - 1
+                ),
+            ));
+        }
+        out.push((reserves as usize, p));
+    }
+    Ok(Some([out[0], out[1]]))
+}
+
+/// What every run of a ratio file is built from, once the sides, the battle, the
+/// skirmish and the sweep are read: the file and its sweep.
+struct RatioGrid<'a> {
+    source: &'a Source<'a>,
+    spec: &'a RatioFile,
+    axes: &'a [SweepAxis],
+    /// The line of each axis's `[sweep]` entry.
+    lines: &'a [Option<usize>],
+    skirmish: Option<SkirmishSides>,
+}
+
+impl RatioGrid<'_> {
+    /// The line of `[sweep]`'s entry for `parameter`, where it is swept.
+    fn axis_line(&self, parameter: &str) -> Option<usize> {
+        self.axes
+            .iter()
+            .position(|a| a.parameter == parameter)
+            .and_then(|i| self.lines[i])
+    }
+
+    /// A swept unit or reserve count needs auto-deployment, and a swept unit count
+    /// identical units; `size` and `a.units` / `b.units` exclude each other.
+    fn check_swept_counts(&self, base_sides: &[SideSetup; 2]) -> Result<(), AnalysisError> {
+        let (source, axes, b) = (self.source, self.axes, &self.spec.battle);
+        for p in ["size", "a.units", "b.units", "a.reserves", "b.reserves"] {
+            if axes.iter().any(|a| a.parameter == p) {
+                if b.line.is_some() {
+                    return Err(source.error_at(
+                        self.axis_line(p),
+                        format!("sweep.{p}"),
+                        "an explicit battle.line fixes the units; sweep unit counts with auto-deployment (remove battle.line)",
+                    ));
+                }
+                for (s, side) in base_sides.iter().enumerate() {
+                    let touches =
+                        p == "size" || p.starts_with(["a", "b"][s]) && p.ends_with("units");
+                    if touches && side.listed.is_some() {
+                        return Err(source.error_at(
+                            self.axis_line(p),
+                            format!("sweep.{p}"),
+                            format!("side.{}.units is a list; a swept unit count needs identical units (units = <count>)", ["a", "b"][s]),
+                        ));
+                    }
+                }
+            }
+        }
+        if axes.iter().any(|a| a.parameter == "size")
+            && axes
+                .iter()
+                .any(|a| a.parameter == "a.units" || a.parameter == "b.units")
+        {
+            return Err(source.error_at(
+                self.axis_line("size"),
+                "sweep.size",
+                "size sets both sides' unit counts; sweep either size or a.units / b.units",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Variant `vi`'s sides: the base sides with its `a` and `b` overrides, and the
+    /// units each side adds (`extra_units`, applied at every grid point).
+    fn variant_sides(
+        &self,
+        vi: usize,
+        base_sides: &[SideSetup; 2],
+        side_over: &[SideOverrides; 2],
+    ) -> Result<([SideSetup; 2], [i64; 2]), AnalysisError> {
+        let (source, b) = (self.source, &self.spec.battle);
+        let vfield = |f: &str| format!("variant[{vi}].{f}");
+        let mut sides0 = base_sides.clone();
+        let mut extra_units = [0i64; 2];
+        for s in 0..2 {
+            let o = &side_over[s];
+            let key = ["a", "b"][s];
+            if let Some(v) = &o.argument {
+                sides0[s].argument = source.int_in(
+                    v,
+                    &vfield(&format!("{key}.argument")),
+                    -3,
+                    3,
+                    "an argument modifier",
+                )?;
+            }
+            if let Some(v) = &o.quality {
+                sides0[s].quality = source.int_in(
+                    v,
+                    &vfield(&format!("{key}.quality")),
+                    -3,
+                    3,
+                    "troop quality",
+                )?;
+            }
+            if let Some(v) = o.ambush {
+                sides0[s].ambush = v;
+            }
+            if let Some(v) = o.exhausted {
+                sides0[s].exhausted = v;
+            }
+            if let Some(v) = &o.extra_units {
+                if sides0[s].listed.is_some() || b.line.is_some() {
+                    return Err(source.error(v, vfield(&format!("{key}.extra_units")), "extra_units adds identical units to a side given as a count, with auto-deployment"));
+                }
+                extra_units[s] = source.int_in(
+                    v,
+                    &vfield(&format!("{key}.extra_units")),
+                    -(MAX_UNITS as i64),
+                    MAX_UNITS as i64,
+                    "extra units",
+                )?;
+            }
+            if let Some(v) = &o.reserves {
+                if b.line.is_some() {
+                    return Err(source.error(
+                        v,
+                        vfield(&format!("{key}.reserves")),
+                        "with an explicit battle.line, reserves are named in battle.reserve",
+                    ));
+                }
+                sides0[s].reserves = Some(source.int_in(
+                    v,
+                    &vfield(&format!("{key}.reserves")),
+                    0,
+                    MAX_RESERVES as i64,
+                    "reserves kept back",
+                )?);
+            }
+            if let Some(v) = &o.policy {
+                sides0[s].policy = policy(source, v, &vfield(&format!("{key}.policy")))?;
+            }
+        }
+        Ok((sides0, extra_units))
+    }
+
+    /// Variant `vi`'s battle: the base battle with its `battle` overrides.
+    fn variant_battle(
+        &self,
+        vi: usize,
+        base_battle: &BattleSetup,
+        battle_over: &BattleOverrides,
+    ) -> Result<BattleSetup, AnalysisError> {
+        let source = self.source;
+        let vfield = |f: &str| format!("variant[{vi}].{f}");
+        let mut battle0 = base_battle.clone();
+        if let Some(v) = &battle_over.min_score {
+            battle0.min_score = min_score(source, v, &vfield("battle.min_score"))?;
+        }
+        if let Some(v) = &battle_over.auto_deploy {
+            battle0.auto_deploy = auto_deploy(source, v, &vfield("battle.auto_deploy"))?;
+        }
+        if let Some(v) = &battle_over.objective {
+            battle0.objective = objective(source, v, &vfield("battle.objective"))?;
+        }
+        Ok(battle0)
+    }
+
+    /// One grid point of one variant: its sides and battle, deployed and compiled, with
+    /// the same battle under every other reserve policy where policies are compared.
+    fn run(
+        &self,
+        vi: usize,
+        vname: &str,
+        sides0: &[SideSetup; 2],
+        extra_units: [i64; 2],
+        battle0: &BattleSetup,
+        coordinates: Vec<AxisValue>,
+    ) -> Result<RatioRun, AnalysisError> {
+        let (source, spec) = (self.source, self.spec);
+        let (sides, battle, swept_line) =
+            self.swept_setup(sides0, extra_units, battle0, &coordinates)?;
+        let at = analysis::describe_point(
+            self.axes,
+            &coordinates,
+            spec.variant.is_some().then_some(vname),
+        );
+        self.check_point_sides(&sides, swept_line, &at)?;
+        let units = [sides[0].units("A"), sides[1].units("B")];
+        let (line, reserves) = self.deployment(&units, &sides, &battle, swept_line, &at)?;
+        let open = RatioBattle {
+            units: units.clone(),
+            line,
+            reserves,
+            policy: [sides[0].policy, sides[1].policy],
+            objective: battle.objective,
+            min_score: battle.min_score,
+            skirmish: false,
+            escalation: None,
+        };
+        let compile = |battle: RatioBattle| {
+            RatioCombat::new(battle).map_err(|e| {
+                let (field, line) = self.file_field(&e.field, swept_line);
+                source.error_at(line, field, format!("{}{at}", e.message))
+            })
+        };
+        let combat = match self.skirmish {
+            Some(sk) => {
+                let skirmish_battle = RatioBattle {
+                    units: [0, 1].map(|s| units[s][..=sk[s].0].to_vec()),
+                    line: vec![Pairing {
+                        a: vec![0],
+                        b: vec![0],
+                    }],
+                    reserves: [0, 1].map(|s| (1..=sk[s].0).collect()),
+                    policy: [sk[0].1, sk[1].1],
+                    objective: battle.objective,
+                    min_score: battle.min_score,
+                    skirmish: true,
+                    escalation: Some(Box::new(open.clone())),
+                };
+                compile(skirmish_battle)?
+            }
+            None => compile(open.clone())?,
+        };
+        let compare = spec.battle.compare_policies.unwrap_or(true);
+        let policies = if compare && self.skirmish.is_none() {
+            (0..2).find(|&s| !open.reserves[s].is_empty()).map(|side| {
+                let others: Result<Vec<(ReservePolicy, RatioCombat)>, AnalysisError> =
+                    ReservePolicy::ALL
+                        .into_iter()
+                        .filter(|&p| p != open.policy[side])
+                        .map(|p| {
+                            let mut bp = open.clone();
+                            bp.policy[side] = p;
+                            Ok((p, compile(bp)?))
+                        })
+                        .collect();
+                others.map(|o| (side, o))
+            })
+        } else {
+            None
+        };
+        let policies = policies.transpose()?;
+        Ok(RatioRun {
+            variant: vi,
+            coordinates,
+            combat,
+            policies,
+        })
+    }
+
+    /// The sides and battle at one grid point: each swept value checked and set, then
+    /// the variant's extra units added; with the line of the first swept unit or
+    /// reserve count, for errors about the counts.
+    fn swept_setup(
+        &self,
+        sides0: &[SideSetup; 2],
+        extra_units: [i64; 2],
+        battle0: &BattleSetup,
+        coordinates: &[AxisValue],
+    ) -> Result<([SideSetup; 2], BattleSetup, Option<usize>), AnalysisError> {
+        let source = self.source;
+        let mut sides = sides0.clone();
+        let mut battle = battle0.clone();
+        let mut swept_line: Option<usize> = None;
+        for (axis, value) in self.axes.iter().zip(coordinates) {
+            let AxisValue::Int(x) = *value else { continue };
+            let x = x.clamp(-1_000_000, 1_000_000);
+            let line = self.axis_line(&axis.parameter);
+            let check = |lo: i64, hi: i64, what: &str| -> Result<i64, AnalysisError> {
+                if (lo..=hi).contains(&x) {
+                    Ok(x)
+                } else {
+                    Err(source.error_at(
+                        line,
+                        format!("sweep.{}", axis.parameter),
+                        format!("{what} must be {lo} to {hi}, got {x}"),
+                    ))
+                }
+            };
+            match axis.parameter.as_str() {
+                "size" => {
+                    let n = check(1, MAX_UNITS as i64, "a side's unit count")?;
+                    sides[0].count = n;
+                    sides[1].count = n;
+                }
+                "a.units" => sides[0].count = check(1, MAX_UNITS as i64, "a side's unit count")?,
+                "b.units" => sides[1].count = check(1, MAX_UNITS as i64, "a side's unit count")?,
+                "a.argument" => sides[0].argument = check(-3, 3, "an argument modifier")?,
+                "b.argument" => sides[1].argument = check(-3, 3, "an argument modifier")?,
+                "a.quality" => sides[0].quality = check(-3, 3, "troop quality")?,
+                "b.quality" => sides[1].quality = check(-3, 3, "troop quality")?,
+                "a.reserves" => {
+                    sides[0].reserves = Some(check(0, MAX_RESERVES as i64, "reserves kept back")?)
+                }
+                "b.reserves" => {
+                    sides[1].reserves = Some(check(0, MAX_RESERVES as i64, "reserves kept back")?)
+                }
+                _ => battle.min_score = MinScore::Floor(check(1, 6, "the min-score floor")? as i32),
+            }
+            if axis.parameter.ends_with("units")
+                || axis.parameter == "size"
+                || axis.parameter.ends_with("reserves")
+            {
+                swept_line = swept_line.or(line);
+            }
+        }
+        for s in 0..2 {
+            sides[s].count += extra_units[s];
+        }
+        Ok((sides, battle, swept_line))
+    }
+
+    /// Each side fields 1 to [`MAX_UNITS`] units at this grid point, and in a skirmish
+    /// one more than its skirmish reserve (a sweep or variant may field fewer units than
+    /// the base).
+    fn check_point_sides(
+        &self,
+        sides: &[SideSetup; 2],
+        swept_line: Option<usize>,
+        at: &str,
+    ) -> Result<(), AnalysisError> {
+        let source = self.source;
+        for (s, side) in sides.iter().enumerate() {
+            if !(1..=MAX_UNITS as i64).contains(&side.count) {
+                return Err(source.error_at(
+                    swept_line,
+                    format!("side.{}.units", ["a", "b"][s]),
+                    format!(
+                        "a side fields 1 to {MAX_UNITS} units, got {}{at}",
+                        side.count
+                    ),
+                ));
+            }
+            if let Some(sk) = self.skirmish {
+                let reserves = sk[s].0 as i64;
+                if reserves >= side.count {
+                    let key = ["a", "b"][s];
+                    let line = self
+                        .spec
+                        .skirmish
+                        .as_ref()
+                        .and_then(|k| [&k.a, &k.b][s].as_ref())
+                        .and_then(|k| k.reserves.as_ref())
+                        .map(|v| source.line_of(v.span()));
+                    return Err(source.error_at(
+                        swept_line.or(line),
+                        format!("skirmish.{key}.reserves"),
+                        format!(
+                            "side {} fields {} unit(s), so at most {} can wait in the skirmish's reserve, got {reserves}{at}; set skirmish.{key}.reserves lower or field more units",
+                            key.to_uppercase(),
+                            side.count,
+                            side.count - 1
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The line and reserves at one grid point: `battle.line` (in `battle.order`) and
+    /// `battle.reserve` as written, else auto-deployment.
+    fn deployment(
+        &self,
+        units: &[Vec<Unit>; 2],
+        sides: &[SideSetup; 2],
+        battle: &BattleSetup,
+        swept_line: Option<usize>,
+        at: &str,
+    ) -> Result<Deployment, AnalysisError> {
+        let (source, spec) = (self.source, self.spec);
+        match &spec.battle.line {
+            Some(entries) => self.explicit_deployment(entries, units),
+            None => deploy(
+                [units[0].len(), units[1].len()],
+                [sides[0].reserves, sides[1].reserves],
+                battle.auto_deploy,
+            )
+            .map_err(|(s, m)| {
+                let line = [&spec.side.a.reserves, &spec.side.b.reserves][s]
+                    .as_ref()
+                    .map(|v| source.line_of(v.span()))
+                    .or(swept_line);
+                source.error_at(
+                    line,
+                    format!("side.{}.reserves", ["a", "b"][s]),
+                    format!("{m}{at}"),
+                )
+            }),
+        }
+    }
+
+    /// `battle.line`'s pairings, put in `battle.order`, and `battle.reserve`'s units,
+    /// found by name.
+    fn explicit_deployment(
+        &self,
+        entries: &[Spanned<String>],
+        units: &[Vec<Unit>; 2],
+    ) -> Result<Deployment, AnalysisError> {
+        let (source, b) = (self.source, &self.spec.battle);
+        let mut line = Vec::new();
+        for (i, e) in entries.iter().enumerate() {
+            line.push(
+                parse_pairing(e.get_ref(), units)
+                    .map_err(|m| source.error(e, format!("battle.line[{i}]"), m))?,
+            );
+        }
+        if let Some(order) = &b.order {
+            let positions = order.get_ref();
+            let mut sorted: Vec<i64> = positions.clone();
+            sorted.sort_unstable();
+            if sorted != (1..=line.len() as i64).collect::<Vec<_>>() {
+                return Err(source.error(order, "battle.order", format!("the order lists every combat of battle.line once, by position 1 to {}; got {positions:?}", line.len())));
+            }
+            line = positions
+                .iter()
+                .map(|&p| line[p as usize - 1].clone())
+                .collect();
+        }
+        let mut reserves = [Vec::new(), Vec::new()];
+        for (i, e) in b.reserve.iter().flatten().enumerate() {
+            let name = e.get_ref().trim();
+            let found =
+                (0..2).find_map(|s| units[s].iter().position(|u| u.name == name).map(|u| (s, u)));
+            match found {
+                Some((s, u)) => reserves[s].push(u),
+                None => {
+                    return Err(source.error(
+                        e,
+                        format!("battle.reserve[{i}]"),
+                        format!("no unit \"{name}\" on either side"),
+                    ))
+                }
+            }
+        }
+        Ok((line, reserves))
+    }
+
+    /// The file's line for a field a rules error names: the first entry of
+    /// `battle.line` or `battle.reserve`, the first side policy, else the swept line.
+    fn line_of_field(&self, f: &str, swept_line: Option<usize>) -> Option<usize> {
+        let (source, spec, b) = (self.source, self.spec, &self.spec.battle);
+        if f.starts_with("line") {
+            b.line
+                .as_ref()
+                .and_then(|l| l.first())
+                .map(|e| source.line_of(e.span()))
+        } else if f.starts_with("reserve") {
+            b.reserve
+                .as_ref()
+                .and_then(|l| l.first())
+                .map(|e| source.line_of(e.span()))
+                .or(swept_line)
+        } else if f.ends_with("policy") {
+            [&spec.side.a.policy, &spec.side.b.policy]
+                .into_iter()
+                .flatten()
+                .next()
+                .map(|v| source.line_of(v.span()))
+        } else {
+            swept_line
+        }
+    }
+
+    /// A rules error's field as the file names it, with its line. Rules errors name
+    /// combats in resolution order (`line[c]`); the file's entries are named by their
+    /// position in battle.line.
+    fn file_field(&self, field: &str, swept_line: Option<usize>) -> (String, Option<usize>) {
+        let (source, b) = (self.source, &self.spec.battle);
+        let combat = field
+            .strip_prefix("line[")
+            .and_then(|r| r.strip_suffix(']'))
+            .and_then(|c| c.parse::<usize>().ok());
+        match (combat, &b.line) {
+            (Some(c), Some(entries)) => {
+                let position = b
+                    .order
+                    .as_ref()
+                    .and_then(|o| o.get_ref().get(c).map(|&p| p as usize - 1))
+                    .unwrap_or(c);
+                (
+                    format!("battle.line[{position}]"),
+                    entries.get(position).map(|e| source.line_of(e.span())),
+                )
+            }
+            _ if b.line.is_some() && field.starts_with("line") => {
+                ("battle.line".into(), self.line_of_field(field, swept_line))
+            }
+            _ if b.line.is_some() && field.starts_with("reserve") => (
+                "battle.reserve".into(),
+                self.line_of_field(field, swept_line),
+            ),
+            _ => (field.to_string(), self.line_of_field(field, swept_line)),
+        }
     }
 }
 
@@ -1546,12 +1648,7 @@ impl crate::engine::System for RatioStudy {
     }
 
     fn header(&self) -> crate::engine::Header<'_> {
-        crate::engine::Header {
-            name: &self.name,
-            system: "ratio",
-            seed: self.seed,
-            trials: self.trials,
-        }
+        self.header.view()
     }
 
     fn plan(&self) -> crate::engine::Plan {
@@ -1611,7 +1708,8 @@ impl crate::engine::System for RatioStudy {
     }
 
     fn exact(&self, run: usize) -> Option<RatioDistribution> {
-        self.exact
+        self.header
+            .exact
             .then(|| self.combat_of(run).distribution(MAX_EXACT_STEPS))
             .flatten()
     }

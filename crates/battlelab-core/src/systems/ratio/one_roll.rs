@@ -292,6 +292,7 @@ impl System for RatioTable {
             system: "ratio",
             seed: self.sampling.seed,
             trials: self.sampling.trials.unwrap_or(0),
+            precision: None,
         }
     }
 

@@ -27,7 +27,7 @@ pub mod one_roll;
 #[doc(hidden)]
 pub mod scenarios;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::json;
@@ -35,6 +35,7 @@ use toml::Spanned;
 
 use crate::analysis::{self, AnalysisError, AxisValue, Source};
 use crate::dice::DiceStream;
+use crate::header::{analysis_file, AnalysisHeader};
 use crate::keys::{self, key, KeyDoc, SystemDoc, Ty, ValueDoc, REQUIRED};
 use crate::sim::{Interrupted, RunControl};
 use crate::systems::setup::map::{
@@ -47,34 +48,15 @@ pub const MAX_STATES: usize = 64;
 /// A validated setup study.
 #[derive(Debug, Clone)]
 pub struct SetupStudy {
-    pub path: PathBuf,
-    pub name: String,
-    pub description: Option<String>,
-    pub seed: u64,
-    pub trials: u64,
+    pub header: AnalysisHeader,
     pub states: Vec<MapState>,
     pub coalitions: Vec<String>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SetupFile {
-    name: Option<Spanned<String>>,
-    description: Option<Spanned<String>>,
-    #[allow(dead_code)]
-    system: String,
-    seed: Option<Spanned<i64>>,
-    trials: Option<Spanned<i64>>,
-    state: Option<Vec<StateSpec>>,
-    /// Balance assertions, read by the engine (`engine::expect`), not by this system.
-    #[serde(rename = "expect")]
-    _expect: Option<serde::de::IgnoredAny>,
-    /// Run until precise, read by the engine (`analysis::precision_of`).
-    #[serde(rename = "precision")]
-    _precision: Option<serde::de::IgnoredAny>,
-    /// What `battlelab value` prices, read by the `value` command.
-    #[serde(rename = "value")]
-    _value: Option<serde::de::IgnoredAny>,
+analysis_file! {
+    struct SetupFile {
+        state: Option<Vec<StateSpec>>,
+    }
 }
 
 #[derive(Deserialize)]
@@ -147,13 +129,7 @@ impl SetupStudy {
     pub fn parse(path: &Path, text: &str) -> Result<Self, AnalysisError> {
         let source = Source::new(path, text);
         let spec: SetupFile = source.parse_toml()?;
-        let (name, seed, trials) = analysis::header(
-            &source,
-            path,
-            spec.name.as_ref(),
-            spec.seed.as_ref(),
-            spec.trials.as_ref(),
-        )?;
+        let header = AnalysisHeader::parse(path, &source, None)?;
         let specs = spec.state.unwrap_or_default();
         if specs.is_empty() || specs.len() > MAX_STATES {
             return Err(source.error_at(
@@ -231,11 +207,7 @@ impl SetupStudy {
             });
         }
         Ok(Self {
-            path: path.to_path_buf(),
-            name,
-            description: analysis::description(&source, spec.description.as_ref())?,
-            seed,
-            trials,
+            header,
             states,
             coalitions,
         })
@@ -334,12 +306,7 @@ impl crate::engine::System for SetupStudy {
     type Exact = Vec<Vec<f64>>;
 
     fn header(&self) -> crate::engine::Header<'_> {
-        crate::engine::Header {
-            name: &self.name,
-            system: "setup",
-            seed: self.seed,
-            trials: self.trials,
-        }
+        self.header.view()
     }
 
     /// One run per coalition. Every run rolls the whole map with the same dice (common
