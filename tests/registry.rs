@@ -117,3 +117,55 @@ fn the_levers_are_the_priced_keys_of_the_registered_systems() {
     expected.sort_unstable();
     assert_eq!(served, expected);
 }
+
+/// The code of `path` before its tests.
+fn code_of(path: &Path) -> String {
+    let text = read(path);
+    match text.find("#[cfg(test)]") {
+        Some(at) => text[..at].to_string(),
+        None => text,
+    }
+}
+
+#[test]
+fn no_command_names_a_system() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = vec![root.join("src/levers.rs")];
+    for dir in ["src/cmd", "src/table"] {
+        for entry in std::fs::read_dir(root.join(dir)).unwrap() {
+            files.push(entry.unwrap().path());
+        }
+    }
+    let mut ties = Vec::new();
+    for file in &files {
+        let code = code_of(file);
+        for r in REGISTRY {
+            for needle in [format!("systems::{}", r.folder)]
+                .into_iter()
+                .chain(r.docs.iter().map(|d| format!("\"{}\"", d.name)))
+            {
+                if code.contains(&needle) {
+                    ties.push(format!("{}: {needle}", file.display()));
+                }
+            }
+        }
+        for study in [
+            "FieldStudy",
+            "MeleeStudy",
+            "RatioStudy",
+            "FrontierStudy",
+            "SetupStudy",
+            "NavalEngagementStudy",
+            "D6TableStudy",
+        ] {
+            if code.contains(study) {
+                ties.push(format!("{}: {study}", file.display()));
+            }
+        }
+    }
+    assert!(
+        ties.is_empty(),
+        "commands that match on a system:\n{}",
+        ties.join("\n")
+    );
+}
