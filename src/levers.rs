@@ -320,6 +320,7 @@ pub fn odds_columns(doc: &Doc, system: &str, variant: &str) -> Option<Vec<(u32, 
     let mut columns = columns(doc, variant);
     columns
         .sort_by(|a, b| (u64::from(a.0) * u64::from(b.1)).cmp(&(u64::from(b.0) * u64::from(a.1))));
+    // A stable sort: of equal ratios (3:2 and 6:4) the first listed, the printed one, stays.
     columns.dedup_by(|a, b| same_ratio(*a, *b));
     Some(columns)
 }

@@ -530,7 +530,7 @@ pub struct ValueDoc {
     pub currency: Option<(&'static str, &'static str)>,
     /// Where the system has odds columns (`odds±N`): those of the rules a run of the
     /// named variant fights by, read from the analysis document — each a ratio
-    /// (larger, smaller), in any order.
+    /// (larger, smaller), the printed ones first (of equal ratios the first is kept).
     pub odds_columns: Option<OddsColumns>,
 }
 

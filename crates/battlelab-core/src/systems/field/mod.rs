@@ -393,8 +393,9 @@ pub const DOC: SystemDoc = SystemDoc {
 };
 
 /// The odds columns a run of `variant` fights by: the printed ones and any the file
-/// adds under `[rules.odds]` or the variant's `rules.odds` (a ratio that reduces to a
-/// printed one is the printed one).
+/// adds under `[rules.odds]` or the variant's `rules.odds`, printed first (the caller
+/// sorts them and keeps the first of equal ratios: a ratio that reduces to a printed one
+/// is the printed one).
 fn odds_columns(doc: &toml::Table, variant: &str) -> Vec<(u32, u32)> {
     let mut columns: Vec<(u32, u32)> = FieldRules::printed()
         .odds_columns
@@ -411,12 +412,8 @@ fn odds_columns(doc: &toml::Table, variant: &str) -> Vec<(u32, u32)> {
     for rules in doc.get("rules").into_iter().chain(variant_rules) {
         let added = rules.get("odds").and_then(toml::Value::as_table);
         for label in added.into_iter().flat_map(|t| t.keys()) {
-            if let Some((l, s)) = OddsColumn::parse_ratio(label).filter(|(l, s)| l >= s) {
-                let same =
-                    |c: &(u32, u32)| u64::from(c.0) * u64::from(s) == u64::from(l) * u64::from(c.1);
-                if !columns.iter().any(same) {
-                    columns.push((l, s));
-                }
+            if let Some(column) = OddsColumn::parse_ratio(label).filter(|(l, s)| l >= s) {
+                columns.push(column);
             }
         }
     }
