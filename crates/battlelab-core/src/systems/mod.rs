@@ -21,6 +21,7 @@ pub mod frontier;
 pub mod melee;
 pub mod naval_engagement;
 pub mod ratio;
+pub mod rules_file;
 pub mod setup;
 
 use crate::keys::SystemDoc;
@@ -46,7 +47,7 @@ pub struct Registration {
 
 /// Every system, once. Field battles come first: a file that names no system is read
 /// as one (and told what to name).
-pub const REGISTRY: [Registration; 7] = [
+pub const REGISTRY: [Registration; 8] = [
     field::REGISTRATION,
     d6_tables::REGISTRATION,
     setup::REGISTRATION,
@@ -54,6 +55,7 @@ pub const REGISTRY: [Registration; 7] = [
     ratio::REGISTRATION,
     melee::REGISTRATION,
     frontier::REGISTRATION,
+    rules_file::REGISTRATION,
 ];
 
 /// Every system's documentation, in registry order.

@@ -1,0 +1,756 @@
+//! A rules file's battle as a Markov chain over its bounded state: one round's outcomes
+//! from a state, enumerated with exact weights or drawn from the dice; the chain of every
+//! state reachable from the start, built once per run; and its exact solution.
+//!
+//! Why this module exists: every capability reads a rules file through one round step
+//! ([`Stepper::round`]), written once for both uses — enumerating every outcome with its
+//! weight (what the chain and the exact results are built from) and drawing one outcome
+//! from the dice (the step interpreter, for battles whose chain is too large). The Monte
+//! Carlo kernel walks the compiled chain (`kernel.rs`), so a simulated battle and the exact
+//! distribution are two readings of the same transitions.
+
+use std::collections::HashMap;
+
+use num_bigint::BigInt;
+use num_rational::BigRational;
+use num_traits::{One, ToPrimitive, Zero};
+
+use crate::dice::DiceStream;
+use crate::systems::rules_file::expr::Statement;
+use crate::systems::rules_file::game::{ColumnPick, Edge, Game, PhaseKind, Table};
+
+/// The most states a chain may hold before the step interpreter runs instead.
+pub const MAX_STATES: usize = 250_000;
+/// The most transitions a chain may hold.
+pub const MAX_TRANSITIONS: usize = 8_000_000;
+
+/// One way a round can go so far: the frame, its weight `num / den`, and whether an
+/// effect ended the battle.
+#[derive(Clone, Debug)]
+struct Branch {
+    frame: Vec<i64>,
+    num: u128,
+    den: u128,
+    ended: bool,
+}
+
+fn gcd(mut a: u128, mut b: u128) -> u128 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// A uniform draw below `total` (≥ 1) from `dice`: whole words masked to the bits of
+/// `total − 1` and redrawn when over (exact; at most two words per try).
+pub fn below(dice: &mut DiceStream, total: u128) -> u128 {
+    if total <= 1 {
+        return 0;
+    }
+    let top = total - 1;
+    let bits = 128 - top.leading_zeros();
+    let mask = if bits == 128 {
+        u128::MAX
+    } else {
+        (1u128 << bits) - 1
+    };
+    loop {
+        let r = if bits <= 64 {
+            u128::from(dice.next_u64())
+        } else {
+            (u128::from(dice.next_u64()) << 64) | u128::from(dice.next_u64())
+        } & mask;
+        if r < total {
+            return r;
+        }
+    }
+}
+
+/// Reads one round of a game: every way it can go (enumeration) or one way, drawn.
+pub struct Stepper<'g, 'd> {
+    game: &'g Game,
+    /// Drawing one outcome; `None`: enumerating all.
+    dice: Option<&'d mut DiceStream>,
+    /// Set when a weight no longer fits in 128 bits (the chain is then not built).
+    pub overflow: bool,
+    /// The compare phases' outcome lists, by (phase, dice of each side).
+    compare: &'g CompareCache,
+}
+
+/// For each compare phase, the distribution of pairs won for every count of dice:
+/// `(won by side 0, won by side 1) → ways`, over `faces^(n0 + n1)`.
+#[derive(Clone, Debug, Default)]
+pub struct CompareCache {
+    lists: HashMap<(usize, i64, i64), (Vec<((i64, i64), u128)>, u128)>,
+}
+
+impl CompareCache {
+    /// Every compare phase's lists, for every count of dice its expressions can give.
+    pub fn of(game: &Game) -> Self {
+        let mut lists = HashMap::new();
+        let scope = RangeOf(game);
+        for (p, phase) in game.phases.iter().enumerate() {
+            if let PhaseKind::Compare {
+                dice, faces, ties, ..
+            } = &phase.kind
+            {
+                let tops = [0, 1].map(|k| dice[k].range(&scope).1.max(0));
+                for n0 in 0..=tops[0] {
+                    for n1 in 0..=tops[1] {
+                        lists.insert((p, n0, n1), compare_list(n0, n1, *faces, *ties));
+                    }
+                }
+            }
+        }
+        Self { lists }
+    }
+}
+
+struct RangeOf<'g>(&'g Game);
+
+impl crate::systems::rules_file::expr::Scope for RangeOf<'_> {
+    fn slot(&self, _: &str) -> Option<(usize, (i64, i64))> {
+        None
+    }
+    fn names(&self) -> Vec<String> {
+        Vec::new()
+    }
+    fn range(&self, slot: usize) -> (i64, i64) {
+        self.0.layout.names[slot].2
+    }
+}
+
+/// Both sides roll, sort high to low and compare pair by pair (as many pairs as the
+/// fewer dice); `ties` wins a tie.
+fn compare_list(n0: i64, n1: i64, faces: u32, ties: usize) -> (Vec<((i64, i64), u128)>, u128) {
+    let total_dice = (n0 + n1) as u32;
+    let f = u128::from(faces);
+    let total = f.pow(total_dice);
+    let mut ways: HashMap<(i64, i64), u128> = HashMap::new();
+    let mut roll = vec![1u32; total_dice as usize];
+    let pairs = n0.min(n1) as usize;
+    loop {
+        let mut a: Vec<u32> = roll[..n0 as usize].to_vec();
+        let mut b: Vec<u32> = roll[n0 as usize..].to_vec();
+        a.sort_unstable_by(|x, y| y.cmp(x));
+        b.sort_unstable_by(|x, y| y.cmp(x));
+        let (mut w0, mut w1) = (0, 0);
+        for k in 0..pairs {
+            let zero_wins = a[k] > b[k] || (a[k] == b[k] && ties == 0);
+            if zero_wins {
+                w0 += 1;
+            } else {
+                w1 += 1;
+            }
+        }
+        *ways.entry((w0, w1)).or_default() += 1;
+        // next roll, as an odometer
+        let mut i = 0;
+        loop {
+            if i == roll.len() {
+                let mut list: Vec<_> = ways.into_iter().collect();
+                list.sort_unstable();
+                return (list, total);
+            }
+            if roll[i] < faces {
+                roll[i] += 1;
+                break;
+            }
+            roll[i] = 1;
+            i += 1;
+        }
+    }
+}
+
+/// Ways to roll exactly `k` hits with `n` dice of `faces` faces hitting on `at_most` or
+/// under, for every `k`; over `faces^n`.
+fn hit_ways(n: i64, faces: u32, at_most: i64) -> Option<(Vec<u128>, u128)> {
+    let f = u128::from(faces);
+    let hit = at_most.clamp(0, i64::from(faces)) as u128;
+    let miss = f - hit;
+    let n = n.max(0) as u32;
+    let mut ways = Vec::with_capacity(n as usize + 1);
+    let mut choose: u128 = 1;
+    for k in 0..=n {
+        if k > 0 {
+            choose = choose * u128::from(n - k + 1) / u128::from(k);
+        }
+        let w = choose
+            .checked_mul(hit.checked_pow(k)?)?
+            .checked_mul(miss.checked_pow(n - k)?)?;
+        ways.push(w);
+    }
+    Some((ways, f.checked_pow(n)?))
+}
+
+impl<'g, 'd> Stepper<'g, 'd> {
+    pub fn enumerating(game: &'g Game, compare: &'g CompareCache) -> Self {
+        Self {
+            game,
+            dice: None,
+            overflow: false,
+            compare,
+        }
+    }
+
+    pub fn drawing(game: &'g Game, compare: &'g CompareCache, dice: &'d mut DiceStream) -> Self {
+        Self {
+            game,
+            dice: Some(dice),
+            overflow: false,
+            compare,
+        }
+    }
+
+    /// Splits every branch by the outcomes `list` gives it (`(assignments, ways)` over
+    /// `total`), or, drawing, follows one outcome.
+    fn split<F>(&mut self, branches: Vec<Branch>, list: F) -> Vec<Branch>
+    where
+        F: Fn(&Branch) -> (Vec<(Vec<(usize, i64)>, u128)>, u128),
+    {
+        let mut out = Vec::with_capacity(branches.len());
+        for b in branches {
+            let (outcomes, total) = list(&b);
+            if let Some(dice) = self.dice.as_deref_mut() {
+                let mut r = below(dice, total);
+                for (assign, ways) in &outcomes {
+                    if r < *ways {
+                        let mut next = b.clone();
+                        for (slot, v) in assign {
+                            next.frame[*slot] = *v;
+                        }
+                        out.push(next);
+                        break;
+                    }
+                    r -= ways;
+                }
+                continue;
+            }
+            for (assign, ways) in &outcomes {
+                if *ways == 0 {
+                    continue;
+                }
+                let mut next = b.clone();
+                for (slot, v) in assign {
+                    next.frame[*slot] = *v;
+                }
+                match (b.num.checked_mul(*ways), b.den.checked_mul(total)) {
+                    (Some(n), Some(d)) => {
+                        let g = gcd(n, d);
+                        next.num = n / g;
+                        next.den = d / g;
+                    }
+                    _ => {
+                        self.overflow = true;
+                        return Vec::new();
+                    }
+                }
+                out.push(next);
+            }
+        }
+        out
+    }
+
+    /// The state slots of `frame` held to their counters' ranges.
+    fn clamp_to_range(&self, slot: usize, value: i64) -> i64 {
+        let (lo, hi) = self.game.layout.names[slot].2;
+        value.clamp(lo, hi)
+    }
+
+    fn statements(&mut self, statements: &[Statement], mut branches: Vec<Branch>) -> Vec<Branch> {
+        for s in statements {
+            match s {
+                Statement::Set { target, value } => {
+                    for b in &mut branches {
+                        let v = value.eval(&b.frame);
+                        b.frame[*target] = self.clamp_to_range(*target, v);
+                    }
+                }
+                Statement::Lose { amount, order } => {
+                    for b in &mut branches {
+                        let mut left = amount.eval(&b.frame).max(0);
+                        for slot in order {
+                            let (lo, _) = self.game.layout.names[*slot].2;
+                            let take = left.min(b.frame[*slot] - lo).max(0);
+                            b.frame[*slot] -= take;
+                            left -= take;
+                        }
+                    }
+                }
+                Statement::End => branches.iter_mut().for_each(|b| b.ended = true),
+                Statement::Outcome(k) => {
+                    let slot = self.game.layout.outcome;
+                    branches
+                        .iter_mut()
+                        .for_each(|b| b.frame[slot] = *k as i64 + 1);
+                }
+                Statement::Roll(name) => {
+                    let t = self
+                        .game
+                        .tables
+                        .iter()
+                        .position(|t| t.name == *name)
+                        .expect("checked when the file was read");
+                    branches = self.table(t, branches);
+                }
+            }
+            if self.overflow {
+                return Vec::new();
+            }
+        }
+        branches
+    }
+
+    /// Rolls on table `t` and applies the result, branch by branch.
+    fn table(&mut self, t: usize, branches: Vec<Branch>) -> Vec<Branch> {
+        let game = self.game;
+        let table = &game.tables[t];
+        let roll_slot = game.layout.roll;
+        let mut out = Vec::new();
+        // Branches with an automatic result (beyond the columns) take it without a roll.
+        let mut rolled = Vec::new();
+        for b in branches {
+            match column_of(table, &b.frame) {
+                Err(result) => {
+                    let applied = self.statements(&game.results[result].effects, vec![b]);
+                    out.extend(applied);
+                }
+                Ok(_) => rolled.push(b),
+            }
+        }
+        let sums = &table.sums;
+        let total: u128 = sums.iter().map(|s| s.1).sum();
+        let rolled = self.split(rolled, |_| {
+            (
+                sums.iter()
+                    .map(|(s, w)| (vec![(roll_slot, *s)], *w))
+                    .collect(),
+                total,
+            )
+        });
+        // Group by result so that each result's effects run once per group.
+        for b in rolled {
+            let mut b = b;
+            let result = result_of(game, table, &mut b.frame);
+            let applied = self.statements(&game.results[result].effects, vec![b]);
+            out.extend(applied);
+        }
+        out
+    }
+
+    /// Every way one round from `state` (the state slots' values) can go, merged by the
+    /// state it ends in: `(next state, ended, num, den)`. Drawing: one way.
+    pub fn round(&mut self, start_frame: &[i64]) -> Vec<(Vec<i64>, bool, u128, u128)> {
+        let game = self.game;
+        let temps = game.layout.temps.clone();
+        let mut branches = vec![Branch {
+            frame: start_frame.to_vec(),
+            num: 1,
+            den: 1,
+            ended: false,
+        }];
+        for (p, phase) in game.phases.iter().enumerate() {
+            for b in &mut branches {
+                b.frame[temps.clone()].iter_mut().for_each(|v| *v = 0);
+            }
+            // Branches already ended skip the rest of the round.
+            let (mut live, done): (Vec<Branch>, Vec<Branch>) =
+                branches.into_iter().partition(|b| {
+                    !b.ended && phase.when.as_ref().is_none_or(|w| w.eval(&b.frame) != 0)
+                });
+            live = match &phase.kind {
+                PhaseKind::Table(t) => self.table(*t, live),
+                PhaseKind::Count(pools) => {
+                    for pool in pools {
+                        let faces = pool.faces;
+                        let overflow = std::cell::Cell::new(false);
+                        live = self.split(live, |b| {
+                            let n = pool
+                                .dice
+                                .eval(&b.frame)
+                                .clamp(0, crate::systems::rules_file::game::MAX_POOL_DICE);
+                            let at_most = pool.hits_at_most.eval(&b.frame);
+                            let base = b.frame[pool.into];
+                            match hit_ways(n, faces, at_most) {
+                                Some((ways, total)) => (
+                                    ways.iter()
+                                        .enumerate()
+                                        .map(|(k, w)| (vec![(pool.into, base + k as i64)], *w))
+                                        .collect(),
+                                    total,
+                                ),
+                                None => {
+                                    overflow.set(true);
+                                    (vec![(Vec::new(), 1)], 1)
+                                }
+                            }
+                        });
+                        if overflow.get() {
+                            self.overflow = true;
+                        }
+                    }
+                    live
+                }
+                PhaseKind::Compare { dice, won, .. } => {
+                    let cache = self.compare;
+                    self.split(live, |b| {
+                        let n0 = dice[0].eval(&b.frame).max(0);
+                        let n1 = dice[1].eval(&b.frame).max(0);
+                        let (list, total) = &cache.lists[&(p, n0, n1)];
+                        (
+                            list.iter()
+                                .map(|((w0, w1), ways)| (vec![(won[0], *w0), (won[1], *w1)], *ways))
+                                .collect(),
+                            *total,
+                        )
+                    })
+                }
+                PhaseKind::Effects => live,
+            };
+            if self.overflow {
+                return Vec::new();
+            }
+            live = self.statements(&phase.effects, live);
+            if self.overflow {
+                return Vec::new();
+            }
+            branches = live;
+            branches.extend(done);
+            if self.dice.is_none() {
+                branches = merge(branches, &temps);
+            }
+        }
+        // The round ends: the round number advances, the temporaries are cleared.
+        let state = game.layout.state.clone();
+        let round = game.layout.round;
+        let mut out: Vec<(Vec<i64>, bool, u128, u128)> = Vec::with_capacity(branches.len());
+        for mut b in branches {
+            b.frame[temps.clone()].iter_mut().for_each(|v| *v = 0);
+            if game.rounds_remembered > 0 {
+                b.frame[round] = (b.frame[round] + 1).min(i64::from(game.rounds_remembered));
+            }
+            out.push((b.frame[state.clone()].to_vec(), b.ended, b.num, b.den));
+        }
+        out
+    }
+}
+
+/// Merges branches that hold the same frame (temporaries cleared) and end flag.
+fn merge(branches: Vec<Branch>, temps: &std::ops::Range<usize>) -> Vec<Branch> {
+    let mut index: HashMap<(Vec<i64>, bool), usize> = HashMap::new();
+    let mut out: Vec<Branch> = Vec::new();
+    for mut b in branches {
+        b.frame[temps.clone()].iter_mut().for_each(|v| *v = 0);
+        let key = (b.frame.clone(), b.ended);
+        match index.get(&key) {
+            Some(&i) => {
+                let o = &mut out[i];
+                let den = o.den / gcd(o.den, b.den) * b.den;
+                let num = o.num * (den / o.den) + b.num * (den / b.den);
+                let g = gcd(num, den);
+                o.num = num / g;
+                o.den = den / g;
+            }
+            None => {
+                index.insert(key, out.len());
+                out.push(b);
+            }
+        }
+    }
+    out
+}
+
+/// The column table `t` is read in, or the result it gives with no roll (beyond its
+/// columns' edges).
+pub fn column_of(t: &Table, frame: &[i64]) -> Result<usize, usize> {
+    let n = t.labels.len() as i64;
+    let base: i64 = match &t.columns {
+        ColumnPick::Odds {
+            attacker,
+            defender,
+            ratios,
+            round_up,
+        } => {
+            let (a, d) = (
+                i128::from(attacker.eval(frame).max(0)),
+                i128::from(defender.eval(frame).max(0)),
+            );
+            // a : d against p : q, compared as a·q against p·d (a defender of 0: above all).
+            let at_or_over = |&(p, q): &(u32, u32)| a * i128::from(q) >= i128::from(p) * d;
+            if *round_up {
+                let at_or_under = |&(p, q): &(u32, u32)| a * i128::from(q) <= i128::from(p) * d;
+                ratios.iter().position(at_or_under).map_or(n, |i| i as i64)
+            } else {
+                ratios.iter().rposition(at_or_over).map_or(-1, |i| i as i64)
+            }
+        }
+        ColumnPick::AtLeast { value, bounds } => {
+            let v = value.eval(frame);
+            bounds
+                .iter()
+                .rposition(|b| v >= *b)
+                .map_or(-1, |i| i as i64)
+        }
+        ColumnPick::Index { value } => value.eval(frame),
+    };
+    let shifted = base.saturating_add(t.shift.as_ref().map_or(0, |s| s.eval(frame)));
+    if shifted < 0 {
+        match t.below {
+            Edge::Result(r) => Err(r),
+            Edge::Clamp => Ok(0),
+        }
+    } else if shifted >= n {
+        match t.above {
+            Edge::Result(r) => Err(r),
+            Edge::Clamp => Ok(n as usize - 1),
+        }
+    } else {
+        Ok(shifted as usize)
+    }
+}
+
+/// The result of table `t` with the natural roll in the frame's `roll` slot: natural
+/// results first, then the modified roll's row in the column. Sets `modifier`.
+pub fn result_of(game: &Game, t: &Table, frame: &mut [i64]) -> usize {
+    let roll = frame[game.layout.roll];
+    let modifier = t.modifier.as_ref().map_or(0, |m| m.eval(frame));
+    frame[game.layout.modifier] = modifier;
+    if let Some((_, r)) = t.natural.iter().find(|(n, _)| *n == roll) {
+        return *r;
+    }
+    let column = match column_of(t, frame) {
+        Ok(c) => c,
+        Err(r) => return r,
+    };
+    let row = t
+        .row
+        .as_ref()
+        .map_or_else(|| roll.saturating_add(modifier), |r| r.eval(frame));
+    let (from, to) = t.rows;
+    let index = if row < from {
+        match t.below_rows {
+            Edge::Result(r) => return r,
+            Edge::Clamp => 0,
+        }
+    } else if row > to {
+        match t.above_rows {
+            Edge::Result(r) => return r,
+            Edge::Clamp => (to - from) as usize,
+        }
+    } else {
+        (row - from) as usize
+    };
+    t.cells[column][index]
+}
+
+/// The battle's chain from one start: every reachable state, its transitions with
+/// integer weights, and which states end the battle.
+#[derive(Clone, Debug)]
+pub struct Chain {
+    /// State slots' values of each state.
+    pub states: Vec<Vec<i64>>,
+    pub terminal: Vec<bool>,
+    /// Transitions of state `s`: `edges[offsets[s]..offsets[s + 1]]` as (next, ways), ways
+    /// over `totals[s]`.
+    pub offsets: Vec<usize>,
+    pub edges: Vec<(u32, u128)>,
+    pub totals: Vec<u128>,
+}
+
+/// Why a chain was not built.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TooLarge {
+    States,
+    Transitions,
+    Weights,
+}
+
+impl std::fmt::Display for TooLarge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TooLarge::States => write!(f, "more than {MAX_STATES} reachable states"),
+            TooLarge::Transitions => write!(f, "more than {MAX_TRANSITIONS} transitions"),
+            TooLarge::Weights => f.write_str("a round's dice give weights beyond 128 bits"),
+        }
+    }
+}
+
+/// The frame of a state: the run's parameters with the state's slots.
+pub fn frame_of(game: &Game, base: &[i64], state: &[i64]) -> Vec<i64> {
+    let mut frame = base.to_vec();
+    frame[game.layout.state.clone()].copy_from_slice(state);
+    frame
+}
+
+/// Whether the battle is over in `frame` after a round (or at the start).
+pub fn over(game: &Game, frame: &[i64], ended: bool) -> bool {
+    ended
+        || game.end.as_ref().is_some_and(|e| e.eval(frame) != 0)
+        || game
+            .round_limit
+            .is_some_and(|l| frame[game.layout.round] >= i64::from(l))
+}
+
+impl Chain {
+    /// Builds the chain from the frame `base` (parameters and start counters).
+    pub fn build(game: &Game, compare: &CompareCache, base: &[i64]) -> Result<Chain, TooLarge> {
+        let start: Vec<i64> = base[game.layout.state.clone()].to_vec();
+        let mut index: HashMap<(Vec<i64>, bool), u32> = HashMap::new();
+        let start_over = over(game, base, false);
+        let mut chain = Chain {
+            states: vec![start.clone()],
+            terminal: vec![start_over],
+            offsets: vec![0],
+            edges: Vec::new(),
+            totals: Vec::new(),
+        };
+        index.insert((start, start_over), 0);
+        let mut stepper = Stepper::enumerating(game, compare);
+        let mut s = 0;
+        while s < chain.states.len() {
+            if chain.terminal[s] {
+                chain.totals.push(1);
+                chain.offsets.push(chain.edges.len());
+                s += 1;
+                continue;
+            }
+            let frame = frame_of(game, base, &chain.states[s]);
+            let next = stepper.round(&frame);
+            if stepper.overflow {
+                return Err(TooLarge::Weights);
+            }
+            let den = next.iter().fold(1u128, |acc, n| {
+                acc.checked_div(gcd(acc, n.3))
+                    .and_then(|x| x.checked_mul(n.3))
+                    .unwrap_or(0)
+            });
+            if den == 0 {
+                return Err(TooLarge::Weights);
+            }
+            let mut edges: Vec<(u32, u128)> = Vec::with_capacity(next.len());
+            for (state, ended, num, d) in next {
+                let f = frame_of(game, base, &state);
+                let terminal = over(game, &f, ended);
+                let key = (state, terminal);
+                let id = match index.get(&key) {
+                    Some(&id) => id,
+                    None => {
+                        if chain.states.len() >= MAX_STATES {
+                            return Err(TooLarge::States);
+                        }
+                        let id = chain.states.len() as u32;
+                        chain.states.push(key.0.clone());
+                        chain.terminal.push(terminal);
+                        index.insert(key, id);
+                        id
+                    }
+                };
+                let ways = num.checked_mul(den / d).ok_or(TooLarge::Weights)?;
+                match edges.iter_mut().find(|e| e.0 == id) {
+                    Some(e) => e.1 += ways,
+                    None => edges.push((id, ways)),
+                }
+            }
+            // Lowest terms, so draws use the fewest bits.
+            let g = edges.iter().fold(den, |g, e| gcd(g, e.1));
+            edges.iter_mut().for_each(|e| e.1 /= g);
+            edges.sort_unstable_by_key(|e| e.0);
+            chain.totals.push(den / g);
+            chain.edges.extend(edges);
+            if chain.edges.len() > MAX_TRANSITIONS {
+                return Err(TooLarge::Transitions);
+            }
+            chain.offsets.push(chain.edges.len());
+            s += 1;
+        }
+        Ok(chain)
+    }
+
+    pub fn transitions(&self, s: usize) -> &[(u32, u128)] {
+        &self.edges[self.offsets[s]..self.offsets[s + 1]]
+    }
+
+    /// A state from which no end can be reached, if any (a battle that could go on
+    /// for ever).
+    pub fn endless(&self) -> Option<usize> {
+        let n = self.states.len();
+        let mut reaches = self.terminal.clone();
+        let mut into: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for s in 0..n {
+            for (t, _) in self.transitions(s) {
+                into[*t as usize].push(s as u32);
+            }
+        }
+        let mut stack: Vec<usize> = (0..n).filter(|s| reaches[*s]).collect();
+        while let Some(t) = stack.pop() {
+            for s in &into[t] {
+                if !reaches[*s as usize] {
+                    reaches[*s as usize] = true;
+                    stack.push(*s as usize);
+                }
+            }
+        }
+        reaches.iter().position(|r| !r)
+    }
+
+    /// The exact probability of ending in each state (zero for states that do not end
+    /// the battle), where the chain has no cycle besides a round that changes nothing
+    /// (that repeat is summed exactly: its weight is divided out). `None` where it has
+    /// longer cycles.
+    pub fn absorption(&self) -> Option<Vec<BigRational>> {
+        let n = self.states.len();
+        let mut indegree = vec![0usize; n];
+        for s in 0..n {
+            for (t, _) in self.transitions(s) {
+                if *t as usize != s {
+                    indegree[*t as usize] += 1;
+                }
+            }
+        }
+        let mut order = Vec::with_capacity(n);
+        let mut ready: Vec<usize> = (0..n).filter(|s| indegree[*s] == 0).collect();
+        while let Some(s) = ready.pop() {
+            order.push(s);
+            for (t, _) in self.transitions(s) {
+                let t = *t as usize;
+                if t != s {
+                    indegree[t] -= 1;
+                    if indegree[t] == 0 {
+                        ready.push(t);
+                    }
+                }
+            }
+        }
+        if order.len() < n {
+            return None;
+        }
+        let mut mass: Vec<BigRational> = vec![BigRational::zero(); n];
+        mass[0] = BigRational::one();
+        for s in order {
+            if self.terminal[s] || mass[s].is_zero() {
+                continue;
+            }
+            let stay: u128 = self
+                .transitions(s)
+                .iter()
+                .filter(|(t, _)| *t as usize == s)
+                .map(|e| e.1)
+                .sum();
+            let leave = self.totals[s] - stay;
+            let m = std::mem::replace(&mut mass[s], BigRational::zero());
+            let per = m / BigRational::from_integer(BigInt::from(leave));
+            for (t, w) in self.transitions(s) {
+                if *t as usize != s {
+                    let add = &per * BigRational::from_integer(BigInt::from(*w));
+                    mass[*t as usize] += add;
+                }
+            }
+        }
+        Some(mass)
+    }
+}
+
+/// A probability as the nearest `f64`.
+pub fn to_f64(p: &BigRational) -> f64 {
+    p.to_f64().unwrap_or(0.0)
+}

@@ -1,0 +1,799 @@
+//! The small expression language of rules files: whole numbers, names, arithmetic,
+//! comparisons, `and`/`or`/`not` and a handful of functions — and the effect statements
+//! (`defender.strength -= 2`, `lose(attacker, hits, infantry, tank)`, `end`, `roll crt`).
+//!
+//! Why this module exists (and not an expression crate): a rules file's conditions must
+//! evaluate to the same whole number on every machine, never fail once validated, and
+//! be checked for the range of values they can take (a metric's histogram, a table's
+//! row) before anything runs. A parser of forty lines of grammar written for exactly that
+//! — integers only, names resolved to slots once, no division by zero, saturating
+//! arithmetic — is smaller than adapting a general crate (evalexpr's floats, strings and
+//! mutable contexts are all things a rules file must not have).
+//!
+//! Grammar (loosest first): `or` · `and` · `not` · comparisons (`== != < <= > >=`) ·
+//! `+ -` · `* / %` · unary `-` · atoms: a whole number, `true`/`false`, a name
+//! (`attacker.strength`, `terrain`, `round`), `( … )`, or a call `min(a, b, …)`,
+//! `max(…)`, `clamp(x, lo, hi)`, `abs(x)`, `if(condition, then, else)`.
+//! `/` rounds toward minus infinity and `x / 0` is 0 (so no expression can fail).
+
+use std::fmt;
+
+/// An expression, names resolved to slots of the evaluation frame.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    Int(i64),
+    Slot(usize),
+    Neg(Box<Expr>),
+    Not(Box<Expr>),
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    Call(Func, Vec<Expr>),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    And,
+    Or,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Func {
+    Min,
+    Max,
+    Clamp,
+    Abs,
+    If,
+}
+
+impl Func {
+    const ALL: [(&'static str, Func); 5] = [
+        ("min", Func::Min),
+        ("max", Func::Max),
+        ("clamp", Func::Clamp),
+        ("abs", Func::Abs),
+        ("if", Func::If),
+    ];
+}
+
+/// Why an expression was refused: the message says what is allowed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExprError(pub String);
+
+impl fmt::Display for ExprError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The names an expression may use, and the slot each reads, with the range of values
+/// the slot can hold (for [`Expr::range`]).
+pub trait Scope {
+    /// The slot of `name` and its range, or `None` for an unknown name.
+    fn slot(&self, name: &str) -> Option<(usize, (i64, i64))>;
+    /// Every name, for the error that lists them.
+    fn names(&self) -> Vec<String>;
+    /// The range of slot `slot`.
+    fn range(&self, slot: usize) -> (i64, i64);
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Token {
+    Int(i64),
+    Name(String),
+    Op(&'static str),
+    Open,
+    Close,
+    Comma,
+}
+
+const OPS: [&str; 15] = [
+    "==", "!=", "<=", ">=", "+=", "-=", "<", ">", "+", "-", "*", "/", "%", "=", "!",
+];
+
+fn tokens(text: &str) -> Result<Vec<Token>, ExprError> {
+    let mut out = Vec::new();
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i] as char;
+        if c.is_ascii_whitespace() {
+            i += 1;
+        } else if c.is_ascii_digit() {
+            let start = i;
+            while i < bytes.len() && (bytes[i].is_ascii_digit() || bytes[i] == b'_') {
+                i += 1;
+            }
+            let digits: String = text[start..i].chars().filter(|c| *c != '_').collect();
+            let value = digits.parse::<i64>().map_err(|_| {
+                ExprError(format!(
+                    "the number {digits} is too large (at most 9 digits)"
+                ))
+            })?;
+            if value > 999_999_999 {
+                return Err(ExprError(format!(
+                    "the number {digits} is too large (at most 9 digits)"
+                )));
+            }
+            out.push(Token::Int(value));
+        } else if c.is_ascii_alphabetic() || c == '_' {
+            let start = i;
+            while i < bytes.len()
+                && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_' || bytes[i] == b'.')
+            {
+                i += 1;
+            }
+            out.push(Token::Name(text[start..i].to_string()));
+        } else if c == '(' {
+            out.push(Token::Open);
+            i += 1;
+        } else if c == ')' {
+            out.push(Token::Close);
+            i += 1;
+        } else if c == ',' {
+            out.push(Token::Comma);
+            i += 1;
+        } else if let Some(op) = OPS.iter().find(|op| text[i..].starts_with(**op)) {
+            out.push(Token::Op(op));
+            i += op.len();
+        } else {
+            let shown: String = text[i..].chars().next().into_iter().collect();
+            return Err(ExprError(format!(
+                "unexpected `{shown}`; expressions use whole numbers, names, + - * / %, == != < <= > >=, and, or, not, ( ) and min, max, clamp, abs, if"
+            )));
+        }
+    }
+    Ok(out)
+}
+
+struct Parser<'s> {
+    tokens: Vec<Token>,
+    at: usize,
+    scope: &'s dyn Scope,
+}
+
+impl Parser<'_> {
+    fn peek(&self) -> Option<&Token> {
+        self.tokens.get(self.at)
+    }
+
+    fn next(&mut self) -> Option<Token> {
+        let t = self.tokens.get(self.at).cloned();
+        self.at += 1;
+        t
+    }
+
+    fn word(&self, w: &str) -> bool {
+        matches!(self.peek(), Some(Token::Name(n)) if n == w)
+    }
+
+    fn op(&self) -> Option<&'static str> {
+        match self.peek() {
+            Some(Token::Op(op)) => Some(op),
+            _ => None,
+        }
+    }
+
+    fn or(&mut self) -> Result<Expr, ExprError> {
+        let mut left = self.and()?;
+        while self.word("or") {
+            self.at += 1;
+            left = Expr::Binary(BinOp::Or, Box::new(left), Box::new(self.and()?));
+        }
+        Ok(left)
+    }
+
+    fn and(&mut self) -> Result<Expr, ExprError> {
+        let mut left = self.not()?;
+        while self.word("and") {
+            self.at += 1;
+            left = Expr::Binary(BinOp::And, Box::new(left), Box::new(self.not()?));
+        }
+        Ok(left)
+    }
+
+    fn not(&mut self) -> Result<Expr, ExprError> {
+        if self.word("not") || self.op() == Some("!") {
+            self.at += 1;
+            return Ok(Expr::Not(Box::new(self.not()?)));
+        }
+        self.comparison()
+    }
+
+    fn comparison(&mut self) -> Result<Expr, ExprError> {
+        let left = self.sum()?;
+        let op = match self.op() {
+            Some("==") => BinOp::Eq,
+            Some("!=") => BinOp::Ne,
+            Some("<") => BinOp::Lt,
+            Some("<=") => BinOp::Le,
+            Some(">") => BinOp::Gt,
+            Some(">=") => BinOp::Ge,
+            Some("=") => {
+                return Err(ExprError(
+                    "`=` sets a counter in an effect; to compare, write `==`".into(),
+                ))
+            }
+            _ => return Ok(left),
+        };
+        self.at += 1;
+        let right = self.sum()?;
+        if matches!(self.op(), Some("==" | "!=" | "<" | "<=" | ">" | ">=")) {
+            return Err(ExprError(
+                "comparisons do not chain; write `a < b and b < c`".into(),
+            ));
+        }
+        Ok(Expr::Binary(op, Box::new(left), Box::new(right)))
+    }
+
+    fn sum(&mut self) -> Result<Expr, ExprError> {
+        let mut left = self.product()?;
+        loop {
+            let op = match self.op() {
+                Some("+") => BinOp::Add,
+                Some("-") => BinOp::Sub,
+                _ => return Ok(left),
+            };
+            self.at += 1;
+            left = Expr::Binary(op, Box::new(left), Box::new(self.product()?));
+        }
+    }
+
+    fn product(&mut self) -> Result<Expr, ExprError> {
+        let mut left = self.unary()?;
+        loop {
+            let op = match self.op() {
+                Some("*") => BinOp::Mul,
+                Some("/") => BinOp::Div,
+                Some("%") => BinOp::Rem,
+                _ => return Ok(left),
+            };
+            self.at += 1;
+            left = Expr::Binary(op, Box::new(left), Box::new(self.unary()?));
+        }
+    }
+
+    fn unary(&mut self) -> Result<Expr, ExprError> {
+        match self.op() {
+            Some("-") => {
+                self.at += 1;
+                Ok(Expr::Neg(Box::new(self.unary()?)))
+            }
+            Some("+") => {
+                self.at += 1;
+                self.unary()
+            }
+            _ => self.atom(),
+        }
+    }
+
+    fn atom(&mut self) -> Result<Expr, ExprError> {
+        match self.next() {
+            Some(Token::Int(v)) => Ok(Expr::Int(v)),
+            Some(Token::Open) => {
+                let inner = self.or()?;
+                match self.next() {
+                    Some(Token::Close) => Ok(inner),
+                    _ => Err(ExprError("a `(` without its `)`".into())),
+                }
+            }
+            Some(Token::Name(name)) => {
+                if self.peek() == Some(&Token::Open) {
+                    return self.call(&name);
+                }
+                match name.as_str() {
+                    "true" => return Ok(Expr::Int(1)),
+                    "false" => return Ok(Expr::Int(0)),
+                    "and" | "or" | "not" => {
+                        return Err(ExprError(format!("`{name}` needs a value before it")))
+                    }
+                    _ => {}
+                }
+                match self.scope.slot(&name) {
+                    Some((slot, _)) => Ok(Expr::Slot(slot)),
+                    None => Err(unknown_name(&name, &self.scope.names())),
+                }
+            }
+            Some(Token::Close) => Err(ExprError("a `)` without its `(`".into())),
+            Some(Token::Comma) => Err(ExprError("a `,` outside a call".into())),
+            Some(Token::Op(op)) => Err(ExprError(format!("`{op}` needs a value before it"))),
+            None => Err(ExprError("the expression ends too early".into())),
+        }
+    }
+
+    fn call(&mut self, name: &str) -> Result<Expr, ExprError> {
+        let func = Func::ALL
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, f)| *f)
+            .ok_or_else(|| {
+                ExprError(format!(
+                    "unknown function `{name}`; functions: min, max, clamp, abs, if"
+                ))
+            })?;
+        self.at += 1; // (
+        let mut args = Vec::new();
+        if self.peek() == Some(&Token::Close) {
+            self.at += 1;
+        } else {
+            loop {
+                args.push(self.or()?);
+                match self.next() {
+                    Some(Token::Comma) => continue,
+                    Some(Token::Close) => break,
+                    _ => return Err(ExprError(format!("`{name}(` without its `)`"))),
+                }
+            }
+        }
+        let wanted = match func {
+            Func::Min | Func::Max => (1, usize::MAX, "one or more values"),
+            Func::Clamp => (3, 3, "three values: clamp(value, lowest, highest)"),
+            Func::Abs => (1, 1, "one value"),
+            Func::If => (3, 3, "three values: if(condition, then, otherwise)"),
+        };
+        if args.len() < wanted.0 || args.len() > wanted.1 {
+            return Err(ExprError(format!(
+                "{name} takes {}, got {}",
+                wanted.2,
+                args.len()
+            )));
+        }
+        Ok(Expr::Call(func, args))
+    }
+}
+
+fn unknown_name(name: &str, names: &[String]) -> ExprError {
+    let hint = crate::toml_input::closest(name, names.iter().map(String::as_str))
+        .map(|c| format!(" (did you mean `{c}`?)"))
+        .unwrap_or_default();
+    let mut listed = names.to_vec();
+    listed.truncate(40);
+    ExprError(format!(
+        "unknown name `{name}`{hint}; names here: {}",
+        listed.join(", ")
+    ))
+}
+
+/// Parses `text` as one expression, names resolved in `scope`.
+pub fn parse(text: &str, scope: &dyn Scope) -> Result<Expr, ExprError> {
+    if text.len() > 2000 {
+        return Err(ExprError(
+            "an expression longer than 2000 characters".into(),
+        ));
+    }
+    let mut parser = Parser {
+        tokens: tokens(text)?,
+        at: 0,
+        scope,
+    };
+    if parser.tokens.is_empty() {
+        return Err(ExprError("an empty expression".into()));
+    }
+    let expr = parser.or()?;
+    if let Some(extra) = parser.peek() {
+        let shown = match extra {
+            Token::Int(v) => v.to_string(),
+            Token::Name(n) => n.clone(),
+            Token::Op(op) => (*op).to_string(),
+            Token::Open => "(".into(),
+            Token::Close => ")".into(),
+            Token::Comma => ",".into(),
+        };
+        return Err(ExprError(format!(
+            "unexpected `{shown}` after a complete expression"
+        )));
+    }
+    if depth(&expr) > 64 {
+        return Err(ExprError("an expression nested more than 64 deep".into()));
+    }
+    Ok(expr)
+}
+
+fn depth(e: &Expr) -> usize {
+    match e {
+        Expr::Int(_) | Expr::Slot(_) => 1,
+        Expr::Neg(x) | Expr::Not(x) => 1 + depth(x),
+        Expr::Binary(_, a, b) => 1 + depth(a).max(depth(b)),
+        Expr::Call(_, args) => 1 + args.iter().map(depth).max().unwrap_or(0),
+    }
+}
+
+fn truth(v: i64) -> bool {
+    v != 0
+}
+
+impl Expr {
+    /// The value of the expression on `frame` (every slot it names is in it: the
+    /// parser resolved them). Saturating arithmetic; `x / 0` and `x % 0` are 0.
+    pub fn eval(&self, frame: &[i64]) -> i64 {
+        match self {
+            Expr::Int(v) => *v,
+            Expr::Slot(s) => frame[*s],
+            Expr::Neg(x) => x.eval(frame).saturating_neg(),
+            Expr::Not(x) => i64::from(!truth(x.eval(frame))),
+            Expr::Binary(op, a, b) => {
+                let a = a.eval(frame);
+                // `and`/`or` read their right side only when needed (no effects either way).
+                match op {
+                    BinOp::And => return i64::from(truth(a) && truth(b.eval(frame))),
+                    BinOp::Or => return i64::from(truth(a) || truth(b.eval(frame))),
+                    _ => {}
+                }
+                let b = b.eval(frame);
+                match op {
+                    BinOp::Add => a.saturating_add(b),
+                    BinOp::Sub => a.saturating_sub(b),
+                    BinOp::Mul => a.saturating_mul(b),
+                    BinOp::Div => match a.checked_div(b) {
+                        // floor division: rounds toward minus infinity
+                        Some(q) if (a % b != 0) && ((a < 0) != (b < 0)) => q - 1,
+                        Some(q) => q,
+                        None if b == 0 => 0,
+                        None => i64::MAX,
+                    },
+                    BinOp::Rem => {
+                        if b == 0 {
+                            0
+                        } else {
+                            a.checked_rem_euclid(b).unwrap_or(0)
+                        }
+                    }
+                    BinOp::Eq => i64::from(a == b),
+                    BinOp::Ne => i64::from(a != b),
+                    BinOp::Lt => i64::from(a < b),
+                    BinOp::Le => i64::from(a <= b),
+                    BinOp::Gt => i64::from(a > b),
+                    BinOp::Ge => i64::from(a >= b),
+                    BinOp::And | BinOp::Or => unreachable!("handled above"),
+                }
+            }
+            Expr::Call(func, args) => match func {
+                Func::Min => args.iter().map(|x| x.eval(frame)).min().unwrap_or(0),
+                Func::Max => args.iter().map(|x| x.eval(frame)).max().unwrap_or(0),
+                Func::Clamp => {
+                    let (v, lo, hi) = (
+                        args[0].eval(frame),
+                        args[1].eval(frame),
+                        args[2].eval(frame),
+                    );
+                    v.max(lo).min(hi.max(lo))
+                }
+                Func::Abs => args[0].eval(frame).saturating_abs(),
+                Func::If => {
+                    if truth(args[0].eval(frame)) {
+                        args[1].eval(frame)
+                    } else {
+                        args[2].eval(frame)
+                    }
+                }
+            },
+        }
+    }
+
+    /// Bounds on every value the expression can take when each slot stays in the range
+    /// `scope` gives it (interval arithmetic: sound, not always tight).
+    pub fn range(&self, scope: &dyn Scope) -> (i64, i64) {
+        let clamp = |v: i128| v.clamp(i64::MIN as i128, i64::MAX as i128) as i64;
+        match self {
+            Expr::Int(v) => (*v, *v),
+            Expr::Slot(s) => scope.range(*s),
+            Expr::Neg(x) => {
+                let (lo, hi) = x.range(scope);
+                (hi.saturating_neg(), lo.saturating_neg())
+            }
+            Expr::Not(_) => (0, 1),
+            Expr::Binary(op, a, b) => {
+                let (al, ah) = a.range(scope);
+                let (bl, bh) = b.range(scope);
+                let (al, ah, bl, bh) = (al as i128, ah as i128, bl as i128, bh as i128);
+                match op {
+                    BinOp::Add => (clamp(al + bl), clamp(ah + bh)),
+                    BinOp::Sub => (clamp(al - bh), clamp(ah - bl)),
+                    BinOp::Mul => {
+                        let p = [al * bl, al * bh, ah * bl, ah * bh];
+                        (
+                            clamp(*p.iter().min().unwrap()),
+                            clamp(*p.iter().max().unwrap()),
+                        )
+                    }
+                    BinOp::Div => {
+                        let m = al.abs().max(ah.abs());
+                        (clamp(-m).min(0), clamp(m).max(0))
+                    }
+                    BinOp::Rem => {
+                        let m = bl.abs().max(bh.abs());
+                        (0, clamp(m - 1).max(0))
+                    }
+                    _ => (0, 1),
+                }
+            }
+            Expr::Call(func, args) => {
+                let r: Vec<(i64, i64)> = args.iter().map(|x| x.range(scope)).collect();
+                match func {
+                    Func::Min => (
+                        r.iter().map(|x| x.0).min().unwrap_or(0),
+                        r.iter().map(|x| x.1).min().unwrap_or(0),
+                    ),
+                    Func::Max => (
+                        r.iter().map(|x| x.0).max().unwrap_or(0),
+                        r.iter().map(|x| x.1).max().unwrap_or(0),
+                    ),
+                    Func::Clamp => {
+                        let lo = r[1].0;
+                        let hi = r[2].1.max(lo);
+                        (
+                            r[0].0.max(lo).min(hi),
+                            r[0].1.max(lo).min(hi).max(r[0].0.max(lo).min(hi)),
+                        )
+                    }
+                    Func::Abs => {
+                        let (lo, hi) = r[0];
+                        if lo >= 0 {
+                            (lo, hi)
+                        } else if hi <= 0 {
+                            (hi.saturating_abs(), lo.saturating_abs())
+                        } else {
+                            (0, lo.saturating_abs().max(hi))
+                        }
+                    }
+                    Func::If => (r[1].0.min(r[2].0), r[1].1.max(r[2].1)),
+                }
+            }
+        }
+    }
+
+    /// Every slot the expression reads.
+    pub fn slots(&self, out: &mut Vec<usize>) {
+        match self {
+            Expr::Int(_) => {}
+            Expr::Slot(s) => out.push(*s),
+            Expr::Neg(x) | Expr::Not(x) => x.slots(out),
+            Expr::Binary(_, a, b) => {
+                a.slots(out);
+                b.slots(out);
+            }
+            Expr::Call(_, args) => args.iter().for_each(|a| a.slots(out)),
+        }
+    }
+}
+
+/// One effect of a result, in the order written.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Statement {
+    /// `target = value`, `+=`, `-=`: `value` is the new value (the compound forms are
+    /// rewritten to `target + value` at parse time); held to the counter's range.
+    Set { target: usize, value: Expr },
+    /// `lose(side, n, c1, c2, …)`: takes `n` from `c1` down to its lowest, then from `c2` …
+    Lose { amount: Expr, order: Vec<usize> },
+    /// `end`: the battle ends after this phase.
+    End,
+    /// `roll <table>`: another table is rolled on and its result applied.
+    Roll(String),
+    /// `outcome <name>`: the battle, when it ends, is named so (whatever the outcomes'
+    /// conditions say); the value is the outcome's position.
+    Outcome(usize),
+}
+
+/// Names of counters that effects may set, besides those an expression may read.
+pub trait EffectScope: Scope {
+    /// The slot of counter `name` (`attacker.strength`), if it is one.
+    fn counter(&self, name: &str) -> Option<usize>;
+    /// Every counter's name.
+    fn counters(&self) -> Vec<String>;
+    /// The slot of `side`'s counter `counter`, for `lose`.
+    fn side_counter(&self, side: &str, counter: &str) -> Option<usize>;
+    /// The sides' keys.
+    fn sides(&self) -> Vec<String>;
+    /// The outcomes' names, in order.
+    fn outcomes(&self) -> Vec<String>;
+}
+
+/// Parses one effect statement.
+pub fn statement(text: &str, scope: &dyn EffectScope) -> Result<Statement, ExprError> {
+    let trimmed = text.trim();
+    if trimmed == "end" {
+        return Ok(Statement::End);
+    }
+    if let Some(name) = trimmed.strip_prefix("outcome ") {
+        let name = name.trim();
+        let names = scope.outcomes();
+        return names
+            .iter()
+            .position(|n| n == name)
+            .map(Statement::Outcome)
+            .ok_or_else(|| {
+                ExprError(format!(
+                    "unknown outcome \"{name}\"; outcomes: {}",
+                    names.join(", ")
+                ))
+            });
+    }
+    if let Some(table) = trimmed.strip_prefix("roll ") {
+        return Ok(Statement::Roll(table.trim().to_string()));
+    }
+    if let Some(inner) = trimmed
+        .strip_prefix("lose(")
+        .and_then(|rest| rest.strip_suffix(')'))
+    {
+        let parts: Vec<&str> = inner.split(',').map(str::trim).collect();
+        if parts.len() < 3 {
+            return Err(ExprError(
+                "lose takes a side, how many, then the counters in the order they are lost: lose(attacker, hits, infantry, artillery, tank)".into(),
+            ));
+        }
+        let side = parts[0];
+        if !scope.sides().iter().any(|s| s == side) {
+            return Err(ExprError(format!(
+                "lose: unknown side `{side}`; sides: {}",
+                scope.sides().join(", ")
+            )));
+        }
+        let amount = parse(parts[1], scope)?;
+        let mut order = Vec::new();
+        for counter in &parts[2..] {
+            let slot = scope.side_counter(side, counter).ok_or_else(|| {
+                ExprError(format!(
+                    "lose: `{counter}` is not a counter of {side}; counters: {}",
+                    scope.counters().join(", ")
+                ))
+            })?;
+            if order.contains(&slot) {
+                return Err(ExprError(format!("lose: `{counter}` is named twice")));
+            }
+            order.push(slot);
+        }
+        return Ok(Statement::Lose { amount, order });
+    }
+    let toks = tokens(trimmed)?;
+    let assign = toks
+        .iter()
+        .position(|t| matches!(t, Token::Op("=" | "+=" | "-=")));
+    let Some(at) = assign else {
+        return Err(ExprError(
+            "an effect is `counter = value`, `counter += value`, `counter -= value`, `lose(side, n, counter, …)`, `roll <table>`, `outcome <name>` or `end`".into(),
+        ));
+    };
+    let name = match &toks[..at] {
+        [Token::Name(name)] => name.clone(),
+        _ => {
+            return Err(ExprError(
+                "the left of `=` is one counter, e.g. `defender.strength`".into(),
+            ))
+        }
+    };
+    let target = scope.counter(&name).ok_or_else(|| {
+        if scope.slot(&name).is_some() {
+            ExprError(format!(
+                "`{name}` is not a counter (a parameter or a roll's value cannot change); counters: {}",
+                scope.counters().join(", ")
+            ))
+        } else {
+            unknown_name(&name, &scope.counters())
+        }
+    })?;
+    let op_len = match toks[at] {
+        Token::Op(op) => op,
+        _ => unreachable!("found as an operator"),
+    };
+    let split = trimmed.find(op_len).expect("the operator is in the text");
+    let value = parse(&trimmed[split + op_len.len()..], scope)?;
+    let value = match op_len {
+        "+=" => Expr::Binary(BinOp::Add, Box::new(Expr::Slot(target)), Box::new(value)),
+        "-=" => Expr::Binary(BinOp::Sub, Box::new(Expr::Slot(target)), Box::new(value)),
+        _ => value,
+    };
+    Ok(Statement::Set { target, value })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Names(Vec<(&'static str, (i64, i64))>);
+
+    impl Scope for Names {
+        fn slot(&self, name: &str) -> Option<(usize, (i64, i64))> {
+            self.0
+                .iter()
+                .position(|(n, _)| *n == name)
+                .map(|i| (i, self.0[i].1))
+        }
+        fn names(&self) -> Vec<String> {
+            self.0.iter().map(|(n, _)| n.to_string()).collect()
+        }
+        fn range(&self, slot: usize) -> (i64, i64) {
+            self.0[slot].1
+        }
+    }
+
+    fn scope() -> Names {
+        Names(vec![
+            ("attacker.strength", (0, 30)),
+            ("defender.strength", (0, 30)),
+            ("terrain", (0, 2)),
+        ])
+    }
+
+    fn eval(text: &str, frame: &[i64]) -> i64 {
+        parse(text, &scope()).unwrap().eval(frame)
+    }
+
+    #[test]
+    fn arithmetic_follows_the_usual_precedence_and_floors() {
+        let f = [7, 3, 2];
+        assert_eq!(
+            eval("attacker.strength - defender.strength * terrain", &f),
+            1
+        );
+        assert_eq!(
+            eval("(attacker.strength - defender.strength) * terrain", &f),
+            8
+        );
+        assert_eq!(eval("attacker.strength / defender.strength", &f), 2);
+        assert_eq!(eval("-7 / 2", &f), -4);
+        assert_eq!(eval("7 / -2", &f), -4);
+        assert_eq!(eval("-7 % 3", &f), 2);
+        assert_eq!(eval("5 / 0", &f), 0);
+        assert_eq!(eval("clamp(attacker.strength - 10, -2, 2)", &f), -2);
+        assert_eq!(eval("min(3, attacker.strength - 1)", &f), 3);
+        assert_eq!(eval("if(terrain == 2, 10, 20)", &f), 10);
+        assert_eq!(eval("abs(defender.strength - attacker.strength)", &f), 4);
+    }
+
+    #[test]
+    fn logic_reads_as_written() {
+        let f = [1, 0, 0];
+        assert_eq!(
+            eval("attacker.strength <= 1 or defender.strength == 0", &f),
+            1
+        );
+        assert_eq!(
+            eval("attacker.strength > 1 and defender.strength == 0", &f),
+            0
+        );
+        assert_eq!(eval("not terrain", &f), 1);
+        assert_eq!(eval("true and not false", &f), 1);
+    }
+
+    #[test]
+    fn ranges_bound_every_value() {
+        let s = scope();
+        let r = |t: &str| parse(t, &s).unwrap().range(&s);
+        assert_eq!(r("attacker.strength - defender.strength"), (-30, 30));
+        assert_eq!(
+            r("clamp(attacker.strength - defender.strength, -2, 2)"),
+            (-2, 2)
+        );
+        assert_eq!(r("min(3, attacker.strength - 1)"), (-1, 3));
+        assert_eq!(r("terrain * -2"), (-4, 0));
+        assert_eq!(r("attacker.strength >= 3"), (0, 1));
+    }
+
+    #[test]
+    fn bad_expressions_say_what_is_allowed() {
+        let s = scope();
+        let e = |t: &str| parse(t, &s).unwrap_err().0;
+        assert!(
+            e("attacker.strenght + 1").contains("did you mean `attacker.strength`"),
+            "{}",
+            e("attacker.strenght + 1")
+        );
+        assert!(e("terrain = 1").contains("write `==`"));
+        assert!(e("1 < terrain < 3").contains("do not chain"));
+        assert!(e("max(").contains("ends too early") || e("max(").contains("without"));
+        assert!(e("sqrt(4)").contains("unknown function"));
+        assert!(e("2 $ 3").contains("unexpected `$`"));
+        assert!(e("clamp(1, 2)").contains("three values"));
+        assert!(e("1 2").contains("after a complete expression"));
+        assert!(e("").contains("empty"));
+    }
+}

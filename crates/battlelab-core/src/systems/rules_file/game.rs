@@ -1,0 +1,1457 @@
+//! A rules file, read and validated once into a [`Game`]: sides, parameters, counters,
+//! tables as printed, result codes and their effects, the phases of a round, the end,
+//! outcomes and metrics — every name resolved to a slot, every cell to a result, every
+//! table checked against its dice and columns.
+//!
+//! Why this module exists: a designer's own combat system arrives as text; after
+//! [`Game::parse`] nothing about it can fail (the chain builder, the kernel and the step
+//! interpreter read only this plain data), and every mistake in the file is reported
+//! here with its file, line, key and what is allowed (the guide is
+//! `docs/rules-files.md`; every key is listed by `battlelab keys rules`).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::analysis::{AnalysisError, Source};
+use crate::systems::rules_file::expr::{self, EffectScope, Expr, ExprError, Scope, Statement};
+
+/// The most dice one table rolls, summed (`dice = "NdS"`).
+pub const MAX_TABLE_DICE: u32 = 6;
+/// The most faces a die may have.
+pub const MAX_FACES: u32 = 100;
+/// The most dice one pool rolls in a round.
+pub const MAX_POOL_DICE: i64 = 40;
+/// The most dice-outcome combinations a compare phase enumerates (faces^dice).
+pub const MAX_COMPARE_COMBINATIONS: u64 = 1_000_000;
+/// The widest range a counter, parameter or metric may span.
+pub const MAX_SPAN: i64 = 100_000;
+
+/// A parameter or counter: one value, or one per side.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Declared {
+    pub name: String,
+    pub per_side: bool,
+    pub min: i64,
+    pub max: i64,
+    /// A parameter's default, a counter's start (the analysis file may set either).
+    pub default: Option<i64>,
+    pub means: String,
+}
+
+/// How a table's column is picked.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ColumnPick {
+    /// The odds `attacker : defender`, read to the highest printed ratio at or under them
+    /// (`round_up`: the lowest at or over them).
+    Odds {
+        attacker: Expr,
+        defender: Expr,
+        ratios: Vec<(u32, u32)>,
+        round_up: bool,
+    },
+    /// A value read to the column whose lower bound is the highest at or under it
+    /// (differentials, bands).
+    AtLeast { value: Expr, bounds: Vec<i64> },
+    /// A value that is the column's position, 0 for the first (terrain by name).
+    Index { value: Expr },
+}
+
+/// What happens beyond a table's edge (a row or a column).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Edge {
+    /// Read the nearest row or column.
+    Clamp,
+    /// This result, with no lookup (an automatic AE below the first column).
+    Result(usize),
+}
+
+/// A table as printed, compiled.
+#[derive(Clone, Debug)]
+pub struct Table {
+    pub name: String,
+    pub means: String,
+    pub dice: u32,
+    pub faces: u32,
+    /// Each natural sum with its weight (ways), over `faces^dice`.
+    pub sums: Vec<(i64, u128)>,
+    pub modifier: Option<Expr>,
+    /// The row read: `roll + modifier` unless the file says.
+    pub row: Option<Expr>,
+    pub rows: (i64, i64),
+    pub below_rows: Edge,
+    pub above_rows: Edge,
+    pub columns: ColumnPick,
+    pub labels: Vec<String>,
+    pub shift: Option<Expr>,
+    pub below: Edge,
+    pub above: Edge,
+    /// Natural rolls that give a result whatever the modifiers: (sum, result).
+    pub natural: Vec<(i64, usize)>,
+    /// `cells[column][row]`: a result's index.
+    pub cells: Vec<Vec<usize>>,
+}
+
+/// A result code and its effects.
+#[derive(Clone, Debug)]
+pub struct ResultCode {
+    pub code: String,
+    pub means: String,
+    pub effects: Vec<Statement>,
+}
+
+/// A pool of dice counted at or under a target.
+#[derive(Clone, Debug)]
+pub struct Pool {
+    pub into: usize,
+    pub dice: Expr,
+    pub faces: u32,
+    pub hits_at_most: Expr,
+}
+
+/// What a phase rolls.
+#[derive(Clone, Debug)]
+pub enum PhaseKind {
+    /// Roll on a table and apply the result.
+    Table(usize),
+    /// Roll pools and count hits into temporaries, then apply the phase's effects.
+    Count(Vec<Pool>),
+    /// Each side rolls dice; both sorted high to low, compared pair by pair.
+    Compare {
+        dice: [Expr; 2],
+        faces: u32,
+        /// The side that wins ties.
+        ties: usize,
+        won: [usize; 2],
+    },
+    /// No dice: only the phase's effects.
+    Effects,
+}
+
+#[derive(Clone, Debug)]
+pub struct Phase {
+    pub name: String,
+    pub when: Option<Expr>,
+    pub kind: PhaseKind,
+    pub effects: Vec<Statement>,
+}
+
+/// Where each name lives in the evaluation frame.
+#[derive(Clone, Debug, Default)]
+pub struct Layout {
+    /// (name, slot, range), in frame order.
+    pub names: Vec<(String, usize, (i64, i64))>,
+    /// The state: counters, then the round where it is remembered.
+    pub state: std::ops::Range<usize>,
+    /// The round slot.
+    pub round: usize,
+    /// The outcome an `outcome` effect named (its position + 1; 0: none yet).
+    pub outcome: usize,
+    /// Temporaries of a phase (roll, modifier, counted hits, pairs won), reset each phase.
+    pub temps: std::ops::Range<usize>,
+    pub roll: usize,
+    pub modifier: usize,
+    /// Names visible only to phases (temporaries).
+    pub temp_names: usize,
+}
+
+/// A validated rules file.
+#[derive(Clone, Debug)]
+pub struct Game {
+    pub name: String,
+    pub description: String,
+    pub sides: [String; 2],
+    pub parameters: Vec<Declared>,
+    pub counters: Vec<Declared>,
+    pub tables: Vec<Table>,
+    pub results: Vec<ResultCode>,
+    pub phases: Vec<Phase>,
+    pub round_limit: Option<u32>,
+    /// The highest round number the state remembers (0 where no rule reads `round`).
+    pub rounds_remembered: u32,
+    pub end: Option<Expr>,
+    /// (name, condition; `None` for the last, which takes the rest).
+    pub outcomes: Vec<(String, Option<Expr>)>,
+    /// (name, value, range).
+    pub metrics: Vec<(String, Expr, (i64, i64))>,
+    pub layout: Layout,
+    /// The file's text, for the manifest's rules hash and `tables.md`.
+    pub text: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RulesFile {
+    name: Spanned<String>,
+    description: Option<Spanned<String>>,
+    sides: Spanned<Vec<Spanned<String>>>,
+    #[serde(default)]
+    parameters: BTreeMap<String, Spanned<DeclSpec>>,
+    #[serde(default)]
+    counters: BTreeMap<String, Spanned<DeclSpec>>,
+    #[serde(default)]
+    tables: BTreeMap<String, Spanned<TableSpec>>,
+    #[serde(default)]
+    results: BTreeMap<String, Spanned<ResultSpec>>,
+    battle: Option<Spanned<BattleSpec>>,
+    phases: Spanned<Vec<Spanned<PhaseSpec>>>,
+    outcomes: Spanned<Vec<Spanned<OutcomeSpec>>>,
+    #[serde(default)]
+    metrics: Vec<Spanned<MetricSpec>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeclSpec {
+    per_side: Option<bool>,
+    min: Option<Spanned<i64>>,
+    max: Option<Spanned<i64>>,
+    default: Option<Spanned<i64>>,
+    start: Option<Spanned<i64>>,
+    means: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TableSpec {
+    means: Option<String>,
+    dice: Spanned<String>,
+    modifier: Option<Spanned<String>>,
+    row: Option<Spanned<String>>,
+    rows: Spanned<RangeSpec>,
+    below_rows: Option<Spanned<String>>,
+    above_rows: Option<Spanned<String>>,
+    columns: Spanned<ColumnsSpec>,
+    #[serde(default)]
+    natural: BTreeMap<String, Spanned<String>>,
+    cells: Spanned<BTreeMap<String, Spanned<String>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RangeSpec {
+    from: i64,
+    to: i64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ColumnsSpec {
+    odds: Option<Vec<String>>,
+    round: Option<String>,
+    at_least: Option<String>,
+    index: Option<String>,
+    labels: Vec<String>,
+    shift: Option<String>,
+    below: Option<String>,
+    above: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ResultSpec {
+    means: Option<String>,
+    #[serde(default)]
+    effects: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BattleSpec {
+    round_limit: Option<Spanned<i64>>,
+    rounds_remembered: Option<Spanned<i64>>,
+    end: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PhaseSpec {
+    name: String,
+    when: Option<String>,
+    table: Option<String>,
+    #[serde(default)]
+    count: Vec<PoolSpec>,
+    compare: Option<CompareSpec>,
+    #[serde(default)]
+    effects: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PoolSpec {
+    into: String,
+    dice: String,
+    sides: Option<i64>,
+    hits_at_most: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CompareSpec {
+    dice: BTreeMap<String, String>,
+    sides: Option<i64>,
+    ties: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OutcomeSpec {
+    name: String,
+    when: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MetricSpec {
+    name: String,
+    value: String,
+}
+
+/// The names an expression sees: the whole layout, or (for the end, outcomes and
+/// metrics, read between rounds) everything but a phase's temporaries.
+struct Names<'a> {
+    layout: &'a Layout,
+    temps: bool,
+    counters: &'a [Declared],
+    sides: &'a [String; 2],
+    outcomes: &'a [String],
+}
+
+impl Names<'_> {
+    fn visible(&self) -> impl Iterator<Item = &(String, usize, (i64, i64))> {
+        self.layout
+            .names
+            .iter()
+            .filter(move |(_, slot, _)| self.temps || !self.layout.temps.contains(slot))
+    }
+}
+
+impl Scope for Names<'_> {
+    fn slot(&self, name: &str) -> Option<(usize, (i64, i64))> {
+        self.visible()
+            .find(|(n, _, _)| n == name)
+            .map(|(_, s, r)| (*s, *r))
+    }
+    fn names(&self) -> Vec<String> {
+        self.visible().map(|(n, _, _)| n.clone()).collect()
+    }
+    fn range(&self, slot: usize) -> (i64, i64) {
+        self.layout
+            .names
+            .iter()
+            .find(|(_, s, _)| *s == slot)
+            .map_or((0, 0), |(_, _, r)| *r)
+    }
+}
+
+impl EffectScope for Names<'_> {
+    fn counter(&self, name: &str) -> Option<usize> {
+        self.slot(name).map(|(s, _)| s).filter(|s| {
+            self.layout.state.contains(s) && *s != self.layout.round && *s != self.layout.outcome
+        })
+    }
+    fn counters(&self) -> Vec<String> {
+        self.layout
+            .names
+            .iter()
+            .filter(|(_, s, _)| {
+                self.layout.state.contains(s)
+                    && *s != self.layout.round
+                    && *s != self.layout.outcome
+            })
+            .map(|(n, _, _)| n.clone())
+            .collect()
+    }
+    fn side_counter(&self, side: &str, counter: &str) -> Option<usize> {
+        if !self
+            .counters
+            .iter()
+            .any(|c| c.name == counter && c.per_side)
+        {
+            return None;
+        }
+        self.counter(&format!("{side}.{counter}"))
+    }
+    fn sides(&self) -> Vec<String> {
+        self.sides.to_vec()
+    }
+    fn outcomes(&self) -> Vec<String> {
+        self.outcomes.to_vec()
+    }
+}
+
+fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_lowercase() || c == '_')
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
+const RESERVED: [&str; 13] = [
+    "round", "roll", "modifier", "won", "and", "or", "not", "true", "false", "end", "lose", "if",
+    "outcome",
+];
+
+/// The entries of a TOML table in file order (serde hands them over sorted by name).
+fn in_file_order<T>(map: &BTreeMap<String, Spanned<T>>) -> Vec<(&String, &Spanned<T>)> {
+    let mut entries: Vec<_> = map.iter().collect();
+    entries.sort_by_key(|(_, v)| v.span().start);
+    entries
+}
+
+/// Parses a dice text, `NdS` (`2d6`, `1d10`, `d6`).
+pub fn parse_dice(text: &str) -> Option<(u32, u32)> {
+    let (n, s) = text.trim().split_once(['d', 'D'])?;
+    let n: u32 = if n.trim().is_empty() {
+        1
+    } else {
+        n.trim().parse().ok()?
+    };
+    let s: u32 = s.trim().parse().ok()?;
+    ((1..=MAX_TABLE_DICE).contains(&n) && (2..=MAX_FACES).contains(&s)).then_some((n, s))
+}
+
+/// Every sum of `n` dice of `faces` faces with its number of ways.
+pub fn sums_of(n: u32, faces: u32) -> Vec<(i64, u128)> {
+    let mut ways: Vec<u128> = vec![1];
+    for _ in 0..n {
+        let mut next = vec![0u128; ways.len() + faces as usize];
+        for (total, w) in ways.iter().enumerate() {
+            for f in 1..=faces as usize {
+                next[total + f] += w;
+            }
+        }
+        ways = next;
+    }
+    ways.iter()
+        .enumerate()
+        .filter(|(_, w)| **w > 0)
+        .map(|(s, w)| (s as i64, *w))
+        .collect()
+}
+
+impl Game {
+    /// Reads and validates a rules file.
+    pub fn parse(path: &Path, text: &str) -> Result<Game, AnalysisError> {
+        let source = Source::new(path, text);
+        let spec: RulesFile = source.parse_toml()?;
+        Builder {
+            source: &source,
+            spec: &spec,
+        }
+        .build(text)
+    }
+
+    /// The slots of a side's per-side counters and parameters: `(name, slot)`.
+    pub fn side_slots(&self, side: usize) -> Vec<(String, usize)> {
+        let prefix = format!("{}.", self.sides[side]);
+        self.layout
+            .names
+            .iter()
+            .filter_map(|(n, s, _)| n.strip_prefix(&prefix).map(|rest| (rest.to_string(), *s)))
+            .collect()
+    }
+
+    /// The slot of `name` (`attacker.strength`, `terrain`).
+    pub fn slot(&self, name: &str) -> Option<usize> {
+        self.layout
+            .names
+            .iter()
+            .find(|(n, _, _)| n == name)
+            .map(|(_, s, _)| *s)
+    }
+
+    /// The frame's length.
+    pub fn frame_len(&self) -> usize {
+        self.layout.temps.end
+    }
+
+    /// The parameters' and counters' names as the analysis file sets them
+    /// (`attacker.strength`, `terrain`), with their declaration, in file order.
+    pub fn settings(&self) -> Vec<(String, &Declared, bool)> {
+        let mut out = Vec::new();
+        for (list, counter) in [(&self.parameters, false), (&self.counters, true)] {
+            for d in list {
+                if d.per_side {
+                    for side in &self.sides {
+                        out.push((format!("{side}.{}", d.name), d, counter));
+                    }
+                } else {
+                    out.push((d.name.clone(), d, counter));
+                }
+            }
+        }
+        out
+    }
+}
+
+struct Builder<'a> {
+    source: &'a Source<'a>,
+    spec: &'a RulesFile,
+}
+
+impl Builder<'_> {
+    fn err<T>(
+        &self,
+        at: &Spanned<T>,
+        field: impl Into<String>,
+        message: impl Into<String>,
+    ) -> AnalysisError {
+        self.source.error(at, field, message)
+    }
+
+    fn build(&self, text: &str) -> Result<Game, AnalysisError> {
+        let spec = self.spec;
+        let sides = self.sides()?;
+        let parameters = self.declared(&spec.parameters, "parameters", false)?;
+        let counters = self.declared(&spec.counters, "counters", true)?;
+        let taken: Vec<&str> = parameters
+            .iter()
+            .chain(&counters)
+            .map(|d| d.name.as_str())
+            .collect();
+        for (i, n) in taken.iter().enumerate() {
+            if taken[..i].contains(n) {
+                let at = spec.counters.get(*n).map(|s| s.span()).unwrap_or(0..0);
+                return Err(self.source.error_at(
+                    Some(self.source.line_of(at)),
+                    format!("counters.{n}"),
+                    format!("`{n}` is both a parameter and a counter; give them different names"),
+                ));
+            }
+        }
+        let battle = spec.battle.as_ref();
+        let round_limit = match battle.and_then(|b| b.get_ref().round_limit.as_ref()) {
+            Some(v) => {
+                Some(
+                    self.source
+                        .int_in(v, "battle.round_limit", 1, 1000, "the round limit")?
+                        as u32,
+                )
+            }
+            None => None,
+        };
+        let remembered = match battle.and_then(|b| b.get_ref().rounds_remembered.as_ref()) {
+            Some(v) => Some(self.source.int_in(
+                v,
+                "battle.rounds_remembered",
+                1,
+                1000,
+                "the rounds the state remembers",
+            )? as u32),
+            None => None,
+        };
+        // The layout: parameters, counters, round, then the phases' temporaries.
+        let mut layout = Layout::default();
+        let push = |layout: &mut Layout, name: String, range: (i64, i64)| {
+            let slot = layout.names.len();
+            layout.names.push((name, slot, range));
+            slot
+        };
+        for d in &parameters {
+            for name in qualified(d, &sides) {
+                push(&mut layout, name, (d.min, d.max));
+            }
+        }
+        let state_start = layout.names.len();
+        for d in &counters {
+            for name in qualified(d, &sides) {
+                push(&mut layout, name, (d.min, d.max));
+            }
+        }
+        let rounds_top = round_limit.or(remembered).unwrap_or(1000);
+        layout.round = push(&mut layout, "round".into(), (0, i64::from(rounds_top)));
+        let outcome_count = spec.outcomes.get_ref().len() as i64;
+        layout.outcome = push(&mut layout, "outcome".into(), (0, outcome_count));
+        layout.state = state_start..layout.outcome + 1;
+        let temps_start = layout.names.len();
+        let biggest_sum = spec
+            .tables
+            .values()
+            .filter_map(|t| parse_dice(t.get_ref().dice.get_ref()))
+            .map(|(n, s)| i64::from(n * s))
+            .max()
+            .unwrap_or(1);
+        layout.roll = push(&mut layout, "roll".into(), (0, biggest_sum));
+        layout.modifier = push(&mut layout, "modifier".into(), (-MAX_SPAN, MAX_SPAN));
+        for side in &sides {
+            push(&mut layout, format!("won.{side}"), (0, MAX_POOL_DICE));
+        }
+        let mut intos: Vec<String> = Vec::new();
+        for phase in spec.phases.get_ref() {
+            for pool in &phase.get_ref().count {
+                if !intos.contains(&pool.into) {
+                    intos.push(pool.into.clone());
+                }
+            }
+        }
+        for (i, phase) in spec.phases.get_ref().iter().enumerate() {
+            for pool in &phase.get_ref().count {
+                if !is_identifier(&pool.into)
+                    || layout.names.iter().any(|(n, _, _)| *n == pool.into)
+                        && !intos.contains(&pool.into)
+                {
+                    return Err(self.err(phase, format!("phases[{i}].count.into"), format!("`{}` cannot hold hits: give a new name of lowercase letters, digits and _ (not a side, parameter or counter)", pool.into)));
+                }
+            }
+        }
+        for name in &intos {
+            if !layout.names.iter().any(|(n, _, _)| n == name) {
+                push(&mut layout, name.clone(), (0, MAX_POOL_DICE * 8));
+            }
+        }
+        layout.temps = temps_start..layout.names.len();
+        layout.temp_names = layout.temps.len();
+
+        let outcome_names: Vec<String> = spec
+            .outcomes
+            .get_ref()
+            .iter()
+            .map(|o| limited(o.get_ref().name.trim()))
+            .collect();
+        let phase_names = Names {
+            layout: &layout,
+            temps: true,
+            counters: &counters,
+            sides: &sides,
+            outcomes: &outcome_names,
+        };
+        let round_names = Names {
+            layout: &layout,
+            temps: false,
+            counters: &counters,
+            sides: &sides,
+            outcomes: &outcome_names,
+        };
+
+        let results = self.results(&phase_names)?;
+        let tables = self.tables(&phase_names, &results)?;
+        check_table_cycles(self, &tables, &results)?;
+        let phases = self.phases(&phase_names, &tables, &sides)?;
+
+        let end = match battle.and_then(|b| b.get_ref().end.as_ref()) {
+            Some(text) => Some(
+                expr::parse(text.get_ref(), &round_names)
+                    .map_err(|e| self.err(text, "battle.end", e.0))?,
+            ),
+            None => None,
+        };
+        if end.is_none() && round_limit.is_none() {
+            let at = battle.map(|b| b.span()).unwrap_or(0..0);
+            return Err(self.source.error_at(Some(self.source.line_of(at)), "battle", "a battle needs an end: give battle.end (a condition checked before each round) or battle.round_limit (1 for a single roll)"));
+        }
+        let outcomes = self.outcomes(&round_names)?;
+        let mut metrics = Vec::new();
+        for (i, m) in spec.metrics.iter().enumerate() {
+            let field = format!("metrics[{i}]");
+            let name = m.get_ref().name.trim().to_string();
+            if !is_identifier(&name)
+                || metrics
+                    .iter()
+                    .any(|(n, _, _): &(String, Expr, (i64, i64))| *n == name)
+                || name == "rounds"
+            {
+                return Err(self.err(m, format!("{field}.name"), format!("a metric's name is lowercase letters, digits and _, used once and not \"rounds\"; got \"{name}\"")));
+            }
+            let value = expr::parse(&m.get_ref().value, &round_names)
+                .map_err(|e| self.err(m, format!("{field}.value"), e.0))?;
+            let range = value.range(&round_names);
+            if range.0 < 0 || range.1 > MAX_SPAN {
+                return Err(self.err(m, format!("{field}.value"), format!("a metric counts something: its value must stay within 0 to {MAX_SPAN}, and `{}` can be {} to {}; bound it with max(0, …) or clamp(…)", m.get_ref().value, range.0, range.1)));
+            }
+            metrics.push((name, value, range));
+        }
+        // Does any rule read the round number? Then the state remembers it.
+        let mut read = Vec::new();
+        for e in end
+            .iter()
+            .chain(outcomes.iter().filter_map(|o| o.1.as_ref()))
+            .chain(metrics.iter().map(|m| &m.1))
+        {
+            e.slots(&mut read);
+        }
+        for p in &phases {
+            if let Some(w) = &p.when {
+                w.slots(&mut read);
+            }
+            statement_slots(&p.effects, &mut read);
+            if let PhaseKind::Count(pools) = &p.kind {
+                for pool in pools {
+                    pool.dice.slots(&mut read);
+                    pool.hits_at_most.slots(&mut read);
+                }
+            }
+            if let PhaseKind::Compare { dice, .. } = &p.kind {
+                dice.iter().for_each(|d| d.slots(&mut read));
+            }
+        }
+        for t in &tables {
+            for e in [t.modifier.as_ref(), t.row.as_ref(), t.shift.as_ref()]
+                .into_iter()
+                .flatten()
+            {
+                e.slots(&mut read);
+            }
+            match &t.columns {
+                ColumnPick::Odds {
+                    attacker, defender, ..
+                } => {
+                    attacker.slots(&mut read);
+                    defender.slots(&mut read);
+                }
+                ColumnPick::AtLeast { value, .. } | ColumnPick::Index { value } => {
+                    value.slots(&mut read)
+                }
+            }
+        }
+        for r in &results {
+            statement_slots(&r.effects, &mut read);
+        }
+        let reads_round = read.contains(&layout.round);
+        let rounds_remembered = match (reads_round, round_limit, remembered) {
+            (_, Some(limit), _) => limit,
+            (true, None, Some(r)) => r,
+            (true, None, None) => {
+                return Err(self.source.error_at(None, "battle.rounds_remembered", "a rule reads `round` but the battle has no round limit: set battle.rounds_remembered to the highest round number any rule tells apart (rounds after it count as it), or set battle.round_limit"));
+            }
+            (false, None, _) => 0,
+        };
+        layout.names[layout.round].2 = (0, i64::from(rounds_remembered));
+        Ok(Game {
+            name: limited(spec.name.get_ref()),
+            description: spec
+                .description
+                .as_ref()
+                .map(|d| limited(d.get_ref()))
+                .unwrap_or_default(),
+            sides,
+            parameters,
+            counters,
+            tables,
+            results,
+            phases,
+            round_limit,
+            rounds_remembered,
+            end,
+            outcomes,
+            metrics,
+            layout,
+            text: text.to_string(),
+        })
+    }
+
+    fn sides(&self) -> Result<[String; 2], AnalysisError> {
+        let list = self.spec.sides.get_ref();
+        if list.len() != 2 {
+            return Err(self.err(
+                &self.spec.sides,
+                "sides",
+                format!(
+                    "a battle has two sides, e.g. sides = [\"attacker\", \"defender\"]; got {}",
+                    list.len()
+                ),
+            ));
+        }
+        for s in list {
+            if !is_identifier(s.get_ref()) || RESERVED.contains(&s.get_ref().as_str()) {
+                return Err(self.err(s, "sides", format!("a side's key is lowercase letters, digits and _ (not a reserved word); got \"{}\"", s.get_ref())));
+            }
+        }
+        if list[0].get_ref() == list[1].get_ref() {
+            return Err(self.err(
+                &self.spec.sides,
+                "sides",
+                "the two sides need different keys",
+            ));
+        }
+        Ok([list[0].get_ref().clone(), list[1].get_ref().clone()])
+    }
+
+    fn declared(
+        &self,
+        map: &BTreeMap<String, Spanned<DeclSpec>>,
+        what: &str,
+        counter: bool,
+    ) -> Result<Vec<Declared>, AnalysisError> {
+        let mut out = Vec::new();
+        for (name, spec) in in_file_order(map) {
+            let field = format!("{what}.{name}");
+            let s = spec.get_ref();
+            if !is_identifier(name)
+                || RESERVED.contains(&name.as_str())
+                || self
+                    .spec
+                    .sides
+                    .get_ref()
+                    .iter()
+                    .any(|x| x.get_ref() == name)
+            {
+                return Err(self.err(spec, &field, format!("a name is lowercase letters, digits and _, not a side's key or a reserved word ({}); got \"{name}\"", RESERVED.join(", "))));
+            }
+            let (Some(min), Some(max)) = (&s.min, &s.max) else {
+                return Err(self.err(spec, &field, format!("give its bounds: min and max (every {} has a range, so the state stays finite)", if counter { "counter" } else { "parameter" })));
+            };
+            let (min, max) = (*min.get_ref(), *max.get_ref());
+            if min > max || max - min > MAX_SPAN || min < -MAX_SPAN || max > MAX_SPAN {
+                return Err(self.err(spec, &field, format!("min ({min}) to max ({max}) must be an ascending range within -{MAX_SPAN} to {MAX_SPAN}")));
+            }
+            let (default, wrong) = if counter {
+                (&s.start, &s.default)
+            } else {
+                (&s.default, &s.start)
+            };
+            if wrong.is_some() {
+                return Err(self.err(
+                    spec,
+                    &field,
+                    if counter {
+                        "a counter's first value is `start`, not `default`"
+                    } else {
+                        "a parameter's value is `default`, not `start` (counters have a start)"
+                    },
+                ));
+            }
+            if let Some(d) = default {
+                self.source.int_in(
+                    d,
+                    &format!("{field}.{}", if counter { "start" } else { "default" }),
+                    min,
+                    max,
+                    "the value",
+                )?;
+            }
+            out.push(Declared {
+                name: name.clone(),
+                per_side: s.per_side.unwrap_or(counter),
+                min,
+                max,
+                default: default.as_ref().map(|d| *d.get_ref()),
+                means: s.means.clone().map(|m| limited(&m)).unwrap_or_default(),
+            });
+        }
+        Ok(out)
+    }
+
+    fn results(&self, names: &Names) -> Result<Vec<ResultCode>, AnalysisError> {
+        let mut out = Vec::new();
+        for (code, spec) in in_file_order(&self.spec.results) {
+            let field = format!("results.{code}");
+            if code.is_empty()
+                || code.len() > 12
+                || code.chars().any(|c| c.is_whitespace() || c.is_control())
+            {
+                return Err(self.err(
+                    spec,
+                    &field,
+                    "a result code is 1 to 12 characters without spaces (AE, DR, 1/2, -)",
+                ));
+            }
+            let mut effects = Vec::new();
+            for (i, e) in spec.get_ref().effects.iter().enumerate() {
+                effects.push(
+                    expr::statement(e, names)
+                        .map_err(|err| self.err(spec, format!("{field}.effects[{i}]"), err.0))?,
+                );
+            }
+            out.push(ResultCode {
+                code: code.clone(),
+                means: spec
+                    .get_ref()
+                    .means
+                    .clone()
+                    .map(|m| limited(&m))
+                    .unwrap_or_default(),
+                effects,
+            });
+        }
+        Ok(out)
+    }
+
+    fn code(
+        &self,
+        results: &[ResultCode],
+        code: &str,
+        at: &Spanned<impl Sized>,
+        field: &str,
+    ) -> Result<usize, AnalysisError> {
+        results.iter().position(|r| r.code == code).ok_or_else(|| {
+            let known: Vec<&str> = results.iter().map(|r| r.code.as_str()).collect();
+            self.err(at, field, format!("unknown result code \"{code}\"; define it under [results.\"{code}\"] or use one of: {}", known.join(", ")))
+        })
+    }
+
+    fn edge(
+        &self,
+        text: Option<&str>,
+        results: &[ResultCode],
+        at: &Spanned<impl Sized>,
+        field: &str,
+        default: Edge,
+    ) -> Result<Edge, AnalysisError> {
+        match text.map(str::trim) {
+            None => Ok(default),
+            Some("clamp" | "first" | "last") => Ok(Edge::Clamp),
+            Some(code) => self.code(results, code, at, field).map(Edge::Result),
+        }
+    }
+
+    fn tables(&self, names: &Names, results: &[ResultCode]) -> Result<Vec<Table>, AnalysisError> {
+        let mut out = Vec::new();
+        for (name, spec) in in_file_order(&self.spec.tables) {
+            let t = spec.get_ref();
+            let field = |k: &str| format!("tables.{name}.{k}");
+            if !is_identifier(name) {
+                return Err(self.err(
+                    spec,
+                    format!("tables.{name}"),
+                    "a table's name is lowercase letters, digits and _",
+                ));
+            }
+            let (dice, faces) = parse_dice(t.dice.get_ref()).ok_or_else(|| self.err(&t.dice, field("dice"), format!("dice are written NdS: 1 to {MAX_TABLE_DICE} dice of 2 to {MAX_FACES} faces, summed (\"1d6\", \"2d6\", \"1d10\"); got \"{}\"", t.dice.get_ref())))?;
+            let parse = |text: &Spanned<String>, key: &str| {
+                expr::parse(text.get_ref(), names).map_err(|e| self.err(text, field(key), e.0))
+            };
+            let modifier = t
+                .modifier
+                .as_ref()
+                .map(|m| parse(m, "modifier"))
+                .transpose()?;
+            let row = t.row.as_ref().map(|m| parse(m, "row")).transpose()?;
+            let RangeSpec { from, to } = *t.rows.get_ref();
+            if from > to || to - from > 1000 {
+                return Err(self.err(&t.rows, field("rows"), format!("rows = {{ from, to }} counts the modified rolls printed, ascending (at most 1001); got {from} to {to}")));
+            }
+            let c = t.columns.get_ref();
+            if c.labels.is_empty() || c.labels.len() > 100 {
+                return Err(self.err(
+                    &t.columns,
+                    field("columns.labels"),
+                    "give the columns' labels as printed, left to right (1 to 100)",
+                ));
+            }
+            let picks = [c.odds.is_some(), c.at_least.is_some(), c.index.is_some()];
+            if picks.iter().filter(|p| **p).count() != 1 {
+                return Err(self.err(&t.columns, field("columns"), "pick columns one way: odds = [\"attacker.strength\", \"defender.strength\"], at_least = \"<value>\" (differentials, bands; labels are lower bounds) or index = \"<value>\" (0 = the first column)"));
+            }
+            let parse_text = |text: &str, key: &str| {
+                expr::parse(text, names).map_err(|e| self.err(&t.columns, field(key), e.0))
+            };
+            let columns = if let Some(odds) = &c.odds {
+                if odds.len() != 2 {
+                    return Err(self.err(
+                        &t.columns,
+                        field("columns.odds"),
+                        "odds = [\"<attacker's strength>\", \"<defender's strength>\"]: two values",
+                    ));
+                }
+                let mut ratios = Vec::new();
+                for label in &c.labels {
+                    let r = crate::rules::parse_odds_ratio(label).ok_or_else(|| self.err(&t.columns, field("columns.labels"), format!("odds columns are labelled as ratios (\"1:2\", \"3:1\"); got \"{label}\"")))?;
+                    if let Some(&(a, b)) = ratios.last() {
+                        if u64::from(r.0) * u64::from(b) <= u64::from(a) * u64::from(r.1) {
+                            return Err(self.err(&t.columns, field("columns.labels"), format!("odds columns ascend left to right; \"{label}\" is not above the column before it")));
+                        }
+                    }
+                    ratios.push(r);
+                }
+                let round_up = match c.round.as_deref().map(str::trim) {
+                    None | Some("down") => false,
+                    Some("up") => true,
+                    Some(other) => return Err(self.err(&t.columns, field("columns.round"), format!("odds round \"down\" (to the column at or under them: the defender's favour) or \"up\"; got \"{other}\""))),
+                };
+                ColumnPick::Odds {
+                    attacker: parse_text(&odds[0], "columns.odds")?,
+                    defender: parse_text(&odds[1], "columns.odds")?,
+                    ratios,
+                    round_up,
+                }
+            } else if let Some(value) = &c.at_least {
+                let mut bounds = Vec::new();
+                for label in &c.labels {
+                    let b = lower_bound(label).ok_or_else(|| self.err(&t.columns, field("columns.labels"), format!("at_least columns are labelled by their lowest value (\"-2\", \"+1\", \"3-4\", \"≤-3\" or \"7+\"); got \"{label}\"")))?;
+                    if bounds.last().is_some_and(|l| *l >= b) {
+                        return Err(self.err(
+                            &t.columns,
+                            field("columns.labels"),
+                            format!("columns ascend left to right; \"{label}\" does not"),
+                        ));
+                    }
+                    bounds.push(b);
+                }
+                ColumnPick::AtLeast {
+                    value: parse_text(value, "columns.at_least")?,
+                    bounds,
+                }
+            } else {
+                ColumnPick::Index {
+                    value: parse_text(c.index.as_deref().unwrap_or_default(), "columns.index")?,
+                }
+            };
+            if c.round.is_some() && c.odds.is_none() {
+                return Err(self.err(
+                    &t.columns,
+                    field("columns.round"),
+                    "round applies to odds columns only",
+                ));
+            }
+            let shift = c
+                .shift
+                .as_ref()
+                .map(|s| parse_text(s, "columns.shift"))
+                .transpose()?;
+            let below = self.edge(
+                c.below.as_deref(),
+                results,
+                &t.columns,
+                &field("columns.below"),
+                Edge::Clamp,
+            )?;
+            let above = self.edge(
+                c.above.as_deref(),
+                results,
+                &t.columns,
+                &field("columns.above"),
+                Edge::Clamp,
+            )?;
+            let below_rows = self.edge(
+                t.below_rows.as_ref().map(|s| s.get_ref().as_str()),
+                results,
+                spec,
+                &field("below_rows"),
+                Edge::Clamp,
+            )?;
+            let above_rows = self.edge(
+                t.above_rows.as_ref().map(|s| s.get_ref().as_str()),
+                results,
+                spec,
+                &field("above_rows"),
+                Edge::Clamp,
+            )?;
+            let row_count = (to - from + 1) as usize;
+            let mut cells = Vec::new();
+            for label in &c.labels {
+                let Some(column) = t.cells.get_ref().get(label) else {
+                    return Err(self.err(&t.cells, field("cells"), format!("no cells for column \"{label}\": give cells.\"{label}\" = \"<one result per row, {from} to {to}>\"")));
+                };
+                let codes: Vec<&str> = column.get_ref().split_whitespace().collect();
+                if codes.len() != row_count {
+                    return Err(self.err(column, field(&format!("cells.{label}")), format!("column \"{label}\" has {} results; rows {from} to {to} need {row_count}", codes.len())));
+                }
+                let mut col = Vec::new();
+                for code in codes {
+                    col.push(self.code(
+                        results,
+                        code,
+                        column,
+                        &field(&format!("cells.{label}")),
+                    )?);
+                }
+                cells.push(col);
+            }
+            for (label, at) in t.cells.get_ref() {
+                if !c.labels.contains(label) {
+                    return Err(self.err(
+                        at,
+                        field(&format!("cells.{label}")),
+                        format!(
+                            "\"{label}\" is not a column; columns: {}",
+                            c.labels.join(", ")
+                        ),
+                    ));
+                }
+            }
+            let sums = sums_of(dice, faces);
+            let mut natural = Vec::new();
+            for (roll, code) in &t.natural {
+                let r: i64 = roll
+                    .trim()
+                    .parse()
+                    .ok()
+                    .filter(|r| sums.iter().any(|(s, _)| s == r))
+                    .ok_or_else(|| {
+                        self.err(
+                            code,
+                            field(&format!("natural.{roll}")),
+                            format!(
+                                "a natural roll of {dice}d{faces} is {} to {}; got \"{roll}\"",
+                                dice,
+                                dice * faces
+                            ),
+                        )
+                    })?;
+                natural.push((
+                    r,
+                    self.code(
+                        results,
+                        code.get_ref().trim(),
+                        code,
+                        &field(&format!("natural.{roll}")),
+                    )?,
+                ));
+            }
+            out.push(Table {
+                name: name.clone(),
+                means: t.means.clone().map(|m| limited(&m)).unwrap_or_default(),
+                dice,
+                faces,
+                sums,
+                modifier,
+                row,
+                rows: (from, to),
+                below_rows,
+                above_rows,
+                columns,
+                labels: c.labels.iter().map(|l| limited(l)).collect(),
+                shift,
+                below,
+                above,
+                natural,
+                cells,
+            });
+        }
+        // `roll <table>` in results names a table that exists.
+        for (r, spec) in results.iter().zip(in_file_order(&self.spec.results)) {
+            for s in &r.effects {
+                if let Statement::Roll(t) = s {
+                    if !out.iter().any(|x| x.name == *t) {
+                        let known: Vec<&str> = out.iter().map(|x| x.name.as_str()).collect();
+                        return Err(self.err(
+                            spec.1,
+                            format!("results.{}.effects", r.code),
+                            format!("unknown table `{t}`; tables: {}", known.join(", ")),
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn phases(
+        &self,
+        names: &Names,
+        tables: &[Table],
+        sides: &[String; 2],
+    ) -> Result<Vec<Phase>, AnalysisError> {
+        let mut out = Vec::new();
+        let list = self.spec.phases.get_ref();
+        if list.is_empty() {
+            return Err(self.err(
+                &self.spec.phases,
+                "phases",
+                "a round has at least one phase: [[phases]] name = \"combat\", table = \"crt\"",
+            ));
+        }
+        for (i, spec) in list.iter().enumerate() {
+            let p = spec.get_ref();
+            let field = |k: &str| format!("phases[{i}].{k}");
+            let parse = |text: &str, key: &str| {
+                expr::parse(text, names).map_err(|e| self.err(spec, field(key), e.0))
+            };
+            let when = p.when.as_deref().map(|w| parse(w, "when")).transpose()?;
+            let mut effects = Vec::new();
+            for (k, e) in p.effects.iter().enumerate() {
+                effects.push(
+                    expr::statement(e, names)
+                        .map_err(|err| self.err(spec, field(&format!("effects[{k}]")), err.0))?,
+                );
+            }
+            for s in &effects {
+                if let Statement::Roll(t) = s {
+                    if !tables.iter().any(|x| x.name == *t) {
+                        return Err(self.err(
+                            spec,
+                            field("effects"),
+                            format!(
+                                "unknown table `{t}`; tables: {}",
+                                tables
+                                    .iter()
+                                    .map(|x| x.name.as_str())
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            ),
+                        ));
+                    }
+                }
+            }
+            let kinds = [p.table.is_some(), !p.count.is_empty(), p.compare.is_some()];
+            if kinds.iter().filter(|k| **k).count() > 1 {
+                return Err(self.err(spec, field("table"), "a phase rolls one way: table = \"…\", [[phases.count]] pools, or [phases.compare]"));
+            }
+            let kind = if let Some(t) = &p.table {
+                let idx = tables.iter().position(|x| x.name == *t).ok_or_else(|| {
+                    self.err(
+                        spec,
+                        field("table"),
+                        format!(
+                            "unknown table `{t}`; tables: {}",
+                            tables
+                                .iter()
+                                .map(|x| x.name.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    )
+                })?;
+                PhaseKind::Table(idx)
+            } else if !p.count.is_empty() {
+                let mut pools = Vec::new();
+                for (k, pool) in p.count.iter().enumerate() {
+                    let faces = pool.sides.unwrap_or(6);
+                    if !(2..=i64::from(MAX_FACES)).contains(&faces) {
+                        return Err(self.err(
+                            spec,
+                            field(&format!("count[{k}].sides")),
+                            format!("a die has 2 to {MAX_FACES} faces; got {faces}"),
+                        ));
+                    }
+                    let dice = parse(&pool.dice, &format!("count[{k}].dice"))?;
+                    let top = dice.range(names).1;
+                    if top > MAX_POOL_DICE {
+                        return Err(self.err(spec, field(&format!("count[{k}].dice")), format!("a pool rolls at most {MAX_POOL_DICE} dice, and `{}` can reach {top}; cap it with min({MAX_POOL_DICE}, …) or lower the counters' max", pool.dice)));
+                    }
+                    pools.push(Pool {
+                        into: names
+                            .slot(&pool.into)
+                            .map(|(s, _)| s)
+                            .expect("declared in the layout"),
+                        dice,
+                        faces: faces as u32,
+                        hits_at_most: parse(
+                            &pool.hits_at_most,
+                            &format!("count[{k}].hits_at_most"),
+                        )?,
+                    });
+                }
+                PhaseKind::Count(pools)
+            } else if let Some(c) = &p.compare {
+                let faces = c.sides.unwrap_or(6);
+                if !(2..=i64::from(MAX_FACES)).contains(&faces) {
+                    return Err(self.err(
+                        spec,
+                        field("compare.sides"),
+                        format!("a die has 2 to {MAX_FACES} faces; got {faces}"),
+                    ));
+                }
+                for k in c.dice.keys() {
+                    if !sides.contains(k) {
+                        return Err(self.err(
+                            spec,
+                            field("compare.dice"),
+                            format!(
+                                "compare.dice names each side: {}; got \"{k}\"",
+                                sides.join(", ")
+                            ),
+                        ));
+                    }
+                }
+                let mut dice = Vec::new();
+                for side in sides {
+                    let text = c.dice.get(side).ok_or_else(|| {
+                        self.err(
+                            spec,
+                            field("compare.dice"),
+                            format!("compare.dice.{side} is missing: how many dice {side} rolls"),
+                        )
+                    })?;
+                    dice.push(parse(text, &format!("compare.dice.{side}"))?);
+                }
+                let tops: Vec<i64> = dice.iter().map(|d| d.range(names).1.max(0)).collect();
+                let combos = (faces as f64).powf((tops[0] + tops[1]) as f64);
+                if combos > MAX_COMPARE_COMBINATIONS as f64 {
+                    return Err(self.err(spec, field("compare.dice"), format!("compared dice are enumerated: at most {MAX_COMPARE_COMBINATIONS} combinations, and {} + {} dice of {faces} faces give more; cap the dice with min(…)", tops[0], tops[1])));
+                }
+                let ties = sides
+                    .iter()
+                    .position(|s| *s == c.ties.trim())
+                    .ok_or_else(|| {
+                        self.err(
+                            spec,
+                            field("compare.ties"),
+                            format!(
+                                "ties go to a side: {}; got \"{}\"",
+                                sides.join(" or "),
+                                c.ties
+                            ),
+                        )
+                    })?;
+                let won = [0, 1].map(|k| {
+                    names
+                        .slot(&format!("won.{}", sides[k]))
+                        .expect("declared")
+                        .0
+                });
+                PhaseKind::Compare {
+                    dice: [dice.remove(0), dice.remove(0)],
+                    faces: faces as u32,
+                    ties,
+                    won,
+                }
+            } else {
+                if effects.is_empty() {
+                    return Err(self.err(spec, field("effects"), "a phase without dice needs effects (or give it table = …, [[phases.count]] or [phases.compare])"));
+                }
+                PhaseKind::Effects
+            };
+            out.push(Phase {
+                name: limited(&p.name),
+                when,
+                kind,
+                effects,
+            });
+        }
+        Ok(out)
+    }
+
+    fn outcomes(&self, names: &Names) -> Result<Vec<(String, Option<Expr>)>, AnalysisError> {
+        let list = self.spec.outcomes.get_ref();
+        if list.is_empty() {
+            return Err(self.err(&self.spec.outcomes, "outcomes", "name the ways a battle ends: [[outcomes]] name = \"attacker wins\", when = \"defender.strength == 0\"; the last takes the rest"));
+        }
+        let mut out: Vec<(String, Option<Expr>)> = Vec::new();
+        for (i, o) in list.iter().enumerate() {
+            let name = limited(o.get_ref().name.trim());
+            if name.is_empty() || out.iter().any(|(n, _)| *n == name) {
+                return Err(self.err(
+                    o,
+                    format!("outcomes[{i}].name"),
+                    "each outcome has its own name",
+                ));
+            }
+            let last = i + 1 == list.len();
+            let when = match (&o.get_ref().when, last) {
+                (Some(w), false) => Some(expr::parse(w, names).map_err(|e| self.err(o, format!("outcomes[{i}].when"), e.0))?),
+                (None, false) => None,
+                (Some(_), true) => return Err(self.err(o, format!("outcomes[{i}].when"), "the last outcome takes every battle the others do not: drop its `when` (so no battle goes unnamed)")),
+                (None, true) => None,
+            };
+            out.push((name, when));
+        }
+        Ok(out)
+    }
+}
+
+fn qualified(d: &Declared, sides: &[String; 2]) -> Vec<String> {
+    if d.per_side {
+        sides.iter().map(|s| format!("{s}.{}", d.name)).collect()
+    } else {
+        vec![d.name.clone()]
+    }
+}
+
+fn statement_slots(statements: &[Statement], out: &mut Vec<usize>) {
+    for s in statements {
+        match s {
+            Statement::Set { value, .. } => value.slots(out),
+            Statement::Lose { amount, .. } => amount.slots(out),
+            Statement::End | Statement::Roll(_) | Statement::Outcome(_) => {}
+        }
+    }
+}
+
+/// A text shown in reports, held to a sane length (it is escaped where shown).
+fn limited(text: &str) -> String {
+    text.chars().take(200).collect()
+}
+
+/// The lowest value a differential or band label covers: "-2", "+1", "3-4", "≤-3", "7+".
+fn lower_bound(label: &str) -> Option<i64> {
+    let t = label.trim();
+    if let Some(rest) = t.strip_prefix('≤').or_else(|| t.strip_prefix("<=")) {
+        return rest.trim().parse::<i64>().ok().map(|_| i64::MIN / 4);
+    }
+    let t = t.strip_suffix('+').unwrap_or(t);
+    let first = if let Some(rest) = t.strip_prefix('-') {
+        // "-3", "-3--1", "-3-0"
+        let end = rest.find('-').unwrap_or(rest.len());
+        format!("-{}", &rest[..end])
+    } else {
+        let t = t.strip_prefix('+').unwrap_or(t);
+        t.split('-').next().unwrap_or(t).to_string()
+    };
+    first.trim().parse().ok()
+}
+
+fn check_table_cycles(
+    b: &Builder,
+    tables: &[Table],
+    results: &[ResultCode],
+) -> Result<(), AnalysisError> {
+    // table → tables its results roll on
+    let next = |t: &Table| -> Vec<usize> {
+        let mut used: Vec<usize> = t.cells.iter().flatten().copied().collect();
+        used.extend(t.natural.iter().map(|n| n.1));
+        for e in [t.below, t.above, t.below_rows, t.above_rows] {
+            if let Edge::Result(r) = e {
+                used.push(r);
+            }
+        }
+        used.sort_unstable();
+        used.dedup();
+        used.iter()
+            .flat_map(|r| results[*r].effects.iter())
+            .filter_map(|s| match s {
+                Statement::Roll(name) => tables.iter().position(|x| x.name == *name),
+                _ => None,
+            })
+            .collect()
+    };
+    for start in 0..tables.len() {
+        let mut path = vec![start];
+        let mut stack = vec![(start, 0usize)];
+        let edges: Vec<Vec<usize>> = tables.iter().map(next).collect();
+        while let Some((node, i)) = stack.pop() {
+            if i < edges[node].len() {
+                stack.push((node, i + 1));
+                let to = edges[node][i];
+                if to == start {
+                    path.push(to);
+                    let names: Vec<&str> = path.iter().map(|t| tables[*t].name.as_str()).collect();
+                    return Err(b.source.error_at(None, format!("tables.{}", tables[start].name), format!("the tables roll on each other in a cycle ({}); a result may roll on another table, never back", names.join(" → "))));
+                }
+                if !path.contains(&to) {
+                    path.push(to);
+                    stack.push((to, 0));
+                }
+            } else {
+                path.pop();
+            }
+        }
+    }
+    Ok(())
+}
+
+impl From<ExprError> for String {
+    fn from(e: ExprError) -> String {
+        e.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dice_read_as_written() {
+        assert_eq!(parse_dice("2d6"), Some((2, 6)));
+        assert_eq!(parse_dice("d10"), Some((1, 10)));
+        assert_eq!(parse_dice("7d6"), None);
+        assert_eq!(parse_dice("1d1"), None);
+        let s = sums_of(2, 6);
+        assert_eq!(s.first(), Some(&(2, 1)));
+        assert_eq!(s.iter().find(|x| x.0 == 7), Some(&(7, 6)));
+        assert_eq!(s.iter().map(|x| x.1).sum::<u128>(), 36);
+    }
+
+    #[test]
+    fn band_labels_give_their_lowest_value() {
+        assert_eq!(lower_bound("-2"), Some(-2));
+        assert_eq!(lower_bound("+1"), Some(1));
+        assert_eq!(lower_bound("3-4"), Some(3));
+        assert_eq!(lower_bound("-3--1"), Some(-3));
+        assert_eq!(lower_bound("7+"), Some(7));
+        assert!(lower_bound("≤-3").unwrap() < -1000);
+        assert_eq!(lower_bound("x"), None);
+    }
+}

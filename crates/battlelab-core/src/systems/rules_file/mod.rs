@@ -1,0 +1,688 @@
+//! Rules files (docs/rules-files.md): a designer's own combat system, written as the
+//! rulebook prints it in a TOML file, run by every capability with no code per file.
+//!
+//! Why this module exists: the built-in systems cover five published games; this one
+//! covers the rest. A rules file declares sides, parameters, counters, tables (columns by
+//! odds, differential, band or name; rows by the modified roll; cells are result codes),
+//! result codes with their effects, the phases of a round, the end, outcomes and metrics
+//! (`game.rs`). An analysis file (`system = "rules"`) names the rules file, sets its
+//! parameters and counters per side, sweeps them and compares variants. Each run's
+//! battle is compiled into a Markov chain over its bounded state (`chain.rs`): solved
+//! exactly (fractions) where it has no cycle but a round that changes nothing, and
+//! walked by the Monte Carlo kernel (`kernel.rs`); where the chain is too large, a step
+//! interpreter plays the same rounds from the dice.
+//!
+//! ```toml
+//! system = "rules"
+//! rules = "../rules/classic_crt.toml"
+//!
+//! [sides.attacker]
+//! strength = 6
+//! leader = 1
+//!
+//! [sides.defender]
+//! strength = 3
+//!
+//! [parameters]
+//! terrain = 1
+//!
+//! [sweep]
+//! attacker.strength = { from = 1, to = 12 }
+//! ```
+
+pub mod chain;
+pub mod expr;
+pub mod game;
+pub mod kernel;
+#[doc(hidden)]
+pub mod scenarios;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use num_rational::BigRational;
+use num_traits::Zero;
+use serde_json::json;
+use toml::Spanned;
+
+use crate::analysis::{self, AnalysisError, AxisValue, Source, SweepAxis};
+use crate::engine::headline::{Headline, Match};
+use crate::header::{analysis_file, variant_table, AnalysisHeader};
+use crate::keys::{self, key, KeyDoc, SystemDoc, Ty, ValueDoc, REQUIRED};
+use crate::systems::rules_file::chain::{Chain, CompareCache};
+use crate::systems::rules_file::game::Game;
+use crate::systems::rules_file::kernel::{RulesCounts, Walk};
+
+/// A validated rules-file study.
+#[derive(Debug, Clone)]
+pub struct RulesStudy {
+    pub header: AnalysisHeader,
+    /// The sides' names (`sides.<side>.name`; the rules file's keys unless named).
+    pub side_names: [String; 2],
+    pub variants: Vec<RulesVariant>,
+    pub axes: Vec<SweepAxis>,
+    pub runs: Vec<RulesRun>,
+    /// What a designer should know about how the runs are made (exact turned off, the
+    /// step interpreter used), once each.
+    pub notices: Vec<String>,
+}
+
+/// A variant: its name and the rules it fights by.
+#[derive(Debug, Clone)]
+pub struct RulesVariant {
+    pub name: String,
+    /// The rules file as the analysis names it.
+    pub rules_path: PathBuf,
+    pub game: Arc<Game>,
+    pub compare: Arc<CompareCache>,
+}
+
+/// One run: a variant at a grid point, its start and how it is simulated.
+#[derive(Debug, Clone)]
+pub struct RulesRun {
+    pub variant: usize,
+    pub coordinates: Vec<AxisValue>,
+    /// The evaluation frame at the start: parameters and counters set.
+    pub base: Vec<i64>,
+    /// The settings as run, `(name, value)`, in the rules file's order.
+    pub settings: Vec<(String, i64)>,
+    pub form: Form,
+}
+
+/// How a run is simulated.
+#[derive(Debug, Clone)]
+pub enum Form {
+    /// The compiled chain, walked (and solved exactly where it can be).
+    Chain { chain: Arc<Chain>, walk: Arc<Walk> },
+    /// The step interpreter: the chain would be too large (the reason).
+    Steps(String),
+}
+
+analysis_file! {
+    struct RulesAnalysis {
+        exact,
+        rules: Spanned<String>,
+        sides: Option<BTreeMap<String, Spanned<toml::Table>>>,
+        parameters: Option<Spanned<toml::Table>>,
+        sweep: Option<BTreeMap<String, Spanned<toml::Value>>>,
+        variant: Option<Vec<VariantSpec>>,
+    }
+}
+
+variant_table! {
+    struct VariantSpec {
+        rules: Option<Spanned<String>>,
+        sides: Option<BTreeMap<String, Spanned<toml::Table>>>,
+        parameters: Option<Spanned<toml::Table>>,
+    }
+}
+
+/// Every key of a rules analysis (`battlelab keys rules`); the rules file's own keys are
+/// in [`RULES_FILE_KEYS`].
+pub const KEYS: &[&[KeyDoc]] = &[keys::HEADER, keys::EXACT, ANALYSIS_KEYS, keys::EXPECT_VALUE];
+
+const ANALYSIS_KEYS: &[KeyDoc] = &[
+    key("rules", Ty::Text, REQUIRED, "the rules file: a path relative to this file", "\"../rules/classic_crt.toml\""),
+    key("sides.<side>.name", Ty::Text, "the side's key", "the side's name in reports", "\"Blue\""),
+    key("sides.<side>.<setting>", Ty::Int(-game::MAX_SPAN, game::MAX_SPAN), "the rules file's default", "a per-side parameter's value or counter's start, as the rules file declares them (`battlelab keys <rules file>`)", "1").sweep("<side>.<setting>").in_variant(),
+    key("parameters.<setting>", Ty::Int(-game::MAX_SPAN, game::MAX_SPAN), "the rules file's default", "a parameter (or counter start) of the whole battle", "1").sweep("<setting>").in_variant(),
+    key("[[variant]].name", Ty::Text, REQUIRED, "the variant's name", "\"printed\""),
+    key("[[variant]].description", Ty::Text, "none", "what the variant changes", "\"as printed\""),
+    key("[[variant]].rules", Ty::Text, "the analysis's rules file", "another rules file this variant fights by (compare two versions of your rules)", "\"../rules/classic_crt.toml\""),
+];
+
+/// The rules file's own keys (`battlelab keys rules-file`): what docs/rules-files.md
+/// explains step by step.
+pub const RULES_FILE_KEYS: &[KeyDoc] = &[
+    key("name", Ty::Text, REQUIRED, "the game's name", "\"Classic CRT\""),
+    key("description", Ty::Text, "none", "one line on the game", "\"odds CRT, one roll\""),
+    key("sides", Ty::TextList, REQUIRED, "the two sides' keys, used in names (attacker.strength)", "[\"attacker\", \"defender\"]"),
+    key("parameters.<name>.min", Ty::Int(-game::MAX_SPAN, game::MAX_SPAN), REQUIRED, "a parameter's lowest value (parameters never change in a battle)", "0"),
+    key("parameters.<name>.max", Ty::Int(-game::MAX_SPAN, game::MAX_SPAN), REQUIRED, "its highest value", "2"),
+    key("parameters.<name>.default", Ty::Int(-game::MAX_SPAN, game::MAX_SPAN), "none: the analysis must set it", "its value when the analysis does not set it", "0"),
+    key("parameters.<name>.per_side", Ty::Bool, "false", "true: each side has its own (attacker.leader, defender.leader)", "true"),
+    key("parameters.<name>.means", Ty::Text, "none", "what it is, for keys and reports", "\"leader rating\""),
+    key("counters.<name>.min", Ty::Int(-game::MAX_SPAN, game::MAX_SPAN), REQUIRED, "a counter's lowest value (counters change in battle; effects are held to the range)", "0"),
+    key("counters.<name>.max", Ty::Int(-game::MAX_SPAN, game::MAX_SPAN), REQUIRED, "its highest value", "30"),
+    key("counters.<name>.start", Ty::Int(-game::MAX_SPAN, game::MAX_SPAN), "none: the analysis must set it", "its value at the start", "0"),
+    key("counters.<name>.per_side", Ty::Bool, "true", "false: one counter for the battle", "false"),
+    key("counters.<name>.means", Ty::Text, "none", "what it counts", "\"strength points\""),
+    key("tables.<name>.dice", Ty::Text, REQUIRED, "the dice rolled, summed: NdS (1 to 6 dice of 2 to 100 faces)", "\"1d6\""),
+    key("tables.<name>.modifier", Ty::Text, "0", "the net DRM (an expression; caps with clamp)", "\"clamp(attacker.leader - defender.leader, -2, 2)\""),
+    key("tables.<name>.row", Ty::Text, "roll + modifier", "the row read (an expression of roll and modifier)", "\"roll - modifier\""),
+    key("tables.<name>.rows", Ty::Text, REQUIRED, "the rows printed: { from, to } modified rolls", "{ from = 1, to = 6 }"),
+    key("tables.<name>.below_rows", Ty::Text, "clamp", "a modified roll under the first row: clamp (read the first) or a result code", "\"clamp\""),
+    key("tables.<name>.above_rows", Ty::Text, "clamp", "a modified roll over the last row: clamp or a result code", "\"clamp\""),
+    key("tables.<name>.columns.labels", Ty::TextList, REQUIRED, "the columns as printed, left to right", "[\"1:2\", \"1:1\", \"2:1\"]"),
+    key("tables.<name>.columns.odds", Ty::TextList, "none", "columns by odds: [attacker's strength, defender's strength] (labels are ratios)", "[\"attacker.strength\", \"defender.strength\"]"),
+    key("tables.<name>.columns.round", Ty::OneOf(&["down", "up"]), "down", "odds between columns read down (the defender's favour) or up", "\"down\""),
+    key("tables.<name>.columns.at_least", Ty::Text, "none", "columns by a value (differential, band): labels are each column's lowest value", "\"attacker.strength - defender.strength\""),
+    key("tables.<name>.columns.index", Ty::Text, "none", "columns by position: the value 0 reads the first (terrain by name)", "\"terrain\""),
+    key("tables.<name>.columns.shift", Ty::Text, "0", "columns to shift right (negative: left)", "\"-terrain\""),
+    key("tables.<name>.columns.below", Ty::Text, "clamp", "left of the first column: clamp or a result code (an automatic result, no roll)", "\"AE\""),
+    key("tables.<name>.columns.above", Ty::Text, "clamp", "right of the last column: clamp or a result code", "\"clamp\""),
+    key("tables.<name>.natural.<roll>", Ty::Text, "none", "a natural roll's result whatever the modifiers", "\"DE\""),
+    key("tables.<name>.cells.<column>", Ty::Text, REQUIRED, "a column's results, one per row, top to bottom, separated by spaces", "\"AR AE AE AE AE AE\""),
+    key("tables.<name>.means", Ty::Text, "none", "the table's title", "\"Combat Results Table\""),
+    key("results.<code>.effects", Ty::TextList, "none", "what the result does, in order: counter = value, +=, -=, lose(side, n, counter, …), roll <table>, end", "[\"defender.lost = defender.strength\"]"),
+    key("results.<code>.means", Ty::Text, "none", "what the code means", "\"defender eliminated\""),
+    key("battle.round_limit", Ty::Int(1, 1000), "none", "the most rounds (1: a single roll)", "1"),
+    key("battle.end", Ty::Text, "none", "a condition checked at the start and after every round: the battle is over", "\"attacker.armies <= 1 or defender.armies == 0\""),
+    key("battle.rounds_remembered", Ty::Int(1, 1000), "the round limit", "the highest round number a rule tells apart (needed when a rule reads round and there is no limit)", "3"),
+    key("[[phases]].name", Ty::Text, REQUIRED, "the phase's name", "\"combat\""),
+    key("[[phases]].when", Ty::Text, "always", "a condition: the phase happens only when it holds", "\"round >= 1\""),
+    key("[[phases]].table", Ty::Text, "none", "the table rolled on; its result's effects apply", "\"crt\""),
+    key("[[phases]].count.into", Ty::Text, REQUIRED, "a pool of dice: the name its hits are counted into", "\"attacker_hits\""),
+    key("[[phases]].count.dice", Ty::Text, REQUIRED, "how many dice (an expression)", "\"attacker.infantry\""),
+    key("[[phases]].count.sides", Ty::Int(2, 100), "6", "the dice's faces", "6"),
+    key("[[phases]].count.hits_at_most", Ty::Text, REQUIRED, "a die hits at or under this (an expression)", "\"2\""),
+    key("[[phases]].compare.dice.<side>", Ty::Text, REQUIRED, "dice each side rolls, sorted high to low and compared pair by pair", "\"min(3, attacker.armies - 1)\""),
+    key("[[phases]].compare.sides", Ty::Int(2, 100), "6", "the dice's faces", "6"),
+    key("[[phases]].compare.ties", Ty::Text, REQUIRED, "the side that wins a tie; pairs won are won.<side>", "\"defender\""),
+    key("[[phases]].effects", Ty::TextList, "none", "effects after the phase's roll (as results' effects)", "[\"attacker.armies -= won.defender\"]"),
+    key("[[outcomes]].name", Ty::Text, REQUIRED, "a way the battle ends", "\"attacker wins\""),
+    key("[[outcomes]].when", Ty::Text, "the last: the rest", "the condition, read at the end; the first that holds names the battle", "\"defender.armies == 0\""),
+    key("[[metrics]].name", Ty::Text, REQUIRED, "a number counted at the end of each battle (a histogram; its mean in metrics)", "\"armies_left_attacker\""),
+    key("[[metrics]].value", Ty::Text, REQUIRED, "its value: an expression of the final state (0 or more)", "\"attacker.armies\""),
+];
+
+/// This system in [`crate::systems::REGISTRY`].
+pub const REGISTRATION: crate::systems::Registration = crate::systems::Registration {
+    folder: "rules_file",
+    docs: &[DOC],
+    benches: &["rules_file"],
+    one_roll: &[],
+};
+
+/// `battlelab keys rules` and `battlelab new rules`.
+pub const DOC: SystemDoc = SystemDoc {
+    name: "rules",
+    summary: "your own rules (docs/rules-files.md): a combat system written in a rules file, run exactly where its chain is small",
+    keys: KEYS,
+    starter: "system = \"rules\"\nrules = \"rules/classic_crt.toml\"   # a path relative to this file\ntrials = 10_000\n\n[sides.attacker]\nstrength = 6\nleader = 1\n\n[sides.defender]\nstrength = 3\n\n[parameters]\nterrain = 0\n\n[sweep]\nterrain = [0, 1, 2]\n",
+    value: ValueDoc {
+        headlines,
+        default_modifiers: &[],
+        currency: None,
+        odds_columns: None,
+    },
+};
+
+/// What `value` reads first: the first outcome.
+fn headlines() -> Vec<Headline> {
+    vec![Headline::outcomes(
+        "first_outcome",
+        "P(first outcome)",
+        Match::Contains(String::new()),
+    )]
+}
+
+fn int_of(
+    source: &Source,
+    table: &Spanned<toml::Table>,
+    key: &str,
+    field: &str,
+) -> Result<i64, AnalysisError> {
+    match table.get_ref().get(key) {
+        Some(toml::Value::Integer(v)) => Ok(*v),
+        Some(other) => Err(source.error(
+            table,
+            field,
+            format!("a setting is a whole number, got {other}"),
+        )),
+        None => unreachable!("read from the table's own keys"),
+    }
+}
+
+/// The settings a file (or a variant) gives: `(name as in a sweep, value, its table)`.
+fn settings_of(
+    source: &Source,
+    sides: Option<&BTreeMap<String, Spanned<toml::Table>>>,
+    parameters: Option<&Spanned<toml::Table>>,
+    prefix: &str,
+    game: &Game,
+) -> Result<Vec<(String, i64)>, AnalysisError> {
+    let known = game.settings();
+    let names: Vec<String> = known.iter().map(|s| s.0.clone()).collect();
+    let mut out = Vec::new();
+    for (side, table) in sides.into_iter().flatten() {
+        if !game.sides.contains(side) {
+            return Err(source.error(
+                table,
+                format!("{prefix}sides.{side}"),
+                format!(
+                    "the rules file's sides are {}; \"{side}\" is not one of them",
+                    game.sides.join(" and ")
+                ),
+            ));
+        }
+        for key in table.get_ref().keys() {
+            if key == "name" {
+                continue;
+            }
+            let name = format!("{side}.{key}");
+            let field = format!("{prefix}sides.{name}");
+            if !names.contains(&name) {
+                let hint = crate::toml_input::closest(&name, names.iter().map(String::as_str))
+                    .map(|c| format!(" (did you mean {c}?)"))
+                    .unwrap_or_default();
+                return Err(source.error(table, &field, format!("the rules file \"{}\" declares no per-side setting \"{key}\"{hint}; settings: {}", game.name, names.join(", "))));
+            }
+            out.push((name, int_of(source, table, key, &field)?));
+        }
+    }
+    if let Some(table) = parameters {
+        for key in table.get_ref().keys() {
+            let field = format!("{prefix}parameters.{key}");
+            if !names.contains(key) {
+                let hint = crate::toml_input::closest(key, names.iter().map(String::as_str))
+                    .map(|c| format!(" (did you mean {c}?)"))
+                    .unwrap_or_default();
+                return Err(source.error(table, &field, format!("the rules file \"{}\" declares no battle-wide setting \"{key}\"{hint}; settings: {}", game.name, names.join(", "))));
+            }
+            out.push((key.clone(), int_of(source, table, key, &field)?));
+        }
+    }
+    Ok(out)
+}
+
+fn load_game(
+    source: &Source,
+    analysis: &Path,
+    rules: &Spanned<String>,
+    field: &str,
+) -> Result<(PathBuf, Game), AnalysisError> {
+    let relative = Path::new(rules.get_ref().trim());
+    if relative.as_os_str().is_empty() {
+        return Err(source.error(
+            rules,
+            field,
+            "name the rules file: a path relative to this file",
+        ));
+    }
+    let path = analysis
+        .parent()
+        .map_or_else(|| relative.to_path_buf(), |dir| dir.join(relative));
+    let text = crate::toml_input::read_analysis_file(&path).map_err(|e| match e {
+        AnalysisError::Read { source: io, .. } => source.error(
+            rules,
+            field,
+            format!("cannot read the rules file {}: {io}", path.display()),
+        ),
+        other => other,
+    })?;
+    Ok((path.clone(), Game::parse(&path, &text)?))
+}
+
+impl RulesStudy {
+    pub fn parse(path: &Path, text: &str) -> Result<Self, AnalysisError> {
+        let source = Source::new(path, text);
+        let spec: RulesAnalysis = source.parse_toml()?;
+        let header = AnalysisHeader::parse(path, &source, None)?;
+        let (rules_path, game) = load_game(&source, path, &spec.rules, "rules")?;
+        let base_settings = settings_of(
+            &source,
+            spec.sides.as_ref(),
+            spec.parameters.as_ref(),
+            "",
+            &game,
+        )?;
+        let side_names = [0, 1].map(|k| {
+            let key = &game.sides[k];
+            spec.sides
+                .as_ref()
+                .and_then(|s| s.get(key))
+                .and_then(|t| t.get_ref().get("name").cloned().map(|v| (t, v)))
+                .map_or(Ok(key.clone()), |(t, v)| match v {
+                    toml::Value::String(s) => analysis::report_text_at(
+                        &source,
+                        t,
+                        &s,
+                        &format!("sides.{key}.name"),
+                        "a side's name",
+                        analysis::Lines::One,
+                    ),
+                    _ => Err(source.error(t, format!("sides.{key}.name"), "a side's name is text")),
+                })
+        });
+        let [first, second] = side_names;
+        let side_names = [first?, second?];
+        let game = Arc::new(game);
+        let mut variants: Vec<(RulesVariant, Vec<(String, i64)>)> = Vec::new();
+        for (i, (v, heading)) in spec
+            .variant
+            .iter()
+            .flatten()
+            .zip(&header.variants)
+            .enumerate()
+        {
+            let (vpath, vgame) = match &v.rules {
+                Some(r) => {
+                    let (p, g) = load_game(&source, path, r, &format!("variant[{i}].rules"))?;
+                    if g.sides != game.sides {
+                        return Err(source.error(r, format!("variant[{i}].rules"), format!("this rules file's sides ({}) differ from the analysis's rules file's ({}); a variant changes the rules, not who fights", g.sides.join(", "), game.sides.join(", "))));
+                    }
+                    (p, Arc::new(g))
+                }
+                None => (rules_path.clone(), game.clone()),
+            };
+            let mut settings = base_settings.clone();
+            for (name, value) in settings_of(
+                &source,
+                v.sides.as_ref(),
+                v.parameters.as_ref(),
+                &format!("variant[{i}]."),
+                &vgame,
+            )? {
+                settings.retain(|s| s.0 != name);
+                settings.push((name, value));
+            }
+            let compare = Arc::new(CompareCache::of(&vgame));
+            variants.push((
+                RulesVariant {
+                    name: heading.name.clone(),
+                    rules_path: vpath,
+                    game: vgame,
+                    compare,
+                },
+                settings,
+            ));
+        }
+        if variants.is_empty() {
+            let compare = Arc::new(CompareCache::of(&game));
+            variants.push((
+                RulesVariant {
+                    name: "base".into(),
+                    rules_path: rules_path.clone(),
+                    game: game.clone(),
+                    compare,
+                },
+                base_settings,
+            ));
+        }
+        let names: Vec<String> = game.settings().into_iter().map(|s| s.0).collect();
+        let sweepable: Vec<&str> = names.iter().map(String::as_str).collect();
+        let (axes, lines) = analysis::sweep_axes(&source, spec.sweep.as_ref(), &sweepable)?;
+        analysis::check_grid_size(&source, &axes, variants.len())?;
+        let mut runs = Vec::new();
+        let mut notices: Vec<String> = Vec::new();
+        for (v, (variant, settings)) in variants.iter().enumerate() {
+            let g = &variant.game;
+            for coordinates in analysis::grid(&axes) {
+                let mut values = settings.clone();
+                for (axis, value) in axes.iter().zip(&coordinates) {
+                    if let AxisValue::Int(x) = value {
+                        values.retain(|s| s.0 != axis.parameter);
+                        values.push((axis.parameter.clone(), *x));
+                    }
+                }
+                let mut base = vec![0i64; g.frame_len()];
+                let mut as_run = Vec::new();
+                for (name, decl, counter) in g.settings() {
+                    let given = values.iter().rev().find(|s| s.0 == name).map(|s| s.1);
+                    let value = match given.or(decl.default) {
+                        Some(x) => x,
+                        None => {
+                            let (table, key) = match name.split_once('.') {
+                                Some((side, key)) => (format!("[sides.{side}]"), key.to_string()),
+                                None => ("[parameters]".into(), name.clone()),
+                            };
+                            return Err(source.error_at(
+                                None,
+                                format!("sides.{name}"),
+                                format!(
+                                    "the rules file gives {} \"{}\" no {}: set {key} under {table}",
+                                    if counter {
+                                        "the counter"
+                                    } else {
+                                        "the parameter"
+                                    },
+                                    decl.name,
+                                    if counter { "start" } else { "default" }
+                                ),
+                            ));
+                        }
+                    };
+                    if value < decl.min || value > decl.max {
+                        let line = axes
+                            .iter()
+                            .position(|a| a.parameter == name)
+                            .and_then(|i| lines[i]);
+                        let at = analysis::describe_point(&axes, &coordinates, None);
+                        return Err(source.error_at(
+                            line,
+                            name.clone(),
+                            format!(
+                                "{name} must be {} to {} (the rules file's range), got {value}{at}",
+                                decl.min, decl.max
+                            ),
+                        ));
+                    }
+                    base[g.slot(&name).expect("declared")] = value;
+                    as_run.push((name, value));
+                }
+                let form = match Chain::build(g, &variant.compare, &base) {
+                    Ok(chain) => {
+                        if let Some(s) = chain.endless() {
+                            let at = analysis::describe_point(&axes, &coordinates, None);
+                            let state: Vec<String> = g.layout.names[g.layout.state.clone()]
+                                .iter()
+                                .zip(&chain.states[s])
+                                .map(|((n, _, _), v)| format!("{n} = {v}"))
+                                .collect();
+                            return Err(source.error_at(None, "rules", format!("in the rules file {}, a battle can go on for ever{at}: from {} no round leads to its end; add an end condition or battle.round_limit", variant.rules_path.display(), state.join(", "))));
+                        }
+                        let walk = Walk::new(g, &base, &chain);
+                        Form::Chain {
+                            chain: Arc::new(chain),
+                            walk: Arc::new(walk),
+                        }
+                    }
+                    Err(why) => {
+                        if g.round_limit.is_none() {
+                            return Err(source.error_at(None, "rules", format!("the battle of {} has {why}, too many to check that it ends: set battle.round_limit in the rules file", variant.rules_path.display())));
+                        }
+                        let notice = format!("{}: the battle's chain has {why}: exact results are off and the step interpreter plays each battle", variant.name);
+                        if !notices.contains(&notice) {
+                            notices.push(notice);
+                        }
+                        Form::Steps(why.to_string())
+                    }
+                };
+                runs.push(RulesRun {
+                    variant: v,
+                    coordinates,
+                    base,
+                    settings: as_run,
+                    form,
+                });
+            }
+        }
+        Ok(Self {
+            header,
+            side_names,
+            variants: variants.into_iter().map(|v| v.0).collect(),
+            axes,
+            runs,
+            notices,
+        })
+    }
+
+    /// The game a run fights by.
+    pub fn game(&self, run: usize) -> &Game {
+        &self.variants[self.runs[run].variant].game
+    }
+}
+
+/// A run's exact result: the probability of each outcome, each metric's value and each
+/// battle length (where the round is in the state).
+#[derive(Debug, Clone)]
+pub struct RulesExact {
+    pub outcomes: Vec<BigRational>,
+    pub metrics: Vec<Vec<BigRational>>,
+    pub rounds: Option<Vec<BigRational>>,
+}
+
+/// A fraction short enough to print, as `n/d`.
+pub fn fraction_text(p: &BigRational) -> Option<String> {
+    let text = if p.is_integer() {
+        p.numer().to_string()
+    } else {
+        format!("{}/{}", p.numer(), p.denom())
+    };
+    (text.len() <= 48).then_some(text)
+}
+
+impl crate::engine::System for RulesStudy {
+    type Counts = RulesCounts;
+    type Exact = RulesExact;
+
+    fn header(&self) -> crate::engine::Header<'_> {
+        self.header.view()
+    }
+
+    fn kind(&self) -> String {
+        format!("rules ({})", self.variants[0].game.name)
+    }
+
+    fn plan(&self) -> crate::engine::Plan {
+        crate::engine::Plan {
+            axes: self.axes.iter().map(|a| a.parameter.clone()).collect(),
+            runs: self
+                .runs
+                .iter()
+                .map(|r| crate::engine::RunKey {
+                    variant: self.variants[r.variant].name.clone(),
+                    coordinates: r.coordinates.clone(),
+                })
+                .collect(),
+            unit: "battles",
+        }
+    }
+
+    fn empty(&self, run: usize) -> RulesCounts {
+        RulesCounts::new(self.game(run))
+    }
+
+    fn simulate(
+        &self,
+        run: usize,
+        dice: &mut crate::dice::DiceStream,
+        n: u64,
+        counts: &mut RulesCounts,
+    ) {
+        let r = &self.runs[run];
+        match &r.form {
+            Form::Chain { walk, .. } => walk.record_many(dice, n, counts),
+            Form::Steps(_) => {
+                let v = &self.variants[r.variant];
+                kernel::interpret_many(&v.game, &v.compare, &r.base, dice, n, counts);
+            }
+        }
+    }
+
+    fn exact(&self, run: usize) -> Option<RulesExact> {
+        if !self.header.exact {
+            return None;
+        }
+        let r = &self.runs[run];
+        let Form::Chain { chain, .. } = &r.form else {
+            return None;
+        };
+        let game = self.game(run);
+        let mass = chain.absorption()?;
+        let mut outcomes = vec![BigRational::zero(); game.outcomes.len()];
+        let mut metrics: Vec<Vec<BigRational>> = game
+            .metrics
+            .iter()
+            .map(|(_, _, (lo, hi))| vec![BigRational::zero(); (hi - lo + 1) as usize])
+            .collect();
+        let exact_rounds = game.round_limit.is_some();
+        let mut rounds = vec![BigRational::zero(); game.round_limit.unwrap_or(0) as usize + 1];
+        for (s, p) in mass.iter().enumerate() {
+            if !chain.terminal[s] || p.is_zero() {
+                continue;
+            }
+            let frame = chain::frame_of(game, &r.base, &chain.states[s]);
+            let end = kernel::ending(game, &frame);
+            outcomes[end.outcome as usize] += p;
+            for (m, b) in end.bins.iter().enumerate() {
+                metrics[m][*b as usize] += p;
+            }
+            if exact_rounds {
+                let k = frame[game.layout.round].max(0) as usize;
+                let last = rounds.len() - 1;
+                rounds[k.min(last)] += p;
+            }
+        }
+        Some(RulesExact {
+            outcomes,
+            metrics,
+            rounds: exact_rounds.then_some(rounds),
+        })
+    }
+
+    fn outcomes(
+        &self,
+        run: usize,
+        counts: &RulesCounts,
+        exact: Option<&RulesExact>,
+    ) -> Vec<crate::engine::Outcome> {
+        self.game(run)
+            .outcomes
+            .iter()
+            .enumerate()
+            .map(|(i, (name, _))| crate::engine::Outcome {
+                name: name.clone(),
+                count: counts.outcomes.get(i).copied().unwrap_or(0),
+                exact: exact.map(|e| chain::to_f64(&e.outcomes[i])),
+                fraction: exact.and_then(|e| fraction_text(&e.outcomes[i])),
+            })
+            .collect()
+    }
+
+    fn distributions(
+        &self,
+        run: usize,
+        counts: &RulesCounts,
+        exact: Option<&RulesExact>,
+    ) -> Vec<crate::engine::Distribution> {
+        let game = self.game(run);
+        let mut out = Vec::new();
+        let floats = |v: &[BigRational]| v.iter().map(chain::to_f64).collect::<Vec<f64>>();
+        let exact_rounds = exact.and_then(|e| e.rounds.as_ref()).map(|r| floats(r));
+        let mut rounds = counts.rounds.clone();
+        let len = rounds.len().max(exact_rounds.as_ref().map_or(1, Vec::len));
+        rounds.resize(len, 0);
+        out.push(crate::engine::Distribution {
+            metric: "rounds".into(),
+            first: 0,
+            counts: rounds,
+            exact: exact_rounds.map(|mut e| {
+                e.resize(len, 0.0);
+                e
+            }),
+        });
+        for (m, (name, _, (lo, _))) in game.metrics.iter().enumerate() {
+            out.push(crate::engine::Distribution {
+                metric: name.clone(),
+                first: *lo as u64,
+                counts: counts.metrics.get(m).cloned().unwrap_or_default(),
+                exact: exact.map(|e| floats(&e.metrics[m])),
+            });
+        }
+        out
+    }
+
+    fn trials_counted(&self, _run: usize, counts: &RulesCounts) -> u128 {
+        crate::sim::total(&counts.outcomes)
+    }
+
+    fn rules(&self) -> serde_json::Value {
+        json!({
+            "variants": self.variants.iter().map(|v| json!({"name": v.name, "rules": v.game.text})).collect::<Vec<_>>(),
+            "runs": self.runs.iter().map(|r| &r.settings).collect::<Vec<_>>(),
+        })
+    }
+}
