@@ -16,6 +16,7 @@ pub mod frontier;
 pub mod melee;
 pub mod naval_engagement;
 pub mod ratio;
+pub mod rules_file;
 pub mod setup;
 
 use std::path::{Path, PathBuf};
@@ -35,6 +36,7 @@ use frontier::FrontierStudy;
 use melee::MeleeStudy;
 use naval_engagement::NavalEngagementStudy;
 use ratio::RatioStudy;
+use rules_file::RulesStudy;
 use setup::SetupStudy;
 
 /// Why a run, a shard or a merge did not write its folder.
@@ -523,7 +525,7 @@ fn boxed<S: Study + 'static>(
 /// [`battlelab_core::systems::REGISTRY`]: the core registration and the parser that
 /// makes a [`Study`] of it (the type that pairs its `System` with its `SystemReport`).
 /// A test holds this list to the core's, row for row.
-pub const REPORTS: [(&Registration, Parse); 7] = [
+pub const REPORTS: [(&Registration, Parse); 8] = [
     (&core_systems::field::REGISTRATION, |p, t| {
         boxed(FieldStudy::parse(p, t))
     }),
@@ -544,6 +546,9 @@ pub const REPORTS: [(&Registration, Parse); 7] = [
     }),
     (&core_systems::frontier::REGISTRATION, |p, t| {
         boxed(FrontierStudy::parse(p, t))
+    }),
+    (&core_systems::rules_file::REGISTRATION, |p, t| {
+        boxed(RulesStudy::parse(p, t))
     }),
 ];
 

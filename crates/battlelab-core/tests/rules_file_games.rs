@@ -31,7 +31,7 @@ fn metric(s: &RulesStudy, e: &RulesExact, run: usize, metric: &str) -> Vec<(u32,
         .position(|m| m.0 == metric)
         .expect("a metric");
     let lo = game.metrics[m].2 .0;
-    e.metrics[m]
+    e.fractions.as_ref().expect("fractions").metrics[m]
         .iter()
         .enumerate()
         .filter(|(_, p)| !p.is_zero())
@@ -46,7 +46,7 @@ fn outcome(s: &RulesStudy, e: &RulesExact, run: usize, name: &str) -> BigRationa
         .iter()
         .position(|o| o.0 == name)
         .unwrap_or_else(|| panic!("no outcome {name}"));
-    e.outcomes[i].clone()
+    e.fractions.as_ref().expect("fractions").outcomes[i].clone()
 }
 
 fn nonzero<K: Copy + Into<u32>>(

@@ -15,6 +15,10 @@ use num_bigint::BigInt;
 use num_rational::BigRational;
 use num_traits::{One, ToPrimitive, Zero};
 
+/// The most transitions a chain may have to be summed in fractions (above it, in floating
+/// point: the same enumeration, each probability rounded once).
+pub const MAX_FRACTION_TRANSITIONS: usize = 40_000;
+
 use crate::dice::DiceStream;
 use crate::systems::rules_file::expr::Statement;
 use crate::systems::rules_file::game::{ColumnPick, Edge, Game, PhaseKind, Table};
@@ -388,6 +392,10 @@ impl<'g, 'd> Stepper<'g, 'd> {
                         if overflow.get() {
                             self.overflow = true;
                         }
+                        if self.dice.is_none() {
+                            // Hits counted so far: equal counts are one branch.
+                            live = merge(live, None);
+                        }
                     }
                     live
                 }
@@ -417,7 +425,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
             branches = live;
             branches.extend(done);
             if self.dice.is_none() {
-                branches = merge(branches, &temps);
+                branches = merge(branches, Some(&temps));
             }
         }
         // The round ends: the round number advances, the temporaries are cleared.
@@ -426,8 +434,9 @@ impl<'g, 'd> Stepper<'g, 'd> {
         let mut out: Vec<(Vec<i64>, bool, u128, u128)> = Vec::with_capacity(branches.len());
         for mut b in branches {
             b.frame[temps.clone()].iter_mut().for_each(|v| *v = 0);
-            if game.rounds_remembered > 0 {
-                b.frame[round] = (b.frame[round] + 1).min(i64::from(game.rounds_remembered));
+            let cap = b.frame[game.layout.cap];
+            if cap > 0 {
+                b.frame[round] = (b.frame[round] + 1).min(cap);
             }
             out.push((b.frame[state.clone()].to_vec(), b.ended, b.num, b.den));
         }
@@ -436,11 +445,13 @@ impl<'g, 'd> Stepper<'g, 'd> {
 }
 
 /// Merges branches that hold the same frame (temporaries cleared) and end flag.
-fn merge(branches: Vec<Branch>, temps: &std::ops::Range<usize>) -> Vec<Branch> {
+fn merge(branches: Vec<Branch>, clear: Option<&std::ops::Range<usize>>) -> Vec<Branch> {
     let mut index: HashMap<(Vec<i64>, bool), usize> = HashMap::new();
     let mut out: Vec<Branch> = Vec::new();
     for mut b in branches {
-        b.frame[temps.clone()].iter_mut().for_each(|v| *v = 0);
+        if let Some(temps) = clear {
+            b.frame[temps.clone()].iter_mut().for_each(|v| *v = 0);
+        }
         let key = (b.frame.clone(), b.ended);
         match index.get(&key) {
             Some(&i) => {
@@ -693,11 +704,9 @@ impl Chain {
         reaches.iter().position(|r| !r)
     }
 
-    /// The exact probability of ending in each state (zero for states that do not end
-    /// the battle), where the chain has no cycle besides a round that changes nothing
-    /// (that repeat is summed exactly: its weight is divided out). `None` where it has
-    /// longer cycles.
-    pub fn absorption(&self) -> Option<Vec<BigRational>> {
+    /// The states in an order where every transition (but a state's repeat of itself)
+    /// goes forward; `None` where the chain has a longer cycle.
+    pub fn order(&self) -> Option<Vec<usize>> {
         let n = self.states.len();
         let mut indegree = vec![0usize; n];
         for s in 0..n {
@@ -721,22 +730,33 @@ impl Chain {
                 }
             }
         }
-        if order.len() < n {
-            return None;
-        }
+        (order.len() == n).then_some(order)
+    }
+
+    /// A state's weight of repeating itself, and of leaving.
+    fn stay_leave(&self, s: usize) -> (u128, u128) {
+        let stay: u128 = self
+            .transitions(s)
+            .iter()
+            .filter(|(t, _)| *t as usize == s)
+            .map(|e| e.1)
+            .sum();
+        (stay, self.totals[s] - stay)
+    }
+
+    /// The exact probability of ending in each state (zero for states that do not end
+    /// the battle), as fractions: where the chain has no cycle besides a round that
+    /// changes nothing (that repeat is summed exactly: its weight is divided out).
+    /// `None` where it has longer cycles.
+    pub fn absorption(&self, order: &[usize]) -> Vec<BigRational> {
+        let n = self.states.len();
         let mut mass: Vec<BigRational> = vec![BigRational::zero(); n];
         mass[0] = BigRational::one();
-        for s in order {
+        for &s in order {
             if self.terminal[s] || mass[s].is_zero() {
                 continue;
             }
-            let stay: u128 = self
-                .transitions(s)
-                .iter()
-                .filter(|(t, _)| *t as usize == s)
-                .map(|e| e.1)
-                .sum();
-            let leave = self.totals[s] - stay;
+            let (_, leave) = self.stay_leave(s);
             let m = std::mem::replace(&mut mass[s], BigRational::zero());
             let per = m / BigRational::from_integer(BigInt::from(leave));
             for (t, w) in self.transitions(s) {
@@ -746,7 +766,29 @@ impl Chain {
                 }
             }
         }
-        Some(mass)
+        mass
+    }
+
+    /// [`Chain::absorption`] in floating point: the same sums in the same order, each
+    /// transition's probability `w / leave` rounded once (for chains too large to sum in
+    /// fractions quickly).
+    pub fn absorption_f64(&self, order: &[usize]) -> Vec<f64> {
+        let n = self.states.len();
+        let mut mass = vec![0.0f64; n];
+        mass[0] = 1.0;
+        for &s in order {
+            if self.terminal[s] || mass[s] == 0.0 {
+                continue;
+            }
+            let (_, leave) = self.stay_leave(s);
+            let m = std::mem::replace(&mut mass[s], 0.0);
+            for (t, w) in self.transitions(s) {
+                if *t as usize != s {
+                    mass[*t as usize] += m * (*w as f64 / leave as f64);
+                }
+            }
+        }
+        mass
     }
 }
 

@@ -147,6 +147,9 @@ pub struct Layout {
     pub state: std::ops::Range<usize>,
     /// The round slot.
     pub round: usize,
+    /// The highest round number the state remembers in this run (a parameter-like slot
+    /// set at the start: the round limit, `battle.rounds_remembered`, or 0).
+    pub cap: usize,
     /// The outcome an `outcome` effect named (its position + 1; 0: none yet).
     pub outcome: usize,
     /// Temporaries of a phase (roll, modifier, counted hits, pairs won), reset each phase.
@@ -169,8 +172,10 @@ pub struct Game {
     pub results: Vec<ResultCode>,
     pub phases: Vec<Phase>,
     pub round_limit: Option<u32>,
-    /// The highest round number the state remembers (0 where no rule reads `round`).
+    /// The highest round number the state can remember (0 where no rule reads `round`).
     pub rounds_remembered: u32,
+    /// `battle.rounds_remembered` as an expression of the parameters, read per run.
+    pub remembered_by: Option<Expr>,
     pub end: Option<Expr>,
     /// (name, condition; `None` for the last, which takes the rest).
     pub outcomes: Vec<(String, Option<Expr>)>,
@@ -261,7 +266,7 @@ struct ResultSpec {
 #[serde(deny_unknown_fields)]
 struct BattleSpec {
     round_limit: Option<Spanned<i64>>,
-    rounds_remembered: Option<Spanned<i64>>,
+    rounds_remembered: Option<Spanned<toml::Value>>,
     end: Option<Spanned<String>>,
 }
 
@@ -388,9 +393,21 @@ fn is_identifier(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
 }
 
-const RESERVED: [&str; 13] = [
-    "round", "roll", "modifier", "won", "and", "or", "not", "true", "false", "end", "lose", "if",
+const RESERVED: [&str; 14] = [
+    "round",
+    "roll",
+    "modifier",
+    "won",
+    "and",
+    "or",
+    "not",
+    "true",
+    "false",
+    "end",
+    "lose",
+    "if",
     "outcome",
+    "rounds_remembered",
 ];
 
 /// The entries of a TOML table in file order (serde hands them over sorted by name).
@@ -460,6 +477,15 @@ impl Game {
             .iter()
             .find(|(n, _, _)| n == name)
             .map(|(_, s, _)| *s)
+    }
+
+    /// The highest round number a run with the parameters of `frame` remembers.
+    pub fn cap_of(&self, frame: &[i64]) -> i64 {
+        match (&self.remembered_by, self.round_limit) {
+            (_, Some(limit)) => i64::from(limit),
+            (Some(e), None) => e.eval(frame).clamp(0, i64::from(self.rounds_remembered)),
+            (None, None) => i64::from(self.rounds_remembered),
+        }
     }
 
     /// The frame's length.
@@ -532,14 +558,16 @@ impl Builder<'_> {
             }
             None => None,
         };
-        let remembered = match battle.and_then(|b| b.get_ref().rounds_remembered.as_ref()) {
-            Some(v) => Some(self.source.int_in(
-                v,
-                "battle.rounds_remembered",
-                1,
-                1000,
-                "the rounds the state remembers",
-            )? as u32),
+        // `rounds_remembered`: a number, or an expression of the parameters (read below,
+        // once the names are laid out).
+        let remembered_spec = battle.and_then(|b| b.get_ref().rounds_remembered.as_ref());
+        let remembered = match remembered_spec.map(|v| (v, v.get_ref())) {
+            Some((v, toml::Value::Integer(n))) => {
+                let n = Spanned::new(v.span(), *n);
+                Some(self.source.int_in(&n, "battle.rounds_remembered", 1, 1000, "the rounds the state remembers")? as u32)
+            }
+            Some((_, toml::Value::String(_))) => Some(1000),
+            Some((v, _)) => return Err(self.err(v, "battle.rounds_remembered", "a number of rounds (1 to 1000), or an expression of the parameters (\"retreat_from\")")),
             None => None,
         };
         // The layout: parameters, counters, round, then the phases' temporaries.
@@ -554,6 +582,7 @@ impl Builder<'_> {
                 push(&mut layout, name, (d.min, d.max));
             }
         }
+        layout.cap = push(&mut layout, "rounds_remembered".into(), (0, 1000));
         let state_start = layout.names.len();
         for d in &counters {
             for name in qualified(d, &sides) {
@@ -709,9 +738,25 @@ impl Builder<'_> {
             statement_slots(&r.effects, &mut read);
         }
         let reads_round = read.contains(&layout.round);
+        let remembered_by = match remembered_spec.map(|v| (v, v.get_ref())) {
+            Some((v, toml::Value::String(text))) => {
+                let e = expr::parse(text, &round_names)
+                    .map_err(|e| self.err(v, "battle.rounds_remembered", e.0))?;
+                let mut used = Vec::new();
+                e.slots(&mut used);
+                if used.iter().any(|s| layout.state.contains(s)) {
+                    return Err(self.err(v, "battle.rounds_remembered", "rounds_remembered is read once, at the start: an expression of the parameters, not of counters or the round"));
+                }
+                Some(e)
+            }
+            _ => None,
+        };
         let rounds_remembered = match (reads_round, round_limit, remembered) {
             (_, Some(limit), _) => limit,
-            (true, None, Some(r)) => r,
+            (true, None, Some(_)) => match &remembered_by {
+                Some(e) => e.range(&round_names).1.clamp(0, 1000) as u32,
+                None => remembered.unwrap_or(0),
+            },
             (true, None, None) => {
                 return Err(self.source.error_at(None, "battle.rounds_remembered", "a rule reads `round` but the battle has no round limit: set battle.rounds_remembered to the highest round number any rule tells apart (rounds after it count as it), or set battle.round_limit"));
             }
@@ -733,6 +778,7 @@ impl Builder<'_> {
             phases,
             round_limit,
             rounds_remembered,
+            remembered_by,
             end,
             outcomes,
             metrics,

@@ -169,7 +169,7 @@ pub const RULES_FILE_KEYS: &[KeyDoc] = &[
     key("results.<code>.means", Ty::Text, "none", "what the code means", "\"defender eliminated\""),
     key("battle.round_limit", Ty::Int(1, 1000), "none", "the most rounds (1: a single roll)", "1"),
     key("battle.end", Ty::Text, "none", "a condition checked at the start and after every round: the battle is over", "\"attacker.armies <= 1 or defender.armies == 0\""),
-    key("battle.rounds_remembered", Ty::Int(1, 1000), "the round limit", "the highest round number a rule tells apart (needed when a rule reads round and there is no limit)", "3"),
+    key("battle.rounds_remembered", Ty::Text, "the round limit", "the highest round number a rule tells apart (needed when a rule reads round and there is no limit): a number, or an expression of the parameters", "\"retreat_from\""),
     key("[[phases]].name", Ty::Text, REQUIRED, "the phase's name", "\"combat\""),
     key("[[phases]].when", Ty::Text, "always", "a condition: the phase happens only when it holds", "\"round >= 1\""),
     key("[[phases]].table", Ty::Text, "none", "the table rolled on; its result's effects apply", "\"crt\""),
@@ -462,6 +462,7 @@ impl RulesStudy {
                     base[g.slot(&name).expect("declared")] = value;
                     as_run.push((name, value));
                 }
+                base[g.layout.cap] = g.cap_of(&base);
                 let form = match Chain::build(g, &variant.compare, &base) {
                     Ok(chain) => {
                         if let Some(s) = chain.endless() {
@@ -516,12 +517,55 @@ impl RulesStudy {
 }
 
 /// A run's exact result: the probability of each outcome, each metric's value and each
-/// battle length (where the round is in the state).
+/// battle length (where the round is in the state), by enumerating the chain; and the
+/// same as fractions where the chain is small enough to sum them quickly
+/// ([`chain::MAX_FRACTION_TRANSITIONS`]).
 #[derive(Debug, Clone)]
 pub struct RulesExact {
+    pub outcomes: Vec<f64>,
+    pub metrics: Vec<Vec<f64>>,
+    pub rounds: Option<Vec<f64>>,
+    pub fractions: Option<ExactFractions>,
+}
+
+/// Outcomes and metrics as fractions.
+#[derive(Debug, Clone)]
+pub struct ExactFractions {
     pub outcomes: Vec<BigRational>,
     pub metrics: Vec<Vec<BigRational>>,
-    pub rounds: Option<Vec<BigRational>>,
+}
+
+/// Sums the probability of ending in each state into outcomes, metric values and
+/// battle lengths.
+type Folded<P> = (Vec<P>, Vec<Vec<P>>, Vec<P>);
+
+fn fold_endings<P: Clone + Zero + for<'a> std::ops::AddAssign<&'a P>>(
+    game: &Game,
+    run: &RulesRun,
+    chain: &Chain,
+    mass: &[P],
+) -> Folded<P> {
+    let mut outcomes = vec![P::zero(); game.outcomes.len()];
+    let mut metrics: Vec<Vec<P>> = game
+        .metrics
+        .iter()
+        .map(|(_, _, (lo, hi))| vec![P::zero(); (hi - lo + 1) as usize])
+        .collect();
+    let mut rounds = vec![P::zero(); game.round_limit.unwrap_or(0) as usize + 1];
+    for (s, p) in mass.iter().enumerate() {
+        if !chain.terminal[s] || p.is_zero() {
+            continue;
+        }
+        let frame = chain::frame_of(game, &run.base, &chain.states[s]);
+        let end = kernel::ending(game, &frame);
+        outcomes[end.outcome as usize] += p;
+        for (m, b) in end.bins.iter().enumerate() {
+            metrics[m][*b as usize] += p;
+        }
+        let last = rounds.len() - 1;
+        rounds[(frame[game.layout.round].max(0) as usize).min(last)] += p;
+    }
+    (outcomes, metrics, rounds)
 }
 
 /// A fraction short enough to print, as `n/d`.
@@ -591,35 +635,18 @@ impl crate::engine::System for RulesStudy {
             return None;
         };
         let game = self.game(run);
-        let mass = chain.absorption()?;
-        let mut outcomes = vec![BigRational::zero(); game.outcomes.len()];
-        let mut metrics: Vec<Vec<BigRational>> = game
-            .metrics
-            .iter()
-            .map(|(_, _, (lo, hi))| vec![BigRational::zero(); (hi - lo + 1) as usize])
-            .collect();
-        let exact_rounds = game.round_limit.is_some();
-        let mut rounds = vec![BigRational::zero(); game.round_limit.unwrap_or(0) as usize + 1];
-        for (s, p) in mass.iter().enumerate() {
-            if !chain.terminal[s] || p.is_zero() {
-                continue;
-            }
-            let frame = chain::frame_of(game, &r.base, &chain.states[s]);
-            let end = kernel::ending(game, &frame);
-            outcomes[end.outcome as usize] += p;
-            for (m, b) in end.bins.iter().enumerate() {
-                metrics[m][*b as usize] += p;
-            }
-            if exact_rounds {
-                let k = frame[game.layout.round].max(0) as usize;
-                let last = rounds.len() - 1;
-                rounds[k.min(last)] += p;
-            }
-        }
+        let order = chain.order()?;
+        let (outcomes, metrics, rounds) =
+            fold_endings(game, r, chain, &chain.absorption_f64(&order));
+        let fractions = (chain.edges.len() <= chain::MAX_FRACTION_TRANSITIONS).then(|| {
+            let (outcomes, metrics, _) = fold_endings(game, r, chain, &chain.absorption(&order));
+            ExactFractions { outcomes, metrics }
+        });
         Some(RulesExact {
             outcomes,
             metrics,
-            rounds: exact_rounds.then_some(rounds),
+            rounds: game.round_limit.is_some().then_some(rounds),
+            fractions,
         })
     }
 
@@ -636,8 +663,10 @@ impl crate::engine::System for RulesStudy {
             .map(|(i, (name, _))| crate::engine::Outcome {
                 name: name.clone(),
                 count: counts.outcomes.get(i).copied().unwrap_or(0),
-                exact: exact.map(|e| chain::to_f64(&e.outcomes[i])),
-                fraction: exact.and_then(|e| fraction_text(&e.outcomes[i])),
+                exact: exact.map(|e| e.outcomes[i]),
+                fraction: exact
+                    .and_then(|e| e.fractions.as_ref())
+                    .and_then(|f| fraction_text(&f.outcomes[i])),
             })
             .collect()
     }
@@ -650,8 +679,7 @@ impl crate::engine::System for RulesStudy {
     ) -> Vec<crate::engine::Distribution> {
         let game = self.game(run);
         let mut out = Vec::new();
-        let floats = |v: &[BigRational]| v.iter().map(chain::to_f64).collect::<Vec<f64>>();
-        let exact_rounds = exact.and_then(|e| e.rounds.as_ref()).map(|r| floats(r));
+        let exact_rounds = exact.and_then(|e| e.rounds.clone());
         let mut rounds = counts.rounds.clone();
         let len = rounds.len().max(exact_rounds.as_ref().map_or(1, Vec::len));
         rounds.resize(len, 0);
@@ -669,7 +697,7 @@ impl crate::engine::System for RulesStudy {
                 metric: name.clone(),
                 first: *lo as u64,
                 counts: counts.metrics.get(m).cloned().unwrap_or_default(),
-                exact: exact.map(|e| floats(&e.metrics[m])),
+                exact: exact.map(|e| e.metrics[m].clone()),
             });
         }
         out

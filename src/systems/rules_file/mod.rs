@@ -1,0 +1,279 @@
+//! Rules files' report: each run's outcomes and metrics (exact beside simulated), a chart
+//! of outcomes per variant, and `tables.md` with every table of the rules file as printed,
+//! its result codes, and the outcome tables. The system itself is in
+//! `battlelab_core::systems::rules_file`.
+
+pub use battlelab_core::systems::rules_file::*;
+
+use std::path::Path;
+
+use battlelab_core::engine::System;
+use battlelab_core::systems::rules_file::game::{ColumnPick, Edge, Game};
+
+use crate::chart::{self, BarGroup};
+use crate::frame::LongFrame;
+use crate::report::rulebook::{Cell, NumberFormat, Rulebook, Table};
+use crate::report::{self, Charts, ReportError};
+use crate::stats::percentages_summing_to_100;
+
+impl crate::pipeline::SystemReport for RulesStudy {
+    fn extras(
+        &self,
+        results: &crate::engine::driver::PlanResults<Self>,
+        dir: &Path,
+        charts: &Charts,
+    ) -> Result<(), ReportError> {
+        let axes: Vec<&str> = self.axes.iter().map(|a| a.parameter.as_str()).collect();
+        let mut expectations = LongFrame::new(&axes);
+        for (run, r) in self.runs.iter().enumerate() {
+            let counts = &results.counts[run];
+            let exact = results.exact[run].as_ref();
+            let n = counts.trials();
+            let vname = &self.variants[r.variant].name;
+            let mut row = expectations
+                .row(vname, &r.coordinates)
+                .int("trials", n as i64);
+            for (name, value) in &r.settings {
+                row = row.int(&format!("start_{}", report_column(name)), *value);
+            }
+            for o in self.outcomes(run, counts, exact) {
+                let column = report_column(&o.name);
+                row = row
+                    .float(
+                        &format!("p_{column}"),
+                        Some(o.count as f64 / n.max(1) as f64),
+                    )
+                    .float(&format!("exact_p_{column}"), o.exact);
+            }
+            for d in self.distributions(run, counts, exact) {
+                row = row
+                    .float(&format!("mean_{}", d.metric), Some(d.mean()))
+                    .float(&format!("exact_mean_{}", d.metric), d.exact_mean());
+            }
+            row.finish();
+        }
+        report::write_frame(
+            dir,
+            "expectations",
+            &mut expectations
+                .build("rules")
+                .map_err(report::frame_error(dir))?,
+        )?;
+        draw_charts(self, results, charts)?;
+        rulebook_tables(self, results).write(dir)
+    }
+}
+
+/// A name as a frame column: lowercase letters, digits and `_`.
+fn report_column(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Each run's outcome probabilities: exact where the run is exact, else simulated.
+fn probabilities(
+    study: &RulesStudy,
+    results: &crate::engine::driver::PlanResults<RulesStudy>,
+    run: usize,
+) -> Vec<f64> {
+    let counts = &results.counts[run];
+    let n = counts.trials().max(1) as f64;
+    study
+        .outcomes(run, counts, results.exact[run].as_ref())
+        .iter()
+        .map(|o| o.exact.unwrap_or(o.count as f64 / n))
+        .collect()
+}
+
+fn run_label(study: &RulesStudy, run: usize) -> String {
+    let plan = study.plan();
+    let parts: Vec<String> = plan
+        .describe(run)
+        .into_iter()
+        .map(|(a, v)| format!("{a} {v}"))
+        .collect();
+    if parts.is_empty() {
+        "as written".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+fn draw_charts(
+    study: &RulesStudy,
+    results: &crate::engine::driver::PlanResults<RulesStudy>,
+    charts: &Charts,
+) -> Result<(), ReportError> {
+    for (v, variant) in study.variants.iter().enumerate() {
+        let runs: Vec<usize> = (0..study.runs.len())
+            .filter(|r| study.runs[*r].variant == v)
+            .collect();
+        let series: Vec<String> = variant.game.outcomes.iter().map(|o| o.0.clone()).collect();
+        let groups: Vec<BarGroup> = runs
+            .iter()
+            .take(60)
+            .map(|&r| BarGroup {
+                label: run_label(study, r),
+                values: probabilities(study, results, r),
+            })
+            .collect();
+        let suffix = report::variant_suffix(&variant.name, study.variants.len());
+        let of = (study.variants.len() > 1).then_some(variant.name.as_str());
+        chart::grouped_bars(
+            &charts.path(&format!("outcome{suffix}"), of),
+            &format!("How the battle ends — {}", variant.game.name),
+            if study.axes.is_empty() {
+                "battle"
+            } else {
+                "run"
+            },
+            "probability",
+            &series,
+            &groups,
+        )?;
+    }
+    Ok(())
+}
+
+/// A table of the rules file as printed: a row per modified roll, a column per label.
+fn printed(game: &Game, t: &battlelab_core::systems::rules_file::game::Table) -> Table {
+    let how = match &t.columns {
+        ColumnPick::Odds { round_up, .. } => {
+            format!("odds, read {}", if *round_up { "up" } else { "down" })
+        }
+        ColumnPick::AtLeast { .. } => "at least the column's value".into(),
+        ColumnPick::Index { .. } => "by position".into(),
+    };
+    let title = format!(
+        "{} ({}; {}d{}; columns {how})",
+        if t.means.is_empty() {
+            &t.name
+        } else {
+            &t.means
+        },
+        t.name,
+        t.dice,
+        t.faces
+    );
+    let mut header = vec!["roll".to_string()];
+    header.extend(t.labels.iter().cloned());
+    let mut table = Table::new(&title, header);
+    for (i, row) in (t.rows.0..=t.rows.1).enumerate() {
+        let mut cells = vec![Cell::text(row.to_string())];
+        cells.extend(
+            t.cells
+                .iter()
+                .map(|c| Cell::text(game.results[c[i]].code.clone())),
+        );
+        table.row(cells);
+    }
+    table
+}
+
+fn edge_text(game: &Game, e: Edge) -> String {
+    match e {
+        Edge::Clamp => "the nearest is read".into(),
+        Edge::Result(r) => format!("{} (no roll)", game.results[r].code),
+    }
+}
+
+fn rulebook_tables(
+    study: &RulesStudy,
+    results: &crate::engine::driver::PlanResults<RulesStudy>,
+) -> Rulebook {
+    let exact_everywhere = results.exact.iter().all(Option::is_some);
+    let mut book = Rulebook::new(
+        &study.header.name,
+        format!(
+            "Seed {}, {} battles per row{}",
+            results.seed,
+            results.trials,
+            if exact_everywhere {
+                " (percentages exact)"
+            } else {
+                ""
+            }
+        ),
+    );
+    let mut md = format!("# {}\n\n", study.header.name);
+    if let Some(d) = &study.header.description {
+        md.push_str(&format!("{d}\n\n"));
+    }
+    for notice in &study.notices {
+        md.push_str(&format!("Note: {notice}.\n\n"));
+    }
+    book.text(&md);
+    let mut shown: Vec<&str> = Vec::new();
+    for variant in &study.variants {
+        let game = &variant.game;
+        if shown.contains(&game.text.as_str()) {
+            continue;
+        }
+        shown.push(&game.text);
+        let mut md = format!("## {} — the tables as printed\n\n", game.name);
+        if !game.description.is_empty() {
+            md.push_str(&format!("{}\n\n", game.description));
+        }
+        book.text(&md);
+        for t in &game.tables {
+            book.table(printed(game, t));
+            book.text(&format!(
+                "Left of the first column: {}; right of the last: {}. Below the first row: {}; above the last: {}.\n\n",
+                edge_text(game, t.below),
+                edge_text(game, t.above),
+                edge_text(game, t.below_rows),
+                edge_text(game, t.above_rows)
+            ));
+        }
+        let mut codes = Table::new(
+            &format!("{}: result codes", game.name),
+            vec!["code".into(), "means".into()],
+        );
+        for r in &game.results {
+            codes.row(vec![
+                Cell::text(r.code.clone()),
+                Cell::text(r.means.clone()),
+            ]);
+        }
+        book.table(codes);
+    }
+    book.text("\n## How the battle ends\n\n");
+    let mut header: Vec<String> = vec!["variant".into(), "run".into()];
+    let outcome_names: Vec<String> = study.variants[0]
+        .game
+        .outcomes
+        .iter()
+        .map(|o| o.0.clone())
+        .collect();
+    header.extend(outcome_names.iter().map(|o| format!("{o} %")));
+    let mut table = Table::new("How the battle ends", header);
+    for (run, r) in study.runs.iter().enumerate() {
+        let game = study.game(run);
+        if game.outcomes.iter().map(|o| &o.0).ne(outcome_names.iter()) {
+            continue;
+        }
+        let p = probabilities(study, results, run);
+        let shown = percentages_summing_to_100(&p, 1);
+        let mut cells = vec![
+            Cell::text(study.variants[r.variant].name.clone()),
+            Cell::text(run_label(study, run)),
+        ];
+        cells.extend(shown.iter().zip(&p).map(|(u, &x)| {
+            Cell::number(
+                x,
+                NumberFormat::Percent(1),
+                format!("{}.{}", u / 10, u % 10),
+            )
+        }));
+        table.row(cells);
+    }
+    book.table(table);
+    book
+}
