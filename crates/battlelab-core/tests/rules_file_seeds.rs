@@ -154,7 +154,12 @@ fn rules_outcome(study: &RulesStudy, exact: &RulesExact, name: &str) -> BigRatio
         .iter()
         .position(|o| o.0 == name)
         .unwrap_or_else(|| panic!("the rules file has no outcome {name}"));
-    exact.outcomes[i].clone()
+    // Fractions where the chain is small enough to sum them; the floating-point
+    // enumeration otherwise (compared within 1e-12, as the built-in's f64 are).
+    match &exact.fractions {
+        Some(f) => f.outcomes[i].clone(),
+        None => BigRational::from_float(exact.outcomes[i]).expect("a probability"),
+    }
 }
 
 /// A rules metric's exact distribution, value → probability, zeros dropped.
@@ -170,11 +175,18 @@ fn rules_metric(
         .position(|m| m.0 == metric)
         .unwrap_or_else(|| panic!("the rules file has no metric {metric}"));
     let lo = game.metrics[m].2 .0;
-    exact.metrics[m]
-        .iter()
+    let values: Vec<BigRational> = match &exact.fractions {
+        Some(f) => f.metrics[m].clone(),
+        None => exact.metrics[m]
+            .iter()
+            .map(|p| BigRational::from_float(*p).expect("a probability"))
+            .collect(),
+    };
+    values
+        .into_iter()
         .enumerate()
         .filter(|(_, p)| !p.is_zero())
-        .map(|(i, p)| (i as i64 + lo, p.clone()))
+        .map(|(i, p)| (i as i64 + lo, p))
         .collect()
 }
 
@@ -793,8 +805,8 @@ fn naval_engagements_equal_the_rules_file(path: &Path, text: &str, simulate: &[u
                     .expect("the rules file has a round limit: rounds are exact")
                     .iter()
                     .enumerate()
-                    .filter(|(_, p)| !p.is_zero())
-                    .map(|(i, p)| (i as i64, to_f64(p)))
+                    .filter(|(_, p)| **p != 0.0)
+                    .map(|(i, p)| (i as i64, *p))
                     .collect()
             } else {
                 rules_metric(&rules, &exact, metric)

@@ -233,7 +233,7 @@ fn rulebook_tables(
             ));
         }
         let mut codes = Table::new(
-            &format!("{}: result codes", game.name),
+            format!("{}: result codes", game.name),
             vec!["code".into(), "means".into()],
         );
         for r in &game.results {

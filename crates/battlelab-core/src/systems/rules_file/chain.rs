@@ -85,8 +85,11 @@ pub struct Stepper<'g, 'd> {
 /// `(won by side 0, won by side 1) → ways`, over `faces^(n0 + n1)`.
 #[derive(Clone, Debug, Default)]
 pub struct CompareCache {
-    lists: HashMap<(usize, i64, i64), (Vec<((i64, i64), u128)>, u128)>,
+    lists: HashMap<(usize, i64, i64), PairsWon>,
 }
+
+/// Pairs won by each side with their ways, and the ways in all.
+type PairsWon = (Vec<((i64, i64), u128)>, u128);
 
 impl CompareCache {
     /// Every compare phase's lists, for every count of dice its expressions can give.
@@ -126,7 +129,7 @@ impl crate::systems::rules_file::expr::Scope for RangeOf<'_> {
 
 /// Both sides roll, sort high to low and compare pair by pair (as many pairs as the
 /// fewer dice); `ties` wins a tie.
-fn compare_list(n0: i64, n1: i64, faces: u32, ties: usize) -> (Vec<((i64, i64), u128)>, u128) {
+fn compare_list(n0: i64, n1: i64, faces: u32, ties: usize) -> PairsWon {
     let total_dice = (n0 + n1) as u32;
     let f = u128::from(faces);
     let total = f.pow(total_dice);
