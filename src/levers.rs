@@ -79,7 +79,7 @@ pub struct SystemLevers {
     pub system: &'static str,
     pub levers: &'static [Lever],
     /// The headlines, the first the default.
-    pub headlines: fn() -> Vec<Headline>,
+    pub headlines: Vec<Headline>,
     /// The modifiers priced when the file does not say.
     pub default_modifiers: &'static [&'static str],
     /// The lever equivalents are counted in, and the unit's name.
@@ -139,7 +139,7 @@ impl SystemLevers {
         Some(SystemLevers {
             system: doc.name,
             levers: Box::leak(levers.into_boxed_slice()),
-            headlines: doc.value.headlines,
+            headlines: (doc.value.headlines)(),
             default_modifiers: doc.value.default_modifiers,
             currency: doc.value.currency,
             odds_columns: doc.value.odds_columns,
@@ -244,6 +244,122 @@ pub fn served() -> Vec<&'static str> {
 /// What `system` offers, or `None` where it offers nothing (setup).
 pub fn of(system: &str) -> Option<&'static SystemLevers> {
     catalog().iter().find(|s| s.system == system)
+}
+
+/// What the analysis at `path` (its TOML `doc`) offers: its system's levers — or, for a
+/// rules analysis, every whole-number setting its rules file declares (each per-side
+/// parameter and counter start moving that side's key alone), with a headline per
+/// outcome and metric. Built once per rules file and process.
+pub fn for_file(path: &std::path::Path, doc: &Doc, system: &str) -> Option<&'static SystemLevers> {
+    if system != battlelab_core::systems::rules_file::DOC.name {
+        return of(system);
+    }
+    let rules = doc.get("rules")?.as_str()?;
+    let file = path
+        .parent()
+        .map_or_else(|| std::path::PathBuf::from(rules), |d| d.join(rules));
+    let text = battlelab_core::toml_input::read_analysis_file(&file).ok()?;
+    let game = battlelab_core::systems::rules_file::game::Game::parse(&file, &text).ok()?;
+    static BUILT: std::sync::Mutex<Vec<(String, &'static SystemLevers)>> =
+        std::sync::Mutex::new(Vec::new());
+    let mut built = BUILT
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((_, levers)) = built.iter().find(|(t, _)| *t == text) {
+        return Some(levers);
+    }
+    let levers: &'static SystemLevers = Box::leak(Box::new(rules_file_levers(&game)));
+    built.push((text, levers));
+    Some(levers)
+}
+
+/// The levers of a rules file: its settings, as `sides.<side>.<name>` or
+/// `parameters.<name>` keys of the analysis.
+fn rules_file_levers(game: &battlelab_core::systems::rules_file::game::Game) -> SystemLevers {
+    use battlelab_core::keys::{key, Ty};
+    let mut levers = Vec::new();
+    for (name, decl, counter) in game.settings() {
+        let path = match name.split_once('.') {
+            Some((side, setting)) => format!("sides.{side}.{setting}"),
+            None => format!("parameters.{name}"),
+        };
+        let default = decl
+            .default
+            .map_or("required".to_string(), |d| d.to_string());
+        let what = if decl.means.is_empty() {
+            if counter {
+                "a counter's start"
+            } else {
+                "a parameter"
+            }
+            .to_string()
+        } else {
+            decl.means.clone()
+        };
+        let meaning = match name.split_once('.') {
+            Some((side, _)) => format!("{side}: {what}"),
+            None => what,
+        };
+        let doc: &'static battlelab_core::keys::KeyDoc = Box::leak(Box::new(
+            key(
+                leak(path.clone()),
+                Ty::Int(decl.min, decl.max),
+                leak(default),
+                leak(meaning.clone()),
+                "1",
+            )
+            .sweep(leak(name.clone()))
+            .in_variant(),
+        ));
+        levers.push(Lever {
+            name: leak(name.clone()),
+            meaning: leak(meaning),
+            place: Place::Key {
+                path: leak_path(&path),
+                default: decl.default,
+                variant_path: leak_path(&path),
+            },
+            sweep: Some(leak(name.clone())),
+            search: (decl.min, decl.max),
+            set_by: &[],
+            per_unit: None,
+            key: doc,
+        });
+    }
+    let mut headlines: Vec<Headline> = game
+        .outcomes
+        .iter()
+        .map(|(name, _)| {
+            let key: String = name
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() {
+                        c.to_ascii_lowercase()
+                    } else {
+                        '_'
+                    }
+                })
+                .collect();
+            Headline::outcomes(
+                &key,
+                &format!("P({name})"),
+                battlelab_core::engine::headline::Match::Is(vec![name.clone()]),
+            )
+        })
+        .collect();
+    headlines.extend(
+        game.metrics
+            .iter()
+            .map(|(name, _, _)| Headline::metric(name)),
+    );
+    SystemLevers {
+        system: battlelab_core::systems::rules_file::DOC.name,
+        levers: Box::leak(levers.into_boxed_slice()),
+        headlines,
+        default_modifiers: &[],
+        currency: None,
+        odds_columns: None,
+    }
 }
 
 impl SystemLevers {
@@ -768,7 +884,8 @@ pub fn value_settings(
             ),
         )
     })?;
-    let levers = of(system).ok_or_else(|| {
+    let doc: Doc = text.parse().unwrap_or_default();
+    let levers = for_file(path, &doc, system).ok_or_else(|| {
         error(
             "",
             format!("{system} analyses have no settings to price; remove [value]"),
@@ -795,7 +912,7 @@ pub fn value_settings(
         })
         .transpose()?;
     if let Some(key) = &spec.headline {
-        let all = (levers.headlines)();
+        let all = levers.headlines.clone();
         if key != "all" && !all.iter().any(|h| &h.key == key) {
             return Err(error(
                 ".headline",

@@ -211,7 +211,10 @@ pub fn solve(args: SolveArgs) -> Result<()> {
 
     // The target: a headline, an outcome or a metric of that run.
     let names = document.study.run_names(file_run);
-    let headline = (document.levers.headlines)()
+    let headline = document
+        .levers
+        .headlines
+        .clone()
         .into_iter()
         .find(|h| h.key == target_key || h.name == target_key)
         .or_else(|| {

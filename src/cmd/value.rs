@@ -72,7 +72,8 @@ impl Document {
         let loaded = battlelab::systems::load(path)?;
         let header = loaded.study.header();
         let system = header.system.to_string();
-        let levers = levers::of(&system).ok_or_else(|| {
+        let doc: toml::Table = loaded.analysis.text.parse().unwrap_or_default();
+        let levers = levers::for_file(path, &doc, &system).ok_or_else(|| {
             usage(format!(
                 "{}: {system} analyses have no settings to price or vary; value and solve serve {}",
                 path.display(),
@@ -428,7 +429,7 @@ pub fn value(args: crate::cli::ValueArgs) -> Result<()> {
     };
 
     // The headlines.
-    let all = (levers.headlines)();
+    let all = levers.headlines.clone();
     if all.is_empty() {
         bail!(usage(format!(
             "{system} tables have no headline to price; use `battlelab solve` with an outcome, or `battlelab compare`"

@@ -34,6 +34,7 @@ pub mod chain;
 pub mod expr;
 pub mod game;
 pub mod kernel;
+pub mod one_roll;
 #[doc(hidden)]
 pub mod scenarios;
 
@@ -192,7 +193,7 @@ pub const REGISTRATION: crate::systems::Registration = crate::systems::Registrat
     folder: "rules_file",
     docs: &[DOC],
     benches: &["rules_file"],
-    one_roll: &[],
+    one_roll: &[one_roll::RULES_TABLE],
 };
 
 /// `battlelab keys rules` and `battlelab new rules`.
