@@ -14,13 +14,17 @@ use super::{emit, print_out, usage};
 use crate::cli::{KeysArgs, KeysFormat, NewArgs};
 
 fn system_doc(name: &str) -> Result<SystemDoc> {
+    let rules_file = battlelab_core::systems::rules_file::RULES_FILE_DOC;
+    if name == rules_file.name {
+        return Ok(rules_file);
+    }
     battlelab_core::systems::doc(name).ok_or_else(|| {
         let names: Vec<_> = battlelab_core::systems::docs()
             .iter()
             .map(|d| d.name)
             .collect();
         usage(format!(
-            "unknown system \"{}\"; allowed: {}",
+            "unknown system \"{}\"; allowed: {}, rules-file (the format of a rules file), or a rules file's path (its settings)",
             battlelab::limits::echo(name),
             names.join(", ")
         ))
@@ -123,6 +127,9 @@ pub fn keys(args: KeysArgs) -> Result<()> {
         };
         return emit(&text);
     };
+    if name.ends_with(".toml") && Path::new(&name).is_file() {
+        return emit(&rules_file_settings(Path::new(&name), args.format)?);
+    }
     let doc = system_doc(&name)?;
     let text = match args.format {
         KeysFormat::Json => {
@@ -167,9 +174,69 @@ pub fn keys(args: KeysArgs) -> Result<()> {
     emit(&text)
 }
 
+/// `battlelab keys <rules file>`: the settings a rules file declares — what its analyses
+/// set under `[sides.<side>]` and `[parameters]`, sweep, and `value`/`solve` turn.
+fn rules_file_settings(path: &Path, format: KeysFormat) -> Result<String> {
+    let text = battlelab_core::toml_input::read_analysis_file(path)?;
+    let game = battlelab_core::systems::rules_file::game::Game::parse(path, &text)?;
+    let rows: Vec<[String; 6]> = game
+        .settings()
+        .into_iter()
+        .map(|(name, d, counter)| {
+            let key = match name.split_once('.') {
+                Some((side, setting)) => format!("sides.{side}.{setting}"),
+                None => format!("parameters.{name}"),
+            };
+            [
+                name,
+                key,
+                if counter {
+                    "counter (its start)"
+                } else {
+                    "parameter"
+                }
+                .to_string(),
+                d.default.map_or("required".to_string(), |v| v.to_string()),
+                format!("{} to {}", d.min, d.max),
+                d.means.clone(),
+            ]
+        })
+        .collect();
+    Ok(match format {
+        KeysFormat::Json => {
+            let list: Vec<_> = rows
+                .iter()
+                .map(|r| json!({"setting": r[0], "key": r[1], "kind": r[2], "default": r[3], "allowed": r[4], "meaning": r[5]}))
+                .collect();
+            serde_json::to_string_pretty(
+                &json!({"rules": path.display().to_string(), "name": game.name, "settings": list}),
+            )? + "\n"
+        }
+        KeysFormat::Text | KeysFormat::Md => {
+            let mut table = vec![["setting", "key", "kind", "default", "allowed", "meaning"]
+                .map(String::from)
+                .to_vec()];
+            table.extend(rows.iter().map(|r| r.to_vec()));
+            let body = if matches!(format, KeysFormat::Md) {
+                markdown(&table)
+            } else {
+                aligned(&table)
+            };
+            format!(
+                "{} ({}): the settings an analysis sets under [sides.<side>] and [parameters], sweeps as [sweep] <setting>, and value/solve turn\n\n{body}",
+                game.name,
+                path.display()
+            )
+        }
+    })
+}
+
 /// The file `battlelab new` writes: a commented starting file, then every key of the
 /// system as a comment.
 pub fn starting_file(doc: &SystemDoc) -> String {
+    if doc.name == battlelab_core::systems::rules_file::RULES_FILE_DOC.name {
+        return doc.starter.to_string();
+    }
     let mut out = format!(
         "# A {} analysis: {}.\n# Check it: battlelab validate FILE; run it: battlelab run FILE.\n# Every key: battlelab keys {}; a JSON Schema for editors: battlelab schema {}.\n\n",
         doc.name, doc.summary, doc.name, doc.name
@@ -214,6 +281,40 @@ pub fn new(args: NewArgs) -> Result<()> {
             path.display()
         ))
         .into());
+    }
+    if doc.name == battlelab_core::systems::rules_file::DOC.name {
+        // A rules analysis and the starting rules file it names, side by side.
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let rules_path = path.with_file_name(format!("{stem}.rules.toml"));
+        if rules_path.exists() {
+            return Err(usage(format!(
+                "{} exists; battlelab new never overwrites a file: give another NAME or remove it",
+                rules_path.display()
+            ))
+            .into());
+        }
+        write_new(
+            &rules_path,
+            battlelab_core::systems::rules_file::RULES_STARTER,
+        )?;
+        let analysis = starting_file(&doc).replace(
+            "rules = \"rules/classic_crt.toml\"",
+            &format!("rules = \"{stem}.rules.toml\""),
+        );
+        let analysis = analysis
+            .replace("strength = 6\nleader = 1\n", "strength = 4\nleader = 1\n")
+            .replace("terrain = [0, 1, 2]", "terrain = [0, 1]");
+        write_new(&path, &analysis)?;
+        return print_out(&format!(
+            "wrote {} and the rules file it names, {}: battlelab validate {} checks them, battlelab run {} runs them\n",
+            path.display(),
+            rules_path.display(),
+            path.display(),
+            path.display()
+        ));
     }
     write_new(&path, &starting_file(&doc))?;
     print_out(&format!(

@@ -210,6 +210,95 @@ pub const DOC: SystemDoc = SystemDoc {
     },
 };
 
+/// The rules file's own keys as a document of their own: `battlelab keys rules-file`,
+/// `battlelab new rules-file` (a commented starting rules file) and
+/// `battlelab schema rules-file`. Not a system: an analysis names a rules file with
+/// `system = "rules"`.
+pub const RULES_FILE_DOC: SystemDoc = SystemDoc {
+    name: "rules-file",
+    summary: "the rules file an analysis of system \"rules\" names (docs/rules-files.md): your combat system as data",
+    keys: &[RULES_FILE_KEYS],
+    starter: RULES_STARTER,
+    value: ValueDoc {
+        headlines,
+        default_modifiers: &[],
+        currency: None,
+        odds_columns: None,
+    },
+};
+
+/// The starting rules file `battlelab new rules-file` (and `new rules`) writes: a small
+/// odds CRT, every part commented, ready to run and to change.
+pub const RULES_STARTER: &str = r#"# A rules file: your combat system as the rulebook prints it (docs/rules-files.md).
+# Run it from an analysis file with system = "rules" and rules = "<this file>".
+
+name = "My CRT"
+description = "one roll on an odds CRT with a capped leader DRM"
+sides = ["attacker", "defender"]          # the two sides' keys: attacker.strength, defender.leader
+
+# Parameters never change during a battle; the analysis sets, sweeps and prices them.
+[parameters]
+leader = { per_side = true, min = 0, max = 2, default = 0, means = "leader rating" }
+terrain = { min = 0, max = 1, default = 0, means = "0 clear, 1 rough (one column left)" }
+
+# Counters are the state a battle changes (here: what each side loses). Every counter
+# has bounds; start is its value at the start unless the analysis sets it.
+[counters]
+strength = { min = 0, max = 40, means = "combat strength" }
+lost = { min = 0, max = 40, start = 0, means = "strength lost" }
+
+# A table as printed: dice, how a column is picked, the modified roll's row, the cells.
+[tables.crt]
+means = "Combat Results Table"
+dice = "1d6"
+modifier = "clamp(attacker.leader - defender.leader, -1, 1)"   # the net DRM, capped at ±1
+row = "roll + modifier"                                         # the row read; rows beyond the table read the nearest
+rows = { from = 1, to = 6 }
+columns = { odds = ["attacker.strength", "defender.strength"], round = "down", labels = ["1:1", "2:1", "3:1"], shift = "-terrain", below = "AR" }
+
+[tables.crt.cells]                 # each column's results from the first row to the last
+"1:1" = "AR AR AR EX EX DR"
+"2:1" = "AR EX EX DR DR DE"
+"3:1" = "EX EX DR DR DE DE"
+
+# Each result code once, with what it does.
+[results]
+AR = { means = "attacker retreats", effects = ["outcome attacker retreats"] }
+DR = { means = "defender retreats", effects = ["outcome defender retreats"] }
+EX = { means = "exchange: both lose 1", effects = ["attacker.lost = 1", "defender.lost = 1", "outcome exchange"] }
+DE = { means = "defender eliminated", effects = ["defender.lost = defender.strength", "outcome defender eliminated"] }
+
+[battle]
+round_limit = 1                    # one roll; for battles of rounds, give `end = "<condition>"`
+
+[[phases]]
+name = "combat"
+table = "crt"
+
+# The ways a battle ends: named by a result (`outcome …`), else the first whose `when`
+# holds, else the last.
+[[outcomes]]
+name = "attacker retreats"
+
+[[outcomes]]
+name = "defender retreats"
+
+[[outcomes]]
+name = "exchange"
+
+[[outcomes]]
+name = "defender eliminated"
+
+# Numbers counted at the end of every battle (their means and distributions).
+[[metrics]]
+name = "strength_lost_attacker"
+value = "attacker.lost"
+
+[[metrics]]
+name = "strength_lost_defender"
+value = "defender.lost"
+"#;
+
 /// What `value` reads first: the first outcome.
 fn headlines() -> Vec<Headline> {
     vec![Headline::outcomes(
