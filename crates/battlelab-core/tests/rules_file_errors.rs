@@ -1,0 +1,190 @@
+//! Bad rules files, and bad analyses of good ones, are refused with an error that names
+//! the file, the line, the field and what to write instead.
+//!
+//! Each file under `tests/data/rules_bad/` is a rules file with one mistake; each under
+//! `tests/data/rules_bad/analyses/` an analysis (`system = "rules"`) with one mistake, its
+//! rules files in `analyses/rules/` (good ones, each checked to read). A file's first line
+//! states the error it must give: `# error: line 12: field `tables.crt.cells.1:1`:
+//! column "1:1" has 5 results` — the text from "line" on, which the error must contain
+//! whole after the file's path (`<path>, line 12: field `…`: …`). Every stated error
+//! names a line and a field, so a message that loses either fails here.
+//!
+//! The last test holds the guide (`docs/rules-files.md`) to the format: every ```toml
+//! block in it begins with a marker line — `# rules file` (a whole rules file: it must
+//! read), `# analysis` (a whole analysis, read as if it sat in the repository's
+//! `analyses/`, so `rules = "../rules/…"` names a shipped rules file: it must read), or
+//! `# from rules/<file>.toml` (an excerpt: each of its lines is a line of that shipped
+//! file, which itself must read).
+
+use std::path::{Path, PathBuf};
+
+use battlelab_core::systems::rules_file::game::Game;
+use battlelab_core::systems::rules_file::RulesStudy;
+
+fn data(under: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(under)
+}
+
+fn toml_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// The error a file's first line states: `# error: line N: field `F`: …`.
+fn stated_error(path: &Path, text: &str) -> String {
+    let stated = text
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("# error: "))
+        .map(str::trim_end)
+        .unwrap_or_else(|| panic!("{}: the first line must be `# error: …`", path.display()));
+    let (line, rest) = stated.split_once(": ").unwrap_or(("", ""));
+    let numbered = |n: &str| n.parse::<usize>().is_ok_and(|n| n > 1);
+    // TOML's own syntax errors (a key given twice) name the line and column, no field.
+    let syntax = line
+        .strip_prefix("at line ")
+        .and_then(|l| l.split_once(", column "))
+        .is_some_and(|(l, c)| numbered(l) && c.parse::<usize>().is_ok());
+    assert!(
+        syntax
+            || line.strip_prefix("line ").is_some_and(numbered)
+                && rest.starts_with("field `")
+                && rest.len() > "field ``: ".len() + 8,
+        "{}: the stated error names a line, a field and a message: `# error: line N: field `F`: message`; got {stated:?}",
+        path.display()
+    );
+    stated.to_string()
+}
+
+fn assert_refused_as_stated(path: &Path, text: &str, error: String) {
+    let stated = stated_error(path, text);
+    let separator = if stated.starts_with("at line ") {
+        ": "
+    } else {
+        ", "
+    };
+    let whole = format!("{}{separator}{stated}", path.display());
+    assert!(
+        error.contains(&whole),
+        "{}:\n  expected: …{whole}…\n  got:      {error}",
+        path.display()
+    );
+}
+
+#[test]
+fn every_bad_rules_file_is_refused_with_its_line_field_and_fix() {
+    let files = toml_files(&data("rules_bad"));
+    assert!(files.len() >= 24, "only {} bad rules files", files.len());
+    for path in files {
+        let text = std::fs::read_to_string(&path).unwrap();
+        match Game::parse(&path, &text) {
+            Ok(_) => panic!("{}: read without an error", path.display()),
+            Err(e) => assert_refused_as_stated(&path, &text, e.to_string()),
+        }
+    }
+}
+
+#[test]
+fn every_bad_analysis_of_a_rules_file_is_refused_with_its_line_field_and_fix() {
+    let files = toml_files(&data("rules_bad/analyses"));
+    assert!(files.len() >= 4, "only {} bad analyses", files.len());
+    for path in files {
+        let text = std::fs::read_to_string(&path).unwrap();
+        match RulesStudy::parse(&path, &text) {
+            Ok(_) => panic!("{}: read without an error", path.display()),
+            Err(e) => assert_refused_as_stated(&path, &text, e.to_string()),
+        }
+    }
+}
+
+/// The bad analyses' rules files are good: each mistake is the analysis's own.
+#[test]
+fn the_bad_analyses_rules_files_read() {
+    let files = toml_files(&data("rules_bad/analyses/rules"));
+    assert!(!files.is_empty());
+    for path in files {
+        let text = std::fs::read_to_string(&path).unwrap();
+        if let Err(e) = Game::parse(&path, &text) {
+            panic!("{e}");
+        }
+    }
+}
+
+/// The repository's root (two folders above this crate).
+fn repository() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The ```toml blocks of a Markdown text, each with the line it starts on.
+fn toml_blocks(markdown: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let mut open: Option<(usize, String)> = None;
+    for (i, line) in markdown.lines().enumerate() {
+        let fence = line.trim_start().starts_with("```");
+        match open.take() {
+            Some(block) if fence => out.push(block),
+            Some((at, mut text)) => {
+                text.push_str(line);
+                text.push('\n');
+                open = Some((at, text));
+            }
+            None if fence && line.trim() == "```toml" => open = Some((i + 1, String::new())),
+            None => {}
+        }
+    }
+    assert!(open.is_none(), "a ```toml block is not closed");
+    out
+}
+
+#[test]
+fn every_toml_example_in_the_rules_file_guide_reads() {
+    let guide_path = repository().join("docs/rules-files.md");
+    let guide = std::fs::read_to_string(&guide_path).expect("docs/rules-files.md");
+    let blocks = toml_blocks(&guide);
+    let (mut rules, mut analyses, mut excerpts) = (0, 0, 0);
+    for (line, block) in &blocks {
+        let marker = block.lines().next().unwrap_or_default().trim();
+        let at = format!("docs/rules-files.md, the ```toml block at line {line}");
+        if marker == "# rules file" {
+            rules += 1;
+            let path = repository().join("rules/guide_example.toml");
+            if let Err(e) = Game::parse(&path, block) {
+                panic!("{at} does not read: {e}\n{block}");
+            }
+        } else if marker == "# analysis" {
+            analyses += 1;
+            let path = repository().join("analyses/guide_example.toml");
+            if let Err(e) = RulesStudy::parse(&path, block) {
+                panic!("{at} does not read: {e}\n{block}");
+            }
+        } else if let Some(file) = marker.strip_prefix("# from ") {
+            excerpts += 1;
+            let path = repository().join(file);
+            let shipped =
+                std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{at} names {file}: {e}"));
+            if let Err(e) = Game::parse(&path, &shipped) {
+                panic!("{at} quotes {file}, which does not read: {e}");
+            }
+            let lines: Vec<&str> = shipped.lines().map(str::trim_end).collect();
+            for quoted in block.lines().skip(1) {
+                assert!(
+                    lines.contains(&quoted.trim_end()),
+                    "{at} quotes a line {file} does not hold: {quoted:?}"
+                );
+            }
+        } else {
+            panic!("{at} begins with neither `# rules file`, `# analysis` nor `# from rules/<file>.toml`: {marker:?}");
+        }
+    }
+    assert!(
+        rules >= 3 && analyses >= 2 && excerpts >= 3,
+        "the guide's examples: {rules} rules files, {analyses} analyses, {excerpts} excerpts"
+    );
+}
