@@ -7,14 +7,19 @@
 //! states the error it must give: `# error: line 12: field `tables.crt.cells.1:1`:
 //! column "1:1" has 5 results` — the text from "line" on, which the error must contain
 //! whole after the file's path (`<path>, line 12: field `…`: …`). Every stated error
-//! names a line and a field, so a message that loses either fails here.
+//! names a line and a field (TOML's own syntax errors, such as a key given twice: a line
+//! and a column), so a message that loses either fails here.
 //!
-//! The last test holds the guide (`docs/rules-files.md`) to the format: every ```toml
-//! block in it begins with a marker line — `# rules file` (a whole rules file: it must
-//! read), `# analysis` (a whole analysis, read as if it sat in the repository's
-//! `analyses/`, so `rules = "../rules/…"` names a shipped rules file: it must read), or
-//! `# from rules/<file>.toml` (an excerpt: each of its lines is a line of that shipped
-//! file, which itself must read).
+//! The last tests hold the guide (`docs/rules-files.md`) to the format. Every ```toml
+//! block in it begins with a marker line:
+//! - `# rules file` — a whole rules file; it must read. `# rules file rules/<name>.toml`
+//!   also names it, so the guide's analyses can use it;
+//! - `# analysis` — a whole analysis; it must read, as if it sat in `analyses/` beside a
+//!   `rules/` holding the shipped rules files and the guide's named ones;
+//! - `# from rules/<file>.toml` — an excerpt: each of its lines is a line of that shipped
+//!   file, which itself must read.
+//!
+//! A block without a marker fails the test, so no example goes unchecked.
 
 use std::path::{Path, PathBuf};
 
@@ -143,24 +148,50 @@ fn toml_blocks(markdown: &str) -> Vec<(usize, String)> {
     out
 }
 
+/// Copies the shipped rules files and the guide's named ones (`# rules file rules/x.toml`)
+/// into `dir/rules/`, as the guide's analyses expect to find them beside `dir/analyses/`.
+fn lay_out_the_guides_rules(dir: &Path, blocks: &[(usize, String)]) {
+    std::fs::create_dir_all(dir.join("rules")).unwrap();
+    std::fs::create_dir_all(dir.join("analyses")).unwrap();
+    for shipped in toml_files(&repository().join("rules")) {
+        std::fs::copy(
+            &shipped,
+            dir.join("rules").join(shipped.file_name().unwrap()),
+        )
+        .unwrap();
+    }
+    for (_, block) in blocks {
+        let marker = block.lines().next().unwrap_or_default().trim();
+        if let Some(name) = marker.strip_prefix("# rules file rules/") {
+            std::fs::write(dir.join("rules").join(name), block).unwrap();
+        }
+    }
+}
+
 #[test]
 fn every_toml_example_in_the_rules_file_guide_reads() {
-    let guide_path = repository().join("docs/rules-files.md");
-    let guide = std::fs::read_to_string(&guide_path).expect("docs/rules-files.md");
+    let guide = std::fs::read_to_string(repository().join("docs/rules-files.md"))
+        .expect("docs/rules-files.md");
     let blocks = toml_blocks(&guide);
+    let dir = tempfile::tempdir().unwrap();
+    lay_out_the_guides_rules(dir.path(), &blocks);
     let (mut rules, mut analyses, mut excerpts) = (0, 0, 0);
     for (line, block) in &blocks {
         let marker = block.lines().next().unwrap_or_default().trim();
         let at = format!("docs/rules-files.md, the ```toml block at line {line}");
-        if marker == "# rules file" {
+        if let Some(named) = marker.strip_prefix("# rules file") {
             rules += 1;
-            let path = repository().join("rules/guide_example.toml");
+            let name = named
+                .trim()
+                .strip_prefix("rules/")
+                .unwrap_or("guide_example.toml");
+            let path = dir.path().join("rules").join(name);
             if let Err(e) = Game::parse(&path, block) {
                 panic!("{at} does not read: {e}\n{block}");
             }
         } else if marker == "# analysis" {
             analyses += 1;
-            let path = repository().join("analyses/guide_example.toml");
+            let path = dir.path().join("analyses/guide_example.toml");
             if let Err(e) = RulesStudy::parse(&path, block) {
                 panic!("{at} does not read: {e}\n{block}");
             }
@@ -184,7 +215,60 @@ fn every_toml_example_in_the_rules_file_guide_reads() {
         }
     }
     assert!(
-        rules >= 3 && analyses >= 2 && excerpts >= 3,
+        rules >= 4 && analyses >= 2 && excerpts >= 8,
         "the guide's examples: {rules} rules files, {analyses} analyses, {excerpts} excerpts"
     );
+}
+
+/// The guide's step 6 works three cells of the classic CRT by hand: at 6 against 3 with
+/// an attacker's leader of 1, DR 1/3, AR 1/2, EX 1/6 in clear; AR 2/3, AE 1/3 in woods;
+/// AR 1/3, AE 2/3 in a city. Its first analysis must give exactly those.
+#[test]
+fn the_guides_hand_worked_crt_cells_are_what_its_first_analysis_gives() {
+    use battlelab_core::engine::System;
+    use num_rational::BigRational;
+    let guide = std::fs::read_to_string(repository().join("docs/rules-files.md")).unwrap();
+    let blocks = toml_blocks(&guide);
+    let first = &blocks
+        .iter()
+        .find(|(_, b)| b.starts_with("# analysis"))
+        .expect("an analysis in the guide")
+        .1;
+    assert!(
+        guide.contains("DR 1/3, AR 1/2, EX 1/6 in clear terrain")
+            && guide.contains("in woods (one column left, 1:1) AR 2/3, AE 1/3")
+            && guide.contains("in a city (1:2) AR 1/3, AE 2/3"),
+        "the guide's step 6 no longer states the cells this test holds"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    lay_out_the_guides_rules(dir.path(), &blocks);
+    let study = RulesStudy::parse(&dir.path().join("analyses/guide_example.toml"), first)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let fraction = |n: i64, d: i64| BigRational::new(n.into(), d.into());
+    let expected = [
+        (0, [("DR", (1, 3)), ("AR", (1, 2)), ("EX", (1, 6))]),
+        (1, [("AR", (2, 3)), ("AE", (1, 3)), ("DR", (0, 1))]),
+        (2, [("AR", (1, 3)), ("AE", (2, 3)), ("EX", (0, 1))]),
+    ];
+    for (terrain, cells) in expected {
+        let run = study
+            .runs
+            .iter()
+            .position(|r| {
+                r.settings.contains(&("attacker.strength".into(), 6))
+                    && r.settings.contains(&("terrain".into(), terrain))
+                    && r.settings.contains(&("attacker.leader".into(), 1))
+            })
+            .expect("the run at 6 against 3");
+        let exact = study.exact(run).expect("a one-roll CRT is exact");
+        let outcomes = &study.game(run).outcomes;
+        for (code, (n, d)) in cells {
+            let i = outcomes.iter().position(|o| o.0 == code).unwrap();
+            assert_eq!(
+                exact.outcomes[i],
+                fraction(n, d),
+                "{code} in terrain {terrain}"
+            );
+        }
+    }
 }
