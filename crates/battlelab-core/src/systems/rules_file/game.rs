@@ -758,7 +758,8 @@ impl Builder<'_> {
                 None => remembered.unwrap_or(0),
             },
             (true, None, None) => {
-                return Err(self.source.error_at(None, "battle.rounds_remembered", "a rule reads `round` but the battle has no round limit: set battle.rounds_remembered to the highest round number any rule tells apart (rounds after it count as it), or set battle.round_limit"));
+                let at = battle.map(|b| b.span()).unwrap_or(0..0);
+                return Err(self.source.error_at(Some(self.source.line_of(at)), "battle.rounds_remembered", "a rule reads `round` but the battle has no round limit: set battle.rounds_remembered to the highest round number any rule tells apart (rounds after it count as it), or set battle.round_limit"));
             }
             (false, None, _) => 0,
         };
@@ -1454,7 +1455,12 @@ fn check_table_cycles(
                 if to == start {
                     path.push(to);
                     let names: Vec<&str> = path.iter().map(|t| tables[*t].name.as_str()).collect();
-                    return Err(b.source.error_at(None, format!("tables.{}", tables[start].name), format!("the tables roll on each other in a cycle ({}); a result may roll on another table, never back", names.join(" → "))));
+                    let at = b
+                        .spec
+                        .tables
+                        .get(&tables[start].name)
+                        .map_or(0..0, |t| t.span());
+                    return Err(b.source.error_at(Some(b.source.line_of(at)), format!("tables.{}", tables[start].name), format!("the tables roll on each other in a cycle ({}); a result may roll on another table, never back", names.join(" → "))));
                 }
                 if !path.contains(&to) {
                     path.push(to);

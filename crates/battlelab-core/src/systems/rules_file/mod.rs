@@ -359,7 +359,9 @@ fn settings_of(
                     .unwrap_or_default();
                 return Err(source.error(table, &field, format!("the rules file \"{}\" declares no per-side setting \"{key}\"{hint}; settings: {}", game.name, names.join(", "))));
             }
-            out.push((name, int_of(source, table, key, &field)?));
+            let value = int_of(source, table, key, &field)?;
+            within_declared_range(source, table, &field, &known, &name, value)?;
+            out.push((name, value));
         }
     }
     if let Some(table) = parameters {
@@ -371,10 +373,37 @@ fn settings_of(
                     .unwrap_or_default();
                 return Err(source.error(table, &field, format!("the rules file \"{}\" declares no battle-wide setting \"{key}\"{hint}; settings: {}", game.name, names.join(", "))));
             }
-            out.push((key.clone(), int_of(source, table, key, &field)?));
+            let value = int_of(source, table, key, &field)?;
+            within_declared_range(source, table, &field, &known, key, value)?;
+            out.push((key.clone(), value));
         }
     }
     Ok(out)
+}
+
+/// A setting the analysis gives is within the range its rules file declares.
+fn within_declared_range(
+    source: &Source,
+    table: &Spanned<toml::Table>,
+    field: &str,
+    known: &[(String, &game::Declared, bool)],
+    name: &str,
+    value: i64,
+) -> Result<(), AnalysisError> {
+    let Some((_, decl, _)) = known.iter().find(|s| s.0 == name) else {
+        return Ok(());
+    };
+    if value < decl.min || value > decl.max {
+        return Err(source.error(
+            table,
+            field,
+            format!(
+                "{name} must be {} to {} (the rules file's range), got {value}",
+                decl.min, decl.max
+            ),
+        ));
+    }
+    Ok(())
 }
 
 fn load_game(
@@ -398,7 +427,11 @@ fn load_game(
         AnalysisError::Read { source: io, .. } => source.error(
             rules,
             field,
-            format!("cannot read the rules file {}: {io}", path.display()),
+            format!(
+                "cannot read the rules file \"{}\" (a path relative to this analysis file: {}): {io}",
+                rules.get_ref().trim(),
+                path.display()
+            ),
         ),
         other => other,
     })?;
@@ -440,6 +473,9 @@ impl RulesStudy {
         let side_names = [first?, second?];
         let game = Arc::new(game);
         let mut variants: Vec<(RulesVariant, Vec<(String, i64)>)> = Vec::new();
+        // Each variant's `rules` key as written (the analysis's own where it has none),
+        // for errors about the battle its rules file describes.
+        let mut rules_keys: Vec<(&Spanned<String>, String)> = Vec::new();
         for (i, (v, heading)) in spec
             .variant
             .iter()
@@ -447,6 +483,10 @@ impl RulesStudy {
             .zip(&header.variants)
             .enumerate()
         {
+            rules_keys.push(match &v.rules {
+                Some(r) => (r, format!("variant[{i}].rules")),
+                None => (&spec.rules, "rules".into()),
+            });
             let (vpath, vgame) = match &v.rules {
                 Some(r) => {
                     let (p, g) = load_game(&source, path, r, &format!("variant[{i}].rules"))?;
@@ -480,6 +520,7 @@ impl RulesStudy {
             ));
         }
         if variants.is_empty() {
+            rules_keys.push((&spec.rules, "rules".into()));
             let compare = Arc::new(CompareCache::of(&game));
             variants.push((
                 RulesVariant {
@@ -514,13 +555,28 @@ impl RulesStudy {
                     let value = match given.or(decl.default) {
                         Some(x) => x,
                         None => {
-                            let (table, key) = match name.split_once('.') {
-                                Some((side, key)) => (format!("[sides.{side}]"), key.to_string()),
-                                None => ("[parameters]".into(), name.clone()),
+                            // Point at the table the value goes under, where there is one.
+                            let (table, key, field, at) = match name.split_once('.') {
+                                Some((side, key)) => (
+                                    format!("[sides.{side}]"),
+                                    key.to_string(),
+                                    format!("sides.{name}"),
+                                    spec.sides
+                                        .as_ref()
+                                        .and_then(|s| s.get(side))
+                                        .map(|t| t.span()),
+                                ),
+                                None => (
+                                    "[parameters]".into(),
+                                    name.clone(),
+                                    format!("parameters.{name}"),
+                                    spec.parameters.as_ref().map(|t| t.span()),
+                                ),
                             };
+                            let at = at.unwrap_or_else(|| rules_keys[v].0.span());
                             return Err(source.error_at(
-                                None,
-                                format!("sides.{name}"),
+                                Some(source.line_of(at)),
+                                field,
                                 format!(
                                     "the rules file gives {} \"{}\" no {}: set {key} under {table}",
                                     if counter {
@@ -542,7 +598,11 @@ impl RulesStudy {
                         let at = analysis::describe_point(&axes, &coordinates, None);
                         return Err(source.error_at(
                             line,
-                            name.clone(),
+                            if line.is_some() {
+                                format!("sweep.{name}")
+                            } else {
+                                name.clone()
+                            },
                             format!(
                                 "{name} must be {} to {} (the rules file's range), got {value}{at}",
                                 decl.min, decl.max
@@ -557,12 +617,18 @@ impl RulesStudy {
                     Ok(chain) => {
                         if let Some(s) = chain.endless() {
                             let at = analysis::describe_point(&axes, &coordinates, None);
+                            // The counters (and the round, where remembered) of the state.
                             let state: Vec<String> = g.layout.names[g.layout.state.clone()]
                                 .iter()
                                 .zip(&chain.states[s])
+                                .filter(|((_, slot, _), _)| {
+                                    *slot != g.layout.outcome
+                                        && (*slot != g.layout.round || g.rounds_remembered > 0)
+                                })
                                 .map(|((n, _, _), v)| format!("{n} = {v}"))
                                 .collect();
-                            return Err(source.error_at(None, "rules", format!("in the rules file {}, a battle can go on for ever{at}: from {} no round leads to its end; add an end condition or battle.round_limit", variant.rules_path.display(), state.join(", "))));
+                            let (key, field) = &rules_keys[v];
+                            return Err(source.error(key, field, format!("in the rules file \"{}\", a battle can go on for ever{at}: from the state {}, no round leads to its end; add an end condition or battle.round_limit", key.get_ref().trim(), state.join(", "))));
                         }
                         let walk = Walk::new(g, &base, &chain);
                         Form::Chain {
@@ -572,7 +638,8 @@ impl RulesStudy {
                     }
                     Err(why) => {
                         if g.round_limit.is_none() {
-                            return Err(source.error_at(None, "rules", format!("the battle of {} has {why}, too many to check that it ends: set battle.round_limit in the rules file", variant.rules_path.display())));
+                            let (key, field) = &rules_keys[v];
+                            return Err(source.error(key, field, format!("the battle of \"{}\" has {why}, too many to check that it ends: set battle.round_limit in the rules file", key.get_ref().trim())));
                         }
                         let notice = format!("{}: the battle's chain has {why}: exact results are off and the step interpreter plays each battle", variant.name);
                         if !notices.contains(&notice) {
