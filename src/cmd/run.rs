@@ -81,6 +81,9 @@ pub fn run(args: RunArgs) -> Result<()> {
             args.file.display(),
             plan.unit,
         ));
+        for notice in study.notices() {
+            note(&format!("note: {notice}"));
+        }
     }
     let started = Instant::now();
     let total = share.trials(plan.runs.len(), trials);

@@ -26,5 +26,8 @@ pub fn validate(file: &Path) -> Result<()> {
     for (i, axis) in plan.axes.iter().enumerate() {
         text += &format!("  {axis}: {}\n", plan.axis_values(i).join(", "));
     }
+    for notice in study.notices() {
+        text += &format!("note: {notice}\n");
+    }
     emit(&text)
 }

@@ -145,6 +145,8 @@ pub trait Study: Send + Sync {
     /// The choices both sides make at once each round, where the system declares them
     /// ([`System::simultaneous_choices`]; `None` by default): what `equilibrium` solves.
     fn simultaneous_choices(&self) -> Option<&dyn SimultaneousChoices>;
+    /// What the user should know about how the runs are made ([`System::notices`]).
+    fn notices(&self) -> Vec<String>;
 }
 
 impl<S: SystemReport + Send + Sync> Study for S {
@@ -162,6 +164,10 @@ impl<S: SystemReport + Send + Sync> Study for S {
 
     fn simultaneous_choices(&self) -> Option<&dyn SimultaneousChoices> {
         System::simultaneous_choices(self)
+    }
+
+    fn notices(&self) -> Vec<String> {
+        System::notices(self)
     }
 
     fn run(

@@ -233,4 +233,11 @@ pub trait System: Sync {
     fn simultaneous_choices(&self) -> Option<&dyn choices::SimultaneousChoices> {
         None
     }
+
+    /// What the user should know about how the runs are made, decided when the file was
+    /// read (exact results turned off, a slower form used): printed by `run` and
+    /// `validate` and written into the report.
+    fn notices(&self) -> Vec<String> {
+        Vec::new()
+    }
 }

@@ -330,6 +330,8 @@ impl Names<'_> {
             .names
             .iter()
             .filter(move |(_, slot, _)| self.temps || !self.layout.temps.contains(slot))
+            // The named outcome and the rounds remembered are the engine's own slots.
+            .filter(move |(_, slot, _)| *slot != self.layout.outcome && *slot != self.layout.cap)
     }
 }
 

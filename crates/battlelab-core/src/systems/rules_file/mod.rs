@@ -166,7 +166,7 @@ pub const RULES_FILE_KEYS: &[KeyDoc] = &[
     key("tables.<name>.natural.<roll>", Ty::Text, "none", "a natural roll's result whatever the modifiers", "\"DE\""),
     key("tables.<name>.cells.<column>", Ty::Text, REQUIRED, "a column's results, one per row, top to bottom, separated by spaces", "\"AR AE AE AE AE AE\""),
     key("tables.<name>.means", Ty::Text, "none", "the table's title", "\"Combat Results Table\""),
-    key("results.<code>.effects", Ty::TextList, "none", "what the result does, in order: counter = value, +=, -=, lose(side, n, counter, …), roll <table>, end", "[\"defender.lost = defender.strength\"]"),
+    key("results.<code>.effects", Ty::TextList, "none", "what the result does, in order: counter = value, +=, -=, lose(side, n, counter, …), roll <table>, outcome <name>, end", "[\"defender.lost = defender.strength\"]"),
     key("results.<code>.means", Ty::Text, "none", "what the code means", "\"defender eliminated\""),
     key("battle.round_limit", Ty::Int(1, 1000), "none", "the most rounds (1: a single roll)", "1"),
     key("battle.end", Ty::Text, "none", "a condition checked at the start and after every round: the battle is over", "\"attacker.armies <= 1 or defender.armies == 0\""),
@@ -497,6 +497,16 @@ impl RulesStudy {
                 }
                 None => (rules_path.clone(), game.clone()),
             };
+            // Every setting of the analysis must mean something in this variant's rules.
+            let declared: Vec<String> = vgame.settings().into_iter().map(|s| s.0).collect();
+            if let Some((name, _)) = base_settings.iter().find(|s| !declared.contains(&s.0)) {
+                let at = v.rules.as_ref().map_or(0..0, |r| r.span());
+                return Err(source.error_at(
+                    Some(source.line_of(at)),
+                    format!("variant[{i}].rules"),
+                    format!("the analysis sets {name}, which this variant's rules file \"{}\" does not declare; declare it there, or set it only where it applies", vgame.name),
+                ));
+            }
             let mut settings = base_settings.clone();
             for (name, value) in settings_of(
                 &source,
@@ -630,6 +640,12 @@ impl RulesStudy {
                             let (key, field) = &rules_keys[v];
                             return Err(source.error(key, field, format!("in the rules file \"{}\", a battle can go on for ever{at}: from the state {}, no round leads to its end; add an end condition or battle.round_limit", key.get_ref().trim(), state.join(", "))));
                         }
+                        if self_exact_off(&header, &chain) {
+                            let notice = format!("{}: the battle can return to an earlier state, so exact results are off (a round limit, or counters that only go one way, make it exact)", variant.name);
+                            if !notices.contains(&notice) {
+                                notices.push(notice);
+                            }
+                        }
                         let walk = Walk::new(g, &base, &chain);
                         Form::Chain {
                             chain: Arc::new(chain),
@@ -723,6 +739,11 @@ fn fold_endings<P: Clone + Zero + for<'a> std::ops::AddAssign<&'a P>>(
         rounds[(frame[game.layout.round].max(0) as usize).min(last)] += p;
     }
     (outcomes, metrics, rounds)
+}
+
+/// Whether exact results are asked for but the chain has a cycle they cannot be summed over.
+fn self_exact_off(header: &AnalysisHeader, chain: &Chain) -> bool {
+    header.exact && chain.order().is_none()
 }
 
 /// A fraction short enough to print, as `n/d`.
@@ -858,6 +879,10 @@ impl crate::engine::System for RulesStudy {
             });
         }
         out
+    }
+
+    fn notices(&self) -> Vec<String> {
+        self.notices.clone()
     }
 
     fn trials_counted(&self, _run: usize, counts: &RulesCounts) -> u128 {
