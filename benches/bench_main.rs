@@ -14,4 +14,5 @@ criterion_main!(
     benchmarks::melee::benches,
     benchmarks::frontier::benches,
     benchmarks::driver::benches,
+    benchmarks::rules_file::benches,
 );

@@ -246,116 +246,83 @@ pub fn of(system: &str) -> Option<&'static SystemLevers> {
     catalog().iter().find(|s| s.system == system)
 }
 
-/// What the analysis at `path` (its TOML `doc`) offers: its system's levers — or, for a
-/// rules analysis, every whole-number setting its rules file declares (each per-side
-/// parameter and counter start moving that side's key alone), with a headline per
-/// outcome and metric. Built once per rules file and process.
+/// What the analysis at `path` (its TOML `doc`) offers: its system's levers — or, where
+/// the system reads a companion file (a rules file), every whole-number setting that file
+/// declares (each per-side one moving that side's key alone), with its headlines. Built
+/// once per companion file and process.
 pub fn for_file(path: &std::path::Path, doc: &Doc, system: &str) -> Option<&'static SystemLevers> {
-    if system != battlelab_core::systems::rules_file::DOC.name {
+    let system_doc = battlelab_core::systems::doc(system)?;
+    let Some(companion) = system_doc.companion else {
         return of(system);
-    }
-    let rules = doc.get("rules")?.as_str()?;
-    let file = path
-        .parent()
-        .map_or_else(|| std::path::PathBuf::from(rules), |d| d.join(rules));
-    let text = battlelab_core::toml_input::read_analysis_file(&file).ok()?;
-    let game = battlelab_core::systems::rules_file::game::Game::parse(&file, &text).ok()?;
-    static BUILT: std::sync::Mutex<Vec<(String, &'static SystemLevers)>> =
-        std::sync::Mutex::new(Vec::new());
+    };
+    let given = doc.get(companion.key)?.as_str()?;
+    let settings = (companion.settings)(path, given).ok()?;
+    type Built = Vec<(String, String, &'static SystemLevers)>;
+    static BUILT: std::sync::Mutex<Built> = std::sync::Mutex::new(Vec::new());
     let mut built = BUILT
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if let Some((_, levers)) = built.iter().find(|(t, _)| *t == text) {
+    let fingerprint = format!("{settings:?}");
+    if let Some((_, _, levers)) = built
+        .iter()
+        .find(|(s, f, _)| s == system && *f == fingerprint)
+    {
         return Some(levers);
     }
-    let levers: &'static SystemLevers = Box::leak(Box::new(rules_file_levers(&game)));
-    built.push((text, levers));
+    let levers: &'static SystemLevers =
+        Box::leak(Box::new(companion_levers(system_doc.name, settings)));
+    built.push((system.to_string(), fingerprint, levers));
     Some(levers)
 }
 
-/// The levers of a rules file: its settings, as `sides.<side>.<name>` or
-/// `parameters.<name>` keys of the analysis.
-fn rules_file_levers(game: &battlelab_core::systems::rules_file::game::Game) -> SystemLevers {
+/// The levers of a companion file's settings.
+fn companion_levers(
+    system: &'static str,
+    file: battlelab_core::keys::FileSettings,
+) -> SystemLevers {
     use battlelab_core::keys::{key, Ty};
     let mut levers = Vec::new();
-    for (name, decl, counter) in game.settings() {
-        let path = match name.split_once('.') {
-            Some((side, setting)) => format!("sides.{side}.{setting}"),
-            None => format!("parameters.{name}"),
-        };
-        let default = decl
-            .default
-            .map_or("required".to_string(), |d| d.to_string());
-        let what = if decl.means.is_empty() {
-            if counter {
-                "a counter's start"
-            } else {
-                "a parameter"
-            }
-            .to_string()
+    for s in file.settings {
+        let default = s.default.map_or("required".to_string(), |d| d.to_string());
+        let what = if s.meaning.is_empty() {
+            s.kind.clone()
         } else {
-            decl.means.clone()
+            s.meaning.clone()
         };
-        let meaning = match name.split_once('.') {
+        let meaning = match s.name.split_once('.') {
             Some((side, _)) => format!("{side}: {what}"),
             None => what,
         };
         let doc: &'static battlelab_core::keys::KeyDoc = Box::leak(Box::new(
             key(
-                leak(path.clone()),
-                Ty::Int(decl.min, decl.max),
+                leak(s.key.clone()),
+                Ty::Int(s.min, s.max),
                 leak(default),
                 leak(meaning.clone()),
                 "1",
             )
-            .sweep(leak(name.clone()))
+            .sweep(leak(s.name.clone()))
             .in_variant(),
         ));
         levers.push(Lever {
-            name: leak(name.clone()),
+            name: leak(s.name.clone()),
             meaning: leak(meaning),
             place: Place::Key {
-                path: leak_path(&path),
-                default: decl.default,
-                variant_path: leak_path(&path),
+                path: leak_path(&s.key),
+                default: s.default,
+                variant_path: leak_path(&s.key),
             },
-            sweep: Some(leak(name.clone())),
-            search: (decl.min, decl.max),
+            sweep: Some(leak(s.name.clone())),
+            search: (s.min, s.max),
             set_by: &[],
             per_unit: None,
             key: doc,
         });
     }
-    let mut headlines: Vec<Headline> = game
-        .outcomes
-        .iter()
-        .map(|(name, _)| {
-            let key: String = name
-                .chars()
-                .map(|c| {
-                    if c.is_ascii_alphanumeric() {
-                        c.to_ascii_lowercase()
-                    } else {
-                        '_'
-                    }
-                })
-                .collect();
-            Headline::outcomes(
-                &key,
-                &format!("P({name})"),
-                battlelab_core::engine::headline::Match::Is(vec![name.clone()]),
-            )
-        })
-        .collect();
-    headlines.extend(
-        game.metrics
-            .iter()
-            .map(|(name, _, _)| Headline::metric(name)),
-    );
     SystemLevers {
-        system: battlelab_core::systems::rules_file::DOC.name,
+        system,
         levers: Box::leak(levers.into_boxed_slice()),
-        headlines,
+        headlines: file.headlines,
         default_modifiers: &[],
         currency: None,
         odds_columns: None,

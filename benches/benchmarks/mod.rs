@@ -4,6 +4,7 @@ pub mod field;
 pub mod frontier;
 pub mod melee;
 pub mod ratio;
+pub mod rules_file;
 pub mod strategic;
 
 use battlelab::dice::DiceStream;

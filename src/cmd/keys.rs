@@ -13,10 +13,17 @@ use battlelab::keys::{KeyDoc, SystemDoc};
 use super::{emit, print_out, usage};
 use crate::cli::{KeysArgs, KeysFormat, NewArgs};
 
+/// The documentation of the companion files systems read (a rules file's format).
+fn companion_docs() -> Vec<SystemDoc> {
+    battlelab_core::systems::docs()
+        .iter()
+        .filter_map(|d| d.companion.map(|c| *c.doc))
+        .collect()
+}
+
 fn system_doc(name: &str) -> Result<SystemDoc> {
-    let rules_file = battlelab_core::systems::rules_file::RULES_FILE_DOC;
-    if name == rules_file.name {
-        return Ok(rules_file);
+    if let Some(doc) = companion_docs().into_iter().find(|d| d.name == name) {
+        return Ok(doc);
     }
     battlelab_core::systems::doc(name).ok_or_else(|| {
         let names: Vec<_> = battlelab_core::systems::docs()
@@ -24,9 +31,10 @@ fn system_doc(name: &str) -> Result<SystemDoc> {
             .map(|d| d.name)
             .collect();
         usage(format!(
-            "unknown system \"{}\"; allowed: {}, rules-file (the format of a rules file), or a rules file's path (its settings)",
+            "unknown system \"{}\"; allowed: {}, {} (the format of the file such an analysis names), or that file's path (its settings)",
             battlelab::limits::echo(name),
-            names.join(", ")
+            names.join(", "),
+            companion_docs().iter().map(|d| d.name).collect::<Vec<_>>().join(", ")
         ))
         .into()
     })
@@ -128,7 +136,7 @@ pub fn keys(args: KeysArgs) -> Result<()> {
         return emit(&text);
     };
     if name.ends_with(".toml") && Path::new(&name).is_file() {
-        return emit(&rules_file_settings(Path::new(&name), args.format)?);
+        return emit(&companion_settings(Path::new(&name), args.format)?);
     }
     let doc = system_doc(&name)?;
     let text = match args.format {
@@ -174,31 +182,41 @@ pub fn keys(args: KeysArgs) -> Result<()> {
     emit(&text)
 }
 
-/// `battlelab keys <rules file>`: the settings a rules file declares — what its analyses
-/// set under `[sides.<side>]` and `[parameters]`, sweep, and `value`/`solve` turn.
-fn rules_file_settings(path: &Path, format: KeysFormat) -> Result<String> {
-    let text = battlelab_core::toml_input::read_analysis_file(path)?;
-    let game = battlelab_core::systems::rules_file::game::Game::parse(path, &text)?;
-    let rows: Vec<[String; 6]> = game
-        .settings()
-        .into_iter()
-        .map(|(name, d, counter)| {
-            let key = match name.split_once('.') {
-                Some((side, setting)) => format!("sides.{side}.{setting}"),
-                None => format!("parameters.{name}"),
-            };
+/// `battlelab keys FILE`: the settings a companion file (a rules file) declares — what
+/// its analyses set, sweep, and `value`/`solve` turn.
+fn companion_settings(path: &Path, format: KeysFormat) -> Result<String> {
+    let mut last = None;
+    for doc in battlelab_core::systems::docs() {
+        let Some(companion) = doc.companion else {
+            continue;
+        };
+        match (companion.settings_of_file)(path) {
+            Ok(file) => return Ok(settings_table(path, &file, format)?),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(match last {
+        Some(e) => anyhow::Error::from(e),
+        None => usage(format!("{}: no system reads such a file", path.display())).into(),
+    })
+}
+
+fn settings_table(
+    path: &Path,
+    file: &battlelab::keys::FileSettings,
+    format: KeysFormat,
+) -> Result<String> {
+    let rows: Vec<[String; 6]> = file
+        .settings
+        .iter()
+        .map(|s| {
             [
-                name,
-                key,
-                if counter {
-                    "counter (its start)"
-                } else {
-                    "parameter"
-                }
-                .to_string(),
-                d.default.map_or("required".to_string(), |v| v.to_string()),
-                format!("{} to {}", d.min, d.max),
-                d.means.clone(),
+                s.name.clone(),
+                s.key.clone(),
+                s.kind.clone(),
+                s.default.map_or("required".to_string(), |v| v.to_string()),
+                format!("{} to {}", s.min, s.max),
+                s.meaning.clone(),
             ]
         })
         .collect();
@@ -209,7 +227,7 @@ fn rules_file_settings(path: &Path, format: KeysFormat) -> Result<String> {
                 .map(|r| json!({"setting": r[0], "key": r[1], "kind": r[2], "default": r[3], "allowed": r[4], "meaning": r[5]}))
                 .collect();
             serde_json::to_string_pretty(
-                &json!({"rules": path.display().to_string(), "name": game.name, "settings": list}),
+                &json!({"file": path.display().to_string(), "name": file.title, "settings": list}),
             )? + "\n"
         }
         KeysFormat::Text | KeysFormat::Md => {
@@ -223,8 +241,8 @@ fn rules_file_settings(path: &Path, format: KeysFormat) -> Result<String> {
                 aligned(&table)
             };
             format!(
-                "{} ({}): the settings an analysis sets under [sides.<side>] and [parameters], sweeps as [sweep] <setting>, and value/solve turn\n\n{body}",
-                game.name,
+                "{} ({}): the settings an analysis sets under the keys below, sweeps by the setting's name ([sweep] \"attacker.strength\" = …), and value/solve turn\n\n{body}",
+                file.title,
                 path.display()
             )
         }
@@ -234,7 +252,8 @@ fn rules_file_settings(path: &Path, format: KeysFormat) -> Result<String> {
 /// The file `battlelab new` writes: a commented starting file, then every key of the
 /// system as a comment.
 pub fn starting_file(doc: &SystemDoc) -> String {
-    if doc.name == battlelab_core::systems::rules_file::RULES_FILE_DOC.name {
+    if companion_docs().iter().any(|d| d.name == doc.name) {
+        // A companion file's starter is commented throughout, and not an analysis.
         return doc.starter.to_string();
     }
     let mut out = format!(
@@ -282,36 +301,39 @@ pub fn new(args: NewArgs) -> Result<()> {
         ))
         .into());
     }
-    if doc.name == battlelab_core::systems::rules_file::DOC.name {
-        // A rules analysis and the starting rules file it names, side by side.
+    if let Some(companion) = doc.companion {
+        // The analysis and the starting companion file it names, side by side.
         let stem = path
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let rules_path = path.with_file_name(format!("{stem}.rules.toml"));
-        if rules_path.exists() {
+        let file_name = format!("{stem}.{}.toml", companion.suffix);
+        let companion_path = path.with_file_name(&file_name);
+        if companion_path.exists() {
             return Err(usage(format!(
                 "{} exists; battlelab new never overwrites a file: give another NAME or remove it",
-                rules_path.display()
+                companion_path.display()
             ))
             .into());
         }
-        write_new(
-            &rules_path,
-            battlelab_core::systems::rules_file::RULES_STARTER,
-        )?;
-        let analysis = starting_file(&doc).replace(
-            "rules = \"rules/classic_crt.toml\"",
-            &format!("rules = \"{stem}.rules.toml\""),
-        );
-        let analysis = analysis
-            .replace("strength = 6\nleader = 1\n", "strength = 4\nleader = 1\n")
-            .replace("terrain = [0, 1, 2]", "terrain = [0, 1]");
-        write_new(&path, &analysis)?;
+        let text = starting_file(&doc)
+            .lines()
+            .map(|line| {
+                if line.starts_with(&format!("{} =", companion.key)) {
+                    format!("{} = \"{file_name}\"   # the file beside this one; edit it to describe your game", companion.key)
+                } else {
+                    line.to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+            + "\n";
+        write_new(&companion_path, companion.doc.starter)?;
+        write_new(&path, &text)?;
         return print_out(&format!(
-            "wrote {} and the rules file it names, {}: battlelab validate {} checks them, battlelab run {} runs them\n",
+            "wrote {} and the file it names, {}: battlelab validate {} checks them, battlelab run {} runs them\n",
             path.display(),
-            rules_path.display(),
+            companion_path.display(),
             path.display(),
             path.display()
         ));

@@ -516,6 +516,52 @@ pub struct SystemDoc {
     pub starter: &'static str,
     /// What `value` and `solve` read first, and in which currency they count.
     pub value: ValueDoc,
+    /// A file of its own an analysis names (a rules file), where the system has one.
+    pub companion: Option<&'static Companion>,
+}
+
+/// A file an analysis names and the system reads beside it — a rules file, whose own
+/// format is documented (`keys`/`new`/`schema` of [`Companion::doc`]) and whose declared
+/// settings are the analysis's levers.
+#[derive(Clone, Copy, Debug)]
+pub struct Companion {
+    /// The analysis key that names it (`rules`).
+    pub key: &'static str,
+    /// Its format's documentation: its name (`rules-file`), keys and starting file.
+    pub doc: &'static SystemDoc,
+    /// What `battlelab new` adds to a companion file's name beside the analysis
+    /// (`my_game.rules.toml`).
+    pub suffix: &'static str,
+    /// The settings an analysis at a path gets from the companion file it names.
+    pub settings: fn(&std::path::Path, &str) -> Result<FileSettings, String>,
+    /// The settings a companion file at a path declares (`battlelab keys FILE`).
+    pub settings_of_file:
+        fn(&std::path::Path) -> Result<FileSettings, crate::analysis::AnalysisError>,
+}
+
+/// The settings a companion file declares: what an analysis sets, sweeps and prices.
+#[derive(Clone, Debug)]
+pub struct FileSettings {
+    /// The file's own name for what it describes (a game's name).
+    pub title: String,
+    pub settings: Vec<FileSetting>,
+    /// The headlines `value` and `solve` offer: one per outcome and metric.
+    pub headlines: Vec<crate::engine::headline::Headline>,
+}
+
+/// One whole-number setting a companion file declares.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileSetting {
+    /// Its name in a sweep and on the command line (`attacker.strength`, `terrain`).
+    pub name: String,
+    /// Its key in the analysis (`sides.attacker.strength`, `parameters.terrain`).
+    pub key: String,
+    /// What kind of setting it is, in words ("parameter", "counter (its start)").
+    pub kind: String,
+    pub default: Option<i64>,
+    pub min: i64,
+    pub max: i64,
+    pub meaning: String,
 }
 
 /// What `value` and `solve` read of a system besides its levers (which are its keys

@@ -249,6 +249,7 @@ const fn table_doc(
     starter: &'static str,
 ) -> SystemDoc {
     SystemDoc {
+        companion: None,
         name,
         summary,
         keys,

@@ -380,6 +380,7 @@ pub const REGISTRATION: crate::systems::Registration = crate::systems::Registrat
 
 /// `battlelab keys` and `battlelab new` for field battles.
 pub const DOC: SystemDoc = SystemDoc {
+    companion: None,
     name: "field",
     summary: "field battles (docs/systems/field.md): CRT, Combat Loss Chart and tactical matrix, round by round",
     keys: KEYS,

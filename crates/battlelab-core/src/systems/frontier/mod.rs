@@ -198,6 +198,7 @@ pub const REGISTRATION: crate::systems::Registration = crate::systems::Registrat
 
 /// `battlelab keys` and `battlelab new` for frontier quick battles.
 pub const DOC: SystemDoc = SystemDoc {
+    companion: None,
     name: "frontier",
     summary: "frontier quick battles (rule 19, docs/systems/frontier.md): lanes of stacks, fire, movement, melee",
     value: ValueDoc {

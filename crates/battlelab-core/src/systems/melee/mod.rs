@@ -405,6 +405,7 @@ pub const REGISTRATION: crate::systems::Registration = crate::systems::Registrat
 
 /// `battlelab keys` and `battlelab new` for melee studies.
 pub const DOC: SystemDoc = SystemDoc {
+    companion: None,
     name: "melee",
     summary: "melee engagements (docs/systems/melee.md): unit profiles, one unit engaged front/flank/rear, or a round robin",
     keys: KEYS,

@@ -142,6 +142,7 @@ pub const REGISTRATION: crate::systems::Registration = crate::systems::Registrat
 
 /// `battlelab keys` and `battlelab new` for naval engagements.
 pub const DOC: SystemDoc = SystemDoc {
+    companion: None,
     name: "naval_engagement",
     summary: "naval engagements (docs/systems/naval.md): the naval table and the pursuit chain, swept over odds and DRM",
     keys: KEYS,

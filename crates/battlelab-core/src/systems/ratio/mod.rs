@@ -455,6 +455,7 @@ pub const REGISTRATION: crate::systems::Registration = crate::systems::Registrat
 
 /// `battlelab keys` and `battlelab new` for ratio battles.
 pub const DOC: SystemDoc = SystemDoc {
+    companion: None,
     name: "ratio",
     summary: "ratio battles (docs/systems/ratio.md): lines of units, doubles, reserves and skirmishes",
     keys: KEYS,

@@ -124,9 +124,9 @@ variant_table! {
 pub const KEYS: &[&[KeyDoc]] = &[keys::HEADER, keys::EXACT, ANALYSIS_KEYS, keys::EXPECT_VALUE];
 
 const ANALYSIS_KEYS: &[KeyDoc] = &[
-    key("rules", Ty::Text, REQUIRED, "the rules file: a path relative to this file", "\"../rules/classic_crt.toml\""),
+    key("rules", Ty::Text, REQUIRED, "the rules file: a path relative to this file, or the name of one shipped with the tool (classic_crt, risk, dice_pool, attrition, …: `battlelab keys rules-file` lists them)", "\"../rules/classic_crt.toml\""),
     key("sides.<side>.name", Ty::Text, "the side's key", "the side's name in reports", "\"Blue\""),
-    key("sides.<side>.<setting>", Ty::Int(-game::MAX_SPAN, game::MAX_SPAN), "the rules file's default", "a per-side parameter's value or counter's start, as the rules file declares them (`battlelab keys <rules file>`)", "1").sweep("<side>.<setting>").in_variant(),
+    key("sides.<side>.<setting>", Ty::Int(-game::MAX_SPAN, game::MAX_SPAN), "the rules file's default", "a per-side parameter's value or counter's start, as the rules file declares them (`battlelab keys <rules file>`); swept as [sweep] \"<side>.<setting>\" = …", "1").in_variant(),
     key("parameters.<setting>", Ty::Int(-game::MAX_SPAN, game::MAX_SPAN), "the rules file's default", "a parameter (or counter start) of the whole battle", "1").sweep("<setting>").in_variant(),
     key("[[variant]].name", Ty::Text, REQUIRED, "the variant's name", "\"printed\""),
     key("[[variant]].description", Ty::Text, "none", "what the variant changes", "\"as printed\""),
@@ -199,16 +199,86 @@ pub const REGISTRATION: crate::systems::Registration = crate::systems::Registrat
 /// `battlelab keys rules` and `battlelab new rules`.
 pub const DOC: SystemDoc = SystemDoc {
     name: "rules",
-    summary: "your own rules (docs/rules-files.md): a combat system written in a rules file, run exactly where its chain is small",
+    summary: "your own rules (docs/systems/rules.md, docs/rules-files.md): a combat system written in a rules file, run exactly where its chain is small",
     keys: KEYS,
-    starter: "system = \"rules\"\nrules = \"rules/classic_crt.toml\"   # a path relative to this file\ntrials = 10_000\n\n[sides.attacker]\nstrength = 6\nleader = 1\n\n[sides.defender]\nstrength = 3\n\n[parameters]\nterrain = 0\n\n[sweep]\nterrain = [0, 1, 2]\n",
+    starter: "system = \"rules\"\nrules = \"classic_crt\"   # a rules file: a path relative to this file, or a shipped one's name\ntrials = 10_000\n\n[sides.attacker]\nstrength = 6\nleader = 1\n\n[sides.defender]\nstrength = 3\n\n[parameters]\nterrain = 0\n\n[sweep]\nterrain = [0, 1, 2]\n",
     value: ValueDoc {
         headlines,
         default_modifiers: &[],
         currency: None,
         odds_columns: None,
     },
+    companion: Some(&COMPANION),
 };
+
+/// The rules file an analysis names (`rules = …`): its format's documentation, and the
+/// settings it declares — each a lever of `value` and `solve`.
+pub const COMPANION: crate::keys::Companion = crate::keys::Companion {
+    key: "rules",
+    doc: &RULES_FILE_DOC,
+    suffix: "rules",
+    settings: |analysis, given| {
+        let (path, text) = read_rules(analysis, given)?;
+        let game = Game::parse(&path, &text).map_err(|e| e.to_string())?;
+        Ok(file_settings(&game))
+    },
+    settings_of_file: |path| {
+        let text = crate::toml_input::read_analysis_file(path)?;
+        Ok(file_settings(&Game::parse(path, &text)?))
+    },
+};
+
+/// A rules file's settings, and a headline per outcome and metric.
+fn file_settings(game: &Game) -> crate::keys::FileSettings {
+    let settings = game
+        .settings()
+        .into_iter()
+        .map(|(name, d, counter)| crate::keys::FileSetting {
+            key: match name.split_once('.') {
+                Some((side, setting)) => format!("sides.{side}.{setting}"),
+                None => format!("parameters.{name}"),
+            },
+            name,
+            kind: if counter {
+                "counter (its start)"
+            } else {
+                "parameter"
+            }
+            .to_string(),
+            default: d.default,
+            min: d.min,
+            max: d.max,
+            meaning: d.means.clone(),
+        })
+        .collect();
+    let mut headlines: Vec<Headline> = game
+        .outcomes
+        .iter()
+        .map(|(name, _)| {
+            let key: String = name
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() {
+                        c.to_ascii_lowercase()
+                    } else {
+                        '_'
+                    }
+                })
+                .collect();
+            Headline::outcomes(&key, &format!("P({name})"), Match::Is(vec![name.clone()]))
+        })
+        .collect();
+    headlines.extend(
+        game.metrics
+            .iter()
+            .map(|(name, _, _)| Headline::metric(name)),
+    );
+    crate::keys::FileSettings {
+        title: game.name.clone(),
+        settings,
+        headlines,
+    }
+}
 
 /// The rules file's own keys as a document of their own: `battlelab keys rules-file`,
 /// `battlelab new rules-file` (a commented starting rules file) and
@@ -225,6 +295,7 @@ pub const RULES_FILE_DOC: SystemDoc = SystemDoc {
         currency: None,
         odds_columns: None,
     },
+    companion: None,
 };
 
 /// The starting rules file `battlelab new rules-file` (and `new rules`) writes: a small
@@ -239,7 +310,7 @@ sides = ["attacker", "defender"]          # the two sides' keys: attacker.streng
 # Parameters never change during a battle; the analysis sets, sweeps and prices them.
 [parameters]
 leader = { per_side = true, min = 0, max = 2, default = 0, means = "leader rating" }
-terrain = { min = 0, max = 1, default = 0, means = "0 clear, 1 rough (one column left)" }
+terrain = { min = 0, max = 2, default = 0, means = "0 clear, 1 woods, 2 city: columns to the left" }
 
 # Counters are the state a battle changes (here: what each side loses). Every counter
 # has bounds; start is its value at the start unless the analysis sets it.
@@ -406,35 +477,79 @@ fn within_declared_range(
     Ok(())
 }
 
+/// The rules files shipped with the tool (the files in the repository's `rules/`), by the
+/// name an analysis may give instead of a path (`rules = "risk"`).
+pub const BUILT_IN: &[(&str, &str)] = &[
+    (
+        "classic_crt",
+        include_str!("../../../../../rules/classic_crt.toml"),
+    ),
+    ("risk", include_str!("../../../../../rules/risk.toml")),
+    (
+        "dice_pool",
+        include_str!("../../../../../rules/dice_pool.toml"),
+    ),
+    (
+        "attrition",
+        include_str!("../../../../../rules/attrition.toml"),
+    ),
+    ("march", include_str!("../../../../../rules/march.toml")),
+    ("naval", include_str!("../../../../../rules/naval.toml")),
+    (
+        "blockade",
+        include_str!("../../../../../rules/blockade.toml"),
+    ),
+    ("pursuit", include_str!("../../../../../rules/pursuit.toml")),
+    (
+        "transport",
+        include_str!("../../../../../rules/transport.toml"),
+    ),
+    ("storm", include_str!("../../../../../rules/storm.toml")),
+    (
+        "naval_engagement",
+        include_str!("../../../../../rules/naval_engagement.toml"),
+    ),
+];
+
+/// The rules file an analysis at `analysis` names with `given`: a path relative to the
+/// analysis, or a shipped one's name (a name without `/`, `\` or `.`). Returns the path
+/// errors name and the text; the message of an error says what was looked for.
+pub fn read_rules(analysis: &Path, given: &str) -> Result<(PathBuf, String), String> {
+    let given = given.trim();
+    if given.is_empty() {
+        return Err(
+            "name the rules file: a path relative to this file, or a shipped one's name".into(),
+        );
+    }
+    if !given.contains(['/', '\\', '.']) {
+        let names: Vec<&str> = BUILT_IN.iter().map(|b| b.0).collect();
+        return BUILT_IN
+            .iter()
+            .find(|b| b.0 == given)
+            .map(|b| (PathBuf::from(format!("{given} (shipped rules)")), b.1.to_string()))
+            .ok_or_else(|| format!("no shipped rules file is called \"{given}\"; give a path (rules/{given}.toml) or one of: {}", names.join(", ")));
+    }
+    let path = analysis
+        .parent()
+        .map_or_else(|| PathBuf::from(given), |dir| dir.join(given));
+    match crate::toml_input::read_analysis_file(&path) {
+        Ok(text) => Ok((path, text)),
+        Err(AnalysisError::Read { source: io, .. }) => Err(format!(
+            "cannot read the rules file \"{given}\" (a path relative to this analysis file: {}): {io}",
+            path.display()
+        )),
+        Err(other) => Err(other.to_string()),
+    }
+}
+
 fn load_game(
     source: &Source,
     analysis: &Path,
     rules: &Spanned<String>,
     field: &str,
 ) -> Result<(PathBuf, Game), AnalysisError> {
-    let relative = Path::new(rules.get_ref().trim());
-    if relative.as_os_str().is_empty() {
-        return Err(source.error(
-            rules,
-            field,
-            "name the rules file: a path relative to this file",
-        ));
-    }
-    let path = analysis
-        .parent()
-        .map_or_else(|| relative.to_path_buf(), |dir| dir.join(relative));
-    let text = crate::toml_input::read_analysis_file(&path).map_err(|e| match e {
-        AnalysisError::Read { source: io, .. } => source.error(
-            rules,
-            field,
-            format!(
-                "cannot read the rules file \"{}\" (a path relative to this analysis file: {}): {io}",
-                rules.get_ref().trim(),
-                path.display()
-            ),
-        ),
-        other => other,
-    })?;
+    let (path, text) =
+        read_rules(analysis, rules.get_ref()).map_err(|m| source.error(rules, field, m))?;
     Ok((path.clone(), Game::parse(&path, &text)?))
 }
 

@@ -112,6 +112,7 @@ pub const REGISTRATION: crate::systems::Registration = crate::systems::Registrat
 
 /// `battlelab keys` and `battlelab new` for setup studies.
 pub const DOC: SystemDoc = SystemDoc {
+    companion: None,
     name: "setup",
     summary: "whole-map setup (docs/systems/setup.md): every state rolls its initial forces; coalition totals",
     keys: KEYS,

@@ -1,0 +1,85 @@
+//! Rules files: battles walked through their compiled chains, beside the bare
+//! xoshiro256++ loop and, for the naval engagement, the built-in kernel of the same
+//! battle (the bound: a rules-file battle costs at most 1.5× the built-in's);
+//! and the exact enumerations (Risk 30 v 30, the dice pool 10 v 10, the classic CRT).
+
+use std::hint::black_box;
+
+use criterion::{criterion_group, Criterion, Throughput};
+
+use battlelab::dice::DiceStream;
+use battlelab_core::engine::System;
+use battlelab_core::systems::naval_engagement::engagement::EngagementHistogram;
+use battlelab_core::systems::rules_file::scenarios;
+
+use super::{bare_xoshiro, BATCH};
+
+fn rules_file(c: &mut Criterion) {
+    let mut group = c.benchmark_group("rules files");
+    group.throughput(Throughput::Elements(BATCH));
+    let mut dice = DiceStream::for_block(1, 0);
+    group.bench_function("bare xoshiro256++ next_u64", |b| {
+        b.iter(|| black_box(bare_xoshiro(&mut dice, BATCH)))
+    });
+    let (naval, engagement) = battlelab_core::scenarios::naval();
+    let kernel = naval.kernel(&engagement);
+    let mut dice = DiceStream::for_block(1, 0);
+    let mut h = EngagementHistogram::new(&engagement);
+    group.bench_function("built-in naval engagement 6 v 4 (lanes kernel)", |b| {
+        b.iter(|| kernel.record_many(&mut dice, BATCH, &mut h))
+    });
+    black_box(&h);
+    for (name, study) in [
+        (
+            "rules file: naval engagement 6 v 4",
+            scenarios::naval_engagement_6_v_4(),
+        ),
+        (
+            "rules file: classic CRT, one roll",
+            scenarios::classic_crt(),
+        ),
+        ("rules file: Risk 30 v 30", scenarios::risk_30_v_30()),
+        (
+            "rules file: dice pool 10 v 10",
+            scenarios::dice_pool_10_v_10(),
+        ),
+    ] {
+        let mut dice = DiceStream::for_block(1, 0);
+        let mut counts = study.empty(0);
+        group.bench_function(name, |b| {
+            b.iter(|| study.simulate(0, &mut dice, BATCH, &mut counts))
+        });
+        black_box(&counts);
+    }
+    group.finish();
+
+    let mut group = c.benchmark_group("rules files, exact");
+    group.sample_size(10);
+    for (name, make) in [
+        (
+            "classic CRT, one roll (parse, chain, exact)",
+            scenarios::classic_crt as fn() -> _,
+        ),
+        (
+            "Risk 30 v 30 (parse, chain, exact)",
+            scenarios::risk_30_v_30,
+        ),
+        (
+            "dice pool 10 v 10 (parse, chain, exact)",
+            scenarios::dice_pool_10_v_10,
+        ),
+        (
+            "naval engagement 6 v 4 (parse, chain, exact)",
+            scenarios::naval_engagement_6_v_4,
+        ),
+    ] {
+        group.bench_function(name, |b| b.iter(|| black_box(make().exact(0))));
+    }
+    let (naval, engagement) = battlelab_core::scenarios::naval();
+    group.bench_function("built-in naval engagement 6 v 4, exact", |b| {
+        b.iter(|| black_box(naval.distribution(&engagement)))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, rules_file);
