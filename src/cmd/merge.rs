@@ -63,8 +63,15 @@ pub fn merge(args: MergeArgs) -> Result<()> {
     let first = &shards[0].identity;
     // The analysis as the shards ran it, under the name its user gave it (the merge
     // checks that every shard ran this text).
+    // Where the analysis was when the shards ran: files it names by a relative path (a
+    // rules file) are found from there.
+    let path = if first.analysis_dir.is_empty() {
+        PathBuf::from(&first.analysis_file)
+    } else {
+        PathBuf::from(&first.analysis_dir).join(&first.analysis_file)
+    };
     let analysis = AnalysisText {
-        path: PathBuf::from(&first.analysis_file),
+        path,
         text: shards[0].analysis.clone(),
     };
     let study = battlelab::systems::parse(&analysis.path, &analysis.text)

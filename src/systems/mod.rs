@@ -501,6 +501,19 @@ fn identity<S: System>(
         name: header.name.to_string(),
         system: header.system.to_string(),
         analysis_file: analysis.file_name(),
+        analysis_dir: analysis
+            .path
+            .parent()
+            .and_then(|d| {
+                let d = if d.as_os_str().is_empty() {
+                    Path::new(".")
+                } else {
+                    d
+                };
+                std::fs::canonicalize(d).ok()
+            })
+            .map(|d| d.display().to_string())
+            .unwrap_or_default(),
         analysis_sha256: pipeline::sha256(analysis.text.as_bytes()),
         // Set once the counts are written (a shard), or taken from the first (a merge).
         counts_sha256: String::new(),
@@ -659,6 +672,7 @@ mod tests {
                 name: String::new(),
                 system: String::new(),
                 analysis_file: String::new(),
+                analysis_dir: String::new(),
                 analysis_sha256: String::new(),
                 counts_sha256: String::new(),
                 rules_hash: String::new(),

@@ -41,6 +41,11 @@ pub struct ShardIdentity {
     pub system: String,
     /// The analysis file's name as the user gave it (its stem may name the report).
     pub analysis_file: String,
+    /// The folder the analysis was in when the shard ran (absolute; empty where unknown),
+    /// so that a file it names by a relative path (a rules file) is found again by the
+    /// merge. Not compared between shards: machines may mount it differently.
+    #[serde(default)]
+    pub analysis_dir: String,
     pub analysis_sha256: String,
     /// The SHA-256 of the shard's counts file, as written. Absent (empty) in shards of
     /// format version 2 and older, which are refused by their version first.
@@ -220,6 +225,7 @@ mod tests {
             name: "x".into(),
             system: "field".into(),
             analysis_file: "x.toml".into(),
+            analysis_dir: String::new(),
             analysis_sha256: "a".into(),
             counts_sha256: format!("c{shard}"),
             rules_hash: "r".into(),
