@@ -356,6 +356,31 @@ impl<'g, 'd> Stepper<'g, 'd> {
             den: 1,
             ended: false,
         }];
+        // What the round works with starts at 0 (a frame may carry a finished round's).
+        branches[0].frame[game.layout.scratch.clone()]
+            .iter_mut()
+            .for_each(|v| *v = 0);
+        // Each side chooses, before any phase: one branch per option its policy weighs
+        // (enumerating, with the policy's exact weight), or one option drawn.
+        for choice in &game.choices {
+            for side in 0..2 {
+                let (chosen, weights) = (choice.chosen[side], choice.weights[side].clone());
+                branches = self.split(branches, |b| {
+                    let w = &b.frame[weights.clone()];
+                    let total: u128 = w.iter().map(|x| *x as u128).sum();
+                    (
+                        w.iter()
+                            .enumerate()
+                            .map(|(k, x)| (vec![(chosen, k as i64)], *x as u128))
+                            .collect(),
+                        total.max(1),
+                    )
+                });
+                if self.overflow {
+                    return Vec::new();
+                }
+            }
+        }
         for (p, phase) in game.phases.iter().enumerate() {
             for b in &mut branches {
                 b.frame[temps.clone()].iter_mut().for_each(|v| *v = 0);
@@ -484,6 +509,7 @@ pub fn column_of(t: &Table, frame: &[i64]) -> Result<usize, usize> {
             defender,
             ratios,
             round_up,
+            nearest,
         } => {
             let (a, d) = (
                 i128::from(attacker.eval(frame).max(0)),
@@ -491,7 +517,29 @@ pub fn column_of(t: &Table, frame: &[i64]) -> Result<usize, usize> {
             );
             // a : d against p : q, compared as a·q against p·d (a defender of 0: above all).
             let at_or_over = |&(p, q): &(u32, u32)| a * i128::from(q) >= i128::from(p) * d;
-            if *round_up {
+            if *nearest {
+                // Under the first ratio or over the last: the edges. Between: one column
+                // up for each midpoint of two neighbours reached (halfway reads higher).
+                let (p0, q0) = ratios[0];
+                let (pn, qn) = ratios[ratios.len() - 1];
+                if a * i128::from(q0) < i128::from(p0) * d {
+                    -1
+                } else if a * i128::from(qn) > i128::from(pn) * d {
+                    n
+                } else {
+                    ratios
+                        .windows(2)
+                        .filter(|w| {
+                            let ((p1, q1), (p2, q2)) = (
+                                (i128::from(w[0].0), i128::from(w[0].1)),
+                                (i128::from(w[1].0), i128::from(w[1].1)),
+                            );
+                            // a/d ≥ (p1/q1 + p2/q2) / 2
+                            a * 2 * q1 * q2 >= d * (p1 * q2 + p2 * q1)
+                        })
+                        .count() as i64
+                }
+            } else if *round_up {
                 let at_or_under = |&(p, q): &(u32, u32)| a * i128::from(q) <= i128::from(p) * d;
                 ratios.iter().position(at_or_under).map_or(n, |i| i as i64)
             } else {
@@ -601,8 +649,8 @@ pub fn over(game: &Game, frame: &[i64], ended: bool) -> bool {
     ended
         || game.end.as_ref().is_some_and(|e| e.eval(frame) != 0)
         || game
-            .round_limit
-            .is_some_and(|l| frame[game.layout.round] >= i64::from(l))
+            .round_limit_of(frame)
+            .is_some_and(|l| frame[game.layout.round] >= l)
 }
 
 impl Chain {
