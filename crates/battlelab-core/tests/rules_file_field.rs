@@ -25,6 +25,7 @@ use battlelab_core::systems::field::battle::{
     BattleDistribution, BattleResult, FieldRules, TacticCell, TACTIC_NAMES,
 };
 use battlelab_core::systems::field::FieldStudy;
+use battlelab_core::systems::rules_file::chain::{Chain, CompareCache};
 use battlelab_core::systems::rules_file::{RulesExact, RulesStudy};
 use num_traits::ToPrimitive;
 
@@ -158,7 +159,14 @@ fn rules_file_for(rules: &FieldRules, dir: &Path, tag: &str) -> PathBuf {
     let crt = tables["crt"].as_table_mut().expect("crt");
     crt.insert("cells".into(), toml::Value::Table(cells));
     let columns = crt["columns"].as_table_mut().expect("columns");
-    columns.insert("labels".into(), labels.into_iter().map(toml::Value::String).collect::<Vec<_>>().into());
+    columns.insert(
+        "labels".into(),
+        labels
+            .into_iter()
+            .map(toml::Value::String)
+            .collect::<Vec<_>>()
+            .into(),
+    );
     let rounding = format!("{:?}", rules.odds_rounding).to_lowercase();
     columns.insert("round".into(), toml::Value::String(rounding));
     // The CLC: a column per band, rows 1, D1, D2 or D3.
@@ -176,10 +184,14 @@ fn rules_file_for(rules: &FieldRules, dir: &Path, tag: &str) -> PathBuf {
     }
     let clc = tables["clc"].as_table_mut().expect("clc");
     clc.insert("cells".into(), toml::Value::Table(cells));
-    clc["columns"]
-        .as_table_mut()
-        .expect("columns")
-        .insert("labels".into(), bands.into_iter().map(toml::Value::String).collect::<Vec<_>>().into());
+    clc["columns"].as_table_mut().expect("columns").insert(
+        "labels".into(),
+        bands
+            .into_iter()
+            .map(toml::Value::String)
+            .collect::<Vec<_>>()
+            .into(),
+    );
     // The tactical matrix, column by column (S's tactic), rows L's tactic.
     let mut cells = toml::Table::new();
     for (s, name) in TACTIC_NAMES.iter().enumerate() {
@@ -211,7 +223,11 @@ fn rules_file_for(rules: &FieldRules, dir: &Path, tag: &str) -> PathBuf {
             let mut t = toml::Table::new();
             t.insert(
                 "effects".into(),
-                effects.into_iter().map(toml::Value::String).collect::<Vec<_>>().into(),
+                effects
+                    .into_iter()
+                    .map(toml::Value::String)
+                    .collect::<Vec<_>>()
+                    .into(),
             );
             results.insert(code, toml::Value::Table(t));
         }
@@ -331,7 +347,9 @@ fn expected_of(d: &BattleDistribution) -> Expected {
 /// Run `run` of `study` against its rules file: every exact distribution equal within
 /// 1e-12. Returns the built-in's expectations (for a Monte Carlo check) and the rules study.
 fn run_equals(study: &FieldStudy, run: usize, dir: &Path, what: &str) -> (Expected, RulesStudy) {
-    let builtin = study.exact(run).unwrap_or_else(|| panic!("{what}: the built-in is exact"));
+    let builtin = study
+        .exact(run)
+        .unwrap_or_else(|| panic!("{what}: the built-in is exact"));
     let rules = rules_run(study, run, dir, &format!("run{run}"));
     let exact = rules
         .exact(0)
@@ -354,10 +372,21 @@ fn run_equals(study: &FieldStudy, run: usize, dir: &Path, what: &str) -> (Expect
         );
     }
     for (metric, theirs) in &expected.metrics {
-        assert_close(&rules_metric(&rules, &exact, metric), theirs, &format!("{what}: {metric}"));
+        assert_close(
+            &rules_metric(&rules, &exact, metric),
+            theirs,
+            &format!("{what}: {metric}"),
+        );
     }
-    let rounds = exact.rounds.as_ref().expect("a round limit: rounds are exact");
-    assert_close(&as_map(rounds, 0), &expected.rounds, &format!("{what}: rounds"));
+    let rounds = exact
+        .rounds
+        .as_ref()
+        .expect("a round limit: rounds are exact");
+    assert_close(
+        &as_map(rounds, 0),
+        &expected.rounds,
+        &format!("{what}: rounds"),
+    );
     (expected, rules)
 }
 
@@ -389,19 +418,35 @@ fn monte_carlo_agrees(rules: &RulesStudy, expected: &Expected, seed: u64, what: 
         worst = worst.max(z);
     };
     for (name, p) in &expected.outcomes {
-        let i = game.outcomes.iter().position(|o| o.0 == *name).expect("mapped");
+        let i = game
+            .outcomes
+            .iter()
+            .position(|o| o.0 == *name)
+            .expect("mapped");
         check(counts.outcomes[i], *p, name);
     }
     for (metric, dist) in &expected.metrics {
-        let m = game.metrics.iter().position(|x| x.0 == *metric).expect("a metric");
+        let m = game
+            .metrics
+            .iter()
+            .position(|x| x.0 == *metric)
+            .expect("a metric");
         let lo = game.metrics[m].2 .0;
         for (bin, count) in counts.metrics[m].iter().enumerate() {
             let value = bin as i64 + lo;
-            check(*count, dist.get(&value).copied().unwrap_or(0.0), &format!("{metric} = {value}"));
+            check(
+                *count,
+                dist.get(&value).copied().unwrap_or(0.0),
+                &format!("{metric} = {value}"),
+            );
         }
     }
     for (rounds, count) in counts.rounds.iter().enumerate() {
-        let p = expected.rounds.get(&(rounds as i64)).copied().unwrap_or(0.0);
+        let p = expected
+            .rounds
+            .get(&(rounds as i64))
+            .copied()
+            .unwrap_or(0.0);
         check(*count, p, &format!("rounds = {rounds}"));
     }
     worst
@@ -618,15 +663,31 @@ fn field_12_v_8_mixed_chain_size_and_timing() {
     let battlelab_core::systems::rules_file::Form::Chain { chain, .. } = &rules.runs[0].form else {
         panic!("12 v 8 is a chain");
     };
+    // The chain alone (what `parse` spends on this run beyond reading the files).
+    let game = rules.game(0);
+    let compare = CompareCache::of(game);
+    let t = Instant::now();
+    for _ in 0..repeats {
+        std::hint::black_box(Chain::build(game, &compare, &rules.runs[0].base).expect("builds"));
+    }
+    let build = t.elapsed() / repeats;
+    let t = Instant::now();
+    for _ in 0..repeats {
+        let order = chain.order().expect("no cycle");
+        std::hint::black_box(chain.absorption_f64(&order));
+    }
+    let absorb = t.elapsed() / repeats;
     eprintln!(
-        "{what}: chain of {} states ({} ending the battle), {} transitions; built-in exact {:?}; rules file: parse and build the chain {:?}, exact {:?} (fractions: {})",
+        "{what}: chain of {} states ({} ending the battle), {} transitions; built-in exact {:?}; rules file: parse (files and chain) {:?}, of which the chain {:?}; exact {:?} (fractions: {}), of which absorption in f64 {:?}",
         chain.states.len(),
         chain.terminal.iter().filter(|t| **t).count(),
         chain.edges.len(),
         builtin,
         parse,
+        build,
         exact,
         rules.exact(0).expect("exact").fractions.is_some(),
+        absorb,
     );
     assert!(chain.states.len() > 100 && chain.states.len() < 20_000);
 }

@@ -427,7 +427,9 @@ impl Names<'_> {
 
 impl EffectScope for Names<'_> {
     fn counter(&self, name: &str) -> Option<usize> {
-        self.slot(name).map(|(s, _)| s).filter(|s| self.settable(*s))
+        self.slot(name)
+            .map(|(s, _)| s)
+            .filter(|s| self.settable(*s))
     }
     fn counters(&self) -> Vec<String> {
         self.layout
@@ -715,7 +717,8 @@ impl Builder<'_> {
         let mut choices = Vec::new();
         for ((name, options, means), weights) in choice_specs.iter().zip(weights) {
             let top = options.len() as i64 - 1;
-            let chosen = [0, 1].map(|k| push(&mut layout, format!("{}.{name}", sides[k]), (0, top)));
+            let chosen =
+                [0, 1].map(|k| push(&mut layout, format!("{}.{name}", sides[k]), (0, top)));
             choices.push(Choice {
                 name: name.clone(),
                 means: means.clone(),
@@ -1071,7 +1074,12 @@ impl Builder<'_> {
             let field = format!("choices.{name}");
             if !is_identifier(name)
                 || RESERVED.contains(&name.as_str())
-                || self.spec.sides.get_ref().iter().any(|x| x.get_ref() == name)
+                || self
+                    .spec
+                    .sides
+                    .get_ref()
+                    .iter()
+                    .any(|x| x.get_ref() == name)
             {
                 return Err(self.err(spec, &field, format!("a choice's name is lowercase letters, digits and _, not a side's key or a reserved word; got \"{name}\"")));
             }
@@ -1087,7 +1095,11 @@ impl Builder<'_> {
             out.push((
                 name.clone(),
                 options.clone(),
-                spec.get_ref().means.clone().map(|m| limited(&m)).unwrap_or_default(),
+                spec.get_ref()
+                    .means
+                    .clone()
+                    .map(|m| limited(&m))
+                    .unwrap_or_default(),
             ));
         }
         Ok(out)

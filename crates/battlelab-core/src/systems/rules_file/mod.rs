@@ -289,7 +289,13 @@ fn policy_of(value: &toml::Value, choice: &game::Choice) -> Result<Vec<i64>, Str
                 w[k] = weight
                     .as_integer()
                     .filter(|x| (0..=game::MAX_MIX_WEIGHT).contains(x))
-                    .ok_or_else(|| format!("the weight of {option} is a whole number 0 to {}, got {weight}; {}", game::MAX_MIX_WEIGHT, wanted()))?;
+                    .ok_or_else(|| {
+                        format!(
+                            "the weight of {option} is a whole number 0 to {}, got {weight}; {}",
+                            game::MAX_MIX_WEIGHT,
+                            wanted()
+                        )
+                    })?;
             }
             let total: i64 = w.iter().sum();
             if !(1..=game::MAX_MIX_WEIGHT).contains(&total) {
@@ -356,7 +362,11 @@ fn settings_of(
                     .map(|c| format!(" (did you mean {c}?)"))
                     .unwrap_or_default();
                 let choices: Vec<&str> = game.choices.iter().map(|c| c.name.as_str()).collect();
-                let choices = if choices.is_empty() { String::new() } else { format!("; choices (a policy per side): {}", choices.join(", ")) };
+                let choices = if choices.is_empty() {
+                    String::new()
+                } else {
+                    format!("; choices (a policy per side): {}", choices.join(", "))
+                };
                 return Err(source.error(table, &field, format!("the rules file \"{}\" declares no per-side setting \"{key}\"{hint}; settings: {}{choices}", game.name, names.join(", "))));
             }
             out.push((name, Setting::Int(int_of(source, table, key, &field)?)));
@@ -371,7 +381,10 @@ fn settings_of(
                     .unwrap_or_default();
                 return Err(source.error(table, &field, format!("the rules file \"{}\" declares no battle-wide setting \"{key}\"{hint}; settings: {}", game.name, names.join(", "))));
             }
-            out.push((key.clone(), Setting::Int(int_of(source, table, key, &field)?)));
+            out.push((
+                key.clone(),
+                Setting::Int(int_of(source, table, key, &field)?),
+            ));
         }
     }
     Ok(out)
