@@ -766,6 +766,17 @@ pub fn over(game: &Game, frame: &[i64], ended: bool) -> bool {
 impl Chain {
     /// Builds the chain from the frame `base` (parameters and start counters).
     pub fn build(game: &Game, compare: &CompareCache, base: &[i64]) -> Result<Chain, TooLarge> {
+        Self::build_with(game, compare, base, true)
+    }
+
+    /// [`Chain::build`], with a table's rolls grouped by result where they can be
+    /// (`group`) or taken roll by roll (the same chain, state for state: held by a test).
+    fn build_with(
+        game: &Game,
+        compare: &CompareCache,
+        base: &[i64],
+        group: bool,
+    ) -> Result<Chain, TooLarge> {
         let start: Vec<i64> = base[game.layout.state.clone()].to_vec();
         let mut index: FxHashMap<(Vec<i64>, bool), u32> = FxHashMap::default();
         let start_over = over(game, base, false);
@@ -778,6 +789,9 @@ impl Chain {
         };
         index.insert((start, start_over), 0);
         let mut stepper = Stepper::enumerating(game, compare);
+        if !group {
+            stepper.grouped.iter_mut().for_each(|g| *g = false);
+        }
         let mut s = 0;
         while s < chain.states.len() {
             if chain.terminal[s] {
@@ -1132,6 +1146,46 @@ name = "fewer"
         let mut f = frame(&g, [&[1, 0], &[1, 0]]);
         f[g.slot("rounds").unwrap()] = 2; // 5:4
         assert_eq!(column_of(&g.tables[0], &f), Ok(1));
+    }
+
+    #[test]
+    fn grouping_rolls_by_result_builds_the_same_chain_state_for_state() {
+        // Every shipped rules analysis: the same states in the same order, the same
+        // transitions (so the walk, and every simulated count, is unchanged).
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut grouped_tables = 0;
+        for name in ["classic_crt", "risk", "dice_pool"] {
+            let path = root.join(format!("analyses/{name}.toml"));
+            let text = std::fs::read_to_string(&path).unwrap();
+            let study = crate::systems::rules_file::RulesStudy::parse(&path, &text).unwrap();
+            for (r, run) in study.runs.iter().enumerate() {
+                let variant = &study.variants[run.variant];
+                let (g, compare) = (&variant.game, &variant.compare);
+                let stepper = Stepper::enumerating(g, compare);
+                grouped_tables += stepper.grouped.iter().filter(|x| **x).count();
+                let a = Chain::build_with(g, compare, &run.base, true).unwrap();
+                let b = Chain::build_with(g, compare, &run.base, false).unwrap();
+                assert_eq!(a.states, b.states, "{name} run {r}");
+                assert_eq!(a.terminal, b.terminal, "{name} run {r}");
+                assert_eq!(a.edges, b.edges, "{name} run {r}");
+                assert_eq!(a.totals, b.totals, "{name} run {r}");
+            }
+        }
+        assert!(grouped_tables > 0, "some shipped table is grouped");
+        // And the field battle, whose tables all group.
+        let path = root.join("analyses/field_grouping.toml");
+        let text = "system = \"rules\"\nrules = \"../rules/field.toml\"\n[sides.a]\nsp = 9\nmorale = 2\ntactic = \"uniform\"\n[sides.b]\nsp = 6\nmorale = 3\ntactic = { charge = 1, withdraw = 1 }\n";
+        let study = crate::systems::rules_file::RulesStudy::parse(&path, text).unwrap();
+        let variant = &study.variants[0];
+        assert!(Stepper::enumerating(&variant.game, &variant.compare)
+            .grouped
+            .iter()
+            .all(|g| *g));
+        let a =
+            Chain::build_with(&variant.game, &variant.compare, &study.runs[0].base, true).unwrap();
+        let b =
+            Chain::build_with(&variant.game, &variant.compare, &study.runs[0].base, false).unwrap();
+        assert_eq!((a.states, a.edges, a.totals), (b.states, b.edges, b.totals));
     }
 
     #[test]
