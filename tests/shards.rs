@@ -72,6 +72,9 @@ fn any_split_merges_to_the_bytes_of_one_machine() {
         (shipped("field_combat.toml"), "70000"),
         (shipped("melee_engagement.toml"), "20000"),
         (shipped("ratio_line.toml"), "70000"),
+        // A rules analysis: its rules file, named by a path relative to the analysis, is
+        // found again by the merge.
+        (shipped("risk.toml"), "30000"),
     ] {
         let analysis = analysis.to_str().unwrap();
         let (code, _, stderr) = battlelab(

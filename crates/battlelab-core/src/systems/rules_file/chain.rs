@@ -11,6 +11,8 @@
 
 use std::collections::HashMap;
 
+use rustc_hash::FxHashMap;
+
 use num_bigint::BigInt;
 use num_rational::BigRational;
 use num_traits::{One, ToPrimitive, Zero};
@@ -79,6 +81,57 @@ pub struct Stepper<'g, 'd> {
     pub overflow: bool,
     /// The compare phases' outcome lists, by (phase, dice of each side).
     compare: &'g CompareCache,
+    /// Per table: whether its rolls may be grouped by result before any effect runs
+    /// (enumerating only; see [`groupable`]).
+    grouped: Vec<bool>,
+}
+
+/// Whether enumerating table `t` may sum the ways of the rolls that give the same result
+/// and run each result's effects once: neither its modifier nor its column reads the
+/// roll, and no effect in the file reads the roll or the modifier (so the branches of one
+/// result would hold the same frame once the phase's temporaries are cleared). The
+/// branches come out in the order the rolls first give each result, so the chain's
+/// states are found in the same order as roll by roll.
+fn groupable(game: &Game, t: &Table) -> bool {
+    let (roll, modifier) = (game.layout.roll, game.layout.modifier);
+    let mut read = Vec::new();
+    if let Some(m) = &t.modifier {
+        m.slots(&mut read);
+    }
+    if read.contains(&roll) {
+        return false;
+    }
+    match &t.columns {
+        ColumnPick::Odds {
+            attacker, defender, ..
+        } => {
+            attacker.slots(&mut read);
+            defender.slots(&mut read);
+        }
+        ColumnPick::AtLeast { value, .. } | ColumnPick::Index { value } => value.slots(&mut read),
+    }
+    if let Some(shift) = &t.shift {
+        shift.slots(&mut read);
+    }
+    !read.contains(&roll) && !effects_read(game, roll) && !effects_read(game, modifier)
+}
+
+/// Whether any effect reads `slot`.
+fn effects_read(game: &Game, slot: usize) -> bool {
+    let mut read = Vec::new();
+    for s in game
+        .results
+        .iter()
+        .flat_map(|r| r.effects.iter())
+        .chain(game.phases.iter().flat_map(|p| p.effects.iter()))
+    {
+        match s {
+            Statement::Set { value, .. } => value.slots(&mut read),
+            Statement::Lose { amount, .. } => amount.slots(&mut read),
+            _ => {}
+        }
+    }
+    read.contains(&slot)
 }
 
 /// For each compare phase, the distribution of pairs won for every count of dice:
@@ -197,6 +250,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
             dice: None,
             overflow: false,
             compare,
+            grouped: game.tables.iter().map(|t| groupable(game, t)).collect(),
         }
     }
 
@@ -206,6 +260,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
             dice: Some(dice),
             overflow: false,
             compare,
+            grouped: vec![false; game.tables.len()],
         }
     }
 
@@ -327,6 +382,42 @@ impl<'g, 'd> Stepper<'g, 'd> {
         }
         let sums = &table.sums;
         let total: u128 = sums.iter().map(|s| s.1).sum();
+        if self.grouped[t] {
+            // PERF: one branch per result, not per roll; the modifier and the column are
+            // read once (they do not read the roll).
+            let modifier_slot = game.layout.modifier;
+            for mut b in rolled {
+                let modifier = table.modifier.as_ref().map_or(0, |m| m.eval(&b.frame));
+                b.frame[modifier_slot] = modifier;
+                let column = column_of(table, &b.frame);
+                let mut ways: Vec<(usize, i64, u128)> = Vec::new();
+                for (sum, w) in sums {
+                    b.frame[roll_slot] = *sum;
+                    let result = result_in(game, table, &b.frame, modifier, column);
+                    match ways.iter_mut().find(|x| x.0 == result) {
+                        Some(x) => x.2 += w,
+                        None => ways.push((result, *sum, *w)),
+                    }
+                }
+                // Each piece holds the first roll that gave its result.
+                let pieces = self.split(vec![b], |_| {
+                    (
+                        ways.iter()
+                            .map(|(_, sum, w)| (vec![(roll_slot, *sum)], *w))
+                            .collect(),
+                        total,
+                    )
+                });
+                if self.overflow {
+                    return Vec::new();
+                }
+                for (piece, (result, _, _)) in pieces.into_iter().zip(&ways) {
+                    let applied = self.statements(&game.results[*result].effects, vec![piece]);
+                    out.extend(applied);
+                }
+            }
+            return out;
+        }
         let rolled = self.split(rolled, |_| {
             (
                 sums.iter()
@@ -356,6 +447,31 @@ impl<'g, 'd> Stepper<'g, 'd> {
             den: 1,
             ended: false,
         }];
+        // What the round works with starts at 0 (a frame may carry a finished round's).
+        branches[0].frame[game.layout.scratch.clone()]
+            .iter_mut()
+            .for_each(|v| *v = 0);
+        // Each side chooses, before any phase: one branch per option its policy weighs
+        // (enumerating, with the policy's exact weight), or one option drawn.
+        for choice in &game.choices {
+            for side in 0..2 {
+                let (chosen, weights) = (choice.chosen[side], choice.weights[side].clone());
+                branches = self.split(branches, |b| {
+                    let w = &b.frame[weights.clone()];
+                    let total: u128 = w.iter().map(|x| *x as u128).sum();
+                    (
+                        w.iter()
+                            .enumerate()
+                            .map(|(k, x)| (vec![(chosen, k as i64)], *x as u128))
+                            .collect(),
+                        total.max(1),
+                    )
+                });
+                if self.overflow {
+                    return Vec::new();
+                }
+            }
+        }
         for (p, phase) in game.phases.iter().enumerate() {
             for b in &mut branches {
                 b.frame[temps.clone()].iter_mut().for_each(|v| *v = 0);
@@ -397,7 +513,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
                         }
                         if self.dice.is_none() {
                             // Hits counted so far: equal counts are one branch.
-                            live = merge(live, None);
+                            live = merge(live, None, game.layout.state.start);
                         }
                     }
                     live
@@ -428,7 +544,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
             branches = live;
             branches.extend(done);
             if self.dice.is_none() {
-                branches = merge(branches, Some(&temps));
+                branches = merge(branches, Some(&temps), game.layout.state.start);
             }
         }
         // The round ends: the round number advances, the temporaries are cleared.
@@ -447,15 +563,23 @@ impl<'g, 'd> Stepper<'g, 'd> {
     }
 }
 
-/// Merges branches that hold the same frame (temporaries cleared) and end flag.
-fn merge(branches: Vec<Branch>, clear: Option<&std::ops::Range<usize>>) -> Vec<Branch> {
-    let mut index: HashMap<(Vec<i64>, bool), usize> = HashMap::new();
-    let mut out: Vec<Branch> = Vec::new();
+/// Merges branches that hold the same frame (temporaries cleared) and end flag. Only the
+/// frame from `varying` on can differ (parameters and policies stay as the run set them),
+/// so only that part is compared.
+fn merge(
+    branches: Vec<Branch>,
+    clear: Option<&std::ops::Range<usize>>,
+    varying: usize,
+) -> Vec<Branch> {
+    // PERF: hashing whole frames with SipHash was a quarter of building a field battle's
+    // chain; the varying part with FxHash is a few words.
+    let mut index: FxHashMap<(Vec<i64>, bool), usize> = FxHashMap::default();
+    let mut out: Vec<Branch> = Vec::with_capacity(branches.len());
     for mut b in branches {
         if let Some(temps) = clear {
             b.frame[temps.clone()].iter_mut().for_each(|v| *v = 0);
         }
-        let key = (b.frame.clone(), b.ended);
+        let key = (b.frame[varying..].to_vec(), b.ended);
         match index.get(&key) {
             Some(&i) => {
                 let o = &mut out[i];
@@ -484,6 +608,7 @@ pub fn column_of(t: &Table, frame: &[i64]) -> Result<usize, usize> {
             defender,
             ratios,
             round_up,
+            nearest,
         } => {
             let (a, d) = (
                 i128::from(attacker.eval(frame).max(0)),
@@ -491,7 +616,29 @@ pub fn column_of(t: &Table, frame: &[i64]) -> Result<usize, usize> {
             );
             // a : d against p : q, compared as a·q against p·d (a defender of 0: above all).
             let at_or_over = |&(p, q): &(u32, u32)| a * i128::from(q) >= i128::from(p) * d;
-            if *round_up {
+            if *nearest {
+                // Under the first ratio or over the last: the edges. Between: one column
+                // up for each midpoint of two neighbours reached (halfway reads higher).
+                let (p0, q0) = ratios[0];
+                let (pn, qn) = ratios[ratios.len() - 1];
+                if a * i128::from(q0) < i128::from(p0) * d {
+                    -1
+                } else if a * i128::from(qn) > i128::from(pn) * d {
+                    n
+                } else {
+                    ratios
+                        .windows(2)
+                        .filter(|w| {
+                            let ((p1, q1), (p2, q2)) = (
+                                (i128::from(w[0].0), i128::from(w[0].1)),
+                                (i128::from(w[1].0), i128::from(w[1].1)),
+                            );
+                            // a/d ≥ (p1/q1 + p2/q2) / 2
+                            a * 2 * q1 * q2 >= d * (p1 * q2 + p2 * q1)
+                        })
+                        .count() as i64
+                }
+            } else if *round_up {
                 let at_or_under = |&(p, q): &(u32, u32)| a * i128::from(q) <= i128::from(p) * d;
                 ratios.iter().position(at_or_under).map_or(n, |i| i as i64)
             } else {
@@ -526,13 +673,24 @@ pub fn column_of(t: &Table, frame: &[i64]) -> Result<usize, usize> {
 /// The result of table `t` with the natural roll in the frame's `roll` slot: natural
 /// results first, then the modified roll's row in the column. Sets `modifier`.
 pub fn result_of(game: &Game, t: &Table, frame: &mut [i64]) -> usize {
-    let roll = frame[game.layout.roll];
     let modifier = t.modifier.as_ref().map_or(0, |m| m.eval(frame));
     frame[game.layout.modifier] = modifier;
+    result_in(game, t, frame, modifier, column_of(t, frame))
+}
+
+/// [`result_of`] with the modifier (set in the frame) and the column already read.
+fn result_in(
+    game: &Game,
+    t: &Table,
+    frame: &[i64],
+    modifier: i64,
+    column: Result<usize, usize>,
+) -> usize {
+    let roll = frame[game.layout.roll];
     if let Some((_, r)) = t.natural.iter().find(|(n, _)| *n == roll) {
         return *r;
     }
-    let column = match column_of(t, frame) {
+    let column = match column {
         Ok(c) => c,
         Err(r) => return r,
     };
@@ -601,15 +759,26 @@ pub fn over(game: &Game, frame: &[i64], ended: bool) -> bool {
     ended
         || game.end.as_ref().is_some_and(|e| e.eval(frame) != 0)
         || game
-            .round_limit
-            .is_some_and(|l| frame[game.layout.round] >= i64::from(l))
+            .round_limit_of(frame)
+            .is_some_and(|l| frame[game.layout.round] >= l)
 }
 
 impl Chain {
     /// Builds the chain from the frame `base` (parameters and start counters).
     pub fn build(game: &Game, compare: &CompareCache, base: &[i64]) -> Result<Chain, TooLarge> {
+        Self::build_with(game, compare, base, true)
+    }
+
+    /// [`Chain::build`], with a table's rolls grouped by result where they can be
+    /// (`group`) or taken roll by roll (the same chain, state for state: held by a test).
+    fn build_with(
+        game: &Game,
+        compare: &CompareCache,
+        base: &[i64],
+        group: bool,
+    ) -> Result<Chain, TooLarge> {
         let start: Vec<i64> = base[game.layout.state.clone()].to_vec();
-        let mut index: HashMap<(Vec<i64>, bool), u32> = HashMap::new();
+        let mut index: FxHashMap<(Vec<i64>, bool), u32> = FxHashMap::default();
         let start_over = over(game, base, false);
         let mut chain = Chain {
             states: vec![start.clone()],
@@ -620,6 +789,9 @@ impl Chain {
         };
         index.insert((start, start_over), 0);
         let mut stepper = Stepper::enumerating(game, compare);
+        if !group {
+            stepper.grouped.iter_mut().for_each(|g| *g = false);
+        }
         let mut s = 0;
         while s < chain.states.len() {
             if chain.terminal[s] {
@@ -798,4 +970,268 @@ impl Chain {
 /// A probability as the nearest `f64`.
 pub fn to_f64(p: &BigRational) -> f64 {
     p.to_f64().unwrap_or(0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    /// Matching pennies with weighted policies: each side picks heads or tails; a match
+    /// scores one for `a`, read from a table with no dice.
+    const PENNIES: &str = r#"
+name = "pennies"
+sides = ["a", "b"]
+[parameters]
+rounds = { min = 1, max = 5, default = 2 }
+[counters]
+score = { per_side = false, min = 0, max = 5, start = 0 }
+[choices.coin]
+options = ["heads", "tails"]
+[scratch]
+point = { min = 0, max = 1 }
+[tables.pay]
+row = "a.coin"
+rows = { from = 0, to = 1 }
+columns = { index = "b.coin", labels = ["heads", "tails"] }
+[tables.pay.cells]
+heads = "match miss"
+tails = "miss match"
+[results]
+match = { effects = ["point = 1"] }
+miss = { effects = [] }
+[battle]
+round_limit = "rounds + 1"
+[[phases]]
+name = "pick"
+table = "pay"
+[[phases]]
+name = "score"
+effects = ["score += point + (a.coin == coin.tails and b.coin == coin.tails)"]
+[[outcomes]]
+name = "two or more"
+when = "score >= 2"
+[[outcomes]]
+name = "fewer"
+"#;
+
+    fn game(text: &str) -> Game {
+        Game::parse(Path::new("pennies.toml"), text).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// A run's frame: parameters as declared, counters at their start, `weights` per side.
+    fn frame(game: &Game, weights: [&[i64]; 2]) -> Vec<i64> {
+        let mut base = vec![0i64; game.frame_len()];
+        for (name, decl, _) in game.settings() {
+            base[game.slot(&name).unwrap()] = decl.default.unwrap_or(0);
+        }
+        for (side, w) in weights.iter().enumerate() {
+            base[game.choices[0].weights[side].clone()].copy_from_slice(w);
+        }
+        base[game.layout.cap] = game.cap_of(&base);
+        base
+    }
+
+    #[test]
+    fn choices_scratch_and_lookups_with_no_dice_are_laid_out_and_read() {
+        let g = game(PENNIES);
+        let coin = &g.choices[0];
+        assert_eq!(coin.options, ["heads", "tails"]);
+        // What a round forgets is never state; the chosen options are not settable.
+        for slot in g.layout.scratch.clone() {
+            assert!(!g.layout.state.contains(&slot));
+        }
+        assert!(g.layout.scratch.contains(&coin.chosen[0]));
+        assert!(!g.layout.scratch_values.contains(&coin.chosen[1]));
+        assert_eq!(g.tables[0].dice, 0);
+        assert_eq!(g.tables[0].sums, vec![(0, 1)]);
+        // The round limit is the parameters' expression, per run.
+        let mut base = frame(&g, [&[1, 1], &[1, 1]]);
+        assert_eq!(g.round_limit, Some(6));
+        assert_eq!(g.cap_of(&base), 3);
+        base[g.slot("rounds").unwrap()] = 5;
+        assert_eq!(g.cap_of(&base), 6);
+    }
+
+    #[test]
+    fn a_round_weighs_each_sides_options_exactly_and_draws_them() {
+        let g = game(PENNIES);
+        let compare = CompareCache::of(&g);
+        // a: heads 3, tails 1; b: heads 1, tails 4.
+        let base = frame(&g, [&[3, 1], &[1, 4]]);
+        let mut stepper = Stepper::enumerating(&g, &compare);
+        let next = stepper.round(&base);
+        let score = g.slot("score").unwrap() - g.layout.state.start;
+        let p = |k: i64| -> (u128, u128) {
+            next.iter()
+                .filter(|n| n.0[score] == k)
+                .map(|n| (n.2, n.3))
+                .fold((0, 1), |(a, b), (c, d)| (a * d + c * b, b * d))
+        };
+        // Score 1: heads-heads (3·1) + tails-tails scores 2 (1·4); 0: the rest (3·4 + 1·1).
+        let reduce = |(n, d): (u128, u128)| (n / gcd(n, d), d / gcd(n, d));
+        assert_eq!(reduce(p(1)), (3, 20));
+        assert_eq!(reduce(p(2)), (1, 5));
+        assert_eq!(reduce(p(0)), (13, 20));
+        // The chain over two rounds: P(score ≥ 2) exactly.
+        let chain = Chain::build(&g, &compare, &base).unwrap();
+        let order = chain.order().unwrap();
+        let mass = chain.absorption(&order);
+        let two_or_more: BigRational = (0..chain.states.len())
+            .filter(|s| chain.terminal[*s] && chain.states[*s][score] >= 2)
+            .map(|s| mass[s].clone())
+            .sum();
+        // Per round: 0 w.p. 13/20, 1 w.p. 3/20, 2 w.p. 4/20; three rounds (limit 2 + 1).
+        let per = [(0, 13), (1, 3), (2, 4)];
+        let mut want = 0u64;
+        for x in per {
+            for y in per {
+                for z in per {
+                    if x.0 + y.0 + z.0 >= 2 {
+                        want += x.1 * y.1 * z.1;
+                    }
+                }
+            }
+        }
+        assert_eq!(
+            two_or_more,
+            BigRational::new(BigInt::from(want), BigInt::from(8000))
+        );
+        // Drawing: the same options, as often as their weights say (a fixed seed).
+        let mut dice = DiceStream::for_block(7, 0);
+        let mut ones = 0;
+        let n = 20_000;
+        for _ in 0..n {
+            let mut drawing = Stepper::drawing(&g, &compare, &mut dice);
+            let next = drawing.round(&base);
+            assert_eq!(next.len(), 1);
+            ones += u32::from(next[0].0[score] == 1);
+        }
+        // 3/20 of 20 000 = 3000; sd = sqrt(n p (1 - p)) ≈ 50.5; 4.5 sd.
+        assert!((f64::from(ones) - 3000.0).abs() < 4.5 * 50.5, "{ones}");
+    }
+
+    #[test]
+    fn a_fixed_policy_is_one_branch_and_a_weightless_option_none() {
+        let g = game(PENNIES);
+        let compare = CompareCache::of(&g);
+        let base = frame(&g, [&[0, 1], &[0, 7]]);
+        let next = Stepper::enumerating(&g, &compare).round(&base);
+        assert_eq!(next.len(), 1);
+        let score = g.slot("score").unwrap() - g.layout.state.start;
+        assert_eq!(next[0].0[score], 2);
+        assert_eq!((next[0].2, next[0].3), (1, 1));
+    }
+
+    #[test]
+    fn odds_read_to_the_nearest_column_halfway_up_with_the_edges_outside() {
+        let text = PENNIES.replace(
+            "columns = { index = \"b.coin\", labels = [\"heads\", \"tails\"] }",
+            "columns = { odds = [\"rounds\", \"2\"], round = \"nearest\", labels = [\"1:1\", \"3:2\"], below = \"miss\" }",
+        )
+        .replace("heads = \"match miss\"\ntails = \"miss match\"", "\"1:1\" = \"match miss\"\n\"3:2\" = \"miss match\"");
+        let g = game(&text);
+        let t = &g.tables[0];
+        let mut f = frame(&g, [&[1, 0], &[1, 0]]);
+        let rounds = g.slot("rounds").unwrap();
+        // 1:2 is under the first column: the edge (an automatic `miss`); 2:2 is 1:1;
+        // 3:2 is 3:2; 5:2 is over the last: the last (clamped).
+        for (value, want) in [(1, Err(1)), (2, Ok(0)), (3, Ok(1)), (5, Ok(1))] {
+            f[rounds] = value;
+            assert_eq!(column_of(t, &f), want, "{value}:2");
+        }
+        // The midpoint of 1:1 and 3:2 is 5:4, reached: 3:2 (here 2.5:2 = 5:4 exactly).
+        let text = text.replace("[\"rounds\", \"2\"]", "[\"rounds * 2 + 1\", \"4\"]");
+        let g = game(&text);
+        let mut f = frame(&g, [&[1, 0], &[1, 0]]);
+        f[g.slot("rounds").unwrap()] = 2; // 5:4
+        assert_eq!(column_of(&g.tables[0], &f), Ok(1));
+    }
+
+    #[test]
+    fn grouping_rolls_by_result_builds_the_same_chain_state_for_state() {
+        // Every shipped rules analysis: the same states in the same order, the same
+        // transitions (so the walk, and every simulated count, is unchanged).
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut grouped_tables = 0;
+        for name in ["classic_crt", "risk", "dice_pool"] {
+            let path = root.join(format!("analyses/{name}.toml"));
+            let text = std::fs::read_to_string(&path).unwrap();
+            let study = crate::systems::rules_file::RulesStudy::parse(&path, &text).unwrap();
+            for (r, run) in study.runs.iter().enumerate() {
+                let variant = &study.variants[run.variant];
+                let (g, compare) = (&variant.game, &variant.compare);
+                let stepper = Stepper::enumerating(g, compare);
+                grouped_tables += stepper.grouped.iter().filter(|x| **x).count();
+                let a = Chain::build_with(g, compare, &run.base, true).unwrap();
+                let b = Chain::build_with(g, compare, &run.base, false).unwrap();
+                assert_eq!(a.states, b.states, "{name} run {r}");
+                assert_eq!(a.terminal, b.terminal, "{name} run {r}");
+                assert_eq!(a.edges, b.edges, "{name} run {r}");
+                assert_eq!(a.totals, b.totals, "{name} run {r}");
+            }
+        }
+        assert!(grouped_tables > 0, "some shipped table is grouped");
+        // And the field battle, whose tables all group.
+        let path = root.join("analyses/field_grouping.toml");
+        let text = "system = \"rules\"\nrules = \"../rules/field.toml\"\n[sides.a]\nsp = 9\nmorale = 2\ntactic = \"uniform\"\n[sides.b]\nsp = 6\nmorale = 3\ntactic = { charge = 1, withdraw = 1 }\n";
+        let study = crate::systems::rules_file::RulesStudy::parse(&path, text).unwrap();
+        let variant = &study.variants[0];
+        assert!(Stepper::enumerating(&variant.game, &variant.compare)
+            .grouped
+            .iter()
+            .all(|g| *g));
+        let a =
+            Chain::build_with(&variant.game, &variant.compare, &study.runs[0].base, true).unwrap();
+        let b =
+            Chain::build_with(&variant.game, &variant.compare, &study.runs[0].base, false).unwrap();
+        assert_eq!((a.states, a.edges, a.totals), (b.states, b.edges, b.totals));
+    }
+
+    #[test]
+    fn new_keys_refuse_what_they_cannot_mean() {
+        let err = |from: &str, to: &str| {
+            let text = PENNIES.replace(from, to);
+            assert_ne!(text, PENNIES, "{from}");
+            Game::parse(Path::new("pennies.toml"), &text)
+                .map(|_| ())
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(err(
+            "point = { min = 0, max = 1 }",
+            "point = { min = 0, max = 1, start = 0 }"
+        )
+        .contains("0 at the start of every round"));
+        assert!(err(
+            "point = { min = 0, max = 1 }",
+            "point = { min = 1, max = 2 }"
+        )
+        .contains("must hold 0"));
+        assert!(err(
+            "[\"heads\", \"tails\"]\n[scratch]",
+            "[\"heads\", \"uniform\"]\n[scratch]"
+        )
+        .contains("not \"uniform\""));
+        assert!(err("row = \"a.coin\"\n", "").contains("a table with no dice is read by its row"));
+        assert!(err(
+            "round_limit = \"rounds + 1\"",
+            "round_limit = \"rounds - 1\""
+        )
+        .contains("1 to 1000 rounds"));
+        assert!(err(
+            "round_limit = \"rounds + 1\"",
+            "round_limit = \"score + 1\""
+        )
+        .contains("read once, at the start"));
+        // Scratch values and chosen options are gone between rounds.
+        assert!(err("when = \"score >= 2\"", "when = \"point >= 1\"").contains("unknown name"));
+        assert!(err("when = \"score >= 2\"", "when = \"a.coin == 1\"").contains("unknown name"));
+        // A chosen option is read, never set.
+        assert!(
+            err("effects = [\"point = 1\"]", "effects = [\"a.coin = 1\"]")
+                .contains("not a counter")
+        );
+        assert!(err("[scratch]\npoint", "[scratch]\nscore").contains("declared under both"));
+    }
 }

@@ -84,6 +84,11 @@ pub trait Scope {
     fn names(&self) -> Vec<String>;
     /// The range of slot `slot`.
     fn range(&self, slot: usize) -> (i64, i64);
+    /// The value of a constant name (a choice's option: `tactic.withdraw`), if `name` is
+    /// one.
+    fn constant(&self, _name: &str) -> Option<i64> {
+        None
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -297,6 +302,9 @@ impl Parser<'_> {
                         return Err(ExprError(format!("`{name}` needs a value before it")))
                     }
                     _ => {}
+                }
+                if let Some(value) = self.scope.constant(&name) {
+                    return Ok(Expr::Int(value));
                 }
                 match self.scope.slot(&name) {
                     Some((slot, _)) => Ok(Expr::Slot(slot)),

@@ -28,6 +28,27 @@ pub const MAX_POOL_DICE: i64 = 40;
 pub const MAX_COMPARE_COMBINATIONS: u64 = 1_000_000;
 /// The widest range a counter, parameter or metric may span.
 pub const MAX_SPAN: i64 = 100_000;
+/// The most options one choice may list.
+pub const MAX_OPTIONS: usize = 100;
+/// The largest total weight of a side's mix over a choice's options (as the built-in
+/// field battles' tactic mixes): weights are whole numbers, so the exact results use the
+/// very probabilities the simulation draws.
+pub const MAX_MIX_WEIGHT: i64 = 10_000;
+
+/// A choice each side makes every round, before the phases (a tactic from a list): the
+/// analysis gives each side a policy over the options (one option, a weighted mix, or
+/// uniform), which the round enumerates with exact weights or draws from the dice.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Choice {
+    pub name: String,
+    pub means: String,
+    pub options: Vec<String>,
+    /// Per side: the slot holding the option chosen this round (0 for the first), which
+    /// phases read as `<side>.<choice>`.
+    pub chosen: [usize; 2],
+    /// Per side: the slots of the policy's weights, one per option, set per run.
+    pub weights: [std::ops::Range<usize>; 2],
+}
 
 /// A parameter or counter: one value, or one per side.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -51,6 +72,10 @@ pub enum ColumnPick {
         defender: Expr,
         ratios: Vec<(u32, u32)>,
         round_up: bool,
+        /// `round = "nearest"`: the column whose ratio is nearest (halfway reads the
+        /// higher); odds under the first column or over the last meet the table's edges.
+        /// `round_up` is then false.
+        nearest: bool,
     },
     /// A value read to the column whose lower bound is the highest at or under it
     /// (differentials, bands).
@@ -73,6 +98,8 @@ pub enum Edge {
 pub struct Table {
     pub name: String,
     pub means: String,
+    /// Dice summed; 0 for a table read with no dice (a lookup by `row` and column, like
+    /// a tactical matrix or a loss chart), whose one "roll" is 0.
     pub dice: u32,
     pub faces: u32,
     /// Each natural sum with its weight (ways), over `faces^dice`.
@@ -145,10 +172,15 @@ pub struct Layout {
     pub names: Vec<(String, usize, (i64, i64))>,
     /// The state: counters, then the round where it is remembered.
     pub state: std::ops::Range<usize>,
+    /// What a round works with and forgets when it ends (never part of the state): the
+    /// options chosen this round, then the scratch values; 0 at the start of every round.
+    pub scratch: std::ops::Range<usize>,
+    /// The scratch values alone (the end of `scratch`): what effects may set.
+    pub scratch_values: std::ops::Range<usize>,
     /// The round slot.
     pub round: usize,
     /// The highest round number the state remembers in this run (a parameter-like slot
-    /// set at the start: the round limit, `battle.rounds_remembered`, or 0).
+    /// set at the start: the run's round limit, `battle.rounds_remembered`, or 0).
     pub cap: usize,
     /// The outcome an `outcome` effect named (its position + 1; 0: none yet).
     pub outcome: usize,
@@ -171,7 +203,15 @@ pub struct Game {
     pub tables: Vec<Table>,
     pub results: Vec<ResultCode>,
     pub phases: Vec<Phase>,
+    /// The choices each side makes every round, in file order.
+    pub choices: Vec<Choice>,
+    /// Scratch values: set by effects, read by phases, forgotten at the round's end.
+    pub scratch: Vec<Declared>,
+    /// The round limit; where the file gives it as an expression of the parameters
+    /// (`round_limit_by`), the highest it can be (each run's own is in `layout.cap`).
     pub round_limit: Option<u32>,
+    /// `battle.round_limit` as an expression of the parameters, read per run.
+    pub round_limit_by: Option<Expr>,
     /// The highest round number the state can remember (0 where no rule reads `round`).
     pub rounds_remembered: u32,
     /// `battle.rounds_remembered` as an expression of the parameters, read per run.
@@ -197,6 +237,10 @@ struct RulesFile {
     #[serde(default)]
     counters: BTreeMap<String, Spanned<DeclSpec>>,
     #[serde(default)]
+    scratch: BTreeMap<String, Spanned<DeclSpec>>,
+    #[serde(default)]
+    choices: BTreeMap<String, Spanned<ChoiceSpec>>,
+    #[serde(default)]
     tables: BTreeMap<String, Spanned<TableSpec>>,
     #[serde(default)]
     results: BTreeMap<String, Spanned<ResultSpec>>,
@@ -220,9 +264,16 @@ struct DeclSpec {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+struct ChoiceSpec {
+    options: Vec<String>,
+    means: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct TableSpec {
     means: Option<String>,
-    dice: Spanned<String>,
+    dice: Option<Spanned<String>>,
     modifier: Option<Spanned<String>>,
     row: Option<Spanned<String>>,
     rows: Spanned<RangeSpec>,
@@ -265,7 +316,7 @@ struct ResultSpec {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct BattleSpec {
-    round_limit: Option<Spanned<i64>>,
+    round_limit: Option<Spanned<toml::Value>>,
     rounds_remembered: Option<Spanned<toml::Value>>,
     end: Option<Spanned<String>>,
 }
@@ -315,13 +366,17 @@ struct MetricSpec {
 }
 
 /// The names an expression sees: the whole layout, or (for the end, outcomes and
-/// metrics, read between rounds) everything but a phase's temporaries.
+/// metrics, read between rounds) everything but what a round forgets (a phase's
+/// temporaries, the options chosen, scratch values). Policy weights (`#` in their names)
+/// are never seen; each choice's options are constants (`tactic.withdraw`).
 struct Names<'a> {
     layout: &'a Layout,
     temps: bool,
     counters: &'a [Declared],
     sides: &'a [String; 2],
     outcomes: &'a [String],
+    /// Each choice's name and options.
+    choices: &'a [(String, Vec<String>)],
 }
 
 impl Names<'_> {
@@ -329,7 +384,12 @@ impl Names<'_> {
         self.layout
             .names
             .iter()
-            .filter(move |(_, slot, _)| self.temps || !self.layout.temps.contains(slot))
+            .filter(move |(name, slot, _)| {
+                !name.contains('#')
+                    && (self.temps
+                        || !(self.layout.temps.contains(slot)
+                            || self.layout.scratch.contains(slot)))
+            })
             // The named outcome and the rounds remembered are the engine's own slots.
             .filter(move |(_, slot, _)| *slot != self.layout.outcome && *slot != self.layout.cap)
     }
@@ -342,7 +402,16 @@ impl Scope for Names<'_> {
             .map(|(_, s, r)| (*s, *r))
     }
     fn names(&self) -> Vec<String> {
-        self.visible().map(|(n, _, _)| n.clone()).collect()
+        let mut names: Vec<String> = self.visible().map(|(n, _, _)| n.clone()).collect();
+        for (choice, options) in self.choices {
+            names.extend(options.iter().map(|o| format!("{choice}.{o}")));
+        }
+        names
+    }
+    fn constant(&self, name: &str) -> Option<i64> {
+        let (choice, option) = name.split_once('.')?;
+        let (_, options) = self.choices.iter().find(|(c, _)| c == choice)?;
+        options.iter().position(|o| o == option).map(|k| k as i64)
     }
     fn range(&self, slot: usize) -> (i64, i64) {
         self.layout
@@ -353,21 +422,26 @@ impl Scope for Names<'_> {
     }
 }
 
+impl Names<'_> {
+    /// Whether effects may set slot `s`: a counter, or a scratch value (within a round).
+    fn settable(&self, s: usize) -> bool {
+        let layout = self.layout;
+        (layout.state.contains(&s) && s != layout.round && s != layout.outcome)
+            || (self.temps && layout.scratch_values.contains(&s))
+    }
+}
+
 impl EffectScope for Names<'_> {
     fn counter(&self, name: &str) -> Option<usize> {
-        self.slot(name).map(|(s, _)| s).filter(|s| {
-            self.layout.state.contains(s) && *s != self.layout.round && *s != self.layout.outcome
-        })
+        self.slot(name)
+            .map(|(s, _)| s)
+            .filter(|s| self.settable(*s))
     }
     fn counters(&self) -> Vec<String> {
         self.layout
             .names
             .iter()
-            .filter(|(_, s, _)| {
-                self.layout.state.contains(s)
-                    && *s != self.layout.round
-                    && *s != self.layout.outcome
-            })
+            .filter(|(_, s, _)| self.settable(*s))
             .map(|(n, _, _)| n.clone())
             .collect()
     }
@@ -481,10 +555,14 @@ impl Game {
             .map(|(_, s, _)| *s)
     }
 
-    /// The highest round number a run with the parameters of `frame` remembers.
+    /// The highest round number a run with the parameters of `frame` remembers: its
+    /// round limit where the battle has one.
     pub fn cap_of(&self, frame: &[i64]) -> i64 {
         match (&self.remembered_by, self.round_limit) {
-            (_, Some(limit)) => i64::from(limit),
+            (_, Some(limit)) => match &self.round_limit_by {
+                Some(e) => e.eval(frame).clamp(1, i64::from(limit)),
+                None => i64::from(limit),
+            },
             (Some(e), None) => e.eval(frame).clamp(0, i64::from(self.rounds_remembered)),
             (None, None) => i64::from(self.rounds_remembered),
         }
@@ -493,6 +571,19 @@ impl Game {
     /// The frame's length.
     pub fn frame_len(&self) -> usize {
         self.layout.temps.end
+    }
+
+    /// The round limit of a run whose frame is `frame` (its parameters and `cap` set).
+    pub fn round_limit_of(&self, frame: &[i64]) -> Option<i64> {
+        self.round_limit.map(|limit| match self.round_limit_by {
+            Some(_) => frame[self.layout.cap],
+            None => i64::from(limit),
+        })
+    }
+
+    /// The choice named `name`.
+    pub fn choice(&self, name: &str) -> Option<&Choice> {
+        self.choices.iter().find(|c| c.name == name)
     }
 
     /// The parameters' and counters' names as the analysis file sets them
@@ -534,30 +625,46 @@ impl Builder<'_> {
         let sides = self.sides()?;
         let parameters = self.declared(&spec.parameters, "parameters", false)?;
         let counters = self.declared(&spec.counters, "counters", true)?;
-        let taken: Vec<&str> = parameters
-            .iter()
-            .chain(&counters)
-            .map(|d| d.name.as_str())
-            .collect();
-        for (i, n) in taken.iter().enumerate() {
-            if taken[..i].contains(n) {
-                let at = spec.counters.get(*n).map(|s| s.span()).unwrap_or(0..0);
+        let scratch = self.scratch()?;
+        let choice_specs = self.choices()?;
+        let mut taken: Vec<(&str, &str)> = Vec::new();
+        for (what, list) in [
+            ("parameters", &parameters),
+            ("counters", &counters),
+            ("scratch", &scratch),
+        ] {
+            taken.extend(list.iter().map(|d| (what, d.name.as_str())));
+        }
+        taken.extend(choice_specs.iter().map(|c| ("choices", c.0.as_str())));
+        for (i, (what, n)) in taken.iter().enumerate() {
+            if let Some((other, _)) = taken[..i].iter().find(|t| t.1 == *n) {
+                let at = match *what {
+                    "counters" => spec.counters.get(*n).map(|s| s.span()),
+                    "scratch" => spec.scratch.get(*n).map(|s| s.span()),
+                    _ => spec.choices.get(*n).map(|s| s.span()),
+                };
                 return Err(self.source.error_at(
-                    Some(self.source.line_of(at)),
-                    format!("counters.{n}"),
-                    format!("`{n}` is both a parameter and a counter; give them different names"),
+                    Some(self.source.line_of(at.unwrap_or(0..0))),
+                    format!("{what}.{n}"),
+                    format!("`{n}` is declared under both {other} and {what}; give them different names"),
                 ));
             }
         }
         let battle = spec.battle.as_ref();
-        let round_limit = match battle.and_then(|b| b.get_ref().round_limit.as_ref()) {
-            Some(v) => {
+        // `round_limit`: a number, or an expression of the parameters (read below, once
+        // the names are laid out; the limit is then the highest it can be).
+        let limit_spec = battle.and_then(|b| b.get_ref().round_limit.as_ref());
+        let mut round_limit = match limit_spec.map(|v| (v, v.get_ref())) {
+            Some((v, toml::Value::Integer(n))) => {
+                let n = Spanned::new(v.span(), *n);
                 Some(
                     self.source
-                        .int_in(v, "battle.round_limit", 1, 1000, "the round limit")?
+                        .int_in(&n, "battle.round_limit", 1, 1000, "the round limit")?
                         as u32,
                 )
             }
+            Some((_, toml::Value::String(_))) => Some(1000),
+            Some((v, _)) => return Err(self.err(v, "battle.round_limit", "the most rounds: a number (1 to 1000), or an expression of the parameters (\"round_limit\")")),
             None => None,
         };
         // `rounds_remembered`: a number, or an expression of the parameters (read below,
@@ -585,6 +692,22 @@ impl Builder<'_> {
             }
         }
         layout.cap = push(&mut layout, "rounds_remembered".into(), (0, 1000));
+        // Each side's policy over each choice's options: weights set per run.
+        let mut weights = Vec::new();
+        for (name, options, _) in &choice_specs {
+            let per_side = [0, 1].map(|k| {
+                let start = layout.names.len();
+                for o in options {
+                    push(
+                        &mut layout,
+                        format!("{}.{name}#{o}", sides[k]),
+                        (0, MAX_MIX_WEIGHT),
+                    );
+                }
+                start..layout.names.len()
+            });
+            weights.push(per_side);
+        }
         let state_start = layout.names.len();
         for d in &counters {
             for name in qualified(d, &sides) {
@@ -596,11 +719,33 @@ impl Builder<'_> {
         let outcome_count = spec.outcomes.get_ref().len() as i64;
         layout.outcome = push(&mut layout, "outcome".into(), (0, outcome_count));
         layout.state = state_start..layout.outcome + 1;
+        let scratch_start = layout.names.len();
+        let mut choices = Vec::new();
+        for ((name, options, means), weights) in choice_specs.iter().zip(weights) {
+            let top = options.len() as i64 - 1;
+            let chosen =
+                [0, 1].map(|k| push(&mut layout, format!("{}.{name}", sides[k]), (0, top)));
+            choices.push(Choice {
+                name: name.clone(),
+                means: means.clone(),
+                options: options.clone(),
+                chosen,
+                weights,
+            });
+        }
+        let values_start = layout.names.len();
+        for d in &scratch {
+            for name in qualified(d, &sides) {
+                push(&mut layout, name, (d.min, d.max));
+            }
+        }
+        layout.scratch = scratch_start..layout.names.len();
+        layout.scratch_values = values_start..layout.names.len();
         let temps_start = layout.names.len();
         let biggest_sum = spec
             .tables
             .values()
-            .filter_map(|t| parse_dice(t.get_ref().dice.get_ref()))
+            .filter_map(|t| parse_dice(t.get_ref().dice.as_ref()?.get_ref()))
             .map(|(n, s)| i64::from(n * s))
             .max()
             .unwrap_or(1);
@@ -641,12 +786,17 @@ impl Builder<'_> {
             .iter()
             .map(|o| limited(o.get_ref().name.trim()))
             .collect();
+        let choice_names: Vec<(String, Vec<String>)> = choice_specs
+            .iter()
+            .map(|(n, o, _)| (n.clone(), o.clone()))
+            .collect();
         let phase_names = Names {
             layout: &layout,
             temps: true,
             counters: &counters,
             sides: &sides,
             outcomes: &outcome_names,
+            choices: &choice_names,
         };
         let round_names = Names {
             layout: &layout,
@@ -654,6 +804,7 @@ impl Builder<'_> {
             counters: &counters,
             sides: &sides,
             outcomes: &outcome_names,
+            choices: &choice_names,
         };
 
         let results = self.results(&phase_names)?;
@@ -740,6 +891,27 @@ impl Builder<'_> {
             statement_slots(&r.effects, &mut read);
         }
         let reads_round = read.contains(&layout.round);
+        let round_limit_by = match limit_spec.map(|v| (v, v.get_ref())) {
+            Some((v, toml::Value::String(text))) => {
+                let e = expr::parse(text, &round_names)
+                    .map_err(|e| self.err(v, "battle.round_limit", e.0))?;
+                let mut used = Vec::new();
+                e.slots(&mut used);
+                if used
+                    .iter()
+                    .any(|s| layout.state.contains(s) || *s == layout.cap)
+                {
+                    return Err(self.err(v, "battle.round_limit", "the round limit is read once, at the start: an expression of the parameters, not of counters or the round"));
+                }
+                let (lo, hi) = e.range(&round_names);
+                if lo < 1 || hi > 1000 {
+                    return Err(self.err(v, "battle.round_limit", format!("the round limit is 1 to 1000 rounds, and `{text}` can be {lo} to {hi}; bound it with clamp({text}, 1, 1000) or the parameters' ranges")));
+                }
+                round_limit = Some(hi as u32);
+                Some(e)
+            }
+            _ => None,
+        };
         let remembered_by = match remembered_spec.map(|v| (v, v.get_ref())) {
             Some((v, toml::Value::String(text))) => {
                 let e = expr::parse(text, &round_names)
@@ -779,7 +951,10 @@ impl Builder<'_> {
             tables,
             results,
             phases,
+            choices,
+            scratch,
             round_limit,
+            round_limit_by,
             rounds_remembered,
             remembered_by,
             end,
@@ -882,6 +1057,61 @@ impl Builder<'_> {
         Ok(out)
     }
 
+    /// `[scratch]`: values a round works with, 0 at its start; declared like parameters
+    /// (`min`, `max`, `per_side`, `means`), with no start (every round starts them at 0).
+    fn scratch(&self) -> Result<Vec<Declared>, AnalysisError> {
+        for (name, spec) in &self.spec.scratch {
+            let s = spec.get_ref();
+            if s.start.is_some() || s.default.is_some() {
+                return Err(self.err(spec, format!("scratch.{name}"), "a scratch value is 0 at the start of every round: drop `start`/`default` (set it in an effect)"));
+            }
+            if let (Some(min), Some(max)) = (&s.min, &s.max) {
+                if *min.get_ref() > 0 || *max.get_ref() < 0 {
+                    return Err(self.err(spec, format!("scratch.{name}"), format!("a scratch value starts every round at 0, so its range must hold 0; got {} to {}", min.get_ref(), max.get_ref())));
+                }
+            }
+        }
+        self.declared(&self.spec.scratch, "scratch", false)
+    }
+
+    /// `[choices.<name>]`: `(name, options, means)` in file order.
+    fn choices(&self) -> Result<Vec<(String, Vec<String>, String)>, AnalysisError> {
+        let mut out = Vec::new();
+        for (name, spec) in in_file_order(&self.spec.choices) {
+            let field = format!("choices.{name}");
+            if !is_identifier(name)
+                || RESERVED.contains(&name.as_str())
+                || self
+                    .spec
+                    .sides
+                    .get_ref()
+                    .iter()
+                    .any(|x| x.get_ref() == name)
+            {
+                return Err(self.err(spec, &field, format!("a choice's name is lowercase letters, digits and _, not a side's key or a reserved word; got \"{name}\"")));
+            }
+            let options = &spec.get_ref().options;
+            if options.is_empty() || options.len() > MAX_OPTIONS {
+                return Err(self.err(spec, format!("{field}.options"), format!("a choice lists 1 to {MAX_OPTIONS} options, e.g. options = [\"charge\", \"withdraw\"]")));
+            }
+            for (i, o) in options.iter().enumerate() {
+                if !is_identifier(o) || o == "uniform" || options[..i].contains(o) {
+                    return Err(self.err(spec, format!("{field}.options"), format!("each option is a new name of lowercase letters, digits and _ (not \"uniform\": that is a policy); got \"{o}\"")));
+                }
+            }
+            out.push((
+                name.clone(),
+                options.clone(),
+                spec.get_ref()
+                    .means
+                    .clone()
+                    .map(|m| limited(&m))
+                    .unwrap_or_default(),
+            ));
+        }
+        Ok(out)
+    }
+
     fn results(&self, names: &Names) -> Result<Vec<ResultCode>, AnalysisError> {
         let mut out = Vec::new();
         for (code, spec) in in_file_order(&self.spec.results) {
@@ -957,7 +1187,19 @@ impl Builder<'_> {
                     "a table's name is lowercase letters, digits and _",
                 ));
             }
-            let (dice, faces) = parse_dice(t.dice.get_ref()).ok_or_else(|| self.err(&t.dice, field("dice"), format!("dice are written NdS: 1 to {MAX_TABLE_DICE} dice of 2 to {MAX_FACES} faces, summed (\"1d6\", \"2d6\", \"1d10\"); got \"{}\"", t.dice.get_ref())))?;
+            // No dice: a lookup, read by `row` (its one roll is 0).
+            let (dice, faces) = match &t.dice {
+                Some(d) => parse_dice(d.get_ref()).ok_or_else(|| self.err(d, field("dice"), format!("dice are written NdS: 1 to {MAX_TABLE_DICE} dice of 2 to {MAX_FACES} faces, summed (\"1d6\", \"2d6\", \"1d10\"); got \"{}\" (a table read with no dice leaves `dice` out and gives `row`)", d.get_ref())))?,
+                None => {
+                    if t.row.is_none() {
+                        return Err(self.err(spec, field("row"), "a table with no dice is read by its row: give row = \"<expression>\" (e.g. the larger side's tactic), or give dice = \"NdS\""));
+                    }
+                    if !t.natural.is_empty() {
+                        return Err(self.err(spec, field("natural"), "a table with no dice has no natural rolls: drop `natural`, or give dice = \"NdS\""));
+                    }
+                    (0, 1)
+                }
+            };
             let parse = |text: &Spanned<String>, key: &str| {
                 expr::parse(text.get_ref(), names).map_err(|e| self.err(text, field(key), e.0))
             };
@@ -1004,16 +1246,18 @@ impl Builder<'_> {
                     }
                     ratios.push(r);
                 }
-                let round_up = match c.round.as_deref().map(str::trim) {
-                    None | Some("down") => false,
-                    Some("up") => true,
-                    Some(other) => return Err(self.err(&t.columns, field("columns.round"), format!("odds round \"down\" (to the column at or under them: the defender's favour) or \"up\"; got \"{other}\""))),
+                let (round_up, nearest) = match c.round.as_deref().map(str::trim) {
+                    None | Some("down") => (false, false),
+                    Some("up") => (true, false),
+                    Some("nearest") => (false, true),
+                    Some(other) => return Err(self.err(&t.columns, field("columns.round"), format!("odds round \"down\" (to the column at or under them: the defender's favour), \"up\" or \"nearest\" (halfway reads the higher); got \"{other}\""))),
                 };
                 ColumnPick::Odds {
                     attacker: parse_text(&odds[0], "columns.odds")?,
                     defender: parse_text(&odds[1], "columns.odds")?,
                     ratios,
                     round_up,
+                    nearest,
                 }
             } else if let Some(value) = &c.at_least {
                 let mut bounds = Vec::new();

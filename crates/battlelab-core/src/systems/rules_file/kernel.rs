@@ -54,7 +54,7 @@ impl RulesCounts {
                 .iter()
                 .map(|(_, _, (lo, hi))| vec![0; (hi - lo + 1) as usize])
                 .collect(),
-            rounds: Vec::new(),
+            rounds: vec![0; rounds_bins(game)],
         }
     }
 
@@ -63,11 +63,19 @@ impl RulesCounts {
     }
 
     fn record_rounds(&mut self, rounds: usize) {
-        if self.rounds.len() <= rounds {
-            self.rounds.resize(rounds + 1, 0);
-        }
-        self.rounds[rounds] += 1;
+        let last = self.rounds.len() - 1;
+        self.rounds[rounds.min(last)] += 1;
     }
+}
+
+/// The most rounds counted one by one where a battle has no round limit: longer battles
+/// are counted in the last bin ("this many or more").
+pub const ROUNDS_COUNTED: usize = 1000;
+
+/// Bins of the rounds histogram: one per round count up to the round limit (or
+/// [`ROUNDS_COUNTED`]), so that every shard's counts of a run have one shape.
+pub fn rounds_bins(game: &Game) -> usize {
+    game.round_limit.map_or(ROUNDS_COUNTED, |l| l as usize) + 1
 }
 
 /// What a battle that ends in a state is: its outcome and its metrics' bins.

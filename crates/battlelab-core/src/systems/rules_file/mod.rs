@@ -88,6 +88,9 @@ pub struct RulesRun {
     pub base: Vec<i64>,
     /// The settings as run, `(name, value)`, in the rules file's order.
     pub settings: Vec<(String, i64)>,
+    /// Each side's policy for each choice as run, `(side.choice, in words)`: `"charge"`,
+    /// `"uniform"`, `"charge 2, envelop 1"`.
+    pub policies: Vec<(String, String)>,
     pub form: Form,
 }
 
@@ -128,6 +131,7 @@ const ANALYSIS_KEYS: &[KeyDoc] = &[
     key("sides.<side>.name", Ty::Text, "the side's key", "the side's name in reports", "\"Blue\""),
     key("sides.<side>.<setting>", Ty::Int(-game::MAX_SPAN, game::MAX_SPAN), "the rules file's default", "a per-side parameter's value or counter's start, as the rules file declares them (`battlelab keys <rules file>`); swept as [sweep] \"<side>.<setting>\" = …", "1").in_variant(),
     key("parameters.<setting>", Ty::Int(-game::MAX_SPAN, game::MAX_SPAN), "the rules file's default", "a parameter (or counter start) of the whole battle", "1").sweep("<setting>").in_variant(),
+    key("sides.<side>.<choice>", Ty::Any, "\"uniform\"", "the side's policy for a choice the rules file declares ([choices.<choice>]), every round: an option (\"charge\"), \"uniform\", or whole-number weights { charge = 2, envelop = 1 } adding up to 1 to 10000 (exact results use these very weights)", "{ charge = 2, envelop = 1 }").in_variant(),
     key("[[variant]].name", Ty::Text, REQUIRED, "the variant's name", "\"printed\""),
     key("[[variant]].description", Ty::Text, "none", "what the variant changes", "\"as printed\""),
     key("[[variant]].rules", Ty::Text, "the analysis's rules file", "another rules file this variant fights by (compare two versions of your rules)", "\"../rules/classic_crt.toml\""),
@@ -149,15 +153,21 @@ pub const RULES_FILE_KEYS: &[KeyDoc] = &[
     key("counters.<name>.start", Ty::Int(-game::MAX_SPAN, game::MAX_SPAN), "none: the analysis must set it", "its value at the start", "0"),
     key("counters.<name>.per_side", Ty::Bool, "true", "false: one counter for the battle", "false"),
     key("counters.<name>.means", Ty::Text, "none", "what it counts", "\"strength points\""),
-    key("tables.<name>.dice", Ty::Text, REQUIRED, "the dice rolled, summed: NdS (1 to 6 dice of 2 to 100 faces)", "\"1d6\""),
+    key("scratch.<name>.min", Ty::Int(-game::MAX_SPAN, 0), REQUIRED, "a scratch value's lowest value: a number a round works with (set by effects, read by later phases), 0 at the start of every round and forgotten at its end, so never part of the state", "-6"),
+    key("scratch.<name>.max", Ty::Int(0, game::MAX_SPAN), REQUIRED, "its highest value (effects are held to the range)", "6"),
+    key("scratch.<name>.per_side", Ty::Bool, "false", "true: each side has its own (attacker.loss, defender.loss)", "true"),
+    key("scratch.<name>.means", Ty::Text, "none", "what it holds", "\"the tactical matrix's DRM this round\""),
+    key("choices.<name>.options", Ty::TextList, REQUIRED, "what each side picks from every round, before the phases (the analysis gives each side's policy: sides.<side>.<name>); phases read the pick as <side>.<name> (0 for the first option), and each option is the constant <name>.<option>", "[\"charge\", \"envelop\", \"withdraw\"]"),
+    key("choices.<name>.means", Ty::Text, "none", "what the choice is", "\"the tactic each side picks\""),
+    key("tables.<name>.dice", Ty::Text, "none: a lookup, read by row with no roll", "the dice rolled, summed: NdS (1 to 6 dice of 2 to 100 faces); leave it out for a table read with no dice (a tactical matrix, a loss chart), whose row is then given", "\"1d6\""),
     key("tables.<name>.modifier", Ty::Text, "0", "the net DRM (an expression; caps with clamp)", "\"clamp(attacker.leader - defender.leader, -2, 2)\""),
-    key("tables.<name>.row", Ty::Text, "roll + modifier", "the row read (an expression of roll and modifier)", "\"roll - modifier\""),
+    key("tables.<name>.row", Ty::Text, "roll + modifier (required with no dice)", "the row read (an expression of roll and modifier, or of anything a phase sees)", "\"roll - modifier\""),
     key("tables.<name>.rows", Ty::Text, REQUIRED, "the rows printed: { from, to } modified rolls", "{ from = 1, to = 6 }"),
     key("tables.<name>.below_rows", Ty::Text, "clamp", "a modified roll under the first row: clamp (read the first) or a result code", "\"clamp\""),
     key("tables.<name>.above_rows", Ty::Text, "clamp", "a modified roll over the last row: clamp or a result code", "\"clamp\""),
     key("tables.<name>.columns.labels", Ty::TextList, REQUIRED, "the columns as printed, left to right", "[\"1:2\", \"1:1\", \"2:1\"]"),
     key("tables.<name>.columns.odds", Ty::TextList, "none", "columns by odds: [attacker's strength, defender's strength] (labels are ratios)", "[\"attacker.strength\", \"defender.strength\"]"),
-    key("tables.<name>.columns.round", Ty::OneOf(&["down", "up"]), "down", "odds between columns read down (the defender's favour) or up", "\"down\""),
+    key("tables.<name>.columns.round", Ty::OneOf(&["down", "up", "nearest"]), "down", "odds between columns read down (the defender's favour), up, or to the nearest column (halfway reads the higher; odds under the first or over the last meet below/above)", "\"down\""),
     key("tables.<name>.columns.at_least", Ty::Text, "none", "columns by a value (differential, band): labels are each column's lowest value", "\"attacker.strength - defender.strength\""),
     key("tables.<name>.columns.index", Ty::Text, "none", "columns by position: the value 0 reads the first (terrain by name)", "\"terrain\""),
     key("tables.<name>.columns.shift", Ty::Text, "0", "columns to shift right (negative: left)", "\"-terrain\""),
@@ -166,9 +176,9 @@ pub const RULES_FILE_KEYS: &[KeyDoc] = &[
     key("tables.<name>.natural.<roll>", Ty::Text, "none", "a natural roll's result whatever the modifiers", "\"DE\""),
     key("tables.<name>.cells.<column>", Ty::Text, REQUIRED, "a column's results, one per row, top to bottom, separated by spaces", "\"AR AE AE AE AE AE\""),
     key("tables.<name>.means", Ty::Text, "none", "the table's title", "\"Combat Results Table\""),
-    key("results.<code>.effects", Ty::TextList, "none", "what the result does, in order: counter = value, +=, -=, lose(side, n, counter, …), roll <table>, outcome <name>, end", "[\"defender.lost = defender.strength\"]"),
+    key("results.<code>.effects", Ty::TextList, "none", "what the result does, in order: counter = value, +=, -= (a counter or a scratch value), lose(side, n, counter, …), roll <table>, outcome <name>, end", "[\"defender.lost = defender.strength\"]"),
     key("results.<code>.means", Ty::Text, "none", "what the code means", "\"defender eliminated\""),
-    key("battle.round_limit", Ty::Int(1, 1000), "none", "the most rounds (1: a single roll)", "1"),
+    key("battle.round_limit", Ty::Text, "none", "the most rounds (1: a single roll): a number 1 to 1000, or an expression of the parameters read per run (\"round_limit\")", "1"),
     key("battle.end", Ty::Text, "none", "a condition checked at the start and after every round: the battle is over", "\"attacker.armies <= 1 or defender.armies == 0\""),
     key("battle.rounds_remembered", Ty::Text, "the round limit", "the highest round number a rule tells apart (needed when a rule reads round and there is no limit): a number, or an expression of the parameters", "\"retreat_from\""),
     key("[[phases]].name", Ty::Text, REQUIRED, "the phase's name", "\"combat\""),
@@ -396,14 +406,91 @@ fn int_of(
     }
 }
 
-/// The settings a file (or a variant) gives: `(name as in a sweep, value, its table)`.
+/// What an analysis sets for one name: a whole number (a parameter or a counter's start),
+/// or a side's policy over a choice's options.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Setting {
+    Int(i64),
+    /// Weights, one per option (whole numbers, total 1 to [`game::MAX_MIX_WEIGHT`]).
+    Policy(Vec<i64>),
+}
+
+/// A side's policy for `choice` as the analysis writes it: an option (`"charge"`),
+/// `"uniform"`, or whole-number weights (`{ charge = 2, envelop = 1 }`).
+fn policy_of(value: &toml::Value, choice: &game::Choice) -> Result<Vec<i64>, String> {
+    let n = choice.options.len();
+    let wanted = || {
+        format!(
+            "a policy for {} is an option (\"{}\"), \"uniform\", or whole-number weights ({{ {} = 2, … }}, adding up to 1 to {}); options: {}",
+            choice.name,
+            choice.options[0],
+            choice.options[0],
+            game::MAX_MIX_WEIGHT,
+            choice.options.join(", ")
+        )
+    };
+    match value {
+        toml::Value::String(s) if s.trim() == "uniform" => Ok(vec![1; n]),
+        toml::Value::String(s) => match choice.options.iter().position(|o| o == s.trim()) {
+            Some(k) => {
+                let mut w = vec![0; n];
+                w[k] = 1;
+                Ok(w)
+            }
+            None => Err(format!("unknown option \"{s}\"; {}", wanted())),
+        },
+        toml::Value::Table(t) => {
+            let mut w = vec![0i64; n];
+            for (option, weight) in t {
+                let k = choice
+                    .options
+                    .iter()
+                    .position(|o| o == option)
+                    .ok_or_else(|| format!("unknown option \"{option}\"; {}", wanted()))?;
+                w[k] = weight
+                    .as_integer()
+                    .filter(|x| (0..=game::MAX_MIX_WEIGHT).contains(x))
+                    .ok_or_else(|| {
+                        format!(
+                            "the weight of {option} is a whole number 0 to {}, got {weight}; {}",
+                            game::MAX_MIX_WEIGHT,
+                            wanted()
+                        )
+                    })?;
+            }
+            let total: i64 = w.iter().sum();
+            if !(1..=game::MAX_MIX_WEIGHT).contains(&total) {
+                return Err(format!("the weights add up to {total}; {}", wanted()));
+            }
+            Ok(w)
+        }
+        _ => Err(wanted()),
+    }
+}
+
+/// A policy in words: `charge`, `uniform`, or `charge 2, envelop 1`.
+fn describe_policy(choice: &game::Choice, weights: &[i64]) -> String {
+    let used: Vec<usize> = (0..weights.len()).filter(|k| weights[*k] > 0).collect();
+    if used.len() == 1 {
+        return choice.options[used[0]].clone();
+    }
+    if used.len() == weights.len() && weights.iter().all(|w| *w == weights[0]) {
+        return "uniform".into();
+    }
+    used.iter()
+        .map(|k| format!("{} {}", choice.options[*k], weights[*k]))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The settings a file (or a variant) gives: `(name as in a sweep, value)`.
 fn settings_of(
     source: &Source,
     sides: Option<&BTreeMap<String, Spanned<toml::Table>>>,
     parameters: Option<&Spanned<toml::Table>>,
     prefix: &str,
     game: &Game,
-) -> Result<Vec<(String, i64)>, AnalysisError> {
+) -> Result<Vec<(String, Setting)>, AnalysisError> {
     let known = game.settings();
     let names: Vec<String> = known.iter().map(|s| s.0.clone()).collect();
     let mut out = Vec::new();
@@ -424,15 +511,28 @@ fn settings_of(
             }
             let name = format!("{side}.{key}");
             let field = format!("{prefix}sides.{name}");
+            if let Some(choice) = game.choice(key) {
+                let value = &table.get_ref()[key];
+                let weights =
+                    policy_of(value, choice).map_err(|m| source.error(table, &field, m))?;
+                out.push((name, Setting::Policy(weights)));
+                continue;
+            }
             if !names.contains(&name) {
                 let hint = crate::toml_input::closest(&name, names.iter().map(String::as_str))
                     .map(|c| format!(" (did you mean {c}?)"))
                     .unwrap_or_default();
-                return Err(source.error(table, &field, format!("the rules file \"{}\" declares no per-side setting \"{key}\"{hint}; settings: {}", game.name, names.join(", "))));
+                let choices: Vec<&str> = game.choices.iter().map(|c| c.name.as_str()).collect();
+                let choices = if choices.is_empty() {
+                    String::new()
+                } else {
+                    format!("; choices (a policy per side): {}", choices.join(", "))
+                };
+                return Err(source.error(table, &field, format!("the rules file \"{}\" declares no per-side setting \"{key}\"{hint}; settings: {}{choices}", game.name, names.join(", "))));
             }
             let value = int_of(source, table, key, &field)?;
             within_declared_range(source, table, &field, &known, &name, value)?;
-            out.push((name, value));
+            out.push((name, Setting::Int(value)));
         }
     }
     if let Some(table) = parameters {
@@ -446,7 +546,7 @@ fn settings_of(
             }
             let value = int_of(source, table, key, &field)?;
             within_declared_range(source, table, &field, &known, key, value)?;
-            out.push((key.clone(), value));
+            out.push((key.clone(), Setting::Int(value)));
         }
     }
     Ok(out)
@@ -587,7 +687,7 @@ impl RulesStudy {
         let [first, second] = side_names;
         let side_names = [first?, second?];
         let game = Arc::new(game);
-        let mut variants: Vec<(RulesVariant, Vec<(String, i64)>)> = Vec::new();
+        let mut variants: Vec<(RulesVariant, Vec<(String, Setting)>)> = Vec::new();
         // Each variant's `rules` key as written (the analysis's own where it has none),
         // for errors about the battle its rules file describes.
         let mut rules_keys: Vec<(&Spanned<String>, String)> = Vec::new();
@@ -670,13 +770,16 @@ impl RulesStudy {
                 for (axis, value) in axes.iter().zip(&coordinates) {
                     if let AxisValue::Int(x) = value {
                         values.retain(|s| s.0 != axis.parameter);
-                        values.push((axis.parameter.clone(), *x));
+                        values.push((axis.parameter.clone(), Setting::Int(*x)));
                     }
                 }
                 let mut base = vec![0i64; g.frame_len()];
                 let mut as_run = Vec::new();
                 for (name, decl, counter) in g.settings() {
-                    let given = values.iter().rev().find(|s| s.0 == name).map(|s| s.1);
+                    let given = values.iter().rev().find_map(|s| match s {
+                        (n, Setting::Int(x)) if *n == name => Some(*x),
+                        _ => None,
+                    });
                     let value = match given.or(decl.default) {
                         Some(x) => x,
                         None => {
@@ -737,6 +840,23 @@ impl RulesStudy {
                     base[g.slot(&name).expect("declared")] = value;
                     as_run.push((name, value));
                 }
+                // Each side's policy for each choice: as given, else uniform.
+                let mut policies = Vec::new();
+                for choice in &g.choices {
+                    for side in 0..2 {
+                        let name = format!("{}.{}", g.sides[side], choice.name);
+                        let weights = values
+                            .iter()
+                            .rev()
+                            .find_map(|s| match s {
+                                (n, Setting::Policy(w)) if *n == name => Some(w.clone()),
+                                _ => None,
+                            })
+                            .unwrap_or_else(|| vec![1; choice.options.len()]);
+                        base[choice.weights[side].clone()].copy_from_slice(&weights);
+                        policies.push((name, describe_policy(choice, &weights)));
+                    }
+                }
                 base[g.layout.cap] = g.cap_of(&base);
                 let form = match Chain::build(g, &variant.compare, &base) {
                     Ok(chain) => {
@@ -784,6 +904,7 @@ impl RulesStudy {
                     coordinates,
                     base,
                     settings: as_run,
+                    policies,
                     form,
                 });
             }
@@ -973,8 +1094,24 @@ impl crate::engine::System for RulesStudy {
         let game = self.game(run);
         let mut out = Vec::new();
         let exact_rounds = exact.and_then(|e| e.rounds.clone());
+        // Counted in fixed bins (every shard the same shape); shown up to the longest
+        // battle counted or possible.
+        let last = |nonzero: &mut dyn Iterator<Item = bool>| {
+            nonzero
+                .enumerate()
+                .filter(|(_, z)| *z)
+                .map(|(i, _)| i + 1)
+                .max()
+                .unwrap_or(0)
+        };
+        let len = last(&mut counts.rounds.iter().map(|c| *c > 0))
+            .max(
+                exact_rounds
+                    .as_ref()
+                    .map_or(0, |e| last(&mut e.iter().map(|p| *p > 0.0))),
+            )
+            .max(1);
         let mut rounds = counts.rounds.clone();
-        let len = rounds.len().max(exact_rounds.as_ref().map_or(1, Vec::len));
         rounds.resize(len, 0);
         out.push(crate::engine::Distribution {
             metric: "rounds".into(),
@@ -1005,9 +1142,14 @@ impl crate::engine::System for RulesStudy {
     }
 
     fn rules(&self) -> serde_json::Value {
-        json!({
+        let mut rules = json!({
             "variants": self.variants.iter().map(|v| json!({"name": v.name, "rules": v.game.text})).collect::<Vec<_>>(),
             "runs": self.runs.iter().map(|r| &r.settings).collect::<Vec<_>>(),
-        })
+        });
+        // Policies only where a rules file has choices (files without keep their bytes).
+        if self.runs.iter().any(|r| !r.policies.is_empty()) {
+            rules["policies"] = json!(self.runs.iter().map(|r| &r.policies).collect::<Vec<_>>());
+        }
+        rules
     }
 }
