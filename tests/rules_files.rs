@@ -129,11 +129,13 @@ fn solve_finds_the_armies_that_win_half_the_time() {
         ],
     );
     assert_eq!(code, Some(0), "{stderr}");
-    // Exact: 6 armies against 5 win 0.4767 < 1/2, 7 win 0.6420 (the oracle's values).
+    // Exact: 5 armies (4 attacking) against 5 win under 1/2; 6 against 5 win 0.506
+    // (Osborne's table, attacker 5 v defender 5: 0.506).
     assert!(
-        stdout.contains("starts holding between 6 and 7"),
+        stdout.contains("starts holding at 6 (between 5 and 6)"),
         "{stdout}"
     );
+    assert!(stdout.contains("6 = 0.506203 (exact)"), "{stdout}");
 }
 
 #[test]
