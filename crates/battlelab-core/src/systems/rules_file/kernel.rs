@@ -105,10 +105,22 @@ pub fn ending(game: &Game, frame: &[i64]) -> Ending {
     Ending { outcome, bins }
 }
 
-/// The chain laid out for the walk: per state, cumulative weights and next states.
+/// The most equally likely outcomes a state's round may have to be read from a direct
+/// table (one entry per outcome) rather than searched.
+const DIRECT_TOTAL: u128 = 256;
+
+/// The chain laid out for the walk: per state, where its round's draw leads.
 #[derive(Clone, Debug)]
 pub struct Walk {
     start: u32,
+    /// Per state: its round's outcomes in all, where they fit 32 bits (0: they do not,
+    /// the 128-bit search is used).
+    totals32: Vec<u32>,
+    /// Per state with at most [`DIRECT_TOTAL`] outcomes: where its direct table starts
+    /// (`u32::MAX`: searched).
+    direct_at: Vec<u32>,
+    /// Direct tables: draw → next state.
+    direct: Vec<u32>,
     offsets: Vec<u32>,
     next: Vec<u32>,
     cumulative: Vec<u128>,
@@ -117,20 +129,63 @@ pub struct Walk {
     endings: Vec<Option<Ending>>,
 }
 
+/// Uniform draws from a block's stream, 32 bits at a time (two a word).
+struct Halves<'d> {
+    dice: &'d mut DiceStream,
+    word: u64,
+    have: bool,
+}
+
+impl Halves<'_> {
+    fn next_u32(&mut self) -> u32 {
+        if self.have {
+            self.have = false;
+            (self.word >> 32) as u32
+        } else {
+            self.word = self.dice.next_u64();
+            self.have = true;
+            self.word as u32
+        }
+    }
+
+    /// A uniform draw below `total` (1 ≤ total < 2^32), exactly: Lemire's multiply and
+    /// shift, redrawn in the rare zone that would bias it.
+    fn below(&mut self, total: u32) -> u32 {
+        let mut m = u64::from(self.next_u32()) * u64::from(total);
+        if (m as u32) < total {
+            let threshold = total.wrapping_neg() % total;
+            while (m as u32) < threshold {
+                m = u64::from(self.next_u32()) * u64::from(total);
+            }
+        }
+        (m >> 32) as u32
+    }
+}
+
 impl Walk {
     pub fn new(game: &Game, base: &[i64], chain: &Chain) -> Self {
         let n = chain.states.len();
         let mut offsets = Vec::with_capacity(n + 1);
         let mut next = Vec::with_capacity(chain.edges.len());
         let mut cumulative = Vec::with_capacity(chain.edges.len());
+        let mut totals32 = Vec::with_capacity(n);
+        let mut direct_at = Vec::with_capacity(n);
+        let mut direct = Vec::new();
         offsets.push(0);
         for s in 0..n {
             let mut acc = 0u128;
+            let total = chain.totals[s];
+            let small = total <= DIRECT_TOTAL && !chain.terminal[s];
+            direct_at.push(if small { direct.len() as u32 } else { u32::MAX });
             for (t, w) in chain.transitions(s) {
                 acc += w;
                 next.push(*t);
                 cumulative.push(acc);
+                if small {
+                    direct.extend(std::iter::repeat_n(*t, *w as usize));
+                }
             }
+            totals32.push(u32::try_from(total).unwrap_or(0));
             offsets.push(next.len() as u32);
         }
         let endings = (0..n)
@@ -141,6 +196,9 @@ impl Walk {
             .collect();
         Self {
             start: 0,
+            totals32,
+            direct_at,
+            direct,
             offsets,
             next,
             cumulative,
@@ -149,8 +207,14 @@ impl Walk {
         }
     }
 
-    /// Adds `n` battles drawn from `dice`.
+    /// Adds `n` battles drawn from `dice`: each round one uniform draw below the state's
+    /// outcomes in all, read from its direct table or its cumulative weights.
     pub fn record_many(&self, dice: &mut DiceStream, n: u64, counts: &mut RulesCounts) {
+        let mut draws = Halves {
+            dice,
+            word: 0,
+            have: false,
+        };
         for _ in 0..n {
             let mut s = self.start as usize;
             let mut rounds = 0usize;
@@ -163,12 +227,21 @@ impl Walk {
                     counts.record_rounds(rounds);
                     break;
                 }
-                let r = below(dice, self.totals[s]);
-                let (lo, hi) = (self.offsets[s] as usize, self.offsets[s + 1] as usize);
-                let cum = &self.cumulative[lo..hi];
-                // The first transition whose cumulative weight passes the draw.
-                let k = cum.partition_point(|c| *c <= r);
-                s = self.next[lo + k] as usize;
+                let total = self.totals32[s];
+                let at = self.direct_at[s];
+                s = if at != u32::MAX {
+                    self.direct[(at + draws.below(total)) as usize] as usize
+                } else {
+                    let r = if total != 0 {
+                        u128::from(draws.below(total))
+                    } else {
+                        below(draws.dice, self.totals[s])
+                    };
+                    let (lo, hi) = (self.offsets[s] as usize, self.offsets[s + 1] as usize);
+                    // The first transition whose cumulative weight passes the draw.
+                    let k = self.cumulative[lo..hi].partition_point(|c| *c <= r);
+                    self.next[lo + k] as usize
+                };
                 rounds += 1;
             }
         }
