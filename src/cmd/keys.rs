@@ -191,7 +191,7 @@ fn companion_settings(path: &Path, format: KeysFormat) -> Result<String> {
             continue;
         };
         match (companion.settings_of_file)(path) {
-            Ok(file) => return Ok(settings_table(path, &file, format)?),
+            Ok(file) => return settings_table(path, &file, format),
             Err(e) => last = Some(e),
         }
     }

@@ -145,24 +145,36 @@ fn draw_charts(
 /// A table of the rules file as printed: a row per modified roll, a column per label.
 fn printed(game: &Game, t: &battlelab_core::systems::rules_file::game::Table) -> Table {
     let how = match &t.columns {
-        ColumnPick::Odds { round_up, .. } => {
-            format!("odds, read {}", if *round_up { "up" } else { "down" })
-        }
+        ColumnPick::Odds {
+            round_up, nearest, ..
+        } => format!(
+            "odds, read {}",
+            if *nearest {
+                "to the nearest"
+            } else if *round_up {
+                "up"
+            } else {
+                "down"
+            }
+        ),
         ColumnPick::AtLeast { .. } => "at least the column's value".into(),
         ColumnPick::Index { .. } => "by position".into(),
     };
+    let dice = if t.dice == 0 {
+        "no dice: a lookup".to_string()
+    } else {
+        format!("{}d{}", t.dice, t.faces)
+    };
     let title = format!(
-        "{} ({}; {}d{}; columns {how})",
+        "{} ({}; {dice}; columns {how})",
         if t.means.is_empty() {
             &t.name
         } else {
             &t.means
         },
         t.name,
-        t.dice,
-        t.faces
     );
-    let mut header = vec!["roll".to_string()];
+    let mut header = vec![if t.dice == 0 { "row" } else { "roll" }.to_string()];
     header.extend(t.labels.iter().cloned());
     let mut table = Table::new(&title, header);
     for (i, row) in (t.rows.0..=t.rows.1).enumerate() {
