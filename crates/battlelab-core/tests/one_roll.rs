@@ -34,6 +34,7 @@ fn every_table_the_command_line_has_had_is_declared_once_in_help_order() {
             "frontier-fire",
             "frontier-move",
             "frontier-recovery",
+            "rules",
         ]
     );
     for name in &names {

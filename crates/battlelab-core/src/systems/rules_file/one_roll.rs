@@ -36,7 +36,7 @@ pub const RULES_TABLE: OneRollTable = OneRollTable {
             value_name: "FILE",
             kind: ParamKind::File,
             required: true,
-            help: "The rules file",
+            help: "The rules file: a path, or the name of one shipped with the tool (classic_crt, risk, field …)",
             ..Param::BASE
         },
         Param {
@@ -56,7 +56,7 @@ pub const RULES_TABLE: OneRollTable = OneRollTable {
             ..Param::BASE
         },
     ],
-    example: &[("rules", "rules/classic_crt.toml"), ("set", "attacker.strength=6"), ("set", "defender.strength=3")],
+    example: &[("rules", "classic_crt"), ("set", "attacker.strength=6"), ("set", "defender.strength=3")],
     prepare,
 };
 
@@ -64,8 +64,17 @@ fn prepare(values: &ParamValues, sampling: Sampling) -> Result<Box<dyn PreparedT
     let path = values
         .file("rules")
         .ok_or_else(|| invalid("--rules", "required: give the rules file"))?;
-    let text = crate::toml_input::read_analysis_file(path)?;
-    let game = Arc::new(Game::parse(path, &text)?);
+    // A path, or the name of a rules file shipped with the tool (`--rules risk`).
+    let (path, text) =
+        crate::systems::rules_file::read_rules(std::path::Path::new(""), &path.to_string_lossy())
+            .map_err(|m| {
+            invalid(
+                "--rules",
+                m.replace(" (a path relative to this analysis file: ", " (")
+                    .replace("this file", "the current folder"),
+            )
+        })?;
+    let game = Arc::new(Game::parse(&path, &text)?);
     let table_names: Vec<&str> = game.tables.iter().map(|t| t.name.as_str()).collect();
     let t = match values.text("table") {
         Some(name) => game
