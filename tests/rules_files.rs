@@ -255,3 +255,45 @@ fn a_bad_rules_analysis_exits_2_and_writes_nothing() {
     );
     assert!(!dir.path().join("out").exists());
 }
+
+#[test]
+fn equilibrium_of_the_field_rules_file_is_the_built_in_fields() {
+    let dir = tempfile::tempdir().unwrap();
+    // The built-in field_equilibrium analysis at 1:1 (6 v 6 SP, morale 2, leaders 1,
+    // round limit 6), as the shipped field rules file.
+    std::fs::write(
+        dir.path().join("f.toml"),
+        "system = \"rules\"\nrules = \"field\"\ntrials = 1000\n[sides.a]\nsp = 6\nmorale = 2\nleader = 1\n[sides.b]\nsp = 6\nmorale = 2\nleader = 1\n",
+    )
+    .unwrap();
+    let (code, mine, stderr) = battlelab(
+        dir.path(),
+        &[
+            "equilibrium",
+            "f.toml",
+            "--payoff",
+            "a: A wins or B withdraws",
+        ],
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    let (code, built_in, stderr) = battlelab(
+        dir.path(),
+        &[
+            "equilibrium",
+            shipped("field_equilibrium.toml").to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    // The value, then each tactic's mix and shortfall for both sides, line for line.
+    let block = |text: &str| -> Vec<String> {
+        text.lines()
+            .skip_while(|l| !l.contains("P(A wins or B withdraws) = "))
+            .filter(|l| !l.contains("exact: the whole battle"))
+            .take(11)
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(block(&mine).len(), 11, "{mine}");
+    assert_eq!(block(&mine), block(&built_in), "{mine}\n{built_in}");
+    assert!(mine.contains("= 0.424735"), "{mine}");
+}

@@ -31,6 +31,7 @@
 //! ```
 
 pub mod chain;
+pub mod equilibrium;
 pub mod expr;
 pub mod game;
 pub mod kernel;
@@ -609,6 +610,7 @@ pub const BUILT_IN: &[(&str, &str)] = &[
         "naval_engagement",
         include_str!("../../../../../rules/naval_engagement.toml"),
     ),
+    ("field", include_str!("../../../../../rules/field.toml")),
 ];
 
 /// The rules file an analysis at `analysis` names with `given`: a path relative to the
@@ -1135,6 +1137,15 @@ impl crate::engine::System for RulesStudy {
 
     fn notices(&self) -> Vec<String> {
         self.notices.clone()
+    }
+
+    /// A rules file whose sides make one choice each round is solved as a game
+    /// (`equilibrium.rs`).
+    fn simultaneous_choices(&self) -> Option<&dyn crate::engine::choices::SimultaneousChoices> {
+        self.variants
+            .iter()
+            .all(|v| v.game.choices.len() == 1 && v.game.choices == self.variants[0].game.choices)
+            .then_some(self as &dyn crate::engine::choices::SimultaneousChoices)
     }
 
     fn trials_counted(&self, _run: usize, counts: &RulesCounts) -> u128 {
