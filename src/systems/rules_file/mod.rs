@@ -34,10 +34,10 @@ impl crate::pipeline::SystemReport for RulesStudy {
                 .row(vname, &r.coordinates)
                 .int("trials", n as i64);
             for (name, value) in &r.settings {
-                row = row.int(&format!("start_{}", report_column(name)), *value);
+                row = row.int(&format!("start_{}", column_name(name)), *value);
             }
             for o in self.outcomes(run, counts, exact) {
-                let column = report_column(&o.name);
+                let column = column_name(&o.name);
                 row = row
                     .float(
                         &format!("p_{column}"),
@@ -62,19 +62,6 @@ impl crate::pipeline::SystemReport for RulesStudy {
         draw_charts(self, results, charts)?;
         rulebook_tables(self, results).write(dir)
     }
-}
-
-/// A name as a frame column: lowercase letters, digits and `_`.
-fn report_column(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '_'
-            }
-        })
-        .collect()
 }
 
 /// Each run's outcome probabilities: exact where the run is exact, else simulated.

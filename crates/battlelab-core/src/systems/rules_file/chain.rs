@@ -15,7 +15,7 @@ use rustc_hash::FxHashMap;
 
 use num_bigint::BigInt;
 use num_rational::BigRational;
-use num_traits::{One, ToPrimitive, Zero};
+use num_traits::{One, Zero};
 
 /// The most transitions a chain may have to be summed in fractions (above it, in floating
 /// point: the same enumeration, each probability rounded once).
@@ -965,11 +965,6 @@ impl Chain {
         }
         mass
     }
-}
-
-/// A probability as the nearest `f64`.
-pub fn to_f64(p: &BigRational) -> f64 {
-    p.to_f64().unwrap_or(0.0)
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::analysis::{AnalysisError, Source};
-use crate::systems::rules_file::expr::{self, EffectScope, Expr, ExprError, Scope, Statement};
+use crate::systems::rules_file::expr::{self, EffectScope, Expr, Scope, Statement};
 
 /// The most dice one table rolls, summed (`dice = "NdS"`).
 pub const MAX_TABLE_DICE: u32 = 6;
@@ -188,8 +188,6 @@ pub struct Layout {
     pub temps: std::ops::Range<usize>,
     pub roll: usize,
     pub modifier: usize,
-    /// Names visible only to phases (temporaries).
-    pub temp_names: usize,
 }
 
 /// A validated rules file.
@@ -778,7 +776,6 @@ impl Builder<'_> {
             }
         }
         layout.temps = temps_start..layout.names.len();
-        layout.temp_names = layout.temps.len();
 
         let outcome_names: Vec<String> = spec
             .outcomes
@@ -1718,12 +1715,6 @@ fn check_table_cycles(
         }
     }
     Ok(())
-}
-
-impl From<ExprError> for String {
-    fn from(e: ExprError) -> String {
-        e.0
-    }
 }
 
 #[cfg(test)]

@@ -112,7 +112,6 @@ const DIRECT_TOTAL: u128 = 256;
 /// The chain laid out for the walk: per state, where its round's draw leads.
 #[derive(Clone, Debug)]
 pub struct Walk {
-    start: u32,
     /// Per state: its round's outcomes in all, where they fit 32 bits (0: they do not,
     /// the 128-bit search is used).
     totals32: Vec<u32>,
@@ -195,7 +194,6 @@ impl Walk {
             })
             .collect();
         Self {
-            start: 0,
             totals32,
             direct_at,
             direct,
@@ -216,7 +214,8 @@ impl Walk {
             have: false,
         };
         for _ in 0..n {
-            let mut s = self.start as usize;
+            // The chain's first state is the start (`Chain::build`).
+            let mut s = 0;
             let mut rounds = 0usize;
             loop {
                 if let Some(end) = &self.endings[s] {

@@ -266,16 +266,7 @@ fn file_settings(game: &Game) -> crate::keys::FileSettings {
         .outcomes
         .iter()
         .map(|(name, _)| {
-            let key: String = name
-                .chars()
-                .map(|c| {
-                    if c.is_ascii_alphanumeric() {
-                        c.to_ascii_lowercase()
-                    } else {
-                        '_'
-                    }
-                })
-                .collect();
+            let key = column_name(name);
             Headline::outcomes(&key, &format!("P({name})"), Match::Is(vec![name.clone()]))
         })
         .collect();
@@ -289,6 +280,21 @@ fn file_settings(game: &Game) -> crate::keys::FileSettings {
         settings,
         headlines,
     }
+}
+
+/// An outcome's name as a column or headline key: lowercase letters, digits and `_`
+/// (`attacker wins` → `attacker_wins`), the one spelling `value`, `solve` and the
+/// report's frames share.
+pub fn column_name(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
 
 /// The rules file's own keys as a document of their own: `battlelab keys rules-file`,
