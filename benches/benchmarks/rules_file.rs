@@ -1,6 +1,7 @@
 //! Rules files: battles walked through their compiled chains, beside the bare
-//! xoshiro256++ loop and, for the naval engagement, the built-in kernel of the same
-//! battle (the bound: a rules-file battle costs at most 1.5× the built-in's);
+//! xoshiro256++ loop and, for the naval engagement and the field battle 12 v 8, the
+//! built-in kernel of the same battle (the bound: a rules-file battle costs at
+//! most 1.5× the built-in's);
 //! and the exact enumerations (Risk 30 v 30, the dice pool 10 v 10, the classic CRT).
 
 use std::hint::black_box;
@@ -29,7 +30,35 @@ fn rules_file(c: &mut Criterion) {
         b.iter(|| kernel.record_many(&mut dice, BATCH, &mut h))
     });
     black_box(&h);
+    let field = battlelab_core::systems::field::battle::FieldCombat::new(
+        battlelab_core::systems::field::battle::FieldRules::printed(),
+    )
+    .expect("the printed rules");
+    let prepared = battlelab_core::scenarios::field_battle()
+        .prepare()
+        .expect("a valid battle");
+    let table = battlelab_core::systems::field::transitions::TransitionTable::compile(
+        &field,
+        &prepared,
+        battlelab_core::systems::field::transitions::MAX_TABLE_ENTRIES,
+    )
+    .expect("small");
+    let kernel = battlelab_core::systems::field::transitions::FieldKernel::Table(&table);
+    let mut h = battlelab_core::systems::field::battle::BattleHistogram::new(
+        &prepared,
+        field.rules().round_limit,
+    );
+    let mut dice = DiceStream::for_block(1, 0);
+    group.bench_function(
+        "built-in field battle 12 v 8, mixed tactics (lanes kernel)",
+        |b| b.iter(|| kernel.fight_block(&mut dice, BATCH, &mut h)),
+    );
+    black_box(&h);
     for (name, study) in [
+        (
+            "rules file: field battle 12 v 8, mixed tactics",
+            scenarios::field_12_v_8(),
+        ),
         (
             "rules file: naval engagement 6 v 4",
             scenarios::naval_engagement_6_v_4(),

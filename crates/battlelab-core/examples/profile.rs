@@ -184,6 +184,22 @@ fn main() {
             });
             h.result[0] + h.rounds[2]
         }
+        "rules-naval" | "rules-crt" | "rules-risk" | "rules-pool" | "rules-field" => {
+            use battlelab_core::engine::System;
+            use battlelab_core::systems::rules_file::scenarios as rules;
+            let study = match kernel.as_str() {
+                "rules-naval" => rules::naval_engagement_6_v_4(),
+                "rules-crt" => rules::classic_crt(),
+                "rules-risk" => rules::risk_30_v_30(),
+                "rules-field" => rules::field_12_v_8(),
+                _ => rules::dice_pool_10_v_10(),
+            };
+            let mut counts = study.empty(0);
+            in_blocks(&mut dice, battles, |d, n| {
+                study.simulate(0, d, n, &mut counts)
+            });
+            counts.outcomes[0] + counts.rounds[1]
+        }
         "field" | "field-lanes" => {
             let field = FieldCombat::new(FieldRules::printed()).expect("the printed rules");
             let prepared = scenarios::field_battle().prepare().expect("a valid battle");

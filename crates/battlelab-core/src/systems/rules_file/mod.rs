@@ -931,6 +931,14 @@ impl RulesStudy {
     pub fn game(&self, run: usize) -> &Game {
         &self.variants[self.runs[run].variant].game
     }
+
+    /// The walk a run's battles take through its chain, where the chain was built.
+    pub fn walk(&self, run: usize) -> Option<&Walk> {
+        match &self.runs[run].form {
+            Form::Chain { walk, .. } => Some(walk),
+            Form::Steps(_) => None,
+        }
+    }
 }
 
 /// A run's exact result: the probability of each outcome, each metric's value and each
