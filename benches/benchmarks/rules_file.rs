@@ -101,10 +101,24 @@ fn rules_file(c: &mut Criterion) {
             "naval engagement 6 v 4 (parse, chain, exact)",
             scenarios::naval_engagement_6_v_4,
         ),
+        (
+            "field battle 12 v 8, mixed tactics (parse, chain, exact)",
+            scenarios::field_12_v_8,
+        ),
     ] {
         group.bench_function(name, |b| b.iter(|| black_box(make().exact(0))));
     }
     let (naval, engagement) = battlelab_core::scenarios::naval();
+    let field = battlelab_core::systems::field::battle::FieldCombat::new(
+        battlelab_core::systems::field::battle::FieldRules::printed(),
+    )
+    .expect("the printed rules");
+    let prepared = battlelab_core::scenarios::field_battle()
+        .prepare()
+        .expect("a valid battle");
+    group.bench_function("built-in field battle 12 v 8, exact", |b| {
+        b.iter(|| black_box(field.battle_distribution(black_box(&prepared), 1_000_000)))
+    });
     group.bench_function("built-in naval engagement 6 v 4, exact", |b| {
         b.iter(|| black_box(naval.distribution(&engagement)))
     });
