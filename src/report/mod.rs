@@ -13,6 +13,7 @@ pub mod index;
 pub mod output;
 pub mod pipeline;
 pub mod rulebook;
+pub mod wasm;
 
 use std::fs;
 use std::path::Path;
