@@ -256,7 +256,7 @@ pub fn for_file(path: &std::path::Path, doc: &Doc, system: &str) -> Option<&'sta
         return of(system);
     };
     let given = doc.get(companion.key)?.as_str()?;
-    let settings = (companion.settings)(path, given).ok()?;
+    let settings = (companion.settings)(&battlelab_core::files::Disk, path, given).ok()?;
     type Built = Vec<(String, String, &'static SystemLevers)>;
     static BUILT: std::sync::Mutex<Built> = std::sync::Mutex::new(Vec::new());
     let mut built = BUILT

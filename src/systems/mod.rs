@@ -575,21 +575,9 @@ pub const REPORTS: [(&Registration, Parse); 8] = [
 /// system, or one no registration answers to, goes to the first (field battles), whose
 /// parser names the fault and the systems there are.
 pub fn parse(path: &Path, text: &str) -> Result<Box<dyn Study>, AnalysisError> {
-    #[derive(serde::Deserialize)]
-    struct SystemOnly {
-        system: Option<String>,
-    }
-    let system = toml::from_str::<SystemOnly>(text)
-        .ok()
-        .and_then(|s| s.system);
-    let (_, parse) = REPORTS
-        .iter()
-        .find(|(registration, _)| {
-            system
-                .as_deref()
-                .is_some_and(|s| registration.docs.iter().any(|d| d.name == s))
-        })
-        .unwrap_or(&REPORTS[0]);
+    // The core decides which registration a text names, for this parser and the
+    // WebAssembly module's alike.
+    let (_, parse) = &REPORTS[core_systems::registered(text)];
     parse(path, text)
 }
 

@@ -532,8 +532,10 @@ pub struct Companion {
     /// What `battlelab new` adds to a companion file's name beside the analysis
     /// (`my_game.rules.toml`).
     pub suffix: &'static str,
-    /// The settings an analysis at a path gets from the companion file it names.
-    pub settings: fn(&std::path::Path, &str) -> Result<FileSettings, String>,
+    /// The settings an analysis at a path gets from the companion file it names, read
+    /// from the given files (the disk for the command line).
+    pub settings:
+        fn(&dyn crate::files::Files, &std::path::Path, &str) -> Result<FileSettings, String>,
     /// The settings a companion file at a path declares (`battlelab keys FILE`).
     pub settings_of_file:
         fn(&std::path::Path) -> Result<FileSettings, crate::analysis::AnalysisError>,

@@ -15,6 +15,7 @@ pub mod analysis;
 pub mod dice;
 pub mod engine;
 pub mod exact;
+pub mod files;
 pub mod header;
 pub mod interrupt;
 pub mod keys;

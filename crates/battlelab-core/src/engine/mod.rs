@@ -11,6 +11,7 @@
 pub mod choices;
 pub mod compare;
 pub mod driver;
+pub mod dynamic;
 pub mod expect;
 pub mod headline;
 pub mod shard;

@@ -24,8 +24,18 @@ pub mod ratio;
 pub mod rules_file;
 pub mod setup;
 
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::engine::dynamic::AnyStudy;
+use crate::files::Files;
 use crate::keys::SystemDoc;
 use crate::one_roll::OneRollTable;
+use crate::toml_input::AnalysisError;
+
+/// Validates analysis text of one system (`path` names it in errors), reading the files
+/// it names from the given [`Files`].
+pub type Parse = fn(&Path, &str, &dyn Files) -> Result<Arc<dyn AnyStudy>, AnalysisError>;
 
 /// Everything the engine and the commands read of one system besides its
 /// [`crate::engine::System`] implementation.
@@ -43,6 +53,47 @@ pub struct Registration {
     /// The one-roll tables it declares in its `one_roll` module: the `battlelab table`
     /// subcommands (none for a system without single rolls of its own).
     pub one_roll: &'static [OneRollTable],
+    /// Its parser, behind [`AnyStudy`]: what a front end without the report crate (the
+    /// WebAssembly module) runs.
+    pub parse: Parse,
+}
+
+/// A parsed study behind [`AnyStudy`] (what each registration's `parse` returns).
+pub fn study<S: AnyStudy + 'static>(
+    study: Result<S, AnalysisError>,
+) -> Result<Arc<dyn AnyStudy>, AnalysisError> {
+    study.map(|s| Arc::new(s) as Arc<dyn AnyStudy>)
+}
+
+/// The index in [`REGISTRY`] of the system an analysis text names (`system = "…"`). A
+/// file naming no system, or one no registration answers to, goes to the first (field
+/// battles), whose parser names the fault and the systems there are.
+pub fn registered(text: &str) -> usize {
+    #[derive(serde::Deserialize)]
+    struct SystemOnly {
+        system: Option<String>,
+    }
+    let system = toml::from_str::<SystemOnly>(text)
+        .ok()
+        .and_then(|s| s.system);
+    REGISTRY
+        .iter()
+        .position(|registration| {
+            system
+                .as_deref()
+                .is_some_and(|s| registration.docs.iter().any(|d| d.name == s))
+        })
+        .unwrap_or(0)
+}
+
+/// Validates analysis text of any registered system, reading the files it names from
+/// `files`: the parser the command line runs, behind [`AnyStudy`].
+pub fn parse(
+    path: &Path,
+    text: &str,
+    files: &dyn Files,
+) -> Result<Arc<dyn AnyStudy>, AnalysisError> {
+    (REGISTRY[registered(text)].parse)(path, text, files)
 }
 
 /// Every system, once. Field battles come first: a file that names no system is read

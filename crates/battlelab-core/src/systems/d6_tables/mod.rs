@@ -301,6 +301,7 @@ pub const REGISTRATION: crate::systems::Registration = crate::systems::Registrat
     docs: &DOCS,
     benches: &["strategic"],
     one_roll: one_roll::TABLES,
+    parse: |path, text, _| crate::systems::study(D6TableStudy::parse(path, text)),
 };
 
 /// `battlelab keys` and `battlelab new` for the seven d6 tables, in [`D6Table::NAMES`]

@@ -376,6 +376,7 @@ pub const REGISTRATION: crate::systems::Registration = crate::systems::Registrat
     docs: &[DOC],
     benches: &["crt", "field"],
     one_roll: one_roll::TABLES,
+    parse: |path, text, _| crate::systems::study(FieldStudy::parse(path, text)),
 };
 
 /// `battlelab keys` and `battlelab new` for field battles.

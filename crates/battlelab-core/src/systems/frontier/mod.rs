@@ -194,6 +194,7 @@ pub const REGISTRATION: crate::systems::Registration = crate::systems::Registrat
     docs: &[DOC],
     benches: &["frontier"],
     one_roll: one_roll::TABLES,
+    parse: |path, text, _| crate::systems::study(FrontierStudy::parse(path, text)),
 };
 
 /// `battlelab keys` and `battlelab new` for frontier quick battles.

@@ -401,6 +401,7 @@ pub const REGISTRATION: crate::systems::Registration = crate::systems::Registrat
     docs: &[DOC],
     benches: &["melee"],
     one_roll: one_roll::TABLES,
+    parse: |path, text, _| crate::systems::study(MeleeStudy::parse(path, text)),
 };
 
 /// `battlelab keys` and `battlelab new` for melee studies.

@@ -138,6 +138,7 @@ pub const REGISTRATION: crate::systems::Registration = crate::systems::Registrat
     docs: &[DOC],
     benches: &["strategic"],
     one_roll: &[],
+    parse: |path, text, _| crate::systems::study(NavalEngagementStudy::parse(path, text)),
 };
 
 /// `battlelab keys` and `battlelab new` for naval engagements.

@@ -451,6 +451,7 @@ pub const REGISTRATION: crate::systems::Registration = crate::systems::Registrat
     docs: &[DOC],
     benches: &["ratio"],
     one_roll: one_roll::TABLES,
+    parse: |path, text, _| crate::systems::study(RatioStudy::parse(path, text)),
 };
 
 /// `battlelab keys` and `battlelab new` for ratio battles.

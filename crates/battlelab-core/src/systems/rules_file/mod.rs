@@ -205,6 +205,7 @@ pub const REGISTRATION: crate::systems::Registration = crate::systems::Registrat
     docs: &[DOC],
     benches: &["rules_file"],
     one_roll: &[one_roll::RULES_TABLE],
+    parse: |path, text, files| crate::systems::study(RulesStudy::parse_with(path, text, files)),
 };
 
 /// `battlelab keys rules` and `battlelab new rules`.
@@ -228,8 +229,8 @@ pub const COMPANION: crate::keys::Companion = crate::keys::Companion {
     key: "rules",
     doc: &RULES_FILE_DOC,
     suffix: "rules",
-    settings: |analysis, given| {
-        let (path, text) = read_rules(analysis, given)?;
+    settings: |files, analysis, given| {
+        let (path, text) = read_rules_from(files, analysis, given)?;
         let game = Game::parse(&path, &text).map_err(|e| e.to_string())?;
         Ok(file_settings(&game))
     },
@@ -623,6 +624,15 @@ pub const BUILT_IN: &[(&str, &str)] = &[
 /// analysis, or a shipped one's name (a name without `/`, `\` or `.`). Returns the path
 /// errors name and the text; the message of an error says what was looked for.
 pub fn read_rules(analysis: &Path, given: &str) -> Result<(PathBuf, String), String> {
+    read_rules_from(&crate::files::Disk, analysis, given)
+}
+
+/// [`read_rules`], reading a path from `files` (the disk, or files handed over in memory).
+pub fn read_rules_from(
+    files: &dyn crate::files::Files,
+    analysis: &Path,
+    given: &str,
+) -> Result<(PathBuf, String), String> {
     let given = given.trim();
     if given.is_empty() {
         return Err(
@@ -640,7 +650,7 @@ pub fn read_rules(analysis: &Path, given: &str) -> Result<(PathBuf, String), Str
     let path = analysis
         .parent()
         .map_or_else(|| PathBuf::from(given), |dir| dir.join(given));
-    match crate::toml_input::read_analysis_file(&path) {
+    match files.read(&path) {
         Ok(text) => Ok((path, text)),
         Err(AnalysisError::Read { source: io, .. }) => Err(format!(
             "cannot read the rules file \"{given}\" (a path relative to this analysis file: {}): {io}",
@@ -651,22 +661,34 @@ pub fn read_rules(analysis: &Path, given: &str) -> Result<(PathBuf, String), Str
 }
 
 fn load_game(
+    files: &dyn crate::files::Files,
     source: &Source,
     analysis: &Path,
     rules: &Spanned<String>,
     field: &str,
 ) -> Result<(PathBuf, Game), AnalysisError> {
-    let (path, text) =
-        read_rules(analysis, rules.get_ref()).map_err(|m| source.error(rules, field, m))?;
+    let (path, text) = read_rules_from(files, analysis, rules.get_ref())
+        .map_err(|m| source.error(rules, field, m))?;
     Ok((path.clone(), Game::parse(&path, &text)?))
 }
 
 impl RulesStudy {
+    /// Validates analysis text; `path` names it in errors, and its rules file is read
+    /// from disk, relative to `path`.
     pub fn parse(path: &Path, text: &str) -> Result<Self, AnalysisError> {
+        Self::parse_with(path, text, &crate::files::Disk)
+    }
+
+    /// [`RulesStudy::parse`], reading the rules files the analysis names from `files`.
+    pub fn parse_with(
+        path: &Path,
+        text: &str,
+        files: &dyn crate::files::Files,
+    ) -> Result<Self, AnalysisError> {
         let source = Source::new(path, text);
         let spec: RulesAnalysis = source.parse_toml()?;
         let header = AnalysisHeader::parse(path, &source, None)?;
-        let (rules_path, game) = load_game(&source, path, &spec.rules, "rules")?;
+        let (rules_path, game) = load_game(files, &source, path, &spec.rules, "rules")?;
         let base_settings = settings_of(
             &source,
             spec.sides.as_ref(),
@@ -712,7 +734,8 @@ impl RulesStudy {
             });
             let (vpath, vgame) = match &v.rules {
                 Some(r) => {
-                    let (p, g) = load_game(&source, path, r, &format!("variant[{i}].rules"))?;
+                    let (p, g) =
+                        load_game(files, &source, path, r, &format!("variant[{i}].rules"))?;
                     if g.sides != game.sides {
                         return Err(source.error(r, format!("variant[{i}].rules"), format!("this rules file's sides ({}) differ from the analysis's rules file's ({}); a variant changes the rules, not who fights", g.sides.join(", "), game.sides.join(", "))));
                     }

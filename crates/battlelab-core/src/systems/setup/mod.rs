@@ -108,6 +108,7 @@ pub const REGISTRATION: crate::systems::Registration = crate::systems::Registrat
     docs: &[DOC],
     benches: &["strategic"],
     one_roll: one_roll::TABLES,
+    parse: |path, text, _| crate::systems::study(SetupStudy::parse(path, text)),
 };
 
 /// `battlelab keys` and `battlelab new` for setup studies.

@@ -1,0 +1,181 @@
+//! `run`, and `start`/`step`/`finish` for a progress bar: the plan's blocks through the
+//! core's [`Job`] (the driver's block loop, the driver's block order), so the counts are
+//! `battlelab run`'s for the same seed and trials whatever the steps.
+
+use std::sync::Mutex;
+
+use battlelab_core::analysis::AxisValue;
+use battlelab_core::engine::dynamic::{Job, RunResult};
+use battlelab_core::engine::headline::{Headline, HeadlineKind};
+use battlelab_core::engine::Plan;
+use battlelab_core::limits::{MAX_SEED, MAX_TRIALS};
+use battlelab_core::stats::{wilson_interval, Z95};
+use serde_json::{json, Value};
+
+use crate::{Parsed, Refusal};
+
+/// The job `start` began, until `finish`.
+struct Started {
+    job: Box<dyn Job>,
+    plan: Plan,
+    headline: Option<Headline>,
+}
+
+static STARTED: Mutex<Option<Started>> = Mutex::new(None);
+
+fn started() -> std::sync::MutexGuard<'static, Option<Started>> {
+    STARTED.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The seed and trials of a run: the request's, else the file's, within the command
+/// line's bounds (`--seed`, `--trials`).
+fn seed_and_trials(
+    parsed: &Parsed,
+    seed: Option<u64>,
+    trials: Option<u64>,
+) -> Result<(u64, u64), Refusal> {
+    let header = parsed.study.header();
+    let seed = seed.unwrap_or(header.seed);
+    let trials = trials.unwrap_or(header.trials);
+    if seed > MAX_SEED {
+        return Err(Refusal::request(format!(
+            "seed {seed} is not in 0..={MAX_SEED} (the bound of `--seed`)"
+        )));
+    }
+    if !(1..=MAX_TRIALS).contains(&trials) {
+        return Err(Refusal::request(format!(
+            "trials {trials} is not in 1..={MAX_TRIALS} (the bound of `--trials`)"
+        )));
+    }
+    Ok((seed, trials))
+}
+
+/// Every run, simulated with `trials` trials from `seed` (the file's where not given),
+/// and exact where the system enumerates it; with `exact_only`, the exact results alone.
+pub fn run(
+    parsed: &Parsed,
+    seed: Option<u64>,
+    trials: Option<u64>,
+    exact_only: bool,
+) -> Result<Value, Refusal> {
+    let (seed, trials) = seed_and_trials(parsed, seed, trials)?;
+    let trials = if exact_only { 0 } else { trials };
+    let job = parsed.study.clone().start(trials, seed);
+    let plan = parsed.study.plan();
+    let headline = crate::describe::headlines(parsed).into_iter().next();
+    results(job, &plan, headline.as_ref())
+}
+
+/// Starts a Monte Carlo job; `step` runs its blocks, `finish` gives `run`'s answer.
+pub fn start(parsed: &Parsed, seed: Option<u64>, trials: Option<u64>) -> Result<Value, Refusal> {
+    let (seed, trials) = seed_and_trials(parsed, seed, trials)?;
+    let job = parsed.study.clone().start(trials, seed);
+    let blocks = job.blocks();
+    *started() = Some(Started {
+        job,
+        plan: parsed.study.plan(),
+        headline: crate::describe::headlines(parsed).into_iter().next(),
+    });
+    Ok(json!({ "blocks": blocks }))
+}
+
+/// Runs the next `blocks` blocks of the started job.
+pub fn step(blocks: u64) -> Result<Value, Refusal> {
+    let mut started = started();
+    let job = &mut started
+        .as_mut()
+        .ok_or_else(|| Refusal::request("no job is started: send \"start\" first"))?
+        .job;
+    let done = job
+        .step(blocks)
+        .map_err(|_| Refusal::request("the run was stopped"))?;
+    Ok(json!({ "done": done, "blocks": job.blocks() }))
+}
+
+/// Runs what is left of the started job and gives every run's results.
+pub fn finish() -> Result<Value, Refusal> {
+    let Started {
+        job,
+        plan,
+        headline,
+    } = started()
+        .take()
+        .ok_or_else(|| Refusal::request("no job is started: send \"start\" first"))?;
+    results(job, &plan, headline.as_ref())
+}
+
+fn results(job: Box<dyn Job>, plan: &Plan, headline: Option<&Headline>) -> Result<Value, Refusal> {
+    let runs = job
+        .finish()
+        .map_err(|_| Refusal::request("the run was stopped"))?;
+    let values: Vec<Value> = runs.iter().map(|r| headline_value(r, headline)).collect();
+    Ok(json!({
+        "runs": plan.runs.iter().zip(&runs).map(|(key, r)| run_json(key.variant.as_str(), &key.coordinates, r)).collect::<Vec<_>>(),
+        "headline": headline.map(|h| json!({"name": h.name, "key": h.key, "values": values})),
+    }))
+}
+
+/// A run as `results.csv` and `distributions.csv` hold it: each outcome's count,
+/// simulated probability and Wilson 95% interval, exact probability and fraction.
+fn run_json(variant: &str, coordinates: &[AxisValue], r: &RunResult) -> Value {
+    let n = r.trials;
+    let simulated = |count: u64| (n > 0).then(|| count as f64 / n as f64);
+    json!({
+        "variant": variant,
+        "coordinates": coordinates.iter().map(coordinate).collect::<Vec<_>>(),
+        "trials": n,
+        "exact": r.exact,
+        "outcomes": r.outcomes.iter().map(|o| json!({
+            "name": o.name,
+            "count": (n > 0).then_some(o.count),
+            "probability": simulated(o.count),
+            "ci": (n > 0).then(|| { let (lo, hi) = wilson_interval(o.count, n, Z95); [lo, hi] }),
+            "exact": o.exact,
+            "fraction": o.fraction,
+        })).collect::<Vec<_>>(),
+        "distributions": r.distributions.iter().map(|d| json!({
+            "metric": d.metric,
+            "values": (0..d.counts.len() as u64).map(|i| d.first + i).collect::<Vec<_>>(),
+            "counts": (n > 0).then_some(&d.counts),
+            "probabilities": d.counts.iter().map(|&c| simulated(c)).collect::<Vec<_>>(),
+            "exact": d.exact,
+            "mean": (n > 0).then(|| d.mean()),
+            "exact_mean": d.exact_mean(),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// A run's coordinate as the frames write it: a number, a text, or null where unset.
+pub fn coordinate(value: &AxisValue) -> Value {
+    match value {
+        AxisValue::Int(i) => json!(i),
+        AxisValue::Unset => Value::Null,
+        other => json!(other.to_string()),
+    }
+}
+
+/// The headline of one run: the exact value where the run is exact, else the simulated.
+fn headline_value(r: &RunResult, headline: Option<&Headline>) -> Value {
+    let Some(headline) = headline else {
+        return Value::Null;
+    };
+    let n = r.trials.max(1) as f64;
+    match &headline.kind {
+        HeadlineKind::Outcomes(matching) => {
+            let chosen = r.outcomes.iter().filter(|o| matching.accepts(&o.name));
+            if r.exact {
+                json!(chosen.map(|o| o.exact.unwrap_or(0.0)).sum::<f64>())
+            } else if r.trials > 0 {
+                json!(chosen.map(|o| o.count).sum::<u64>() as f64 / n)
+            } else {
+                Value::Null
+            }
+        }
+        HeadlineKind::Metric(metric) => r
+            .distributions
+            .iter()
+            .find(|d| &d.metric == metric)
+            .and_then(|d| d.exact_mean().or_else(|| (r.trials > 0).then(|| d.mean())))
+            .map_or(Value::Null, |m| json!(m)),
+    }
+}
