@@ -144,8 +144,11 @@ const PLAYGROUND_JS: &str = r#"
   function editorOf(file){
     if(!file)return editors[0];
     var f=String(file).replace(/\\/g,'/');
-    var hit=editors.filter(function(e){var n=e.name.value.trim().replace(/\\/g,'/');return n&&(n===f||f.slice(-n.length-1)==='/'+n||n.slice(-f.length-1)==='/'+f||n.split('/').pop()===f.split('/').pop());})[0];
-    return hit||editors[0];
+    var names=editors.map(function(e){return e.name.value.trim().replace(/\\/g,'/');});
+    // The file as named, else one ending in it (or it in one), else by its last part.
+    var tests=[function(n){return n===f;},function(n){return f.slice(-n.length-1)==='/'+n||n.slice(-f.length-1)==='/'+f;},function(n){return n.split('/').pop()===f.split('/').pop();}];
+    for(var t=0;t<tests.length;t++)for(var i=0;i<names.length;i++)if(names[i]&&tests[t](names[i]))return editors[i];
+    return editors[0];
   }
   function fail(err){
     var e=editorOf(err.file),text=err.message;
@@ -156,6 +159,7 @@ const PLAYGROUND_JS: &str = r#"
     e.error.textContent=text;
     e.text.setAttribute('aria-invalid','true');
     progress.hidden=true;
+    out.textContent='';chartBox.textContent='';
     status.textContent='not run: fix the file marked';
   }
   function clear(){editors.forEach(function(e){e.error.textContent='';e.text.removeAttribute('aria-invalid');});}

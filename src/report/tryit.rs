@@ -229,8 +229,12 @@ function call(req){
     var r=ex.bl_response()>>>0;
     return JSON.parse(dec.decode(new Uint8Array(ex.memory.buffer,r,n)));
   }catch(e){
+    // A panic aborts: the module keeps an error naming the bug (`bl_panic`); then a fresh
+    // instance.
+    var said=null;
+    try{var k=ex.bl_panic?ex.bl_panic()>>>0:0;if(k)said=JSON.parse(dec.decode(new Uint8Array(ex.memory.buffer,ex.bl_response()>>>0,k)));}catch(_){}
     try{instantiate();}catch(_){}
-    return {error:{message:'the calculator stopped on this input (a bug in battlelab: please report it with the file): '+(e&&e.message||e),file:null,line:null,key:null}};
+    return said||{error:{message:'the calculator stopped on this input (a bug in battlelab: please report it with the file): '+(e&&e.message||e),file:null,line:null,key:null}};
   }
 }
 function pause(){return new Promise(function(r){setTimeout(r,0);});}
@@ -321,6 +325,8 @@ var BL=(function(){
     return this.ready.then(function(){return self.send({type:'simulate',req:req},onprogress);});
   };
   function fmt(p){return typeof p==='number'?p.toFixed(4):'';}
+  // An outcome's probability as shown: exact where the run is exact, else simulated.
+  function prob(o){return typeof o.exact==='number'?o.exact:o.probability;}
   function runLabel(run,axes,variants){
     var parts=[];
     if(variants>1)parts.push(run.variant);
@@ -333,24 +339,22 @@ var BL=(function(){
     runs.forEach(function(r){(r.outcomes||[]).forEach(function(o){if(names.indexOf(o.name)<0)names.push(o.name);});});
     return names;
   }
-  // The headline (whatever the module reports as the answer) as lines of text.
-  function headlineLines(h){
-    var lines=[];
-    if(h===null||h===undefined)return lines;
-    if(typeof h!=='object'){lines.push(String(h));return lines;}
-    if(Array.isArray(h)){h.forEach(function(x){lines=lines.concat(headlineLines(x));});return lines;}
-    if(typeof h.text==='string'){lines.push(h.text);return lines;}
-    var parts=[];
-    Object.keys(h).forEach(function(k){var v=h[k];if(v!==null&&typeof v!=='object')parts.push(k+': '+(typeof v==='number'?+v.toPrecision(6):v));});
-    if(parts.length)lines.push(parts.join(' · '));
-    return lines;
+  // The headline (`{name, values: one per run}`) in words: each run's value when they
+  // are few, else the range over the runs.
+  function headlineLines(h,runs,axes){
+    if(!h||!h.name||!Array.isArray(h.values)||!h.values.length)return [];
+    var v=h.values,nv=variantCount(runs);
+    if(v.length===1)return [h.name+' = '+fmt(v[0])];
+    if(v.length<=4)return [h.name+': '+v.map(function(x,i){return (runs[i]?runLabel(runs[i],axes,nv)+' ':'')+fmt(x);}).join(' · ')];
+    var nums=v.filter(function(x){return typeof x==='number';});
+    return [h.name+': from '+fmt(Math.min.apply(null,nums))+' to '+fmt(Math.max.apply(null,nums))+' over the '+v.length+' runs (every run below)'];
   }
   // The results of a `run`/`finish` answer: the headline, then a table of runs ×
   // outcomes. Each cell carries its numbers as data attributes.
   function results(ok,axes){
     var runs=ok.runs||[],names=outcomeNames(runs),nv=variantCount(runs);
     var box=el('div',{'class':'results'});
-    headlineLines(ok.headline).forEach(function(l){box.appendChild(el('p',{'class':'headline',text:l}));});
+    headlineLines(ok.headline,runs,axes).forEach(function(l){box.appendChild(el('p',{'class':'headline',text:l}));});
     var head=el('tr',{},[el('th',{text:'run'}),el('th',{text:'trials'})].concat(names.map(function(n){return el('th',{text:'P('+n+')'});})));
     var body=el('tbody');
     runs.forEach(function(r,i){
@@ -358,10 +362,10 @@ var BL=(function(){
       names.forEach(function(n){
         var o=(r.outcomes||[]).filter(function(o){return o.name===n;})[0];
         if(!o){tr.appendChild(el('td',{'class':'p',text:'–'}));return;}
-        var text=o.fraction?o.fraction+' ('+fmt(o.probability)+')':fmt(o.probability);
-        var title=o.count!==null&&o.count!==undefined?o.count+' of '+r.trials:'';
+        var p=prob(o),text=o.fraction?o.fraction+' ('+fmt(p)+')':fmt(p);
+        var title=o.count!==null&&o.count!==undefined?'simulated: '+o.count+' of '+r.trials+' ('+fmt(o.probability)+')':'';
         if(o.ci)title+=(title?'; ':'')+'95% interval '+fmt(o.ci[0])+'–'+fmt(o.ci[1]);
-        tr.appendChild(el('td',{'class':'p',text:text,title:title||null,'data-outcome':n,'data-p':o.probability,'data-count':o.count===null||o.count===undefined?null:o.count,'data-fraction':o.fraction||null}));
+        tr.appendChild(el('td',{'class':'p',text:text,title:title||null,'data-outcome':n,'data-p':p,'data-count':o.count===null||o.count===undefined?null:o.count,'data-fraction':o.fraction||null}));
       });
       body.appendChild(tr);
     });
@@ -392,10 +396,10 @@ var BL=(function(){
       s.appendChild(svg('text',{x:label-6,y:y+12,'text-anchor':'end'},name.length>30?name.slice(0,29)+'…':name));
       names.forEach(function(n,i){
         var o=(r.outcomes||[]).filter(function(o){return o.name===n;})[0];
-        var w=o?Math.max(0,o.probability)*bar:0;
+        var w=o?Math.max(0,prob(o)||0)*bar:0;
         if(w<=0)return;
         var rect=svg('rect',{x:x.toFixed(2),y:y+2,width:w.toFixed(2),height:row-5,fill:COLOURS[i%COLOURS.length]});
-        rect.appendChild(svg('title',{},name+': P('+n+') = '+(o.fraction||fmt(o.probability))));
+        rect.appendChild(svg('title',{},name+': P('+n+') = '+(o.fraction||fmt(prob(o)))));
         s.appendChild(rect);
         x+=w;
       });
@@ -505,35 +509,50 @@ pub const PANEL_JS: &str = r#"
     });
     return box;
   }
+  // A rules file's table: `cells` holds each column as the file writes it, a string of
+  // results (one a row: a grid of inputs, edited back into the string) or a table of
+  // rows (one input holding it as JSON). A column's edit is `<path>."<column>"`.
   function tableField(t){
-    var err=el('div',{'class':'error',role:'alert'}),cells=[];
-    var head=el('tr',{},[el('th',{text:''})].concat((t.columns||[]).map(function(c){return el('th',{text:show(c)});})));
-    var body=el('tbody');
-    (t.rows||[]).forEach(function(row,r){
-      var path=t.path+'.rows.'+r,orig=JSON.stringify(row),inputs=[];
+    var err=el('div',{'class':'error',role:'alert'}),cols=t.columns||[],cells=t.cells||[];
+    var split=cells.map(function(c){return typeof c==='string'?c.trim().split(/\s+/):null;});
+    var rows=Math.max.apply(null,[0].concat(split.map(function(x){return x?x.length:1;})));
+    var head=el('tr',{},[el('th',{text:'row'})].concat(cols.map(function(c){return el('th',{text:show(c)});})));
+    var body=el('tbody'),inputs=cols.map(function(){return [];});
+    for(var r=0;r<rows;r++){
       var tr=el('tr',{},[el('th',{text:String(r+1)})]);
-      row.forEach(function(cell,c){
-        var input=el('input',{type:'text','class':'cell',value:show(cell),'aria-label':t.name+' row '+(r+1)+', '+show((t.columns||[])[c]),spellcheck:'false',autocomplete:'off'});
-        inputs.push(input);
+      cols.forEach(function(c,k){
+        if(!split[k]){
+          if(r===0){var i=el('input',{type:'text','class':'cell json','aria-label':t.name+' '+show(c),spellcheck:'false',autocomplete:'off'});i.value=show(cells[k]);inputs[k].push(i);tr.appendChild(el('td',{rowspan:rows},[i]));}
+          return;
+        }
+        var cell=split[k][r];
+        if(cell===undefined){tr.appendChild(el('td'));return;}
+        var input=el('input',{type:'text','class':'cell','aria-label':t.name+' '+show(c)+', row '+(r+1),spellcheck:'false',autocomplete:'off'});
+        input.value=cell;
+        inputs[k].push(input);
         tr.appendChild(el('td',{},[input]));
       });
       body.appendChild(tr);
+    }
+    cols.forEach(function(c,k){
+      var path=t.path+'.'+JSON.stringify(String(c)),orig=show(cells[k]),list=inputs[k];
+      var value=function(){return split[k]?list.map(function(i){return i.value.trim();}).join(' '):parseValue(list[0].value,null);};
       var onchange=function(){
-        var now=inputs.map(function(i,c){return typeof row[c]==='string'?i.value:parseValue(i.value,null);});
-        if(JSON.stringify(now)===orig)delete state.edits[path];else state.edits[path]=now;
-        inputs.forEach(function(i,c){i.classList.toggle('edited',i.value!==show(row[c]));});
+        var now=value();
+        if(show(now)===orig||(split[k]&&now===split[k].join(' ')))delete state.edits[path];else state.edits[path]=now;
+        list.forEach(function(i,r){i.classList.toggle('edited',split[k]?i.value.trim()!==split[k][r]:i.value!==orig);});
         schedule();
       };
-      fields[path]={path:path,input:inputs[0],inputs:inputs,error:err,original:orig,setting:null};
+      fields[path]={path:path,input:list[0],inputs:list,error:err,original:orig,setting:null,split:split[k]};
       order.push(path);
-      inputs.forEach(function(i){
+      list.forEach(function(i){
         var f=function(){lastChanged=path;onchange();};
         i.addEventListener('input',f);i.addEventListener('change',f);
       });
     });
     fields[t.path]={path:t.path,input:null,error:err,setting:null};
     order.push(t.path);
-    return el('fieldset',{},[el('legend',{text:'Table: '+(t.name||t.path)}),el('div',{'class':'scroll'},[el('table',{},[el('thead',{},[head]),body])]),err]);
+    return el('fieldset',{},[el('legend',{text:'Table: '+(t.means||t.name||t.path)}),el('div',{'class':'scroll'},[el('table',{},[el('thead',{},[head]),body])]),err]);
   }
   function runField(key,label,value){
     var id='tryit-'+key,input=el('input',{type:'text',id:id,inputmode:'numeric',spellcheck:'false',autocomplete:'off'}),err=el('div',{'class':'error',role:'alert'});
@@ -587,7 +606,8 @@ pub const PANEL_JS: &str = r#"
     Object.keys(s.edits||{}).forEach(function(p){
       var v=s.edits[p],f=fields[p];
       state.edits[p]=v;
-      if(f&&f.inputs){f.inputs.forEach(function(i,c){if(Array.isArray(v)&&c<v.length){i.value=show(v[c]);i.classList.add('edited');}});}
+      if(f&&f.inputs&&f.split&&typeof v==='string'){var w=v.trim().split(/\s+/);f.inputs.forEach(function(i,r){if(r<w.length){i.value=w[r];i.classList.toggle('edited',w[r]!==f.split[r]);}});}
+      else if(f&&f.inputs){f.inputs[0].value=show(v);f.inputs[0].classList.add('edited');}
       else if(f&&f.input){f.input.value=show(v);f.input.classList.add('edited');}
     });
     ['seed','trials'].forEach(function(k){
@@ -601,7 +621,7 @@ pub const PANEL_JS: &str = r#"
     state={edits:{},seed:null,trials:null};
     order.forEach(function(p){
       var f=fields[p];
-      if(f.inputs){var row=JSON.parse(f.original);f.inputs.forEach(function(i,c){i.value=show(row[c]);i.classList.remove('edited');});}
+      if(f.inputs){f.inputs.forEach(function(i,r){i.value=f.split?f.split[r]:f.original;i.classList.remove('edited');});}
       else if(f.input){f.input.value=f.original;f.input.classList.remove('edited');}
     });
     downloads.textContent='';
@@ -643,6 +663,7 @@ pub const PANEL_JS: &str = r#"
       (f.inputs||(f.input?[f.input]:[])).forEach(function(i){i.setAttribute('aria-invalid','true');});
     }else panelError.textContent=err.message;
     progress.hidden=true;
+    out.textContent='';chartBox.textContent='';
     statusLine.textContent='not recomputed: the value marked is refused, as battlelab run would refuse it';
   }
   function draw(ok){
@@ -715,7 +736,7 @@ pub const PANEL_JS: &str = r#"
     Object.keys(typed).forEach(function(p){
       var f=fields[p],v=typed[p];
       if(!f||!f.input){fails.push('no field '+p);return;}
-      if(f.inputs&&Array.isArray(v))f.inputs.forEach(function(i,c){if(c<v.length&&v[c]!==null){i.value=String(v[c]);i.dispatchEvent(new Event('input',{bubbles:true}));}});
+      if(f.inputs&&f.split&&Array.isArray(v))f.inputs.forEach(function(i,r){if(r<v.length&&v[r]!==null){i.value=String(v[r]);i.dispatchEvent(new Event('input',{bubbles:true}));}});
       else{f.input.value=String(v);f.input.dispatchEvent(new Event('input',{bubbles:true}));}
     });
     if(selftest.reset)resetAll();
