@@ -1,8 +1,29 @@
-//! The WebAssembly build of the core, as the report pages embed it.
+//! The WebAssembly module the report page and the playground run (`crates/battlelab-wasm`,
+//! API in `docs/wasm-api.md`), as `build.rs` built and gzipped it.
 //!
-//! Why this module exists: a page that recomputes carries the core with it. Until the
-//! build step of `crates/battlelab-wasm` provides the module, this is empty, and a page
-//! shows no "try it" panel (it says why in a comment).
+//! Why this module exists: the page inlines the module so that `index.html` stays one
+//! offline file; the bytes come from the build, not from a download.
 
-/// The gzip of the core's `.wasm` (see `docs/wasm-api.md`); empty where it was not built.
-pub const MODULE_GZ: &[u8] = &[];
+/// The gzipped `.wasm`; empty when it could not be built (then [`MISSING`] says why).
+pub static MODULE_GZ: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/battlelab.wasm.gz"));
+
+/// Why [`MODULE_GZ`] is empty ("" when the module was built).
+pub const MISSING: &str = env!("BATTLELAB_WASM_MISSING");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_module_is_gzip_of_a_wasm_module_or_says_why_it_is_missing() {
+        if MODULE_GZ.is_empty() {
+            assert!(!MISSING.is_empty(), "an empty module says why");
+            return;
+        }
+        assert!(MISSING.is_empty());
+        assert_eq!(&MODULE_GZ[..2], &[0x1f, 0x8b], "gzip");
+        // gzip's trailer holds the size unpacked: more than the packed bytes.
+        let tail: [u8; 4] = MODULE_GZ[MODULE_GZ.len() - 4..].try_into().unwrap();
+        assert!(u32::from_le_bytes(tail) as usize > MODULE_GZ.len());
+    }
+}

@@ -1,0 +1,534 @@
+//! The page's numbers are the command line's: `battlelab_wasm::call` — the function the
+//! WebAssembly module exports — against `battlelab run` on the same files.
+//!
+//! Why this test exists: the report page and the playground recompute in the browser
+//! through `battlelab-wasm`; a designer must read there exactly what `battlelab run`
+//! writes. Each test runs the same analysis both ways and compares counts, exact
+//! fractions and exact probabilities as numbers, and error texts as text. (The module
+//! itself in a browser is B's Chromium tests; this is the same code, natively.)
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `call`, answered `ok` (the test fails on an error, printing it).
+fn ok(request: &Value) -> Value {
+    let response: Value = serde_json::from_str(&battlelab_wasm::call(&request.to_string()))
+        .expect("the response is JSON");
+    match response.get("ok") {
+        Some(ok) => ok.clone(),
+        None => panic!("{}: {response}", request["op"]),
+    }
+}
+
+/// `call`, answered with an error: the error object.
+fn refused(request: &Value) -> Value {
+    let response: Value =
+        serde_json::from_str(&battlelab_wasm::call(&request.to_string())).expect("JSON");
+    response
+        .get("error")
+        .unwrap_or_else(|| panic!("expected an error, got {response}"))
+        .clone()
+}
+
+/// The rules file an analysis names by path (`rules = "../rules/x.toml"`), if any.
+fn companion(text: &str) -> Option<String> {
+    let table: toml::Table = toml::from_str(text).ok()?;
+    let given = table.get("rules")?.as_str()?;
+    given.contains(['/', '.']).then(|| given.to_string())
+}
+
+/// The request fields naming the analysis at `path` and the rules file it names.
+fn analysis(path: &Path) -> (String, BTreeMap<String, String>) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut files = BTreeMap::new();
+    if let Some(given) = companion(&text) {
+        let rules = std::fs::read_to_string(path.parent().unwrap().join(&given)).unwrap();
+        files.insert(given, rules);
+    }
+    (text, files)
+}
+
+fn request(op: &str, name: &str, text: &str, files: &BTreeMap<String, String>) -> Value {
+    json!({"op": op, "analysis": {"name": name, "text": text}, "files": files})
+}
+
+/// A CSV's rows as fields (quoted fields may hold commas and doubled quotes).
+fn csv(text: &str) -> Vec<BTreeMap<String, String>> {
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    for line in text.lines() {
+        let mut fields = Vec::new();
+        let mut field = String::new();
+        let mut quoted = false;
+        let mut chars = line.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '"' if quoted && chars.peek() == Some(&'"') => {
+                    field.push('"');
+                    chars.next();
+                }
+                '"' => quoted = !quoted,
+                ',' if !quoted => fields.push(std::mem::take(&mut field)),
+                c => field.push(c),
+            }
+        }
+        fields.push(field);
+        rows.push(fields);
+    }
+    let header = rows.remove(0);
+    rows.into_iter()
+        .map(|r| header.iter().cloned().zip(r).collect())
+        .collect()
+}
+
+/// A CSV text cell as written: a leading `'` guards a cell that starts like a formula.
+fn cell(text: &str) -> &str {
+    text.strip_prefix('\'').unwrap_or(text)
+}
+
+/// `battlelab run FILE --trials N --seed S` in the file's folder, into a fresh folder:
+/// its results.csv and distributions.csv rows.
+fn cli_run(
+    dir: &Path,
+    file: &str,
+    trials: u64,
+    seed: u64,
+) -> (Vec<BTreeMap<String, String>>, Vec<BTreeMap<String, String>>) {
+    let out = tempfile::tempdir().unwrap();
+    let report = out.path().join("report");
+    let (code, _, stderr) = common::battlelab(
+        dir,
+        &[
+            "run",
+            file,
+            "--trials",
+            &trials.to_string(),
+            "--seed",
+            &seed.to_string(),
+            "--out",
+            report.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, Some(0), "{file}: {stderr}");
+    let read = |name: &str| csv(&std::fs::read_to_string(report.join(name)).unwrap());
+    (read("results.csv"), read("distributions.csv"))
+}
+
+/// A float as the CSV wrote it, read back: the module's number as Polars writes it (16
+/// significant digits, so the last binary digits may differ: 0.1673333333333333 for
+/// 0.16733333333333333). Counts and fractions are compared exactly.
+fn same_number(csv: &str, number: &Value, what: &str) {
+    match number.as_f64() {
+        None => assert!(
+            csv.is_empty(),
+            "{what}: the CLI wrote {csv}, the module null"
+        ),
+        Some(x) => {
+            let y: f64 = csv.parse().unwrap_or_else(|_| panic!("{what}: {csv}"));
+            assert!(
+                (x - y).abs() <= 4.0 * f64::EPSILON * x.abs(),
+                "{what}: the module {x}, the CLI {csv}"
+            );
+        }
+    }
+}
+
+/// The module's `run` response equals the CLI's results.csv and distributions.csv row
+/// for row: counts, exact fractions and exact probabilities.
+fn assert_same_as_cli(
+    label: &str,
+    ours: &Value,
+    results: &[BTreeMap<String, String>],
+    distributions: &[BTreeMap<String, String>],
+) {
+    let runs = ours["runs"].as_array().unwrap();
+    let mut rows = results.iter();
+    let mut dist_rows = distributions.iter();
+    for run in runs {
+        let variant = run["variant"].as_str().unwrap();
+        for o in run["outcomes"].as_array().unwrap() {
+            let row = rows
+                .next()
+                .unwrap_or_else(|| panic!("{label}: the CLI has fewer rows"));
+            let what = format!("{label}, {variant}, {}", o["name"]);
+            assert_eq!(cell(&row["variant"]), variant, "{what}");
+            assert_eq!(cell(&row["outcome"]), o["name"].as_str().unwrap(), "{what}");
+            assert_eq!(row["trials"], run["trials"].to_string(), "{what}");
+            assert_eq!(row["count"], o["count"].to_string(), "{what}: count");
+            same_number(&row["exact"], &o["exact"], &format!("{what}: exact"));
+            same_number(
+                &row["probability"],
+                &o["probability"],
+                &format!("{what}: probability"),
+            );
+            assert_eq!(
+                row["exact_fraction"],
+                o["fraction"].as_str().unwrap_or(""),
+                "{what}: fraction"
+            );
+        }
+        for d in run["distributions"].as_array().unwrap() {
+            for (value, count) in d["values"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .zip(d["counts"].as_array().unwrap())
+            {
+                let row = dist_rows
+                    .next()
+                    .unwrap_or_else(|| panic!("{label}: fewer distribution rows"));
+                let what = format!("{label}, {variant}, {} = {value}", d["metric"]);
+                assert_eq!(row["metric"], d["metric"].as_str().unwrap(), "{what}");
+                assert_eq!(row["value"], value.to_string(), "{what}");
+                assert_eq!(row["count"], count.to_string(), "{what}");
+            }
+        }
+    }
+    assert!(
+        rows.next().is_none(),
+        "{label}: the CLI has more result rows"
+    );
+    assert!(
+        dist_rows.next().is_none(),
+        "{label}: the CLI has more distribution rows"
+    );
+}
+
+#[test]
+fn every_shipped_analysis_gives_the_command_lines_counts_and_exact_fractions() {
+    let analyses = common::shipped_analyses();
+    assert!(analyses.len() >= 20, "{analyses:?}");
+    for path in analyses {
+        let name = path.file_name().unwrap().to_str().unwrap();
+        let (text, files) = analysis(&path);
+        // Two blocks a run for one analysis (the block boundary), one elsewhere.
+        let trials = if name == "classic_crt.toml" {
+            70_000
+        } else {
+            1_500
+        };
+        let seed = 11;
+        let mut run = request("run", name, &text, &files);
+        run["trials"] = json!(trials);
+        run["seed"] = json!(seed);
+        let ours = ok(&run);
+        let (results, distributions) = cli_run(path.parent().unwrap(), name, trials, seed);
+        assert_same_as_cli(name, &ours, &results, &distributions);
+        // describe lists the plan's runs in the same order, and the outcomes.
+        let described = ok(&request("describe", name, &text, &files));
+        assert_eq!(
+            described["runs"].as_array().unwrap().len(),
+            ours["runs"].as_array().unwrap().len(),
+            "{name}"
+        );
+        for (d, r) in described["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(ours["runs"].as_array().unwrap())
+        {
+            assert_eq!(d["exact"], r["exact"], "{name}");
+            assert_eq!(d["coordinates"], r["coordinates"], "{name}");
+        }
+    }
+}
+
+/// classic_crt's files in a fresh folder laid out as the repository's (analyses/ and
+/// rules/), with `text` as the analysis and `rules` as its rules file.
+fn lay_out(text: &str, rules: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("analyses")).unwrap();
+    std::fs::create_dir_all(dir.path().join("rules")).unwrap();
+    std::fs::write(dir.path().join("analyses/classic_crt.toml"), text).unwrap();
+    std::fs::write(dir.path().join("rules/classic_crt.toml"), rules).unwrap();
+    dir
+}
+
+#[test]
+fn an_edited_drm_gives_the_command_lines_exact_value_for_the_downloaded_files() {
+    let path = root().join("analyses/classic_crt.toml");
+    let (text, files) = analysis(&path);
+    // The attacker's leader is a DRM in the rules file (clamped at ±2): 1 → 2.
+    let mut edited = request("run", "classic_crt.toml", &text, &files);
+    edited["edits"] = json!({"sides.attacker.leader": 2});
+    edited["exact_only"] = json!(true);
+    let ours = ok(&edited);
+    let before = ok(&{
+        let mut r = request("run", "classic_crt.toml", &text, &files);
+        r["exact_only"] = json!(true);
+        r
+    });
+    assert_ne!(
+        ours["headline"], before["headline"],
+        "the edit moved the numbers"
+    );
+    // Download the edited files and run them with the command line.
+    let mut download = edited.clone();
+    download["op"] = json!("download");
+    let downloaded = ok(&download)["files"].clone();
+    let analysis_text = downloaded["classic_crt.toml"].as_str().unwrap();
+    assert!(analysis_text.contains("leader = 2"), "{analysis_text}");
+    assert!(
+        analysis_text.starts_with("# The classic odds CRT"),
+        "comments are kept"
+    );
+    let rules_text = downloaded["../rules/classic_crt.toml"].as_str().unwrap();
+    let dir = lay_out(analysis_text, rules_text);
+    let analyses = dir.path().join("analyses");
+    let (code, _, stderr) = common::battlelab(&analyses, &["validate", "classic_crt.toml"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let (results, distributions) = cli_run(&analyses, "classic_crt.toml", 3_000, 5);
+    let mut simulated = edited.clone();
+    simulated["exact_only"] = json!(false);
+    simulated["trials"] = json!(3_000);
+    simulated["seed"] = json!(5);
+    let both = ok(&simulated);
+    assert_same_as_cli("edited classic_crt", &both, &results, &distributions);
+    // The exact-only run's exact numbers are the simulated run's.
+    for (a, b) in ours["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(both["runs"].as_array().unwrap())
+    {
+        for (x, y) in a["outcomes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(b["outcomes"].as_array().unwrap())
+        {
+            assert_eq!(x["exact"], y["exact"]);
+            assert_eq!(x["fraction"], y["fraction"]);
+            assert_eq!(x["count"], Value::Null, "exact only: no counts");
+        }
+    }
+}
+
+#[test]
+fn a_rules_table_edit_runs_as_the_command_line_runs_the_edited_rules_file() {
+    let path = root().join("analyses/classic_crt.toml");
+    let (text, files) = analysis(&path);
+    let mut edited = request("download", "classic_crt.toml", &text, &files);
+    // At 1:1 the attacker now always retreats.
+    edited["edits"] = json!({"rules:tables.crt.cells.\"1:1\"": "AR AR AR AR AR AR"});
+    let downloaded = ok(&edited)["files"].clone();
+    let rules_text = downloaded["../rules/classic_crt.toml"].as_str().unwrap();
+    assert!(
+        rules_text.contains("\"1:1\" = \"AR AR AR AR AR AR\""),
+        "{rules_text}"
+    );
+    assert!(
+        rules_text.contains("# Net DRM in the attacker's favour"),
+        "comments kept"
+    );
+    let dir = lay_out(downloaded["classic_crt.toml"].as_str().unwrap(), rules_text);
+    let (results, distributions) =
+        cli_run(&dir.path().join("analyses"), "classic_crt.toml", 2_000, 3);
+    edited["op"] = json!("run");
+    edited["trials"] = json!(2_000);
+    edited["seed"] = json!(3);
+    assert_same_as_cli(
+        "classic_crt, 1:1 edited",
+        &ok(&edited),
+        &results,
+        &distributions,
+    );
+}
+
+/// The CLI's message for a file: what `battlelab validate` prints after `error: `.
+fn cli_error(dir: &Path, file: &str) -> String {
+    let (code, _, stderr) = common::battlelab(dir, &["validate", file]);
+    assert_eq!(code, Some(2), "{stderr}");
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("error: "))
+        .expect(&stderr);
+    let mut message = line.trim_start_matches("error: ").to_string();
+    for cause in stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("  caused by: "))
+    {
+        message.push_str(": ");
+        message.push_str(cause);
+    }
+    message
+}
+
+#[test]
+fn a_bad_value_gets_the_command_lines_message_with_its_file_line_and_key() {
+    let path = root().join("analyses/classic_crt.toml");
+    let (text, files) = analysis(&path);
+    let rules = &files["../rules/classic_crt.toml"];
+    // The same bad values, written by hand into the files the CLI reads.
+    let cases: [(Value, String, String); 3] = [
+        (
+            json!({"sides.attacker.leader": 5}),
+            text.replace("leader = 1", "leader = 5"),
+            rules.clone(),
+        ),
+        (
+            json!({"trials": 0}),
+            text.replace("trials = 200_000", "trials = 0"),
+            rules.clone(),
+        ),
+        (
+            json!({"rules:tables.crt.cells.\"2:1\"": "DR AR XX AR AR AE"}),
+            text.clone(),
+            rules.replace(
+                "\"2:1\" = \"DR AR EX AR AR AE\"",
+                "\"2:1\" = \"DR AR XX AR AR AE\"",
+            ),
+        ),
+    ];
+    for (edits, bad_text, bad_rules) in cases {
+        assert!(
+            bad_text != text || bad_rules != *rules,
+            "{edits}: the case changes a file"
+        );
+        let mut req = request("describe", "classic_crt.toml", &text, &files);
+        req["edits"] = edits.clone();
+        let error = refused(&req);
+        let dir = lay_out(&bad_text, &bad_rules);
+        let expected = cli_error(&dir.path().join("analyses"), "classic_crt.toml");
+        assert_eq!(error["message"], expected, "{edits}");
+        assert!(error["file"].is_string(), "{edits}: {error}");
+        assert!(error["line"].is_u64(), "{edits}: a line: {error}");
+        assert!(error["key"].is_string(), "{edits}: a key: {error}");
+        // The same request's download is refused too: nothing a run would refuse.
+        req["op"] = json!("download");
+        assert_eq!(refused(&req)["message"], expected);
+    }
+}
+
+#[test]
+fn every_bad_file_is_refused_with_the_command_lines_message() {
+    let dir = root().join("tests/data/bad");
+    let mut checked = 0;
+    for path in common::toml_files(&dir) {
+        let name = path.file_name().unwrap().to_str().unwrap();
+        let (text, files) = analysis(&path);
+        if files.values().any(String::is_empty) {
+            continue;
+        }
+        let response: Value = serde_json::from_str(&battlelab_wasm::call(
+            &request("describe", name, &text, &files).to_string(),
+        ))
+        .unwrap();
+        let (code, _, _) = common::battlelab(&dir, &["validate", name]);
+        if code != Some(2) {
+            continue; // refused by a command rather than by the file (e.g. `--out`)
+        }
+        let expected = cli_error(&dir, name);
+        if expected.contains("[value]") || expected.contains("field `value") {
+            // `[value]` is read by `battlelab value`, not the module (docs/wasm-api.md).
+            continue;
+        }
+        assert_eq!(response["error"]["message"], expected, "{name}: {response}");
+        checked += 1;
+    }
+    assert!(checked >= 50, "only {checked} bad files checked");
+}
+
+#[test]
+fn steps_of_any_size_give_the_counts_of_one_run() {
+    let path = root().join("analyses/classic_crt.toml");
+    let (text, files) = analysis(&path);
+    let mut run = request("run", "classic_crt.toml", &text, &files);
+    run["trials"] = json!(140_000); // 3 blocks a run, the last short
+    run["seed"] = json!(9);
+    let whole = ok(&run);
+    for step in [1u64, 2, 5, 1_000] {
+        let mut start = run.clone();
+        start["op"] = json!("start");
+        let blocks = ok(&start)["blocks"].as_u64().unwrap();
+        assert_eq!(blocks, 36 * 3);
+        let mut done = 0;
+        while done < blocks {
+            let progress = ok(&json!({"op": "step", "blocks": step}));
+            assert_eq!(
+                progress["done"].as_u64().unwrap(),
+                (done + step).min(blocks)
+            );
+            done = progress["done"].as_u64().unwrap();
+        }
+        assert_eq!(ok(&json!({"op": "finish"})), whole, "steps of {step}");
+    }
+    // finish on a job stepped part way runs the rest.
+    let mut start = run.clone();
+    start["op"] = json!("start");
+    ok(&start);
+    ok(&json!({"op": "step", "blocks": 7}));
+    assert_eq!(ok(&json!({"op": "finish"})), whole);
+    assert!(refused(&json!({"op": "finish"}))["message"]
+        .as_str()
+        .unwrap()
+        .contains("start"));
+}
+
+#[test]
+fn describe_gives_each_setting_with_what_the_key_table_allows() {
+    let path = root().join("analyses/classic_crt.toml");
+    let (text, files) = analysis(&path);
+    let described = ok(&request("describe", "classic_crt.toml", &text, &files));
+    let settings = described["settings"].as_array().unwrap();
+    let find = |p: &str| {
+        settings
+            .iter()
+            .find(|s| s["path"] == p)
+            .unwrap_or_else(|| panic!("{p} in {settings:?}"))
+    };
+    // From rules/classic_crt.toml: leader = { per_side, min 0, max 2, default 0 }.
+    let leader = find("sides.attacker.leader");
+    assert_eq!(
+        (
+            &leader["value"],
+            &leader["min"],
+            &leader["max"],
+            &leader["default"]
+        ),
+        (&json!(1), &json!(0), &json!(2), &json!(0))
+    );
+    assert_eq!(leader["side"], "attacker");
+    assert_eq!(find("parameters.terrain")["swept"], true);
+    assert_eq!(find("sides.attacker.strength")["swept"], true);
+    assert_eq!(find("sides.defender.strength")["swept"], false);
+    assert_eq!(find("sweep.terrain")["value"], json!([0, 1, 2]));
+    assert_eq!(find("trials")["value"], 200_000);
+    assert_eq!(described["tables"][0]["columns"][2], "2:1");
+    assert_eq!(described["tables"][0]["cells"][2], "DR AR EX AR AR AE");
+    assert_eq!(described["runs"].as_array().unwrap().len(), 36);
+    // A built-in system's keys: field battles' DRM with its range from the key table.
+    let field = root().join("analyses/field_combat.toml");
+    let (text, files) = analysis(&field);
+    let described = ok(&request("describe", "field_combat.toml", &text, &files));
+    let drm = described["settings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["path"] == "side.a.leader")
+        .expect("side.a.leader");
+    assert_eq!(drm["value"], 1);
+    assert_eq!(drm["side"], "a");
+    assert!(drm["max"].is_i64());
+}
+
+#[test]
+fn a_request_the_module_cannot_read_is_an_error_not_a_panic() {
+    for bad in [
+        "not json".to_string(),
+        json!({"op": "fly"}).to_string(),
+        json!({"op": "run"}).to_string(),
+        json!({"op": "run", "analysis": {"name": "a.toml", "text": "system = \"rules\"\nrules = \"x.toml\"\n"}}).to_string(),
+    ] {
+        let response: Value = serde_json::from_str(&battlelab_wasm::call(&bad)).unwrap();
+        let message = response["error"]["message"].as_str().unwrap_or_else(|| panic!("{bad}: {response}"));
+        assert!(!message.is_empty() && !message.contains("internal error"), "{bad}: {message}");
+    }
+}
