@@ -488,10 +488,10 @@ fn the_try_it_panel_shows_the_command_lines_exact_odds_shares_its_edits_and_refu
         Some(("classic_crt.toml", ("", ""))),
     );
     let report = report_of(&as_shipped, TRIALS, &dir.path().join("report"));
-    // The attacker's leader 1 → 2, typed into its field.
+    // The attacker's leader 1 → 2, typed into its field; then "download".
     let verdict = tryit(
         &report,
-        serde_json::json!({"type": {"sides.attacker.leader": "2"}}),
+        serde_json::json!({"type": {"sides.attacker.leader": "2"}, "download": true}),
     );
     assert_eq!(verdict["errors"], serde_json::json!([]), "{verdict:#}");
     assert_eq!(verdict["kind"], "exact", "{verdict:#}");
@@ -504,6 +504,24 @@ fn the_try_it_panel_shows_the_command_lines_exact_odds_shares_its_edits_and_refu
     let cli = report_of(&edited, TRIALS, &dir.path().join("cli"));
     let compared = assert_shown_equals(&verdict["shown"], &cli, "fraction");
     assert_eq!(compared, 36 * 5, "every run × outcome of the sweep");
+    // The files "download" saves, side by side, run as they are: the same numbers.
+    let saved = dir.path().join("downloaded");
+    fs::create_dir(&saved).unwrap();
+    let files = verdict["downloaded"].as_object().expect("downloaded files");
+    assert_eq!(files.len(), 2, "the analysis and its rules file: {files:?}");
+    for (name, text) in files {
+        assert!(!name.contains('/'), "saved side by side: {name}");
+        fs::write(saved.join(name), text.as_str().unwrap()).unwrap();
+    }
+    let again = report_of(
+        &saved.join("classic_crt.toml"),
+        TRIALS,
+        &dir.path().join("again"),
+    );
+    assert_eq!(
+        assert_shown_equals(&verdict["shown"], &again, "fraction"),
+        36 * 5
+    );
     // …and the edit moved the odds: the file as written differs somewhere.
     let plain = tryit(&report, serde_json::json!({}));
     assert_ne!(plain["shown"], verdict["shown"]);

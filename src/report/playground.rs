@@ -71,7 +71,7 @@ pub fn page(source: &Source, module_gz: &[u8]) -> String {
     if module_gz.is_empty() {
         html.push_str("<p class=\"error\">This battlelab was built without its WebAssembly core (rustup target add wasm32-unknown-unknown, then rebuild), so this page cannot check or run the files.</p>\n");
     }
-    html.push_str("<div id=\"playground\" class=\"tryit\"><div class=\"editors\" id=\"pg-editors\"></div>\n<div class=\"buttons\"><button type=\"button\" id=\"pg-download\">download the files</button><span class=\"status\" id=\"pg-status\" role=\"status\"></span></div>\n<div id=\"pg-downloads\"></div><progress id=\"pg-progress\" max=\"1\" value=\"0\" hidden></progress>\n<div id=\"pg-out\"></div><div id=\"pg-chart\"></div></div>\n");
+    html.push_str("<div id=\"playground\" class=\"tryit\"><div class=\"editors\" id=\"pg-editors\"></div>\n<div class=\"buttons\"><button type=\"button\" id=\"pg-download\">download the files</button><span class=\"note\" id=\"pg-status\" role=\"status\"></span></div>\n<div id=\"pg-downloads\"></div><progress id=\"pg-progress\" max=\"1\" value=\"0\" hidden></progress>\n<div id=\"pg-out\"></div><div id=\"pg-chart\"></div></div>\n");
     let _ = writeln!(
         html,
         "<script type=\"application/json\" id=\"playground-data\">{}</script>",

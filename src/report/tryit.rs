@@ -66,7 +66,8 @@ impl Source {
         }
     }
 
-    /// The JSON the page's script reads: `{"analysis": {name, text}, "files": {…}}`.
+    /// The JSON the page's script reads: `{"analysis": {name, text}, "files": {…},
+    /// "companion_key": the analysis key that names a companion file, or null}`.
     fn json(&self) -> serde_json::Value {
         let files: serde_json::Map<String, serde_json::Value> = self
             .files
@@ -76,8 +77,21 @@ impl Source {
         serde_json::json!({
             "analysis": {"name": self.analysis_name, "text": self.analysis_text},
             "files": files,
+            "companion_key": companion_key(&self.analysis_text),
         })
     }
+}
+
+/// The analysis key that names a companion file (`rules`), where the analysis's system
+/// has one.
+fn companion_key(analysis_text: &str) -> Option<&'static str> {
+    let table = toml::from_str::<toml::Table>(analysis_text).ok()?;
+    let system = table.get("system").and_then(|v| v.as_str())?;
+    battlelab_core::systems::docs()
+        .into_iter()
+        .find(|d| d.name == system)
+        .and_then(|d| d.companion)
+        .map(|c| c.key)
 }
 
 /// The companion files an analysis names (its system's `Companion` key, at the top and in
@@ -89,13 +103,7 @@ pub fn companions(analysis_path: &Path, analysis_text: &str) -> Vec<(String, Str
     let Ok(table) = toml::from_str::<toml::Table>(analysis_text) else {
         return Vec::new();
     };
-    let system = table.get("system").and_then(|v| v.as_str());
-    let Some(key) = battlelab_core::systems::docs()
-        .into_iter()
-        .find(|d| Some(d.name) == system)
-        .and_then(|d| d.companion)
-        .map(|c| c.key)
-    else {
+    let Some(key) = companion_key(analysis_text) else {
         return Vec::new();
     };
     let mut named: Vec<String> = Vec::new();
@@ -161,7 +169,7 @@ pub fn module_elements(module_gz: &[u8]) -> String {
 /// from the module's `describe`), or a comment saying why there is none.
 pub fn panel_section(source: Option<&Source>, module_gz: &[u8]) -> String {
     let Some(source) = source else {
-        return "<!-- try it: this report has no analysis file of its own to recompute -->\n"
+        return "<!-- try it: only a run's report recomputes (battlelab run writes it); this report is of another kind -->\n"
             .into();
     };
     if module_gz.is_empty() {
@@ -191,7 +199,7 @@ pub const STYLE: &str = r#"
 .tryit .buttons{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center;margin:.5rem 0}
 .tryit button{font:inherit;font-size:.95rem;padding:.25rem .8rem;border:1px solid var(--line);border-radius:4px;background:var(--bg2);cursor:pointer}
 .tryit progress{width:100%;max-width:24rem}
-.tryit .status{color:var(--muted);font-size:.9rem}
+.tryit .note{color:var(--muted);font-size:.9rem}
 .tryit .share{width:100%;font-size:.8rem}
 .tryit svg{display:block;width:100%;height:auto;max-width:760px}
 .tryit .headline{font-size:1.05rem;margin:.4rem 0}
@@ -437,15 +445,16 @@ var BL=(function(){
       })};
     });
   }
-  // Saves `files` ({name: text}) through Blob links in `box`, each clicked once.
-  function download(box,files){
+  // Saves `files` ({name: text}) through Blob links in `box`, each clicked once (not
+  // under a self-test, which reads the files instead).
+  function download(box,files,quiet){
     box.textContent='';
     Object.keys(files).forEach(function(name){
       var base=name.split(/[\/\\]/).pop()||'analysis.toml';
       var url=URL.createObjectURL(new Blob([files[name]],{type:'application/toml'}));
       var a=el('a',{href:url,download:base,text:'save '+base});
       box.appendChild(el('div',{},[a]));
-      a.click();
+      if(!quiet)a.click();
     });
   }
   return {el:el,Engine:Engine,results:results,chart:chart,overflow:overflow,shown:shown,download:download,runLabel:runLabel};
@@ -462,16 +471,18 @@ pub const PANEL_JS: &str = r#"
   var el=BL.el,data=JSON.parse(document.getElementById('tryit-data').textContent),engine;
   try{engine=new BL.Engine();}catch(e){root.textContent='This browser cannot run the calculator here: '+e.message;return;}
   var fields={},order=[],state={edits:{},seed:null,trials:null};
-  var base=null,current=null,timer=null,busy=true,generation=0,lastChanged=null;
+  var base=null,current=null,timer=null,busy=true,generation=0,lastChanged=null,downloaded=null;
   var timing={module_ms:null,first_result_ms:null,last_ms:null,worker_ms:null},lastKind=null;
-  var out=el('div',{'class':'out'}),chartBox=el('div',{'class':'chart'}),statusLine=el('p',{'class':'status',role:'status'});
+  var out=el('div',{'class':'out'}),chartBox=el('div',{'class':'chart'}),statusLine=el('p',{'class':'note',role:'status'});
   var progress=el('progress',{max:1,value:0,hidden:true}),panelError=el('div',{'class':'error',role:'alert'});
   var shareInput=el('input',{type:'text',readonly:true,'class':'share','aria-label':'link to these settings'}),downloads=el('div',{'class':'downloads'});
   var hash=location.hash,selftest=null,m=/^#tryit-selftest=(.*)$/.exec(hash);
   if(m){try{selftest=JSON.parse(decodeURIComponent(m[1]));}catch(e){selftest={payload_error:String(e)};}}
   function request(op){return {op:op,analysis:data.analysis,files:data.files,edits:state.edits};}
   function show(v){return typeof v==='string'?v:JSON.stringify(v);}
-  function isText(s){return s&&/text|string/.test(String(s.type||''));}
+  // A key of type "string" takes the text as typed; any other, the value the text reads
+  // as in JSON (3, true, [1, 2], {"from": 1, "to": 6}), else the text.
+  function isText(s){return s&&s.type==='string';}
   function parseValue(text,s){
     if(isText(s))return text;
     try{return JSON.parse(text);}catch(e){return text;}
@@ -583,7 +594,7 @@ pub const PANEL_JS: &str = r#"
     root.appendChild(el('fieldset',{},[el('legend',{text:'Run'}),el('div',{'class':'fields'},[runField('seed','seed (the same seed gives the same counts as battlelab run)',d.seed),runField('trials','trials per run (where a run is not exact)',d.trials)])]));
     var reset=el('button',{type:'button',text:'reset',onclick:function(){resetAll();}});
     var save=el('button',{type:'button',text:'download',onclick:function(){downloadEdited();}});
-    root.appendChild(el('div',{'class':'buttons'},[reset,save,el('span',{'class':'status',text:'link to these settings:'})]));
+    root.appendChild(el('div',{'class':'buttons'},[reset,save,el('span',{'class':'note',text:'link to these settings:'})]));
     root.appendChild(shareInput);
     root.appendChild(downloads);
     root.appendChild(panelError);
@@ -631,11 +642,24 @@ pub const PANEL_JS: &str = r#"
     downloads.textContent='';
     schedule(0);
   }
+  // The edited files, saved side by side: a rules file named by a path (../rules/x.toml)
+  // is saved under its own name beside the analysis, and the analysis names it so.
   function downloadEdited(){
-    engine.call(request('download'),true).then(function(r){
-      if(r.resp.error){fail(r.resp.error);return;}
-      BL.download(downloads,r.resp.ok.files||{});
-    }).catch(function(e){panelError.textContent=String(e.message||e);});
+    var req=request('download'),names=Object.keys(data.files||{});
+    if(data.companion_key&&names.length===1){
+      var n=names[0],base=n.split(/[\/\\]/).pop(),own=data.analysis.name.split(/[\/\\]/).pop();
+      if(base===own)base=base.replace(/\.toml$/,'')+'.rules.toml';
+      if(base!==n){
+        req.files={};req.files[base]=data.files[n];
+        req.edits=Object.assign({},state.edits);req.edits[data.companion_key]=base;
+      }
+    }
+    return engine.call(req,true).then(function(r){
+      if(r.resp.error){fail(r.resp.error);return null;}
+      var files=r.resp.ok.files||{};
+      BL.download(downloads,files,!!selftest);
+      return files;
+    }).catch(function(e){panelError.textContent=String(e.message||e);return null;});
   }
   function schedule(delay){
     if(timer)clearTimeout(timer);
@@ -729,7 +753,7 @@ pub const PANEL_JS: &str = r#"
     fails=fails.concat(over);
     var v={ok:fails.length===0,fails:fails,kind:lastKind,shown:BL.shown(out),errors:errors,hash:location.hash,fields:order.length,
       chart:chartBox.querySelectorAll('svg rect').length,timing:timing,load_ms:performance.getEntriesByType('navigation').map(function(n){return n.loadEventEnd;})[0]||null,
-      page_bytes:document.documentElement.outerHTML.length,module_chars:document.getElementById('bl-module').textContent.length};
+      downloaded:downloaded,page_bytes:document.documentElement.outerHTML.length,module_chars:document.getElementById('bl-module').textContent.length};
     var pre=el('pre',{id:'tryit-selftest',text:'TRYIT '+JSON.stringify(v)});
     document.body.appendChild(pre);
   }
@@ -744,7 +768,10 @@ pub const PANEL_JS: &str = r#"
       else{f.input.value=String(v);f.input.dispatchEvent(new Event('input',{bubbles:true}));}
     });
     if(selftest.reset)resetAll();
-    setTimeout(function(){idle().then(function(){verdict(fails);});},0);
+    setTimeout(function(){idle().then(function(){
+      if(!selftest.download)return verdict(fails);
+      downloadEdited().then(function(files){downloaded=files;verdict(fails);});
+    });},0);
   }
   engine.ready.then(function(m){timing.module_ms=m.ms;});
   busy=true;
