@@ -1172,11 +1172,11 @@ impl Page<'_> {
             toc.join("\n")
         );
         let mut page = page.replacen(TOC_MARK, &nav, 1);
-        let _ = write!(page, "<script>{SCRIPT}</script>\n");
+        let _ = writeln!(page, "<script>{SCRIPT}</script>");
         if panel.is_some() {
-            let _ = write!(
+            let _ = writeln!(
                 page,
-                "<script>{}{}</script>\n",
+                "<script>{}{}</script>",
                 tryit::CLIENT_JS,
                 tryit::PANEL_JS
             );
