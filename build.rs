@@ -129,6 +129,9 @@ fn build_module(root: &Path, out_dir: &Path) -> Result<Vec<u8>, String> {
         .env_remove("CARGO_BUILD_TARGET")
         .env_remove("CARGO_TARGET_DIR")
         .env_remove("CARGO_BUILD_TARGET_DIR")
+        // `cargo clippy` lints the workspace through a wrapper: not the module's build.
+        .env_remove("RUSTC_WORKSPACE_WRAPPER")
+        .env_remove("CLIPPY_ARGS")
         // The module's profile, for this build alone: small and whole-program optimised
         // (opt-level "s": 1.02 MB gzipped against 1.24 MB at 3, and no slower on the
         // page's budgets — docs/wasm-api.md); a panic aborts (wasm32-unknown-unknown

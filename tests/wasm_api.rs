@@ -60,8 +60,11 @@ fn request(op: &str, name: &str, text: &str, files: &BTreeMap<String, String>) -
     json!({"op": op, "analysis": {"name": name, "text": text}, "files": files})
 }
 
+/// A CSV's rows, each by column name.
+type Rows = Vec<BTreeMap<String, String>>;
+
 /// A CSV's rows as fields (quoted fields may hold commas and doubled quotes).
-fn csv(text: &str) -> Vec<BTreeMap<String, String>> {
+fn csv(text: &str) -> Rows {
     let mut rows: Vec<Vec<String>> = Vec::new();
     for line in text.lines() {
         let mut fields = Vec::new();
@@ -95,12 +98,7 @@ fn cell(text: &str) -> &str {
 
 /// `battlelab run FILE --trials N --seed S` in the file's folder, into a fresh folder:
 /// its results.csv and distributions.csv rows.
-fn cli_run(
-    dir: &Path,
-    file: &str,
-    trials: u64,
-    seed: u64,
-) -> (Vec<BTreeMap<String, String>>, Vec<BTreeMap<String, String>>) {
+fn cli_run(dir: &Path, file: &str, trials: u64, seed: u64) -> (Rows, Rows) {
     let out = tempfile::tempdir().unwrap();
     let report = out.path().join("report");
     let (code, _, stderr) = common::battlelab(
