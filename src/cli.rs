@@ -102,6 +102,27 @@ pub enum Command {
         /// The system, e.g. field, melee, attrition (`battlelab keys` lists them).
         system: String,
     },
+    /// Write one HTML page to edit an analysis and its rules file in a browser: every
+    /// edit is checked with battlelab's own messages (at the line they name) and run at
+    /// once, exactly where the runs are exact, else by the file's seeded Monte Carlo (the
+    /// same counts as `run`). The page works offline from one file: send it, and the
+    /// co-designer needs no install. Every report's index.html recomputes the same way
+    /// in its "try it" panel.
+    Playground(PlaygroundArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PlaygroundArgs {
+    /// The analysis to start from, with the rules file it names [default: the classic
+    /// odds CRT, analyses/classic_crt.toml, and its rules file].
+    pub file: Option<PathBuf>,
+    /// Where to write the page. A page the playground wrote there before is replaced;
+    /// any other file is refused (battlelab never replaces a file of yours).
+    #[arg(long, default_value = "playground.html")]
+    pub out: PathBuf,
+    /// No summary.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Args)]

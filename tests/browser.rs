@@ -305,3 +305,394 @@ fn a_report_page_renders_at_phone_width_and_passes_its_self_test_on_a_desktop() 
         png.len()
     );
 }
+
+// The "try it" panel and the playground, driven over the DevTools pipe (the panel computes
+// in a Web Worker, which `--virtual-time-budget` does not wait for).
+
+#[path = "common/devtools.rs"]
+mod devtools;
+
+use devtools::Browser;
+
+/// How long a page may take to write its verdict.
+const VERDICT_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// `text` percent-encoded for a URL's fragment.
+fn encode(text: &str) -> String {
+    let mut out = String::new();
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Opens `page#<fragment>` at phone width and returns the JSON verdict its self-test
+/// wrote into `#<id>` after `prefix `, failing on any console message and on any request
+/// outside `page`'s folder (a Blob URL is the page's own Worker).
+fn page_verdict(page: &Path, fragment: &str, id: &str, prefix: &str) -> serde_json::Value {
+    let mut browser = Browser::launch(&chromium());
+    let url = format!("{}#{fragment}", file_url(page));
+    let session = browser.open(&url, PHONE.0, PHONE.1);
+    let text = browser.wait_for_text(&session, id, VERDICT_TIMEOUT);
+    let json = text
+        .strip_prefix(&format!("{prefix} "))
+        .unwrap_or_else(|| panic!("{url}: not a verdict: {text}"));
+    let verdict: serde_json::Value = serde_json::from_str(json).unwrap();
+    assert_eq!(verdict["ok"], true, "{url}: {verdict:#}");
+    let console = browser.console();
+    assert!(
+        console.is_empty(),
+        "{url}: console:\n{}",
+        console.join("\n")
+    );
+    let folder = file_url(page.parent().unwrap()) + "/";
+    for request in browser.requests() {
+        assert!(
+            request.starts_with(&folder) || request.starts_with("blob:"),
+            "{url}: requested {request}"
+        );
+    }
+    verdict
+}
+
+/// The try-it self-test's verdict on a report page.
+fn tryit(report: &Path, payload: serde_json::Value) -> serde_json::Value {
+    page_verdict(
+        &report.join("index.html"),
+        &format!("tryit-selftest={}", encode(&payload.to_string())),
+        "tryit-selftest",
+        "TRYIT",
+    )
+}
+
+/// `results.csv` as rows of (outcome, count, exact_fraction), run after run.
+fn results_rows(report: &Path) -> Vec<(String, u64, String)> {
+    let text = fs::read_to_string(report.join("results.csv")).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let at = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (outcome, count, fraction) = (at("outcome"), at("count"), at("exact_fraction"));
+    lines
+        .map(|l| {
+            // Outcome names of the shipped files hold no commas or quotes.
+            let cells: Vec<&str> = l.split(',').collect();
+            (
+                cells[outcome].trim_matches('"').to_string(),
+                cells[count].parse().unwrap(),
+                cells[fraction].to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Holds what a page shows (its runs, in order, each outcome's cell) equal to a CLI
+/// report's `results.csv`: every exact fraction, or every simulated count.
+fn assert_shown_equals(shown: &serde_json::Value, cli: &Path, what: &str) -> usize {
+    let rows = results_rows(cli);
+    let shown = shown.as_array().unwrap();
+    assert!(!shown.is_empty(), "nothing shown");
+    assert_eq!(
+        rows.len() % shown.len(),
+        0,
+        "{} rows, {} runs",
+        rows.len(),
+        shown.len()
+    );
+    let per_run = rows.len() / shown.len();
+    let mut compared = 0;
+    for (run, chunk) in shown.iter().zip(rows.chunks(per_run)) {
+        let cells = run["cells"].as_array().unwrap();
+        assert_eq!(cells.len(), per_run, "{run}");
+        for cell in cells {
+            let name = cell["outcome"].as_str().unwrap();
+            let (_, count, fraction) = chunk.iter().find(|(o, _, _)| o == name).unwrap();
+            match what {
+                "fraction" => {
+                    assert_eq!(cell["fraction"].as_str(), Some(fraction.as_str()), "{run}")
+                }
+                _ => assert_eq!(cell["count"].as_u64(), Some(*count), "{run}"),
+            }
+            compared += 1;
+        }
+    }
+    compared
+}
+
+/// Copies a shipped analysis and the rules file beside it into `root` (`analyses/`,
+/// `rules/`), with `edit` applied to the analysis and `rules_edit` to the rules file.
+fn edited_copy(
+    root: &Path,
+    analysis: &str,
+    edit: (&str, &str),
+    rules: Option<(&str, (&str, &str))>,
+) -> PathBuf {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    fs::create_dir_all(root.join("analyses")).unwrap();
+    fs::create_dir_all(root.join("rules")).unwrap();
+    let text = fs::read_to_string(repo.join("analyses").join(analysis)).unwrap();
+    assert!(text.contains(edit.0), "{analysis} has no {:?}", edit.0);
+    let file = root.join("analyses").join(analysis);
+    fs::write(&file, text.replacen(edit.0, edit.1, 1)).unwrap();
+    if let Some((name, (from, to))) = rules {
+        let text = fs::read_to_string(repo.join("rules").join(name)).unwrap();
+        assert!(text.contains(from), "{name} has no {from:?}");
+        fs::write(root.join("rules").join(name), text.replacen(from, to, 1)).unwrap();
+    }
+    file
+}
+
+/// What `battlelab validate FILE` says after `error: `, run in the file's folder.
+fn cli_error(file: &Path) -> String {
+    let (code, _, stderr) = common::battlelab(
+        file.parent().unwrap(),
+        &["validate", file.file_name().unwrap().to_str().unwrap()],
+    );
+    assert_eq!(code, Some(2), "{stderr}");
+    stderr
+        .lines()
+        .next()
+        .unwrap()
+        .strip_prefix("error: ")
+        .unwrap()
+        .to_string()
+}
+
+/// A report of `file` at `trials` in `out`.
+fn report_of(file: &Path, trials: &str, out: &Path) -> PathBuf {
+    battlelab(&[
+        "run",
+        file.to_str().unwrap(),
+        "--trials",
+        trials,
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    out.to_path_buf()
+}
+
+#[test]
+fn the_try_it_panel_shows_the_command_lines_exact_odds_shares_its_edits_and_refuses_as_it_does() {
+    chromium();
+    let dir = tempfile::tempdir().unwrap();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // The shipped CRT analysis and its rules file, as a designer has them.
+    let as_shipped = edited_copy(
+        &dir.path().join("shipped"),
+        "classic_crt.toml",
+        ("", ""),
+        Some(("classic_crt.toml", ("", ""))),
+    );
+    let report = report_of(&as_shipped, TRIALS, &dir.path().join("report"));
+    // The attacker's leader 1 → 2, typed into its field; then "download".
+    let verdict = tryit(
+        &report,
+        serde_json::json!({"type": {"sides.attacker.leader": "2"}, "download": true}),
+    );
+    assert_eq!(verdict["errors"], serde_json::json!([]), "{verdict:#}");
+    assert_eq!(verdict["kind"], "exact", "{verdict:#}");
+    let edited = edited_copy(
+        &dir.path().join("edited"),
+        "classic_crt.toml",
+        ("leader = 1", "leader = 2"),
+        Some(("classic_crt.toml", ("", ""))),
+    );
+    let cli = report_of(&edited, TRIALS, &dir.path().join("cli"));
+    let compared = assert_shown_equals(&verdict["shown"], &cli, "fraction");
+    assert_eq!(compared, 36 * 5, "every run × outcome of the sweep");
+    // The files "download" saves, side by side, run as they are: the same numbers.
+    let saved = dir.path().join("downloaded");
+    fs::create_dir(&saved).unwrap();
+    let files = verdict["downloaded"].as_object().expect("downloaded files");
+    assert_eq!(files.len(), 2, "the analysis and its rules file: {files:?}");
+    for (name, text) in files {
+        assert!(!name.contains('/'), "saved side by side: {name}");
+        fs::write(saved.join(name), text.as_str().unwrap()).unwrap();
+    }
+    let again = report_of(
+        &saved.join("classic_crt.toml"),
+        TRIALS,
+        &dir.path().join("again"),
+    );
+    assert_eq!(
+        assert_shown_equals(&verdict["shown"], &again, "fraction"),
+        36 * 5
+    );
+    // …and the edit moved the odds: the file as written differs somewhere.
+    let plain = tryit(&report, serde_json::json!({}));
+    assert_ne!(plain["shown"], verdict["shown"]);
+    assert_shown_equals(&plain["shown"], &report, "fraction");
+    // The link reproduces the edit.
+    let hash = verdict["hash"].as_str().unwrap();
+    assert!(hash.starts_with("#tryit="), "{hash}");
+    let shared = tryit(&report, serde_json::json!({"open": hash}));
+    assert_eq!(shared["shown"], verdict["shown"]);
+    assert_eq!(shared["hash"], verdict["hash"]);
+    // A value out of the rules file's range: the command line's own error, at its field.
+    let bad = tryit(
+        &report,
+        serde_json::json!({"type": {"sides.attacker.leader": "7"}}),
+    );
+    let refused = edited_copy(
+        &dir.path().join("bad"),
+        "classic_crt.toml",
+        ("leader = 1", "leader = 7"),
+        Some(("classic_crt.toml", ("", ""))),
+    );
+    assert_eq!(
+        bad["errors"],
+        serde_json::json!([{"path": "sides.attacker.leader", "message": cli_error(&refused)}]),
+        "{bad:#}"
+    );
+    assert_eq!(
+        bad["shown"],
+        serde_json::json!([]),
+        "no numbers for a refused file"
+    );
+    let _ = repo;
+}
+
+#[test]
+fn the_try_it_panel_simulates_the_command_lines_counts_for_the_same_seed_and_trials() {
+    chromium();
+    let dir = tempfile::tempdir().unwrap();
+    let file = edited_copy(&dir.path().join("a"), "field_combat.toml", ("", ""), None);
+    let report = report_of(&file, TRIALS, &dir.path().join("report"));
+    // Exact results off, so the page simulates; seed and trials typed into their fields.
+    let payload = serde_json::json!({"open": format!("#tryit={}", encode(&serde_json::json!({"edits": {"exact": false}}).to_string())),
+        "type": {"run:seed": "5", "run:trials": "3000"}});
+    let verdict = tryit(&report, payload);
+    assert_eq!(verdict["kind"], "simulated", "{verdict:#}");
+    assert_eq!(verdict["errors"], serde_json::json!([]), "{verdict:#}");
+    let edited = edited_copy(
+        &dir.path().join("b"),
+        "field_combat.toml",
+        ("system = \"field\"", "system = \"field\"\nexact = false"),
+        None,
+    );
+    let out = dir.path().join("cli");
+    battlelab(&[
+        "run",
+        edited.to_str().unwrap(),
+        "--seed",
+        "5",
+        "--trials",
+        "3000",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let compared = assert_shown_equals(&verdict["shown"], &out, "count");
+    assert!(compared >= 56 * 2, "{compared}");
+    assert!(
+        verdict["shown"][0]["trials"]
+            .as_str()
+            .unwrap()
+            .starts_with("3000"),
+        "{verdict:#}"
+    );
+}
+
+#[test]
+fn the_playground_checks_and_runs_a_rules_file_as_the_command_line_does() {
+    chromium();
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("playground.html");
+    battlelab(&["playground", "--out", page.to_str().unwrap(), "--quiet"]);
+    let verdict_of = |edit: (&str, &str)| {
+        let payload = serde_json::json!({"edit": [{"file": 1, "from": edit.0, "to": edit.1}]});
+        page_verdict(
+            &page,
+            &format!("playground-selftest={}", encode(&payload.to_string())),
+            "playground-selftest",
+            "PLAYGROUND",
+        )
+    };
+    // One CRT cell changed: at 3:1 a roll of 1 eliminates the defender.
+    let cell = (
+        "\"3:1\" = \"DR DR DR EX AR AR\"",
+        "\"3:1\" = \"DE DR DR EX AR AR\"",
+    );
+    let verdict = verdict_of(cell);
+    assert_eq!(verdict["errors"], serde_json::json!([]), "{verdict:#}");
+    let edited = edited_copy(
+        &dir.path().join("edited"),
+        "classic_crt.toml",
+        ("", ""),
+        Some(("classic_crt.toml", cell)),
+    );
+    let cli = report_of(&edited, TRIALS, &dir.path().join("cli"));
+    assert_eq!(
+        assert_shown_equals(&verdict["shown"], &cli, "fraction"),
+        36 * 5
+    );
+    // A result code the file does not define: the command line's message, under the
+    // rules file's editor, with its line.
+    let bad_cell = (
+        "\"3:1\" = \"DR DR DR EX AR AR\"",
+        "\"3:1\" = \"DR DR DR EX AR XX\"",
+    );
+    let bad = verdict_of(bad_cell);
+    let refused = edited_copy(
+        &dir.path().join("bad"),
+        "classic_crt.toml",
+        ("", ""),
+        Some(("classic_crt.toml", bad_cell)),
+    );
+    let message = cli_error(&refused);
+    let errors = bad["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 1, "{bad:#}");
+    assert_eq!(errors[0]["file"], 1, "{bad:#}");
+    let shown = errors[0]["message"].as_str().unwrap();
+    assert_eq!(shown.lines().next(), Some(message.as_str()), "{bad:#}");
+    assert!(
+        shown.contains("line 34: \"3:1\" = \"DR DR DR EX AR XX\""),
+        "{shown}"
+    );
+}
+
+#[test]
+fn try_it_budgets_are_measured_and_printed() {
+    chromium();
+    let dir = tempfile::tempdir().unwrap();
+    // An exact field battle of 12 SP against 8.
+    let file = dir.path().join("field_12v8.toml");
+    fs::write(
+        &file,
+        "name = \"field_12v8\"\nsystem = \"field\"\nseed = 1815\ntrials = 1_000_000\n\n[side.a]\nsp = 12\nmorale = 2\nleader = 1\ntactic = { mix = { charge = 2, envelop = 1, bombard = 1 } }\n\n[side.b]\nsp = 8\nmorale = 2\nleader = 1\ntactic = { mix = { skirmish = 2, square = 1, refuse = 1 } }\n\n[rules]\nround_limit = 6\n",
+    )
+    .unwrap();
+    let report = report_of(&file, "1000", &dir.path().join("report"));
+    let html = fs::read_to_string(report.join("index.html")).unwrap();
+    let module = html
+        .split(battlelab::report::tryit::MODULE_ELEMENT)
+        .nth(1)
+        .and_then(|rest| rest.split("</script>").next())
+        .map_or(0, str::len);
+    let exact = tryit(&report, serde_json::json!({}));
+    assert_eq!(exact["kind"], "exact", "{exact:#}");
+    let simulated = tryit(
+        &report,
+        serde_json::json!({"open": format!("#tryit={}", encode(&serde_json::json!({"edits": {"exact": false}}).to_string()))}),
+    );
+    assert_eq!(simulated["kind"], "simulated", "{simulated:#}");
+    assert_eq!(simulated["shown"][0]["trials"], "1000000", "{simulated:#}");
+    let ms = |v: &serde_json::Value, k: &str| v["timing"][k].as_f64().unwrap_or(f64::NAN);
+    println!(
+        "try-it budgets (headless Chromium): page growth {:.2} MB (module {:.2} MB of base64; page {:.2} MB); first result {:.0} ms after navigation (load event {:.0} ms, module ready in {:.0} ms); exact field 12 v 8 recomputed in {:.0} ms ({:.0} ms in the Worker); 10^6 simulated field battles in {:.0} ms ({:.0} ms in the Worker)",
+        (module + battlelab::report::tryit::CLIENT_JS.len() + battlelab::report::tryit::PANEL_JS.len()) as f64 / 1e6,
+        module as f64 / 1e6,
+        html.len() as f64 / 1e6,
+        ms(&exact, "first_result_ms"),
+        exact["load_ms"].as_f64().unwrap_or(f64::NAN),
+        ms(&exact, "module_ms"),
+        ms(&exact, "last_ms"),
+        ms(&exact, "worker_ms"),
+        ms(&simulated, "last_ms"),
+        ms(&simulated, "worker_ms"),
+    );
+}

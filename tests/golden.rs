@@ -17,21 +17,55 @@ use sha2::{Digest, Sha256};
 /// Trials per run: enough to fill every histogram, few enough for CI.
 const TRIALS: &str = "3000";
 
-/// `name  sha256` for every data file, `tables.md` and `tables.xlsx` of a report, sorted
-/// by name.
+/// `index.html` with the base64 of the WebAssembly module it embeds replaced by a
+/// marker, and the module's bytes as embedded: the page is pinned without the module
+/// (which moves with every change to the core), and the module is held to the build's.
+fn page_and_module(html: &str) -> (String, Vec<u8>) {
+    use base64::Engine as _;
+    let start = battlelab::report::tryit::MODULE_ELEMENT;
+    let Some((before, rest)) = html.split_once(start) else {
+        return (html.to_string(), Vec::new());
+    };
+    let (encoded, after) = rest
+        .split_once("</script>")
+        .expect("the module's element ends");
+    let module = base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .expect("the page embeds the module as base64");
+    (format!("{before}{start}MODULE</script>{after}"), module)
+}
+
+/// `name  sha256` for every data file, `tables.md`, `tables.xlsx` and `index.html` (its
+/// embedded module left out, [`page_and_module`]) of a report, sorted by name.
 fn hashes(report: &Path) -> String {
     let mut names: Vec<String> = fs::read_dir(report)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|n| {
-            n.ends_with(".csv") || n.ends_with(".parquet") || n == "tables.md" || n == "tables.xlsx"
+            n.ends_with(".csv")
+                || n.ends_with(".parquet")
+                || n == "tables.md"
+                || n == "tables.xlsx"
+                || n == "index.html"
         })
         .collect();
     names.sort();
     names
         .iter()
         .map(|n| {
-            let digest = Sha256::digest(fs::read(report.join(n)).unwrap());
+            let mut bytes = fs::read(report.join(n)).unwrap();
+            if n == "index.html" {
+                let (page, module) = page_and_module(&String::from_utf8(bytes).unwrap());
+                assert!(
+                    module == battlelab::report::wasm::MODULE_GZ,
+                    "{}: the page embeds {} bytes of module, not the build's {}",
+                    report.display(),
+                    module.len(),
+                    battlelab::report::wasm::MODULE_GZ.len()
+                );
+                bytes = page.into_bytes();
+            }
+            let digest = Sha256::digest(&bytes);
             let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
             format!("{n}  {hex}\n")
         })
@@ -148,9 +182,9 @@ fn every_shipped_analysis_writes_its_pinned_bytes_on_1_and_4_threads() {
         let one = run(&file, "1", &dir.path().join(format!("{stem}_1")));
         let four = run(&file, "4", &dir.path().join(format!("{stem}_4")));
         assert_eq!(one, four, "{stem}: 1 and 4 threads differ");
-        // index.html is not pinned (it names the charts and the version, which change
-        // for reasons of their own), but it is the same bytes whatever the threads and
-        // wherever the folder is.
+        // index.html is pinned without the module it embeds (checked to be the build's
+        // in `hashes`), and is the same bytes whatever the threads and wherever the
+        // folder is.
         let page = |n: &str| fs::read(dir.path().join(format!("{stem}_{n}/index.html"))).unwrap();
         assert_eq!(page("1"), page("4"), "{stem}: index.html differs");
         one_schema(&stem, &dir.path().join(format!("{stem}_1")));

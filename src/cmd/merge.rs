@@ -103,7 +103,8 @@ pub fn merge(args: MergeArgs) -> Result<()> {
         ));
     }
     let info = RunInfo {
-        analysis_path: PathBuf::from(&first.analysis_file),
+        // Where the shards ran it: the page finds the rules file it names from there.
+        analysis_path: analysis.path.clone(),
         threads,
         started,
         how: format!("{} shards merged", shards.len()),

@@ -6,6 +6,7 @@ mod compare;
 mod equilibrium;
 mod keys;
 mod merge;
+mod playground;
 mod run;
 mod solve;
 mod table;
@@ -102,6 +103,7 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Command::Keys(args) => keys::keys(args),
         Command::New(args) => keys::new(args),
         Command::Schema { system } => keys::schema(&system),
+        Command::Playground(args) => playground::playground(args),
     }
 }
 

@@ -9,9 +9,16 @@
 //! the manifest like them.
 //!
 //! What the page promises:
-//! - **No network, no server.** Inline CSS and a small inline script; charts are
+//! - **No network, no server.** Inline CSS and inline scripts; charts are
 //!   `<img src="x.svg">` links to files beside it; every link is relative; a
-//!   Content-Security-Policy forbids anything else. It opens from the file system.
+//!   Content-Security-Policy forbids anything else. It opens from the file system. The
+//!   "try it" panel ([`crate::report::tryit`]) carries the WebAssembly core inline and
+//!   runs it in a Worker made from a Blob URL, so the policy gains only
+//!   `'wasm-unsafe-eval'` and `worker-src blob:`; still nothing is fetched.
+//! - **It recomputes.** A run's page carries its analysis (and rules file) and a panel
+//!   that changes any setting and recomputes with the CLI's own code; the edits live in
+//!   the URL hash (see [`crate::report::tryit`]). Pages of other kinds say in a comment
+//!   why they have none.
 //! - **Same seed, same bytes.** Nothing on it depends on the machine, the time, the
 //!   thread count or where the folder is (no absolute path; `run_info.json` is linked,
 //!   not read).
@@ -40,6 +47,7 @@ use crate::engine::compare::{Arm, MetricTrack};
 use crate::engine::driver::PlanResults;
 use crate::engine::expect::{self, RunNames, Target};
 use crate::engine::System;
+use crate::report::tryit::{self, Source};
 use crate::report::{ChartFile, ReportError};
 
 /// The page's file name.
@@ -237,6 +245,17 @@ pub fn write_index_of(
     checks: Option<&[Checked]>,
     drawn: Option<&[ChartFile]>,
 ) -> Result<(), ReportError> {
+    write_index_with(dir, checks, drawn, None)
+}
+
+/// [`write_index_of`], with the analysis the page's "try it" panel recomputes (`tryit`:
+/// its text and the rules file it names; `None`: no panel, a comment says why).
+pub fn write_index_with(
+    dir: &Path,
+    checks: Option<&[Checked]>,
+    drawn: Option<&[ChartFile]>,
+    tryit: Option<&Source>,
+) -> Result<(), ReportError> {
     let read = |name: &str| fs::read_to_string(dir.join(name)).ok();
     let manifest: serde_json::Value = read(crate::output::MANIFEST)
         .and_then(|t| serde_json::from_str(&t).ok())
@@ -270,6 +289,8 @@ pub fn write_index_of(
         checks,
         drawn,
         widths: &widths,
+        tryit,
+        module_gz: crate::report::wasm::MODULE_GZ,
     };
     super::write_text(dir, INDEX, &page.render())
 }
@@ -285,6 +306,9 @@ fn svg_width(path: &Path) -> Option<u32> {
     let value = rest.split("width=\"").nth(1)?;
     value.split('"').next()?.trim_end_matches("px").parse().ok()
 }
+
+/// The page's Content-Security-Policy without the panel: nothing but this folder.
+const CSP: &str = "default-src 'none'; img-src 'self' file:; style-src 'unsafe-inline'; script-src 'unsafe-inline'; base-uri 'none'; form-action 'none'";
 
 /// Where the table of contents goes, until it is known.
 const TOC_MARK: &str = "\u{0}toc\u{0}";
@@ -303,6 +327,10 @@ struct Page<'a> {
     drawn: Option<&'a [ChartFile]>,
     /// `(stem, width in px)` of every SVG chart.
     widths: &'a [(String, u32)],
+    /// What the "try it" panel recomputes (none: no panel).
+    tryit: Option<&'a Source>,
+    /// The WebAssembly core the panel runs (empty: no panel).
+    module_gz: &'a [u8],
 }
 
 /// `text` escaped for HTML text and attribute values.
@@ -717,7 +745,8 @@ const SCRIPT: &str = r##"
     });
     var base=location.href.replace(/[#?].*$/,'').replace(/[^\/]*$/,'');
     (performance.getEntriesByType('resource')||[]).forEach(function(r){
-      if(r.name.indexOf(base)!==0)fail.push('request outside the folder: '+r.name);
+      // blob: is the panel's Worker, made in the page from its own text.
+      if(r.name.indexOf(base)!==0&&r.name.indexOf('blob:')!==0)fail.push('request outside the folder: '+r.name);
     });
     var sw=document.documentElement.scrollWidth,w=window.innerWidth;
     if(sw>w)fail.push('page overflows: scrollWidth '+sw+' > innerWidth '+w);
@@ -995,6 +1024,13 @@ impl Page<'_> {
         // The table of contents goes here: after the answer, before everything else.
         body.push_str(TOC_MARK);
 
+        // Try it: the analysis recomputed in the page.
+        let panel = self.tryit.filter(|_| !self.module_gz.is_empty());
+        if panel.is_some() {
+            toc.push("<li><a href=\"#tryit\">Try it: change a setting</a></li>".into());
+        }
+        body.push_str(&tryit::panel_section(self.tryit, self.module_gz));
+
         // Expectations.
         if let Some(checks) = self.checks {
             toc.push("<li><a href=\"#expectations\">Expectations</a></li>".into());
@@ -1113,10 +1149,21 @@ impl Page<'_> {
         page.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
         page.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
         // Nothing but this folder: no network, whatever a file name or text says.
-        page.push_str("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src 'self' file:; style-src 'unsafe-inline'; script-src 'unsafe-inline'; base-uri 'none'; form-action 'none'\">\n");
+        // With the panel: WebAssembly from the page's own bytes, in a Worker from a Blob
+        // URL (see `tryit`).
+        let csp = if panel.is_some() {
+            tryit::CSP_WITH_WASM
+        } else {
+            CSP
+        };
+        let _ = writeln!(
+            page,
+            "<meta http-equiv=\"Content-Security-Policy\" content=\"{csp}\">"
+        );
         page.push_str("<meta name=\"generator\" content=\"battlelab\">\n");
         let _ = writeln!(page, "<title>{} — battlelab</title>", escape(&title));
-        let _ = writeln!(page, "<style>{STYLE}</style>\n</head>\n<body>");
+        let panel_style = if panel.is_some() { tryit::STYLE } else { "" };
+        let _ = writeln!(page, "<style>{STYLE}{panel_style}</style>\n</head>\n<body>");
         page.push_str(&body);
         // The table of contents: after the answer (or the question, where there is no
         // answer), before the rest.
@@ -1125,7 +1172,16 @@ impl Page<'_> {
             toc.join("\n")
         );
         let mut page = page.replacen(TOC_MARK, &nav, 1);
-        let _ = write!(page, "<script>{SCRIPT}</script>\n</body>\n</html>\n");
+        let _ = writeln!(page, "<script>{SCRIPT}</script>");
+        if panel.is_some() {
+            let _ = writeln!(
+                page,
+                "<script>{}{}</script>",
+                tryit::CLIENT_JS,
+                tryit::PANEL_JS
+            );
+        }
+        page.push_str("</body>\n</html>\n");
         page
     }
 

@@ -12,7 +12,9 @@ pub mod frame;
 pub mod index;
 pub mod output;
 pub mod pipeline;
+pub mod playground;
 pub mod rulebook;
+pub mod tryit;
 pub mod wasm;
 
 use std::fs;

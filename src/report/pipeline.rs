@@ -91,7 +91,13 @@ pub fn write_report<S: SystemReport>(
         )?;
         // Last: the page shows every file written above.
         let checks = crate::report::index::expectations(system, analysis_text, results);
-        crate::report::index::write_index_of(dir, Some(&checks), Some(&charts.drawn()))
+        let tryit = crate::report::tryit::Source::of(&info.analysis_path, analysis_text);
+        crate::report::index::write_index_with(
+            dir,
+            Some(&checks),
+            Some(&charts.drawn()),
+            Some(&tryit),
+        )
     })
 }
 

@@ -1,0 +1,793 @@
+//! The "try it" panel every report page carries, and what it shares with
+//! `battlelab playground`: the embedded WebAssembly core, the Worker it runs in, and the
+//! drawing of results.
+//!
+//! Why this module exists: a designer shares a page and the co-designer asks "and with a
+//! +1?". The page answers in place: it carries the analysis file (and its rules file),
+//! the core compiled to WebAssembly (`crate::report::wasm::MODULE_GZ`, gzip, base64,
+//! inline), and a script that runs the core in a Web Worker and redraws the numbers. The
+//! module speaks JSON (`docs/wasm-api.md`): `describe` lists the file's settings with
+//! what each allows, `run` (exact) or `start`/`step`/`finish` (Monte Carlo, for the
+//! progress bar) compute, `download` returns the edited files. Every number the panel
+//! shows is the module's, which is the CLI's code: the same seed and trials give the same
+//! counts as `battlelab run`.
+//!
+//! What the panel promises:
+//! - **No network.** The module is unpacked with `DecompressionStream('gzip')` from the
+//!   page's own text and instantiated in a Worker made from a Blob URL. The page's
+//!   Content-Security-Policy gains `'wasm-unsafe-eval'` (compiling WebAssembly) and
+//!   `worker-src blob:` — the smallest addition that lets a Blob worker start under
+//!   `default-src 'none'` (without it, `worker-src` falls back to `script-src`, which
+//!   would need `blob:` for every script). Nothing is fetched: it works from `file://`.
+//! - **Edits are a link.** Every change lives in the URL hash (`#tryit=<JSON>`): opening
+//!   the link reproduces it; "reset" returns to the file; "download" saves the edited
+//!   analysis (and rules file) as `battlelab run` accepts them.
+//! - **The CLI's words.** A bad value shows the module's error — the CLI's message — at
+//!   its field. Every text from a file reaches the page as text (`textContent`), never
+//!   as markup.
+//! - **A self-test.** `#tryit-selftest=<JSON>` types values into the panel's fields (or
+//!   opens a shared link), waits for the result and writes `TRYIT {verdict}` with the
+//!   numbers shown, the errors at fields, the hash and the timings into
+//!   `<pre id="tryit-selftest">`; `tests/browser.rs` drives it in headless Chromium.
+//!
+//! Where the module could not be built, the page has no panel and says why in a comment.
+
+use std::path::Path;
+
+use base64::Engine as _;
+
+/// The element the base64 of the module is written in (its text is all base64).
+pub const MODULE_ELEMENT: &str = "<script type=\"application/octet-stream\" id=\"bl-module\">";
+
+/// The page's Content-Security-Policy with the panel: nothing from outside, inline style
+/// and script, WebAssembly compiled from the page's own bytes, a worker from a Blob URL.
+pub const CSP_WITH_WASM: &str = "default-src 'none'; img-src 'self' file:; style-src 'unsafe-inline'; script-src 'unsafe-inline' 'wasm-unsafe-eval'; worker-src blob:; base-uri 'none'; form-action 'none'";
+
+/// The analysis a page recomputes: its file name (as messages name it), its text, and the
+/// companion files it names (a rules file), each under the name the analysis gives it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Source {
+    pub analysis_name: String,
+    pub analysis_text: String,
+    pub files: Vec<(String, String)>,
+}
+
+impl Source {
+    /// `analysis_text`, read from `analysis_path` (as the user named it), with every
+    /// companion file it names that can be read beside it ([`companions`]).
+    pub fn of(analysis_path: &Path, analysis_text: &str) -> Self {
+        Self {
+            analysis_name: analysis_path.file_name().map_or_else(
+                || crate::output::ANALYSIS_COPY.to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            ),
+            analysis_text: analysis_text.to_string(),
+            files: companions(analysis_path, analysis_text),
+        }
+    }
+
+    /// The JSON the page's script reads: `{"analysis": {name, text}, "files": {…},
+    /// "companion_key": the analysis key that names a companion file, or null}`.
+    fn json(&self) -> serde_json::Value {
+        let files: serde_json::Map<String, serde_json::Value> = self
+            .files
+            .iter()
+            .map(|(n, t)| (n.clone(), serde_json::Value::String(t.clone())))
+            .collect();
+        serde_json::json!({
+            "analysis": {"name": self.analysis_name, "text": self.analysis_text},
+            "files": files,
+            "companion_key": companion_key(&self.analysis_text),
+        })
+    }
+}
+
+/// The analysis key that names a companion file (`rules`), where the analysis's system
+/// has one.
+fn companion_key(analysis_text: &str) -> Option<&'static str> {
+    let table = toml::from_str::<toml::Table>(analysis_text).ok()?;
+    let system = table.get("system").and_then(|v| v.as_str())?;
+    battlelab_core::systems::docs()
+        .into_iter()
+        .find(|d| d.name == system)
+        .and_then(|d| d.companion)
+        .map(|c| c.key)
+}
+
+/// The companion files an analysis names (its system's `Companion` key, at the top and in
+/// each `[[variant]]`), read relative to the analysis, keyed as the analysis writes them.
+/// A name that is not a readable file beside it (a shipped rules file's name, which the
+/// module carries itself) is left out; the module then says what is missing, as the CLI
+/// would.
+pub fn companions(analysis_path: &Path, analysis_text: &str) -> Vec<(String, String)> {
+    let Ok(table) = toml::from_str::<toml::Table>(analysis_text) else {
+        return Vec::new();
+    };
+    let Some(key) = companion_key(analysis_text) else {
+        return Vec::new();
+    };
+    let mut named: Vec<String> = Vec::new();
+    let mut take = |t: &toml::Table| {
+        if let Some(name) = t.get(key).and_then(|v| v.as_str()) {
+            if !named.iter().any(|n| n == name) {
+                named.push(name.to_string());
+            }
+        }
+    };
+    take(&table);
+    if let Some(variants) = table.get("variant").and_then(|v| v.as_array()) {
+        for v in variants.iter().filter_map(|v| v.as_table()) {
+            take(v);
+        }
+    }
+    let dir = analysis_path.parent().unwrap_or(Path::new(""));
+    named
+        .into_iter()
+        .filter_map(|name| {
+            let path = dir.join(&name);
+            if !path.is_file() {
+                return None;
+            }
+            crate::toml_input::read_analysis_file(&path)
+                .ok()
+                .map(|text| (name, text))
+        })
+        .collect()
+}
+
+/// JSON safe inside a `<script>` element: `<`, `>` and `&` as `\u` escapes, so no text of
+/// a file can close the element.
+pub fn script_json(value: &serde_json::Value) -> String {
+    let text = serde_json::to_string(value).expect("JSON values serialise");
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The module as the page carries it: the element holding its base64, and the Worker's
+/// source. Empty when `module_gz` is.
+pub fn module_elements(module_gz: &[u8]) -> String {
+    if module_gz.is_empty() {
+        return String::new();
+    }
+    format!(
+        "{MODULE_ELEMENT}{}</script>\n<script type=\"text/plain\" id=\"bl-worker\">{WORKER_JS}</script>\n",
+        base64::engine::general_purpose::STANDARD.encode(module_gz)
+    )
+}
+
+/// The "try it" section of a report page for `source` (the panel is built by the script
+/// from the module's `describe`), or a comment saying why there is none.
+pub fn panel_section(source: Option<&Source>, module_gz: &[u8]) -> String {
+    let Some(source) = source else {
+        return "<!-- try it: only a run's report recomputes (battlelab run writes it); this report is of another kind -->\n"
+            .into();
+    };
+    if module_gz.is_empty() {
+        // Why, in words that cannot close the comment.
+        let why = crate::report::wasm::MISSING.replace("--", "- -");
+        return format!("<!-- try it: this battlelab was built without its WebAssembly core ({why}; rustup target add wasm32-unknown-unknown, then rebuild), so the page cannot recompute -->\n");
+    }
+    format!(
+        "<section id=\"tryit\" class=\"noprint\"><h2>Try it: change a setting, see the odds</h2>\n<p class=\"muted\">Change any value below: this page recomputes in your browser with battlelab's own code (exact where the run is exact, else the same seeded Monte Carlo as the command line; nothing leaves the page). The link in the address bar keeps your changes; <em>download</em> saves the edited file for <code>battlelab run</code>.</p>\n<div id=\"tryit-panel\" class=\"tryit\"><p class=\"muted\">Loading the calculator…</p></div>\n<script type=\"application/json\" id=\"tryit-data\">{}</script>\n{}</section>\n",
+        script_json(&source.json()),
+        module_elements(module_gz)
+    )
+}
+
+/// The panel's styles (the report page and the playground share them).
+pub const STYLE: &str = r#"
+.tryit fieldset{border:1px solid var(--line);border-radius:6px;margin:.6rem 0;padding:.4rem .8rem;min-width:0}
+.tryit legend{font-weight:600;padding:0 .3rem}
+.tryit .fields{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,15rem),1fr));gap:.5rem 1rem}
+.tryit label{display:block;font-size:.9rem;min-width:0}
+.tryit label .range{color:var(--muted);font-size:.85em}
+.tryit input[type=text],.tryit select,.tryit textarea{font:inherit;font-size:.95rem;width:100%;max-width:100%;padding:.2rem .35rem;border:1px solid var(--line);border-radius:4px}
+.tryit input.cell{width:4.5rem;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.85rem}
+.tryit .edited{background:#fff8c5}
+.tryit [aria-invalid=true]{border-color:#cf222e;outline:1px solid #cf222e}
+.tryit .error{color:#cf222e;font-size:.88rem;white-space:pre-wrap;overflow-wrap:anywhere}
+.tryit .buttons{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center;margin:.5rem 0}
+.tryit button{font:inherit;font-size:.95rem;padding:.25rem .8rem;border:1px solid var(--line);border-radius:4px;background:var(--bg2);cursor:pointer}
+.tryit progress{width:100%;max-width:24rem}
+.tryit .note{color:var(--muted);font-size:.9rem}
+.tryit .share{width:100%;font-size:.8rem}
+.tryit svg{display:block;width:100%;height:auto;max-width:760px}
+.tryit .headline{font-size:1.05rem;margin:.4rem 0}
+.tryit td.p{text-align:right}
+.tryit details{margin:.4rem 0}
+"#;
+
+/// The Worker: unpacks and instantiates the module, runs requests, and runs a Monte
+/// Carlo job in steps (posting progress) until a newer request supersedes it.
+const WORKER_JS: &str = r#"
+'use strict';
+var mod=null,ex=null,latest=0,enc=new TextEncoder(),dec=new TextDecoder();
+function imports(m){
+  var o={};
+  WebAssembly.Module.imports(m).forEach(function(i){
+    o[i.module]=o[i.module]||{};
+    if(i.kind==='function')o[i.module][i.name]=function(){throw new Error('the module called '+i.module+'.'+i.name+', which the page does not provide');};
+  });
+  return o;
+}
+function instantiate(){ex=new WebAssembly.Instance(mod,imports(mod)).exports;}
+async function load(b64){
+  var bin=atob(b64),n=bin.length,bytes=new Uint8Array(n);
+  for(var i=0;i<n;i++)bytes[i]=bin.charCodeAt(i);
+  var stream=new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
+  var wasm=await new Response(stream).arrayBuffer();
+  mod=await WebAssembly.compile(wasm);
+  instantiate();
+}
+function call(req){
+  try{
+    var b=enc.encode(JSON.stringify(req));
+    var p=ex.bl_alloc(b.length)>>>0;
+    new Uint8Array(ex.memory.buffer,p,b.length).set(b);
+    var n=ex.bl_call(p,b.length)>>>0;
+    ex.bl_free(p,b.length);
+    var r=ex.bl_response()>>>0;
+    return JSON.parse(dec.decode(new Uint8Array(ex.memory.buffer,r,n)));
+  }catch(e){
+    // A panic aborts: the module keeps an error naming the bug (`bl_panic`); then a fresh
+    // instance.
+    var said=null;
+    try{var k=ex.bl_panic?ex.bl_panic()>>>0:0;if(k)said=JSON.parse(dec.decode(new Uint8Array(ex.memory.buffer,ex.bl_response()>>>0,k)));}catch(_){}
+    try{instantiate();}catch(_){}
+    return said||{error:{message:'the calculator stopped on this input (a bug in battlelab: please report it with the file): '+(e&&e.message||e),file:null,line:null,key:null}};
+  }
+}
+function pause(){return new Promise(function(r){setTimeout(r,0);});}
+onmessage=async function(e){
+  var m=e.data,t0=performance.now();
+  try{
+    if(m.type==='load'){await load(m.b64);postMessage({id:m.id,ms:performance.now()-t0});return;}
+    if(!m.keep)latest=m.id;
+    if(m.type==='call'){var r=call(m.req);postMessage({id:m.id,resp:r,ms:performance.now()-t0});return;}
+    if(m.type==='simulate'){
+      var req=Object.assign({},m.req,{op:'start'});
+      var s=call(req);
+      if(!s.ok){postMessage({id:m.id,resp:s,ms:performance.now()-t0});return;}
+      var blocks=s.ok.blocks,done=0,k=1;
+      postMessage({type:'progress',id:m.id,done:0,blocks:blocks});
+      while(done<blocks){
+        await pause();
+        if(latest!==m.id){postMessage({id:m.id,cancelled:true});return;}
+        var t=performance.now(),st=call({op:'step',blocks:k});
+        if(!st.ok){postMessage({id:m.id,resp:st,ms:performance.now()-t0});return;}
+        done=st.ok.done;
+        var dt=performance.now()-t;
+        if(dt<50)k*=2;else if(dt>200&&k>1)k=Math.max(1,k>>1);
+        postMessage({type:'progress',id:m.id,done:done,blocks:blocks});
+      }
+      var f=call({op:'finish'});
+      postMessage({id:m.id,resp:f,ms:performance.now()-t0});
+    }
+  }catch(err){postMessage({id:m.id,failed:String(err&&err.message||err)});}
+};
+"#;
+
+/// What the report page and the playground share: `BL.Engine` (the Worker's client),
+/// `BL.results` (a results table and the headline), `BL.chart` (outcome probabilities per
+/// run as inline SVG), `BL.el` (elements from text, never from markup) and
+/// `BL.overflow` (what sticks out of a phone's width).
+pub const CLIENT_JS: &str = r#"
+var BL=(function(){
+  'use strict';
+  function el(tag,attrs,kids){
+    var e=document.createElement(tag);
+    if(attrs)Object.keys(attrs).forEach(function(k){
+      var v=attrs[k];
+      if(v===null||v===undefined||v===false)return;
+      if(k==='text')e.textContent=v;else if(k.slice(0,2)==='on')e.addEventListener(k.slice(2),v);else e.setAttribute(k,v===true?'':String(v));
+    });
+    (kids||[]).forEach(function(c){if(c!==null&&c!==undefined)e.appendChild(typeof c==='string'?document.createTextNode(c):c);});
+    return e;
+  }
+  function Engine(){
+    var self=this;
+    this.pending={};this.progress={};this.next=1;
+    var src=document.getElementById('bl-worker').textContent;
+    this.worker=new Worker(URL.createObjectURL(new Blob([src],{type:'text/javascript'})));
+    this.worker.onmessage=function(e){
+      var m=e.data;
+      if(m.type==='progress'){var f=self.progress[m.id];if(f)f(m.done,m.blocks);return;}
+      var p=self.pending[m.id];
+      if(!p)return;
+      delete self.pending[m.id];delete self.progress[m.id];
+      if(m.failed)p.reject(new Error(m.failed));else p.resolve(m);
+    };
+    this.worker.onerror=function(e){
+      e.preventDefault();
+      Object.keys(self.pending).forEach(function(id){self.pending[id].reject(new Error('the calculator stopped: '+e.message));});
+      self.pending={};
+    };
+    this.ready=this.send({type:'load',b64:document.getElementById('bl-module').textContent.trim()});
+  }
+  Engine.prototype.send=function(msg,onprogress){
+    var self=this,id=this.next++;
+    msg.id=id;
+    return new Promise(function(resolve,reject){
+      self.pending[id]={resolve:resolve,reject:reject};
+      if(onprogress)self.progress[id]=onprogress;
+      self.worker.postMessage(msg);
+    });
+  };
+  // A request; `keep`: does not supersede a running Monte Carlo job (a download).
+  Engine.prototype.call=function(req,keep){
+    var self=this;
+    return this.ready.then(function(){return self.send({type:'call',req:req,keep:!!keep});});
+  };
+  // A Monte Carlo job in steps (start, step…, finish); resolves {cancelled:true} when a
+  // newer request superseded it.
+  Engine.prototype.simulate=function(req,onprogress){
+    var self=this;
+    return this.ready.then(function(){return self.send({type:'simulate',req:req},onprogress);});
+  };
+  function fmt(p){return typeof p==='number'?p.toFixed(4):'';}
+  // An outcome's probability as shown: exact where the run is exact, else simulated.
+  function prob(o){return typeof o.exact==='number'?o.exact:o.probability;}
+  function runLabel(run,axes,variants){
+    var parts=[];
+    if(variants>1)parts.push(run.variant);
+    (run.coordinates||[]).forEach(function(c,i){parts.push((axes&&axes[i]?axes[i]+' ':'')+c);});
+    return parts.length?parts.join(', '):'the run';
+  }
+  function variantCount(runs){var s={};runs.forEach(function(r){s[r.variant]=1;});return Object.keys(s).length;}
+  function outcomeNames(runs){
+    var names=[];
+    runs.forEach(function(r){(r.outcomes||[]).forEach(function(o){if(names.indexOf(o.name)<0)names.push(o.name);});});
+    return names;
+  }
+  // The headline (`{name, values: one per run}`) in words: each run's value when they
+  // are few, else the range over the runs.
+  function headlineLines(h,runs,axes){
+    if(!h||!h.name||!Array.isArray(h.values)||!h.values.length)return [];
+    var v=h.values,nv=variantCount(runs);
+    if(v.length===1)return [h.name+' = '+fmt(v[0])];
+    if(v.length<=4)return [h.name+': '+v.map(function(x,i){return (runs[i]?runLabel(runs[i],axes,nv)+' ':'')+fmt(x);}).join(' · ')];
+    var nums=v.filter(function(x){return typeof x==='number';});
+    return [h.name+': from '+fmt(Math.min.apply(null,nums))+' to '+fmt(Math.max.apply(null,nums))+' over the '+v.length+' runs (every run below)'];
+  }
+  // The results of a `run`/`finish` answer: the headline, then a table of runs ×
+  // outcomes. Each cell carries its numbers as data attributes.
+  function results(ok,axes){
+    var runs=ok.runs||[],names=outcomeNames(runs),nv=variantCount(runs);
+    var box=el('div',{'class':'results'});
+    headlineLines(ok.headline,runs,axes).forEach(function(l){box.appendChild(el('p',{'class':'headline',text:l}));});
+    var head=el('tr',{},[el('th',{text:'run'}),el('th',{text:'trials'})].concat(names.map(function(n){return el('th',{text:'P('+n+')'});})));
+    var body=el('tbody');
+    runs.forEach(function(r,i){
+      var tr=el('tr',{'data-run':i},[el('td',{text:runLabel(r,axes,nv)}),el('td',{'class':'p',text:r.exact&&!r.trials?'exact':String(r.trials)+(r.exact?' + exact':'')})]);
+      names.forEach(function(n){
+        var o=(r.outcomes||[]).filter(function(o){return o.name===n;})[0];
+        if(!o){tr.appendChild(el('td',{'class':'p',text:'–'}));return;}
+        var p=prob(o),text=o.fraction?o.fraction+' ('+fmt(p)+')':fmt(p);
+        var title=o.count!==null&&o.count!==undefined?'simulated: '+o.count+' of '+r.trials+' ('+fmt(o.probability)+')':'';
+        if(o.ci)title+=(title?'; ':'')+'95% interval '+fmt(o.ci[0])+'–'+fmt(o.ci[1]);
+        tr.appendChild(el('td',{'class':'p',text:text,title:title||null,'data-outcome':n,'data-p':p,'data-count':o.count===null||o.count===undefined?null:o.count,'data-fraction':o.fraction||null}));
+      });
+      body.appendChild(tr);
+    });
+    box.appendChild(el('div',{'class':'scroll'},[el('table',{},[el('thead',{},[head]),body])]));
+    return box;
+  }
+  var COLOURS=['#0b5cad','#cf222e','#1a7f37','#9a6700','#8250df','#bf3989','#57606a','#0a7ea4','#e16f24','#116329'];
+  // The SVG namespace: a name, never fetched (written in two parts so that no URL
+  // appears in the page's text, which tests/browser.rs holds free of any).
+  var SVG='http:'+'//www.w3.org/2000/svg';
+  function svg(tag,attrs,text){
+    var e=document.createElementNS(SVG,tag);
+    Object.keys(attrs||{}).forEach(function(k){e.setAttribute(k,String(attrs[k]));});
+    if(text!==undefined)e.textContent=text;
+    return e;
+  }
+  // Outcome probabilities per run: one stacked bar a run, drawn in the page.
+  function chart(ok,axes){
+    var runs=(ok.runs||[]).slice(0,200),names=outcomeNames(runs),nv=variantCount(runs);
+    var W=600,label=190,bar=W-label-10,row=18,legendRows=Math.ceil(names.length/3),top=8+legendRows*18+6;
+    var H=top+runs.length*row+22;
+    var s=svg('svg',{viewBox:'0 0 '+W+' '+H,role:'img','aria-label':'outcome probabilities per run','font-family':'system-ui,sans-serif','font-size':'11'});
+    names.forEach(function(n,i){
+      var x=(i%3)*(W/3),y=8+Math.floor(i/3)*18;
+      s.appendChild(svg('rect',{x:x,y:y,width:12,height:12,fill:COLOURS[i%COLOURS.length]}));
+      s.appendChild(svg('text',{x:x+16,y:y+10},n.length>28?n.slice(0,27)+'…':n));
+    });
+    runs.forEach(function(r,j){
+      var y=top+j*row,x=label,name=runLabel(r,axes,nv);
+      s.appendChild(svg('text',{x:label-6,y:y+12,'text-anchor':'end'},name.length>30?name.slice(0,29)+'…':name));
+      names.forEach(function(n,i){
+        var o=(r.outcomes||[]).filter(function(o){return o.name===n;})[0];
+        var w=o?Math.max(0,prob(o)||0)*bar:0;
+        if(w<=0)return;
+        var rect=svg('rect',{x:x.toFixed(2),y:y+2,width:w.toFixed(2),height:row-5,fill:COLOURS[i%COLOURS.length]});
+        rect.appendChild(svg('title',{},name+': P('+n+') = '+(o.fraction||fmt(prob(o)))));
+        s.appendChild(rect);
+        x+=w;
+      });
+    });
+    var axisY=top+runs.length*row+4;
+    [0,0.25,0.5,0.75,1].forEach(function(t){
+      var x=label+t*bar;
+      s.appendChild(svg('line',{x1:x,x2:x,y1:top,y2:axisY,stroke:'#d0d7de','stroke-width':0.5}));
+      s.appendChild(svg('text',{x:x,y:axisY+12,'text-anchor':'middle'},String(t)));
+    });
+    return s;
+  }
+  // What reaches past `limit` px (nothing may, except inside a box that scrolls).
+  function overflow(limit){
+    var fail=[],sw=document.documentElement.scrollWidth,w=window.innerWidth;
+    if(sw>w)fail.push('page overflows: scrollWidth '+sw+' > innerWidth '+w);
+    (function walk(e){
+      for(var c=e.firstElementChild;c;c=c.nextElementSibling){
+        var r=c.getBoundingClientRect().right;
+        if(r>limit+0.5)fail.push('sticks out to '+Math.round(r)+' px: <'+c.tagName.toLowerCase()+(c.id?' id='+c.id:'')+'>');
+        if(getComputedStyle(c).overflowX==='visible')walk(c);
+      }
+    })(document.body);
+    return fail;
+  }
+  // The numbers shown in `box`'s results table: [{run, cells:[{outcome,text,p,count,fraction}]}].
+  function shown(box){
+    return Array.prototype.slice.call(box.querySelectorAll('tr[data-run]')).map(function(tr){
+      return {run:tr.firstChild.textContent,trials:tr.children[1].textContent,cells:Array.prototype.slice.call(tr.querySelectorAll('td[data-outcome]')).map(function(td){
+        return {outcome:td.getAttribute('data-outcome'),text:td.textContent,p:parseFloat(td.getAttribute('data-p')),count:td.hasAttribute('data-count')?Number(td.getAttribute('data-count')):null,fraction:td.getAttribute('data-fraction')};
+      })};
+    });
+  }
+  // Saves `files` ({name: text}) through Blob links in `box`, each clicked once (not
+  // under a self-test, which reads the files instead).
+  function download(box,files,quiet){
+    box.textContent='';
+    Object.keys(files).forEach(function(name){
+      var base=name.split(/[\/\\]/).pop()||'analysis.toml';
+      var url=URL.createObjectURL(new Blob([files[name]],{type:'application/toml'}));
+      var a=el('a',{href:url,download:base,text:'save '+base});
+      box.appendChild(el('div',{},[a]));
+      if(!quiet)a.click();
+    });
+  }
+  return {el:el,Engine:Engine,results:results,chart:chart,overflow:overflow,shown:shown,download:download,runLabel:runLabel};
+})();
+"#;
+
+/// The report page's panel: builds the fields from `describe`, recomputes on a change
+/// (debounced), keeps the edits in the hash, resets, downloads, and runs the self-test.
+pub const PANEL_JS: &str = r#"
+(function(){
+  'use strict';
+  var root=document.getElementById('tryit-panel');
+  if(!root||typeof BL==='undefined')return;
+  var el=BL.el,data=JSON.parse(document.getElementById('tryit-data').textContent),engine;
+  try{engine=new BL.Engine();}catch(e){root.textContent='This browser cannot run the calculator here: '+e.message;return;}
+  var fields={},order=[],state={edits:{},seed:null,trials:null};
+  var base=null,current=null,timer=null,busy=true,generation=0,lastChanged=null,downloaded=null;
+  var timing={module_ms:null,first_result_ms:null,last_ms:null,worker_ms:null},lastKind=null;
+  var out=el('div',{'class':'out'}),chartBox=el('div',{'class':'chart'}),statusLine=el('p',{'class':'note',role:'status'});
+  var progress=el('progress',{max:1,value:0,hidden:true}),panelError=el('div',{'class':'error',role:'alert'});
+  var shareInput=el('input',{type:'text',readonly:true,'class':'share','aria-label':'link to these settings'}),downloads=el('div',{'class':'downloads'});
+  var hash=location.hash,selftest=null,m=/^#tryit-selftest=(.*)$/.exec(hash);
+  if(m){try{selftest=JSON.parse(decodeURIComponent(m[1]));}catch(e){selftest={payload_error:String(e)};}}
+  function request(op){return {op:op,analysis:data.analysis,files:data.files,edits:state.edits};}
+  function show(v){return typeof v==='string'?v:JSON.stringify(v);}
+  // A key of type "string" takes the text as typed; any other, the value the text reads
+  // as in JSON (3, true, [1, 2], {"from": 1, "to": 6}), else the text.
+  function isText(s){return s&&s.type==='string';}
+  function parseValue(text,s){
+    if(isText(s))return text;
+    try{return JSON.parse(text);}catch(e){return text;}
+  }
+  function range(s){
+    var has=function(v){return v!==null&&v!==undefined;};
+    if(Array.isArray(s.allowed)&&s.allowed.length)return '';
+    if(has(s.min)&&has(s.max))return '('+s.min+'–'+s.max+')';
+    if(has(s.min))return '(≥ '+s.min+')';
+    if(has(s.max))return '(≤ '+s.max+')';
+    return s.type?'('+s.type+')':'';
+  }
+  function register(path,input,err,original,setting,onchange){
+    fields[path]={path:path,input:input,error:err,original:original,setting:setting};
+    order.push(path);
+    var f=function(){lastChanged=path;onchange();};
+    input.addEventListener('input',f);
+    input.addEventListener('change',f);
+  }
+  function settingField(s,strip){
+    var id='tryit-f'+order.length,input,val=show(s.value);
+    if(Array.isArray(s.allowed)&&s.allowed.length){
+      var opts=s.allowed.map(show);
+      if(opts.indexOf(val)<0)opts.unshift(val);
+      input=el('select',{id:id},opts.map(function(a){return el('option',{value:a,text:a});}));
+    }else if(s.type==='boolean'){
+      input=el('select',{id:id},[el('option',{value:'true',text:'true'}),el('option',{value:'false',text:'false'})]);
+    }else{
+      input=el('input',{type:'text',id:id,inputmode:s.type==='integer'?'numeric':null,spellcheck:'false',autocomplete:'off'});
+    }
+    input.value=val;
+    var err=el('div',{'class':'error',role:'alert'});
+    var name=strip&&s.path.indexOf(strip)===0?s.path.slice(strip.length):s.path;
+    var box=el('div',{'class':'field','data-path':s.path},[el('label',{'for':id,title:s.doc||null},[name+' ',el('span',{'class':'range',text:range(s)})]),input,err]);
+    register(s.path,input,err,val,s,function(){
+      if(input.value===val)delete state.edits[s.path];else state.edits[s.path]=parseValue(input.value,s);
+      input.classList.toggle('edited',input.value!==val);
+      schedule();
+    });
+    return box;
+  }
+  // A rules file's table: `cells` holds each column as the file writes it, a string of
+  // results (one a row: a grid of inputs, edited back into the string) or a table of
+  // rows (one input holding it as JSON). A column's edit is `<path>."<column>"`.
+  function tableField(t){
+    var err=el('div',{'class':'error',role:'alert'}),cols=t.columns||[],cells=t.cells||[];
+    var split=cells.map(function(c){return typeof c==='string'?c.trim().split(/\s+/):null;});
+    var rows=Math.max.apply(null,[0].concat(split.map(function(x){return x?x.length:1;})));
+    var head=el('tr',{},[el('th',{text:'row'})].concat(cols.map(function(c){return el('th',{text:show(c)});})));
+    var body=el('tbody'),inputs=cols.map(function(){return [];});
+    for(var r=0;r<rows;r++){
+      var tr=el('tr',{},[el('th',{text:String(r+1)})]);
+      cols.forEach(function(c,k){
+        if(!split[k]){
+          if(r===0){var i=el('input',{type:'text','class':'cell json','aria-label':t.name+' '+show(c),spellcheck:'false',autocomplete:'off'});i.value=show(cells[k]);inputs[k].push(i);tr.appendChild(el('td',{rowspan:rows},[i]));}
+          return;
+        }
+        var cell=split[k][r];
+        if(cell===undefined){tr.appendChild(el('td'));return;}
+        var input=el('input',{type:'text','class':'cell','aria-label':t.name+' '+show(c)+', row '+(r+1),spellcheck:'false',autocomplete:'off'});
+        input.value=cell;
+        inputs[k].push(input);
+        tr.appendChild(el('td',{},[input]));
+      });
+      body.appendChild(tr);
+    }
+    cols.forEach(function(c,k){
+      var path=t.path+'.'+JSON.stringify(String(c)),orig=show(cells[k]),list=inputs[k];
+      var value=function(){return split[k]?list.map(function(i){return i.value.trim();}).join(' '):parseValue(list[0].value,null);};
+      var onchange=function(){
+        var now=value();
+        if(show(now)===orig||(split[k]&&now===split[k].join(' ')))delete state.edits[path];else state.edits[path]=now;
+        list.forEach(function(i,r){i.classList.toggle('edited',split[k]?i.value.trim()!==split[k][r]:i.value!==orig);});
+        schedule();
+      };
+      fields[path]={path:path,input:list[0],inputs:list,error:err,original:orig,setting:null,split:split[k]};
+      order.push(path);
+      list.forEach(function(i){
+        var f=function(){lastChanged=path;onchange();};
+        i.addEventListener('input',f);i.addEventListener('change',f);
+      });
+    });
+    fields[t.path]={path:t.path,input:null,error:err,setting:null};
+    order.push(t.path);
+    return el('fieldset',{},[el('legend',{text:'Table: '+(t.means||t.name||t.path)}),el('div',{'class':'scroll'},[el('table',{},[el('thead',{},[head]),body])]),err]);
+  }
+  function runField(key,label,value){
+    var id='tryit-'+key,input=el('input',{type:'text',id:id,inputmode:'numeric',spellcheck:'false',autocomplete:'off'}),err=el('div',{'class':'error',role:'alert'});
+    input.value=String(value);
+    register('run:'+key,input,err,String(value),null,function(){
+      var v=input.value.trim();
+      state[key]=v===String(value)?null:(/^\d+$/.test(v)&&Number(v)<=Number.MAX_SAFE_INTEGER?Number(v):v);
+      input.classList.toggle('edited',state[key]!==null);
+      schedule();
+    });
+    return el('div',{'class':'field'},[el('label',{'for':id},[label]),input,err]);
+  }
+  function build(d){
+    root.textContent='';
+    var groups=[],byName={};
+    function group(name){if(!byName[name]){byName[name]={name:name,items:[]};groups.push(byName[name]);}return byName[name];}
+    (d.settings||[]).forEach(function(s){
+      if(s.path==='seed'||s.path==='trials')return;
+      var g=s.swept?group('Swept values'):s.side?group('Side: '+s.side):group('The battle');
+      g.items.push(settingField(s,s.side&&!s.swept?'sides.'+s.side+'.':null));
+    });
+    groups.forEach(function(g){root.appendChild(el('fieldset',{},[el('legend',{text:g.name}),el('div',{'class':'fields'},g.items)]));});
+    (d.tables||[]).forEach(function(t){root.appendChild(tableField(t));});
+    root.appendChild(el('fieldset',{},[el('legend',{text:'Run'}),el('div',{'class':'fields'},[runField('seed','seed (the same seed gives the same counts as battlelab run)',d.seed),runField('trials','trials per run (where a run is not exact)',d.trials)])]));
+    var reset=el('button',{type:'button',text:'reset',onclick:function(){resetAll();}});
+    var save=el('button',{type:'button',text:'download',onclick:function(){downloadEdited();}});
+    root.appendChild(el('div',{'class':'buttons'},[reset,save,el('span',{'class':'note',text:'link to these settings:'})]));
+    root.appendChild(shareInput);
+    root.appendChild(downloads);
+    root.appendChild(panelError);
+    root.appendChild(progress);
+    root.appendChild(statusLine);
+    root.appendChild(out);
+    root.appendChild(chartBox);
+  }
+  function shareText(){
+    var s={};
+    if(Object.keys(state.edits).length)s.edits=state.edits;
+    if(state.seed!==null)s.seed=state.seed;
+    if(state.trials!==null)s.trials=state.trials;
+    return Object.keys(s).length?JSON.stringify(s):'';
+  }
+  function updateHash(){
+    var t=shareText(),url=location.href.replace(/#.*$/,'')+(t?'#tryit='+encodeURIComponent(t):'');
+    try{history.replaceState(null,'',url);}catch(e){}
+    shareInput.value=url;
+  }
+  function applyShared(text){
+    var s;
+    try{s=JSON.parse(text);}catch(e){panelError.textContent='The link\'s settings could not be read ('+e.message+'); showing the file as written.';return;}
+    Object.keys(s.edits||{}).forEach(function(p){
+      var v=s.edits[p],f=fields[p];
+      state.edits[p]=v;
+      if(f&&f.inputs&&f.split&&typeof v==='string'){var w=v.trim().split(/\s+/);f.inputs.forEach(function(i,r){if(r<w.length){i.value=w[r];i.classList.toggle('edited',w[r]!==f.split[r]);}});}
+      else if(f&&f.inputs){f.inputs[0].value=show(v);f.inputs[0].classList.add('edited');}
+      else if(f&&f.input){f.input.value=show(v);f.input.classList.add('edited');}
+    });
+    ['seed','trials'].forEach(function(k){
+      if(s[k]===undefined||s[k]===null)return;
+      state[k]=s[k];
+      var f=fields['run:'+k];
+      if(f){f.input.value=String(s[k]);f.input.classList.add('edited');}
+    });
+  }
+  function resetAll(){
+    state={edits:{},seed:null,trials:null};
+    order.forEach(function(p){
+      var f=fields[p];
+      if(f.inputs){f.inputs.forEach(function(i,r){i.value=f.split?f.split[r]:f.original;i.classList.remove('edited');});}
+      else if(f.input){f.input.value=f.original;f.input.classList.remove('edited');}
+    });
+    downloads.textContent='';
+    schedule(0);
+  }
+  // The edited files, saved side by side: a rules file named by a path (../rules/x.toml)
+  // is saved under its own name beside the analysis, and the analysis names it so.
+  function downloadEdited(){
+    var req=request('download'),names=Object.keys(data.files||{});
+    if(data.companion_key&&names.length===1){
+      var n=names[0],base=n.split(/[\/\\]/).pop(),own=data.analysis.name.split(/[\/\\]/).pop();
+      if(base===own)base=base.replace(/\.toml$/,'')+'.rules.toml';
+      if(base!==n){
+        req.files={};req.files[base]=data.files[n];
+        req.edits=Object.assign({},state.edits);req.edits[data.companion_key]=base;
+      }
+    }
+    return engine.call(req,true).then(function(r){
+      if(r.resp.error){fail(r.resp.error);return null;}
+      var files=r.resp.ok.files||{};
+      BL.download(downloads,files,!!selftest);
+      return files;
+    }).catch(function(e){panelError.textContent=String(e.message||e);return null;});
+  }
+  function schedule(delay){
+    if(timer)clearTimeout(timer);
+    timer=setTimeout(function(){timer=null;recompute();},delay===undefined?250:delay);
+    updateHash();
+  }
+  function clearErrors(){
+    order.forEach(function(p){
+      var f=fields[p];
+      f.error.textContent='';
+      (f.inputs||(f.input?[f.input]:[])).forEach(function(i){i.removeAttribute('aria-invalid');});
+    });
+    panelError.textContent='';
+  }
+  function fieldOf(key){
+    if(key==='seed'||key==='trials')key='run:'+key;
+    if(key&&fields[key])return fields[key];
+    var best=null;
+    if(key)order.forEach(function(p){
+      if((key.indexOf(p+'.')===0||p.indexOf(key+'.')===0)&&(!best||p.length>best.length))best=p;
+    });
+    if(best)return fields[best];
+    return lastChanged&&fields[lastChanged]?fields[lastChanged]:null;
+  }
+  function fail(err){
+    var f=fieldOf(err.key);
+    if(f){
+      f.error.textContent=err.message;
+      (f.inputs||(f.input?[f.input]:[])).forEach(function(i){i.setAttribute('aria-invalid','true');});
+    }else panelError.textContent=err.message;
+    progress.hidden=true;
+    out.textContent='';chartBox.textContent='';
+    statusLine.textContent='not recomputed: the value marked is refused, as battlelab run would refuse it';
+  }
+  function draw(ok){
+    out.textContent='';
+    out.appendChild(BL.results(ok,current&&current.axes));
+    chartBox.textContent='';
+    chartBox.appendChild(BL.chart(ok,current&&current.axes));
+  }
+  function recompute(){
+    var gen=++generation,t0=performance.now();
+    busy=true;
+    clearErrors();
+    statusLine.textContent='checking…';
+    return engine.call(request('describe')).then(function(m){
+      if(gen!==generation)return null;
+      if(m.resp.error){fail(m.resp.error);return null;}
+      current=m.resp.ok;
+      var exact=current.runs.length>0&&current.runs.every(function(r){return r.exact;});
+      var req=request(exact?'run':'start');
+      if(state.seed!==null)req.seed=state.seed;
+      if(state.trials!==null)req.trials=state.trials;
+      if(exact){
+        req.exact_only=true;
+        statusLine.textContent='computing exactly…';
+        return engine.call(req).then(function(r){return {r:r,kind:'exact'};});
+      }
+      progress.hidden=false;progress.value=0;
+      statusLine.textContent='simulating…';
+      return engine.simulate(req,function(done,blocks){
+        if(gen!==generation)return;
+        progress.max=blocks;progress.value=done;
+        statusLine.textContent='simulating: '+done+' of '+blocks+' blocks';
+      }).then(function(r){return {r:r,kind:'simulated'};});
+    }).then(function(x){
+      if(!x||gen!==generation||x.r.cancelled)return;
+      if(x.r.resp.error){fail(x.r.resp.error);return;}
+      lastKind=x.kind;
+      timing.last_ms=performance.now()-t0;
+      timing.worker_ms=x.r.ms;
+      draw(x.r.resp.ok);
+      progress.hidden=true;
+      statusLine.textContent=(x.kind==='exact'?'exact':'simulated')+', recomputed in '+Math.round(timing.last_ms)+' ms';
+      if(timing.first_result_ms===null)timing.first_result_ms=performance.now();
+    }).catch(function(e){
+      if(gen===generation){panelError.textContent=String(e&&e.message||e);progress.hidden=true;}
+    }).then(function(){if(gen===generation)busy=false;});
+  }
+  function idle(){
+    return new Promise(function(resolve){
+      (function poll(){if(timer===null&&!busy)resolve();else setTimeout(poll,20);})();
+    });
+  }
+  function verdict(fails){
+    var limit=selftest.width||window.innerWidth;
+    if(selftest.width)document.documentElement.style.width=selftest.width+'px';
+    var errors=order.filter(function(p){return fields[p].error.textContent;}).map(function(p){return {path:p,message:fields[p].error.textContent};});
+    if(panelError.textContent)errors.push({path:null,message:panelError.textContent});
+    var over=BL.overflow(limit);
+    fails=fails.concat(over);
+    var v={ok:fails.length===0,fails:fails,kind:lastKind,shown:BL.shown(out),errors:errors,hash:location.hash,fields:order.length,
+      chart:chartBox.querySelectorAll('svg rect').length,timing:timing,load_ms:performance.getEntriesByType('navigation').map(function(n){return n.loadEventEnd;})[0]||null,
+      downloaded:downloaded,page_bytes:document.documentElement.outerHTML.length,module_chars:document.getElementById('bl-module').textContent.length};
+    var pre=el('pre',{id:'tryit-selftest',text:'TRYIT '+JSON.stringify(v)});
+    document.body.appendChild(pre);
+  }
+  function runSelftest(){
+    var fails=[];
+    if(selftest.payload_error)fails.push('payload: '+selftest.payload_error);
+    var typed=selftest.type||{};
+    Object.keys(typed).forEach(function(p){
+      var f=fields[p],v=typed[p];
+      if(!f||!f.input){fails.push('no field '+p);return;}
+      if(f.inputs&&f.split&&Array.isArray(v))f.inputs.forEach(function(i,r){if(r<v.length&&v[r]!==null){i.value=String(v[r]);i.dispatchEvent(new Event('input',{bubbles:true}));}});
+      else{f.input.value=String(v);f.input.dispatchEvent(new Event('input',{bubbles:true}));}
+    });
+    if(selftest.reset)resetAll();
+    setTimeout(function(){idle().then(function(){
+      if(!selftest.download)return verdict(fails);
+      downloadEdited().then(function(files){downloaded=files;verdict(fails);});
+    });},0);
+  }
+  engine.ready.then(function(m){timing.module_ms=m.ms;});
+  busy=true;
+  engine.call(request('describe')).then(function(m){
+    if(m.resp.error){root.textContent='';root.appendChild(panelError);fail(m.resp.error);busy=false;if(selftest)verdict(['the file as written is refused']);return;}
+    base=m.resp.ok;
+    build(base);
+    var shared=/^#tryit=(.*)$/.exec(hash),open=selftest&&selftest.open?/^#?tryit=(.*)$/.exec(selftest.open):null;
+    var link=open||shared;
+    if(link){try{applyShared(decodeURIComponent(link[1]));}catch(e){panelError.textContent='The link\'s settings could not be read: '+e.message;}}
+    updateHash();
+    if(selftest)history.replaceState(null,'',location.href.replace(/#.*$/,'')+(shareText()?'#tryit='+encodeURIComponent(shareText()):'#tryit-selftest'));
+    recompute().then(function(){if(selftest)runSelftest();});
+  }).catch(function(e){
+    root.textContent='The calculator could not start in this browser: '+(e&&e.message||e);
+    if(selftest){busy=false;verdict(['the calculator could not start: '+(e&&e.message||e)]);}
+  });
+})();
+"#;
