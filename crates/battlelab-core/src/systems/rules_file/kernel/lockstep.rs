@@ -289,7 +289,6 @@ impl Walk {
 mod tests {
     use super::*;
     use crate::dice::DiceStream;
-    use crate::engine::System;
     use crate::systems::rules_file::kernel::RulesCounts;
     use crate::systems::rules_file::scenarios;
 
@@ -423,8 +422,8 @@ mod tests {
                 // The chain's states as the walk numbers them.
                 let mut node_of = vec![0u32; chain.states.len()];
                 let (mut playing, mut terminals, mut place) = (0u32, 0u32, 0u32);
-                for s in 0..chain.states.len() {
-                    node_of[s] = if chain.terminal[s] {
+                for (s, node) in node_of.iter_mut().enumerate() {
+                    *node = if chain.terminal[s] {
                         terminals += 1;
                         ENDED | (terminals - 1)
                     } else if let Layout::Alias { .. } = walk.layout {
