@@ -136,7 +136,7 @@ const DIRECT_ENTRIES: u128 = 1 << 22;
 ///   threshold. Column `c` is drawn with chance `1/k`, kept with `T/W`, and Walker's
 ///   construction gives each next state its weight's share of the whole.
 ///
-/// A node is a state's number (direct) or place (alias), or [`ENDED`] with a terminal's
+/// A node is a state's number (direct) or place (alias), or `ENDED` with a terminal's
 /// number. Both are exact up to the `2^-64` of a word cut by [`DiceWord::take`], as every
 /// kernel cuts its dice.
 #[derive(Clone, Debug)]
