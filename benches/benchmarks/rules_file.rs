@@ -10,10 +10,21 @@ use criterion::{criterion_group, Criterion, Throughput};
 
 use battlelab::dice::DiceStream;
 use battlelab_core::engine::System;
+use battlelab_core::systems::field::battle::{FieldCombat, FieldRules, PreparedBattle};
 use battlelab_core::systems::naval_engagement::engagement::EngagementHistogram;
 use battlelab_core::systems::rules_file::scenarios;
 
 use super::{bare_xoshiro, BATCH};
+
+/// The built-in field battle 12 v 8 (`field::scenarios::field_battle`) by the printed
+/// rules: what the rules file `field` is timed beside.
+fn built_in_field_12_v_8() -> (FieldCombat, PreparedBattle) {
+    let field = FieldCombat::new(FieldRules::printed()).expect("the printed rules");
+    let prepared = battlelab_core::scenarios::field_battle()
+        .prepare()
+        .expect("a valid battle");
+    (field, prepared)
+}
 
 fn rules_file(c: &mut Criterion) {
     let mut group = c.benchmark_group("rules files");
@@ -30,13 +41,7 @@ fn rules_file(c: &mut Criterion) {
         b.iter(|| kernel.record_many(&mut dice, BATCH, &mut h))
     });
     black_box(&h);
-    let field = battlelab_core::systems::field::battle::FieldCombat::new(
-        battlelab_core::systems::field::battle::FieldRules::printed(),
-    )
-    .expect("the printed rules");
-    let prepared = battlelab_core::scenarios::field_battle()
-        .prepare()
-        .expect("a valid battle");
+    let (field, prepared) = built_in_field_12_v_8();
     let table = battlelab_core::systems::field::transitions::TransitionTable::compile(
         &field,
         &prepared,
@@ -109,13 +114,7 @@ fn rules_file(c: &mut Criterion) {
         group.bench_function(name, |b| b.iter(|| black_box(make().exact(0))));
     }
     let (naval, engagement) = battlelab_core::scenarios::naval();
-    let field = battlelab_core::systems::field::battle::FieldCombat::new(
-        battlelab_core::systems::field::battle::FieldRules::printed(),
-    )
-    .expect("the printed rules");
-    let prepared = battlelab_core::scenarios::field_battle()
-        .prepare()
-        .expect("a valid battle");
+    let (field, prepared) = built_in_field_12_v_8();
     group.bench_function("built-in field battle 12 v 8, exact", |b| {
         b.iter(|| black_box(field.battle_distribution(black_box(&prepared), 1_000_000)))
     });
