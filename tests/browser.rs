@@ -55,18 +55,8 @@ fn file_url(path: &Path) -> String {
 fn headless(extra: &[String], url: &str) -> (String, String) {
     let profile = tempfile::tempdir().unwrap();
     let mut child = Command::new(chromium())
-        .args([
-            "--headless=new",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--no-default-browser-check",
-            "--disable-extensions",
-            "--disable-background-networking",
-            "--hide-scrollbars",
-            "--enable-logging=stderr",
-            "--v=0",
-        ])
+        .args(common::HEADLESS_CHROMIUM)
+        .args(["--hide-scrollbars", "--enable-logging=stderr", "--v=0"])
         .arg(format!("--user-data-dir={}", profile.path().display()))
         .args(extra)
         .arg(url)

@@ -98,16 +98,8 @@ fn dump(page: &Path) -> String {
         .unwrap_or_else(|| common::provision::on_path("chromium").expect("chromium"));
     let profile = tempfile::tempdir().unwrap();
     let mut child = Command::new(chromium)
-        .args([
-            "--headless=new",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--disable-extensions",
-            "--disable-background-networking",
-            "--virtual-time-budget=5000",
-            "--dump-dom",
-        ])
+        .args(common::HEADLESS_CHROMIUM)
+        .args(["--virtual-time-budget=5000", "--dump-dom"])
         .arg(format!("--user-data-dir={}", profile.path().display()))
         .arg(format!("file://{}", page.display()))
         .stdin(Stdio::null())

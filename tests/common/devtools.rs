@@ -49,17 +49,8 @@ impl Browser {
         let (answer_read, answer_write) = pipe();
         let mut command = Command::new(chromium);
         command
-            .args([
-                "--headless=new",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--no-first-run",
-                "--no-default-browser-check",
-                "--disable-extensions",
-                "--disable-background-networking",
-                "--hide-scrollbars",
-                "--remote-debugging-pipe",
-            ])
+            .args(crate::common::HEADLESS_CHROMIUM)
+            .args(["--hide-scrollbars", "--remote-debugging-pipe"])
             .arg(format!("--user-data-dir={}", profile.path().display()))
             .arg("about:blank")
             .stdin(Stdio::null())

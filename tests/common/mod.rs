@@ -7,6 +7,18 @@ use assert_cmd::Command;
 
 pub mod provision;
 
+/// How every test starts headless Chromium: no sandbox (tests run as root), no GPU, no
+/// first-run or default-browser prompts, no extensions, nothing fetched in the background.
+pub const HEADLESS_CHROMIUM: [&str; 7] = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--disable-extensions",
+    "--disable-background-networking",
+];
+
 /// The `.toml` files directly in `dir`, sorted.
 pub fn toml_files(dir: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
