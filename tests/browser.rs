@@ -412,6 +412,51 @@ fn assert_shown_equals(shown: &serde_json::Value, cli: &Path, what: &str) -> usi
     compared
 }
 
+/// The pipe tables of a report's `tables.md`, in order: each a list of rows (the header
+/// and rule left out), each row its cells' text.
+fn tables_md(report: &Path) -> Vec<Vec<Vec<String>>> {
+    let text = fs::read_to_string(report.join("tables.md")).unwrap();
+    let mut tables: Vec<Vec<Vec<String>>> = Vec::new();
+    let mut in_table = false;
+    for line in text.lines() {
+        if !line.starts_with('|') {
+            in_table = false;
+            continue;
+        }
+        let inner = line.trim().trim_start_matches('|');
+        let inner = inner.strip_suffix('|').unwrap_or(inner);
+        let cells: Vec<String> = inner.split('|').map(|c| c.trim().to_string()).collect();
+        if !in_table {
+            // The header: a new table starts.
+            tables.push(Vec::new());
+            in_table = true;
+        } else if !cells.iter().all(|c| c.chars().all(|ch| ch == '-')) {
+            tables.last_mut().unwrap().push(cells);
+        }
+    }
+    tables
+}
+
+/// Holds the page's live rulebook cells (as the self-test read them back) equal to the
+/// same cells of a CLI report's `tables.md`, each marked as recomputed or not as `marked`
+/// says; returns how many were compared.
+fn assert_live_equals(live: &serde_json::Value, cli: &Path, marked: bool) -> usize {
+    let tables = tables_md(cli);
+    let live = live.as_array().unwrap();
+    for cell in live {
+        let at = |k: &str| cell[k].as_u64().unwrap() as usize;
+        let want = &tables[at("table")][at("row")][at("column")];
+        assert_eq!(
+            cell["text"].as_str(),
+            Some(want.as_str()),
+            "{cell} in {}",
+            cli.display()
+        );
+        assert_eq!(cell["marked"], marked, "{cell}");
+    }
+    live.len()
+}
+
 /// Copies a shipped analysis and the rules file beside it into `root` (`analyses/`,
 /// `rules/`), with `edit` applied to the analysis and `rules_edit` to the rules file.
 fn edited_copy(
@@ -494,6 +539,10 @@ fn the_try_it_panel_shows_the_command_lines_exact_odds_shares_its_edits_and_refu
     let cli = report_of(&edited, TRIALS, &dir.path().join("cli"));
     let compared = assert_shown_equals(&verdict["shown"], &cli, "fraction");
     assert_eq!(compared, 36 * 5, "every run × outcome of the sweep");
+    // The page's own rulebook table of outcomes now prints what the CLI prints for the
+    // edited file, cell for cell; the charts section opens with the panel's chart.
+    assert_eq!(assert_live_equals(&verdict["live"], &cli, true), 36 * 5);
+    assert!(verdict["live_chart"].as_u64().unwrap() > 0, "{verdict:#}");
     // The files "download" saves, side by side, run as they are: the same numbers.
     let saved = dir.path().join("downloaded");
     fs::create_dir(&saved).unwrap();
@@ -516,6 +565,9 @@ fn the_try_it_panel_shows_the_command_lines_exact_odds_shares_its_edits_and_refu
     let plain = tryit(&report, serde_json::json!({}));
     assert_ne!(plain["shown"], verdict["shown"]);
     assert_shown_equals(&plain["shown"], &report, "fraction");
+    // With no edits the tables are the file's, unmarked, and no edited chart is shown.
+    assert_eq!(assert_live_equals(&plain["live"], &report, false), 36 * 5);
+    assert_eq!(plain["live_chart"], 0);
     // The link reproduces the edit.
     let hash = verdict["hash"].as_str().unwrap();
     assert!(hash.starts_with("#tryit="), "{hash}");
@@ -578,6 +630,9 @@ fn the_try_it_panel_simulates_the_command_lines_counts_for_the_same_seed_and_tri
     ]);
     let compared = assert_shown_equals(&verdict["shown"], &out, "count");
     assert!(compared >= 56 * 2, "{compared}");
+    // "Who loses": P(smaller loses), each side's win, SP lost per side and the source,
+    // for all 56 runs, as the CLI prints them for the same seed and trials.
+    assert_eq!(assert_live_equals(&verdict["live"], &out, true), 56 * 6);
     assert!(
         verdict["shown"][0]["trials"]
             .as_str()

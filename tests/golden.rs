@@ -173,6 +173,58 @@ fn one_schema(stem: &str, report: &Path) {
     }
 }
 
+/// The cells of the rulebook tables the page's panel recomputes (`tryit-data`'s `live`)
+/// name tables, rows and columns that `tables.md` has and that the page shows as as many
+/// `<table>`s, each a number or the run's source, and runs of the plan.
+fn live_cells_stand_in_the_tables(stem: &str, report: &Path) {
+    let html = fs::read_to_string(report.join("index.html")).unwrap();
+    let start =
+        html.find("id=\"tryit-data\">").expect("the panel's data") + "id=\"tryit-data\">".len();
+    let end = start + html[start..].find("</script>").unwrap();
+    let data: serde_json::Value = serde_json::from_str(&html[start..end]).unwrap();
+    let live = &data["live"];
+    assert!(live.is_object(), "{stem}: no live cells recorded");
+    let md = fs::read_to_string(report.join("tables.md")).unwrap();
+    let mut tables: Vec<Vec<Vec<String>>> = Vec::new();
+    let mut in_table = false;
+    for line in md.lines() {
+        if !line.starts_with('|') {
+            in_table = false;
+            continue;
+        }
+        let cells: Vec<String> = line
+            .trim_matches('|')
+            .split('|')
+            .map(|c| c.trim().to_string())
+            .collect();
+        if !in_table {
+            tables.push(Vec::new());
+            in_table = true;
+        } else if !cells.iter().all(|c| c.chars().all(|ch| ch == '-')) {
+            tables.last_mut().unwrap().push(cells);
+        }
+    }
+    assert_eq!(live["tables"], tables.len(), "{stem}: tables in tables.md");
+    let section = &html[html.find("<section id=\"tables\"").unwrap()..];
+    let section = &section[..section.find("</section>").unwrap()];
+    assert_eq!(
+        section.matches("<table>").count(),
+        tables.len(),
+        "{stem}: tables on the page"
+    );
+    let runs = live["runs"].as_array().unwrap().len();
+    for cell in live["cells"].as_array().unwrap() {
+        let at = |k: &str| cell[k].as_u64().unwrap() as usize;
+        let text = &tables[at("table")][at("row")][at("column")];
+        assert!(at("run") < runs, "{stem}: {cell}");
+        let number = text.trim_end_matches('%').parse::<f64>().is_ok();
+        assert!(
+            number || text == "exact" || text == "simulated",
+            "{stem}: {cell} is {text:?}"
+        );
+    }
+}
+
 #[test]
 fn every_shipped_analysis_writes_its_pinned_bytes_on_1_and_4_threads() {
     let dir = tempfile::tempdir().unwrap();
@@ -188,6 +240,7 @@ fn every_shipped_analysis_writes_its_pinned_bytes_on_1_and_4_threads() {
         let page = |n: &str| fs::read(dir.path().join(format!("{stem}_{n}/index.html"))).unwrap();
         assert_eq!(page("1"), page("4"), "{stem}: index.html differs");
         one_schema(&stem, &dir.path().join(format!("{stem}_1")));
+        live_cells_stand_in_the_tables(&stem, &dir.path().join(format!("{stem}_1")));
         assert!(!one.is_empty(), "{stem}: no data files");
         all += &format!("# {stem}\n{one}");
     }

@@ -103,6 +103,9 @@ pub struct ChartFile {
 pub struct Charts<'a> {
     dir: &'a Path,
     drawn: std::cell::RefCell<Vec<ChartFile>>,
+    /// The rulebook's live cells ([`crate::report::rulebook::Rulebook::live_cells`]), once
+    /// `tables.md` is written.
+    live: std::cell::RefCell<Option<serde_json::Value>>,
 }
 
 impl<'a> Charts<'a> {
@@ -110,7 +113,18 @@ impl<'a> Charts<'a> {
         Self {
             dir,
             drawn: std::cell::RefCell::new(Vec::new()),
+            live: std::cell::RefCell::new(None),
         }
+    }
+
+    /// Records the cells of `tables.md` the page's panel recomputes.
+    pub fn record_live_cells(&self, cells: serde_json::Value) {
+        *self.live.borrow_mut() = Some(cells);
+    }
+
+    /// The live cells recorded, if a rulebook was written.
+    pub fn live_cells(&self) -> Option<serde_json::Value> {
+        self.live.borrow().clone()
     }
 
     /// The report folder.

@@ -91,7 +91,21 @@ pub fn write_report<S: SystemReport>(
         )?;
         // Last: the page shows every file written above.
         let checks = crate::report::index::expectations(system, analysis_text, results);
-        let tryit = crate::report::tryit::Source::of(&info.analysis_path, analysis_text);
+        let mut tryit = crate::report::tryit::Source::of(&info.analysis_path, analysis_text);
+        tryit.live = charts.live_cells().map(|mut live| {
+            // The runs the cells read, as the panel's results name them.
+            live["runs"] = plan
+                .runs
+                .iter()
+                .map(|key| {
+                    json!({
+                        "variant": key.variant.as_str(),
+                        "coordinates": key.coordinates.iter().map(crate::analysis::AxisValue::to_json).collect::<Vec<_>>(),
+                    })
+                })
+                .collect();
+            live
+        });
         crate::report::index::write_index_with(
             dir,
             Some(&checks),

@@ -33,6 +33,7 @@ pub fn example() -> Source {
             "../rules/classic_crt.toml".into(),
             include_str!("../../rules/classic_crt.toml").into(),
         )],
+        live: None,
     }
 }
 

@@ -12,8 +12,6 @@
 //! percentages that add up to exactly 100 (marking a value moved away from its nearest
 //! rounding), exact fractions, or counts of the faces of one d6 or of 2d6.
 
-use std::path::Path;
-
 use rust_xlsxwriter::{DocProperties, ExcelDateTime, Format, Workbook, XlsxError};
 
 use crate::analysis::{TableFormat, TablesOptions};
@@ -137,12 +135,40 @@ impl From<&str> for Cell {
     }
 }
 
-/// One rulebook table: its title (the `##` heading it stands under), header and rows.
+/// What a live cell of a rulebook table holds: a number the report page's "try it" panel
+/// recomputes from a run's results when a designer edits the analysis (the measurement
+/// named as the engine names it: outcomes by name, metrics by name).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Live {
+    /// The probability that the battle ends in any of these outcomes.
+    Outcomes(Vec<String>),
+    /// A metric's mean.
+    Mean(String),
+    /// How the run's numbers were found: "exact", else "simulated".
+    Source,
+    /// This outcome's percentage in tenths, printed "12.3", in a row of every outcome of
+    /// the run rounded to add up to exactly 100% ([`crate::stats::rounded_percentages`]).
+    Hundred(String),
+}
+
+/// A live cell: where it stands (row and column of its table), the plan's run it reads,
+/// and what it holds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LiveCell {
+    pub row: usize,
+    pub column: usize,
+    pub run: usize,
+    pub live: Live,
+}
+
+/// One rulebook table: its title (the `##` heading it stands under), header and rows,
+/// and the cells the page recomputes ([`Table::live`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Table {
     pub title: String,
     pub header: Vec<String>,
     pub rows: Vec<Vec<Cell>>,
+    pub live: Vec<LiveCell>,
 }
 
 impl Table {
@@ -151,11 +177,49 @@ impl Table {
             title: title.into(),
             header,
             rows: Vec::new(),
+            live: Vec::new(),
         }
     }
 
     pub fn row(&mut self, cells: Vec<Cell>) {
         self.rows.push(cells);
+    }
+
+    /// Marks cell `column` of the last row as holding `live` of the plan's run `run`, so
+    /// the page's panel recomputes it. Only a percentage or a plain number (a [`Live::Source`]:
+    /// a text; a [`Live::Hundred`]: a percentage with one decimal) can be live: the page
+    /// prints it the way [`Cell::percent`] and [`Cell::decimal`] do; any other cell stays
+    /// as the run printed it.
+    pub fn live(&mut self, column: usize, run: usize, live: Live) {
+        let Some(row) = self.rows.len().checked_sub(1) else {
+            return;
+        };
+        let printable = match (&self.rows[row].get(column), &live) {
+            (Some(Cell::Text(_)), Live::Source) => true,
+            (
+                Some(Cell::Number {
+                    format: NumberFormat::Percent(_) | NumberFormat::Decimal(_),
+                    ..
+                }),
+                Live::Outcomes(_) | Live::Mean(_),
+            ) => true,
+            (
+                Some(Cell::Number {
+                    format: NumberFormat::Percent(1),
+                    ..
+                }),
+                Live::Hundred(_),
+            ) => true,
+            _ => false,
+        };
+        if printable {
+            self.live.push(LiveCell {
+                row,
+                column,
+                run,
+                live,
+            });
+        }
     }
 
     /// A table already printed as a Markdown pipe table (a printed rules table): every
@@ -176,6 +240,7 @@ impl Table {
             title: title.into(),
             header,
             rows,
+            live: Vec::new(),
         }
     }
 
@@ -296,8 +361,41 @@ impl Rulebook {
         workbook.save_to_buffer()
     }
 
-    /// Writes `tables.md` and `tables.xlsx` into `dir`.
-    pub fn write(&self, dir: &Path) -> Result<(), ReportError> {
+    /// The live cells of every table, for the report page's panel: `{"tables": n, "cells":
+    /// [{table, row, column, run, outcomes | mean | source | tenths, format, decimals}]}`, where
+    /// `table` counts the tables in `tables.md` from 0 and `row` the rows under the header.
+    pub fn live_cells(&self) -> serde_json::Value {
+        let mut cells = Vec::new();
+        for (t, table) in self.tables.iter().enumerate() {
+            for c in &table.live {
+                let mut cell = serde_json::json!({
+                    "table": t, "row": c.row, "column": c.column, "run": c.run,
+                });
+                match &c.live {
+                    Live::Outcomes(names) => cell["outcomes"] = serde_json::json!(names),
+                    Live::Mean(metric) => cell["mean"] = serde_json::json!(metric),
+                    Live::Source => cell["source"] = serde_json::json!(true),
+                    Live::Hundred(name) => cell["tenths"] = serde_json::json!(name),
+                }
+                if let Cell::Number { format, .. } = &table.rows[c.row][c.column] {
+                    let (name, decimals) = match format {
+                        NumberFormat::Percent(d) => ("percent", *d),
+                        _ => ("decimal", decimal_places(*format)),
+                    };
+                    cell["format"] = serde_json::json!(name);
+                    cell["decimals"] = serde_json::json!(decimals);
+                }
+                cells.push(cell);
+            }
+        }
+        serde_json::json!({"tables": self.tables.len(), "cells": cells})
+    }
+
+    /// Writes `tables.md` and `tables.xlsx` into the report folder, and records the live
+    /// cells for the page ([`crate::report::Charts::record_live_cells`]).
+    pub fn write(&self, charts: &crate::report::Charts) -> Result<(), ReportError> {
+        charts.record_live_cells(self.live_cells());
+        let dir = charts.dir();
         crate::report::write_text(dir, "tables.md", &self.md)?;
         let path = dir.join(XLSX);
         let bytes = self.xlsx().map_err(|e| ReportError::Frame {
@@ -305,6 +403,14 @@ impl Rulebook {
             message: e.to_string(),
         })?;
         crate::report::write_bytes(dir, XLSX, &bytes)
+    }
+}
+
+/// The decimals of a plain number's format (a live cell is a percentage or one of these).
+fn decimal_places(format: NumberFormat) -> u32 {
+    match format {
+        NumberFormat::Decimal(d) | NumberFormat::Signed(d) | NumberFormat::Percent(d) => d,
+        NumberFormat::Fraction(_) | NumberFormat::FacesIn(_) => 0,
     }
 }
 

@@ -50,6 +50,9 @@ pub struct Source {
     pub analysis_name: String,
     pub analysis_text: String,
     pub files: Vec<(String, String)>,
+    /// The cells of the page's rulebook tables the panel recomputes, and the runs (variant
+    /// and coordinates, in the plan's order) they read: `{"tables", "cells", "runs"}`.
+    pub live: Option<serde_json::Value>,
 }
 
 impl Source {
@@ -63,6 +66,7 @@ impl Source {
             ),
             analysis_text: analysis_text.to_string(),
             files: companions(analysis_path, analysis_text),
+            live: None,
         }
     }
 
@@ -78,6 +82,7 @@ impl Source {
             "analysis": {"name": self.analysis_name, "text": self.analysis_text},
             "files": files,
             "companion_key": companion_key(&self.analysis_text),
+            "live": self.live,
         })
     }
 }
@@ -194,6 +199,9 @@ pub const STYLE: &str = r#"
 .tryit input[type=text],.tryit select,.tryit textarea{font:inherit;font-size:.95rem;width:100%;max-width:100%;padding:.2rem .35rem;border:1px solid var(--line);border-radius:4px}
 .tryit input.cell{width:4.5rem;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.85rem}
 .tryit .edited{background:#fff8c5}
+td.live-edited{background:#fff8c5}
+.live-note{background:#fff8c5;padding:.3rem .6rem;border-radius:4px}
+.live-chart{margin:.6rem 0}
 .tryit [aria-invalid=true]{border-color:#cf222e;outline:1px solid #cf222e}
 .tryit .error{color:#cf222e;font-size:.88rem;white-space:pre-wrap;overflow-wrap:anywhere}
 .tryit .buttons{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center;margin:.5rem 0}
@@ -692,6 +700,7 @@ pub const PANEL_JS: &str = r#"
     }else panelError.textContent=err.message;
     progress.hidden=true;
     out.textContent='';chartBox.textContent='';
+    showLive(null);
     statusLine.textContent='not recomputed: the value marked is refused, as battlelab run would refuse it';
   }
   function draw(ok){
@@ -699,6 +708,75 @@ pub const PANEL_JS: &str = r#"
     out.appendChild(BL.results(ok,current&&current.axes));
     chartBox.textContent='';
     chartBox.appendChild(BL.chart(ok,current&&current.axes));
+    showLive(ok);
+  }
+  // The page's own rulebook tables and charts. The run marked some cells of tables.md
+  // live (data.live: which run, which outcomes or metric, how printed): with edits in
+  // force they are recomputed from the panel's results, printed as the command line
+  // prints them, and marked; the charts section opens with the panel's chart. Without
+  // edits, or when an edit is refused, the page shows the file's numbers again.
+  var live=[],liveNote=null,liveChart=null;
+  (function(){
+    var L=data.live,section=document.getElementById('tables');
+    if(!L||!section)return;
+    var tables=section.querySelectorAll('table');
+    if(tables.length!==L.tables)return;
+    L.cells.forEach(function(c){
+      var t=tables[c.table],row=t&&t.tBodies[0]&&t.tBodies[0].rows[c.row],td=row&&row.cells[c.column];
+      if(td)live.push({cell:c,td:td,original:td.textContent});
+    });
+    liveNote=el('p',{'class':'live-note',role:'status',hidden:true});
+    var h=section.querySelector('h2');
+    section.insertBefore(liveNote,h?h.nextSibling:section.firstChild);
+  })();
+  function editing(){return Object.keys(state.edits).length>0||state.seed!==null||state.trials!==null;}
+  // x printed with d decimals as Rust's format! does: from its exact decimal expansion,
+  // a tie to the even digit (toFixed would round it up).
+  function fixed(x,d){
+    if(x<0)return '-'+fixed(-x,d);
+    var s=x.toFixed(Math.min(100,d+40)),dot=s.indexOf('.'),digits=s.slice(0,dot+1+d).replace('.',''),rest=s.slice(dot+1+d);
+    var up=rest[0]>'5'||(rest[0]==='5'&&(/[1-9]/.test(rest.slice(1))||(+digits[digits.length-1])%2===1));
+    if(up){
+      var a=digits.split(''),i=a.length-1;
+      while(i>=0&&a[i]==='9'){a[i]='0';i--;}
+      if(i<0)a.unshift('1');else a[i]=String(+a[i]+1);
+      digits=a.join('');
+    }
+    return d>0?digits.slice(0,digits.length-d)+'.'+digits.slice(digits.length-d):digits;
+  }
+  function liveText(c,run){
+    if(c.source)return run.exact?'exact':'simulated';
+    if(c.tenths){
+      var k=-1;run.outcomes.forEach(function(o,i){if(o.name===c.tenths)k=i;});
+      return k<0||!run.tenths?'—':Math.floor(run.tenths[k]/10)+'.'+(run.tenths[k]%10);
+    }
+    var v=null;
+    if(c.outcomes){v=0;run.outcomes.forEach(function(o){if(c.outcomes.indexOf(o.name)>=0)v+=(run.exact?o.exact:o.probability);});}
+    else run.distributions.forEach(function(d){if(d.metric===c.mean)v=typeof d.exact_mean==='number'?d.exact_mean:d.mean;});
+    if(typeof v!=='number'||!isFinite(v))return '—';
+    return c.format==='percent'?fixed(v*100,c.decimals)+'%':fixed(v,c.decimals);
+  }
+  function showLive(ok){
+    var on=!!ok&&editing();
+    if(liveChart){liveChart.remove();liveChart=null;}
+    live.forEach(function(x){
+      if(!on){x.td.textContent=x.original;x.td.classList.remove('live-edited');x.td.removeAttribute('title');return;}
+      var key=data.live.runs[x.cell.run],run=null;
+      ok.runs.forEach(function(r){if(!run&&key&&r.variant===key.variant&&JSON.stringify(r.coordinates)===JSON.stringify(key.coordinates))run=r;});
+      x.td.textContent=run?liveText(x.cell,run):'—';
+      x.td.classList.add('live-edited');
+      x.td.title=run?'recomputed with the panel\'s edits':'this run is not in the edited analysis';
+    });
+    if(liveNote){
+      liveNote.hidden=!on;
+      liveNote.textContent=on?'With the panel\'s edits: the '+live.length+' highlighted cells are recomputed ('+(ok.runs.every(function(r){return r.exact;})?'exact':'simulated')+'); the rest are the file\'s. Reset returns the file\'s numbers.':'';
+    }
+    var charts=document.getElementById('charts');
+    if(on&&charts){
+      var h=charts.querySelector('h2');
+      liveChart=el('figure',{'class':'live-chart'},[el('figcaption',{text:'How the battle ends, with the panel\'s edits (the charts below are the file\'s)'}),BL.chart(ok,current&&current.axes)]);
+      charts.insertBefore(liveChart,h?h.nextSibling:charts.firstChild);
+    }
   }
   function recompute(){
     var gen=++generation,t0=performance.now();
@@ -751,7 +829,7 @@ pub const PANEL_JS: &str = r#"
     if(panelError.textContent)errors.push({path:null,message:panelError.textContent});
     var over=BL.overflow(limit);
     fails=fails.concat(over);
-    var v={ok:fails.length===0,fails:fails,kind:lastKind,shown:BL.shown(out),errors:errors,hash:location.hash,fields:order.length,
+    var v={ok:fails.length===0,fails:fails,kind:lastKind,shown:BL.shown(out),live:live.map(function(x){return {table:x.cell.table,row:x.cell.row,column:x.cell.column,text:x.td.textContent,marked:x.td.classList.contains('live-edited')};}),live_chart:liveChart?liveChart.querySelectorAll('svg rect').length:0,errors:errors,hash:location.hash,fields:order.length,
       chart:chartBox.querySelectorAll('svg rect').length,timing:timing,load_ms:performance.getEntriesByType('navigation').map(function(n){return n.loadEventEnd;})[0]||null,
       downloaded:downloaded,page_bytes:document.documentElement.outerHTML.length,module_chars:document.getElementById('bl-module').textContent.length};
     var pre=el('pre',{id:'tryit-selftest',text:'TRYIT '+JSON.stringify(v)});

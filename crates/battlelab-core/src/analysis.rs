@@ -54,6 +54,16 @@ impl AxisValue {
             AxisValue::Text(_) | AxisValue::Unset => None,
         }
     }
+
+    /// The value as the frames write it, in JSON (the page's panel matches runs by it): a
+    /// number, a text (odds as "3:2"), or null where unset.
+    pub fn to_json(&self) -> serde_json::Value {
+        match self {
+            AxisValue::Int(i) => serde_json::json!(i),
+            AxisValue::Unset => serde_json::Value::Null,
+            other => serde_json::json!(other.to_string()),
+        }
+    }
 }
 
 impl fmt::Display for AxisValue {

@@ -44,7 +44,7 @@ pub fn describe(parsed: &Parsed) -> Result<Value, Refusal> {
         "tables": tables(parsed, &document),
         "runs": plan.runs.iter().zip(&exact).map(|(r, exact)| json!({
             "variant": r.variant,
-            "coordinates": r.coordinates.iter().map(crate::run::coordinate).collect::<Vec<_>>(),
+            "coordinates": r.coordinates.iter().map(battlelab_core::analysis::AxisValue::to_json).collect::<Vec<_>>(),
             "exact": exact,
         })).collect::<Vec<_>>(),
         "axes": plan.axes,

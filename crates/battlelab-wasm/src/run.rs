@@ -9,7 +9,7 @@ use battlelab_core::engine::dynamic::{Job, RunResult};
 use battlelab_core::engine::headline::{Headline, HeadlineKind};
 use battlelab_core::engine::Plan;
 use battlelab_core::limits::{MAX_SEED, MAX_TRIALS};
-use battlelab_core::stats::{wilson_interval, Z95};
+use battlelab_core::stats::{rounded_percentages, wilson_interval, Z95};
 use serde_json::{json, Value};
 
 use crate::{Parsed, Refusal};
@@ -122,7 +122,7 @@ fn run_json(variant: &str, coordinates: &[AxisValue], r: &RunResult) -> Value {
     let simulated = |count: u64| (n > 0).then(|| count as f64 / n as f64);
     json!({
         "variant": variant,
-        "coordinates": coordinates.iter().map(coordinate).collect::<Vec<_>>(),
+        "coordinates": coordinates.iter().map(AxisValue::to_json).collect::<Vec<_>>(),
         "trials": n,
         "exact": r.exact,
         "outcomes": r.outcomes.iter().map(|o| json!({
@@ -133,6 +133,9 @@ fn run_json(variant: &str, coordinates: &[AxisValue], r: &RunResult) -> Value {
             "exact": o.exact,
             "fraction": o.fraction,
         })).collect::<Vec<_>>(),
+        // Each outcome's percentage in tenths, the row summing to exactly 100% (as the
+        // rulebook tables print a run's outcomes: `stats::rounded_percentages`).
+        "tenths": rounded_percentages(&r.outcomes.iter().map(|o| if r.exact { o.exact.unwrap_or(0.0) } else { o.count as f64 / n.max(1) as f64 }).collect::<Vec<_>>(), 1).units,
         "distributions": r.distributions.iter().map(|d| json!({
             "metric": d.metric,
             "values": (0..d.counts.len() as u64).map(|i| d.first + i).collect::<Vec<_>>(),
@@ -143,15 +146,6 @@ fn run_json(variant: &str, coordinates: &[AxisValue], r: &RunResult) -> Value {
             "exact_mean": d.exact_mean(),
         })).collect::<Vec<_>>(),
     })
-}
-
-/// A run's coordinate as the frames write it: a number, a text, or null where unset.
-pub fn coordinate(value: &AxisValue) -> Value {
-    match value {
-        AxisValue::Int(i) => json!(i),
-        AxisValue::Unset => Value::Null,
-        other => json!(other.to_string()),
-    }
 }
 
 /// The headline of one run: the exact value where the run is exact, else the simulated.

@@ -93,7 +93,7 @@ fn write_extras(
         report::write_frame(dir, "survival", &mut survival)?;
     }
     draw_charts(study, results, charts)?;
-    rulebook_tables(study, results).write(dir)
+    rulebook_tables(study, results).write(charts)
 }
 
 /// Points of one variant in a slice (every other axis free), in grid order.

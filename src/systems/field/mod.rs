@@ -12,7 +12,7 @@ use polars::prelude::*;
 use crate::analysis::AxisValue;
 use crate::chart::{self, BarGroup};
 use crate::frame;
-use crate::report::rulebook::{Cell, Rulebook, Table};
+use crate::report::rulebook::{Cell, Live, Rulebook, Table};
 use crate::report::{
     draw_pages, frame_error, in_slice, with_side_names, write_frame, Charts, ReportError,
 };
@@ -113,7 +113,7 @@ impl crate::pipeline::SystemReport for FieldStudy {
         let mut expectations = expectations_frame(self, &results).map_err(frame_error(dir))?;
         write_frame(dir, "expectations", &mut expectations)?;
         draw_charts(self, &results, charts)?;
-        rulebook_tables(self, &results).write(dir)
+        rulebook_tables(self, &results).write(charts)
     }
 }
 
@@ -359,11 +359,12 @@ pub fn rulebook_tables(analysis: &FieldStudy, results: &FieldResults) -> Ruleboo
             ])
             .collect();
         let mut table = Table::new(&title, header);
-        for (run, result) in analysis
+        for (index, (run, result)) in analysis
             .runs
             .iter()
             .zip(&results.runs)
-            .filter(|(run, _)| run.variant == variant_index)
+            .enumerate()
+            .filter(|(_, (run, _))| run.variant == variant_index)
         {
             let distribution = result
                 .exact
@@ -392,6 +393,23 @@ pub fn rulebook_tables(analysis: &FieldStudy, results: &FieldResults) -> Ruleboo
                 }),
             ]);
             table.row(cells);
+            // The page's panel recomputes these from the run's outcomes and metrics.
+            let at = axes.len();
+            let outcomes = |keep: &dyn Fn(&BattleResult) -> bool| {
+                Live::Outcomes(
+                    BattleResult::ALL
+                        .iter()
+                        .filter(|r| keep(r))
+                        .map(|r| r.label().to_string())
+                        .collect(),
+                )
+            };
+            table.live(at + 1, index, outcomes(&|r| r.loses(smaller)));
+            table.live(at + 2, index, outcomes(&|r| *r == BattleResult::AWins));
+            table.live(at + 3, index, outcomes(&|r| *r == BattleResult::BWins));
+            table.live(at + 4, index, Live::Mean("sp_lost_a".into()));
+            table.live(at + 5, index, Live::Mean("sp_lost_b".into()));
+            table.live(at + 6, index, Live::Source);
         }
         book.table(table);
         book.text("\n");

@@ -64,7 +64,7 @@ impl crate::pipeline::SystemReport for FrontierStudy {
                 .map_err(report::frame_error(dir))?,
         )?;
         draw_charts(self, &results, charts)?;
-        rulebook_tables(self, &results).write(dir)
+        rulebook_tables(self, &results).write(charts)
     }
 }
 

@@ -243,7 +243,7 @@ fn write_extras(
         )?;
     }
     draw_charts(study, results, round_robin.as_ref(), charts)?;
-    rulebook_tables(study, results, round_robin.as_ref()).write(dir)
+    rulebook_tables(study, results, round_robin.as_ref()).write(charts)
 }
 
 fn draw_charts(

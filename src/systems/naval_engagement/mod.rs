@@ -9,7 +9,7 @@ use std::path::Path;
 use crate::analysis::AxisValue;
 use crate::chart::{self, BarGroup};
 use crate::frame::LongFrame;
-use crate::report::rulebook::{Cell, Rulebook, Table};
+use crate::report::rulebook::{Cell, Live, Rulebook, Table};
 use crate::report::{self, with_side_names, Charts, ReportError};
 use crate::stats::percentages_summing_to_100;
 use battlelab_core::systems::naval_engagement::engagement::EngagementResult;
@@ -67,8 +67,19 @@ impl crate::pipeline::SystemReport for NavalEngagementStudy {
                 .map_err(frame_error)?,
         )?;
         draw_charts(self, &results, charts)?;
-        rulebook_tables(self, &results).write(dir)
+        rulebook_tables(self, &results).write(charts)
     }
+}
+
+/// What the page's panel sums for [`p_control`]: the results that leave `side` in control.
+fn control(side: usize) -> Live {
+    Live::Outcomes(
+        EngagementResult::ALL
+            .iter()
+            .filter(|r| r.control() == Some(side))
+            .map(|r| r.label().to_string())
+            .collect(),
+    )
 }
 
 fn p_control(result: &[f64; EngagementResult::COUNT], side: usize) -> f64 {
@@ -249,7 +260,9 @@ fn rulebook_tables(study: &NavalEngagementStudy, results: &NavalEngagementResult
             ])
             .collect();
         let mut table = Table::new(&title, header);
-        for ((v, coordinates, _), (_, exact)) in study.runs.iter().zip(&results.runs) {
+        for (run, ((v, coordinates, _), (_, exact))) in
+            study.runs.iter().zip(&results.runs).enumerate()
+        {
             if *v != variant {
                 continue;
             }
@@ -261,6 +274,11 @@ fn rulebook_tables(study: &NavalEngagementStudy, results: &NavalEngagementResult
                 Cell::decimal(crate::stats::distribution_mean(&exact.nsp_lost[1]), 2),
             ]);
             table.row(cells);
+            let at = coordinates.len();
+            table.live(at, run, control(0));
+            table.live(at + 1, run, control(1));
+            table.live(at + 2, run, Live::Mean("nsp_lost_a".into()));
+            table.live(at + 3, run, Live::Mean("nsp_lost_b".into()));
         }
         book.table(table);
         book.text("\n");
@@ -288,7 +306,9 @@ fn rulebook_tables(study: &NavalEngagementStudy, results: &NavalEngagementResult
             ])
             .collect();
         let mut table = Table::new(&title, header);
-        for ((v, coordinates, _), (_, exact)) in study.runs.iter().zip(&results.runs) {
+        for (run, ((v, coordinates, _), (_, exact))) in
+            study.runs.iter().zip(&results.runs).enumerate()
+        {
             if *v != variant {
                 continue;
             }
@@ -307,6 +327,14 @@ fn rulebook_tables(study: &NavalEngagementStudy, results: &NavalEngagementResult
                 Cell::decimal(crate::stats::distribution_mean(&exact.nsp_lost[1]), 2),
             ]);
             table.row(cells);
+            let at = coordinates.len();
+            for (k, r) in EngagementResult::ALL.iter().enumerate() {
+                table.live(at + k, run, Live::Hundred(r.label().to_string()));
+            }
+            let at = at + EngagementResult::COUNT;
+            table.live(at, run, control(0));
+            table.live(at + 1, run, Live::Mean("nsp_lost_a".into()));
+            table.live(at + 2, run, Live::Mean("nsp_lost_b".into()));
         }
         book.table(table);
         book.text("\n");

@@ -142,7 +142,7 @@ fn write_extras(
         )?;
     }
     draw_charts(study, results, charts)?;
-    rulebook_tables(study, results).write(dir)
+    rulebook_tables(study, results).write(charts)
 }
 
 fn combat_label(run: &RatioRun, c: usize) -> String {

@@ -12,7 +12,7 @@ use battlelab_core::systems::rules_file::game::{ColumnPick, Edge, Game};
 
 use crate::chart::{self, BarGroup};
 use crate::frame::LongFrame;
-use crate::report::rulebook::{Cell, NumberFormat, Rulebook, Table};
+use crate::report::rulebook::{Cell, Live, NumberFormat, Rulebook, Table};
 use crate::report::{self, Charts, ReportError};
 use crate::stats::percentages_summing_to_100;
 
@@ -60,7 +60,7 @@ impl crate::pipeline::SystemReport for RulesStudy {
                 .map_err(report::frame_error(dir))?,
         )?;
         draw_charts(self, results, charts)?;
-        rulebook_tables(self, results).write(dir)
+        rulebook_tables(self, results).write(charts)
     }
 }
 
@@ -272,6 +272,9 @@ fn rulebook_tables(
             )
         }));
         table.row(cells);
+        for (k, name) in outcome_names.iter().enumerate() {
+            table.live(2 + k, run, Live::Hundred(name.clone()));
+        }
     }
     book.table(table);
     book

@@ -137,7 +137,7 @@ fn write_extras(
         ],
         &groups,
     )?;
-    rulebook_tables(study, results).write(dir)
+    rulebook_tables(study, results).write(charts)
 }
 
 /// Rulebook tables: the coalitions' land SP first (mean and spread: the answer), which
