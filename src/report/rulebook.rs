@@ -194,24 +194,24 @@ impl Table {
         let Some(row) = self.rows.len().checked_sub(1) else {
             return;
         };
-        let printable = match (&self.rows[row].get(column), &live) {
-            (Some(Cell::Text(_)), Live::Source) => true,
-            (
-                Some(Cell::Number {
-                    format: NumberFormat::Percent(_) | NumberFormat::Decimal(_),
-                    ..
-                }),
-                Live::Outcomes(_) | Live::Mean(_),
-            ) => true,
-            (
-                Some(Cell::Number {
-                    format: NumberFormat::Percent(1),
-                    ..
-                }),
-                Live::Hundred(_),
-            ) => true,
-            _ => false,
-        };
+        let printable = matches!(
+            (&self.rows[row].get(column), &live),
+            (Some(Cell::Text(_)), Live::Source)
+                | (
+                    Some(Cell::Number {
+                        format: NumberFormat::Percent(_) | NumberFormat::Decimal(_),
+                        ..
+                    }),
+                    Live::Outcomes(_) | Live::Mean(_),
+                )
+                | (
+                    Some(Cell::Number {
+                        format: NumberFormat::Percent(1),
+                        ..
+                    }),
+                    Live::Hundred(_),
+                )
+        );
         if printable {
             self.live.push(LiveCell {
                 row,

@@ -84,6 +84,21 @@ pub struct Stepper<'g, 'd> {
     /// Per table: whether its rolls may be grouped by result before any effect runs
     /// (enumerating only; see [`groupable`]).
     grouped: Vec<bool>,
+    /// Per result: whether its effects roll on another table (and so may branch); the
+    /// others are applied to a branch in place.
+    rolls: Vec<bool>,
+}
+
+/// `b` with its weight times `ways / total` in lowest terms; `None` past 128 bits.
+fn fork(b: &Branch, ways: u128, total: u128) -> Option<Branch> {
+    let (n, d) = (b.num.checked_mul(ways)?, b.den.checked_mul(total)?);
+    let g = gcd(n, d);
+    Some(Branch {
+        frame: b.frame.clone(),
+        num: n / g,
+        den: d / g,
+        ended: b.ended,
+    })
 }
 
 /// Whether enumerating table `t` may sum the ways of the rolls that give the same result
@@ -114,6 +129,14 @@ fn groupable(game: &Game, t: &Table) -> bool {
         shift.slots(&mut read);
     }
     !read.contains(&roll) && !effects_read(game, roll) && !effects_read(game, modifier)
+}
+
+/// Per result: whether its effects roll on a table.
+fn rolls_of(game: &Game) -> Vec<bool> {
+    game.results
+        .iter()
+        .map(|r| r.effects.iter().any(|s| matches!(s, Statement::Roll(_))))
+        .collect()
 }
 
 /// Whether any effect reads `slot`.
@@ -251,6 +274,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
             overflow: false,
             compare,
             grouped: game.tables.iter().map(|t| groupable(game, t)).collect(),
+            rolls: rolls_of(game),
         }
     }
 
@@ -261,6 +285,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
             overflow: false,
             compare,
             grouped: vec![false; game.tables.len()],
+            rolls: rolls_of(game),
         }
     }
 
@@ -319,33 +344,45 @@ impl<'g, 'd> Stepper<'g, 'd> {
         value.clamp(lo, hi)
     }
 
+    /// Applies one statement that rolls no table to `b`, in place.
+    fn effect(&self, s: &Statement, b: &mut Branch) {
+        match s {
+            Statement::Set { target, value } => {
+                let v = value.eval(&b.frame);
+                b.frame[*target] = self.clamp_to_range(*target, v);
+            }
+            Statement::Lose { amount, order } => {
+                let mut left = amount.eval(&b.frame).max(0);
+                for slot in order {
+                    let (lo, _) = self.game.layout.names[*slot].2;
+                    let take = left.min(b.frame[*slot] - lo).max(0);
+                    b.frame[*slot] -= take;
+                    left -= take;
+                }
+            }
+            Statement::End => b.ended = true,
+            Statement::Outcome(k) => b.frame[self.game.layout.outcome] = *k as i64 + 1,
+            Statement::Roll(_) => unreachable!("a roll branches: Stepper::statements"),
+        }
+    }
+
+    /// Applies result `r`'s effects to `b`, and appends what comes of it to `out`.
+    fn apply(&mut self, r: usize, mut b: Branch, out: &mut Vec<Branch>) {
+        let game = self.game;
+        if self.rolls[r] {
+            let applied = self.statements(&game.results[r].effects, vec![b]);
+            out.extend(applied);
+        } else {
+            for s in &game.results[r].effects {
+                self.effect(s, &mut b);
+            }
+            out.push(b);
+        }
+    }
+
     fn statements(&mut self, statements: &[Statement], mut branches: Vec<Branch>) -> Vec<Branch> {
         for s in statements {
             match s {
-                Statement::Set { target, value } => {
-                    for b in &mut branches {
-                        let v = value.eval(&b.frame);
-                        b.frame[*target] = self.clamp_to_range(*target, v);
-                    }
-                }
-                Statement::Lose { amount, order } => {
-                    for b in &mut branches {
-                        let mut left = amount.eval(&b.frame).max(0);
-                        for slot in order {
-                            let (lo, _) = self.game.layout.names[*slot].2;
-                            let take = left.min(b.frame[*slot] - lo).max(0);
-                            b.frame[*slot] -= take;
-                            left -= take;
-                        }
-                    }
-                }
-                Statement::End => branches.iter_mut().for_each(|b| b.ended = true),
-                Statement::Outcome(k) => {
-                    let slot = self.game.layout.outcome;
-                    branches
-                        .iter_mut()
-                        .for_each(|b| b.frame[slot] = *k as i64 + 1);
-                }
                 Statement::Roll(name) => {
                     let t = self
                         .game
@@ -355,6 +392,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
                         .expect("checked when the file was read");
                     branches = self.table(t, branches);
                 }
+                other => branches.iter_mut().for_each(|b| self.effect(other, b)),
             }
             if self.overflow {
                 return Vec::new();
@@ -365,6 +403,9 @@ impl<'g, 'd> Stepper<'g, 'd> {
 
     /// Rolls on table `t` and applies the result, branch by branch.
     fn table(&mut self, t: usize, branches: Vec<Branch>) -> Vec<Branch> {
+        if self.dice.is_none() {
+            return self.table_enumerated(t, branches);
+        }
         let game = self.game;
         let table = &game.tables[t];
         let roll_slot = game.layout.roll;
@@ -436,6 +477,65 @@ impl<'g, 'd> Stepper<'g, 'd> {
         out
     }
 
+    /// [`Stepper::table`] enumerating: every branch split by the rolls (grouped by result
+    /// where the table allows), in the order the drawing path would meet them —
+    /// branches beyond the columns first, then each rolled branch's pieces in turn.
+    /// PERF: no list of outcomes is built per branch, and results that roll on no
+    /// other table are applied in place.
+    fn table_enumerated(&mut self, t: usize, branches: Vec<Branch>) -> Vec<Branch> {
+        let game = self.game;
+        let table = &game.tables[t];
+        let roll_slot = game.layout.roll;
+        let modifier_slot = game.layout.modifier;
+        let mut out = Vec::with_capacity(branches.len() * 2);
+        let mut rolled = Vec::with_capacity(branches.len());
+        for b in branches {
+            match column_of(table, &b.frame) {
+                Err(result) => self.apply(result, b, &mut out),
+                Ok(_) => rolled.push(b),
+            }
+        }
+        let sums = &table.sums;
+        let total: u128 = sums.iter().map(|s| s.1).sum();
+        let mut ways: Vec<(usize, i64, u128)> = Vec::with_capacity(sums.len());
+        for mut b in rolled {
+            if self.grouped[t] {
+                let modifier = table.modifier.as_ref().map_or(0, |m| m.eval(&b.frame));
+                b.frame[modifier_slot] = modifier;
+                let column = column_of(table, &b.frame);
+                ways.clear();
+                for (sum, w) in sums {
+                    b.frame[roll_slot] = *sum;
+                    let result = result_in(game, table, &b.frame, modifier, column);
+                    match ways.iter_mut().find(|x| x.0 == result) {
+                        Some(x) => x.2 += w,
+                        None => ways.push((result, *sum, *w)),
+                    }
+                }
+            } else {
+                ways.clear();
+                ways.extend(sums.iter().map(|(sum, w)| (usize::MAX, *sum, *w)));
+            }
+            for &(result, sum, w) in &ways {
+                let Some(mut piece) = fork(&b, w, total) else {
+                    self.overflow = true;
+                    return Vec::new();
+                };
+                piece.frame[roll_slot] = sum;
+                let result = if result == usize::MAX {
+                    result_of(game, table, &mut piece.frame)
+                } else {
+                    result
+                };
+                self.apply(result, piece, &mut out);
+                if self.overflow {
+                    return Vec::new();
+                }
+            }
+        }
+        out
+    }
+
     /// Every way one round from `state` (the state slots' values) can go, merged by the
     /// state it ends in: `(next state, ended, num, den)`. Drawing: one way.
     pub fn round(&mut self, start_frame: &[i64]) -> Vec<(Vec<i64>, bool, u128, u128)> {
@@ -456,6 +556,27 @@ impl<'g, 'd> Stepper<'g, 'd> {
         for choice in &game.choices {
             for side in 0..2 {
                 let (chosen, weights) = (choice.chosen[side], choice.weights[side].clone());
+                if self.dice.is_none() {
+                    // PERF: each option of the policy, its weight read from the frame.
+                    let mut next = Vec::with_capacity(branches.len() * weights.len());
+                    for b in &branches {
+                        let w = &b.frame[weights.clone()];
+                        let total: u128 = w.iter().map(|x| *x as u128).sum::<u128>().max(1);
+                        for (k, x) in w.iter().enumerate() {
+                            if *x == 0 {
+                                continue;
+                            }
+                            let Some(mut piece) = fork(b, *x as u128, total) else {
+                                self.overflow = true;
+                                return Vec::new();
+                            };
+                            piece.frame[chosen] = k as i64;
+                            next.push(piece);
+                        }
+                    }
+                    branches = next;
+                    continue;
+                }
                 branches = self.split(branches, |b| {
                     let w = &b.frame[weights.clone()];
                     let total: u128 = w.iter().map(|x| *x as u128).sum();
@@ -572,16 +693,31 @@ fn merge(
     varying: usize,
 ) -> Vec<Branch> {
     // PERF: hashing whole frames with SipHash was a quarter of building a field battle's
-    // chain; the varying part with FxHash is a few words.
-    let mut index: FxHashMap<(Vec<i64>, bool), usize> = FxHashMap::default();
+    // chain; the varying part with FxHash is a few words. The map holds the hash only
+    // (no key copied per branch): `same[i]` links the branches kept with equal hashes.
+    const NONE: usize = usize::MAX;
+    let mut heads: FxHashMap<u64, usize> = FxHashMap::default();
+    let mut same: Vec<usize> = Vec::with_capacity(branches.len());
     let mut out: Vec<Branch> = Vec::with_capacity(branches.len());
     for mut b in branches {
         if let Some(temps) = clear {
             b.frame[temps.clone()].iter_mut().for_each(|v| *v = 0);
         }
-        let key = (b.frame[varying..].to_vec(), b.ended);
-        match index.get(&key) {
-            Some(&i) => {
+        let hash = {
+            use std::hash::{Hash, Hasher};
+            let mut h = rustc_hash::FxHasher::default();
+            b.frame[varying..].hash(&mut h);
+            b.ended.hash(&mut h);
+            h.finish()
+        };
+        let mut at = heads.get(&hash).copied().unwrap_or(NONE);
+        while at != NONE
+            && (out[at].ended != b.ended || out[at].frame[varying..] != b.frame[varying..])
+        {
+            at = same[at];
+        }
+        match (at != NONE).then_some(at) {
+            Some(i) => {
                 let o = &mut out[i];
                 let den = o.den / gcd(o.den, b.den) * b.den;
                 let num = o.num * (den / o.den) + b.num * (den / b.den);
@@ -590,7 +726,7 @@ fn merge(
                 o.den = den / g;
             }
             None => {
-                index.insert(key, out.len());
+                same.push(heads.insert(hash, out.len()).unwrap_or(NONE));
                 out.push(b);
             }
         }
@@ -777,6 +913,9 @@ impl Chain {
         base: &[i64],
         group: bool,
     ) -> Result<Chain, TooLarge> {
+        // PERF: the run's parameters and policies folded into the rules' expressions.
+        let folded = game.folded(base);
+        let game = &folded;
         let start: Vec<i64> = base[game.layout.state.clone()].to_vec();
         let mut index: FxHashMap<(Vec<i64>, bool), u32> = FxHashMap::default();
         let start_over = over(game, base, false);
@@ -792,6 +931,14 @@ impl Chain {
         if !group {
             stepper.grouped.iter_mut().for_each(|g| *g = false);
         }
+        // Where no rule reads the round, a round from a state goes the same way whatever
+        // its round (but the round it leads to): it is stepped once per state with the
+        // round set to 0, and the rounds filled in (`round + 1`, held to the cap).
+        let round_at = (!game.round_read && game.layout.state.contains(&game.layout.round))
+            .then(|| game.layout.round - game.layout.state.start);
+        let cap = base[game.layout.cap];
+        let mut stepped: FxHashMap<Vec<i64>, Vec<(Vec<i64>, bool, u128, u128)>> =
+            FxHashMap::default();
         let mut s = 0;
         while s < chain.states.len() {
             if chain.terminal[s] {
@@ -800,8 +947,29 @@ impl Chain {
                 s += 1;
                 continue;
             }
-            let frame = frame_of(game, base, &chain.states[s]);
-            let next = stepper.round(&frame);
+            let next = match round_at {
+                Some(r) => {
+                    let round = chain.states[s][r];
+                    let mut key = chain.states[s].clone();
+                    key[r] = 0;
+                    let mut next = match stepped.get(&key) {
+                        Some(next) => next.clone(),
+                        None => {
+                            let next = stepper.round(&frame_of(game, base, &key));
+                            if stepper.overflow {
+                                return Err(TooLarge::Weights);
+                            }
+                            stepped.insert(key, next.clone());
+                            next
+                        }
+                    };
+                    if cap > 0 {
+                        next.iter_mut().for_each(|n| n.0[r] = (round + 1).min(cap));
+                    }
+                    next
+                }
+                None => stepper.round(&frame_of(game, base, &chain.states[s])),
+            };
             if stepper.overflow {
                 return Err(TooLarge::Weights);
             }
@@ -924,6 +1092,14 @@ impl Chain {
     /// changes nothing (that repeat is summed exactly: its weight is divided out).
     /// `None` where it has longer cycles.
     pub fn absorption(&self, order: &[usize]) -> Vec<BigRational> {
+        // PERF: most chains' masses fit 128-bit fractions; BigRational only where one
+        // does not (the same sums in the same order, so the same values either way).
+        if let Some(mass) = self.absorption_u128(order) {
+            return mass
+                .into_iter()
+                .map(|(n, d)| BigRational::new_raw(BigInt::from(n), BigInt::from(d)))
+                .collect();
+        }
         let n = self.states.len();
         let mut mass: Vec<BigRational> = vec![BigRational::zero(); n];
         mass[0] = BigRational::one();
@@ -942,6 +1118,46 @@ impl Chain {
             }
         }
         mass
+    }
+
+    /// [`Chain::absorption`] in 128-bit fractions, each in lowest terms; `None` where a
+    /// numerator or denominator would pass 128 bits.
+    fn absorption_u128(&self, order: &[usize]) -> Option<Vec<(u128, u128)>> {
+        /// `a/b + c/d` in lowest terms.
+        fn add((a, b): (u128, u128), (c, d): (u128, u128)) -> Option<(u128, u128)> {
+            if a == 0 {
+                return Some((c, d));
+            }
+            let g = gcd(b, d);
+            let den = (b / g).checked_mul(d)?;
+            let num = a.checked_mul(d / g)?.checked_add(c.checked_mul(b / g)?)?;
+            let h = gcd(num, den);
+            Some((num / h, den / h))
+        }
+        /// `(a/b) · (w/l)` in lowest terms.
+        fn scale((a, b): (u128, u128), w: u128, l: u128) -> Option<(u128, u128)> {
+            let (g1, g2) = (gcd(a, l), gcd(w, b));
+            let num = (a / g1).checked_mul(w / g2)?;
+            let den = (b / g2).checked_mul(l / g1)?;
+            Some((num, den))
+        }
+        let n = self.states.len();
+        let mut mass: Vec<(u128, u128)> = vec![(0, 1); n];
+        mass[0] = (1, 1);
+        for &s in order {
+            if self.terminal[s] || mass[s].0 == 0 {
+                continue;
+            }
+            let (_, leave) = self.stay_leave(s);
+            let m = std::mem::replace(&mut mass[s], (0, 1));
+            for (t, w) in self.transitions(s) {
+                if *t as usize != s {
+                    let t = *t as usize;
+                    mass[t] = add(mass[t], scale(m, *w, leave)?)?;
+                }
+            }
+        }
+        Some(mass)
     }
 
     /// [`Chain::absorption`] in floating point: the same sums in the same order, each

@@ -560,6 +560,60 @@ impl Expr {
     }
 
     /// Every slot the expression reads.
+    /// This expression with every slot below `fixed` read from `frame` (the run's
+    /// parameters and policies, which no round changes) and every part that reads no
+    /// other slot computed: the same value as [`Expr::eval`] for any frame that agrees with
+    /// `frame` below `fixed`, found with fewer steps.
+    pub fn folded(&self, frame: &[i64], fixed: usize) -> Expr {
+        let int = |e: &Expr| match e {
+            Expr::Int(v) => Some(*v),
+            _ => None,
+        };
+        match self {
+            Expr::Int(v) => Expr::Int(*v),
+            Expr::Slot(s) if *s < fixed => Expr::Int(frame[*s]),
+            Expr::Slot(s) => Expr::Slot(*s),
+            Expr::Neg(x) | Expr::Not(x) => {
+                let x = x.folded(frame, fixed);
+                let e = match self {
+                    Expr::Neg(_) => Expr::Neg(Box::new(x)),
+                    _ => Expr::Not(Box::new(x)),
+                };
+                match &e {
+                    Expr::Neg(x) | Expr::Not(x) if int(x).is_some() => Expr::Int(e.eval(&[])),
+                    _ => e,
+                }
+            }
+            Expr::Binary(op, a, b) => {
+                let (a, b) = (a.folded(frame, fixed), b.folded(frame, fixed));
+                match (op, int(&a), int(&b)) {
+                    (_, Some(_), Some(_)) => {
+                        Expr::Int(Expr::Binary(*op, Box::new(a), Box::new(b)).eval(&[]))
+                    }
+                    // `and`/`or` decided by their left side read no right side.
+                    (BinOp::And, Some(x), None) if !truth(x) => Expr::Int(0),
+                    (BinOp::Or, Some(x), None) if truth(x) => Expr::Int(1),
+                    _ => Expr::Binary(*op, Box::new(a), Box::new(b)),
+                }
+            }
+            Expr::Call(func, args) => {
+                let args: Vec<Expr> = args.iter().map(|a| a.folded(frame, fixed)).collect();
+                if args.iter().all(|a| int(a).is_some()) {
+                    return Expr::Int(Expr::Call(*func, args).eval(&[]));
+                }
+                if *func == Func::If {
+                    if let Some(c) = int(&args[0]) {
+                        return args[if truth(c) { 1 } else { 2 }].clone();
+                    }
+                    if args[1] == args[2] {
+                        return args[1].clone();
+                    }
+                }
+                Expr::Call(*func, args)
+            }
+        }
+    }
+
     pub fn slots(&self, out: &mut Vec<usize>) {
         match self {
             Expr::Int(_) => {}

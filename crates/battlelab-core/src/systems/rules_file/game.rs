@@ -214,6 +214,10 @@ pub struct Game {
     pub rounds_remembered: u32,
     /// `battle.rounds_remembered` as an expression of the parameters, read per run.
     pub remembered_by: Option<Expr>,
+    /// Whether any rule of a round (a phase, a table, a result's effects) reads `round`:
+    /// where none does, a round from two states that differ only in their round goes the
+    /// same way (the chain steps it once: `chain::Chain::build`).
+    pub round_read: bool,
     pub end: Option<Expr>,
     /// (name, condition; `None` for the last, which takes the rest).
     pub outcomes: Vec<(String, Option<Expr>)>,
@@ -523,6 +527,54 @@ pub fn sums_of(n: u32, faces: u32) -> Vec<(i64, u128)> {
 }
 
 impl Game {
+    /// The game as one run plays it: every expression a round or the end reads, folded
+    /// with the run's parameters and policies (`base` below the state; see
+    /// [`Expr::folded`]). Steps the same chain, faster.
+    pub fn folded(&self, base: &[i64]) -> Game {
+        let fixed = self.layout.state.start;
+        let fold = |e: &mut Expr| *e = e.folded(base, fixed);
+        let statements = |list: &mut Vec<Statement>| {
+            for st in list.iter_mut() {
+                match st {
+                    Statement::Set { value, .. } => fold(value),
+                    Statement::Lose { amount, .. } => fold(amount),
+                    Statement::End | Statement::Roll(_) | Statement::Outcome(_) => {}
+                }
+            }
+        };
+        let mut game = self.clone();
+        for t in &mut game.tables {
+            t.modifier.iter_mut().for_each(fold);
+            t.row.iter_mut().for_each(fold);
+            t.shift.iter_mut().for_each(fold);
+            match &mut t.columns {
+                ColumnPick::Odds {
+                    attacker, defender, ..
+                } => {
+                    fold(attacker);
+                    fold(defender);
+                }
+                ColumnPick::AtLeast { value, .. } | ColumnPick::Index { value } => fold(value),
+            }
+        }
+        for r in &mut game.results {
+            statements(&mut r.effects);
+        }
+        for p in &mut game.phases {
+            p.when.iter_mut().for_each(fold);
+            statements(&mut p.effects);
+            match &mut p.kind {
+                PhaseKind::Count(pools) => pools.iter_mut().for_each(|pool| {
+                    fold(&mut pool.dice);
+                    fold(&mut pool.hits_at_most);
+                }),
+                PhaseKind::Compare { dice, .. } => dice.iter_mut().for_each(fold),
+                PhaseKind::Table(_) | PhaseKind::Effects => {}
+            }
+        }
+        game.end.iter_mut().for_each(fold);
+        game
+    }
     /// Reads and validates a rules file.
     pub fn parse(path: &Path, text: &str) -> Result<Game, AnalysisError> {
         let source = Source::new(path, text);
@@ -954,6 +1006,7 @@ impl Builder<'_> {
             round_limit_by,
             rounds_remembered,
             remembered_by,
+            round_read: reads_round,
             end,
             outcomes,
             metrics,
