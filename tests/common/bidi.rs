@@ -9,7 +9,7 @@
 //! listening on ws://127.0.0.1:PORT` on stderr, and `ws://…/session` takes JSON commands
 //! with no driver program in between. The WebSocket a test needs is the least of RFC 6455
 //! (one handshake; masked text frames out; whole, possibly fragmented, frames in; no TLS,
-//! no extensions), about sixty lines here rather than a WebSocket crate whose HTTP, TLS
+//! no extensions), about ninety lines here rather than a WebSocket crate whose HTTP, TLS
 //! and random-number dependencies the test build would compile for this one client.
 
 use std::io::{self, BufRead, BufReader, Read, Write};
