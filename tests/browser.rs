@@ -21,10 +21,13 @@ use std::time::{Duration, Instant};
 
 mod common;
 
+use common::pages::{
+    assert_live_equals, assert_shown_equals, cli_error, edited_copy, encode, file_url, report_of,
+    PHONE,
+};
+
 /// Trials per run: the page, not the numbers, is under test.
 const TRIALS: &str = "2000";
-/// The phone the page must fit (an iPhone 12–15 in CSS pixels).
-const PHONE: (u32, u32) = (390, 844);
 /// Longest one browser run may take.
 const BROWSER_TIMEOUT: Duration = Duration::from_secs(90);
 
@@ -36,19 +39,6 @@ fn chromium() -> PathBuf {
         return PathBuf::from(path);
     }
     common::provision::on_path("chromium").expect("provisioned: chromium is on PATH")
-}
-
-/// `path` as a `file://` URL.
-fn file_url(path: &Path) -> String {
-    let mut url = String::from("file://");
-    for b in path.to_str().expect("UTF-8 temp path").bytes() {
-        if b.is_ascii_alphanumeric() || b"/._-~".contains(&b) {
-            url.push(b as char);
-        } else {
-            url.push_str(&format!("%{b:02X}"));
-        }
-    }
-    url
 }
 
 /// Runs headless Chromium on `url` with `extra` arguments: (stdout, stderr).
@@ -307,19 +297,6 @@ use devtools::Browser;
 /// How long a page may take to write its verdict.
 const VERDICT_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// `text` percent-encoded for a URL's fragment.
-fn encode(text: &str) -> String {
-    let mut out = String::new();
-    for b in text.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
 /// Opens `page#<fragment>` at phone width and returns the JSON verdict its self-test
 /// wrote into `#<id>` after `prefix `, failing on any console message and on any request
 /// outside `page`'s folder (a Blob URL is the page's own Worker).
@@ -357,157 +334,6 @@ fn tryit(report: &Path, payload: serde_json::Value) -> serde_json::Value {
         "tryit-selftest",
         "TRYIT",
     )
-}
-
-/// `results.csv` as rows of (outcome, count, exact_fraction), run after run.
-fn results_rows(report: &Path) -> Vec<(String, u64, String)> {
-    let text = fs::read_to_string(report.join("results.csv")).unwrap();
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let at = |name: &str| header.iter().position(|h| *h == name).unwrap();
-    let (outcome, count, fraction) = (at("outcome"), at("count"), at("exact_fraction"));
-    lines
-        .map(|l| {
-            // Outcome names of the shipped files hold no commas or quotes.
-            let cells: Vec<&str> = l.split(',').collect();
-            (
-                cells[outcome].trim_matches('"').to_string(),
-                cells[count].parse().unwrap(),
-                cells[fraction].to_string(),
-            )
-        })
-        .collect()
-}
-
-/// Holds what a page shows (its runs, in order, each outcome's cell) equal to a CLI
-/// report's `results.csv`: every exact fraction, or every simulated count.
-fn assert_shown_equals(shown: &serde_json::Value, cli: &Path, what: &str) -> usize {
-    let rows = results_rows(cli);
-    let shown = shown.as_array().unwrap();
-    assert!(!shown.is_empty(), "nothing shown");
-    assert_eq!(
-        rows.len() % shown.len(),
-        0,
-        "{} rows, {} runs",
-        rows.len(),
-        shown.len()
-    );
-    let per_run = rows.len() / shown.len();
-    let mut compared = 0;
-    for (run, chunk) in shown.iter().zip(rows.chunks(per_run)) {
-        let cells = run["cells"].as_array().unwrap();
-        assert_eq!(cells.len(), per_run, "{run}");
-        for cell in cells {
-            let name = cell["outcome"].as_str().unwrap();
-            let (_, count, fraction) = chunk.iter().find(|(o, _, _)| o == name).unwrap();
-            match what {
-                "fraction" => {
-                    assert_eq!(cell["fraction"].as_str(), Some(fraction.as_str()), "{run}")
-                }
-                _ => assert_eq!(cell["count"].as_u64(), Some(*count), "{run}"),
-            }
-            compared += 1;
-        }
-    }
-    compared
-}
-
-/// The pipe tables of a report's `tables.md`, in order: each a list of rows (the header
-/// and rule left out), each row its cells' text.
-fn tables_md(report: &Path) -> Vec<Vec<Vec<String>>> {
-    let text = fs::read_to_string(report.join("tables.md")).unwrap();
-    let mut tables: Vec<Vec<Vec<String>>> = Vec::new();
-    let mut in_table = false;
-    for line in text.lines() {
-        if !line.starts_with('|') {
-            in_table = false;
-            continue;
-        }
-        let inner = line.trim().trim_start_matches('|');
-        let inner = inner.strip_suffix('|').unwrap_or(inner);
-        let cells: Vec<String> = inner.split('|').map(|c| c.trim().to_string()).collect();
-        if !in_table {
-            // The header: a new table starts.
-            tables.push(Vec::new());
-            in_table = true;
-        } else if !cells.iter().all(|c| c.chars().all(|ch| ch == '-')) {
-            tables.last_mut().unwrap().push(cells);
-        }
-    }
-    tables
-}
-
-/// Holds the page's live rulebook cells (as the self-test read them back) equal to the
-/// same cells of a CLI report's `tables.md`, each marked as recomputed or not as `marked`
-/// says; returns how many were compared.
-fn assert_live_equals(live: &serde_json::Value, cli: &Path, marked: bool) -> usize {
-    let tables = tables_md(cli);
-    let live = live.as_array().unwrap();
-    for cell in live {
-        let at = |k: &str| cell[k].as_u64().unwrap() as usize;
-        let want = &tables[at("table")][at("row")][at("column")];
-        assert_eq!(
-            cell["text"].as_str(),
-            Some(want.as_str()),
-            "{cell} in {}",
-            cli.display()
-        );
-        assert_eq!(cell["marked"], marked, "{cell}");
-    }
-    live.len()
-}
-
-/// Copies a shipped analysis and the rules file beside it into `root` (`analyses/`,
-/// `rules/`), with `edit` applied to the analysis and `rules_edit` to the rules file.
-fn edited_copy(
-    root: &Path,
-    analysis: &str,
-    edit: (&str, &str),
-    rules: Option<(&str, (&str, &str))>,
-) -> PathBuf {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
-    fs::create_dir_all(root.join("analyses")).unwrap();
-    fs::create_dir_all(root.join("rules")).unwrap();
-    let text = fs::read_to_string(repo.join("analyses").join(analysis)).unwrap();
-    assert!(text.contains(edit.0), "{analysis} has no {:?}", edit.0);
-    let file = root.join("analyses").join(analysis);
-    fs::write(&file, text.replacen(edit.0, edit.1, 1)).unwrap();
-    if let Some((name, (from, to))) = rules {
-        let text = fs::read_to_string(repo.join("rules").join(name)).unwrap();
-        assert!(text.contains(from), "{name} has no {from:?}");
-        fs::write(root.join("rules").join(name), text.replacen(from, to, 1)).unwrap();
-    }
-    file
-}
-
-/// What `battlelab validate FILE` says after `error: `, run in the file's folder.
-fn cli_error(file: &Path) -> String {
-    let (code, _, stderr) = common::battlelab(
-        file.parent().unwrap(),
-        &["validate", file.file_name().unwrap().to_str().unwrap()],
-    );
-    assert_eq!(code, Some(2), "{stderr}");
-    stderr
-        .lines()
-        .next()
-        .unwrap()
-        .strip_prefix("error: ")
-        .unwrap()
-        .to_string()
-}
-
-/// A report of `file` at `trials` in `out`.
-fn report_of(file: &Path, trials: &str, out: &Path) -> PathBuf {
-    battlelab(&[
-        "run",
-        file.to_str().unwrap(),
-        "--trials",
-        trials,
-        "--quiet",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    out.to_path_buf()
 }
 
 #[test]

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 mod common;
 
-use common::provision::{lock_path, provision, Requirement, CHROMIUM};
+use common::provision::{lock_path, provision, Requirement, CHROMIUM, FIREFOX};
 
 /// Where the stand-ins keep their markers.
 const DIR: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/provision");
@@ -182,4 +182,14 @@ fn chromium_comes_from_apt_as_root_without_questions() {
         .env
         .contains(&("DEBIAN_FRONTEND", "noninteractive")));
     assert!(CHROMIUM.needs_root);
+}
+
+#[test]
+fn firefox_comes_from_apt_as_root_without_questions() {
+    assert_eq!(
+        FIREFOX.commands(),
+        "sudo apt-get update && sudo apt-get install -y firefox-esr"
+    );
+    assert!(FIREFOX.env.contains(&("DEBIAN_FRONTEND", "noninteractive")));
+    assert!(FIREFOX.needs_root);
 }

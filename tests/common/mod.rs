@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 
+pub mod pages;
 pub mod provision;
 
 /// How every test starts headless Chromium: no sandbox (tests run as root), no GPU, no

@@ -2,7 +2,8 @@
 //!
 //! Why this module exists: README's test command, `cargo test --release`, must pass on a
 //! fresh machine exactly as README gives it, and CI calls that same command. A test that
-//! needs a program the machine may lack (Chromium for `tests/browser.rs`; later, say, the
+//! needs a program the machine may lack (Chromium for `tests/browser.rs`, Firefox for
+//! `tests/firefox.rs`; later, say, the
 //! wasm32 target through rustup) declares it as a [`Requirement`] and calls
 //! [`Requirement::ensure`] first: if the tool is missing, the requirement's own commands
 //! install it, once per test process (a [`OnceLock`] holds the outcome, so every test of
@@ -97,6 +98,29 @@ pub static CHROMIUM: Requirement = Requirement {
 /// `CHROMIUM` names a binary, or `chromium` is on `PATH`.
 fn chromium_present() -> bool {
     std::env::var_os("CHROMIUM").is_some() || on_path("chromium").is_some()
+}
+
+/// Firefox, for the Firefox tests: Debian's `firefox-esr` package, from apt (it puts
+/// `firefox-esr` and `firefox` on `PATH`).
+pub static FIREFOX: Requirement = Requirement {
+    name: "firefox-esr",
+    needed_by: "the Firefox tests (tests/firefox.rs)",
+    present: firefox_present,
+    install: &[
+        &["apt-get", "update"],
+        &["apt-get", "install", "-y", "firefox-esr"],
+    ],
+    env: &[("DEBIAN_FRONTEND", "noninteractive")],
+    needs_root: true,
+    alternative: "or set FIREFOX to a Firefox binary",
+    outcome: OnceLock::new(),
+};
+
+/// `FIREFOX` names a binary, or `firefox-esr` or `firefox` is on `PATH`.
+fn firefox_present() -> bool {
+    std::env::var_os("FIREFOX").is_some()
+        || on_path("firefox-esr").is_some()
+        || on_path("firefox").is_some()
 }
 
 /// `program` in a directory of `PATH`, if it is there.
