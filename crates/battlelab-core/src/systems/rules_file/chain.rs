@@ -89,6 +89,10 @@ pub struct Stepper<'g, 'd> {
     rolls: Vec<bool>,
 }
 
+/// Where a round from a state can end: the next state, whether an effect ended the
+/// battle, and the weight `num / den` ([`Stepper::round`]).
+type Next = (Vec<i64>, bool, u128, u128);
+
 /// `b` with its weight times `ways / total` in lowest terms; `None` past 128 bits.
 fn fork(b: &Branch, ways: u128, total: u128) -> Option<Branch> {
     let (n, d) = (b.num.checked_mul(ways)?, b.den.checked_mul(total)?);
@@ -538,7 +542,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
 
     /// Every way one round from `state` (the state slots' values) can go, merged by the
     /// state it ends in: `(next state, ended, num, den)`. Drawing: one way.
-    pub fn round(&mut self, start_frame: &[i64]) -> Vec<(Vec<i64>, bool, u128, u128)> {
+    pub fn round(&mut self, start_frame: &[i64]) -> Vec<Next> {
         let game = self.game;
         let temps = game.layout.temps.clone();
         let mut branches = vec![Branch {
@@ -671,7 +675,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
         // The round ends: the round number advances, the temporaries are cleared.
         let state = game.layout.state.clone();
         let round = game.layout.round;
-        let mut out: Vec<(Vec<i64>, bool, u128, u128)> = Vec::with_capacity(branches.len());
+        let mut out: Vec<Next> = Vec::with_capacity(branches.len());
         for mut b in branches {
             b.frame[temps.clone()].iter_mut().for_each(|v| *v = 0);
             let cap = b.frame[game.layout.cap];
@@ -937,8 +941,7 @@ impl Chain {
         let round_at = (!game.round_read && game.layout.state.contains(&game.layout.round))
             .then(|| game.layout.round - game.layout.state.start);
         let cap = base[game.layout.cap];
-        let mut stepped: FxHashMap<Vec<i64>, Vec<(Vec<i64>, bool, u128, u128)>> =
-            FxHashMap::default();
+        let mut stepped: FxHashMap<Vec<i64>, Vec<Next>> = FxHashMap::default();
         let mut s = 0;
         while s < chain.states.len() {
             if chain.terminal[s] {
