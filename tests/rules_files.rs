@@ -297,3 +297,56 @@ fn equilibrium_of_the_field_rules_file_is_the_built_in_fields() {
     assert_eq!(block(&mine), block(&built_in), "{mine}\n{built_in}");
     assert!(mine.contains("= 0.424735"), "{mine}");
 }
+
+/// The exact fraction column of every row of `results.csv` for `run` (the run's
+/// coordinate cells as the row starts them), outcome by outcome.
+fn exact_fractions(results: &str, starts: &str) -> Vec<String> {
+    results
+        .lines()
+        .filter(|l| l.starts_with(starts))
+        .map(|l| l.rsplit(',').next().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_sides_policy_sweeps_and_each_run_is_that_policy_set_by_hand() {
+    let dir = tempfile::tempdir().unwrap();
+    let field = std::fs::canonicalize(shipped("../rules/field.toml")).unwrap();
+    let analysis = |extra_a: &str, sweep: &str| {
+        format!(
+            "system = \"rules\"\nrules = {:?}\ntrials = 1000\n[sides.a]\nsp = 9\nmorale = 2\nleader = 1\n{extra_a}\n[sides.b]\nsp = 6\nmorale = 2\ntactic = {{ skirmish = 2, square = 1 }}\n[parameters]\nround_limit = 3\n{sweep}",
+            field.to_str().unwrap()
+        )
+    };
+    std::fs::write(
+        dir.path().join("swept.toml"),
+        analysis(
+            "",
+            "[sweep]\n\"a.tactic\" = [\"charge\", \"envelop\", \"uniform\"]\n",
+        ),
+    )
+    .unwrap();
+    let (code, _, stderr) = battlelab(dir.path(), &["run", "swept.toml", "--out", "swept", "-q"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let swept = std::fs::read_to_string(dir.path().join("swept/results.csv")).unwrap();
+    let mut seen = Vec::new();
+    for policy in ["charge", "envelop", "uniform"] {
+        let name = format!("{policy}.toml");
+        std::fs::write(
+            dir.path().join(&name),
+            analysis(&format!("tactic = \"{policy}\""), ""),
+        )
+        .unwrap();
+        let (code, _, stderr) = battlelab(dir.path(), &["run", &name, "--out", policy, "-q"]);
+        assert_eq!(code, Some(0), "{stderr}");
+        let own = std::fs::read_to_string(dir.path().join(policy).join("results.csv")).unwrap();
+        let by_hand = exact_fractions(&own, "rules,base,");
+        let in_sweep = exact_fractions(&swept, &format!("rules,base,{policy},"));
+        assert_eq!(by_hand.len(), 8, "{own}");
+        assert_eq!(in_sweep, by_hand, "{policy}");
+        seen.push(by_hand);
+    }
+    // The policies differ, so a sweep that ignored its values would be caught above.
+    assert_ne!(seen[0], seen[1]);
+    assert_ne!(seen[1], seen[2]);
+}

@@ -170,6 +170,18 @@ pub fn sweep_axes(
     sweep: Option<&BTreeMap<String, Spanned<toml::Value>>>,
     parameters: &[&str],
 ) -> Result<(Vec<SweepAxis>, Vec<Option<usize>>), AnalysisError> {
+    sweep_axes_with_names(source, sweep, parameters, &[])
+}
+
+/// [`sweep_axes`], where the parameters in `named` (a rules file's choices,
+/// `attacker.stance`) are swept as lists of names (`["attack", "uniform"]`), each
+/// checked by the system.
+pub fn sweep_axes_with_names(
+    source: &Source,
+    sweep: Option<&BTreeMap<String, Spanned<toml::Value>>>,
+    parameters: &[&str],
+    named: &[&str],
+) -> Result<(Vec<SweepAxis>, Vec<Option<usize>>), AnalysisError> {
     let Some(sweep) = sweep else {
         return Ok((Vec::new(), Vec::new()));
     };
@@ -216,8 +228,12 @@ pub fn sweep_axes(
                 ),
             ));
         }
-        let values =
-            axis_values(&parameter, &value).map_err(|m| source.error(spanned, &field, m))?;
+        let values = if named.contains(&parameter.as_str()) {
+            named_values(&parameter, &value)
+        } else {
+            axis_values(&parameter, &value)
+        }
+        .map_err(|m| source.error(spanned, &field, m))?;
         if values.is_empty() {
             return Err(source.error(spanned, &field, "an empty sweep; give at least one value"));
         }
@@ -247,6 +263,23 @@ pub fn sweep_axes(
 
 fn is_range(table: &toml::Table) -> bool {
     table.contains_key("from") || table.contains_key("to")
+}
+
+/// A swept list of names (a policy per value: an option or "uniform").
+fn named_values(parameter: &str, value: &toml::Value) -> Result<Vec<AxisValue>, String> {
+    let wanted = || {
+        format!("{parameter} is swept as a list of its options or \"uniform\", e.g. [\"attack\", \"defend\", \"uniform\"]")
+    };
+    value
+        .as_array()
+        .ok_or_else(wanted)?
+        .iter()
+        .map(|v| {
+            v.as_str()
+                .map(|t| AxisValue::Text(t.trim().to_string()))
+                .ok_or_else(|| format!("{}, got {v}", wanted()))
+        })
+        .collect()
 }
 
 fn axis_values(parameter: &str, value: &toml::Value) -> Result<Vec<AxisValue>, String> {

@@ -44,6 +44,9 @@ pub enum Ty {
     NumberPair,
     /// A sweep: a list of whole numbers or `{ from, to, step }`.
     Sweep,
+    /// A rules analysis's sweep: [`Ty::Sweep`], or a list of a choice's options (a side's
+    /// policy, `"attacker.stance" = ["attack", "uniform"]`).
+    SweepOrOptions,
     /// A sweep of odds: a list of `"L:S"`.
     OddsList,
     /// A list of lists of texts (a printed table's rows).
@@ -75,6 +78,7 @@ impl Ty {
             Ty::IntList => "list of integers",
             Ty::NumberPair => "[low, high]",
             Ty::Sweep => "list or range",
+            Ty::SweepOrOptions => "list, range or list of options",
             Ty::OddsList => "list of odds",
             Ty::TextRows => "list of lists",
             Ty::CountOrTables(..) => "integer or list of tables",
@@ -96,6 +100,9 @@ impl Ty {
             Ty::System => format!("\"{system}\""),
             Ty::Bool => "true | false".into(),
             Ty::Sweep => "[1, 2, 3] or { from, to, step }".into(),
+            Ty::SweepOrOptions => {
+                "[1, 2, 3] or { from, to, step }; a policy: [\"charge\", \"uniform\"]".into()
+            }
             Ty::OddsList => "[\"1:1\", \"3:2\", …]".into(),
             Ty::NumberPair => "[0.2, 0.4]".into(),
             Ty::Tactic => {
@@ -141,6 +148,14 @@ impl Ty {
                     "step": {"type": "integer", "minimum": 1},
                 }, "required": ["from", "to"], "additionalProperties": false},
             ]}),
+            Ty::SweepOrOptions => {
+                let mut any = Ty::Sweep.schema(system);
+                any["anyOf"]
+                    .as_array_mut()
+                    .expect("a sweep's schema is anyOf")
+                    .push(json!({"type": "array", "items": {"type": "string"}}));
+                any
+            }
             Ty::OddsList => json!({"type": "array", "items": {"type": "string"}}),
             Ty::TextRows => {
                 json!({"type": "array", "items": {"type": "array", "items": {"type": "string"}}})

@@ -132,7 +132,8 @@ const ANALYSIS_KEYS: &[KeyDoc] = &[
     key("sides.<side>.name", Ty::Text, "the side's key", "the side's name in reports", "\"Blue\""),
     key("sides.<side>.<setting>", Ty::Int(-game::MAX_SPAN, game::MAX_SPAN), "the rules file's default", "a per-side parameter's value or counter's start, as the rules file declares them (`battlelab keys <rules file>`); swept as [sweep] \"<side>.<setting>\" = …", "1").in_variant(),
     key("parameters.<setting>", Ty::Int(-game::MAX_SPAN, game::MAX_SPAN), "the rules file's default", "a parameter (or counter start) of the whole battle", "1").sweep("<setting>").in_variant(),
-    key("sides.<side>.<choice>", Ty::Any, "\"uniform\"", "the side's policy for a choice the rules file declares ([choices.<choice>]), every round: an option (\"charge\"), \"uniform\", or whole-number weights { charge = 2, envelop = 1 } adding up to 1 to 10000 (exact results use these very weights)", "{ charge = 2, envelop = 1 }").in_variant(),
+    key("sweep.<setting>", Ty::SweepOrOptions, "not swept", "a setting the runs step through: a parameter (`terrain`) or a per-side setting (\"attacker.strength\", quoted) as whole numbers, a side's policy (\"a.tactic\") as a list of options or \"uniform\"", "[1, 2]"),
+    key("sides.<side>.<choice>", Ty::Any, "\"uniform\"", "the side's policy for a choice the rules file declares ([choices.<choice>]), every round: an option (\"charge\"), \"uniform\", or whole-number weights { charge = 2, envelop = 1 } adding up to 1 to 10000 (exact results use these very weights); swept as [sweep] \"<side>.<choice>\" = [\"charge\", \"uniform\"]", "{ charge = 2, envelop = 1 }").in_variant(),
     key("[[variant]].name", Ty::Text, REQUIRED, "the variant's name", "\"printed\""),
     key("[[variant]].description", Ty::Text, "none", "what the variant changes", "\"as printed\""),
     key("[[variant]].rules", Ty::Text, "the analysis's rules file", "another rules file this variant fights by (compare two versions of your rules)", "\"../rules/classic_crt.toml\""),
@@ -788,9 +789,45 @@ impl RulesStudy {
                 base_settings,
             ));
         }
-        let names: Vec<String> = game.settings().into_iter().map(|s| s.0).collect();
+        let mut names: Vec<String> = game.settings().into_iter().map(|s| s.0).collect();
+        // A side's policy for a choice sweeps too: a list of its options (or "uniform").
+        let choice_names: Vec<String> = game
+            .choices
+            .iter()
+            .flat_map(|c| {
+                game.sides
+                    .iter()
+                    .map(move |side| format!("{side}.{}", c.name))
+            })
+            .collect();
+        names.extend(choice_names.iter().cloned());
         let sweepable: Vec<&str> = names.iter().map(String::as_str).collect();
-        let (axes, lines) = analysis::sweep_axes(&source, spec.sweep.as_ref(), &sweepable)?;
+        let named: Vec<&str> = choice_names.iter().map(String::as_str).collect();
+        let (axes, lines) =
+            analysis::sweep_axes_with_names(&source, spec.sweep.as_ref(), &sweepable, &named)?;
+        // Each swept policy, read against its choice once: an unknown option is refused
+        // at the sweep's line.
+        let mut swept_policies: Vec<Vec<Vec<i64>>> = Vec::with_capacity(axes.len());
+        for (i, axis) in axes.iter().enumerate() {
+            let choice = axis.parameter.split_once('.').and_then(|(_, c)| {
+                choice_names
+                    .contains(&axis.parameter)
+                    .then(|| game.choices.iter().find(|x| x.name == c))
+                    .flatten()
+            });
+            let policies = match choice {
+                Some(choice) => axis
+                    .values
+                    .iter()
+                    .map(|v| policy_of(&toml::Value::String(v.to_string()), choice))
+                    .collect::<Result<Vec<_>, String>>()
+                    .map_err(|m| {
+                        source.error_at(lines[i], format!("sweep.{}", axis.parameter), m)
+                    })?,
+                None => Vec::new(),
+            };
+            swept_policies.push(policies);
+        }
         analysis::check_grid_size(&source, &axes, variants.len())?;
         let mut runs = Vec::new();
         let mut notices: Vec<String> = Vec::new();
@@ -798,11 +835,22 @@ impl RulesStudy {
             let g = &variant.game;
             for coordinates in analysis::grid(&axes) {
                 let mut values = settings.clone();
-                for (axis, value) in axes.iter().zip(&coordinates) {
-                    if let AxisValue::Int(x) = value {
-                        values.retain(|s| s.0 != axis.parameter);
-                        values.push((axis.parameter.clone(), Setting::Int(*x)));
-                    }
+                for ((axis, value), policies) in axes.iter().zip(&coordinates).zip(&swept_policies)
+                {
+                    let setting = match value {
+                        AxisValue::Int(x) => Setting::Int(*x),
+                        AxisValue::Text(_) => {
+                            let k = axis
+                                .values
+                                .iter()
+                                .position(|v| v == value)
+                                .expect("a value of its axis");
+                            Setting::Policy(policies[k].clone())
+                        }
+                        _ => continue,
+                    };
+                    values.retain(|s| s.0 != axis.parameter);
+                    values.push((axis.parameter.clone(), setting));
                 }
                 let mut base = vec![0i64; g.frame_len()];
                 let mut as_run = Vec::new();
