@@ -42,8 +42,17 @@ use serde_json::{json, Value};
 use super::{emit, interruptible, pool, usage, writing_report};
 use crate::cli::Format;
 
-/// The method, as every output states it.
-pub const METHOD: &str = "paired difference of the two arms (same seed and blocks: common random numbers), 95% interval by Student's t on per-block differences (ratio-estimator standard error); exact where both arms are exact. Equivalent: the headline read at every odds column of the rules as run (printed and added by the file), or the currency setting moved -3..+3, on the same run; the modifier's headline located between two neighbouring steps that exist (exact fractions where the system counts exactly) and interpolated linearly between them, the crossing nearest 0; past the first or last column: beyond the table";
+/// The method, as every output states it: the paired difference, and how the equivalent
+/// is read in this system's currency (odds columns, a setting's steps, or none).
+pub fn method(currency: Option<(&str, &str)>) -> String {
+    let paired = "paired difference of the two arms (same seed and blocks: common random numbers), 95% interval by Student's t on per-block differences (ratio-estimator standard error); exact where both arms are exact";
+    let located = "the modifier's headline located between two neighbouring steps that exist (exact fractions where the system counts exactly) and interpolated linearly between them, the crossing nearest 0";
+    match currency {
+        Some(("odds", _)) => format!("{paired}. Equivalent: the headline read at every odds column of the rules as run (printed and added by the file), on the same run; {located}; past the first or last column: beyond the table"),
+        Some((setting, unit)) => format!("{paired}. Equivalent in {unit}: the headline with {setting} moved -{CURRENCY_REACH}..+{CURRENCY_REACH} on the same run; {located}; past the steps tried: beyond them"),
+        None => format!("{paired}. No equivalent: this system has no currency to count a modifier in"),
+    }
+}
 
 /// How far a currency other than odds columns reaches each way.
 const CURRENCY_REACH: i64 = 3;
@@ -889,8 +898,12 @@ impl Priced {
 
 fn text_output(v: &Valuation) -> String {
     let mut out = format!(
-        "value: {} ({}), {} trials per run and arm, seed {}\nmethod: {METHOD}\n",
-        v.file, v.system, v.trials, v.seed
+        "value: {} ({}), {} trials per run and arm, seed {}\nmethod: {}\n",
+        v.file,
+        v.system,
+        v.trials,
+        v.seed,
+        method(v.currency)
     );
     for (m, why) in &v.skipped {
         out.push_str(&format!("not priced: {m}: {why}\n"));
@@ -1034,7 +1047,7 @@ fn to_json(v: &Valuation) -> Value {
     map.insert("system".into(), json!(v.system));
     map.insert("trials".into(), json!(v.trials));
     map.insert("seed".into(), json!(v.seed));
-    map.insert("method".into(), json!(METHOD));
+    map.insert("method".into(), json!(method(v.currency)));
     map.insert(
         "skipped".into(),
         json!(v
@@ -1048,8 +1061,12 @@ fn to_json(v: &Valuation) -> Value {
 
 fn markdown(v: &Valuation) -> String {
     let mut out = format!(
-        "## What is it worth?\n\n{} ({}), {} trials per run and arm, seed {}.\n\nMethod: {METHOD}.\n",
-        v.file, v.system, v.trials, v.seed
+        "## What is it worth?\n\n{} ({}), {} trials per run and arm, seed {}.\n\nMethod: {}.\n",
+        v.file,
+        v.system,
+        v.trials,
+        v.seed,
+        method(v.currency)
     );
     for h in &v.headlines {
         out.push_str(&format!(
@@ -1190,6 +1207,26 @@ fn write_report(v: &Valuation, out: &Path, analysis: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_method_names_the_currency_the_system_has_and_no_other() {
+        let odds = method(Some(("odds", "odds columns")));
+        assert!(odds.contains("every odds column"), "{odds}");
+        let skill = method(Some(("a.skill", "points of skill")));
+        assert!(
+            skill.contains("in points of skill") && skill.contains("a.skill moved -3..+3"),
+            "{skill}"
+        );
+        assert!(!skill.contains("odds"), "{skill}");
+        let none = method(None);
+        assert!(
+            none.contains("No equivalent") && !none.contains("odds"),
+            "{none}"
+        );
+        for m in [odds, skill, none] {
+            assert!(m.starts_with("paired difference"), "{m}");
+        }
+    }
 
     fn level(x: f64) -> Level {
         Level {
