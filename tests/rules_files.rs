@@ -350,3 +350,50 @@ fn a_sides_policy_sweeps_and_each_run_is_that_policy_set_by_hand() {
     assert_ne!(seen[0], seen[1]);
     assert_ne!(seen[1], seen[2]);
 }
+
+#[test]
+fn tables_md_prints_each_rolled_table_as_modified_for_the_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let crt = shipped("classic_crt.toml");
+    let (code, _, stderr) = battlelab(
+        dir.path(),
+        &[
+            "run",
+            crt.to_str().unwrap(),
+            "--trials",
+            "1000",
+            "--out",
+            "crt",
+            "-q",
+        ],
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    let tables = std::fs::read_to_string(dir.path().join("crt/tables.md")).unwrap();
+    let section = &tables[tables
+        .find("### Combat Results Table as modified")
+        .expect(&tables)..];
+    // Attacker leader 1, defender 0: net DRM +1, the modified roll is the die − 1 held to
+    // 1…6. A 1 reads row 1 (as printed); a 2 reads row 1 too: in column 1:2 AR where the
+    // page prints AE, 2:1 DR for AR, 4:1 DE for DR (marked *); a 6 reads row 5.
+    assert!(
+        section.contains("| 1 | AR | AR | DR | DR | DE | DE | DE |"),
+        "{section}"
+    );
+    assert!(
+        section.contains("| 2 | AR* | AR | DR* | DR | DE* | DE | DE |"),
+        "{section}"
+    );
+    assert!(
+        section.contains("| 6 | AE | AE | AR* | AR | EX* | DR* | DR |"),
+        "{section}"
+    );
+    // Each run with the column it reads, or its result with no roll.
+    assert!(
+        section.contains("terrain 0, attacker.strength 1 (AE with no roll)"),
+        "{section}"
+    );
+    assert!(
+        section.contains("terrain 0, attacker.strength 6 (column 2:1)"),
+        "{section}"
+    );
+}

@@ -176,6 +176,89 @@ fn printed(game: &Game, t: &battlelab_core::systems::rules_file::game::Table) ->
     table
 }
 
+/// Each table rolled with dice, as modified at the start of each run's battle (its
+/// parameters and counters; a round's scratch values and choices at 0): for each natural
+/// roll, what every column reads once the modifier and the row formula have been applied.
+/// Runs whose rolls read the same rows share one table; the runs and the column each
+/// reads are listed under it.
+fn as_modified(study: &RulesStudy, book: &mut Rulebook, game: &Game) {
+    use battlelab_core::systems::rules_file::chain::{column_of, rows_read, RowRead};
+    let runs: Vec<usize> = (0..study.runs.len())
+        .filter(|r| study.variants[study.runs[*r].variant].game.text == game.text)
+        .collect();
+    for t in game.tables.iter().filter(|t| t.dice > 0) {
+        let mut groups: Vec<(Vec<(i64, RowRead)>, Vec<usize>)> = Vec::new();
+        for &r in &runs {
+            let read = rows_read(game, t, &study.runs[r].base);
+            match groups.iter_mut().find(|g| g.0 == read) {
+                Some(g) => g.1.push(r),
+                None => groups.push((read, vec![r])),
+            }
+        }
+        let name = if t.means.is_empty() {
+            &t.name
+        } else {
+            &t.means
+        };
+        book.text(&format!(
+            "### {name} as modified\n\nAt the start of each run's battle (its parameters and counters; choices and scratch values 0): for each natural roll of {}d{}, what each column reads after the modifier (cells the modifier moved are marked *).\n\n",
+            t.dice, t.faces
+        ));
+        for (k, (read, members)) in groups.iter().enumerate() {
+            let title = if groups.len() == 1 {
+                format!("{} as modified", t.name)
+            } else {
+                format!("{} as modified ({} of {})", t.name, k + 1, groups.len())
+            };
+            let mut header = vec!["roll".to_string()];
+            header.extend(t.labels.iter().cloned());
+            let mut table = Table::new(&title, header);
+            for (sum, row) in read {
+                let mut cells = vec![Cell::text(sum.to_string())];
+                for c in 0..t.labels.len() {
+                    let result = match row {
+                        RowRead::Natural(r) | RowRead::Beyond(r) => *r,
+                        RowRead::Row(index) => t.cells[c][*index],
+                    };
+                    // The printed cell of this natural roll, where the table prints it.
+                    let printed = (t.rows.0..=t.rows.1)
+                        .position(|x| x == *sum)
+                        .map(|j| t.cells[c][j]);
+                    let mark = if printed.is_some_and(|p| p != result) {
+                        "*"
+                    } else {
+                        ""
+                    };
+                    cells.push(Cell::text(format!("{}{mark}", game.results[result].code)));
+                }
+                table.row(cells);
+            }
+            book.table(table);
+            let shown: Vec<String> = members
+                .iter()
+                .take(12)
+                .map(|&r| {
+                    let column = match column_of(t, &study.runs[r].base) {
+                        Ok(c) => format!("column {}", t.labels[c]),
+                        Err(result) => format!("{} with no roll", game.results[result].code),
+                    };
+                    format!("{} ({column})", run_label(study, r))
+                })
+                .collect();
+            let more = members.len().saturating_sub(shown.len());
+            book.text(&format!(
+                "\nRuns: {}{}.\n\n",
+                shown.join("; "),
+                if more > 0 {
+                    format!("; and {more} more")
+                } else {
+                    String::new()
+                }
+            ));
+        }
+    }
+}
+
 fn edge_text(game: &Game, e: Edge) -> String {
     match e {
         Edge::Clamp => "the nearest is read".into(),
@@ -231,6 +314,7 @@ fn rulebook_tables(
                 edge_text(game, t.above_rows)
             ));
         }
+        as_modified(study, &mut book, game);
         let mut codes = Table::new(
             format!("{}: result codes", game.name),
             vec!["code".into(), "means".into()],

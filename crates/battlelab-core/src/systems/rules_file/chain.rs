@@ -818,6 +818,56 @@ pub fn result_of(game: &Game, t: &Table, frame: &mut [i64]) -> usize {
     result_in(game, t, frame, modifier, column_of(t, frame))
 }
 
+/// What a natural roll reads on a table once modified: a natural result (whatever the
+/// column), a row of every column, or a result beyond the rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RowRead {
+    Natural(usize),
+    Row(usize),
+    Beyond(usize),
+}
+
+/// Table `t` as modified in `frame` (the modifier and row formulas read there): for each
+/// natural sum, what it reads. `tables.md` prints a table "as modified" from this.
+pub fn rows_read(game: &Game, t: &Table, frame: &[i64]) -> Vec<(i64, RowRead)> {
+    let mut frame = frame.to_vec();
+    let modifier = t.modifier.as_ref().map_or(0, |m| m.eval(&frame));
+    frame[game.layout.modifier] = modifier;
+    t.sums
+        .iter()
+        .map(|(sum, _)| {
+            frame[game.layout.roll] = *sum;
+            (*sum, row_read(game, t, &frame, modifier))
+        })
+        .collect()
+}
+
+/// What the natural roll in the frame's `roll` slot reads on table `t` with `modifier`.
+fn row_read(game: &Game, t: &Table, frame: &[i64], modifier: i64) -> RowRead {
+    let roll = frame[game.layout.roll];
+    if let Some((_, r)) = t.natural.iter().find(|(n, _)| *n == roll) {
+        return RowRead::Natural(*r);
+    }
+    let row = t
+        .row
+        .as_ref()
+        .map_or_else(|| roll.saturating_add(modifier), |r| r.eval(frame));
+    let (from, to) = t.rows;
+    if row < from {
+        match t.below_rows {
+            Edge::Result(r) => RowRead::Beyond(r),
+            Edge::Clamp => RowRead::Row(0),
+        }
+    } else if row > to {
+        match t.above_rows {
+            Edge::Result(r) => RowRead::Beyond(r),
+            Edge::Clamp => RowRead::Row((to - from) as usize),
+        }
+    } else {
+        RowRead::Row((row - from) as usize)
+    }
+}
+
 /// [`result_of`] with the modifier (set in the frame) and the column already read.
 fn result_in(
     game: &Game,
@@ -826,33 +876,10 @@ fn result_in(
     modifier: i64,
     column: Result<usize, usize>,
 ) -> usize {
-    let roll = frame[game.layout.roll];
-    if let Some((_, r)) = t.natural.iter().find(|(n, _)| *n == roll) {
-        return *r;
+    match (row_read(game, t, frame, modifier), column) {
+        (RowRead::Natural(r), _) | (_, Err(r)) | (RowRead::Beyond(r), _) => r,
+        (RowRead::Row(index), Ok(c)) => t.cells[c][index],
     }
-    let column = match column {
-        Ok(c) => c,
-        Err(r) => return r,
-    };
-    let row = t
-        .row
-        .as_ref()
-        .map_or_else(|| roll.saturating_add(modifier), |r| r.eval(frame));
-    let (from, to) = t.rows;
-    let index = if row < from {
-        match t.below_rows {
-            Edge::Result(r) => return r,
-            Edge::Clamp => 0,
-        }
-    } else if row > to {
-        match t.above_rows {
-            Edge::Result(r) => return r,
-            Edge::Clamp => (to - from) as usize,
-        }
-    } else {
-        (row - from) as usize
-    };
-    t.cells[column][index]
 }
 
 /// The battle's chain from one start: every reachable state, its transitions with
