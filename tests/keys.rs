@@ -45,6 +45,7 @@ fn example_name(placeholder: &str) -> &'static str {
         "<band>" => "6-10",
         "<tactic>" => "square",
         "<axis>" => "variant",
+        "<cell>" => "crt.3:1",
         _ => "x",
     }
 }

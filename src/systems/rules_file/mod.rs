@@ -129,8 +129,14 @@ fn draw_charts(
     Ok(())
 }
 
-/// A table of the rules file as printed: a row per modified roll, a column per label.
-fn printed(game: &Game, t: &battlelab_core::systems::rules_file::game::Table) -> Table {
+/// A table of the rules file as printed: a row per modified roll, a column per label;
+/// where `variant` edited its cells (`[variant.cells]`), the title names the variant and
+/// the edited cells are marked `*`.
+fn printed(
+    game: &Game,
+    t: &battlelab_core::systems::rules_file::game::Table,
+    variant: &str,
+) -> Table {
     let how = match &t.columns {
         ColumnPick::Odds {
             round_up, nearest, ..
@@ -152,7 +158,7 @@ fn printed(game: &Game, t: &battlelab_core::systems::rules_file::game::Table) ->
     } else {
         format!("{}d{}", t.dice, t.faces)
     };
-    let title = format!(
+    let mut title = format!(
         "{} ({}; {dice}; columns {how})",
         if t.means.is_empty() {
             &t.name
@@ -161,16 +167,22 @@ fn printed(game: &Game, t: &battlelab_core::systems::rules_file::game::Table) ->
         },
         t.name,
     );
+    if !t.edited.is_empty() {
+        title.push_str(&format!(", as variant \"{variant}\" edits it"));
+    }
     let mut header = vec![if t.dice == 0 { "row" } else { "roll" }.to_string()];
     header.extend(t.labels.iter().cloned());
     let mut table = Table::new(&title, header);
     for (i, row) in (t.rows.0..=t.rows.1).enumerate() {
         let mut cells = vec![Cell::text(row.to_string())];
-        cells.extend(
-            t.cells
-                .iter()
-                .map(|c| Cell::text(game.results[c[i]].code.clone())),
-        );
+        cells.extend(t.cells.iter().enumerate().map(|(c, column)| {
+            let code = &game.results[column[i]].code;
+            if t.edited.binary_search(&(c, i)).is_ok() {
+                Cell::text(format!("{code}*"))
+            } else {
+                Cell::text(code.clone())
+            }
+        }));
         table.row(cells);
     }
     table
@@ -299,13 +311,24 @@ fn rulebook_tables(
             continue;
         }
         shown.push(&game.text);
-        let mut md = format!("## {} — the tables as printed\n\n", game.name);
+        let edited = game.tables.iter().any(|t| !t.edited.is_empty());
+        let mut md = if edited {
+            format!(
+                "## {} — the tables as variant \"{}\" edits them\n\n",
+                game.name, variant.name
+            )
+        } else {
+            format!("## {} — the tables as printed\n\n", game.name)
+        };
         if !game.description.is_empty() {
             md.push_str(&format!("{}\n\n", game.description));
         }
+        if edited {
+            md.push_str("`*` edited by variant.cells: the cells this variant changed from the rules file.\n\n");
+        }
         book.text(&md);
         for t in &game.tables {
-            book.table(printed(game, t));
+            book.table(printed(game, t, &variant.name));
             book.text(&format!(
                 "Left of the first column: {}; right of the last: {}. Below the first row: {}; above the last: {}.\n\n",
                 edge_text(game, t.below),

@@ -119,6 +119,10 @@ pub struct Table {
     pub natural: Vec<(i64, usize)>,
     /// `cells[column][row]`: a result's index.
     pub cells: Vec<Vec<usize>>,
+    /// The cells an analysis's variant changed from the rules file (`[variant.cells]`,
+    /// [`Game::with_cells`]), as `(column, row index)` in order: marked `*` in `tables.md`.
+    /// Empty for the rules file as written.
+    pub edited: Vec<(usize, usize)>,
 }
 
 /// A result code and its effects.
@@ -652,6 +656,216 @@ impl Game {
             }
         }
         out
+    }
+}
+
+/// A variant's cell edits refused ([`Game::with_cells`]): the edit at fault and why, with
+/// what is allowed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CellEditError {
+    /// The edit at fault, by its position in the edits given; `None` where the edits
+    /// together are at fault (tables that now roll on each other in a cycle).
+    pub edit: Option<usize>,
+    pub message: String,
+}
+
+/// Where one cell edit lands: a table, a column, and one row or the whole column.
+struct CellTarget {
+    table: usize,
+    column: usize,
+    /// The row's index (from the first row printed); `None`: the whole column.
+    row: Option<usize>,
+}
+
+impl Game {
+    /// The game with cells of its tables replaced, as an analysis's `[variant.cells]`
+    /// gives them: a "what if this cell read DE?" without a copy of the rules file.
+    ///
+    /// Each edit is `(key, results)`. The key names a table, a column label and
+    /// optionally a row, as the rules file declares them: `"crt.3:1"` is the whole
+    /// column (its results one per row, top to bottom, separated by spaces, as
+    /// `[tables.crt.cells]` writes it), `"crt.3:1.2"` the one cell of row 2 (one result
+    /// code). The table's name is everything before the first dot (table names have
+    /// none); a key whose rest is a column label is that whole column, else the row is
+    /// everything after the last dot and the column what lies between. Whole columns
+    /// apply first, single cells on top of them.
+    ///
+    /// The new game's [`Game::text`] is the rules file with the changed columns
+    /// rewritten (comments kept), so the manifest's rules hash and `tables.md` tell it
+    /// from the file as written and re-reading it gives this game; [`Table::edited`]
+    /// lists the cells that now differ from the rules file.
+    pub fn with_cells(&self, edits: &[(&str, &str)]) -> Result<Game, CellEditError> {
+        let refuse = |edit: usize, message: String| CellEditError {
+            edit: Some(edit),
+            message,
+        };
+        let codes: Vec<&str> = self.results.iter().map(|r| r.code.as_str()).collect();
+        let code_of = |edit: usize, code: &str| {
+            self.results
+                .iter()
+                .position(|r| r.code == code)
+                .ok_or_else(|| {
+                    refuse(
+                        edit,
+                        format!(
+                            "unknown result code \"{code}\"; the rules file's codes: {}",
+                            codes.join(", ")
+                        ),
+                    )
+                })
+        };
+        let mut targets = Vec::with_capacity(edits.len());
+        for (i, (key, _)) in edits.iter().enumerate() {
+            targets.push(self.cell_target(key).map_err(|m| refuse(i, m))?);
+        }
+        let mut game = self.clone();
+        // Whole columns first, then single cells on top of them.
+        let mut order: Vec<usize> = (0..edits.len()).collect();
+        order.sort_by_key(|&i| targets[i].row.is_some());
+        let mut cells_set: Vec<(usize, usize, usize, usize)> = Vec::new();
+        for i in order {
+            let target = &targets[i];
+            let table = &mut game.tables[target.table];
+            let label = &table.labels[target.column];
+            let given: Vec<&str> = edits[i].1.split_whitespace().collect();
+            match target.row {
+                None => {
+                    let (from, to) = table.rows;
+                    let need = table.cells[target.column].len();
+                    if given.len() != need {
+                        return Err(refuse(i, format!("column \"{label}\" of table {} has {} results here; rows {from} to {to} need {need}, one per row, top to bottom, separated by spaces (codes: {})", table.name, given.len(), codes.join(", "))));
+                    }
+                    for (row, code) in given.iter().enumerate() {
+                        table.cells[target.column][row] = code_of(i, code)?;
+                    }
+                }
+                Some(row) => {
+                    let [code] = given[..] else {
+                        return Err(refuse(i, format!("one cell takes one result code, got \"{}\" (codes: {}); to give the whole column, name it without a row: \"{}.{label}\"", edits[i].1.trim(), codes.join(", "), table.name)));
+                    };
+                    if let Some(&(_, _, _, first)) = cells_set
+                        .iter()
+                        .find(|c| (c.0, c.1, c.2) == (target.table, target.column, row))
+                    {
+                        return Err(refuse(
+                            i,
+                            format!(
+                                "this cell is edited twice (also by \"{}\"); keep one",
+                                edits[first].0
+                            ),
+                        ));
+                    }
+                    cells_set.push((target.table, target.column, row, i));
+                    table.cells[target.column][row] = code_of(i, code)?;
+                }
+            }
+        }
+        if let Some(path) = table_cycle(&game.tables, &game.results) {
+            let names: Vec<&str> = path.iter().map(|t| game.tables[*t].name.as_str()).collect();
+            return Err(CellEditError {
+                edit: None,
+                message: format!("with these cells the tables roll on each other in a cycle ({}); a result may roll on another table, never back", names.join(" → ")),
+            });
+        }
+        // The file's text with each changed column rewritten where it stands.
+        #[derive(Deserialize)]
+        struct CellsOnly {
+            #[serde(default)]
+            tables: BTreeMap<String, TableCellsOnly>,
+        }
+        #[derive(Deserialize)]
+        struct TableCellsOnly {
+            cells: BTreeMap<String, Spanned<String>>,
+        }
+        let written: Option<CellsOnly> = toml::from_str(&self.text).ok();
+        let mut splices = Vec::new();
+        for (new, old) in game.tables.iter_mut().zip(&self.tables) {
+            for (c, (column, was)) in new.cells.iter().zip(&old.cells).enumerate() {
+                if column == was {
+                    continue;
+                }
+                new.edited.extend(
+                    column
+                        .iter()
+                        .zip(was)
+                        .enumerate()
+                        .filter(|(_, (a, b))| a != b)
+                        .map(|(row, _)| (c, row)),
+                );
+                let span = written
+                    .as_ref()
+                    .and_then(|w| w.tables.get(&new.name))
+                    .and_then(|w| w.cells.get(&new.labels[c]))
+                    .map(Spanned::span)
+                    .ok_or_else(|| CellEditError {
+                        edit: None,
+                        message: format!("the rules file's text has no cells.\"{}\" under [tables.{}] to rewrite", new.labels[c], new.name),
+                    })?;
+                let results: Vec<&str> = column.iter().map(|r| codes[*r]).collect();
+                splices.push((span, toml::Value::String(results.join(" ")).to_string()));
+            }
+            new.edited.sort_unstable();
+            new.edited.dedup();
+        }
+        splices.sort_by_key(|(span, _)| std::cmp::Reverse(span.start));
+        for (span, text) in splices {
+            game.text.replace_range(span, &text);
+        }
+        Ok(game)
+    }
+
+    /// The table, column and row a cell edit's key names, or why it names none.
+    fn cell_target(&self, key: &str) -> Result<CellTarget, String> {
+        let tables: Vec<&str> = self.tables.iter().map(|t| t.name.as_str()).collect();
+        let shape = "a cell edit's key is \"<table>.<column>\" (a whole column) or \"<table>.<column>.<row>\" (one cell)";
+        let Some((name, rest)) = key.split_once('.') else {
+            return Err(format!(
+                "{shape}, e.g. \"{}\"; got \"{key}\"; tables: {}",
+                self.example_cell_key(),
+                tables.join(", ")
+            ));
+        };
+        let Some(table) = self.tables.iter().position(|t| t.name == name) else {
+            return Err(format!(
+                "the rules file \"{}\" has no table \"{name}\"; tables: {}",
+                self.name,
+                tables.join(", ")
+            ));
+        };
+        let t = &self.tables[table];
+        if let Some(column) = t.labels.iter().position(|l| l == rest) {
+            return Ok(CellTarget {
+                table,
+                column,
+                row: None,
+            });
+        }
+        let (from, to) = t.rows;
+        let (label, row) = rest.rsplit_once('.').unwrap_or((rest, ""));
+        let Some(column) = t.labels.iter().position(|l| l == label) else {
+            return Err(format!(
+                "table {name} has no column \"{label}\"; columns: {} ({shape})",
+                t.labels.join(", ")
+            ));
+        };
+        match row.trim().parse::<i64>() {
+            Ok(r) if (from..=to).contains(&r) => Ok(CellTarget {
+                table,
+                column,
+                row: Some((r - from) as usize),
+            }),
+            _ => Err(format!(
+                "table {name} has no row \"{row}\"; rows: {from} to {to}"
+            )),
+        }
+    }
+
+    /// A cell edit's key for this game's first table, for messages.
+    fn example_cell_key(&self) -> String {
+        self.tables.first().map_or_else(
+            || "crt.3:1".to_string(),
+            |t| format!("{}.{}", t.name, t.labels.first().map_or("", String::as_str)),
+        )
     }
 }
 
@@ -1451,6 +1665,7 @@ impl Builder<'_> {
                 above,
                 natural,
                 cells,
+                edited: Vec::new(),
             });
         }
         // `roll <table>` in results names a table that exists.
@@ -1721,6 +1936,22 @@ fn check_table_cycles(
     tables: &[Table],
     results: &[ResultCode],
 ) -> Result<(), AnalysisError> {
+    let Some(path) = table_cycle(tables, results) else {
+        return Ok(());
+    };
+    let start = path[0];
+    let names: Vec<&str> = path.iter().map(|t| tables[*t].name.as_str()).collect();
+    let at = b
+        .spec
+        .tables
+        .get(&tables[start].name)
+        .map_or(0..0, |t| t.span());
+    Err(b.source.error_at(Some(b.source.line_of(at)), format!("tables.{}", tables[start].name), format!("the tables roll on each other in a cycle ({}); a result may roll on another table, never back", names.join(" → "))))
+}
+
+/// A cycle of tables whose results roll on each other (`roll <table>`), as the tables'
+/// positions from the first back to it; `None` where there is none.
+fn table_cycle(tables: &[Table], results: &[ResultCode]) -> Option<Vec<usize>> {
     // table → tables its results roll on
     let next = |t: &Table| -> Vec<usize> {
         let mut used: Vec<usize> = t.cells.iter().flatten().copied().collect();
@@ -1740,23 +1971,17 @@ fn check_table_cycles(
             })
             .collect()
     };
+    let edges: Vec<Vec<usize>> = tables.iter().map(next).collect();
     for start in 0..tables.len() {
         let mut path = vec![start];
         let mut stack = vec![(start, 0usize)];
-        let edges: Vec<Vec<usize>> = tables.iter().map(next).collect();
         while let Some((node, i)) = stack.pop() {
             if i < edges[node].len() {
                 stack.push((node, i + 1));
                 let to = edges[node][i];
                 if to == start {
                     path.push(to);
-                    let names: Vec<&str> = path.iter().map(|t| tables[*t].name.as_str()).collect();
-                    let at = b
-                        .spec
-                        .tables
-                        .get(&tables[start].name)
-                        .map_or(0..0, |t| t.span());
-                    return Err(b.source.error_at(Some(b.source.line_of(at)), format!("tables.{}", tables[start].name), format!("the tables roll on each other in a cycle ({}); a result may roll on another table, never back", names.join(" → "))));
+                    return Some(path);
                 }
                 if !path.contains(&to) {
                     path.push(to);
@@ -1767,7 +1992,7 @@ fn check_table_cycles(
             }
         }
     }
-    Ok(())
+    None
 }
 
 #[cfg(test)]
@@ -1795,5 +2020,174 @@ mod tests {
         assert_eq!(lower_bound("7+"), Some(7));
         assert!(lower_bound("≤-3").unwrap() < -1000);
         assert_eq!(lower_bound("x"), None);
+    }
+
+    fn classic() -> Game {
+        let text = crate::systems::rules_file::BUILT_IN
+            .iter()
+            .find(|b| b.0 == "classic_crt")
+            .unwrap()
+            .1;
+        Game::parse(Path::new("classic_crt.toml"), text).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Each column of table `t` in codes, as the rules file writes them.
+    fn columns(game: &Game, t: usize) -> Vec<String> {
+        game.tables[t]
+            .cells
+            .iter()
+            .map(|c| {
+                c.iter()
+                    .map(|r| game.results[*r].code.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_cell_edit_changes_that_cell_and_its_text_reads_back_as_the_edited_game() {
+        let game = classic();
+        let edited = game.with_cells(&[("crt.3:1.2", "DE")]).unwrap();
+        let mut expected = columns(&game, 0);
+        assert_eq!(expected[3], "DR DR DR EX AR AR");
+        expected[3] = "DR DE DR EX AR AR".into();
+        assert_eq!(columns(&edited, 0), expected);
+        assert_eq!(edited.tables[0].edited, [(3, 1)]);
+        assert!(game.tables[0].edited.is_empty());
+        // The text is the rules file with that column rewritten, comments kept.
+        assert_ne!(edited.text, game.text);
+        assert!(edited.text.contains("\"3:1\" = \"DR DE DR EX AR AR\""));
+        assert!(edited.text.contains("# Net DRM in the attacker's favour"));
+        assert_eq!(edited.text.lines().count(), game.text.lines().count());
+        let reread = Game::parse(Path::new("edited.toml"), &edited.text).unwrap();
+        assert_eq!(columns(&reread, 0), expected);
+    }
+
+    #[test]
+    fn a_column_edit_replaces_the_column_and_marks_only_the_cells_that_differ() {
+        let game = classic();
+        let edited = game
+            .with_cells(&[("crt.3:1", "DE DR DR EX AR AR"), ("crt.1:2.6", "AR")])
+            .unwrap();
+        let mut expected = columns(&game, 0);
+        expected[3] = "DE DR DR EX AR AR".into();
+        expected[0] = "AR AE AE AE AE AR".into();
+        assert_eq!(columns(&edited, 0), expected);
+        assert_eq!(edited.tables[0].edited, [(0, 5), (3, 0)]);
+        // Single cells apply on top of whole columns, whatever the order given.
+        for edits in [
+            [("crt.3:1.1", "AE"), ("crt.3:1", "DE DR DR EX AR AR")],
+            [("crt.3:1", "DE DR DR EX AR AR"), ("crt.3:1.1", "AE")],
+        ] {
+            let e = game.with_cells(&edits).unwrap();
+            assert_eq!(columns(&e, 0)[3], "AE DR DR EX AR AR");
+            assert_eq!(e.tables[0].edited, [(3, 0)]);
+        }
+        // An edit that gives the printed results changes nothing, text included.
+        let same = game
+            .with_cells(&[("crt.2:1", "DR  AR EX AR AR AE"), ("crt.6:1.1", "DE")])
+            .unwrap();
+        assert_eq!(same.text, game.text);
+        assert!(same.tables[0].edited.is_empty());
+    }
+
+    #[test]
+    fn bad_cell_edits_are_refused_with_what_is_allowed() {
+        let game = classic();
+        let refused = |edits: &[(&str, &str)]| game.with_cells(edits).unwrap_err();
+        let e = refused(&[("crt.3:1.2", "DE"), ("crs.3:1", "DE")]);
+        assert_eq!(e.edit, Some(1));
+        assert_eq!(
+            e.message,
+            "the rules file \"Classic odds CRT\" has no table \"crs\"; tables: crt"
+        );
+        let e = refused(&[("crt.7:1.2", "DE")]);
+        assert_eq!(e.edit, Some(0));
+        assert!(
+            e.message.starts_with(
+                "table crt has no column \"7:1\"; columns: 1:2, 1:1, 2:1, 3:1, 4:1, 5:1, 6:1"
+            ),
+            "{}",
+            e.message
+        );
+        let e = refused(&[("crt.3:1.7", "DE")]);
+        assert_eq!(e.message, "table crt has no row \"7\"; rows: 1 to 6");
+        assert_eq!(
+            refused(&[("crt.3:1.x", "DE")]).message,
+            "table crt has no row \"x\"; rows: 1 to 6"
+        );
+        assert_eq!(
+            refused(&[("crt.3:1.2", "DX")]).message,
+            "unknown result code \"DX\"; the rules file's codes: AE, AR, DR, DE, EX"
+        );
+        assert_eq!(
+            refused(&[("crt.3:1", "DE DR DR EX AR")]).message,
+            "column \"3:1\" of table crt has 5 results here; rows 1 to 6 need 6, one per row, top to bottom, separated by spaces (codes: AE, AR, DR, DE, EX)"
+        );
+        assert!(refused(&[("crt.3:1", "DE DR DR EX AR XX")])
+            .message
+            .starts_with("unknown result code \"XX\""));
+        assert!(refused(&[("crt.3:1.2", "DE DR")])
+            .message
+            .starts_with("one cell takes one result code, got \"DE DR\""));
+        assert!(refused(&[("crt", "DE")])
+            .message
+            .starts_with("a cell edit's key is \"<table>.<column>\""));
+        let e = refused(&[("crt.3:1.2", "DE"), ("crt.3:1.02", "AE")]);
+        assert_eq!(e.edit, Some(1));
+        assert_eq!(
+            e.message,
+            "this cell is edited twice (also by \"crt.3:1.2\"); keep one"
+        );
+    }
+
+    /// Two tables read by position, one of whose labels has dots; `R` rolls on `second`,
+    /// `Q` on `first`.
+    const TWO_TABLES: &str = r#"
+name = "two tables"
+sides = ["a", "b"]
+[parameters]
+ground = { min = 0, max = 1, default = 0 }
+[counters]
+lost = { min = 0, max = 1, start = 0 }
+[tables.first]
+dice = "1d6"
+rows = { from = 1, to = 6 }
+columns = { index = "ground", labels = ["open", "v.1.2"] }
+cells = { open = "R N N N N N", "v.1.2" = "N N N N N N" }
+[tables.second]
+dice = "1d6"
+rows = { from = 1, to = 6 }
+columns = { index = "0", labels = ["only"] }
+cells = { only = "N N N N N L" }
+[results]
+R = { effects = ["roll second"] }
+Q = { effects = ["roll first"] }
+N = { effects = [] }
+L = { effects = ["a.lost = 1"] }
+[battle]
+round_limit = 1
+[[phases]]
+name = "fire"
+table = "first"
+[[outcomes]]
+name = "all"
+"#;
+
+    #[test]
+    fn a_label_with_dots_is_a_whole_column_when_the_key_names_it_and_cycles_are_refused() {
+        let game = Game::parse(Path::new("two.toml"), TWO_TABLES).unwrap_or_else(|e| panic!("{e}"));
+        let whole = game.with_cells(&[("first.v.1.2", "L L L L L L")]).unwrap();
+        assert_eq!(columns(&whole, 0)[1], "L L L L L L");
+        let cell = game.with_cells(&[("first.v.1.2.3", "L")]).unwrap();
+        assert_eq!(columns(&cell, 0)[1], "N N L N N N");
+        assert_eq!(cell.tables[0].edited, [(1, 2)]);
+        let reread = Game::parse(Path::new("edited.toml"), &cell.text).unwrap();
+        assert_eq!(columns(&reread, 0), columns(&cell, 0));
+        // `first` rolls `second` (R); a Q in `second` would roll `first` again.
+        let e = game.with_cells(&[("second.only.2", "Q")]).unwrap_err();
+        assert_eq!(e.edit, None);
+        assert_eq!(e.message, "with these cells the tables roll on each other in a cycle (first → second → first); a result may roll on another table, never back");
     }
 }

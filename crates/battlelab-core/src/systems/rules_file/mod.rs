@@ -120,6 +120,9 @@ variant_table! {
         rules: Option<Spanned<String>>,
         sides: Option<BTreeMap<String, Spanned<toml::Table>>>,
         parameters: Option<Spanned<toml::Table>>,
+        /// Cell edits of the rules' tables: `"<table>.<column>"` (a whole column) or
+        /// `"<table>.<column>.<row>"` (one cell) = result codes ([`Game::with_cells`]).
+        cells: Option<Spanned<BTreeMap<String, Spanned<toml::Value>>>>,
     }
 }
 
@@ -137,6 +140,7 @@ const ANALYSIS_KEYS: &[KeyDoc] = &[
     key("[[variant]].name", Ty::Text, REQUIRED, "the variant's name", "\"printed\""),
     key("[[variant]].description", Ty::Text, "none", "what the variant changes", "\"as printed\""),
     key("[[variant]].rules", Ty::Text, "the analysis's rules file", "another rules file this variant fights by (compare two versions of your rules)", "\"../rules/classic_crt.toml\""),
+    key("[[variant]].cells.<cell>", Ty::Text, "as the rules file prints it", "a cell edit of this variant's rules: \"<table>.<column>\" = a whole column, one result code per row, separated by spaces, as [tables.<table>.cells] writes it; \"<table>.<column>.<row>\" = one cell's code (the table is what comes before the first dot, the row what follows the last; whole columns apply first; edited cells are marked * in tables.md)", "\"DE DR DR EX AR AR\""),
 ];
 
 /// The rules file's own keys (`battlelab keys rules-file`): what docs/rules-files.md
@@ -673,6 +677,29 @@ fn load_game(
     Ok((path.clone(), Game::parse(&path, &text)?))
 }
 
+/// A variant's `[variant.cells]` applied to the rules it fights by; a bad edit is refused
+/// with its key (`variant[0].cells."crt.3:1"`), its line and what is allowed.
+fn with_cell_edits(
+    source: &Source,
+    game: &Game,
+    cells: &Spanned<BTreeMap<String, Spanned<toml::Value>>>,
+    variant: usize,
+) -> Result<Game, AnalysisError> {
+    let field = |key: &str| format!("variant[{variant}].cells.\"{key}\"");
+    let given: Vec<(&String, &Spanned<toml::Value>)> = cells.get_ref().iter().collect();
+    let mut edits = Vec::with_capacity(given.len());
+    for (key, value) in &given {
+        let toml::Value::String(text) = value.get_ref() else {
+            return Err(source.error(value, field(key), format!("a cell edit is text: one result code for a cell (\"DE\"), or a whole column's, one per row, separated by spaces (\"DE DR DR EX AR AR\"); got {}", value.get_ref())));
+        };
+        edits.push((key.as_str(), text.as_str()));
+    }
+    game.with_cells(&edits).map_err(|e| match e.edit {
+        Some(k) => source.error(given[k].1, field(given[k].0), e.message),
+        None => source.error(cells, format!("variant[{variant}].cells"), e.message),
+    })
+}
+
 impl RulesStudy {
     /// Validates analysis text; `path` names it in errors, and its rules file is read
     /// from disk, relative to `path`.
@@ -743,6 +770,10 @@ impl RulesStudy {
                     (p, Arc::new(g))
                 }
                 None => (rules_path.clone(), game.clone()),
+            };
+            let vgame = match &v.cells {
+                Some(cells) => Arc::new(with_cell_edits(&source, &vgame, cells, i)?),
+                None => vgame,
             };
             // Every setting of the analysis must mean something in this variant's rules.
             let declared: Vec<String> = vgame.settings().into_iter().map(|s| s.0).collect();
