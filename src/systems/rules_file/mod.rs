@@ -200,7 +200,9 @@ fn as_modified(study: &RulesStudy, book: &mut Rulebook, game: &Game) {
         .filter(|r| study.variants[study.runs[*r].variant].game.text == game.text)
         .collect();
     for t in game.tables.iter().filter(|t| t.dice > 0) {
-        let mut groups: Vec<(Vec<(i64, RowRead)>, Vec<usize>)> = Vec::new();
+        // Each distinct reading of the rolls, with the runs that read it.
+        type Reading = Vec<(i64, RowRead)>;
+        let mut groups: Vec<(Reading, Vec<usize>)> = Vec::new();
         for &r in &runs {
             let read = rows_read(game, t, &study.runs[r].base);
             match groups.iter_mut().find(|g| g.0 == read) {
