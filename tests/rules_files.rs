@@ -374,17 +374,17 @@ fn tables_md_prints_each_rolled_table_as_modified_for_the_runs() {
         .expect(&tables)..];
     // Attacker leader 1, defender 0: net DRM +1, the modified roll is the die − 1 held to
     // 1…6. A 1 reads row 1 (as printed); a 2 reads row 1 too: in column 1:2 AR where the
-    // page prints AE, 2:1 DR for AR, 4:1 DE for DR (marked †); a 6 reads row 5.
+    // page prints AE, 2:1 DR for AR, 4:1 DE for DR (marked ‡); a 6 reads row 5.
     assert!(
         section.contains("| 1 | AR | AR | DR | DR | DE | DE | DE |"),
         "{section}"
     );
     assert!(
-        section.contains("| 2 | AR† | AR | DR† | DR | DE† | DE | DE |"),
+        section.contains("| 2 | AR‡ | AR | DR‡ | DR | DE‡ | DE | DE |"),
         "{section}"
     );
     assert!(
-        section.contains("| 6 | AE | AE | AR† | AR | EX† | DR† | DR |"),
+        section.contains("| 6 | AE | AE | AR‡ | AR | EX‡ | DR‡ | DR |"),
         "{section}"
     );
     // Each run with the column it reads, or its result with no roll.

@@ -191,7 +191,7 @@ fn printed(
 /// Each table rolled with dice, as modified at the start of each run's battle (its
 /// parameters and counters; a round's scratch values and choices at 0): for each natural
 /// roll, what every column reads once the modifier and the row formula have been applied
-/// (marked † where that is not the printed cell; `*` is a variant's edited cell).
+/// (marked ‡ where that is not the printed cell: `*` is a variant's edited cell, † a percentage rounding moved).
 /// Runs whose rolls read the same rows share one table; the runs and the column each
 /// reads are listed under it.
 fn as_modified(study: &RulesStudy, book: &mut Rulebook, game: &Game) {
@@ -216,7 +216,7 @@ fn as_modified(study: &RulesStudy, book: &mut Rulebook, game: &Game) {
             &t.means
         };
         book.text(&format!(
-            "### {name} as modified\n\nAt the start of each run's battle (its parameters and counters; choices and scratch values 0): for each natural roll of {}d{}, what each column reads after the modifier (a cell the modifier moved off the printed one is marked †).\n\n",
+            "### {name} as modified\n\nAt the start of each run's battle (its parameters and counters; choices and scratch values 0): for each natural roll of {}d{}, what each column reads after the modifier (a cell the modifier moved off the printed one is marked ‡).\n\n",
             t.dice, t.faces
         ));
         for (k, (read, members)) in groups.iter().enumerate() {
@@ -240,7 +240,7 @@ fn as_modified(study: &RulesStudy, book: &mut Rulebook, game: &Game) {
                         .position(|x| x == *sum)
                         .map(|j| t.cells[c][j]);
                     let mark = if printed.is_some_and(|p| p != result) {
-                        "†"
+                        "‡"
                     } else {
                         ""
                     };
