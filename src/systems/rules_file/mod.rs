@@ -320,6 +320,8 @@ fn rulebook_tables(
                 "## {} — the tables as variant \"{}\" edits them\n\n",
                 game.name, variant.name
             )
+        } else if game.tables.is_empty() {
+            format!("## {}\n\n", game.name)
         } else {
             format!("## {} — the tables as printed\n\n", game.name)
         };
@@ -328,6 +330,9 @@ fn rulebook_tables(
         }
         if edited {
             md.push_str("`*` edited by variant.cells: the cells this variant changed from the rules file.\n\n");
+        }
+        if game.tables.is_empty() {
+            md.push_str("This rules file declares no table: its rounds count or compare dice, as its phases say.\n\n");
         }
         book.text(&md);
         for t in &game.tables {
@@ -351,7 +356,10 @@ fn rulebook_tables(
                 Cell::text(r.means.clone()),
             ]);
         }
-        book.table(codes);
+        // No result codes (dice counted or compared): no empty table, no empty sheet.
+        if !codes.rows.is_empty() {
+            book.table(codes);
+        }
     }
     book.text("\n## How the battle ends\n\n");
     let mut header: Vec<String> = vec!["variant".into(), "run".into()];
