@@ -405,7 +405,8 @@ impl<'g, 'd> Stepper<'g, 'd> {
         branches
     }
 
-    /// Rolls on table `t` and applies the result, branch by branch.
+    /// Rolls on table `t` and applies the result, branch by branch: each branch's roll
+    /// drawn here, every roll enumerated in [`Stepper::table_enumerated`].
     fn table(&mut self, t: usize, branches: Vec<Branch>) -> Vec<Branch> {
         if self.dice.is_none() {
             return self.table_enumerated(t, branches);
@@ -427,42 +428,6 @@ impl<'g, 'd> Stepper<'g, 'd> {
         }
         let sums = &table.sums;
         let total: u128 = sums.iter().map(|s| s.1).sum();
-        if self.grouped[t] {
-            // PERF: one branch per result, not per roll; the modifier and the column are
-            // read once (they do not read the roll).
-            let modifier_slot = game.layout.modifier;
-            for mut b in rolled {
-                let modifier = table.modifier.as_ref().map_or(0, |m| m.eval(&b.frame));
-                b.frame[modifier_slot] = modifier;
-                let column = column_of(table, &b.frame);
-                let mut ways: Vec<(usize, i64, u128)> = Vec::new();
-                for (sum, w) in sums {
-                    b.frame[roll_slot] = *sum;
-                    let result = result_in(game, table, &b.frame, modifier, column);
-                    match ways.iter_mut().find(|x| x.0 == result) {
-                        Some(x) => x.2 += w,
-                        None => ways.push((result, *sum, *w)),
-                    }
-                }
-                // Each piece holds the first roll that gave its result.
-                let pieces = self.split(vec![b], |_| {
-                    (
-                        ways.iter()
-                            .map(|(_, sum, w)| (vec![(roll_slot, *sum)], *w))
-                            .collect(),
-                        total,
-                    )
-                });
-                if self.overflow {
-                    return Vec::new();
-                }
-                for (piece, (result, _, _)) in pieces.into_iter().zip(&ways) {
-                    let applied = self.statements(&game.results[*result].effects, vec![piece]);
-                    out.extend(applied);
-                }
-            }
-            return out;
-        }
         let rolled = self.split(rolled, |_| {
             (
                 sums.iter()
@@ -471,7 +436,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
                 total,
             )
         });
-        // Group by result so that each result's effects run once per group.
+        // Each branch's drawn roll, read and applied.
         for b in rolled {
             let mut b = b;
             let result = result_of(game, table, &mut b.frame);
