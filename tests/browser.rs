@@ -23,7 +23,7 @@ mod common;
 
 use common::pages::{
     assert_live_equals, assert_shown_equals, cli_error, edited_copy, encode, file_url, report_of,
-    PHONE,
+    FIELD_12_V_8, PHONE,
 };
 
 /// Trials per run: the page, not the numbers, is under test.
@@ -532,11 +532,7 @@ fn try_it_budgets_are_measured_and_printed() {
     let dir = tempfile::tempdir().unwrap();
     // An exact field battle of 12 SP against 8.
     let file = dir.path().join("field_12v8.toml");
-    fs::write(
-        &file,
-        "name = \"field_12v8\"\nsystem = \"field\"\nseed = 1815\ntrials = 1_000_000\n\n[side.a]\nsp = 12\nmorale = 2\nleader = 1\ntactic = { mix = { charge = 2, envelop = 1, bombard = 1 } }\n\n[side.b]\nsp = 8\nmorale = 2\nleader = 1\ntactic = { mix = { skirmish = 2, square = 1, refuse = 1 } }\n\n[rules]\nround_limit = 6\n",
-    )
-    .unwrap();
+    fs::write(&file, FIELD_12_V_8).unwrap();
     let report = report_of(&file, "1000", &dir.path().join("report"));
     let html = fs::read_to_string(report.join("index.html")).unwrap();
     let module = html

@@ -26,7 +26,8 @@ mod bidi;
 
 use bidi::Browser;
 use common::pages::{
-    assert_live_equals, assert_shown_equals, edited_copy, encode, file_url, report_of, PHONE,
+    assert_live_equals, assert_shown_equals, edited_copy, encode, file_url, report_of,
+    FIELD_12_V_8, PHONE,
 };
 
 /// Trials per run of the reports under test (the shipped CRT analysis is exact anyway).
@@ -217,11 +218,7 @@ fn try_it_budgets_are_measured_and_printed_in_firefox() {
     // The field battle of tests/browser.rs's budgets: 12 SP against 8, exact, then 10^6
     // simulated battles.
     let file = dir.path().join("field_12v8.toml");
-    fs::write(
-        &file,
-        "name = \"field_12v8\"\nsystem = \"field\"\nseed = 1815\ntrials = 1_000_000\n\n[side.a]\nsp = 12\nmorale = 2\nleader = 1\ntactic = { mix = { charge = 2, envelop = 1, bombard = 1 } }\n\n[side.b]\nsp = 8\nmorale = 2\nleader = 1\ntactic = { mix = { skirmish = 2, square = 1, refuse = 1 } }\n\n[rules]\nround_limit = 6\n",
-    )
-    .unwrap();
+    fs::write(&file, FIELD_12_V_8).unwrap();
     let report = report_of(&file, "1000", &dir.path().join("report"));
     let exact = tryit(&report, serde_json::json!({}));
     assert_eq!(exact["kind"], "exact", "{exact:#}");

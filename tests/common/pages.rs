@@ -13,6 +13,10 @@ use std::path::{Path, PathBuf};
 /// The phone the pages must fit (an iPhone 12–15 in CSS pixels).
 pub const PHONE: (u32, u32) = (390, 844);
 
+/// The field battle the budget tests time in each browser: 12 SP against 8, Major morale,
+/// leaders 1, mixed tactics, at most 6 rounds; exact, then 10^6 simulated battles.
+pub const FIELD_12_V_8: &str = "name = \"field_12v8\"\nsystem = \"field\"\nseed = 1815\ntrials = 1_000_000\n\n[side.a]\nsp = 12\nmorale = 2\nleader = 1\ntactic = { mix = { charge = 2, envelop = 1, bombard = 1 } }\n\n[side.b]\nsp = 8\nmorale = 2\nleader = 1\ntactic = { mix = { skirmish = 2, square = 1, refuse = 1 } }\n\n[rules]\nround_limit = 6\n";
+
 /// `path` as a `file://` URL.
 pub fn file_url(path: &Path) -> String {
     let mut url = String::from("file://");
