@@ -2,7 +2,9 @@
 //! xoshiro256++ loop and, for the naval engagement and the field battle 12 v 8, the
 //! built-in kernel of the same battle (the bound: a rules-file battle costs at
 //! most 1.5× the built-in's);
-//! and the exact enumerations (Risk 30 v 30, the dice pool 10 v 10, the classic CRT).
+//! and the exact enumerations (Risk 30 v 30, the dice pool 10 v 10, the classic CRT), each
+//! from its file, and the field battle's and naval engagement's enumeration alone beside
+//! the built-in's exact distribution (the bound: within 2×).
 
 use std::hint::black_box;
 
@@ -12,6 +14,7 @@ use battlelab::dice::DiceStream;
 use battlelab_core::engine::System;
 use battlelab_core::systems::field::battle::{FieldCombat, FieldRules, PreparedBattle};
 use battlelab_core::systems::naval_engagement::engagement::EngagementHistogram;
+use battlelab_core::systems::rules_file::chain::{Chain, CompareCache};
 use battlelab_core::systems::rules_file::scenarios;
 
 use super::{bare_xoshiro, BATCH};
@@ -112,6 +115,30 @@ fn rules_file(c: &mut Criterion) {
         ),
     ] {
         group.bench_function(name, |b| b.iter(|| black_box(make().exact(0))));
+    }
+    // The enumeration alone, from the file read once: the chain built and solved in
+    // floating point, as the built-in's exact distribution is (its battle is prepared
+    // once too).
+    for (name, make) in [
+        (
+            "naval engagement 6 v 4 (chain, exact in floating point)",
+            scenarios::naval_engagement_6_v_4 as fn() -> _,
+        ),
+        (
+            "field battle 12 v 8, mixed tactics (chain, exact in floating point)",
+            scenarios::field_12_v_8,
+        ),
+    ] {
+        let study = make();
+        let (game, base) = (study.game(0), &study.runs[0].base);
+        let compare = CompareCache::of(game);
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                let chain = Chain::build(game, &compare, base).expect("small");
+                let order = chain.order().expect("a battle that ends");
+                black_box(chain.absorption_f64(&order))
+            })
+        });
     }
     let (naval, engagement) = battlelab_core::scenarios::naval();
     let (field, prepared) = built_in_field_12_v_8();

@@ -40,11 +40,42 @@ struct Branch {
     ended: bool,
 }
 
-pub(crate) fn gcd(mut a: u128, mut b: u128) -> u128 {
-    while b != 0 {
-        (a, b) = (b, a % b);
+/// The greatest common divisor (binary: shifts and subtractions, no 128-bit division,
+/// which was a twentieth of building a chain).
+pub(crate) fn gcd(a: u128, b: u128) -> u128 {
+    if a == 0 || b == 0 {
+        return a | b;
     }
-    a
+    if (a | b) >> 64 == 0 {
+        return u128::from(gcd64(a as u64, b as u64));
+    }
+    let shift = (a | b).trailing_zeros();
+    let (mut a, mut b) = (a >> a.trailing_zeros(), b);
+    loop {
+        b >>= b.trailing_zeros();
+        if a > b {
+            std::mem::swap(&mut a, &mut b);
+        }
+        b -= a;
+        if b == 0 {
+            return a << shift;
+        }
+    }
+}
+
+fn gcd64(a: u64, b: u64) -> u64 {
+    let shift = (a | b).trailing_zeros();
+    let (mut a, mut b) = (a >> a.trailing_zeros(), b);
+    loop {
+        b >>= b.trailing_zeros();
+        if a > b {
+            std::mem::swap(&mut a, &mut b);
+        }
+        b -= a;
+        if b == 0 {
+            return a << shift;
+        }
+    }
 }
 
 /// A uniform draw below `total` (≥ 1) from `dice`: whole words masked to the bits of
@@ -87,6 +118,18 @@ pub struct Stepper<'g, 'd> {
     /// Per result: whether its effects roll on another table (and so may branch); the
     /// others are applied to a branch in place.
     rolls: Vec<bool>,
+    /// Per phase, enumerating: the scratch slots no later phase reads ([`unread_after`]),
+    /// cleared before the phase's branches are merged. Empty lists when drawing.
+    unread: Vec<Vec<usize>>,
+    /// Per table, enumerating: whether its row reads nothing but the roll and the
+    /// modifier, so a grouped roll's results follow from the column and the modifier
+    /// alone (and are kept in `read_rows`).
+    row_free: Vec<bool>,
+    /// A grouped table's results by `(table, column, modifier)`: `(result, first sum,
+    /// ways)` in the order the rolls first give each result.
+    read_rows: FxHashMap<(usize, usize, i64), Vec<Grouped>>,
+    /// [`merge`]'s index, reused.
+    index: MergeIndex,
 }
 
 /// Where a round from a state can end: the next state, whether an effect ended the
@@ -133,6 +176,101 @@ fn groupable(game: &Game, t: &Table) -> bool {
         shift.slots(&mut read);
     }
     !read.contains(&roll) && !effects_read(game, roll) && !effects_read(game, modifier)
+}
+
+/// The slots rolling on table `t` reads: its modifier, row, column and shift, and the
+/// effects of every result it can give (through the tables those roll on in turn).
+fn table_reads(game: &Game, t: usize, out: &mut Vec<usize>, seen: &mut [bool]) {
+    if std::mem::replace(&mut seen[t], true) {
+        return;
+    }
+    let table = &game.tables[t];
+    for e in [&table.modifier, &table.row, &table.shift]
+        .into_iter()
+        .flatten()
+    {
+        e.slots(out);
+    }
+    match &table.columns {
+        ColumnPick::Odds {
+            attacker, defender, ..
+        } => {
+            attacker.slots(out);
+            defender.slots(out);
+        }
+        ColumnPick::AtLeast { value, .. } | ColumnPick::Index { value } => value.slots(out),
+    }
+    let mut results: Vec<usize> = table.cells.iter().flatten().copied().collect();
+    results.extend(table.natural.iter().map(|n| n.1));
+    for edge in [
+        &table.below,
+        &table.above,
+        &table.below_rows,
+        &table.above_rows,
+    ] {
+        if let Edge::Result(r) = edge {
+            results.push(*r);
+        }
+    }
+    results.sort_unstable();
+    results.dedup();
+    for r in results {
+        statements_reads(game, &game.results[r].effects, out, seen);
+    }
+}
+
+/// The slots `statements` read, the tables they roll on included.
+fn statements_reads(
+    game: &Game,
+    statements: &[Statement],
+    out: &mut Vec<usize>,
+    seen: &mut [bool],
+) {
+    for s in statements {
+        match s {
+            Statement::Set { value, .. } => value.slots(out),
+            Statement::Lose { amount, .. } => amount.slots(out),
+            Statement::Roll(name) => {
+                if let Some(t) = game.tables.iter().position(|t| t.name == *name) {
+                    table_reads(game, t, out, seen);
+                }
+            }
+            Statement::End | Statement::Outcome(_) => {}
+        }
+    }
+}
+
+/// Per phase: the round's scratch slots (the options chosen and the scratch values) that
+/// no later phase of the round reads. Enumerating clears them before the branches are
+/// merged, so branches that differ only in what the rest of the round never reads are
+/// one. A round ends with the state alone (scratch is 0 at the start of the next), so
+/// after the last phase every scratch slot is unread.
+fn unread_after(game: &Game) -> Vec<Vec<usize>> {
+    let mut later: Vec<usize> = Vec::new();
+    let mut out = vec![Vec::new(); game.phases.len()];
+    for (p, phase) in game.phases.iter().enumerate().rev() {
+        out[p] = game
+            .layout
+            .scratch
+            .clone()
+            .filter(|s| !later.contains(s))
+            .collect();
+        let mut seen = vec![false; game.tables.len()];
+        if let Some(w) = &phase.when {
+            w.slots(&mut later);
+        }
+        match &phase.kind {
+            PhaseKind::Table(t) => table_reads(game, *t, &mut later, &mut seen),
+            PhaseKind::Count(pools) => pools.iter().for_each(|pool| {
+                pool.dice.slots(&mut later);
+                pool.hits_at_most.slots(&mut later);
+            }),
+            PhaseKind::Compare { dice, .. } => dice.iter().for_each(|d| d.slots(&mut later)),
+            PhaseKind::Effects => {}
+        }
+        statements_reads(game, &phase.effects, &mut later, &mut seen);
+    }
+    out
 }
 
 /// Per result: whether its effects roll on a table.
@@ -279,6 +417,21 @@ impl<'g, 'd> Stepper<'g, 'd> {
             compare,
             grouped: game.tables.iter().map(|t| groupable(game, t)).collect(),
             rolls: rolls_of(game),
+            unread: unread_after(game),
+            row_free: game
+                .tables
+                .iter()
+                .map(|t| {
+                    let mut read = Vec::new();
+                    if let Some(r) = &t.row {
+                        r.slots(&mut read);
+                    }
+                    read.iter()
+                        .all(|s| *s == game.layout.roll || *s == game.layout.modifier)
+                })
+                .collect(),
+            read_rows: FxHashMap::default(),
+            index: MergeIndex::default(),
         }
     }
 
@@ -290,6 +443,10 @@ impl<'g, 'd> Stepper<'g, 'd> {
             compare,
             grouped: vec![false; game.tables.len()],
             rolls: rolls_of(game),
+            unread: vec![Vec::new(); game.phases.len()],
+            row_free: vec![false; game.tables.len()],
+            read_rows: FxHashMap::default(),
+            index: MergeIndex::default(),
         }
     }
 
@@ -472,18 +629,47 @@ impl<'g, 'd> Stepper<'g, 'd> {
                 let modifier = table.modifier.as_ref().map_or(0, |m| m.eval(&b.frame));
                 b.frame[modifier_slot] = modifier;
                 let column = column_of(table, &b.frame);
-                ways.clear();
-                for (sum, w) in sums {
-                    b.frame[roll_slot] = *sum;
-                    let result = result_in(game, table, &b.frame, modifier, column);
-                    match ways.iter_mut().find(|x| x.0 == result) {
-                        Some(x) => x.2 += w,
-                        None => ways.push((result, *sum, *w)),
+                let key = (t, column.unwrap_or(usize::MAX), modifier);
+                match self.read_rows.get(&key).filter(|_| self.row_free[t]) {
+                    Some(known) => {
+                        ways.clear();
+                        ways.extend_from_slice(known);
+                    }
+                    None => {
+                        ways.clear();
+                        for (sum, w) in sums {
+                            b.frame[roll_slot] = *sum;
+                            let result = result_in(game, table, &b.frame, modifier, column);
+                            match ways.iter_mut().find(|x| x.0 == result) {
+                                Some(x) => x.2 += w,
+                                None => ways.push((result, *sum, *w)),
+                            }
+                        }
+                        if self.row_free[t] {
+                            self.read_rows.insert(key, ways.clone());
+                        }
                     }
                 }
             } else {
                 ways.clear();
                 ways.extend(sums.iter().map(|(sum, w)| (usize::MAX, *sum, *w)));
+            }
+            // PERF: one outcome for certain (a table with no dice, or every roll giving
+            // the same result) is applied to the branch itself.
+            if let [(result, sum, w)] = ways[..] {
+                if w == total {
+                    b.frame[roll_slot] = sum;
+                    let result = if result == usize::MAX {
+                        result_of(game, table, &mut b.frame)
+                    } else {
+                        result
+                    };
+                    self.apply(result, b, &mut out);
+                    if self.overflow {
+                        return Vec::new();
+                    }
+                    continue;
+                }
             }
             for &(result, sum, w) in &ways {
                 let Some(mut piece) = fork(&b, w, total) else {
@@ -603,7 +789,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
                         }
                         if self.dice.is_none() {
                             // Hits counted so far: equal counts are one branch.
-                            live = merge(live, None, game.layout.state.start);
+                            live = merge(live, None, game.layout.state.start, &mut self.index);
                         }
                     }
                     live
@@ -634,7 +820,16 @@ impl<'g, 'd> Stepper<'g, 'd> {
             branches = live;
             branches.extend(done);
             if self.dice.is_none() {
-                branches = merge(branches, Some(&temps), game.layout.state.start);
+                // PERF: what the rest of the round never reads cleared, so more merge.
+                for b in &mut branches {
+                    self.unread[p].iter().for_each(|s| b.frame[*s] = 0);
+                }
+                branches = merge(
+                    branches,
+                    Some(&temps),
+                    game.layout.state.start,
+                    &mut self.index,
+                );
             }
         }
         // The round ends: the round number advances, the temporaries are cleared.
@@ -653,20 +848,34 @@ impl<'g, 'd> Stepper<'g, 'd> {
     }
 }
 
+/// A grouped roll's result: `(result, the first sum giving it, ways)`.
+type Grouped = (usize, i64, u128);
+
+/// [`merge`]'s index, kept by the stepper so that each merge reuses its memory.
+type MergeIndex = (FxHashMap<u64, usize>, Vec<usize>);
+
 /// Merges branches that hold the same frame (temporaries cleared) and end flag. Only the
 /// frame from `varying` on can differ (parameters and policies stay as the run set them),
 /// so only that part is compared.
 fn merge(
-    branches: Vec<Branch>,
+    mut branches: Vec<Branch>,
     clear: Option<&std::ops::Range<usize>>,
     varying: usize,
+    (heads, same): &mut MergeIndex,
 ) -> Vec<Branch> {
     // PERF: hashing whole frames with SipHash was a quarter of building a field battle's
     // chain; the varying part with FxHash is a few words. The map holds the hash only
     // (no key copied per branch): `same[i]` links the branches kept with equal hashes.
+    // The map and links are reused from merge to merge.
     const NONE: usize = usize::MAX;
-    let mut heads: FxHashMap<u64, usize> = FxHashMap::default();
-    let mut same: Vec<usize> = Vec::with_capacity(branches.len());
+    if let ([b], Some(temps)) = (&mut branches[..], clear) {
+        b.frame[temps.clone()].iter_mut().for_each(|v| *v = 0);
+    }
+    if branches.len() < 2 {
+        return branches;
+    }
+    heads.clear();
+    same.clear();
     let mut out: Vec<Branch> = Vec::with_capacity(branches.len());
     for mut b in branches {
         if let Some(temps) = clear {
@@ -1223,6 +1432,69 @@ name = "fewer"
 
     fn game(text: &str) -> Game {
         Game::parse(Path::new("pennies.toml"), text).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn the_binary_gcd_is_euclids() {
+        fn euclid(mut a: u128, mut b: u128) -> u128 {
+            while b != 0 {
+                (a, b) = (b, a % b);
+            }
+            a
+        }
+        let mut x: u128 = 0x9E37_79B9_7F4A_7C15_F39C_C060_5CED_C834;
+        let mut values = vec![0, 1, 2, 6, 36, 46_656, u128::from(u64::MAX), u128::MAX];
+        for _ in 0..200 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Small, 64-bit and 128-bit values, with shared powers of two.
+            values.push(x >> (x % 120) << (x % 7));
+        }
+        for a in &values {
+            for b in &values {
+                assert_eq!(gcd(*a, *b), euclid(*a, *b), "gcd({a}, {b})");
+            }
+        }
+    }
+
+    #[test]
+    fn what_the_rest_of_a_round_never_reads_is_cleared_after_each_phase() {
+        let (_, text) = crate::systems::rules_file::BUILT_IN
+            .iter()
+            .find(|(n, _)| *n == "field")
+            .expect("shipped");
+        let g = Game::parse(Path::new("field.toml"), text).unwrap_or_else(|e| panic!("{e}"));
+        let unread = unread_after(&g);
+        let names = |p: usize| -> Vec<&str> {
+            unread[p]
+                .iter()
+                .map(|s| g.layout.names[*s].0.as_str())
+                .collect()
+        };
+        // After "tactics", the options chosen and the cell's `ends` are read no more (the
+        // tactics were read into `ending`), so tactic pairs that gave the same cell merge;
+        // what the CRT and the losses read stays.
+        let after_tactics = names(1);
+        for gone in ["a.tactic", "b.tactic", "ends"] {
+            assert!(after_tactics.contains(&gone), "{gone}: {after_tactics:?}");
+        }
+        for kept in ["b_larger", "tactic_drm", "no_combat", "ending"] {
+            assert!(!after_tactics.contains(&kept), "{kept}: {after_tactics:?}");
+        }
+        // After the CRT the tactical cell is read no more; the rows it gave are.
+        let after_combat = names(2);
+        assert!(after_combat.contains(&"tactic_drm") && after_combat.contains(&"no_combat"));
+        for kept in [
+            "larger_row",
+            "smaller_row",
+            "larger_morale",
+            "smaller_morale",
+        ] {
+            assert!(!after_combat.contains(&kept), "{kept}: {after_combat:?}");
+        }
+        // After the last phase, nothing of the round's scratch is read.
+        assert_eq!(unread[3].len(), g.layout.scratch.len());
     }
 
     /// A run's frame: parameters as declared, counters at their start, `weights` per side.

@@ -98,8 +98,13 @@ pub struct RulesRun {
 /// How a run is simulated.
 #[derive(Debug, Clone)]
 pub enum Form {
-    /// The compiled chain, walked (and solved exactly where it can be).
-    Chain { chain: Arc<Chain>, walk: Arc<Walk> },
+    /// The compiled chain, walked (and solved exactly where it can be). The walk's tables
+    /// are built the first time a battle is simulated (a run asked only for exact results
+    /// never builds them).
+    Chain {
+        chain: Arc<Chain>,
+        walk: Arc<std::sync::OnceLock<Walk>>,
+    },
     /// The step interpreter: the chain would be too large (the reason).
     Steps(String),
 }
@@ -991,10 +996,9 @@ impl RulesStudy {
                                 notices.push(notice);
                             }
                         }
-                        let walk = Walk::new(g, &base, &chain);
                         Form::Chain {
                             chain: Arc::new(chain),
-                            walk: Arc::new(walk),
+                            walk: Arc::default(),
                         }
                     }
                     Err(why) => {
@@ -1036,8 +1040,11 @@ impl RulesStudy {
 
     /// The walk a run's battles take through its chain, where the chain was built.
     pub fn walk(&self, run: usize) -> Option<&Walk> {
-        match &self.runs[run].form {
-            Form::Chain { walk, .. } => Some(walk),
+        let r = &self.runs[run];
+        match &r.form {
+            Form::Chain { chain, walk } => {
+                Some(walk.get_or_init(|| Walk::new(self.game(run), &r.base, chain)))
+            }
             Form::Steps(_) => None,
         }
     }
@@ -1150,7 +1157,10 @@ impl crate::engine::System for RulesStudy {
     ) {
         let r = &self.runs[run];
         match &r.form {
-            Form::Chain { walk, .. } => walk.record_many(dice, n, counts),
+            Form::Chain { .. } => self
+                .walk(run)
+                .expect("a chain's walk")
+                .record_many(dice, n, counts),
             Form::Steps(_) => {
                 let v = &self.variants[r.variant];
                 kernel::interpret_many(&v.game, &v.compare, &r.base, dice, n, counts);
