@@ -424,6 +424,102 @@ fn the_try_it_panel_shows_the_command_lines_exact_odds_shares_its_edits_and_refu
     let _ = repo;
 }
 
+/// A compare, value or equilibrium report `args` writes into `out`, with its scope line.
+fn other_report(args: &[&str], out: &Path) -> PathBuf {
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(["--quiet", "--out", out.to_str().unwrap()]);
+    battlelab(&all);
+    let html = fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(
+        html.contains("<p id=\"tryit-scope\">This panel recomputes the runs of "),
+        "{}: no scope line",
+        out.display()
+    );
+    out.to_path_buf()
+}
+
+#[test]
+fn compare_value_and_equilibrium_pages_recompute_their_analysis_as_the_command_line_runs_it() {
+    chromium();
+    let dir = tempfile::tempdir().unwrap();
+    // A compare of one file's two variants: an edit typed into the panel recomputes every
+    // variant's runs, equal to `battlelab run` on the file edited the same way.
+    let file = edited_copy(
+        &dir.path().join("a"),
+        "ratio_min_score.toml",
+        ("", ""),
+        None,
+    );
+    let compare = other_report(
+        &[
+            "compare",
+            file.to_str().unwrap(),
+            "--variants",
+            "floor 1 (printed),floor 2",
+            "--trials",
+            TRIALS,
+        ],
+        &dir.path().join("compare"),
+    );
+    let verdict = tryit(
+        &compare,
+        serde_json::json!({"type": {"side.b.argument": "0"}}),
+    );
+    assert_eq!(verdict["errors"], serde_json::json!([]), "{verdict:#}");
+    assert_eq!(verdict["kind"], "exact", "{verdict:#}");
+    let edited = edited_copy(
+        &dir.path().join("b"),
+        "ratio_min_score.toml",
+        ("argument = -1", "argument = 0"),
+        None,
+    );
+    let cli = report_of(&edited, TRIALS, &dir.path().join("cli"));
+    // Three variants, three qualities, three sizes: every run's every outcome.
+    let compared = assert_shown_equals(&verdict["shown"], &cli, "fraction");
+    assert!(compared >= 27 * 2, "{compared}");
+    let unedited = report_of(&file, TRIALS, &dir.path().join("unedited"));
+    let plain = tryit(&compare, serde_json::json!({}));
+    assert_ne!(plain["shown"], verdict["shown"], "the edit moved nothing");
+    assert_eq!(
+        assert_shown_equals(&plain["shown"], &unedited, "fraction"),
+        compared
+    );
+    // A value report: the file as written, every run exact as `battlelab run` has it.
+    let file = edited_copy(
+        &dir.path().join("c"),
+        "ratio_value_of_plus_one.toml",
+        ("", ""),
+        None,
+    );
+    let value = other_report(
+        &["value", file.to_str().unwrap(), "--trials", TRIALS],
+        &dir.path().join("value"),
+    );
+    let cli = report_of(&file, TRIALS, &dir.path().join("value_cli"));
+    let verdict = tryit(&value, serde_json::json!({}));
+    assert_eq!(verdict["kind"], "exact", "{verdict:#}");
+    assert!(assert_shown_equals(&verdict["shown"], &cli, "fraction") > 0);
+    // An equilibrium report (exact in floating point, no fractions): simulated counts for
+    // the same seed and trials typed into the panel, as `battlelab run` counts them.
+    let file = edited_copy(
+        &dir.path().join("d"),
+        "field_equilibrium.toml",
+        ("system = \"field\"", "system = \"field\"\nexact = false"),
+        None,
+    );
+    let equilibrium = other_report(
+        &["equilibrium", file.to_str().unwrap()],
+        &dir.path().join("equilibrium"),
+    );
+    let verdict = tryit(
+        &equilibrium,
+        serde_json::json!({"type": {"run:trials": TRIALS}}),
+    );
+    assert_eq!(verdict["kind"], "simulated", "{verdict:#}");
+    let cli = report_of(&file, TRIALS, &dir.path().join("equilibrium_cli"));
+    assert!(assert_shown_equals(&verdict["shown"], &cli, "count") > 0);
+}
+
 #[test]
 fn the_try_it_panel_simulates_the_command_lines_counts_for_the_same_seed_and_trials() {
     chromium();

@@ -140,7 +140,16 @@ pub fn compare(args: CompareArgs) -> Result<()> {
         .collect();
     compare::correct(&mut cells, correction, alpha);
     if let Some(out) = &args.out {
-        writing_report(out, || Ok(write_report(&comparison, &name, out)?))?;
+        // One analysis file's variants: the page's panel recomputes its runs.
+        let source = match (args.inputs.as_slice(), &args.variants) {
+            ([file], Some(_)) => battlelab::toml_input::read_analysis_file(file)
+                .ok()
+                .map(|text| report::tryit::Source::of_report(file, &text, "comparison", "compare")),
+            _ => None,
+        };
+        writing_report(out, || {
+            Ok(write_report(&comparison, &name, out, source.as_ref())?)
+        })?;
     }
     emit(&match args.format {
         Format::Text => text(&comparison),
@@ -862,7 +871,12 @@ fn to_json(c: &Comparison) -> Value {
 
 /// The compare report folder: `compare.csv`, a difference heatmap per outcome over the
 /// first two axes, `tables.md` and a manifest.
-fn write_report(c: &Comparison, name: &str, out: &Path) -> Result<(), ReportError> {
+fn write_report(
+    c: &Comparison,
+    name: &str,
+    out: &Path,
+    source: Option<&report::tryit::Source>,
+) -> Result<(), ReportError> {
     report::write_atomically(out, |dir| {
         report::write_text(dir, "compare.csv", &csv(c))?;
         report::write_text(dir, "tables.md", &markdown(c))?;
@@ -941,7 +955,9 @@ fn write_report(c: &Comparison, name: &str, out: &Path) -> Result<(), ReportErro
             dir,
             &json!({"tool": "battlelab", "kind": "compare", "name": name, "a": c.a, "b": c.b}),
         )?;
-        report::index::write_index(dir, None)
+        // One analysis file's variants: the panel recomputes its runs. Two files or two
+        // report folders have no one analysis to recompute (the page says so).
+        report::index::write_index_with(dir, None, None, source)
     })
     .map(|_| ())
 }

@@ -415,7 +415,8 @@ fn write_report(s: &Solved, out: &Path) -> Result<Vec<std::path::PathBuf>, Repor
                 "payoff": s.payoff.as_written(),
             }),
         )?;
-        report::index::write_index(dir, None)
+        let source = report::tryit::Source::of_report(s.path, s.text, "equilibrium", "equilibrium");
+        report::index::write_index_with(dir, None, None, Some(&source))
     })
 }
 

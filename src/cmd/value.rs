@@ -1199,7 +1199,10 @@ fn write_report(v: &Valuation, out: &Path, analysis: &str) -> Result<()> {
             dir,
             &json!({"tool": "battlelab", "kind": "value", "name": v.name, "analysis": v.file, "system": v.system, "seed": v.seed, "trials": v.trials}),
         )?;
-        report::index::write_index(dir, None)
+        // The panel recomputes the analysis's runs (the prices are this page's own).
+        let source =
+            report::tryit::Source::of_report(Path::new(&v.file), analysis, "pricing", "value");
+        report::index::write_index_with(dir, None, None, Some(&source))
     })?;
     Ok(())
 }

@@ -17,8 +17,10 @@
 //!   `'wasm-unsafe-eval'` and `worker-src blob:`; still nothing is fetched.
 //! - **It recomputes.** A run's page carries its analysis (and rules file) and a panel
 //!   that changes any setting and recomputes with the CLI's own code; the edits live in
-//!   the URL hash (see [`crate::report::tryit`]). Pages of other kinds say in a comment
-//!   why they have none.
+//!   the URL hash (see [`crate::report::tryit`]). Compare (one file's variants), value
+//!   and equilibrium pages carry the panel for their analysis and say that their own
+//!   answer is the file's as written; a compare of two files or two folders says in a
+//!   comment why it has none.
 //! - **Same seed, same bytes.** Nothing on it depends on the machine, the time, the
 //!   thread count or where the folder is (no absolute path; `run_info.json` is linked,
 //!   not read).

@@ -34,6 +34,7 @@ pub fn example() -> Source {
             include_str!("../../rules/classic_crt.toml").into(),
         )],
         live: None,
+        scope: None,
     }
 }
 

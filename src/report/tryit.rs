@@ -53,6 +53,10 @@ pub struct Source {
     /// The cells of the page's rulebook tables the panel recomputes, and the runs (variant
     /// and coordinates, in the plan's order) they read: `{"tables", "cells", "runs"}`.
     pub live: Option<serde_json::Value>,
+    /// What the panel recomputes where the page is not a run's report (a compare, value
+    /// or equilibrium report): shown under the panel's heading, as text. `None` on a
+    /// run's page, whose tables and charts the panel updates itself.
+    pub scope: Option<String>,
 }
 
 impl Source {
@@ -67,6 +71,21 @@ impl Source {
             analysis_text: analysis_text.to_string(),
             files: companions(analysis_path, analysis_text),
             live: None,
+            scope: None,
+        }
+    }
+
+    /// [`Source::of`] for a report of another kind than a run's (`kind`: "comparison",
+    /// "pricing", "equilibrium"; `command`: the subcommand that wrote it): the panel
+    /// recomputes the analysis's runs, and says that the page's own `kind` is the command
+    /// line's, of the file as written.
+    pub fn of_report(analysis_path: &Path, analysis_text: &str, kind: &str, command: &str) -> Self {
+        let name = analysis_path
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        Self {
+            scope: Some(format!("This panel recomputes the runs of {name} with your changes: every variant's odds. This page's {kind} is the command line's, of the file as written: run battlelab {command} on the file you download to see it with your changes.")),
+            ..Self::of(analysis_path, analysis_text)
         }
     }
 
@@ -174,7 +193,7 @@ pub fn module_elements(module_gz: &[u8]) -> String {
 /// from the module's `describe`), or a comment saying why there is none.
 pub fn panel_section(source: Option<&Source>, module_gz: &[u8]) -> String {
     let Some(source) = source else {
-        return "<!-- try it: only a run's report recomputes (battlelab run writes it); this report is of another kind -->\n"
+        return "<!-- try it: this report has no one analysis file to recompute (a compare of two files or of two report folders); each run's report has its own panel -->\n"
             .into();
     };
     if module_gz.is_empty() {
@@ -183,7 +202,11 @@ pub fn panel_section(source: Option<&Source>, module_gz: &[u8]) -> String {
         return format!("<!-- try it: this battlelab was built without its WebAssembly core ({why}; rustup target add wasm32-unknown-unknown, then rebuild), so the page cannot recompute -->\n");
     }
     format!(
-        "<section id=\"tryit\" class=\"noprint\"><h2>Try it: change a setting, see the odds</h2>\n<p class=\"muted\">Change any value below: this page recomputes in your browser with battlelab's own code (exact where the run is exact, else the same seeded Monte Carlo as the command line; nothing leaves the page). The link in the address bar keeps your changes; <em>download</em> saves the edited file for <code>battlelab run</code>.</p>\n<div id=\"tryit-panel\" class=\"tryit\"><p class=\"muted\">Loading the calculator…</p></div>\n<script type=\"application/json\" id=\"tryit-data\">{}</script>\n{}</section>\n",
+        "<section id=\"tryit\" class=\"noprint\"><h2>Try it: change a setting, see the odds</h2>\n<p class=\"muted\">Change any value below: this page recomputes in your browser with battlelab's own code (exact where the run is exact, else the same seeded Monte Carlo as the command line; nothing leaves the page). The link in the address bar keeps your changes; <em>download</em> saves the edited file for <code>battlelab run</code>.</p>\n{}<div id=\"tryit-panel\" class=\"tryit\"><p class=\"muted\">Loading the calculator…</p></div>\n<script type=\"application/json\" id=\"tryit-data\">{}</script>\n{}</section>\n",
+        source.scope.as_deref().map_or_else(String::new, |scope| format!(
+            "<p id=\"tryit-scope\">{}</p>\n",
+            crate::report::index::escape(scope)
+        )),
         script_json(&source.json()),
         module_elements(module_gz)
     )

@@ -43,28 +43,53 @@ pub fn encode(text: &str) -> String {
     out
 }
 
-/// `results.csv` as rows of (outcome, count, exact_fraction), run after run.
-pub fn results_rows(report: &Path) -> Vec<(String, u64, String)> {
+/// One CSV line's fields, quoted ones unquoted (`"A wins, B holds"`).
+fn csv_fields(line: &str) -> Vec<String> {
+    let (mut fields, mut field, mut quoted) = (Vec::new(), String::new(), false);
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                field.push('"');
+                chars.next();
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => fields.push(std::mem::take(&mut field)),
+            (c, _) => field.push(c),
+        }
+    }
+    fields.push(field);
+    fields
+}
+
+/// `results.csv` as rows of (outcome, count, exact_fraction, exact), run after run.
+pub fn results_rows(report: &Path) -> Vec<(String, u64, String, String)> {
     let text = fs::read_to_string(report.join("results.csv")).unwrap();
     let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let header = csv_fields(lines.next().unwrap());
     let at = |name: &str| header.iter().position(|h| *h == name).unwrap();
-    let (outcome, count, fraction) = (at("outcome"), at("count"), at("exact_fraction"));
+    let (outcome, count, fraction, exact) = (
+        at("outcome"),
+        at("count"),
+        at("exact_fraction"),
+        at("exact"),
+    );
     lines
         .map(|l| {
-            // Outcome names of the shipped files hold no commas or quotes.
-            let cells: Vec<&str> = l.split(',').collect();
+            let mut cells = csv_fields(l);
             (
-                cells[outcome].trim_matches('"').to_string(),
+                std::mem::take(&mut cells[outcome]),
                 cells[count].parse().unwrap(),
-                cells[fraction].to_string(),
+                std::mem::take(&mut cells[fraction]),
+                std::mem::take(&mut cells[exact]),
             )
         })
         .collect()
 }
 
 /// Holds what a page shows (its runs, in order, each outcome's cell) equal to a CLI
-/// report's `results.csv`: every exact fraction, or every simulated count.
+/// report's `results.csv`: every exact fraction (`what` "fraction"), every exact double
+/// ("exact"), or every simulated count ("count").
 pub fn assert_shown_equals(shown: &serde_json::Value, cli: &Path, what: &str) -> usize {
     let rows = results_rows(cli);
     let shown = shown.as_array().unwrap();
@@ -83,11 +108,17 @@ pub fn assert_shown_equals(shown: &serde_json::Value, cli: &Path, what: &str) ->
         assert_eq!(cells.len(), per_run, "{run}");
         for cell in cells {
             let name = cell["outcome"].as_str().unwrap();
-            let (_, count, fraction) = chunk.iter().find(|(o, _, _)| o == name).unwrap();
+            let (_, count, fraction, exact) = chunk.iter().find(|(o, ..)| o == name).unwrap();
             match what {
                 "fraction" => {
                     assert_eq!(cell["fraction"].as_str(), Some(fraction.as_str()), "{run}")
                 }
+                // Exact in floating point: the same double, to the last bit.
+                "exact" => assert_eq!(
+                    cell["p"].as_f64(),
+                    Some(exact.parse::<f64>().unwrap()),
+                    "{run}"
+                ),
                 _ => assert_eq!(cell["count"].as_u64(), Some(*count), "{run}"),
             }
             compared += 1;
