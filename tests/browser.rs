@@ -484,6 +484,36 @@ fn compare_value_and_equilibrium_pages_recompute_their_analysis_as_the_command_l
         assert_shown_equals(&plain["shown"], &unedited, "fraction"),
         compared
     );
+    // A field battle's runs are exact in floating point: the same doubles as the command
+    // line's, to the last bit, after an edit.
+    let file = edited_copy(&dir.path().join("e"), "field_combat.toml", ("", ""), None);
+    let compare = other_report(
+        &[
+            "compare",
+            file.to_str().unwrap(),
+            "--variants",
+            "printed,DRM cap 3",
+            "--trials",
+            TRIALS,
+        ],
+        &dir.path().join("field_compare"),
+    );
+    let verdict = tryit(
+        &compare,
+        serde_json::json!({"type": {"side.a.leader": "2"}}),
+    );
+    assert_eq!(verdict["kind"], "exact", "{verdict:#}");
+    let edited = edited_copy(
+        &dir.path().join("f"),
+        "field_combat.toml",
+        ("leader = 1 ", "leader = 2 "),
+        None,
+    );
+    let cli = report_of(&edited, TRIALS, &dir.path().join("field_cli"));
+    assert_eq!(
+        assert_shown_equals(&verdict["shown"], &cli, "exact"),
+        56 * 8
+    );
     // A value report: the file as written, every run exact as `battlelab run` has it.
     let file = edited_copy(
         &dir.path().join("c"),

@@ -472,7 +472,7 @@ var BL=(function(){
   function shown(box){
     return Array.prototype.slice.call(box.querySelectorAll('tr[data-run]')).map(function(tr){
       return {run:tr.firstChild.textContent,trials:tr.children[1].textContent,cells:Array.prototype.slice.call(tr.querySelectorAll('td[data-outcome]')).map(function(td){
-        return {outcome:td.getAttribute('data-outcome'),text:td.textContent,p:parseFloat(td.getAttribute('data-p')),count:td.hasAttribute('data-count')?Number(td.getAttribute('data-count')):null,fraction:td.getAttribute('data-fraction')};
+        return {outcome:td.getAttribute('data-outcome'),text:td.textContent,p:parseFloat(td.getAttribute('data-p')),p_text:td.getAttribute('data-p'),count:td.hasAttribute('data-count')?Number(td.getAttribute('data-count')):null,fraction:td.getAttribute('data-fraction')};
       })};
     });
   }
