@@ -130,22 +130,44 @@ pub struct Stepper<'g, 'd> {
     read_rows: FxHashMap<(usize, usize, i64), Vec<Grouped>>,
     /// [`merge`]'s index, reused.
     index: MergeIndex,
+    /// Frames of branches merged away or finished, reused by forks (PERF: allocating a
+    /// frame per fork was a fifth of building a chain).
+    spare: Vec<Vec<i64>>,
 }
 
 /// Where a round from a state can end: the next state, whether an effect ended the
 /// battle, and the weight `num / den` ([`Stepper::round`]).
 type Next = (Vec<i64>, bool, u128, u128);
 
-/// `b` with its weight times `ways / total` in lowest terms; `None` past 128 bits.
-fn fork(b: &Branch, ways: u128, total: u128) -> Option<Branch> {
+/// `b` with its weight times `ways / total` in lowest terms; `None` past 128 bits. The
+/// frame is copied into one of `spare`'s where there is one.
+fn fork(b: &Branch, ways: u128, total: u128, spare: &mut Vec<Vec<i64>>) -> Option<Branch> {
     let (n, d) = (b.num.checked_mul(ways)?, b.den.checked_mul(total)?);
     let g = gcd(n, d);
+    let frame = match spare.pop() {
+        Some(mut frame) => {
+            frame.clear();
+            frame.extend_from_slice(&b.frame);
+            frame
+        }
+        None => b.frame.clone(),
+    };
     Some(Branch {
-        frame: b.frame.clone(),
+        frame,
         num: n / g,
         den: d / g,
         ended: b.ended,
     })
+}
+
+/// The most frames a stepper keeps for reuse.
+const SPARE_FRAMES: usize = 1024;
+
+/// Keeps `frame` for a later fork, up to [`SPARE_FRAMES`].
+fn keep(spare: &mut Vec<Vec<i64>>, frame: Vec<i64>) {
+    if spare.len() < SPARE_FRAMES {
+        spare.push(frame);
+    }
 }
 
 /// Whether enumerating table `t` may sum the ways of the rolls that give the same result
@@ -432,6 +454,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
                 .collect(),
             read_rows: FxHashMap::default(),
             index: MergeIndex::default(),
+            spare: Vec::new(),
         }
     }
 
@@ -447,6 +470,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
             row_free: vec![false; game.tables.len()],
             read_rows: FxHashMap::default(),
             index: MergeIndex::default(),
+            spare: Vec::new(),
         }
     }
 
@@ -672,7 +696,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
                 }
             }
             for &(result, sum, w) in &ways {
-                let Some(mut piece) = fork(&b, w, total) else {
+                let Some(mut piece) = fork(&b, w, total, &mut self.spare) else {
                     self.overflow = true;
                     return Vec::new();
                 };
@@ -721,7 +745,8 @@ impl<'g, 'd> Stepper<'g, 'd> {
                             if *x == 0 {
                                 continue;
                             }
-                            let Some(mut piece) = fork(b, *x as u128, total) else {
+                            let Some(mut piece) = fork(b, *x as u128, total, &mut self.spare)
+                            else {
                                 self.overflow = true;
                                 return Vec::new();
                             };
@@ -789,7 +814,13 @@ impl<'g, 'd> Stepper<'g, 'd> {
                         }
                         if self.dice.is_none() {
                             // Hits counted so far: equal counts are one branch.
-                            live = merge(live, None, game.layout.state.start, &mut self.index);
+                            live = merge(
+                                live,
+                                None,
+                                game.layout.state.start,
+                                &mut self.index,
+                                &mut self.spare,
+                            );
                         }
                     }
                     live
@@ -829,6 +860,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
                     Some(&temps),
                     game.layout.state.start,
                     &mut self.index,
+                    &mut self.spare,
                 );
             }
         }
@@ -843,6 +875,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
                 b.frame[round] = (b.frame[round] + 1).min(cap);
             }
             out.push((b.frame[state.clone()].to_vec(), b.ended, b.num, b.den));
+            keep(&mut self.spare, b.frame);
         }
         out
     }
@@ -862,6 +895,7 @@ fn merge(
     clear: Option<&std::ops::Range<usize>>,
     varying: usize,
     (heads, same): &mut MergeIndex,
+    spare: &mut Vec<Vec<i64>>,
 ) -> Vec<Branch> {
     // PERF: hashing whole frames with SipHash was a quarter of building a field battle's
     // chain; the varying part with FxHash is a few words. The map holds the hash only
@@ -902,6 +936,7 @@ fn merge(
                 let g = gcd(num, den);
                 o.num = num / g;
                 o.den = den / g;
+                keep(spare, b.frame);
             }
             None => {
                 same.push(heads.insert(hash, out.len()).unwrap_or(NONE));
