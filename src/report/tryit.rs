@@ -750,6 +750,14 @@ pub const PANEL_JS: &str = r#"
       var k=-1;run.outcomes.forEach(function(o,i){if(o.name===c.tenths)k=i;});
       return k<0||!run.tenths?'—':Math.floor(run.tenths[k]/10)+'.'+(run.tenths[k]%10);
     }
+    if(c.chance){
+      var j=-1;run.outcomes.forEach(function(o,i){if(o.name===c.chance)j=i;});
+      return j<0||!run.chances?'—':run.chances[j];
+    }
+    if(c.expected){
+      var e=null;(run.expected||[]).forEach(function(x){if(x.name===c.expected)e=x;});
+      return e?e.fraction+' ('+fixed(e.value,c.decimals)+')':'—';
+    }
     var v=null;
     if(c.outcomes){v=0;run.outcomes.forEach(function(o){if(c.outcomes.indexOf(o.name)>=0)v+=(run.exact?o.exact:o.probability);});}
     else run.distributions.forEach(function(d){if(d.metric===c.mean)v=typeof d.exact_mean==='number'?d.exact_mean:d.mean;});
