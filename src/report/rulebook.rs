@@ -151,7 +151,10 @@ pub enum Live {
     /// This outcome's exact chance printed as the analysis's `[tables]` asks (a fraction,
     /// "2 in 6", or a percentage in a row rounded to add up to 100, with its `†`): the
     /// text the run's response carries ([`crate::analysis::TablesOptions::print_chances`]).
-    Chance(String),
+    /// `of`: every outcome of the row, in its columns' order; a run whose outcomes differ
+    /// (an edited cell brought in or took away an outcome, so the command line prints
+    /// other columns) is not printed in these columns.
+    Chance { outcome: String, of: Vec<String> },
     /// A d6 table's expected value by this name, exact: printed "7/6 (1.167)", the
     /// fraction and its value at the cell's decimals.
     Expected(String),
@@ -225,7 +228,7 @@ impl Table {
                             | NumberFormat::FacesIn(_),
                         ..
                     }),
-                    Live::Chance(_),
+                    Live::Chance { .. },
                 )
                 | (
                     Some(Cell::Number {
@@ -400,12 +403,15 @@ impl Rulebook {
                     Live::Mean(metric) => cell["mean"] = serde_json::json!(metric),
                     Live::Source => cell["source"] = serde_json::json!(true),
                     Live::Hundred(name) => cell["tenths"] = serde_json::json!(name),
-                    Live::Chance(name) => cell["chance"] = serde_json::json!(name),
+                    Live::Chance { outcome, of } => {
+                        cell["chance"] = serde_json::json!(outcome);
+                        cell["of"] = serde_json::json!(of);
+                    }
                     Live::Expected(name) => cell["expected"] = serde_json::json!(name),
                 }
                 // A chance prints the response's own text: no format of its own.
-                let printed =
-                    (!matches!(c.live, Live::Chance(_))).then_some(&table.rows[c.row][c.column]);
+                let printed = (!matches!(c.live, Live::Chance { .. }))
+                    .then_some(&table.rows[c.row][c.column]);
                 if let Some(Cell::Number { format, .. }) = printed {
                     let (name, decimals) = match format {
                         NumberFormat::Percent(d) => ("percent", *d),

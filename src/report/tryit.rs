@@ -751,7 +751,10 @@ pub const PANEL_JS: &str = r#"
       return k<0||!run.tenths?'—':Math.floor(run.tenths[k]/10)+'.'+(run.tenths[k]%10);
     }
     if(c.chance){
-      var j=-1;run.outcomes.forEach(function(o,i){if(o.name===c.chance)j=i;});
+      // An edit that brings in or takes away an outcome gives the table other columns.
+      var names=run.outcomes.map(function(o){return o.name;});
+      if(JSON.stringify(names)!==JSON.stringify(c.of))return '—';
+      var j=names.indexOf(c.chance);
       return j<0||!run.chances?'—':run.chances[j];
     }
     if(c.expected){
@@ -773,7 +776,7 @@ pub const PANEL_JS: &str = r#"
       ok.runs.forEach(function(r){if(!run&&key&&r.variant===key.variant&&JSON.stringify(r.coordinates)===JSON.stringify(key.coordinates))run=r;});
       x.td.textContent=run?liveText(x.cell,run):'—';
       x.td.classList.add('live-edited');
-      x.td.title=run?'recomputed with the panel\'s edits':'this run is not in the edited analysis';
+      x.td.title=!run?'this run is not in the edited analysis':x.td.textContent==='—'?'the edit changes this table\'s columns: battlelab run on the edited file prints it':'recomputed with the panel\'s edits';
     });
     if(liveNote){
       liveNote.hidden=!on;

@@ -846,6 +846,38 @@ mod tests {
     use super::*;
 
     #[test]
+    fn chances_print_in_every_format_the_same_over_any_common_total() {
+        let print = |format, decimals, counts: &[u64], total| {
+            TablesOptions { format, decimals }.print_chances(counts, total)
+        };
+        // 2/6, 2/6, 2/6: a third moved to make 100.0, and marked.
+        let thirds = print(TableFormat::Percent, 1, &[2, 2, 2], 6);
+        assert_eq!(thirds.texts, ["33.4†", "33.3", "33.3"]);
+        assert_eq!(thirds.moved, [true, false, false]);
+        assert!(thirds.any_moved());
+        assert_eq!(
+            print(TableFormat::Percent, 0, &[1, 5], 6).texts,
+            ["17", "83"]
+        );
+        // The same chances over 36 (a multiple of the total) print the same.
+        assert_eq!(print(TableFormat::Percent, 1, &[12, 12, 12], 36), thirds);
+        let fractions = print(TableFormat::Fraction, 1, &[0, 2, 4], 6);
+        assert_eq!(fractions.texts, ["0", "1/3", "2/3"]);
+        assert!(!fractions.any_moved());
+        assert_eq!(print(TableFormat::Fraction, 1, &[0, 12, 24], 36), fractions);
+        assert_eq!(
+            print(TableFormat::In6, 1, &[1, 5], 6).texts,
+            ["1 in 6", "5 in 6"]
+        );
+        assert_eq!(
+            print(TableFormat::In36, 1, &[1, 5], 6).texts,
+            ["6 in 36", "30 in 36"]
+        );
+        // Not a whole number of faces: the fraction.
+        assert_eq!(print(TableFormat::In6, 1, &[1, 6], 7).texts, ["1/7", "6/7"]);
+    }
+
+    #[test]
     fn control_characters_are_found_where_a_report_would_show_them() {
         // C0, DEL and C1, each at its character position.
         assert_eq!(

@@ -305,7 +305,12 @@ fn rulebook_tables(study: &D6TableStudy, results: &D6TableResults) -> Rulebook {
             // Every chance and expected value is recomputed by the page's panel.
             let first = row.labels.len();
             for (i, outcome) in table.outcomes().iter().enumerate() {
-                outcomes.live(first + i, run, Live::Chance(outcome.clone()));
+                let of = table.outcomes().to_vec();
+                let live = Live::Chance {
+                    outcome: outcome.clone(),
+                    of,
+                };
+                outcomes.live(first + i, run, live);
             }
             let first = first + table.outcomes().len();
             for (i, (name, _)) in values.iter().enumerate() {
