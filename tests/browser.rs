@@ -613,9 +613,23 @@ fn d6_table_edited_in_the_panel(
         })
         .count();
     assert!(moved > 0, "{analysis}: the edit changed no cell");
+    // Every table the panel does not recompute (the printed table of each variant, a
+    // march's best request) says so while the edit is in force, and only then.
+    let recomputed: std::collections::BTreeSet<u64> = verdict["live"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["table"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        verdict["static_marked"].as_u64().unwrap() as usize,
+        before.len() - recomputed.len(),
+        "{verdict:#}"
+    );
     // Reset: the file's numbers again, unmarked.
     let plain = tryit(&report, serde_json::json!({}));
     assert_eq!(assert_live_equals(&plain["live"], &report, false), cells);
+    assert_eq!(plain["static_marked"], 0, "{plain:#}");
     let ms = |k: &str| verdict["timing"][k].as_f64().unwrap_or(f64::NAN);
     println!(
         "{analysis} ({}): {cells} live cells shown {:.0} ms after the edit ({:.0} ms in the Worker); first result {:.0} ms after navigation",
