@@ -689,3 +689,144 @@ fn try_it_budgets_are_measured_and_printed() {
         ms(&simulated, "worker_ms"),
     );
 }
+
+/// A d6 table's report, its table edited in the panel: every chance and expected value of
+/// "Outcomes per grid point" equals what `battlelab run` prints in `tables.md` for the
+/// file the panel downloads — in the file's `[tables]` format, † marks included.
+fn d6_table_edited_in_the_panel(
+    dir: &Path,
+    analysis: &str,
+    tables: &str,
+    cell: (&str, &str, &str),
+    cells: usize,
+) -> serde_json::Value {
+    let root = dir.join(analysis.trim_end_matches(".toml"));
+    // The `[tables]` section before the first other section, as a designer writes it.
+    let file = edited_copy(
+        &root.join("file"),
+        analysis,
+        ("\n[", &format!("\n{tables}[")),
+        None,
+    );
+    let report = report_of(&file, TRIALS, &root.join("report"));
+    let (column, roll, code) = cell;
+    let edits =
+        serde_json::json!({"edits": {format!("rules.cells.\"{column}\".\"{roll}\""): code}});
+    let verdict = tryit(
+        &report,
+        serde_json::json!({"open": format!("#tryit={}", encode(&edits.to_string())), "download": true}),
+    );
+    assert_eq!(verdict["errors"], serde_json::json!([]), "{verdict:#}");
+    assert_eq!(verdict["kind"], "exact", "{verdict:#}");
+    // The downloaded file, run by the command line.
+    let saved = root.join("downloaded");
+    fs::create_dir_all(&saved).unwrap();
+    let files = verdict["downloaded"].as_object().expect("downloaded files");
+    let text = files[analysis].as_str().unwrap();
+    assert!(text.contains(code), "the edit is in the file: {text}");
+    fs::write(saved.join(analysis), text).unwrap();
+    let cli = report_of(&saved.join(analysis), TRIALS, &root.join("cli"));
+    assert_eq!(assert_live_equals(&verdict["live"], &cli, true), cells);
+    // The edit moved some printed chance: the page is not showing the file's numbers.
+    let before = common::pages::tables_md(&report);
+    let moved = verdict["live"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| {
+            let at = |k: &str| c[k].as_u64().unwrap() as usize;
+            c["text"].as_str() != Some(before[at("table")][at("row")][at("column")].as_str())
+        })
+        .count();
+    assert!(moved > 0, "{analysis}: the edit changed no cell");
+    // Every table the panel does not recompute (the printed table of each variant, a
+    // march's best request) says so while the edit is in force, and only then.
+    let recomputed: std::collections::BTreeSet<u64> = verdict["live"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["table"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        verdict["static_marked"].as_u64().unwrap() as usize,
+        before.len() - recomputed.len(),
+        "{verdict:#}"
+    );
+    // Reset: the file's numbers again, unmarked.
+    let plain = tryit(&report, serde_json::json!({}));
+    assert_eq!(assert_live_equals(&plain["live"], &report, false), cells);
+    assert_eq!(plain["static_marked"], 0, "{plain:#}");
+    let ms = |k: &str| verdict["timing"][k].as_f64().unwrap_or(f64::NAN);
+    println!(
+        "{analysis} ({}): {cells} live cells shown {:.0} ms after the edit ({:.0} ms in the Worker); first result {:.0} ms after navigation",
+        if tables.is_empty() {
+            "as shipped".to_string()
+        } else {
+            tables.trim().replace('\n', " ")
+        },
+        ms("last_ms"),
+        ms("worker_ms"),
+        ms("first_result_ms"),
+    );
+    verdict
+}
+
+#[test]
+fn the_d6_tables_outcomes_are_recomputed_in_the_files_format_after_a_cell_edit() {
+    chromium();
+    let dir = tempfile::tempdir().unwrap();
+    // Storm as shipped: percentages, a † where a row of thirds rounds to 100.0 (DRM −1,
+    // where the 6 is out of reach). A 6 that damages moves both variants' chances
+    // (printed: 4 DRMs × 3 outcomes; "a 1 only damages", which never sinks: 4 × 2).
+    let storm = d6_table_edited_in_the_panel(dir.path(), "storm.toml", "", ("d6", "6", "D"), 20);
+    let texts: Vec<&str> = storm["live"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["text"].as_str())
+        .collect();
+    assert!(texts.iter().any(|t| t.ends_with('†')), "{texts:?}");
+    // A 3 that sinks brings "S" into "a 1 only damages": the command line prints that
+    // table with another column, so the page prints none of its old columns' cells
+    // (table 2), and the printed variant's (table 0) as ever.
+    let report = dir.path().join("storm/report");
+    let edits = serde_json::json!({"edits": {"rules.cells.d6.\"3\"": "S"}});
+    let verdict = tryit(
+        &report,
+        serde_json::json!({"open": format!("#tryit={}", encode(&edits.to_string()))}),
+    );
+    for cell in verdict["live"].as_array().unwrap() {
+        let text = cell["text"].as_str().unwrap();
+        match cell["table"].as_u64() {
+            Some(0) => assert!(text != "—" && !text.is_empty(), "{cell}"),
+            Some(2) => assert_eq!(text, "—", "{cell}"),
+            _ => panic!("a live cell outside the outcomes tables: {cell}"),
+        }
+    }
+    // March printing fractions: 18 rows × (6 outcomes + 2 expected values).
+    let march = d6_table_edited_in_the_panel(
+        dir.path(),
+        "march.toml",
+        "[tables]\nformat = \"fraction\"\n\n",
+        ("2", "4", "2"),
+        18 * 8,
+    );
+    assert!(march["live"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c["text"].as_str().unwrap().contains('/')));
+    // Naval printing chances in 6: 21 rows × (outcomes + 4 expected values).
+    let naval = d6_table_edited_in_the_panel(
+        dir.path(),
+        "naval.toml",
+        "[tables]\nformat = \"in6\"\n\n",
+        ("3-2", "2", "SS"),
+        21 * 14,
+    );
+    assert!(naval["live"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c["text"].as_str().unwrap().ends_with(" in 6")));
+}

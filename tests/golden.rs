@@ -217,11 +217,32 @@ fn live_cells_stand_in_the_tables(stem: &str, report: &Path) {
         let at = |k: &str| cell[k].as_u64().unwrap() as usize;
         let text = &tables[at("table")][at("row")][at("column")];
         assert!(at("run") < runs, "{stem}: {cell}");
-        let number = text.trim_end_matches('%').parse::<f64>().is_ok();
-        assert!(
-            number || text == "exact" || text == "simulated",
-            "{stem}: {cell} is {text:?}"
-        );
+        let number = |t: &str| t.trim_end_matches('%').parse::<f64>().is_ok();
+        let fraction = |t: &str| -> Option<f64> {
+            let (n, d) = t.split_once('/').unwrap_or((t, "1"));
+            Some(n.parse::<u64>().ok()? as f64 / d.parse::<u64>().ok()? as f64)
+        };
+        let fits = if cell["source"] == true {
+            text == "exact" || text == "simulated"
+        } else if cell["chance"].is_string() {
+            // A chance as `[tables]` prints it: a percentage (marked † where moved), a
+            // fraction, or a count of faces.
+            let faces = text
+                .split_once(" in ")
+                .is_some_and(|(k, n)| k.parse::<u64>().is_ok() && (n == "6" || n == "36"));
+            number(text.trim_end_matches('†')) || fraction(text).is_some() || faces
+        } else if cell["expected"].is_string() {
+            // "7/6 (1.167)": the exact value and the same value at the cell's decimals.
+            let decimals = at("decimals");
+            text.strip_suffix(')')
+                .and_then(|t| t.split_once(" ("))
+                .is_some_and(|(exact, shown)| {
+                    fraction(exact).is_some_and(|v| format!("{v:.decimals$}") == shown)
+                })
+        } else {
+            number(text)
+        };
+        assert!(fits, "{stem}: {cell} is {text:?}");
     }
 }
 

@@ -530,3 +530,106 @@ fn a_request_the_module_cannot_read_is_an_error_not_a_panic() {
         assert!(!message.is_empty() && !message.contains("internal error"), "{bad}: {message}");
     }
 }
+
+/// The page's live cells of a report (`tryit-data`'s `live`).
+fn live_cells(report: &Path) -> Value {
+    let html = std::fs::read_to_string(report.join("index.html")).unwrap();
+    let start = html.find("id=\"tryit-data\">").expect("the panel's data") + 16;
+    let end = start + html[start..].find("</script>").unwrap();
+    let data: Value = serde_json::from_str(&html[start..end]).unwrap();
+    data["live"].clone()
+}
+
+#[test]
+fn the_d6_tables_chances_and_expected_values_print_as_the_command_lines_tables_md() {
+    // Every [tables] format a d6 table allows, and two decimals, on every shipped d6
+    // analysis: the module's `chances` and `expected` of each run are the text of the
+    // cells `battlelab run` prints in "Outcomes per grid point".
+    let dir = tempfile::tempdir().unwrap();
+    let formats = [
+        "",
+        "[tables]\ndecimals = 2\n\n",
+        "[tables]\nformat = \"fraction\"\n\n",
+        "[tables]\nformat = \"in6\"\n\n",
+    ];
+    let mut moved = 0;
+    for stem in [
+        "attrition",
+        "blockade",
+        "march",
+        "naval",
+        "pursuit",
+        "storm",
+        "transport",
+    ] {
+        let shipped = std::fs::read_to_string(common::shipped(&format!("{stem}.toml"))).unwrap();
+        for (k, tables) in formats.iter().enumerate() {
+            let name = format!("{stem}.toml");
+            let text = shipped.replacen("\n[", &format!("\n{tables}["), 1);
+            let folder = dir.path().join(format!("{stem}_{k}"));
+            std::fs::create_dir_all(&folder).unwrap();
+            std::fs::write(folder.join(&name), &text).unwrap();
+            let report = folder.join("report");
+            let (code, _, stderr) = common::battlelab(
+                &folder,
+                &[
+                    "run", &name, "--trials", "100", "--quiet", "--out", "report",
+                ],
+            );
+            assert_eq!(code, Some(0), "{stderr}");
+            let md = common::pages::tables_md(&report);
+            let live = live_cells(&report);
+            let mut run = request("run", &name, &text, &BTreeMap::new());
+            run["exact_only"] = json!(true);
+            let ours = ok(&run);
+            let mut compared = 0;
+            for cell in live["cells"].as_array().unwrap() {
+                let key = &live["runs"][cell["run"].as_u64().unwrap() as usize];
+                let r = ours["runs"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|r| {
+                        r["variant"] == key["variant"] && r["coordinates"] == key["coordinates"]
+                    })
+                    .expect("the cell's run");
+                let printed = if let Some(outcome) = cell["chance"].as_str() {
+                    let names: Vec<&str> = r["outcomes"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|o| o["name"].as_str().unwrap())
+                        .collect();
+                    assert_eq!(json!(names), cell["of"], "{name}: the row's outcomes");
+                    let at = names.iter().position(|n| *n == outcome).unwrap();
+                    r["chances"][at].as_str().unwrap().to_string()
+                } else if let Some(expected) = cell["expected"].as_str() {
+                    let e = r["expected"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .find(|e| e["name"] == expected)
+                        .expect("the expected value");
+                    let decimals = cell["decimals"].as_u64().unwrap() as usize;
+                    format!(
+                        "{} ({:.decimals$})",
+                        e["fraction"].as_str().unwrap(),
+                        e["value"].as_f64().unwrap()
+                    )
+                } else {
+                    continue;
+                };
+                let at = |k: &str| cell[k].as_u64().unwrap() as usize;
+                assert_eq!(
+                    printed,
+                    md[at("table")][at("row")][at("column")],
+                    "{name} {tables:?}: {cell}"
+                );
+                moved += usize::from(printed.ends_with('†'));
+                compared += 1;
+            }
+            assert!(compared >= 8, "{name} {tables:?}: {compared} cells");
+        }
+    }
+    assert!(moved > 0, "some percentage was moved and marked");
+}

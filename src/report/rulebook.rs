@@ -15,9 +15,8 @@
 use rust_xlsxwriter::{DocProperties, ExcelDateTime, Format, Workbook, XlsxError};
 
 use crate::analysis::{TableFormat, TablesOptions};
-use crate::exact::Fraction;
 use crate::report::ReportError;
-use crate::stats::{rounded_percentages, rounded_percentages_exact, units_text, RoundedRow};
+use crate::stats::{rounded_percentages, units_text, RoundedRow};
 
 /// The spreadsheet beside `tables.md`.
 pub const XLSX: &str = "tables.xlsx";
@@ -149,6 +148,16 @@ pub enum Live {
     /// This outcome's percentage in tenths, printed "12.3", in a row of every outcome of
     /// the run rounded to add up to exactly 100% ([`crate::stats::rounded_percentages`]).
     Hundred(String),
+    /// This outcome's exact chance printed as the analysis's `[tables]` asks (a fraction,
+    /// "2 in 6", or a percentage in a row rounded to add up to 100, with its `†`): the
+    /// text the run's response carries ([`crate::analysis::TablesOptions::print_chances`]).
+    /// `of`: every outcome of the row, in its columns' order; a run whose outcomes differ
+    /// (an edited cell brought in or took away an outcome, so the command line prints
+    /// other columns) is not printed in these columns.
+    Chance { outcome: String, of: Vec<String> },
+    /// A d6 table's expected value by this name, exact: printed "7/6 (1.167)", the
+    /// fraction and its value at the cell's decimals.
+    Expected(String),
 }
 
 /// A live cell: where it stands (row and column of its table), the plan's run it reads,
@@ -187,9 +196,10 @@ impl Table {
 
     /// Marks cell `column` of the last row as holding `live` of the plan's run `run`, so
     /// the page's panel recomputes it. Only a percentage or a plain number (a [`Live::Source`]:
-    /// a text; a [`Live::Hundred`]: a percentage with one decimal) can be live: the page
-    /// prints it the way [`Cell::percent`] and [`Cell::decimal`] do; any other cell stays
-    /// as the run printed it.
+    /// a text; a [`Live::Hundred`]: a percentage with one decimal; a [`Live::Chance`]: a
+    /// chance of [`exact_row`]; a [`Live::Expected`]: a plain number) can be live: the page
+    /// prints it the way [`Cell::percent`], [`Cell::decimal`] and [`exact_row`] do; any
+    /// other cell stays as the run printed it.
     pub fn live(&mut self, column: usize, run: usize, live: Live) {
         let Some(row) = self.rows.len().checked_sub(1) else {
             return;
@@ -210,6 +220,22 @@ impl Table {
                         ..
                     }),
                     Live::Hundred(_),
+                )
+                | (
+                    Some(Cell::Number {
+                        format: NumberFormat::Percent(_)
+                            | NumberFormat::Fraction(_)
+                            | NumberFormat::FacesIn(_),
+                        ..
+                    }),
+                    Live::Chance { .. },
+                )
+                | (
+                    Some(Cell::Number {
+                        format: NumberFormat::Decimal(_),
+                        ..
+                    }),
+                    Live::Expected(_),
                 )
         );
         if printable {
@@ -362,7 +388,8 @@ impl Rulebook {
     }
 
     /// The live cells of every table, for the report page's panel: `{"tables": n, "cells":
-    /// [{table, row, column, run, outcomes | mean | source | tenths, format, decimals}]}`, where
+    /// [{table, row, column, run, outcomes | mean | source | tenths | chance | expected,
+    /// format, decimals}]}`, where
     /// `table` counts the tables in `tables.md` from 0 and `row` the rows under the header.
     pub fn live_cells(&self) -> serde_json::Value {
         let mut cells = Vec::new();
@@ -376,8 +403,16 @@ impl Rulebook {
                     Live::Mean(metric) => cell["mean"] = serde_json::json!(metric),
                     Live::Source => cell["source"] = serde_json::json!(true),
                     Live::Hundred(name) => cell["tenths"] = serde_json::json!(name),
+                    Live::Chance { outcome, of } => {
+                        cell["chance"] = serde_json::json!(outcome);
+                        cell["of"] = serde_json::json!(of);
+                    }
+                    Live::Expected(name) => cell["expected"] = serde_json::json!(name),
                 }
-                if let Cell::Number { format, .. } = &table.rows[c.row][c.column] {
+                // A chance prints the response's own text: no format of its own.
+                let printed = (!matches!(c.live, Live::Chance { .. }))
+                    .then_some(&table.rows[c.row][c.column]);
+                if let Some(Cell::Number { format, .. }) = printed {
                     let (name, decimals) = match format {
                         NumberFormat::Percent(d) => ("percent", *d),
                         _ => ("decimal", decimal_places(*format)),
@@ -478,8 +513,9 @@ pub fn sheet_name(title: &str, taken: &[String]) -> String {
         .expect("some number is free")
 }
 
-/// The mark after a percentage that rounding moved away from its own nearest value.
-pub const MOVED_MARK: &str = "†";
+/// The mark after a percentage that rounding moved away from its own nearest value
+/// (defined once, in the core, where the chances are printed).
+pub use battlelab_core::analysis::MOVED_MARK;
 
 /// The note under a table that has a [`MOVED_MARK`].
 pub const MOVED_NOTE: &str = "† rounded away from its nearest value so the row adds to 100%.";
@@ -521,59 +557,51 @@ fn digits(n: u64) -> u32 {
     n.max(1).ilog10() + 1
 }
 
-/// A row of exact chances `counts / total` in the format asked for. `in6` and `in36`
-/// print the count of the faces (`"2 in 6"`); a count that is not a whole number of faces
-/// (never, where the parser allowed the format) prints as a fraction instead.
+/// A row of exact chances `counts / total` in the format asked for, as
+/// [`TablesOptions::print_chances`] prints it (the texts the report page's recomputed
+/// cells print too), each cell typed for the spreadsheet. `in6` and `in36` print the
+/// count of the faces (`"2 in 6"`); a count that is not a whole number of faces (never,
+/// where the parser allowed the format) prints as a fraction instead.
 pub fn exact_row(options: TablesOptions, counts: &[u64], total: u64) -> Row {
+    let printed = options.print_chances(counts, total);
     let p = |c: u64| c as f64 / total.max(1) as f64;
-    let fraction = |c: u64| {
-        let f = Fraction::new(u128::from(c), u128::from(total.max(1)));
-        // Denominators past five digits no fraction format shows exactly: a percentage.
-        let format = if digits(total) <= 5 {
-            NumberFormat::Fraction(digits(total))
-        } else {
-            NumberFormat::Percent(options.decimals + 2)
-        };
-        Cell::number(p(c), format, f.to_string())
+    // Denominators past five digits no fraction format shows exactly: a percentage.
+    let fraction_format = if digits(total) <= 5 {
+        NumberFormat::Fraction(digits(total))
+    } else {
+        NumberFormat::Percent(options.decimals + 2)
     };
-    let faces = |n: u32| {
-        let values: Vec<Cell> = counts
-            .iter()
-            .map(|&c| {
-                let scaled = u128::from(c) * u128::from(n);
-                if total > 0 && scaled.is_multiple_of(u128::from(total)) {
-                    let k = scaled / u128::from(total);
-                    Cell::number(k as f64, NumberFormat::FacesIn(n), format!("{k} in {n}"))
-                } else {
-                    fraction(c)
+    let faces_in = |n: u32, c: u64| {
+        let scaled = u128::from(c) * u128::from(n);
+        (total > 0 && scaled.is_multiple_of(u128::from(total)))
+            .then(|| (scaled / u128::from(total)) as f64)
+    };
+    let values = counts
+        .iter()
+        .zip(&printed.texts)
+        .map(|(&c, shown)| {
+            let (value, format) = match options.format {
+                TableFormat::Percent => (p(c), NumberFormat::Percent(options.decimals)),
+                TableFormat::Fraction => (p(c), fraction_format),
+                TableFormat::In6 | TableFormat::In36 => {
+                    let n = if options.format == TableFormat::In6 {
+                        6
+                    } else {
+                        36
+                    };
+                    match faces_in(n, c) {
+                        Some(k) => (k, NumberFormat::FacesIn(n)),
+                        None => (p(c), fraction_format),
+                    }
                 }
-            })
-            .collect();
-        Row {
-            cells: values.iter().map(|c| c.shown().to_string()).collect(),
-            moved: false,
-            values,
-        }
-    };
-    match options.format {
-        TableFormat::Percent => {
-            let probabilities: Vec<f64> = counts.iter().map(|&c| p(c)).collect();
-            percent_cells(
-                &rounded_percentages_exact(counts, options.decimals),
-                options.decimals,
-                &probabilities,
-            )
-        }
-        TableFormat::Fraction => {
-            let values: Vec<Cell> = counts.iter().map(|&c| fraction(c)).collect();
-            Row {
-                cells: values.iter().map(|c| c.shown().to_string()).collect(),
-                moved: false,
-                values,
-            }
-        }
-        TableFormat::In6 => faces(6),
-        TableFormat::In36 => faces(36),
+            };
+            Cell::number(value, format, shown.clone())
+        })
+        .collect();
+    Row {
+        moved: printed.any_moved(),
+        cells: printed.texts,
+        values,
     }
 }
 

@@ -224,6 +224,7 @@ pub const STYLE: &str = r#"
 .tryit .edited{background:#fff8c5}
 td.live-edited{background:#fff8c5}
 .live-note{background:#fff8c5;padding:.3rem .6rem;border-radius:4px}
+.live-stale{color:#6a5300;font-style:italic;margin:.2rem 0}
 .live-chart{margin:.6rem 0}
 .tryit [aria-invalid=true]{border-color:#cf222e;outline:1px solid #cf222e}
 .tryit .error{color:#cf222e;font-size:.88rem;white-space:pre-wrap;overflow-wrap:anywhere}
@@ -738,7 +739,9 @@ pub const PANEL_JS: &str = r#"
   // force they are recomputed from the panel's results, printed as the command line
   // prints them, and marked; the charts section opens with the panel's chart. Without
   // edits, or when an edit is refused, the page shows the file's numbers again.
-  var live=[],liveNote=null,liveChart=null;
+  // Tables with no recomputed cell (a printed rules table, a study the panel does not
+  // recompute) stay the file's: with edits in force each says so above it.
+  var live=[],liveNote=null,liveChart=null,staticTables=[];
   (function(){
     var L=data.live,section=document.getElementById('tables');
     if(!L||!section)return;
@@ -747,6 +750,13 @@ pub const PANEL_JS: &str = r#"
     L.cells.forEach(function(c){
       var t=tables[c.table],row=t&&t.tBodies[0]&&t.tBodies[0].rows[c.row],td=row&&row.cells[c.column];
       if(td)live.push({cell:c,td:td,original:td.textContent});
+    });
+    Array.prototype.forEach.call(tables,function(t,i){
+      if(L.cells.some(function(c){return c.table===i;}))return;
+      var note=el('p',{'class':'live-stale',role:'note',hidden:true,text:'Not recomputed with the panel\'s edits: the file\'s table (battlelab run on the edited file prints it anew).'});
+      var at=t.closest('.scroll')||t;
+      at.parentNode.insertBefore(note,at);
+      staticTables.push(note);
     });
     liveNote=el('p',{'class':'live-note',role:'status',hidden:true});
     var h=section.querySelector('h2');
@@ -773,6 +783,17 @@ pub const PANEL_JS: &str = r#"
       var k=-1;run.outcomes.forEach(function(o,i){if(o.name===c.tenths)k=i;});
       return k<0||!run.tenths?'—':Math.floor(run.tenths[k]/10)+'.'+(run.tenths[k]%10);
     }
+    if(c.chance){
+      // An edit that brings in or takes away an outcome gives the table other columns.
+      var names=run.outcomes.map(function(o){return o.name;});
+      if(JSON.stringify(names)!==JSON.stringify(c.of))return '—';
+      var j=names.indexOf(c.chance);
+      return j<0||!run.chances?'—':run.chances[j];
+    }
+    if(c.expected){
+      var e=null;(run.expected||[]).forEach(function(x){if(x.name===c.expected)e=x;});
+      return e?e.fraction+' ('+fixed(e.value,c.decimals)+')':'—';
+    }
     var v=null;
     if(c.outcomes){v=0;run.outcomes.forEach(function(o){if(c.outcomes.indexOf(o.name)>=0)v+=(run.exact?o.exact:o.probability);});}
     else run.distributions.forEach(function(d){if(d.metric===c.mean)v=typeof d.exact_mean==='number'?d.exact_mean:d.mean;});
@@ -788,8 +809,9 @@ pub const PANEL_JS: &str = r#"
       ok.runs.forEach(function(r){if(!run&&key&&r.variant===key.variant&&JSON.stringify(r.coordinates)===JSON.stringify(key.coordinates))run=r;});
       x.td.textContent=run?liveText(x.cell,run):'—';
       x.td.classList.add('live-edited');
-      x.td.title=run?'recomputed with the panel\'s edits':'this run is not in the edited analysis';
+      x.td.title=!run?'this run is not in the edited analysis':x.td.textContent==='—'?'the edit changes this table\'s columns: battlelab run on the edited file prints it':'recomputed with the panel\'s edits';
     });
+    staticTables.forEach(function(n){n.hidden=!on;});
     if(liveNote){
       liveNote.hidden=!on;
       liveNote.textContent=on?'With the panel\'s edits: the '+live.length+' highlighted cells are recomputed ('+(ok.runs.every(function(r){return r.exact;})?'exact':'simulated')+'); the rest are the file\'s. Reset returns the file\'s numbers.':'';
@@ -852,7 +874,7 @@ pub const PANEL_JS: &str = r#"
     if(panelError.textContent)errors.push({path:null,message:panelError.textContent});
     var over=BL.overflow(limit);
     fails=fails.concat(over);
-    var v={ok:fails.length===0,fails:fails,kind:lastKind,shown:BL.shown(out),live:live.map(function(x){return {table:x.cell.table,row:x.cell.row,column:x.cell.column,text:x.td.textContent,marked:x.td.classList.contains('live-edited')};}),live_chart:liveChart?liveChart.querySelectorAll('svg rect').length:0,errors:errors,hash:location.hash,fields:order.length,
+    var v={ok:fails.length===0,fails:fails,kind:lastKind,shown:BL.shown(out),live:live.map(function(x){return {table:x.cell.table,row:x.cell.row,column:x.cell.column,text:x.td.textContent,marked:x.td.classList.contains('live-edited')};}),live_chart:liveChart?liveChart.querySelectorAll('svg rect').length:0,static_marked:staticTables.filter(function(n){return !n.hidden;}).length,errors:errors,hash:location.hash,fields:order.length,
       chart:chartBox.querySelectorAll('svg rect').length,timing:timing,load_ms:performance.getEntriesByType('navigation').map(function(n){return n.loadEventEnd;})[0]||null,
       downloaded:downloaded,page_bytes:document.documentElement.outerHTML.length,module_chars:document.getElementById('bl-module').textContent.length};
     var pre=el('pre',{id:'tryit-selftest',text:'TRYIT '+JSON.stringify(v)});

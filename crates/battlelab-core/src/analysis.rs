@@ -770,11 +770,112 @@ impl TablesOptions {
         }
         Ok(options)
     }
+
+    /// A row of exact chances `counts / total` as `tables.md` prints them in these
+    /// options' format: percentages rounded to add up to exactly 100 (one moved away from
+    /// its own nearest rounding marked [`MOVED_MARK`]), fractions in lowest terms, or
+    /// counts of faces ("2 in 6"; a count that is not a whole number of faces prints as a
+    /// fraction). The one printing of a rulebook's chances: the report's `tables.md` and
+    /// the report page's recomputed cells (the WebAssembly module's `run`) both read it.
+    pub fn print_chances(self, counts: &[u64], total: u64) -> PrintedChances {
+        let fraction = |c: u64| {
+            crate::exact::Fraction::new(u128::from(c), u128::from(total.max(1))).to_string()
+        };
+        let faces = |n: u128| -> Vec<String> {
+            counts
+                .iter()
+                .map(|&c| {
+                    let scaled = u128::from(c) * n;
+                    if total > 0 && scaled.is_multiple_of(u128::from(total)) {
+                        format!("{} in {n}", scaled / u128::from(total))
+                    } else {
+                        fraction(c)
+                    }
+                })
+                .collect()
+        };
+        let unmoved = |texts: Vec<String>| PrintedChances {
+            moved: vec![false; texts.len()],
+            texts,
+        };
+        match self.format {
+            TableFormat::Percent => {
+                let row = crate::stats::rounded_percentages_exact(counts, self.decimals);
+                PrintedChances {
+                    texts: (0..row.units.len())
+                        .map(|i| {
+                            let text = row.text(i, self.decimals);
+                            if row.moved[i] {
+                                format!("{text}{MOVED_MARK}")
+                            } else {
+                                text
+                            }
+                        })
+                        .collect(),
+                    moved: row.moved,
+                }
+            }
+            TableFormat::Fraction => unmoved(counts.iter().map(|&c| fraction(c)).collect()),
+            TableFormat::In6 => unmoved(faces(6)),
+            TableFormat::In36 => unmoved(faces(36)),
+        }
+    }
+}
+
+/// The mark after a percentage that rounding moved away from its own nearest value.
+pub const MOVED_MARK: &str = "†";
+
+/// One row of chances as `tables.md` prints them ([`TablesOptions::print_chances`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PrintedChances {
+    /// Each chance's text, in the order of the counts.
+    pub texts: Vec<String>,
+    /// `moved[i]`: percentage `i` was moved away from its own nearest rounding (marked).
+    pub moved: Vec<bool>,
+}
+
+impl PrintedChances {
+    /// Whether a percentage of the row was moved (the table then carries the note).
+    pub fn any_moved(&self) -> bool {
+        self.moved.iter().any(|&m| m)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn chances_print_in_every_format_the_same_over_any_common_total() {
+        let print = |format, decimals, counts: &[u64], total| {
+            TablesOptions { format, decimals }.print_chances(counts, total)
+        };
+        // 2/6, 2/6, 2/6: a third moved to make 100.0, and marked.
+        let thirds = print(TableFormat::Percent, 1, &[2, 2, 2], 6);
+        assert_eq!(thirds.texts, ["33.4†", "33.3", "33.3"]);
+        assert_eq!(thirds.moved, [true, false, false]);
+        assert!(thirds.any_moved());
+        assert_eq!(
+            print(TableFormat::Percent, 0, &[1, 5], 6).texts,
+            ["17", "83"]
+        );
+        // The same chances over 36 (a multiple of the total) print the same.
+        assert_eq!(print(TableFormat::Percent, 1, &[12, 12, 12], 36), thirds);
+        let fractions = print(TableFormat::Fraction, 1, &[0, 2, 4], 6);
+        assert_eq!(fractions.texts, ["0", "1/3", "2/3"]);
+        assert!(!fractions.any_moved());
+        assert_eq!(print(TableFormat::Fraction, 1, &[0, 12, 24], 36), fractions);
+        assert_eq!(
+            print(TableFormat::In6, 1, &[1, 5], 6).texts,
+            ["1 in 6", "5 in 6"]
+        );
+        assert_eq!(
+            print(TableFormat::In36, 1, &[1, 5], 6).texts,
+            ["6 in 36", "30 in 36"]
+        );
+        // Not a whole number of faces: the fraction.
+        assert_eq!(print(TableFormat::In6, 1, &[1, 6], 7).texts, ["1/7", "6/7"]);
+    }
 
     #[test]
     fn control_characters_are_found_where_a_report_would_show_them() {

@@ -159,6 +159,7 @@ impl AnalysisHeader {
             seed: self.seed,
             trials: self.trials,
             precision: self.precision,
+            tables: self.tables,
         }
     }
 

@@ -582,6 +582,7 @@ where
             seed: self.sampling.seed,
             trials: self.sampling.trials.unwrap_or(0),
             precision: None,
+            tables: crate::analysis::TablesOptions::default(),
         }
     }
 

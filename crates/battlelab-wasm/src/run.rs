@@ -4,10 +4,11 @@
 
 use std::sync::Mutex;
 
-use battlelab_core::analysis::AxisValue;
+use battlelab_core::analysis::{AxisValue, TablesOptions};
 use battlelab_core::engine::dynamic::{Job, RunResult};
 use battlelab_core::engine::headline::{Headline, HeadlineKind};
 use battlelab_core::engine::Plan;
+use battlelab_core::exact::Fraction;
 use battlelab_core::limits::{MAX_SEED, MAX_TRIALS};
 use battlelab_core::stats::{rounded_percentages, wilson_interval, Z95};
 use serde_json::{json, Value};
@@ -19,6 +20,25 @@ struct Started {
     job: Box<dyn Job>,
     plan: Plan,
     headline: Option<Headline>,
+    printing: Printing,
+}
+
+/// How the analysis's rulebook tables print a run's exact results: its `[tables]`
+/// options and its system (whose expected values the d6 tables print).
+#[derive(Clone)]
+struct Printing {
+    tables: TablesOptions,
+    system: String,
+}
+
+impl Printing {
+    fn of(parsed: &Parsed) -> Self {
+        let header = parsed.study.header();
+        Self {
+            tables: header.tables,
+            system: header.system.to_string(),
+        }
+    }
 }
 
 static STARTED: Mutex<Option<Started>> = Mutex::new(None);
@@ -63,7 +83,7 @@ pub fn run(
     let job = parsed.study.clone().start(trials, seed);
     let plan = parsed.study.plan();
     let headline = crate::describe::headlines(parsed).into_iter().next();
-    results(job, &plan, headline.as_ref())
+    results(job, &plan, headline.as_ref(), &Printing::of(parsed))
 }
 
 /// Starts a Monte Carlo job; `step` runs its blocks, `finish` gives `run`'s answer.
@@ -75,6 +95,7 @@ pub fn start(parsed: &Parsed, seed: Option<u64>, trials: Option<u64>) -> Result<
         job,
         plan: parsed.study.plan(),
         headline: crate::describe::headlines(parsed).into_iter().next(),
+        printing: Printing::of(parsed),
     });
     Ok(json!({ "blocks": blocks }))
 }
@@ -98,28 +119,36 @@ pub fn finish() -> Result<Value, Refusal> {
         job,
         plan,
         headline,
+        printing,
     } = started()
         .take()
         .ok_or_else(|| Refusal::request("no job is started: send \"start\" first"))?;
-    results(job, &plan, headline.as_ref())
+    results(job, &plan, headline.as_ref(), &printing)
 }
 
-fn results(job: Box<dyn Job>, plan: &Plan, headline: Option<&Headline>) -> Result<Value, Refusal> {
+fn results(
+    job: Box<dyn Job>,
+    plan: &Plan,
+    headline: Option<&Headline>,
+    printing: &Printing,
+) -> Result<Value, Refusal> {
     let runs = job
         .finish()
         .map_err(|_| Refusal::request("the run was stopped"))?;
     let values: Vec<Value> = runs.iter().map(|r| headline_value(r, headline)).collect();
     Ok(json!({
-        "runs": plan.runs.iter().zip(&runs).map(|(key, r)| run_json(key.variant.as_str(), &key.coordinates, r)).collect::<Vec<_>>(),
+        "runs": plan.runs.iter().zip(&runs).map(|(key, r)| run_json(key.variant.as_str(), &key.coordinates, r, printing)).collect::<Vec<_>>(),
         "headline": headline.map(|h| json!({"name": h.name, "key": h.key, "values": values})),
     }))
 }
 
 /// A run as `results.csv` and `distributions.csv` hold it: each outcome's count,
 /// simulated probability and Wilson 95% interval, exact probability and fraction.
-fn run_json(variant: &str, coordinates: &[AxisValue], r: &RunResult) -> Value {
+fn run_json(variant: &str, coordinates: &[AxisValue], r: &RunResult, printing: &Printing) -> Value {
     let n = r.trials;
     let simulated = |count: u64| (n > 0).then(|| count as f64 / n as f64);
+    let exact = exact_counts(r);
+    let names: Vec<String> = r.outcomes.iter().map(|o| o.name.clone()).collect();
     json!({
         "variant": variant,
         "coordinates": coordinates.iter().map(AxisValue::to_json).collect::<Vec<_>>(),
@@ -136,6 +165,11 @@ fn run_json(variant: &str, coordinates: &[AxisValue], r: &RunResult) -> Value {
         // Each outcome's percentage in tenths, the row summing to exactly 100% (as the
         // rulebook tables print a run's outcomes: `stats::rounded_percentages`).
         "tenths": rounded_percentages(&r.outcomes.iter().map(|o| if r.exact { o.exact.unwrap_or(0.0) } else { o.count as f64 / n.max(1) as f64 }).collect::<Vec<_>>(), 1).units,
+        // Each outcome's exact chance as the analysis's rulebook tables print it (its
+        // `[tables]` format: "1/3", "2 in 6", or "33.3" with "†" where moved), and the
+        // expected values a d6 table's rulebook table prints: null where not exact.
+        "chances": exact.as_ref().map(|(counts, total)| printing.tables.print_chances(counts, *total).texts),
+        "expected": exact.as_ref().map(|(counts, total)| expected_values(&printing.system, &names, counts, *total)),
         "distributions": r.distributions.iter().map(|d| json!({
             "metric": d.metric,
             "values": (0..d.counts.len() as u64).map(|i| d.first + i).collect::<Vec<_>>(),
@@ -146,6 +180,58 @@ fn run_json(variant: &str, coordinates: &[AxisValue], r: &RunResult) -> Value {
             "exact_mean": d.exact_mean(),
         })).collect::<Vec<_>>(),
     })
+}
+
+/// A run's exact chances as whole counts over one total, from its outcomes' fractions
+/// (the smallest common denominator: every printed chance and expectation is the same
+/// over any multiple of it); `None` where the run is not exact or a fraction is not one
+/// of 128-bit integers.
+fn exact_counts(r: &RunResult) -> Option<(Vec<u64>, u64)> {
+    if !r.exact || r.outcomes.is_empty() {
+        return None;
+    }
+    let fractions: Vec<(u128, u128)> = r
+        .outcomes
+        .iter()
+        .map(|o| {
+            let text = o.fraction.as_deref()?;
+            let (numerator, denominator) = text.split_once('/').unwrap_or((text, "1"));
+            let denominator: u128 = denominator.parse().ok()?;
+            (denominator > 0).then_some(())?;
+            Some((numerator.parse().ok()?, denominator))
+        })
+        .collect::<Option<_>>()?;
+    let gcd = |mut a: u128, mut b: u128| {
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        a
+    };
+    let total = fractions.iter().try_fold(1u128, |common, &(_, d)| {
+        (common / gcd(common, d)).checked_mul(d)
+    })?;
+    let counts = fractions
+        .iter()
+        .map(|&(numerator, d)| u64::try_from(numerator.checked_mul(total / d)?).ok())
+        .collect::<Option<Vec<u64>>>()?;
+    Some((counts, u64::try_from(total).ok()?))
+}
+
+/// The expected values a d6 table's rulebook table prints beside its chances (none for
+/// other systems): each `{"name", "fraction", "value"}`, exact.
+fn expected_values(system: &str, outcomes: &[String], counts: &[u64], total: u64) -> Vec<Value> {
+    battlelab_core::systems::d6_tables::lookup::outcome_values(system, outcomes)
+        .into_iter()
+        .map(|(name, values)| {
+            let sum: u128 = counts
+                .iter()
+                .zip(&values)
+                .map(|(&c, &v)| u128::from(c) * u128::from(v))
+                .sum();
+            let e = Fraction::new(sum, u128::from(total.max(1)));
+            json!({"name": name, "fraction": e.to_string(), "value": e.to_f64()})
+        })
+        .collect()
 }
 
 /// The headline of one run: the exact value where the run is exact, else the simulated.

@@ -9,7 +9,7 @@ use std::path::Path;
 use crate::analysis::AxisValue;
 use crate::chart::{self, BarGroup};
 use crate::frame::LongFrame;
-use crate::report::rulebook::{Cell, NumberFormat, Rulebook, Table};
+use crate::report::rulebook::{Cell, Live, NumberFormat, Rulebook, Table};
 use crate::report::{self, Charts, ReportError};
 
 impl crate::pipeline::SystemReport for D6TableStudy {
@@ -280,7 +280,9 @@ fn rulebook_tables(study: &D6TableStudy, results: &D6TableResults) -> Rulebook {
         let mut outcomes = Table::new(&title, header);
         let mut moved = false;
         for row in &rows {
-            let result = &results.points[row.points[0]];
+            // A row's points roll the same: the page recomputes it from its first.
+            let run = row.points[0];
+            let result = &results.points[run];
             let chances =
                 report::rulebook::exact_row(options, &result.exact.counts, result.exact.total);
             moved |= chances.moved;
@@ -300,6 +302,20 @@ fn rulebook_tables(study: &D6TableStudy, results: &D6TableResults) -> Rulebook {
                 }))
                 .collect();
             outcomes.row(cells);
+            // Every chance and expected value is recomputed by the page's panel.
+            let first = row.labels.len();
+            for (i, outcome) in table.outcomes().iter().enumerate() {
+                let of = table.outcomes().to_vec();
+                let live = Live::Chance {
+                    outcome: outcome.clone(),
+                    of,
+                };
+                outcomes.live(first + i, run, live);
+            }
+            let first = first + table.outcomes().len();
+            for (i, (name, _)) in values.iter().enumerate() {
+                outcomes.live(first + i, run, Live::Expected(name.to_string()));
+            }
         }
         book.table(outcomes);
         book.text("\n");

@@ -147,6 +147,9 @@ pub struct Header<'a> {
     pub trials: u64,
     /// `precision = …`, where the file runs until precise.
     pub precision: Option<f64>,
+    /// `[tables]`: how its rulebook tables print chances (what the report page's
+    /// recomputed cells print too).
+    pub tables: crate::analysis::TablesOptions,
 }
 
 /// A rules system as the engine sees it: validated once (its parser), then a plan of

@@ -254,6 +254,7 @@ impl System for MeleeTable {
             seed: self.sampling.seed,
             trials: self.sampling.trials.unwrap_or(0),
             precision: None,
+            tables: crate::analysis::TablesOptions::default(),
         }
     }
 

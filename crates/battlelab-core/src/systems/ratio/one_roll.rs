@@ -293,6 +293,7 @@ impl System for RatioTable {
             seed: self.sampling.seed,
             trials: self.sampling.trials.unwrap_or(0),
             precision: None,
+            tables: crate::analysis::TablesOptions::default(),
         }
     }
 
