@@ -23,7 +23,7 @@ mod common;
 
 use common::pages::{
     assert_live_equals, assert_shown_equals, cli_error, edited_copy, encode, file_url, report_of,
-    FIELD_12_V_8, PHONE,
+    PageClient, FIELD_12_V_8, PHONE,
 };
 
 /// Trials per run: the page, not the numbers, is under test.

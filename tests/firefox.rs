@@ -26,7 +26,7 @@ mod bidi;
 
 use bidi::Browser;
 use common::pages::{
-    assert_live_equals, assert_shown_equals, edited_copy, encode, file_url, report_of,
+    assert_live_equals, assert_shown_equals, edited_copy, encode, file_url, report_of, PageClient,
     FIELD_12_V_8, PHONE,
 };
 

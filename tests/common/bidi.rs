@@ -24,6 +24,8 @@ use serde_json::{json, Value};
 /// How long Firefox may take to start listening, and one command to answer.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long one `script.evaluate` may go unanswered before the poll asks again.
+const EVALUATE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Preferences of the throwaway profile: nothing fetched in the background, no first-run
 /// pages or prompts (the page under test is the only thing that may ask for anything).
@@ -129,6 +131,13 @@ impl Browser {
 
     /// Sends `method` and returns its result; events meanwhile are kept in `events`.
     pub fn call(&mut self, method: &str, params: Value) -> Value {
+        self.call_within(method, params, COMMAND_TIMEOUT)
+            .unwrap_or_else(|| panic!("no answer to {method} within {COMMAND_TIMEOUT:?}"))
+    }
+
+    /// [`Browser::call`], or `None` when no answer comes within `timeout` (a late answer
+    /// is then kept with the events, which no reader takes for an answer).
+    fn call_within(&mut self, method: &str, params: Value, timeout: Duration) -> Option<Value> {
         self.next += 1;
         let id = self.next;
         let message = json!({"id": id, "method": method, "params": params}).to_string();
@@ -136,15 +145,13 @@ impl Browser {
             .expect("the BiDi socket is open");
         let started = Instant::now();
         loop {
-            let left = COMMAND_TIMEOUT.saturating_sub(started.elapsed());
-            let answer = self.from.recv_timeout(left).unwrap_or_else(|e| {
-                panic!("no answer to {method} within {COMMAND_TIMEOUT:?}: {e}")
-            });
+            let left = timeout.saturating_sub(started.elapsed());
+            let answer = self.from.recv_timeout(left).ok()?;
             if answer.get("id").and_then(Value::as_u64) == Some(id) {
                 if answer["type"] == "error" {
                     panic!("{method}: {answer}");
                 }
-                return answer["result"].clone();
+                return Some(answer["result"].clone());
             }
             self.events.push(answer);
         }
@@ -173,36 +180,19 @@ impl Browser {
 
     /// The value of `expression` in the tab (a string, or null for anything else).
     pub fn evaluate(&mut self, context: &str, expression: &str) -> Value {
-        let answer = self.call(
+        // A script evaluated while the document is being replaced can go unanswered
+        // (seen once, under load): that poll reads null, and the next one asks again.
+        let Some(answer) = self.call_within(
             "script.evaluate",
             json!({"expression": expression, "target": {"context": context}, "awaitPromise": false}),
-        );
+            EVALUATE_TIMEOUT,
+        ) else {
+            return Value::Null;
+        };
         match answer["type"].as_str() {
             Some("success") => answer["result"]["value"].clone(),
             // The page is still loading (the document was swapped underneath).
             _ => Value::Null,
-        }
-    }
-
-    /// The text of the element `id` once the page has written it (polled), or a panic
-    /// with the page's text after `timeout`.
-    pub fn wait_for_text(&mut self, context: &str, id: &str, timeout: Duration) -> String {
-        let started = Instant::now();
-        let expression = format!(
-            "(function(){{var e=document.getElementById({id:?});return e?e.textContent:null;}})()"
-        );
-        loop {
-            if let Value::String(text) = self.evaluate(context, &expression) {
-                return text;
-            }
-            if started.elapsed() > timeout {
-                let body = self.evaluate(context, "document.body.innerText.slice(0,2000)");
-                panic!(
-                    "#{id} was not written within {timeout:?}; the page says:\n{body}\nconsole: {:?}",
-                    self.console()
-                );
-            }
-            std::thread::sleep(Duration::from_millis(50));
         }
     }
 
@@ -326,5 +316,15 @@ fn read_message(reader: &mut impl Read) -> io::Result<Option<String>> {
         if fin {
             return Ok(Some(String::from_utf8_lossy(&message).into_owned()));
         }
+    }
+}
+
+impl crate::common::pages::PageClient for Browser {
+    fn evaluate(&mut self, target: &str, expression: &str) -> Value {
+        Browser::evaluate(self, target, expression)
+    }
+
+    fn console(&self) -> Vec<String> {
+        Browser::console(self)
     }
 }

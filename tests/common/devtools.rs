@@ -181,28 +181,6 @@ impl Browser {
             .clone()
     }
 
-    /// The text of the element `id` once the page has written it (polled), or a panic
-    /// with the page's text after `timeout`.
-    pub fn wait_for_text(&mut self, session: &str, id: &str, timeout: Duration) -> String {
-        let started = Instant::now();
-        let expression = format!(
-            "(function(){{var e=document.getElementById({id:?});return e?e.textContent:null;}})()"
-        );
-        loop {
-            if let Value::String(text) = self.evaluate(session, &expression) {
-                return text;
-            }
-            if started.elapsed() > timeout {
-                let body = self.evaluate(session, "document.body.innerText.slice(0,2000)");
-                panic!(
-                    "#{id} was not written within {timeout:?}; the page says:\n{body}\nconsole: {:?}",
-                    self.console()
-                );
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
     /// Every console message, uncaught exception and browser log entry (a CSP refusal,
     /// a failed load) so far, as `level: text`.
     pub fn console(&self) -> Vec<String> {
@@ -249,5 +227,15 @@ impl Drop for Browser {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+impl crate::common::pages::PageClient for Browser {
+    fn evaluate(&mut self, target: &str, expression: &str) -> Value {
+        Browser::evaluate(self, target, expression)
+    }
+
+    fn console(&self) -> Vec<String> {
+        Browser::console(self)
     }
 }

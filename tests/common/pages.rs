@@ -30,6 +30,39 @@ pub fn file_url(path: &Path) -> String {
     url
 }
 
+/// What each browser's client (`tests/common/devtools.rs` for Chromium,
+/// `tests/common/bidi.rs` for Firefox) answers, so that waiting for a page's verdict is
+/// written once.
+pub trait PageClient {
+    /// The value of `expression` in the page `target` (a string, or null for anything
+    /// else, and null while the document is being replaced).
+    fn evaluate(&mut self, target: &str, expression: &str) -> serde_json::Value;
+    /// The page's console and error log so far, one line each.
+    fn console(&self) -> Vec<String>;
+
+    /// The text of the element `id` once the page has written it (polled), or a panic
+    /// with the page's text after `timeout`.
+    fn wait_for_text(&mut self, target: &str, id: &str, timeout: std::time::Duration) -> String {
+        let started = std::time::Instant::now();
+        let expression = format!(
+            "(function(){{var e=document.getElementById({id:?});return e?e.textContent:null;}})()"
+        );
+        loop {
+            if let serde_json::Value::String(text) = self.evaluate(target, &expression) {
+                return text;
+            }
+            if started.elapsed() > timeout {
+                let body = self.evaluate(target, "document.body.innerText.slice(0,2000)");
+                panic!(
+                    "#{id} was not written within {timeout:?}; the page says:\n{body}\nconsole: {:?}",
+                    self.console()
+                );
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+}
+
 /// `text` percent-encoded for a URL's fragment.
 pub fn encode(text: &str) -> String {
     let mut out = String::new();
