@@ -774,14 +774,19 @@ impl<'g, 'd> Stepper<'g, 'd> {
             }
         }
         for (p, phase) in game.phases.iter().enumerate() {
+            let before = branches.len();
             for b in &mut branches {
                 b.frame[temps.clone()].iter_mut().for_each(|v| *v = 0);
             }
             // Branches already ended skip the rest of the round.
-            let (mut live, done): (Vec<Branch>, Vec<Branch>) =
-                branches.into_iter().partition(|b| {
-                    !b.ended && phase.when.as_ref().is_none_or(|w| w.eval(&b.frame) != 0)
-                });
+            let plays =
+                |b: &Branch| !b.ended && phase.when.as_ref().is_none_or(|w| w.eval(&b.frame) != 0);
+            // PERF: most phases are played by every branch; no partition is built then.
+            let (mut live, done): (Vec<Branch>, Vec<Branch>) = if branches.iter().all(plays) {
+                (branches, Vec::new())
+            } else {
+                branches.into_iter().partition(plays)
+            };
             live = match &phase.kind {
                 PhaseKind::Table(t) => self.table(*t, live),
                 PhaseKind::Count(pools) => {
@@ -852,16 +857,29 @@ impl<'g, 'd> Stepper<'g, 'd> {
             branches.extend(done);
             if self.dice.is_none() {
                 // PERF: what the rest of the round never reads cleared, so more merge.
+                let mut cleared = false;
                 for b in &mut branches {
-                    self.unread[p].iter().for_each(|s| b.frame[*s] = 0);
+                    for s in &self.unread[p] {
+                        cleared |= b.frame[*s] != 0;
+                        b.frame[*s] = 0;
+                    }
                 }
-                branches = merge(
-                    branches,
-                    Some(&temps),
-                    game.layout.state.start,
-                    &mut self.index,
-                    &mut self.spare,
-                );
+                // Distinct branches that neither split nor lost a value stay distinct
+                // (as far as merging can tell cheaply): the merge is skipped. Merging is
+                // only a saving — the chain sums equal next states itself.
+                if cleared || branches.len() > before {
+                    branches = merge(
+                        branches,
+                        Some(&temps),
+                        game.layout.state.start,
+                        &mut self.index,
+                        &mut self.spare,
+                    );
+                } else {
+                    for b in &mut branches {
+                        b.frame[temps.clone()].iter_mut().for_each(|v| *v = 0);
+                    }
+                }
             }
         }
         // The round ends: the round number advances, the temporaries are cleared.
