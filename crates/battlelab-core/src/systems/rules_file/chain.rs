@@ -1369,7 +1369,9 @@ impl Chain {
             let per = m / BigRational::from_integer(BigInt::from(leave));
             for (t, w) in self.transitions(s) {
                 if *t as usize != s {
-                    let add = &per * BigRational::from_integer(BigInt::from(*w));
+                    // PERF: the product is left unreduced; the sum reduces it once.
+                    let add =
+                        BigRational::new_raw(per.numer() * BigInt::from(*w), per.denom().clone());
                     mass[*t as usize] += add;
                 }
             }
