@@ -1102,6 +1102,39 @@ fn fold_endings<P: Clone + Zero + for<'a> std::ops::AddAssign<&'a P>>(
     (outcomes, metrics, rounds)
 }
 
+/// [`fold_endings`] in fractions: each ending's mass as a whole number over the common
+/// denominator of them all, summed as integers, each sum reduced once. PERF: summing the
+/// fractions themselves reduced every sum (a greatest common divisor of big integers per
+/// ending, outcome and metric), nine tenths of a field battle's exact results.
+fn fold_endings_exact(
+    game: &Game,
+    run: &RulesRun,
+    chain: &Chain,
+    mass: &[BigRational],
+) -> Folded<BigRational> {
+    use num_bigint::BigInt;
+    use num_integer::Integer;
+    let common = mass
+        .iter()
+        .enumerate()
+        .filter(|(s, p)| chain.terminal[*s] && !p.is_zero())
+        .fold(BigInt::from(1), |d, (_, p)| d.lcm(p.denom()));
+    let whole: Vec<BigInt> = mass
+        .iter()
+        .map(|p| p.numer() * (&common / p.denom()))
+        .collect();
+    let (outcomes, metrics, rounds) = fold_endings(game, run, chain, &whole);
+    let over = |n: BigInt| BigRational::new(n, common.clone());
+    (
+        outcomes.into_iter().map(over).collect(),
+        metrics
+            .into_iter()
+            .map(|m| m.into_iter().map(over).collect())
+            .collect(),
+        rounds.into_iter().map(over).collect(),
+    )
+}
+
 /// Whether exact results are asked for but the chain has a cycle they cannot be summed over.
 fn self_exact_off(header: &AnalysisHeader, chain: &Chain) -> bool {
     header.exact && chain.order().is_none()
@@ -1181,7 +1214,8 @@ impl crate::engine::System for RulesStudy {
         let (outcomes, metrics, rounds) =
             fold_endings(game, r, chain, &chain.absorption_f64(&order));
         let fractions = (chain.edges.len() <= chain::MAX_FRACTION_TRANSITIONS).then(|| {
-            let (outcomes, metrics, _) = fold_endings(game, r, chain, &chain.absorption(&order));
+            let (outcomes, metrics, _) =
+                fold_endings_exact(game, r, chain, &chain.absorption(&order));
             ExactFractions { outcomes, metrics }
         });
         Some(RulesExact {
