@@ -780,8 +780,12 @@ pub const PANEL_JS: &str = r#"
   function liveText(c,run){
     if(c.source)return run.exact?'exact':'simulated';
     if(c.tenths){
-      var k=-1;run.outcomes.forEach(function(o,i){if(o.name===c.tenths)k=i;});
-      return k<0||!run.tenths?'—':Math.floor(run.tenths[k]/10)+'.'+(run.tenths[k]%10);
+      var k=-1,other=false;run.outcomes.forEach(function(o,i){
+        if(o.name===c.tenths)k=i;
+        // A table of some outcomes: one outside them that happens gives it another column.
+        if(c.of&&c.of.indexOf(o.name)<0&&(run.exact?o.exact>0:o.count>0))other=true;
+      });
+      return k<0||other||!run.tenths?'—':Math.floor(run.tenths[k]/10)+'.'+(run.tenths[k]%10);
     }
     if(c.chance){
       // An edit that brings in or takes away an outcome gives the table other columns.
