@@ -917,6 +917,27 @@ fn the_ratio_melee_setup_and_frontier_tables_are_recomputed_after_an_edit() {
         "exact",
     );
     assert!(cells > 2 * 3 * 14, "{cells}");
+    // Without the ambushers' reserves, outcomes the file's battles reach are out of reach:
+    // the command line prints "Battle outcomes" (tables 2 and 4) with fewer columns, so
+    // the page prints none of its old columns' cells; the other tables as ever.
+    let report = dir.path().join("ratio_skirmish/report");
+    let edits = serde_json::json!({"edits": {"skirmish.a.reserves": 0}});
+    let verdict = tryit(
+        &report,
+        serde_json::json!({"open": format!("#tryit={}", encode(&edits.to_string()))}),
+    );
+    assert_eq!(verdict["errors"], serde_json::json!([]), "{verdict:#}");
+    let mut dashes = 0;
+    for cell in verdict["live"].as_array().unwrap() {
+        let text = cell["text"].as_str().unwrap();
+        if matches!(cell["table"].as_u64(), Some(2 | 4)) {
+            assert_eq!(text, "—", "{cell}");
+            dashes += 1;
+        } else {
+            assert!(text != "—" && !text.is_empty(), "{cell}");
+        }
+    }
+    assert_eq!(dashes, 2 * 3 * 15);
     // Melee: 4 runs × ("Who wins": 6; "How the engagement ends": 6 ends and the source).
     let (_, cells) = live_tables_after_an_edit(
         dir.path(),

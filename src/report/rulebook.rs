@@ -148,11 +148,11 @@ pub enum Live {
     /// This outcome's percentage in tenths, printed "12.3", in a row of every outcome of
     /// the run rounded to add up to exactly 100% ([`crate::stats::rounded_percentages`]).
     Hundred(String),
-    /// As [`Live::Hundred`], in a table whose columns are only the outcomes `of` (the
-    /// outcomes some run of the file gives: the command line leaves out a column no run
-    /// reaches). A run in which an outcome outside `of` happens (an edit made it
-    /// possible, so the command line prints another column) is not printed in these
-    /// columns.
+    /// As [`Live::Hundred`], in a table whose columns are only the outcomes `of`: those
+    /// the runs of the table's rows reach (the command line leaves out a column no run
+    /// reaches; every cell of the table carries the same `of`). Where the edited runs
+    /// reach other outcomes (an edit brought one in or took one away, so the command line
+    /// prints other columns) no cell is printed in these columns.
     HundredAmong { outcome: String, of: Vec<String> },
     /// This outcome's exact chance printed as the analysis's `[tables]` asks (a fraction,
     /// "2 in 6", or a percentage in a row rounded to add up to 100, with its `†`): the
