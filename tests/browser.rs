@@ -909,6 +909,19 @@ fn the_ratio_melee_setup_and_frontier_tables_are_recomputed_after_an_edit() {
         "exact",
     );
     assert!(cells > 9 * 13, "{cells}");
+    // The same, simulated with the command line's seed and trials: the means are the
+    // engine's (an integer sum divided once).
+    let (verdict, _) = live_tables_after_an_edit(
+        &dir.path().join("simulated"),
+        "ratio_line.toml",
+        serde_json::json!({"exact": false, "battle.min_score": 2}),
+        "simulated",
+    );
+    assert!(verdict["live"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c["text"] == "simulated"));
     // A skirmish in two variants, the column one unit short: escalation columns too.
     let (_, cells) = live_tables_after_an_edit(
         dir.path(),
@@ -944,6 +957,13 @@ fn the_ratio_melee_setup_and_frontier_tables_are_recomputed_after_an_edit() {
         "melee_engagement.toml",
         serde_json::json!({"profiles.spearmen.defense": 5}),
         "exact",
+    );
+    assert_eq!(cells, 4 * (6 + 7));
+    let (_, cells) = live_tables_after_an_edit(
+        &dir.path().join("simulated"),
+        "melee_engagement.toml",
+        serde_json::json!({"exact": false, "profiles.spearmen.defense": 5}),
+        "simulated",
     );
     assert_eq!(cells, 4 * (6 + 7));
     // Setup: a major changes coalition; each coalition's mean land SP (North, South and
