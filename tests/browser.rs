@@ -830,3 +830,166 @@ fn the_d6_tables_outcomes_are_recomputed_in_the_files_format_after_a_cell_edit()
         .iter()
         .any(|c| c["text"].as_str().unwrap().ends_with(" in 6")));
 }
+
+/// A shipped analysis's report, `edits` opened in the panel (with the command line's
+/// trials typed in where the page simulates): every live cell of its rulebook tables
+/// equals the same cell of `tables.md` that `battlelab run` prints for the file the panel
+/// downloads; some cell moved; every other table says it is the file's. Returns the
+/// verdict and the number of live cells.
+fn live_tables_after_an_edit(
+    dir: &Path,
+    analysis: &str,
+    edits: serde_json::Value,
+    kind: &str,
+) -> (serde_json::Value, usize) {
+    let root = dir.join(analysis.trim_end_matches(".toml"));
+    let file = edited_copy(&root.join("file"), analysis, ("", ""), None);
+    let report = report_of(&file, TRIALS, &root.join("report"));
+    let open = format!(
+        "#tryit={}",
+        encode(&serde_json::json!({ "edits": edits }).to_string())
+    );
+    let mut payload = serde_json::json!({"open": open, "download": true});
+    if kind == "simulated" {
+        payload["type"] = serde_json::json!({"run:trials": TRIALS});
+    }
+    let verdict = tryit(&report, payload);
+    assert_eq!(verdict["errors"], serde_json::json!([]), "{verdict:#}");
+    assert_eq!(verdict["kind"], kind, "{verdict:#}");
+    let saved = root.join("downloaded");
+    fs::create_dir_all(&saved).unwrap();
+    let text = verdict["downloaded"][analysis]
+        .as_str()
+        .expect("the downloaded analysis");
+    assert_ne!(
+        text,
+        fs::read_to_string(&file).unwrap(),
+        "the edit is in the file"
+    );
+    fs::write(saved.join(analysis), text).unwrap();
+    let cli = report_of(&saved.join(analysis), TRIALS, &root.join("cli"));
+    let cells = assert_live_equals(&verdict["live"], &cli, true);
+    let before = common::pages::tables_md(&report);
+    let live = verdict["live"].as_array().unwrap();
+    let moved = live
+        .iter()
+        .filter(|c| {
+            let at = |k: &str| c[k].as_u64().unwrap() as usize;
+            c["text"].as_str() != Some(before[at("table")][at("row")][at("column")].as_str())
+        })
+        .count();
+    assert!(moved > 0, "{analysis}: the edit changed no live cell");
+    let recomputed: std::collections::BTreeSet<u64> =
+        live.iter().map(|c| c["table"].as_u64().unwrap()).collect();
+    assert_eq!(
+        verdict["static_marked"].as_u64().unwrap() as usize,
+        before.len() - recomputed.len(),
+        "{verdict:#}"
+    );
+    let ms = |k: &str| verdict["timing"][k].as_f64().unwrap_or(f64::NAN);
+    println!(
+        "{analysis}: {cells} live cells ({moved} moved) shown {:.0} ms after the edit ({:.0} ms in the Worker, {kind})",
+        ms("last_ms"),
+        ms("worker_ms"),
+    );
+    (verdict, cells)
+}
+
+#[test]
+fn the_ratio_melee_setup_and_frontier_tables_are_recomputed_after_an_edit() {
+    chromium();
+    let dir = tempfile::tempdir().unwrap();
+    // Ratio, exact, comparing policies: a floor of 2 on every modified total. 9 grid
+    // points × ("Who wins": 3 chances, 2 CP means, source; "Expectations": 3 chances,
+    // 2 CP means, exhaustion, reserves used) and every battle outcome's percentage.
+    let (_, cells) = live_tables_after_an_edit(
+        dir.path(),
+        "ratio_line.toml",
+        serde_json::json!({"battle.min_score": 2}),
+        "exact",
+    );
+    assert!(cells > 9 * 13, "{cells}");
+    // The same, simulated with the command line's seed and trials: the means are the
+    // engine's (an integer sum divided once).
+    let (verdict, _) = live_tables_after_an_edit(
+        &dir.path().join("simulated"),
+        "ratio_line.toml",
+        serde_json::json!({"exact": false, "battle.min_score": 2}),
+        "simulated",
+    );
+    assert!(verdict["live"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c["text"] == "simulated"));
+    // A skirmish in two variants, the column one unit short: escalation columns too.
+    let (_, cells) = live_tables_after_an_edit(
+        dir.path(),
+        "ratio_skirmish.toml",
+        serde_json::json!({"side.b.units": 3}),
+        "exact",
+    );
+    assert!(cells > 2 * 3 * 14, "{cells}");
+    // Without the ambushers' reserves, outcomes the file's battles reach are out of reach:
+    // the command line prints "Battle outcomes" (tables 2 and 4) with fewer columns, so
+    // the page prints none of its old columns' cells; the other tables as ever.
+    let report = dir.path().join("ratio_skirmish/report");
+    let edits = serde_json::json!({"edits": {"skirmish.a.reserves": 0}});
+    let verdict = tryit(
+        &report,
+        serde_json::json!({"open": format!("#tryit={}", encode(&edits.to_string()))}),
+    );
+    assert_eq!(verdict["errors"], serde_json::json!([]), "{verdict:#}");
+    let mut dashes = 0;
+    for cell in verdict["live"].as_array().unwrap() {
+        let text = cell["text"].as_str().unwrap();
+        if matches!(cell["table"].as_u64(), Some(2 | 4)) {
+            assert_eq!(text, "—", "{cell}");
+            dashes += 1;
+        } else {
+            assert!(text != "—" && !text.is_empty(), "{cell}");
+        }
+    }
+    assert_eq!(dashes, 2 * 3 * 15);
+    // Melee: 4 runs × ("Who wins": 6; "How the engagement ends": 6 ends and the source).
+    let (_, cells) = live_tables_after_an_edit(
+        dir.path(),
+        "melee_engagement.toml",
+        serde_json::json!({"profiles.spearmen.defense": 5}),
+        "exact",
+    );
+    assert_eq!(cells, 4 * (6 + 7));
+    let (_, cells) = live_tables_after_an_edit(
+        &dir.path().join("simulated"),
+        "melee_engagement.toml",
+        serde_json::json!({"exact": false, "profiles.spearmen.defense": 5}),
+        "simulated",
+    );
+    assert_eq!(cells, 4 * (6 + 7));
+    // Setup: a major changes coalition; each coalition's mean land SP (North, South and
+    // the neutral minors).
+    let (_, cells) = live_tables_after_an_edit(
+        dir.path(),
+        "setup.toml",
+        serde_json::json!({"state.1.coalition": "South"}),
+        "exact",
+    );
+    assert_eq!(cells, 3);
+    // Frontier, simulated with the command line's seed and trials: every row's three
+    // percentages and both means of units eliminated.
+    let (verdict, cells) = live_tables_after_an_edit(
+        dir.path(),
+        "frontier_illustrative_crt.toml",
+        serde_json::json!({"side.a.level": 4}),
+        "simulated",
+    );
+    assert_eq!(
+        cells,
+        5 * verdict["live"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["column"] == 2)
+            .count()
+    );
+}

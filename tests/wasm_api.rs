@@ -633,3 +633,43 @@ fn the_d6_tables_chances_and_expected_values_print_as_the_command_lines_tables_m
     }
     assert!(moved > 0, "some percentage was moved and marked");
 }
+
+/// A melee engagement too large to enumerate (the phase odds still exact) is simulated in
+/// the module, as its report's "source" says: `describe` and `run` call its runs not
+/// exact, so the page simulates them rather than printing exact chances it has not got.
+#[test]
+fn a_melee_engagement_too_large_to_enumerate_is_simulated_as_the_report_says() {
+    let path = root().join("analyses/melee_engagement.toml");
+    let (text, files) = analysis(&path);
+    let mut describe = request("describe", "melee_engagement.toml", &text, &files);
+    describe["edits"] = json!({
+        "options.round_limit": 40,
+        "profiles.spearmen.models": 300,
+        "profiles.swordsmen.models": 200,
+    });
+    let described = ok(&describe);
+    let runs = described["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 4);
+    assert!(runs.iter().all(|r| r["exact"] == false), "{described}");
+    let mut run = describe.clone();
+    run["op"] = json!("run");
+    run["trials"] = json!(500);
+    let answered = ok(&run);
+    for r in answered["runs"].as_array().unwrap() {
+        assert_eq!(r["exact"], false, "{r}");
+        let total: f64 = r["outcomes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["probability"].as_f64().unwrap())
+            .sum();
+        assert!((total - 1.0).abs() < 1e-12, "{r}");
+    }
+    // The shipped file, small enough, is exact.
+    let shipped = ok(&request("describe", "melee_engagement.toml", &text, &files));
+    assert!(shipped["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["exact"] == true));
+}

@@ -148,6 +148,12 @@ pub enum Live {
     /// This outcome's percentage in tenths, printed "12.3", in a row of every outcome of
     /// the run rounded to add up to exactly 100% ([`crate::stats::rounded_percentages`]).
     Hundred(String),
+    /// As [`Live::Hundred`], in a table whose columns are only the outcomes `of`: those
+    /// the runs of the table's rows reach (the command line leaves out a column no run
+    /// reaches; every cell of the table carries the same `of`). Where the edited runs
+    /// reach other outcomes (an edit brought one in or took one away, so the command line
+    /// prints other columns) no cell is printed in these columns.
+    HundredAmong { outcome: String, of: Vec<String> },
     /// This outcome's exact chance printed as the analysis's `[tables]` asks (a fraction,
     /// "2 in 6", or a percentage in a row rounded to add up to 100, with its `†`): the
     /// text the run's response carries ([`crate::analysis::TablesOptions::print_chances`]).
@@ -219,7 +225,7 @@ impl Table {
                         format: NumberFormat::Percent(1),
                         ..
                     }),
-                    Live::Hundred(_),
+                    Live::Hundred(_) | Live::HundredAmong { .. },
                 )
                 | (
                     Some(Cell::Number {
@@ -388,8 +394,9 @@ impl Rulebook {
     }
 
     /// The live cells of every table, for the report page's panel: `{"tables": n, "cells":
-    /// [{table, row, column, run, outcomes | mean | source | tenths | chance | expected,
-    /// format, decimals}]}`, where
+    /// [{table, row, column, run, outcomes | mean | source | tenths (with `of` where the
+    /// table's columns are some of the outcomes) | chance | expected, format, decimals}]}`,
+    /// where
     /// `table` counts the tables in `tables.md` from 0 and `row` the rows under the header.
     pub fn live_cells(&self) -> serde_json::Value {
         let mut cells = Vec::new();
@@ -403,6 +410,10 @@ impl Rulebook {
                     Live::Mean(metric) => cell["mean"] = serde_json::json!(metric),
                     Live::Source => cell["source"] = serde_json::json!(true),
                     Live::Hundred(name) => cell["tenths"] = serde_json::json!(name),
+                    Live::HundredAmong { outcome, of } => {
+                        cell["tenths"] = serde_json::json!(outcome);
+                        cell["of"] = serde_json::json!(of);
+                    }
                     Live::Chance { outcome, of } => {
                         cell["chance"] = serde_json::json!(outcome);
                         cell["of"] = serde_json::json!(of);

@@ -781,6 +781,9 @@ pub const PANEL_JS: &str = r#"
     if(c.source)return run.exact?'exact':'simulated';
     if(c.tenths){
       var k=-1;run.outcomes.forEach(function(o,i){if(o.name===c.tenths)k=i;});
+      // A table whose columns are the outcomes its runs reach: when the edited runs reach
+      // others, the command line prints other columns.
+      if(c.of&&reached[JSON.stringify(c.of)]!==JSON.stringify(c.of.slice().sort()))return '—';
       return k<0||!run.tenths?'—':Math.floor(run.tenths[k]/10)+'.'+(run.tenths[k]%10);
     }
     if(c.chance){
@@ -800,13 +803,31 @@ pub const PANEL_JS: &str = r#"
     if(typeof v!=='number'||!isFinite(v))return '—';
     return c.format==='percent'?fixed(v*100,c.decimals)+'%':fixed(v,c.decimals);
   }
+  // The outcomes reached (by the response's own numbers) by the runs of the cells that
+  // share each list of columns `of`, sorted, as JSON.
+  var reached={};
+  function runOf(ok,c){
+    var key=data.live.runs[c.run],run=null;
+    ok.runs.forEach(function(r){if(!run&&key&&r.variant===key.variant&&JSON.stringify(r.coordinates)===JSON.stringify(key.coordinates))run=r;});
+    return run;
+  }
   function showLive(ok){
     var on=!!ok&&editing();
     if(liveChart){liveChart.remove();liveChart=null;}
+    reached={};
+    if(on){
+      var names={};
+      live.forEach(function(x){
+        var c=x.cell,run=c.tenths&&c.of?runOf(ok,c):null,k=JSON.stringify(c.of);
+        if(!run)return;
+        names[k]=names[k]||{};
+        run.outcomes.forEach(function(o){if(run.exact?o.exact>0:o.count>0)names[k][o.name]=true;});
+      });
+      Object.keys(names).forEach(function(k){reached[k]=JSON.stringify(Object.keys(names[k]).sort());});
+    }
     live.forEach(function(x){
       if(!on){x.td.textContent=x.original;x.td.classList.remove('live-edited');x.td.removeAttribute('title');return;}
-      var key=data.live.runs[x.cell.run],run=null;
-      ok.runs.forEach(function(r){if(!run&&key&&r.variant===key.variant&&JSON.stringify(r.coordinates)===JSON.stringify(key.coordinates))run=r;});
+      var run=runOf(ok,x.cell);
       x.td.textContent=run?liveText(x.cell,run):'—';
       x.td.classList.add('live-edited');
       x.td.title=!run?'this run is not in the edited analysis':x.td.textContent==='—'?'the edit changes this table\'s columns: battlelab run on the edited file prints it':'recomputed with the panel\'s edits';

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use crate::chart::{self, BarGroup};
 use crate::frame::LongFrame;
-use crate::report::rulebook::{Cell, NumberFormat, Rulebook, Table};
+use crate::report::rulebook::{Cell, Live, NumberFormat, Rulebook, Table};
 use crate::report::{self, with_side_names, Charts, ReportError};
 use crate::stats::percentages_summing_to_100;
 use battlelab_core::systems::frontier::battle::FrontierHistogram;
@@ -192,7 +192,7 @@ fn rulebook_tables(study: &FrontierStudy, results: &FrontierResults) -> Rulebook
         format!("mean {} eliminated", names[1]),
     ]);
     let mut table = Table::new(title, header);
-    for (run, h) in study.runs.iter().zip(&results.runs) {
+    for (index, (run, h)) in study.runs.iter().zip(&results.runs).enumerate() {
         let probabilities = probabilities(h);
         let p = percentages_summing_to_100(&probabilities, 1);
         let mut cells = vec![Cell::text(run.group.clone()), Cell::text(run.label.clone())];
@@ -208,6 +208,13 @@ fn rulebook_tables(study: &FrontierStudy, results: &FrontierResults) -> Rulebook
             Cell::decimal(crate::stats::count_mean(&h.eliminated[1]), 2),
         ]);
         table.row(cells);
+        // The page's panel recomputes every number of the row from the run's outcomes
+        // and metrics (the plan's runs are the study's, in order).
+        for (k, outcome) in RESULTS.iter().enumerate() {
+            table.live(2 + k, index, Live::Hundred(outcome.to_string()));
+        }
+        table.live(2 + RESULTS.len(), index, Live::Mean("eliminated_a".into()));
+        table.live(3 + RESULTS.len(), index, Live::Mean("eliminated_b".into()));
     }
     book.table(table);
     let mut md = String::new();

@@ -9,7 +9,7 @@ use std::path::Path;
 use crate::analysis::AxisValue;
 use crate::chart::{self, BarGroup};
 use crate::frame::LongFrame;
-use crate::report::rulebook::{Cell, NumberFormat, Rulebook, Table};
+use crate::report::rulebook::{Cell, Live, NumberFormat, Rulebook, Table};
 use crate::report::{self, Charts, ReportError};
 use crate::stats::percentages_summing_to_100;
 use battlelab_core::systems::melee::engagement::{EngagementEnd, PhaseOdds};
@@ -686,17 +686,44 @@ fn rulebook_tables(
         .map(String::from)
         .to_vec(),
     );
-    for (run, r) in study.runs.iter().zip(&results.runs) {
+    // The page's panel recomputes these cells from each run's outcomes (the ends, by
+    // name) and metrics; the plan's runs are the study's, in order.
+    let ends_where = |keep: &dyn Fn(EngagementEnd) -> bool| {
+        Live::Outcomes(
+            EngagementEnd::ALL
+                .iter()
+                .filter(|&&e| keep(e))
+                .map(|e| e.name().to_string())
+                .collect(),
+        )
+    };
+    // A metric's mean as the engine gives it: exact where enumerated, else the
+    // simulated integer sum divided once.
+    let mean_lost = |r: &MeleeRunResult, s: &Summary, side: usize| match &r.exact {
+        Some(_) => s.mean_lost(side),
+        None => crate::stats::count_mean(&r.histogram.models_lost[side]),
+    };
+    for (index, (run, r)) in study.runs.iter().zip(&results.runs).enumerate() {
         let s = best_summary(r);
         table.row(vec![
             Cell::text(run_label(study, run)),
             Cell::percent(s.p_wins(0), 1),
             Cell::percent(s.p_wins(1), 1),
             Cell::percent(s.p_draw(), 1),
-            Cell::decimal(s.mean_lost(0), 2),
-            Cell::decimal(s.mean_lost(1), 2),
+            Cell::decimal(mean_lost(r, &s, 0), 2),
+            Cell::decimal(mean_lost(r, &s, 1), 2),
             source(r),
         ]);
+        table.live(1, index, ends_where(&|e| e.winner() == Some(0)));
+        table.live(2, index, ends_where(&|e| e.winner() == Some(1)));
+        table.live(
+            3,
+            index,
+            ends_where(&|e| matches!(e, EngagementEnd::BothOut | EngagementEnd::RoundLimit)),
+        );
+        table.live(4, index, Live::Mean("models_lost_a".into()));
+        table.live(5, index, Live::Mean("models_lost_b".into()));
+        table.live(6, index, Live::Source);
     }
     book.table(table);
     let title = "How the engagement ends, %";
@@ -709,7 +736,7 @@ fn rulebook_tables(
         header.push("options".into());
     }
     let mut table = Table::new("How the engagement ends", header);
-    for (run, r) in study.runs.iter().zip(&results.runs) {
+    for (index, (run, r)) in study.runs.iter().zip(&results.runs).enumerate() {
         let s = best_summary(r);
         let phase = r.phase.as_ref().map_or("–".to_string(), |p| {
             percent_cells(&[p.a_wins.to_f64(), p.draw.to_f64(), p.b_wins.to_f64()])
@@ -726,6 +753,12 @@ fn rulebook_tables(
             cells.push(Cell::text(options_of(run)));
         }
         table.row(cells);
+        // Every end's percentage and the source are the run's; the first phase's odds
+        // (a separate exact calculation) and the options stay the file's.
+        for (k, end) in EngagementEnd::ALL.iter().enumerate() {
+            table.live(1 + k, index, Live::Hundred(end.name().to_string()));
+        }
+        table.live(1 + EngagementEnd::ALL.len(), index, Live::Source);
     }
     book.table(table);
     book

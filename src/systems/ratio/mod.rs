@@ -8,7 +8,7 @@ use std::path::Path;
 use crate::analysis::AxisValue;
 use crate::chart::{self, BarGroup};
 use crate::frame::LongFrame;
-use crate::report::rulebook::{Cell, NumberFormat, Rulebook, Table};
+use crate::report::rulebook::{Cell, Live, NumberFormat, Rulebook, Table};
 use crate::report::{self, with_side_names, Charts, ReportError};
 use crate::stats::{percentages_summing_to_100, wilson_interval, Z95};
 use battlelab_core::systems::ratio::battle::{ArmyResult, CombatState, ReservePolicy};
@@ -412,6 +412,42 @@ fn runs_of<'a>(
         .filter(move |(run, _)| run.variant == variant)
 }
 
+/// Each study run's index among the plan's runs (the page's panel finds a run's results
+/// by it): a run comparing policies is followed there by one run per other policy.
+fn plan_runs(study: &RatioStudy) -> Vec<usize> {
+    let mut next = 0;
+    study
+        .runs
+        .iter()
+        .map(|run| {
+            let at = next;
+            next += 1 + run.policies.as_ref().map_or(0, |(_, others)| others.len());
+            at
+        })
+        .collect()
+}
+
+/// The outcomes (result slots, by the engine's names) in which `side` wins, the battle is
+/// drawn, or an army is exhausted — what [`Summary::p_wins`], [`Summary::p_draw`],
+/// [`Summary::p_exhaustion`] and [`Summary::p_escalation`] add up, in the same order.
+fn outcomes_where(study: &RatioStudy, keep: impl Fn(usize) -> bool) -> Live {
+    Live::Outcomes(
+        (0..slots(study))
+            .filter(|&i| keep(i))
+            .map(ArmyResult::label)
+            .collect(),
+    )
+}
+
+/// A metric's mean as the engine gives it: exact where enumerated, else the simulated
+/// integer sum divided once (`results.csv`'s mean, and the page's).
+fn mean_of(r: &RatioRunResult, exact: impl Fn(&Summary) -> &[f64], counts: &[u64]) -> f64 {
+    match &r.exact {
+        Some(d) => crate::stats::distribution_mean(exact(&summary_exact(d))),
+        None => crate::stats::count_mean(counts),
+    }
+}
+
 /// Rulebook tables: per variant, the headline first — each side's chance to win and the
 /// casualty points each takes (exact where the dice are few) — then every battle
 /// outcome, the full expectations and the value of reserves. Sides go by their names.
@@ -453,6 +489,18 @@ fn rulebook_tables(study: &RatioStudy, results: &RatioResults) -> Rulebook {
             "simulated"
         })
     };
+    let plan_index = plan_runs(study);
+    let index_of = |run: &RatioRun| {
+        let i = study
+            .runs
+            .iter()
+            .position(|r| std::ptr::eq(r, run))
+            .expect("a run of the study");
+        plan_index[i]
+    };
+    // The cells the page's panel recomputes from a run's outcomes and metrics.
+    let wins = |side: usize| outcomes_where(study, |i| ArmyResult::winner(i) == Some(side));
+    let draw = || outcomes_where(study, |i| i % 9 == ArmyResult::DRAW);
     for (vi, vname) in study.variants.iter().enumerate() {
         let title = format!("Who wins — {vname}");
         book.text(&format!("## {title}\n\n"));
@@ -473,15 +521,23 @@ fn rulebook_tables(study: &RatioStudy, results: &RatioResults) -> Rulebook {
         for (run, r) in runs_of(study, results, vi) {
             let s = best_summary(r);
             let mut cells = axis_cells(run);
+            let at = cells.len();
             cells.extend([
                 Cell::percent(s.p_wins(0), 1),
                 Cell::percent(s.p_wins(1), 1),
                 Cell::percent(s.p_draw(), 1),
-                Cell::decimal(crate::stats::distribution_mean(&s.cp[0]), 2),
-                Cell::decimal(crate::stats::distribution_mean(&s.cp[1]), 2),
+                Cell::decimal(mean_of(r, |e| &e.cp[0], &r.histogram.cp[0]), 2),
+                Cell::decimal(mean_of(r, |e| &e.cp[1], &r.histogram.cp[1]), 2),
                 source(r),
             ]);
             table.row(cells);
+            let index = index_of(run);
+            table.live(at, index, wins(0));
+            table.live(at + 1, index, wins(1));
+            table.live(at + 2, index, draw());
+            table.live(at + 3, index, Live::Mean("cp_a".into()));
+            table.live(at + 4, index, Live::Mean("cp_b".into()));
+            table.live(at + 5, index, Live::Source);
         }
         book.table(table);
         book.text("\n");
@@ -512,8 +568,20 @@ fn rulebook_tables(study: &RatioStudy, results: &RatioResults) -> Rulebook {
             cells.push(Cell::text(describe_line(
                 battle.escalation.as_deref().unwrap_or(battle),
             )));
+            let at = cells.len();
             cells.extend(percent_cells(&shown));
             table.row(cells);
+            let of: Vec<String> = live.iter().map(|&i| ArmyResult::label(i)).collect();
+            for (k, outcome) in of.iter().enumerate() {
+                table.live(
+                    at + k,
+                    index_of(run),
+                    Live::HundredAmong {
+                        outcome: outcome.clone(),
+                        of: of.clone(),
+                    },
+                );
+            }
         }
         book.table(table);
         let title = format!("Expectations — {vname}");
@@ -536,20 +604,38 @@ fn rulebook_tables(study: &RatioStudy, results: &RatioResults) -> Rulebook {
         for (run, r) in runs_of(study, results, vi) {
             let s = best_summary(r);
             let mut cells = axis_cells(run);
+            let at = cells.len();
             cells.extend([
                 Cell::percent(s.p_wins(0), 1),
                 Cell::percent(s.p_wins(1), 1),
                 Cell::percent(s.p_draw(), 1),
-                Cell::decimal(crate::stats::distribution_mean(&s.cp[0]), 2),
-                Cell::decimal(crate::stats::distribution_mean(&s.cp[1]), 2),
+                Cell::decimal(mean_of(r, |e| &e.cp[0], &r.histogram.cp[0]), 2),
+                Cell::decimal(mean_of(r, |e| &e.cp[1], &r.histogram.cp[1]), 2),
                 Cell::percent(s.p_exhaustion(), 1),
-                Cell::decimal(crate::stats::distribution_mean(&s.reserves_used), 2),
+                Cell::decimal(
+                    mean_of(r, |e| &e.reserves_used, &r.histogram.reserves_used),
+                    2,
+                ),
                 Cell::percent(1.0 - s.floor_decided[0], 2),
             ]);
             if study.skirmish {
                 cells.push(Cell::percent(s.p_escalation(), 1));
             }
             table.row(cells);
+            let index = index_of(run);
+            table.live(at, index, wins(0));
+            table.live(at + 1, index, wins(1));
+            table.live(at + 2, index, draw());
+            table.live(at + 3, index, Live::Mean("cp_a".into()));
+            table.live(at + 4, index, Live::Mean("cp_b".into()));
+            table.live(at + 5, index, outcomes_where(study, ArmyResult::exhausts));
+            table.live(at + 6, index, Live::Mean("reserves_used".into()));
+            // "P(min-score decides)" is 1 − P(no combat decided by the floor): a
+            // distribution's tail, which the run's response does not print; it stays
+            // the file's.
+            if study.skirmish {
+                table.live(at + 8, index, outcomes_where(study, |i| i >= 9));
+            }
         }
         book.table(table);
         if study

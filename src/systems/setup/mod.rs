@@ -8,7 +8,7 @@ use std::path::Path;
 use crate::analysis::AxisValue;
 use crate::chart::{self, BarGroup};
 use crate::frame::LongFrame;
-use crate::report::rulebook::{Cell, Rulebook, Table};
+use crate::report::rulebook::{Cell, Live, Rulebook, Table};
 use crate::report::{self, Charts, ReportError};
 use battlelab_core::systems::setup::map::{Quantity, StateKind};
 
@@ -192,6 +192,10 @@ fn rulebook_tables(study: &SetupStudy, results: &SetupResults) -> Rulebook {
             whole(min),
             whole(max),
         ]);
+        // The mean is the run's (the plan runs one coalition each, in order); the
+        // quantiles, least and most are read off the whole distribution and stay the
+        // file's.
+        coalitions.live(2, c, Live::Mean(Quantity::Sp.name().into()));
     }
     book.table(coalitions);
     if study.coalitions.len() > 1 {

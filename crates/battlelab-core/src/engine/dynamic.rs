@@ -52,7 +52,7 @@ pub trait Job: Send {
 pub struct RunResult {
     /// Trials simulated (0 when only the exact results were asked for).
     pub trials: u64,
-    /// Whether the run's exact results were computed.
+    /// Whether the run's exact results were computed (every outcome's exact chance).
     pub exact: bool,
     pub outcomes: Vec<Outcome>,
     pub distributions: Vec<Distribution>,
@@ -161,11 +161,17 @@ impl<S: System + Send + 'static> Job for BlockJob<S> {
             .iter()
             .zip(&exact)
             .enumerate()
-            .map(|(run, (counts, exact))| RunResult {
-                trials: self.trials,
-                exact: exact.is_some(),
-                outcomes: system.outcomes(run, counts, exact.as_ref()),
-                distributions: system.distributions(run, counts, exact.as_ref()),
+            .map(|(run, (counts, exact))| {
+                let outcomes = system.outcomes(run, counts, exact.as_ref());
+                RunResult {
+                    trials: self.trials,
+                    // Exact where every outcome's exact chance is known: a melee run
+                    // whose phase odds are exact but whose engagement has too many
+                    // states to enumerate is simulated, as its report says.
+                    exact: exact.is_some() && outcomes.iter().all(|o| o.exact.is_some()),
+                    outcomes,
+                    distributions: system.distributions(run, counts, exact.as_ref()),
+                }
             })
             .collect())
     }
