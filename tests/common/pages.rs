@@ -76,30 +76,11 @@ pub fn encode(text: &str) -> String {
     out
 }
 
-/// One CSV line's fields, quoted ones unquoted (`"A wins, B holds"`).
-fn csv_fields(line: &str) -> Vec<String> {
-    let (mut fields, mut field, mut quoted) = (Vec::new(), String::new(), false);
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (c, quoted) {
-            ('"', true) if chars.peek() == Some(&'"') => {
-                field.push('"');
-                chars.next();
-            }
-            ('"', _) => quoted = !quoted,
-            (',', false) => fields.push(std::mem::take(&mut field)),
-            (c, _) => field.push(c),
-        }
-    }
-    fields.push(field);
-    fields
-}
-
 /// `results.csv` as rows of (outcome, count, exact_fraction, exact), run after run.
 pub fn results_rows(report: &Path) -> Vec<(String, u64, String, String)> {
     let text = fs::read_to_string(report.join("results.csv")).unwrap();
     let mut lines = text.lines();
-    let header = csv_fields(lines.next().unwrap());
+    let header = super::csv_fields(lines.next().unwrap());
     let at = |name: &str| header.iter().position(|h| *h == name).unwrap();
     let (outcome, count, fraction, exact) = (
         at("outcome"),
@@ -109,7 +90,7 @@ pub fn results_rows(report: &Path) -> Vec<(String, u64, String, String)> {
     );
     lines
         .map(|l| {
-            let mut cells = csv_fields(l);
+            let mut cells = super::csv_fields(l);
             (
                 std::mem::take(&mut cells[outcome]),
                 cells[count].parse().unwrap(),

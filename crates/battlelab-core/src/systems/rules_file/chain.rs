@@ -46,24 +46,6 @@ pub(crate) fn gcd(a: u128, b: u128) -> u128 {
     if a == 0 || b == 0 {
         return a | b;
     }
-    if (a | b) >> 64 == 0 {
-        return u128::from(gcd64(a as u64, b as u64));
-    }
-    let shift = (a | b).trailing_zeros();
-    let (mut a, mut b) = (a >> a.trailing_zeros(), b);
-    loop {
-        b >>= b.trailing_zeros();
-        if a > b {
-            std::mem::swap(&mut a, &mut b);
-        }
-        b -= a;
-        if b == 0 {
-            return a << shift;
-        }
-    }
-}
-
-fn gcd64(a: u64, b: u64) -> u64 {
     let shift = (a | b).trailing_zeros();
     let (mut a, mut b) = (a >> a.trailing_zeros(), b);
     loop {
