@@ -664,13 +664,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
             // the same result) is applied to the branch itself.
             if let [(result, sum, w)] = ways[..] {
                 if w == total {
-                    b.frame[roll_slot] = sum;
-                    let result = if result == usize::MAX {
-                        result_of(game, table, &mut b.frame)
-                    } else {
-                        result
-                    };
-                    self.apply(result, b, &mut out);
+                    self.take(t, b, result, sum, &mut out);
                     if self.overflow {
                         return Vec::new();
                     }
@@ -678,23 +672,30 @@ impl<'g, 'd> Stepper<'g, 'd> {
                 }
             }
             for &(result, sum, w) in &ways {
-                let Some(mut piece) = fork(&b, w, total, &mut self.spare) else {
+                let Some(piece) = fork(&b, w, total, &mut self.spare) else {
                     self.overflow = true;
                     return Vec::new();
                 };
-                piece.frame[roll_slot] = sum;
-                let result = if result == usize::MAX {
-                    result_of(game, table, &mut piece.frame)
-                } else {
-                    result
-                };
-                self.apply(result, piece, &mut out);
+                self.take(t, piece, result, sum, &mut out);
                 if self.overflow {
                     return Vec::new();
                 }
             }
         }
         out
+    }
+
+    /// One roll of table `t` on branch `b`: the natural `sum` set, its `result` read
+    /// (`usize::MAX`: read here) and applied, into `out`.
+    fn take(&mut self, t: usize, mut b: Branch, result: usize, sum: i64, out: &mut Vec<Branch>) {
+        let game = self.game;
+        b.frame[game.layout.roll] = sum;
+        let result = if result == usize::MAX {
+            result_of(game, &game.tables[t], &mut b.frame)
+        } else {
+            result
+        };
+        self.apply(result, b, out);
     }
 
     /// Every way one round from `state` (the state slots' values) can go, merged by the
