@@ -115,6 +115,23 @@ pub struct Stepper<'g, 'd> {
     /// Frames of branches merged away or finished, reused by forks (PERF: allocating a
     /// frame per fork was a fifth of building a chain).
     spare: Vec<Vec<i64>>,
+    /// The phase before which the options are chosen: 0 when drawing; enumerating, the
+    /// first phase that reads an option where no phase before it can split a branch (so
+    /// the branches come out in the same order), else 0; the number of phases when no
+    /// phase reads one (the split would change nothing).
+    choices_at: usize,
+    /// Per phase, enumerating: what its ways follow from, where they can be remembered
+    /// (PERF: the field battle's tactical matrix, read with each pair of tactics, is
+    /// worked out once per larger side instead of once a round; its CRT once per column
+    /// and modifier).
+    memo_plan: Vec<Option<Remembered>>,
+    /// A remembered phase's ways, by `[phase, column, modifier, its key's values…]`: the
+    /// id of what it leaves (in [`Stepper::afters`]) and the weight.
+    memo: FxHashMap<Vec<i64>, Vec<(u32, u128, u128)>>,
+    /// The values of a remembered phase's `after` slots, and whether it ended the
+    /// battle, by id ([`Stepper::memo`]'s entries name them so).
+    afters: Vec<(Vec<i64>, bool)>,
+    after_ids: FxHashMap<(Vec<i64>, bool), u32>,
 }
 
 /// Where a round from a state can end: the next state, whether an effect ended the
@@ -140,6 +157,23 @@ fn fork(b: &Branch, ways: u128, total: u128, spare: &mut Vec<Vec<i64>>) -> Optio
         den: d / g,
         ended: b.ended,
     })
+}
+
+/// `a × b` in lowest terms; `None` past 128 bits.
+fn times(a: (u128, u128), b: (u128, u128)) -> Option<(u128, u128)> {
+    let (n, d) = (a.0.checked_mul(b.0)?, a.1.checked_mul(b.1)?);
+    let g = gcd(n, d);
+    Some((n / g, d / g))
+}
+
+/// `a + b` in lowest terms; `None` past 128 bits.
+fn plus(a: (u128, u128), b: (u128, u128)) -> Option<(u128, u128)> {
+    let den = (a.1 / gcd(a.1, b.1)).checked_mul(b.1)?;
+    let num =
+        a.0.checked_mul(den / a.1)?
+            .checked_add(b.0.checked_mul(den / b.1)?)?;
+    let g = gcd(num, den);
+    Some((num / g, den / g))
 }
 
 /// The most frames a stepper keeps for reuse.
@@ -204,21 +238,7 @@ fn table_reads(game: &Game, t: usize, out: &mut Vec<usize>, seen: &mut [bool]) {
         }
         ColumnPick::AtLeast { value, .. } | ColumnPick::Index { value } => value.slots(out),
     }
-    let mut results: Vec<usize> = table.cells.iter().flatten().copied().collect();
-    results.extend(table.natural.iter().map(|n| n.1));
-    for edge in [
-        &table.below,
-        &table.above,
-        &table.below_rows,
-        &table.above_rows,
-    ] {
-        if let Edge::Result(r) = edge {
-            results.push(*r);
-        }
-    }
-    results.sort_unstable();
-    results.dedup();
-    for r in results {
+    for r in table_results(table) {
         statements_reads(game, &game.results[r].effects, out, seen);
     }
 }
@@ -275,6 +295,253 @@ fn unread_after(game: &Game) -> Vec<Vec<usize>> {
         statements_reads(game, &phase.effects, &mut later, &mut seen);
     }
     out
+}
+
+/// The slots phase `p` reads: its condition, its dice and tables, its effects.
+fn phase_reads(game: &Game, p: usize) -> Vec<usize> {
+    let phase = &game.phases[p];
+    let mut read = Vec::new();
+    let mut seen = vec![false; game.tables.len()];
+    if let Some(w) = &phase.when {
+        w.slots(&mut read);
+    }
+    match &phase.kind {
+        PhaseKind::Table(t) => table_reads(game, *t, &mut read, &mut seen),
+        PhaseKind::Count(pools) => pools.iter().for_each(|pool| {
+            pool.dice.slots(&mut read);
+            pool.hits_at_most.slots(&mut read);
+            read.push(pool.into);
+        }),
+        PhaseKind::Compare { dice, .. } => dice.iter().for_each(|d| d.slots(&mut read)),
+        PhaseKind::Effects => {}
+    }
+    statements_reads(game, &phase.effects, &mut read, &mut seen);
+    // A loss reads what it takes from.
+    let mut writes = Vec::new();
+    statements_writes(
+        game,
+        &phase.effects,
+        &mut writes,
+        &mut vec![false; game.tables.len()],
+    );
+    read.extend(writes.iter().filter(|s| lost_from(game, **s)));
+    read.sort_unstable();
+    read.dedup();
+    read
+}
+
+/// Whether some `lose` in the file takes from `slot` (and so reads it).
+fn lost_from(game: &Game, slot: usize) -> bool {
+    game.results
+        .iter()
+        .flat_map(|r| r.effects.iter())
+        .chain(game.phases.iter().flat_map(|p| p.effects.iter()))
+        .any(|s| matches!(s, Statement::Lose { order, .. } if order.contains(&slot)))
+}
+
+/// The slots `statements` may write, through the tables they roll on.
+fn statements_writes(
+    game: &Game,
+    statements: &[Statement],
+    out: &mut Vec<usize>,
+    seen: &mut [bool],
+) {
+    for s in statements {
+        match s {
+            Statement::Set { target, .. } => out.push(*target),
+            Statement::Lose { order, .. } => out.extend(order.iter().copied()),
+            Statement::Outcome(_) => out.push(game.layout.outcome),
+            Statement::End => {}
+            Statement::Roll(name) => {
+                let Some(t) = game.tables.iter().position(|t| t.name == *name) else {
+                    continue;
+                };
+                if std::mem::replace(&mut seen[t], true) {
+                    continue;
+                }
+                out.extend([game.layout.roll, game.layout.modifier]);
+                for r in table_results(&game.tables[t]) {
+                    statements_writes(game, &game.results[r].effects, out, seen);
+                }
+            }
+        }
+    }
+}
+
+/// The slots phase `p` may write (temporaries included).
+fn phase_writes(game: &Game, p: usize) -> Vec<usize> {
+    let phase = &game.phases[p];
+    let mut out = Vec::new();
+    let mut seen = vec![false; game.tables.len()];
+    match &phase.kind {
+        PhaseKind::Table(t) => {
+            let name = game.tables[*t].name.clone();
+            statements_writes(game, &[Statement::Roll(name)], &mut out, &mut seen);
+        }
+        PhaseKind::Count(pools) => out.extend(pools.iter().map(|pool| pool.into)),
+        PhaseKind::Compare { won, .. } => out.extend(won.iter().copied()),
+        PhaseKind::Effects => {}
+    }
+    statements_writes(game, &phase.effects, &mut out, &mut seen);
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Whether phase `p` can split a branch: it rolls dice or reads a table (a table with
+/// no dice can still give a result beyond its columns, which reorders branches).
+fn splits(game: &Game, p: usize) -> bool {
+    let phase = &game.phases[p];
+    !matches!(phase.kind, PhaseKind::Effects)
+        || phase
+            .effects
+            .iter()
+            .any(|s| matches!(s, Statement::Roll(_)))
+}
+
+/// [`Stepper::choices_at`] for enumerating `game`.
+fn choices_at(game: &Game) -> usize {
+    let chosen: Vec<usize> = game.choices.iter().flat_map(|c| c.chosen).collect();
+    let first = (0..game.phases.len())
+        .find(|p| phase_reads(game, *p).iter().any(|s| chosen.contains(s)))
+        .unwrap_or(game.phases.len());
+    if first == game.phases.len() || (0..first).all(|q| !splits(game, q)) {
+        first
+    } else {
+        0
+    }
+}
+
+/// How a phase's ways are remembered ([`Stepper::memo`]): a phase whose ways follow from
+/// its scratch values (and, `by_roll`, from its table's column and modifier, which may
+/// read the state), that writes nothing of the state.
+#[derive(Clone, Debug)]
+struct Remembered {
+    /// The scratch slots the phase reads or writes (besides its condition, and the
+    /// table's column and modifier where `by_roll`).
+    key: Vec<usize>,
+    /// Whether the key holds the table's column and modifier.
+    by_roll: bool,
+    /// The slots whose values after the phase are remembered: what it writes, the
+    /// options chosen before it, what is cleared after it, the temporaries, the key.
+    after: Vec<usize>,
+    /// Whether only a lone branch may take its ways from the memo (a table rolled in its
+    /// effects would order many differently).
+    lone: bool,
+}
+
+/// [`Stepper::memo_plan`] for enumerating `game`: every phase that reads a table or
+/// rolls, or before which the options are chosen, and whose ways follow from a few
+/// values, none of them the state's (but the column and modifier it reads a table in).
+fn remembered(game: &Game) -> Vec<Option<Remembered>> {
+    let layout = &game.layout;
+    let at = choices_at(game);
+    let unread = unread_after(game);
+    let chosen: Vec<usize> = game.choices.iter().flat_map(|c| c.chosen).collect();
+    (0..game.phases.len())
+        .map(|p| {
+            let phase = &game.phases[p];
+            if !(splits(game, p) || (p == at && p > 0)) {
+                return None;
+            }
+            let writes = phase_writes(game, p);
+            // The reads besides the condition, and besides the table's column and
+            // modifier where those read the state.
+            let mut rest = Vec::new();
+            let mut seen = vec![false; game.tables.len()];
+            let mut by_roll = false;
+            match &phase.kind {
+                PhaseKind::Table(t) => {
+                    let table = &game.tables[*t];
+                    let mut picked = Vec::new();
+                    let mut shift_seen = vec![false; game.tables.len()];
+                    shift_seen[*t] = true;
+                    picks_reads(table, &mut picked);
+                    by_roll = picked.iter().any(|s| layout.state.contains(s)) && p != at;
+                    if !by_roll {
+                        rest.extend(picked);
+                    }
+                    if let Some(r) = &table.row {
+                        r.slots(&mut rest);
+                    }
+                    seen[*t] = true;
+                    for r in table_results(table) {
+                        statements_reads(game, &game.results[r].effects, &mut rest, &mut seen);
+                    }
+                }
+                PhaseKind::Count(pools) => pools.iter().for_each(|pool| {
+                    pool.dice.slots(&mut rest);
+                    pool.hits_at_most.slots(&mut rest);
+                    rest.push(pool.into);
+                }),
+                PhaseKind::Compare { dice, .. } => dice.iter().for_each(|d| d.slots(&mut rest)),
+                PhaseKind::Effects => {}
+            }
+            statements_reads(game, &phase.effects, &mut rest, &mut seen);
+            rest.extend(writes.iter().filter(|s| lost_from(game, **s)));
+            rest.extend(writes.iter().copied());
+            rest.sort_unstable();
+            rest.dedup();
+            if rest.iter().any(|s| layout.state.contains(s)) {
+                return None;
+            }
+            let key: Vec<usize> = rest.iter().copied().filter(|s| layout.scratch.contains(s)).collect();
+            let mut after: Vec<usize> = writes.iter().copied().filter(|s| !layout.state.contains(s)).collect();
+            after.extend(unread[p].iter().copied());
+            after.extend(layout.temps.clone());
+            after.extend(key.iter().copied());
+            if p == at {
+                after.extend(chosen.iter().copied());
+            }
+            after.sort_unstable();
+            after.dedup();
+            let rolls_inside = phase.effects.iter().any(|s| matches!(s, Statement::Roll(_)))
+                || matches!(&phase.kind, PhaseKind::Table(t) if table_results(&game.tables[*t])
+                    .iter()
+                    .any(|r| game.results[*r].effects.iter().any(|s| matches!(s, Statement::Roll(_)))));
+            Some(Remembered {
+                key,
+                by_roll,
+                after,
+                lone: rolls_inside || (p == at && p > 0),
+            })
+        })
+        .collect()
+}
+
+/// The slots a table's column, modifier and shift read.
+fn picks_reads(table: &Table, out: &mut Vec<usize>) {
+    for e in [&table.modifier, &table.shift].into_iter().flatten() {
+        e.slots(out);
+    }
+    match &table.columns {
+        ColumnPick::Odds {
+            attacker, defender, ..
+        } => {
+            attacker.slots(out);
+            defender.slots(out);
+        }
+        ColumnPick::AtLeast { value, .. } | ColumnPick::Index { value } => value.slots(out),
+    }
+}
+
+/// Every result table `t` can give.
+fn table_results(table: &Table) -> Vec<usize> {
+    let mut results: Vec<usize> = table.cells.iter().flatten().copied().collect();
+    results.extend(table.natural.iter().map(|n| n.1));
+    for edge in [
+        &table.below,
+        &table.above,
+        &table.below_rows,
+        &table.above_rows,
+    ] {
+        if let Edge::Result(r) = edge {
+            results.push(*r);
+        }
+    }
+    results.sort_unstable();
+    results.dedup();
+    results
 }
 
 /// Per result: whether its effects roll on a table.
@@ -437,6 +704,11 @@ impl<'g, 'd> Stepper<'g, 'd> {
             read_rows: FxHashMap::default(),
             index: MergeIndex::default(),
             spare: Vec::new(),
+            choices_at: choices_at(game),
+            memo_plan: remembered(game),
+            memo: FxHashMap::default(),
+            afters: Vec::new(),
+            after_ids: FxHashMap::default(),
         }
     }
 
@@ -453,6 +725,11 @@ impl<'g, 'd> Stepper<'g, 'd> {
             read_rows: FxHashMap::default(),
             index: MergeIndex::default(),
             spare: Vec::new(),
+            choices_at: 0,
+            memo_plan: vec![None; game.phases.len()],
+            memo: FxHashMap::default(),
+            afters: Vec::new(),
+            after_ids: FxHashMap::default(),
         }
     }
 
@@ -698,23 +975,10 @@ impl<'g, 'd> Stepper<'g, 'd> {
         self.apply(result, b, out);
     }
 
-    /// Every way one round from `state` (the state slots' values) can go, merged by the
-    /// state it ends in: `(next state, ended, num, den)`. Drawing: one way.
-    pub fn round(&mut self, start_frame: &[i64]) -> Vec<Next> {
+    /// Every branch split by each side's option of every choice (enumerating, with the
+    /// policy's exact weight), or one option drawn.
+    fn choose(&mut self, mut branches: Vec<Branch>) -> Vec<Branch> {
         let game = self.game;
-        let temps = game.layout.temps.clone();
-        let mut branches = vec![Branch {
-            frame: start_frame.to_vec(),
-            num: 1,
-            den: 1,
-            ended: false,
-        }];
-        // What the round works with starts at 0 (a frame may carry a finished round's).
-        branches[0].frame[game.layout.scratch.clone()]
-            .iter_mut()
-            .for_each(|v| *v = 0);
-        // Each side chooses, before any phase: one branch per option its policy weighs
-        // (enumerating, with the policy's exact weight), or one option drawn.
         for choice in &game.choices {
             for side in 0..2 {
                 let (chosen, weights) = (choice.chosen[side], choice.weights[side].clone());
@@ -756,113 +1020,326 @@ impl<'g, 'd> Stepper<'g, 'd> {
                 }
             }
         }
-        for (p, phase) in game.phases.iter().enumerate() {
-            let before = branches.len();
-            for b in &mut branches {
-                b.frame[temps.clone()].iter_mut().for_each(|v| *v = 0);
+        branches
+    }
+
+    /// Phase `p` played on `branches` (the options chosen first where the phase is the
+    /// first to read them); enumerating, what the rest of the round never reads is then
+    /// cleared and the branches merged. Where the phase's ways follow from a few values
+    /// ([`Remembered`]), they are worked out once and taken from [`Stepper::memo`].
+    fn phase(&mut self, p: usize, branches: Vec<Branch>) -> Vec<Branch> {
+        if self.memo_plan[p].is_none() {
+            return self.phase_played(p, branches);
+        }
+        let game = self.game;
+        let phase = &game.phases[p];
+        let plan = self.memo_plan[p].as_ref().expect("checked");
+        // The options chosen in this phase: a lone branch only (more would come out
+        // branch by branch, where playing them puts those that skip the phase last).
+        if p == self.choices_at && p > 0 && !matches!(&branches[..], [b] if !b.ended) {
+            return self.phase_played(p, branches);
+        }
+        let plays =
+            |b: &Branch| !b.ended && phase.when.as_ref().is_none_or(|w| w.eval(&b.frame) != 0);
+        let (mut live, mut done): (Vec<Branch>, Vec<Branch>) =
+            branches.into_iter().partition(plays);
+        // Each live branch's key: the column and modifier where the table reads the state.
+        let mut keys: Vec<Vec<i64>> = Vec::with_capacity(live.len());
+        let mut beyond = 0;
+        for b in &mut live {
+            b.frame[game.layout.temps.clone()]
+                .iter_mut()
+                .for_each(|v| *v = 0);
+            let mut key = Vec::with_capacity(plan.key.len() + 3);
+            key.push(p as i64);
+            if let PhaseKind::Table(t) = &phase.kind {
+                let table = &game.tables[*t];
+                let column = column_of(table, &b.frame);
+                beyond += usize::from(column.is_err());
+                if plan.by_roll {
+                    let modifier = table.modifier.as_ref().map_or(0, |m| m.eval(&b.frame));
+                    key.push(match column {
+                        Ok(c) => c as i64,
+                        Err(r) => -1 - r as i64,
+                    });
+                    key.push(modifier);
+                }
             }
-            // Branches already ended skip the rest of the round.
-            let plays =
-                |b: &Branch| !b.ended && phase.when.as_ref().is_none_or(|w| w.eval(&b.frame) != 0);
-            // PERF: most phases are played by every branch; no partition is built then.
-            let (mut live, done): (Vec<Branch>, Vec<Branch>) = if branches.iter().all(plays) {
-                (branches, Vec::new())
-            } else {
-                branches.into_iter().partition(plays)
+            key.extend(plan.key.iter().map(|s| b.frame[*s]));
+            keys.push(key);
+        }
+        // Played branch by branch, branches beyond a table's columns come first, and a
+        // table rolled in the effects reorders them so too: there the phase is played
+        // unless one branch plays it.
+        if live.len() > 1 && (plan.lone || (beyond > 0 && beyond < live.len())) {
+            live.extend(done);
+            return self.phase_played(p, live);
+        }
+        // Every live branch's ways, worked out where the memo has none yet.
+        for (b, key) in live.iter().zip(&keys) {
+            if self.memo.contains_key(key) {
+                continue;
+            }
+            let unit = Branch {
+                frame: b.frame.clone(),
+                num: 1,
+                den: 1,
+                ended: false,
             };
-            live = match &phase.kind {
-                PhaseKind::Table(t) => self.table(*t, live),
-                PhaseKind::Count(pools) => {
-                    for pool in pools {
-                        let faces = pool.faces;
-                        let overflow = std::cell::Cell::new(false);
-                        live = self.split(live, |b| {
-                            let n = pool
-                                .dice
-                                .eval(&b.frame)
-                                .clamp(0, crate::systems::rules_file::game::MAX_POOL_DICE);
-                            let at_most = pool.hits_at_most.eval(&b.frame);
-                            let base = b.frame[pool.into];
-                            match hit_ways(n, faces, at_most) {
-                                Some((ways, total)) => (
-                                    ways.iter()
-                                        .enumerate()
-                                        .map(|(k, w)| (vec![(pool.into, base + k as i64)], *w))
-                                        .collect(),
-                                    total,
-                                ),
-                                None => {
-                                    overflow.set(true);
-                                    (vec![(Vec::new(), 1)], 1)
-                                }
-                            }
-                        });
-                        if overflow.get() {
+            let ways = self.phase_played(p, vec![unit]);
+            if self.overflow {
+                return Vec::new();
+            }
+            let plan = self.memo_plan[p].as_ref().expect("checked");
+            let mut entries = Vec::with_capacity(ways.len());
+            for w in ways {
+                let after: Vec<i64> = plan.after.iter().map(|s| w.frame[*s]).collect();
+                let next = self.afters.len() as u32;
+                let id = *self
+                    .after_ids
+                    .entry((after.clone(), w.ended))
+                    .or_insert(next);
+                if id == next {
+                    self.afters.push((after, w.ended));
+                }
+                entries.push((id, w.num, w.den));
+                keep(&mut self.spare, w.frame);
+            }
+            self.memo.insert(key.clone(), entries);
+        }
+        // PERF: the pieces are summed before any is made. Branches alike but for what the
+        // phase sets (its `after` slots) are one group; a group's pieces with the same
+        // values after the phase are one branch, in the order the pieces first come —
+        // as playing the phase and merging would give them, without a frame per piece.
+        let plan = self.memo_plan[p].as_ref().expect("checked");
+        let varying = game.layout.state.start;
+        let mut groups: FxHashMap<Vec<i64>, u32> = FxHashMap::default();
+        let mut group_of = Vec::with_capacity(live.len());
+        let mut firsts: Vec<usize> = Vec::new();
+        for (i, b) in live.iter().enumerate() {
+            let mut rest = b.frame[varying..].to_vec();
+            for s in &plan.after {
+                rest[*s - varying] = 0;
+            }
+            let next = firsts.len() as u32;
+            let g = *groups.entry(rest).or_insert(next);
+            if g == next {
+                firsts.push(i);
+            }
+            group_of.push(g);
+        }
+        let mut sums: Vec<(u32, u32, u128, u128)> = Vec::new();
+        let mut at: FxHashMap<(u32, u32), usize> = FxHashMap::default();
+        for ((b, key), g) in live.iter().zip(&keys).zip(&group_of) {
+            for &(id, num, den) in &self.memo[key] {
+                let Some(w) = times((b.num, b.den), (num, den)) else {
+                    self.overflow = true;
+                    return Vec::new();
+                };
+                match at.get(&(*g, id)) {
+                    Some(&k) => {
+                        let Some(sum) = plus((sums[k].2, sums[k].3), w) else {
                             self.overflow = true;
-                        }
-                        if self.dice.is_none() {
-                            // Hits counted so far: equal counts are one branch.
-                            live = merge(
-                                live,
-                                None,
-                                game.layout.state.start,
-                                &mut self.index,
-                                &mut self.spare,
-                            );
-                        }
+                            return Vec::new();
+                        };
+                        (sums[k].2, sums[k].3) = sum;
                     }
-                    live
+                    None => {
+                        at.insert((*g, id), sums.len());
+                        sums.push((*g, id, w.0, w.1));
+                    }
                 }
-                PhaseKind::Compare { dice, won, .. } => {
-                    let cache = self.compare;
-                    self.split(live, |b| {
-                        let n0 = dice[0].eval(&b.frame).max(0);
-                        let n1 = dice[1].eval(&b.frame).max(0);
-                        let (list, total) = &cache.lists[&(p, n0, n1)];
-                        (
-                            list.iter()
-                                .map(|((w0, w1), ways)| (vec![(won[0], *w0), (won[1], *w1)], *ways))
-                                .collect(),
-                            *total,
-                        )
-                    })
-                }
-                PhaseKind::Effects => live,
-            };
+            }
+        }
+        let mut out = Vec::with_capacity(sums.len() + done.len());
+        for (g, id, num, den) in sums {
+            let first = &live[firsts[g as usize]];
+            let mut frame = self.spare.pop().unwrap_or_default();
+            frame.clear();
+            frame.extend_from_slice(&first.frame);
+            let (after, ended) = &self.afters[id as usize];
+            for (s, v) in plan.after.iter().zip(after) {
+                frame[*s] = *v;
+            }
+            out.push(Branch {
+                frame,
+                num,
+                den,
+                ended: *ended,
+            });
+        }
+        for b in live {
+            keep(&mut self.spare, b.frame);
+        }
+        if done.is_empty() {
+            return out;
+        }
+        // What the rest of the round never reads is cleared (the live branches' already
+        // is), and the branches merged.
+        for b in &mut done {
+            for s in &self.unread[p] {
+                b.frame[*s] = 0;
+            }
+        }
+        out.extend(done);
+        merge(
+            out,
+            Some(&game.layout.temps),
+            game.layout.state.start,
+            &mut self.index,
+            &mut self.spare,
+        )
+    }
+
+    /// [`Stepper::phase`], played branch by branch.
+    fn phase_played(&mut self, p: usize, mut branches: Vec<Branch>) -> Vec<Branch> {
+        let game = self.game;
+        let phase = &game.phases[p];
+        let temps = game.layout.temps.clone();
+        if p == self.choices_at && p > 0 {
+            branches = self.choose(branches);
             if self.overflow {
                 return Vec::new();
             }
-            live = self.statements(&phase.effects, live);
-            if self.overflow {
-                return Vec::new();
+        }
+        let before = branches.len();
+        for b in &mut branches {
+            b.frame[temps.clone()].iter_mut().for_each(|v| *v = 0);
+        }
+        // Branches already ended skip the rest of the round.
+        let plays =
+            |b: &Branch| !b.ended && phase.when.as_ref().is_none_or(|w| w.eval(&b.frame) != 0);
+        // PERF: most phases are played by every branch; no partition is built then.
+        let (mut live, done): (Vec<Branch>, Vec<Branch>) = if branches.iter().all(plays) {
+            (branches, Vec::new())
+        } else {
+            branches.into_iter().partition(plays)
+        };
+        live = match &phase.kind {
+            PhaseKind::Table(t) => self.table(*t, live),
+            PhaseKind::Count(pools) => {
+                for pool in pools {
+                    let faces = pool.faces;
+                    let overflow = std::cell::Cell::new(false);
+                    live = self.split(live, |b| {
+                        let n = pool
+                            .dice
+                            .eval(&b.frame)
+                            .clamp(0, crate::systems::rules_file::game::MAX_POOL_DICE);
+                        let at_most = pool.hits_at_most.eval(&b.frame);
+                        let base = b.frame[pool.into];
+                        match hit_ways(n, faces, at_most) {
+                            Some((ways, total)) => (
+                                ways.iter()
+                                    .enumerate()
+                                    .map(|(k, w)| (vec![(pool.into, base + k as i64)], *w))
+                                    .collect(),
+                                total,
+                            ),
+                            None => {
+                                overflow.set(true);
+                                (vec![(Vec::new(), 1)], 1)
+                            }
+                        }
+                    });
+                    if overflow.get() {
+                        self.overflow = true;
+                    }
+                    if self.dice.is_none() {
+                        // Hits counted so far: equal counts are one branch.
+                        live = merge(
+                            live,
+                            None,
+                            game.layout.state.start,
+                            &mut self.index,
+                            &mut self.spare,
+                        );
+                    }
+                }
+                live
             }
-            branches = live;
-            branches.extend(done);
-            if self.dice.is_none() {
-                // PERF: what the rest of the round never reads cleared, so more merge.
-                let mut cleared = false;
+            PhaseKind::Compare { dice, won, .. } => {
+                let cache = self.compare;
+                self.split(live, |b| {
+                    let n0 = dice[0].eval(&b.frame).max(0);
+                    let n1 = dice[1].eval(&b.frame).max(0);
+                    let (list, total) = &cache.lists[&(p, n0, n1)];
+                    (
+                        list.iter()
+                            .map(|((w0, w1), ways)| (vec![(won[0], *w0), (won[1], *w1)], *ways))
+                            .collect(),
+                        *total,
+                    )
+                })
+            }
+            PhaseKind::Effects => live,
+        };
+        if self.overflow {
+            return Vec::new();
+        }
+        live = self.statements(&phase.effects, live);
+        if self.overflow {
+            return Vec::new();
+        }
+        branches = live;
+        branches.extend(done);
+        if self.dice.is_none() {
+            // PERF: what the rest of the round never reads cleared, so more merge.
+            let mut cleared = false;
+            for b in &mut branches {
+                for s in &self.unread[p] {
+                    cleared |= b.frame[*s] != 0;
+                    b.frame[*s] = 0;
+                }
+            }
+            // Distinct branches that neither split nor lost a value stay distinct
+            // (as far as merging can tell cheaply): the merge is skipped. Merging is
+            // only a saving — the chain sums equal next states itself.
+            if cleared || branches.len() > before {
+                branches = merge(
+                    branches,
+                    Some(&temps),
+                    game.layout.state.start,
+                    &mut self.index,
+                    &mut self.spare,
+                );
+            } else {
                 for b in &mut branches {
-                    for s in &self.unread[p] {
-                        cleared |= b.frame[*s] != 0;
-                        b.frame[*s] = 0;
-                    }
+                    b.frame[temps.clone()].iter_mut().for_each(|v| *v = 0);
                 }
-                // Distinct branches that neither split nor lost a value stay distinct
-                // (as far as merging can tell cheaply): the merge is skipped. Merging is
-                // only a saving — the chain sums equal next states itself.
-                if cleared || branches.len() > before {
-                    branches = merge(
-                        branches,
-                        Some(&temps),
-                        game.layout.state.start,
-                        &mut self.index,
-                        &mut self.spare,
-                    );
-                } else {
-                    for b in &mut branches {
-                        b.frame[temps.clone()].iter_mut().for_each(|v| *v = 0);
-                    }
-                }
+            }
+        }
+        branches
+    }
+
+    /// Every way one round from `state` (the state slots' values) can go, merged by the
+    /// state it ends in: `(next state, ended, num, den)`. Drawing: one way.
+    pub fn round(&mut self, start_frame: &[i64]) -> Vec<Next> {
+        let game = self.game;
+        let temps = game.layout.temps.clone();
+        let mut branches = vec![Branch {
+            frame: start_frame.to_vec(),
+            num: 1,
+            den: 1,
+            ended: false,
+        }];
+        // What the round works with starts at 0 (a frame may carry a finished round's).
+        branches[0].frame[game.layout.scratch.clone()]
+            .iter_mut()
+            .for_each(|v| *v = 0);
+        // Each side chooses: one branch per option its policy weighs (enumerating, with
+        // the policy's exact weight), or one option drawn. Enumerating, the split waits
+        // for the first phase that reads a choice ([`choices_at`]).
+        if self.choices_at == 0 {
+            branches = self.choose(branches);
+            if self.overflow {
+                return Vec::new();
+            }
+        }
+        for p in 0..game.phases.len() {
+            branches = self.phase(p, branches);
+            if self.overflow {
+                return Vec::new();
             }
         }
         // The round ends: the round number advances, the temporaries are cleared.
@@ -1143,22 +1620,26 @@ pub fn over(game: &Game, frame: &[i64], ended: bool) -> bool {
 impl Chain {
     /// Builds the chain from the frame `base` (parameters and start counters).
     pub fn build(game: &Game, compare: &CompareCache, base: &[i64]) -> Result<Chain, TooLarge> {
-        Self::build_with(game, compare, base, true)
+        Self::build_with(game, compare, base, true, true)
     }
 
     /// [`Chain::build`], with a table's rolls grouped by result where they can be
-    /// (`group`) or taken roll by roll (the same chain, state for state: held by a test).
+    /// (`group`) or taken roll by roll, and phases remembered and the options chosen late
+    /// where they can be (`remember`) or every phase played as written: the same chain,
+    /// state for state, either way (held by a test).
     fn build_with(
         game: &Game,
         compare: &CompareCache,
         base: &[i64],
         group: bool,
+        remember: bool,
     ) -> Result<Chain, TooLarge> {
         // PERF: the run's parameters and policies folded into the rules' expressions.
         let folded = game.folded(base);
         let game = &folded;
         let start: Vec<i64> = base[game.layout.state.clone()].to_vec();
-        let mut index: FxHashMap<(Vec<i64>, bool), u32> = FxHashMap::default();
+        // A state's values, then 1 where the battle is over in it.
+        let mut index: FxHashMap<Vec<i64>, u32> = FxHashMap::default();
         let start_over = over(game, base, false);
         let mut chain = Chain {
             states: vec![start.clone()],
@@ -1167,10 +1648,16 @@ impl Chain {
             edges: Vec::new(),
             totals: Vec::new(),
         };
-        index.insert((start, start_over), 0);
+        let mut start_key = start;
+        start_key.push(i64::from(start_over));
+        index.insert(start_key, 0);
         let mut stepper = Stepper::enumerating(game, compare);
         if !group {
             stepper.grouped.iter_mut().for_each(|g| *g = false);
+        }
+        if !remember {
+            stepper.memo_plan.iter_mut().for_each(|m| *m = None);
+            stepper.choices_at = 0;
         }
         // Where no rule reads the round, a round from a state goes the same way whatever
         // its round (but the round it leads to): it is stepped once per state with the
@@ -1178,7 +1665,13 @@ impl Chain {
         let round_at = (!game.round_read && game.layout.state.contains(&game.layout.round))
             .then(|| game.layout.round - game.layout.state.start);
         let cap = base[game.layout.cap];
+        // PERF: one frame and one state buffer reused for every state (allocating them
+        // per state and per next state was a fifth of building a field battle's chain).
         let mut stepped: FxHashMap<Vec<i64>, Vec<Next>> = FxHashMap::default();
+        let mut frame = base.to_vec();
+        let mut key: Vec<i64> = Vec::new();
+        let mut edges: Vec<(u32, u128)> = Vec::new();
+        let states = game.layout.state.clone();
         let mut s = 0;
         while s < chain.states.len() {
             if chain.terminal[s] {
@@ -1187,32 +1680,32 @@ impl Chain {
                 s += 1;
                 continue;
             }
-            let next = match round_at {
-                Some(r) => {
-                    let round = chain.states[s][r];
-                    let mut key = chain.states[s].clone();
-                    key[r] = 0;
-                    let mut next = match stepped.get(&key) {
-                        Some(next) => next.clone(),
-                        None => {
-                            let next = stepper.round(&frame_of(game, base, &key));
-                            if stepper.overflow {
-                                return Err(TooLarge::Weights);
-                            }
-                            stepped.insert(key, next.clone());
-                            next
-                        }
-                    };
-                    if cap > 0 {
-                        next.iter_mut().for_each(|n| n.0[r] = (round + 1).min(cap));
-                    }
-                    next
-                }
-                None => stepper.round(&frame_of(game, base, &chain.states[s])),
-            };
-            if stepper.overflow {
-                return Err(TooLarge::Weights);
+            key.clear();
+            key.extend_from_slice(&chain.states[s]);
+            // The round it leads to, where the round is filled in.
+            let mut next_round = None;
+            if let Some(r) = round_at {
+                let round = key[r];
+                key[r] = 0;
+                next_round = (cap > 0).then(|| (r, (round + 1).min(cap)));
             }
+            let fresh;
+            let next: &[Next] = match (round_at, stepped.get(&key)) {
+                (Some(_), Some(next)) => next,
+                _ => {
+                    frame[states.clone()].copy_from_slice(&key);
+                    let next = stepper.round(&frame);
+                    if stepper.overflow {
+                        return Err(TooLarge::Weights);
+                    }
+                    if round_at.is_some() {
+                        &*stepped.entry(key.clone()).or_insert(next)
+                    } else {
+                        fresh = next;
+                        &fresh
+                    }
+                }
+            };
             let den = next.iter().fold(1u128, |acc, n| {
                 acc.checked_div(gcd(acc, n.3))
                     .and_then(|x| x.checked_mul(n.3))
@@ -1221,11 +1714,16 @@ impl Chain {
             if den == 0 {
                 return Err(TooLarge::Weights);
             }
-            let mut edges: Vec<(u32, u128)> = Vec::with_capacity(next.len());
+            edges.clear();
             for (state, ended, num, d) in next {
-                let f = frame_of(game, base, &state);
-                let terminal = over(game, &f, ended);
-                let key = (state, terminal);
+                key.clear();
+                key.extend_from_slice(state);
+                if let Some((r, round)) = next_round {
+                    key[r] = round;
+                }
+                frame[states.clone()].copy_from_slice(&key);
+                let terminal = over(game, &frame, *ended);
+                key.push(i64::from(terminal));
                 let id = match index.get(&key) {
                     Some(&id) => id,
                     None => {
@@ -1233,9 +1731,9 @@ impl Chain {
                             return Err(TooLarge::States);
                         }
                         let id = chain.states.len() as u32;
-                        chain.states.push(key.0.clone());
+                        chain.states.push(key[..key.len() - 1].to_vec());
                         chain.terminal.push(terminal);
-                        index.insert(key, id);
+                        index.insert(key.clone(), id);
                         id
                     }
                 };
@@ -1250,7 +1748,7 @@ impl Chain {
             edges.iter_mut().for_each(|e| e.1 /= g);
             edges.sort_unstable_by_key(|e| e.0);
             chain.totals.push(den / g);
-            chain.edges.extend(edges);
+            chain.edges.extend_from_slice(&edges);
             if chain.edges.len() > MAX_TRANSITIONS {
                 return Err(TooLarge::Transitions);
             }
@@ -1665,43 +2163,73 @@ name = "fewer"
     }
 
     #[test]
-    fn grouping_rolls_by_result_builds_the_same_chain_state_for_state() {
+    fn grouping_rolls_and_remembering_phases_build_the_same_chain_state_for_state() {
         // Every shipped rules analysis: the same states in the same order, the same
-        // transitions (so the walk, and every simulated count, is unchanged).
+        // transitions (so the walk, and every simulated count, is unchanged), whether
+        // rolls are grouped by result and phases remembered or not.
+        let same = |g: &Game, compare: &CompareCache, base: &[i64], what: &str| {
+            let a = Chain::build_with(g, compare, base, true, true).unwrap();
+            for (group, remember) in [(false, false), (true, false), (false, true)] {
+                let b = Chain::build_with(g, compare, base, group, remember).unwrap();
+                let how = format!("{what}, grouped {group}, remembered {remember}");
+                assert_eq!(a.states, b.states, "{how}");
+                assert_eq!(a.terminal, b.terminal, "{how}");
+                assert_eq!(a.edges, b.edges, "{how}");
+                assert_eq!(a.totals, b.totals, "{how}");
+            }
+        };
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-        let mut grouped_tables = 0;
+        let (mut grouped_tables, mut remembered_phases) = (0, 0);
+        let mut studies: Vec<(String, crate::systems::rules_file::RulesStudy)> = Vec::new();
         for name in ["classic_crt", "risk", "dice_pool"] {
             let path = root.join(format!("analyses/{name}.toml"));
             let text = std::fs::read_to_string(&path).unwrap();
             let study = crate::systems::rules_file::RulesStudy::parse(&path, &text).unwrap();
+            studies.push((name.into(), study));
+        }
+        use crate::systems::rules_file::scenarios;
+        studies.push(("naval 6 v 4".into(), scenarios::naval_engagement_6_v_4()));
+        studies.push(("field 12 v 8".into(), scenarios::field_12_v_8()));
+        for (name, study) in &studies {
             for (r, run) in study.runs.iter().enumerate() {
                 let variant = &study.variants[run.variant];
                 let (g, compare) = (&variant.game, &variant.compare);
                 let stepper = Stepper::enumerating(g, compare);
                 grouped_tables += stepper.grouped.iter().filter(|x| **x).count();
-                let a = Chain::build_with(g, compare, &run.base, true).unwrap();
-                let b = Chain::build_with(g, compare, &run.base, false).unwrap();
-                assert_eq!(a.states, b.states, "{name} run {r}");
-                assert_eq!(a.terminal, b.terminal, "{name} run {r}");
-                assert_eq!(a.edges, b.edges, "{name} run {r}");
-                assert_eq!(a.totals, b.totals, "{name} run {r}");
+                remembered_phases += stepper.memo_plan.iter().flatten().count();
+                same(g, compare, &run.base, &format!("{name} run {r}"));
             }
         }
         assert!(grouped_tables > 0, "some shipped table is grouped");
-        // And the field battle, whose tables all group.
+        assert!(remembered_phases > 0, "some shipped phase is remembered");
+        // And field battles, whose tables all group, whose tactics are chosen late and
+        // whose tactical matrix and CRT are remembered; some policies give a tactic no
+        // weight, one side withdraws (a round in parentheses ends the battle).
         let path = root.join("analyses/field_grouping.toml");
-        let text = "system = \"rules\"\nrules = \"../rules/field.toml\"\n[sides.a]\nsp = 9\nmorale = 2\ntactic = \"uniform\"\n[sides.b]\nsp = 6\nmorale = 3\ntactic = { charge = 1, withdraw = 1 }\n";
-        let study = crate::systems::rules_file::RulesStudy::parse(&path, text).unwrap();
-        let variant = &study.variants[0];
-        assert!(Stepper::enumerating(&variant.game, &variant.compare)
-            .grouped
-            .iter()
-            .all(|g| *g));
-        let a =
-            Chain::build_with(&variant.game, &variant.compare, &study.runs[0].base, true).unwrap();
-        let b =
-            Chain::build_with(&variant.game, &variant.compare, &study.runs[0].base, false).unwrap();
-        assert_eq!((a.states, a.edges, a.totals), (b.states, b.edges, b.totals));
+        for (a, b) in [
+            ("\"uniform\"", "{ charge = 1, withdraw = 1 }"),
+            (
+                "{ charge = 2, envelop = 1, bombard = 1 }",
+                "{ skirmish = 2, square = 1, refuse = 1 }",
+            ),
+            ("\"withdraw\"", "\"square\""),
+        ] {
+            let text = format!("system = \"rules\"\nrules = \"../rules/field.toml\"\n[sides.a]\nsp = 9\nmorale = 2\ntactic = {a}\n[sides.b]\nsp = 6\nmorale = 3\ntactic = {b}\n");
+            let study = crate::systems::rules_file::RulesStudy::parse(&path, &text).unwrap();
+            let variant = &study.variants[0];
+            let stepper = Stepper::enumerating(&variant.game, &variant.compare);
+            assert!(stepper.grouped.iter().all(|g| *g));
+            assert!(
+                stepper.choices_at > 0,
+                "the tactics are chosen at the matrix"
+            );
+            assert!(stepper.memo_plan[1].is_some() && stepper.memo_plan[2].is_some());
+            assert!(
+                stepper.memo_plan[2].as_ref().unwrap().by_roll,
+                "the CRT by column and modifier"
+            );
+            same(&variant.game, &variant.compare, &study.runs[0].base, &text);
+        }
     }
 
     #[test]
