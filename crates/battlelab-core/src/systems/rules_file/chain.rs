@@ -46,6 +46,10 @@ pub(crate) fn gcd(a: u128, b: u128) -> u128 {
     if a == 0 || b == 0 {
         return a | b;
     }
+    // PERF: weights mostly fit in 64 bits, where each step is one word.
+    if (a | b) >> 64 == 0 {
+        return u128::from(gcd_u64(a as u64, b as u64));
+    }
     let shift = (a | b).trailing_zeros();
     let (mut a, mut b) = (a >> a.trailing_zeros(), b);
     loop {
@@ -57,6 +61,32 @@ pub(crate) fn gcd(a: u128, b: u128) -> u128 {
         if b == 0 {
             return a << shift;
         }
+    }
+}
+
+/// [`gcd`] of two nonzero 64-bit numbers.
+fn gcd_u64(a: u64, b: u64) -> u64 {
+    let shift = (a | b).trailing_zeros();
+    let (mut a, mut b) = (a >> a.trailing_zeros(), b);
+    loop {
+        b >>= b.trailing_zeros();
+        if a > b {
+            std::mem::swap(&mut a, &mut b);
+        }
+        b -= a;
+        if b == 0 {
+            return a << shift;
+        }
+    }
+}
+
+/// `a / b` for `b` dividing `a` (a gcd), in one word where `a` fits in one (PERF: a
+/// 128-bit division is a library call).
+fn exact_div(a: u128, b: u128) -> u128 {
+    if a >> 64 == 0 {
+        u128::from(a as u64 / b as u64)
+    } else {
+        a / b
     }
 }
 
@@ -153,8 +183,8 @@ fn fork(b: &Branch, ways: u128, total: u128, spare: &mut Vec<Vec<i64>>) -> Optio
     };
     Some(Branch {
         frame,
-        num: n / g,
-        den: d / g,
+        num: exact_div(n, g),
+        den: exact_div(d, g),
         ended: b.ended,
     })
 }
@@ -163,17 +193,22 @@ fn fork(b: &Branch, ways: u128, total: u128, spare: &mut Vec<Vec<i64>>) -> Optio
 fn times(a: (u128, u128), b: (u128, u128)) -> Option<(u128, u128)> {
     let (n, d) = (a.0.checked_mul(b.0)?, a.1.checked_mul(b.1)?);
     let g = gcd(n, d);
-    Some((n / g, d / g))
+    Some((exact_div(n, g), exact_div(d, g)))
 }
 
 /// `a + b` in lowest terms; `None` past 128 bits.
 fn plus(a: (u128, u128), b: (u128, u128)) -> Option<(u128, u128)> {
-    let den = (a.1 / gcd(a.1, b.1)).checked_mul(b.1)?;
+    if a.1 == b.1 {
+        let num = a.0.checked_add(b.0)?;
+        let g = gcd(num, a.1);
+        return Some((exact_div(num, g), exact_div(a.1, g)));
+    }
+    let den = exact_div(a.1, gcd(a.1, b.1)).checked_mul(b.1)?;
     let num =
-        a.0.checked_mul(den / a.1)?
-            .checked_add(b.0.checked_mul(den / b.1)?)?;
+        a.0.checked_mul(exact_div(den, a.1))?
+            .checked_add(b.0.checked_mul(exact_div(den, b.1))?)?;
     let g = gcd(num, den);
-    Some((num / g, den / g))
+    Some((exact_div(num, g), exact_div(den, g)))
 }
 
 /// The most frames a stepper keeps for reuse.
@@ -768,8 +803,8 @@ impl<'g, 'd> Stepper<'g, 'd> {
                 match (b.num.checked_mul(*ways), b.den.checked_mul(total)) {
                     (Some(n), Some(d)) => {
                         let g = gcd(n, d);
-                        next.num = n / g;
-                        next.den = d / g;
+                        next.num = exact_div(n, g);
+                        next.den = exact_div(d, g);
                     }
                     _ => {
                         self.overflow = true;
@@ -1188,6 +1223,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
             game.layout.state.start,
             &mut self.index,
             &mut self.spare,
+            &mut self.overflow,
         )
     }
 
@@ -1253,6 +1289,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
                             game.layout.state.start,
                             &mut self.index,
                             &mut self.spare,
+                            &mut self.overflow,
                         );
                     }
                 }
@@ -1302,6 +1339,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
                     game.layout.state.start,
                     &mut self.index,
                     &mut self.spare,
+                    &mut self.overflow,
                 );
             } else {
                 for b in &mut branches {
@@ -1365,7 +1403,8 @@ type Grouped = (usize, i64, u128);
 /// [`merge`]'s index, kept by the stepper so that each merge reuses its memory.
 type MergeIndex = (FxHashMap<u64, usize>, Vec<usize>);
 
-/// Merges branches that hold the same frame (temporaries cleared) and end flag. Only the
+/// Merges branches that hold the same frame (temporaries cleared) and end flag (none,
+/// and `overflow` set, where a sum is past 128 bits). Only the
 /// frame from `varying` on can differ (parameters and policies stay as the run set them),
 /// so only that part is compared.
 fn merge(
@@ -1374,6 +1413,7 @@ fn merge(
     varying: usize,
     (heads, same): &mut MergeIndex,
     spare: &mut Vec<Vec<i64>>,
+    overflow: &mut bool,
 ) -> Vec<Branch> {
     // PERF: hashing whole frames with SipHash was a quarter of building a field battle's
     // chain; the varying part with FxHash is a few words. The map holds the hash only
@@ -1409,11 +1449,13 @@ fn merge(
         match (at != NONE).then_some(at) {
             Some(i) => {
                 let o = &mut out[i];
-                let den = o.den / gcd(o.den, b.den) * b.den;
-                let num = o.num * (den / o.den) + b.num * (den / b.den);
-                let g = gcd(num, den);
-                o.num = num / g;
-                o.den = den / g;
+                match plus((o.num, o.den), (b.num, b.den)) {
+                    Some(sum) => (o.num, o.den) = sum,
+                    None => {
+                        *overflow = true;
+                        return Vec::new();
+                    }
+                }
                 keep(spare, b.frame);
             }
             None => {
