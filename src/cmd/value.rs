@@ -176,7 +176,14 @@ pub fn value(args: crate::cli::ValueArgs) -> Result<()> {
     watcher.finish();
     let valuation = valuation?;
     if let Some(out) = &args.out {
-        writing_report(out, || write_report(&valuation, out, &text))?;
+        // What the page's panel reprices an edited file with: this command's question.
+        let asked = json!({
+            "modifiers": args.modifiers,
+            "headline": args.headline,
+            "trials": document.trials,
+            "seed": document.seed,
+        });
+        writing_report(out, || write_report(&valuation, out, &text, asked))?;
     }
     emit(&match args.format {
         Format::Text => pricing::text_output(&valuation),
@@ -253,7 +260,7 @@ fn csv(v: &Valuation) -> String {
     out
 }
 
-fn write_report(v: &Valuation, out: &Path, analysis: &str) -> Result<()> {
+fn write_report(v: &Valuation, out: &Path, analysis: &str, asked: serde_json::Value) -> Result<()> {
     use battlelab::report::frame::{ColumnKind, LongFrame};
     report::write_atomically(out, |dir| {
         let axes: Vec<&str> = v.plan.axes.iter().map(String::as_str).collect();
@@ -337,9 +344,9 @@ fn write_report(v: &Valuation, out: &Path, analysis: &str) -> Result<()> {
             dir,
             &json!({"tool": "battlelab", "kind": "value", "name": v.name, "analysis": v.file, "system": v.system, "seed": v.seed, "trials": v.trials}),
         )?;
-        // The panel recomputes the analysis's runs (the prices are this page's own).
+        // The panel recomputes the analysis's runs and reprices the edited file.
         let source =
-            report::tryit::Source::of_report(Path::new(&v.file), analysis, "pricing", "value");
+            report::tryit::Source::of_value_report(Path::new(&v.file), analysis, asked.clone());
         report::index::write_index_with(dir, None, None, Some(&source))
     })?;
     Ok(())
