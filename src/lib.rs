@@ -19,7 +19,6 @@
 //! [`progress`]. The core's modules are re-exported under their usual paths ([`dice`],
 //! [`keys`], [`engine`], [`analysis`], …). `ARCHITECTURE.md` states the invariants.
 
-pub mod levers;
 pub mod progress;
 pub mod report;
 pub mod systems;
@@ -30,6 +29,6 @@ pub use report::{chart, frame, output, pipeline};
 
 // The core, under the paths the reports and the command line have always used.
 pub use battlelab_core::{
-    analysis, dice, engine, exact, interrupt, keys, limits, matrix_game, one_roll, sim, stats,
-    toml_input,
+    analysis, dice, engine, exact, interrupt, keys, levers, limits, matrix_game, one_roll, pricing,
+    sim, stats, toml_input,
 };

@@ -424,6 +424,30 @@ fn the_try_it_panel_shows_the_command_lines_exact_odds_shares_its_edits_and_refu
     let _ = repo;
 }
 
+/// The rows of the tables a value page shows (the self-test's `prices`), flattened.
+fn prices_rows(prices: &serde_json::Value) -> Vec<Vec<String>> {
+    prices
+        .as_array()
+        .expect("the page's price tables")
+        .iter()
+        .flat_map(|t| t.as_array().unwrap().clone())
+        .map(|r| serde_json::from_value(r).unwrap())
+        .collect()
+}
+
+/// The body rows of every table in a Markdown text (`tables.md`, `value --format md`).
+fn md_rows(md: &str) -> Vec<Vec<String>> {
+    md.lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| run |"))
+        .map(|l| {
+            l.trim_matches('|')
+                .split(" | ")
+                .map(|c| c.trim().to_string())
+                .collect()
+        })
+        .collect()
+}
+
 /// A compare, value or equilibrium report `args` writes into `out`, with its scope line.
 fn other_report(args: &[&str], out: &Path) -> PathBuf {
     let mut all: Vec<&str> = args.to_vec();
@@ -529,6 +553,74 @@ fn compare_value_and_equilibrium_pages_recompute_their_analysis_as_the_command_l
     let verdict = tryit(&value, serde_json::json!({}));
     assert_eq!(verdict["kind"], "exact", "{verdict:#}");
     assert!(assert_shown_equals(&verdict["shown"], &cli, "fraction") > 0);
+    // Without edits the prices are the page's own (the file's), unmarked.
+    let plain_prices = verdict["prices"].clone();
+    assert_eq!(verdict["prices_marked"], 0, "{verdict:#}");
+    assert_eq!(
+        prices_rows(&plain_prices),
+        md_rows(&fs::read_to_string(value.join("tables.md")).unwrap())
+    );
+    // A DRM edited in the panel (B's argument, the modifier on every die of B): the page
+    // reprices, and its prices are `battlelab value`'s on the file it downloads, cell for
+    // cell.
+    for (page, name, field, typed) in [
+        (
+            &value,
+            "ratio_value_of_plus_one.toml",
+            "side.b.argument",
+            "1",
+        ),
+        (
+            &other_report(
+                &[
+                    "value",
+                    edited_copy(&dir.path().join("g"), "field_combat.toml", ("", ""), None)
+                        .to_str()
+                        .unwrap(),
+                    "--trials",
+                    TRIALS,
+                ],
+                &dir.path().join("field_value"),
+            ),
+            "field_combat.toml",
+            "side.a.leader",
+            "2",
+        ),
+    ] {
+        let verdict = tryit(
+            page,
+            serde_json::json!({"type": {field: typed}, "download": true}),
+        );
+        assert_eq!(verdict["errors"], serde_json::json!([]), "{verdict:#}");
+        assert_eq!(verdict["pricing"]["kind"], "exact", "{verdict:#}");
+        eprintln!("{name}: repriced {}", verdict["pricing"]);
+        let saved = dir.path().join(format!("priced_{name}"));
+        fs::create_dir(&saved).unwrap();
+        for (file, text) in verdict["downloaded"].as_object().expect("downloaded") {
+            fs::write(saved.join(file), text.as_str().unwrap()).unwrap();
+        }
+        let (code, md, stderr) = common::battlelab(
+            &saved,
+            &[
+                "value", name, "--trials", TRIALS, "--format", "md", "--quiet",
+            ],
+        );
+        assert_eq!(code, Some(0), "{stderr}");
+        let shown = prices_rows(&verdict["prices"]);
+        assert_eq!(
+            shown,
+            md_rows(&md),
+            "{name}: the page's prices are the CLI's"
+        );
+        assert!(shown.len() >= 8, "{name}: {}", shown.len());
+        assert!(
+            verdict["prices_marked"].as_u64().unwrap() > 0,
+            "{verdict:#}"
+        );
+        let before = prices_rows(&tryit(page, serde_json::json!({}))["prices"]);
+        assert_eq!(before.len(), shown.len(), "{name}");
+        assert_ne!(before, shown, "{name}: the edit moved no price");
+    }
     // An equilibrium report (exact in floating point, no fractions): simulated counts for
     // the same seed and trials typed into the panel, as `battlelab run` counts them.
     let file = edited_copy(

@@ -673,3 +673,164 @@ fn a_melee_engagement_too_large_to_enumerate_is_simulated_as_the_report_says() {
         .iter()
         .all(|r| r["exact"] == true));
 }
+
+/// `battlelab value FILE ARGS --format FORMAT` run in `dir`: its standard output.
+fn cli_value(dir: &Path, file: &str, args: &[&str], format: &str) -> String {
+    let mut all = vec!["value", file, "--format", format, "--quiet"];
+    all.extend_from_slice(args);
+    let (code, stdout, stderr) = common::battlelab(dir, &all);
+    assert_eq!(code, Some(0), "{all:?}: {stderr}");
+    stdout
+}
+
+/// The rows of every table of a Markdown text (header and rule left out), cells trimmed.
+fn markdown_rows(md: &str) -> Vec<Vec<String>> {
+    md.lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| run |"))
+        .map(|l| {
+            l.trim_matches('|')
+                .split(" | ")
+                .map(|c| c.trim().to_string())
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn the_value_op_prices_an_edited_analysis_as_the_command_line_prices_the_edited_file() {
+    // (analysis, the panel's edit, --modifier, trials, whether every arm is exact)
+    let cases: [(&str, Value, &[&str], u64, bool); 4] = [
+        (
+            "ratio_value_of_plus_one.toml",
+            json!({"side.b.argument": 1}),
+            &[],
+            2_000,
+            true,
+        ),
+        (
+            "field_combat.toml",
+            json!({"side.a.leader": 2}),
+            &[],
+            3_000,
+            true,
+        ),
+        (
+            "classic_crt.toml",
+            json!({"sides.attacker.leader": 0}),
+            &["attacker.leader+1", "defender.leader+1"],
+            2_000,
+            true,
+        ),
+        // Simulated: the same seed and trials give the same counts, so the same prices.
+        (
+            "field_combat.toml",
+            json!({"exact": false, "side.a.leader": 2}),
+            &["drm+1", "b.sp+2"],
+            2_000,
+            false,
+        ),
+    ];
+    for (name, edits, modifiers, trials, exact) in cases {
+        let (text, files) = analysis(&root().join("analyses").join(name));
+        let mut req = request("value", name, &text, &files);
+        req["edits"] = edits.clone();
+        req["trials"] = json!(trials);
+        req["modifiers"] = json!(modifiers);
+        req["exact_only"] = json!(true);
+        let exact_only = ok(&req);
+        assert_eq!(exact_only["exact"], exact, "{name}: {exact_only}");
+        req["exact_only"] = json!(false);
+        let simulated = ok(&req);
+        let ours = if exact {
+            // Without a die rolled, the prices are the simulating run's, to the byte.
+            assert_eq!(exact_only["priced"], true, "{name}");
+            assert_eq!(exact_only["markdown"], simulated["markdown"], "{name}");
+            assert_eq!(exact_only["value"], simulated["value"], "{name}");
+            exact_only
+        } else {
+            assert_eq!(exact_only["priced"], false, "{name}: {exact_only}");
+            assert!(exact_only["markdown"].is_null(), "{name}: priced nothing");
+            assert_eq!(simulated["exact"], false, "{name}");
+            simulated
+        };
+        // The command line, on the files the panel downloads.
+        let mut download = req.clone();
+        download["op"] = json!("download");
+        let downloaded = ok(&download)["files"].clone();
+        let rules = downloaded
+            .as_object()
+            .unwrap()
+            .iter()
+            .find(|(k, _)| k.as_str() != name)
+            .map(|(_, v)| v.as_str().unwrap().to_string());
+        let dir = tempfile::tempdir().unwrap();
+        let analyses = dir.path().join("analyses");
+        std::fs::create_dir_all(&analyses).unwrap();
+        std::fs::create_dir_all(dir.path().join("rules")).unwrap();
+        std::fs::write(analyses.join(name), downloaded[name].as_str().unwrap()).unwrap();
+        if let (Some(rules), Some(given)) = (rules, companion(&text)) {
+            std::fs::write(analyses.join(&given), rules).unwrap();
+        }
+        let mut args: Vec<String> = vec!["--trials".into(), trials.to_string()];
+        for m in modifiers {
+            args.extend(["--modifier".to_string(), m.to_string()]);
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let json_text = cli_value(&analyses, name, &args, "json");
+        let cli: Value = serde_json::from_str(&json_text).unwrap();
+        assert_eq!(
+            ours["value"], cli,
+            "{name}: the module's prices are the CLI's"
+        );
+        let md = cli_value(&analyses, name, &args, "md");
+        assert_eq!(ours["markdown"].as_str(), Some(md.as_str()), "{name}");
+        assert_eq!(
+            ours["text"].as_str(),
+            Some(cli_value(&analyses, name, &args, "text").as_str()),
+            "{name}"
+        );
+        // The cells the page writes into its tables are tables.md's, row for row.
+        let rows: Vec<Vec<String>> = ours["tables"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|t| t["rows"].as_array().unwrap().clone())
+            .map(|r| serde_json::from_value(r).unwrap())
+            .collect();
+        assert_eq!(rows, markdown_rows(&md), "{name}");
+        assert!(rows.len() >= 4, "{name}: {}", rows.len());
+        // And the edit moved a price: the file as written prices otherwise.
+        let mut unedited = request("value", name, &text, &files);
+        unedited["trials"] = json!(trials);
+        unedited["modifiers"] = json!(modifiers);
+        if exact {
+            unedited["exact_only"] = json!(true);
+        }
+        assert_ne!(
+            ok(&unedited)["tables"],
+            ours["tables"],
+            "{name}: the edit moved nothing"
+        );
+    }
+}
+
+#[test]
+fn the_value_op_refuses_with_the_command_lines_words() {
+    let (text, files) = analysis(&root().join("analyses/classic_crt.toml"));
+    // A rules file has no default modifiers: name some, as the command line says.
+    let error = refused(&request("value", "classic_crt.toml", &text, &files));
+    assert_eq!(
+        error["message"],
+        "none of the modifiers applies to classic_crt.toml; name some with --modifier"
+    );
+    let mut bad = request("value", "classic_crt.toml", &text, &files);
+    bad["modifiers"] = json!(["attacker.luck+1"]);
+    let error = refused(&bad);
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("--modifier: rules analyses have no setting \"attacker.luck\"; the settings are: attacker.leader"),
+        "{error}"
+    );
+}

@@ -35,6 +35,7 @@ pub fn example() -> Source {
         )],
         live: None,
         scope: None,
+        reprice: None,
     }
 }
 

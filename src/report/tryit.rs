@@ -43,6 +43,10 @@ pub const MODULE_ELEMENT: &str = "<script type=\"application/octet-stream\" id=\
 /// and script, WebAssembly compiled from the page's own bytes, a worker from a Blob URL.
 pub const CSP_WITH_WASM: &str = "default-src 'none'; img-src 'self' file:; style-src 'unsafe-inline'; script-src 'unsafe-inline' 'wasm-unsafe-eval'; worker-src blob:; base-uri 'none'; form-action 'none'";
 
+/// The most battles (arms × trials) the page simulates to reprice a value page whose
+/// arms are not all exact (the script's `PAGE_BATTLES`), in words.
+const PAGE_BATTLES_TEXT: &str = "20 million";
+
 /// The analysis a page recomputes: its file name (as messages name it), its text, and the
 /// companion files it names (a rules file), each under the name the analysis gives it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -57,6 +61,10 @@ pub struct Source {
     /// or equilibrium report): shown under the panel's heading, as text. `None` on a
     /// run's page, whose tables and charts the panel updates itself.
     pub scope: Option<String>,
+    /// On a `battlelab value` page, what the command was asked (`{"modifiers",
+    /// "headline", "trials", "seed"}`): the panel reprices the edited file with the
+    /// module's `value` op and rewrites the page's price tables.
+    pub reprice: Option<serde_json::Value>,
 }
 
 impl Source {
@@ -72,6 +80,7 @@ impl Source {
             files: companions(analysis_path, analysis_text),
             live: None,
             scope: None,
+            reprice: None,
         }
     }
 
@@ -89,6 +98,24 @@ impl Source {
         }
     }
 
+    /// [`Source::of`] for a `battlelab value` page: the panel recomputes the runs and
+    /// reprices the edited file as `battlelab value` was asked (`asked`: `{"modifiers",
+    /// "headline", "trials", "seed"}`), rewriting the page's price tables.
+    pub fn of_value_report(
+        analysis_path: &Path,
+        analysis_text: &str,
+        asked: serde_json::Value,
+    ) -> Self {
+        let name = analysis_path
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        Self {
+            scope: Some(format!("This panel recomputes the runs of {name} with your changes: every variant's odds, and this page's prices (the tables of the answer), as battlelab value prices the edited file with the same modifiers, seed and trials. Exact prices are recomputed at once; Monte Carlo ones with the command line's seed and trials, where that is at most {} battles (beyond that, run battlelab value on the file you download).", PAGE_BATTLES_TEXT)),
+            reprice: Some(asked),
+            ..Self::of(analysis_path, analysis_text)
+        }
+    }
+
     /// The JSON the page's script reads: `{"analysis": {name, text}, "files": {…},
     /// "companion_key": the analysis key that names a companion file, or null}`.
     fn json(&self) -> serde_json::Value {
@@ -102,6 +129,7 @@ impl Source {
             "files": files,
             "companion_key": companion_key(&self.analysis_text),
             "live": self.live,
+            "reprice": self.reprice,
         })
     }
 }
@@ -725,6 +753,7 @@ pub const PANEL_JS: &str = r#"
     progress.hidden=true;
     out.textContent='';chartBox.textContent='';
     showLive(null);
+    showPrices(null,null);
     statusLine.textContent='not recomputed: the value marked is refused, as battlelab run would refuse it';
   }
   function draw(ok){
@@ -844,6 +873,67 @@ pub const PANEL_JS: &str = r#"
       charts.insertBefore(liveChart,h?h.nextSibling:charts.firstChild);
     }
   }
+  // A value page's prices (data.reprice: what `battlelab value` was asked). With edits in
+  // force the module reprices the edited file with the CLI's pricing: exact at once where
+  // every arm is exact, else the command line's seeded Monte Carlo when it is at most
+  // PAGE_BATTLES battles; each table of the answer gets the module's rows, the text
+  // tables.md prints. Without edits, or when an edit is refused, the file's prices.
+  var priced=[],pricedNote=null,pricing={kind:null,ms:null,edit_to_prices_ms:null,arms:null,trials:null},PAGE_BATTLES=2e7;
+  (function(){
+    var section=document.getElementById('tables');
+    if(!data.reprice||!section)return;
+    Array.prototype.forEach.call(section.querySelectorAll('table'),function(t){
+      if(t.tBodies[0])priced.push({table:t,original:t.tBodies[0].cloneNode(true)});
+    });
+    pricedNote=el('p',{'class':'live-note',role:'status',hidden:true});
+    var h=section.querySelector('h2');
+    section.insertBefore(pricedNote,h?h.nextSibling:section.firstChild);
+  })();
+  function showPrices(ok,note){
+    var tables=ok&&ok.tables&&ok.tables.length===priced.length?ok.tables:null;
+    priced.forEach(function(p,i){
+      var fresh;
+      if(!tables)fresh=p.original.cloneNode(true);
+      else{
+        fresh=el('tbody');
+        tables[i].rows.forEach(function(r){fresh.appendChild(el('tr',{},r.map(function(c){return el('td',{'class':'live-edited',text:c});})));});
+      }
+      p.table.replaceChild(fresh,p.table.tBodies[0]);
+    });
+    if(pricedNote){pricedNote.hidden=!note;pricedNote.textContent=note||'';}
+  }
+  function reprice(gen,t0){
+    if(!data.reprice||!priced.length)return null;
+    if(!editing()){showPrices(null,null);pricing.kind=null;return null;}
+    var R=data.reprice,t1=performance.now(),said=statusLine.textContent;
+    var req=Object.assign(request('value'),{modifiers:R.modifiers||[],headline:R.headline||null,trials:state.trials!==null?state.trials:R.trials,seed:state.seed!==null?state.seed:R.seed,exact_only:true});
+    statusLine.textContent=said+'; repricing…';
+    function refused(r){showPrices(null,'Prices not recomputed with the panel\'s edits: '+r.resp.error.message);pricing.kind='refused';return null;}
+    return engine.call(req).then(function(r){
+      if(gen!==generation)return null;
+      if(r.resp.error)return refused(r);
+      var a=r.resp.ok;
+      pricing.arms=a.arms;pricing.trials=a.trials;
+      if(a.priced)return {a:a,kind:'exact'};
+      if(a.arms*a.trials>PAGE_BATTLES){
+        showPrices(null,'Prices not recomputed with the panel\'s edits: they are Monte Carlo, '+a.arms+' arms × '+a.trials+' trials, more than the page simulates; run battlelab value on the file you download.');
+        pricing.kind='too large';return null;
+      }
+      req.exact_only=false;
+      statusLine.textContent=said+'; simulating the prices ('+a.arms+' arms × '+a.trials+' trials, seed '+a.seed+')…';
+      return engine.call(req).then(function(r){
+        if(gen!==generation)return null;
+        if(r.resp.error)return refused(r);
+        return {a:r.resp.ok,kind:'simulated'};
+      });
+    }).then(function(x){
+      if(!x||gen!==generation)return;
+      var now=performance.now();
+      pricing.kind=x.kind;pricing.ms=now-t1;pricing.edit_to_prices_ms=now-t0;
+      showPrices(x.a,'With the panel\'s edits: the prices below are recomputed ('+x.kind+', '+x.a.trials+' trials per run and arm, seed '+x.a.seed+'), as battlelab value prints them for the edited file. Reset returns the file\'s prices.');
+      statusLine.textContent=said+'; prices '+x.kind+' in '+Math.round(pricing.ms)+' ms';
+    });
+  }
   function recompute(){
     var gen=++generation,t0=performance.now();
     busy=true;
@@ -879,6 +969,7 @@ pub const PANEL_JS: &str = r#"
       progress.hidden=true;
       statusLine.textContent=(x.kind==='exact'?'exact':'simulated')+', recomputed in '+Math.round(timing.last_ms)+' ms';
       if(timing.first_result_ms===null)timing.first_result_ms=performance.now();
+      return reprice(gen,t0);
     }).catch(function(e){
       if(gen===generation){panelError.textContent=String(e&&e.message||e);progress.hidden=true;}
     }).then(function(){if(gen===generation)busy=false;});
@@ -897,6 +988,7 @@ pub const PANEL_JS: &str = r#"
     fails=fails.concat(over);
     var v={ok:fails.length===0,fails:fails,kind:lastKind,shown:BL.shown(out),live:live.map(function(x){return {table:x.cell.table,row:x.cell.row,column:x.cell.column,text:x.td.textContent,marked:x.td.classList.contains('live-edited')};}),live_chart:liveChart?liveChart.querySelectorAll('svg rect').length:0,static_marked:staticTables.filter(function(n){return !n.hidden;}).length,errors:errors,hash:location.hash,fields:order.length,
       chart:chartBox.querySelectorAll('svg rect').length,timing:timing,load_ms:performance.getEntriesByType('navigation').map(function(n){return n.loadEventEnd;})[0]||null,
+      prices:priced.map(function(p){return Array.prototype.map.call(p.table.tBodies[0].rows,function(r){return Array.prototype.map.call(r.cells,function(c){return c.textContent;});});}),prices_marked:priced.filter(function(p){return !!p.table.querySelector('td.live-edited');}).length,pricing:pricing,
       downloaded:downloaded,page_bytes:document.documentElement.outerHTML.length,module_chars:document.getElementById('bl-module').textContent.length};
     var pre=el('pre',{id:'tryit-selftest',text:'TRYIT '+JSON.stringify(v)});
     document.body.appendChild(pre);

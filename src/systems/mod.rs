@@ -305,6 +305,26 @@ impl<S: SystemReport + Send + Sync> Study for S {
     }
 }
 
+/// A study as `battlelab value` prices it (`battlelab_core::pricing`): its plan and its
+/// runs' blocks, through [`Study`].
+impl battlelab_core::pricing::Priceable for Box<dyn Study> {
+    fn plan(&self) -> Plan {
+        Study::plan(&**self)
+    }
+
+    fn arm_blocks(
+        &self,
+        run: usize,
+        blocks: std::ops::Range<u64>,
+        trials: u64,
+        seed: u64,
+        with_exact: bool,
+        control: &RunControl,
+    ) -> Result<crate::engine::compare::Arm, Interrupted> {
+        Study::arm_blocks(&**self, run, blocks, trials, seed, with_exact, control)
+    }
+}
+
 /// A shard folder's counts, once its files are proven to be the ones its manifest
 /// describes: its analysis text and counts file hash to what the manifest records, and
 /// each run's counts have the shape of this plan's run. Returns the counts and their
@@ -611,7 +631,13 @@ pub fn load(path: &Path) -> Result<Loaded, AnalysisError> {
     let precision = study.header().precision;
     // `[value]` is read by `battlelab value`; checked here so `validate` and `run` refuse
     // a bad one too.
-    crate::levers::value_settings(path, &text, study.header().system, &study.plan())?;
+    crate::levers::value_settings(
+        &battlelab_core::files::Disk,
+        path,
+        &text,
+        study.header().system,
+        &study.plan(),
+    )?;
     Ok(Loaded {
         study,
         analysis: AnalysisText {

@@ -19,9 +19,11 @@ pub mod files;
 pub mod header;
 pub mod interrupt;
 pub mod keys;
+pub mod levers;
 pub mod limits;
 pub mod matrix_game;
 pub mod one_roll;
+pub mod pricing;
 pub mod rules;
 #[doc(hidden)]
 pub mod scenarios;

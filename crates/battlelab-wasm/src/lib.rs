@@ -16,6 +16,7 @@
 mod describe;
 mod edit;
 mod run;
+mod value;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -49,6 +50,13 @@ struct Request {
     /// `step`: how many blocks to run.
     #[serde(default)]
     blocks: Option<u64>,
+    /// `value`: the modifiers to price (`battlelab value --modifier`; none: the file's
+    /// `[value]`, else the system's own list).
+    #[serde(default)]
+    modifiers: Vec<String>,
+    /// `value`: the headline (`--headline`: a key, or `all`).
+    #[serde(default)]
+    headline: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -173,6 +181,21 @@ fn dispatch(request: Request) -> Result<Value, Refusal> {
             run::start(&parsed, request.seed, request.trials)
         }
         "step" => run::step(request.blocks.unwrap_or(1)),
+        "value" => {
+            let parsed = parse(&request)?;
+            value::value(
+                &parsed,
+                value::ValueRequest {
+                    seed: request.seed,
+                    trials: request.trials,
+                    exact_only: request.exact_only,
+                    asked: battlelab_core::pricing::Asked {
+                        modifiers: request.modifiers.clone(),
+                        headline: request.headline.clone(),
+                    },
+                },
+            )
+        }
         "finish" => run::finish(),
         "download" => {
             let parsed = parse(&request)?;
@@ -184,7 +207,7 @@ fn dispatch(request: Request) -> Result<Value, Refusal> {
             Ok(json!({ "files": files }))
         }
         other => Err(Refusal::request(format!(
-            "unknown op \"{}\"; one of: describe, run, start, step, finish, download",
+            "unknown op \"{}\"; one of: describe, run, start, step, finish, value, download",
             battlelab_core::limits::echo(other)
         ))),
     }

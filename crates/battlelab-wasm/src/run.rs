@@ -49,7 +49,7 @@ fn started() -> std::sync::MutexGuard<'static, Option<Started>> {
 
 /// The seed and trials of a run: the request's, else the file's, within the command
 /// line's bounds (`--seed`, `--trials`).
-fn seed_and_trials(
+pub(crate) fn seed_and_trials(
     parsed: &Parsed,
     seed: Option<u64>,
     trials: Option<u64>,

@@ -31,6 +31,17 @@ pub trait AnyStudy: Send + Sync {
     /// A job running every run of the plan with `trials` trials (0: exact results only)
     /// from `seed`.
     fn start(self: Arc<Self>, trials: u64, seed: u64) -> Box<dyn Job>;
+    /// Blocks `blocks` of `run` as `battlelab value` and `compare` read them (each block's
+    /// counts and metric sums, and with `with_exact` the run's exact results).
+    fn arm_blocks(
+        &self,
+        run: usize,
+        blocks: std::ops::Range<u64>,
+        trials: u64,
+        seed: u64,
+        with_exact: bool,
+        control: &RunControl,
+    ) -> Result<super::compare::Arm, Interrupted>;
 }
 
 /// A plan being run in steps.
@@ -77,6 +88,18 @@ impl<S: System + Send + 'static> AnyStudy for S {
 
     fn run_names(&self, run: usize) -> RunNames {
         RunNames::of(self, run)
+    }
+
+    fn arm_blocks(
+        &self,
+        run: usize,
+        blocks: std::ops::Range<u64>,
+        trials: u64,
+        seed: u64,
+        with_exact: bool,
+        control: &RunControl,
+    ) -> Result<super::compare::Arm, Interrupted> {
+        super::compare::arm_blocks(self, run, blocks, trials, seed, with_exact, control)
     }
 
     fn start(self: Arc<Self>, trials: u64, seed: u64) -> Box<dyn Job> {

@@ -24,11 +24,15 @@
 //! nothing; [`overridden`] names, run by run, what sets it, so `value` and `solve` refuse
 //! (or leave out) those runs instead of answering "0".
 //!
+//! It lives in the core (no files, no threads, no Polars) because the command line's
+//! `value` and the report page's WebAssembly module price with the same code
+//! ([`crate::pricing`]); a companion file comes from a [`crate::files::Files`] provider.
+//!
 //! Odds are not moved in the file: `odds±N` and the odds-column equivalent are read along
 //! the odds columns of the rules as run ([`odds_columns`]: the printed ones and any the
 //! file adds), run by run, by `value` itself.
 
-use battlelab_core::engine::headline::Headline;
+use crate::engine::headline::Headline;
 
 /// Where a lever lives in an analysis file.
 #[derive(Clone, Copy, Debug)]
@@ -52,7 +56,7 @@ pub enum Place {
     },
 }
 
-pub use battlelab_core::keys::SetBy;
+pub use crate::keys::SetBy;
 
 /// One setting `value` prices and `solve` varies.
 #[derive(Clone, Copy, Debug)]
@@ -71,7 +75,7 @@ pub struct Lever {
     /// and the key in each unit (`argument`). Such units move with the side.
     pub per_unit: Option<(&'static [&'static str], &'static str)>,
     /// The documented key it is (its one description: type, range, default, meaning).
-    pub key: &'static battlelab_core::keys::KeyDoc,
+    pub key: &'static crate::keys::KeyDoc,
 }
 
 /// What a system offers `value` and `solve`, derived from its keys (see [`of`]).
@@ -85,7 +89,7 @@ pub struct SystemLevers {
     /// The lever equivalents are counted in, and the unit's name.
     pub currency: Option<(&'static str, &'static str)>,
     /// The odds columns a run of a variant fights by (see [`odds_columns`]).
-    odds_columns: Option<battlelab_core::keys::OddsColumns>,
+    odds_columns: Option<crate::keys::OddsColumns>,
 }
 
 /// Every system's levers, derived once from its documented keys: a key marked priced
@@ -95,7 +99,7 @@ pub struct SystemLevers {
 fn catalog() -> &'static [SystemLevers] {
     static CATALOG: std::sync::OnceLock<Vec<SystemLevers>> = std::sync::OnceLock::new();
     CATALOG.get_or_init(|| {
-        battlelab_core::systems::docs()
+        crate::systems::docs()
             .iter()
             .filter_map(SystemLevers::of_doc)
             .collect()
@@ -125,13 +129,13 @@ fn alternatives(pattern: &str) -> Vec<String> {
 /// `pattern`'s `i`-th expansion, in step with the lever's name (or the pattern itself
 /// where it has no group).
 fn in_step(pattern: &str, i: usize) -> String {
-    let all = battlelab_core::keys::expand(pattern);
+    let all = crate::keys::expand(pattern);
     all.get(i).or(all.first()).cloned().unwrap_or_default()
 }
 
 impl SystemLevers {
     /// A system's levers from its key table; `None` where it has none (setup).
-    fn of_doc(doc: &battlelab_core::keys::SystemDoc) -> Option<SystemLevers> {
+    fn of_doc(doc: &crate::keys::SystemDoc) -> Option<SystemLevers> {
         let levers: Vec<Lever> = doc.keys().flat_map(Lever::of_key).collect();
         if levers.is_empty() {
             return None;
@@ -149,8 +153,8 @@ impl SystemLevers {
 
 impl Lever {
     /// The levers a priced key gives: one, or one per word of its `{…}` group.
-    fn of_key(key: &'static battlelab_core::keys::KeyDoc) -> Vec<Lever> {
-        use battlelab_core::keys::{PricedAt, Ty};
+    fn of_key(key: &'static crate::keys::KeyDoc) -> Vec<Lever> {
+        use crate::keys::{PricedAt, Ty};
         let Some(priced) = key.lever else {
             return Vec::new();
         };
@@ -159,7 +163,7 @@ impl Lever {
         } else {
             priced.name
         };
-        let names = battlelab_core::keys::expand(pattern);
+        let names = crate::keys::expand(pattern);
         let words = alternatives(pattern);
         let type_range = match key.ty {
             Ty::Int(lo, hi) | Ty::CountOrTables(lo, hi) | Ty::IntOr(lo, hi, _) => (lo, hi),
@@ -213,12 +217,12 @@ impl Lever {
 /// A lever's meaning: its key's, said of the side it moves ("side A: a DRM in this
 /// side's favour").
 fn lever_meaning(
-    key: &battlelab_core::keys::KeyDoc,
-    at: battlelab_core::keys::PricedAt,
+    key: &crate::keys::KeyDoc,
+    at: crate::keys::PricedAt,
     word: &str,
     path: &str,
 ) -> String {
-    use battlelab_core::keys::PricedAt;
+    use crate::keys::PricedAt;
     let meaning = key.meaning.trim_start_matches("[option] ");
     if at == PricedAt::OddsColumns {
         return "one odds column along the columns of the rules as run (the printed ones and any the file adds)".into();
@@ -246,17 +250,22 @@ pub fn of(system: &str) -> Option<&'static SystemLevers> {
     catalog().iter().find(|s| s.system == system)
 }
 
-/// What the analysis at `path` (its TOML `doc`) offers: its system's levers — or, where
+/// What the analysis at `path` (its TOML `doc`, its companion files from `files`) offers: its system's levers — or, where
 /// the system reads a companion file (a rules file), every whole-number setting that file
 /// declares (each per-side one moving that side's key alone), with its headlines. Built
 /// once per companion file and process.
-pub fn for_file(path: &std::path::Path, doc: &Doc, system: &str) -> Option<&'static SystemLevers> {
-    let system_doc = battlelab_core::systems::doc(system)?;
+pub fn for_file(
+    files: &dyn crate::files::Files,
+    path: &std::path::Path,
+    doc: &Doc,
+    system: &str,
+) -> Option<&'static SystemLevers> {
+    let system_doc = crate::systems::doc(system)?;
     let Some(companion) = system_doc.companion else {
         return of(system);
     };
     let given = doc.get(companion.key)?.as_str()?;
-    let settings = (companion.settings)(&battlelab_core::files::Disk, path, given).ok()?;
+    let settings = (companion.settings)(files, path, given).ok()?;
     type Built = Vec<(String, String, &'static SystemLevers)>;
     static BUILT: std::sync::Mutex<Built> = std::sync::Mutex::new(Vec::new());
     let mut built = BUILT
@@ -276,11 +285,8 @@ pub fn for_file(path: &std::path::Path, doc: &Doc, system: &str) -> Option<&'sta
 }
 
 /// The levers of a companion file's settings.
-fn companion_levers(
-    system: &'static str,
-    file: battlelab_core::keys::FileSettings,
-) -> SystemLevers {
-    use battlelab_core::keys::{key, Ty};
+fn companion_levers(system: &'static str, file: crate::keys::FileSettings) -> SystemLevers {
+    use crate::keys::{key, Ty};
     let mut levers = Vec::new();
     for s in file.settings {
         let default = s.default.map_or("required".to_string(), |d| d.to_string());
@@ -293,7 +299,7 @@ fn companion_levers(
             Some((side, _)) => format!("{side}: {what}"),
             None => what,
         };
-        let doc: &'static battlelab_core::keys::KeyDoc = Box::leak(Box::new(
+        let doc: &'static crate::keys::KeyDoc = Box::leak(Box::new(
             key(
                 leak(s.key.clone()),
                 Ty::Int(s.min, s.max),
@@ -335,7 +341,7 @@ impl SystemLevers {
         self.levers.iter().find(|l| l.name == name).ok_or_else(|| {
             format!(
                 "{system} analyses have no setting \"{}\"; the settings are: {}",
-                battlelab_core::limits::echo(name),
+                crate::limits::echo(name),
                 self.levers
                     .iter()
                     .map(|l| l.name)
@@ -359,7 +365,7 @@ impl Modifier {
         let at = text.rfind(['+', '-']).ok_or_else(|| {
             format!(
                 "a modifier is a setting and a signed step, e.g. \"a.drm+1\" or \"odds-1\"; got \"{}\"",
-                battlelab_core::limits::echo(text)
+                crate::limits::echo(text)
             )
         })?;
         let (name, step) = text.split_at(at);
@@ -370,7 +376,7 @@ impl Modifier {
             .ok_or_else(|| {
                 format!(
                     "the step of \"{}\" must be +1 to +99 or -1 to -99",
-                    battlelab_core::limits::echo(text)
+                    crate::limits::echo(text)
                 )
             })?;
         Ok(Self {
@@ -444,11 +450,8 @@ pub const NO_ODDS_SWEEP: &str = "odds±N steps along the odds columns from each 
 
 /// Run by run, what sets `lever` there instead of the file's key (`None` where the lever
 /// is in force): a `[sweep]` or an extra run of the plan (see [`SetBy`]).
-pub fn overridden(
-    plan: &battlelab_core::engine::Plan,
-    lever: &Lever,
-) -> Vec<Option<&'static SetBy>> {
-    use battlelab_core::analysis::AxisValue;
+pub fn overridden(plan: &crate::engine::Plan, lever: &Lever) -> Vec<Option<&'static SetBy>> {
+    use crate::analysis::AxisValue;
     plan.runs
         .iter()
         .map(|run| {
@@ -820,11 +823,12 @@ pub struct ValueSettings {
 /// `text` of `system` with plan `plan`; a file without one gives the defaults. Errors name
 /// the file, the line of `[value]`, the key and what is allowed.
 pub fn value_settings(
+    files: &dyn crate::files::Files,
     path: &std::path::Path,
     text: &str,
     system: &str,
-    plan: &battlelab_core::engine::Plan,
-) -> Result<ValueSettings, battlelab_core::analysis::AnalysisError> {
+    plan: &crate::engine::Plan,
+) -> Result<ValueSettings, crate::analysis::AnalysisError> {
     #[derive(serde::Deserialize)]
     struct ValueFile {
         value: Option<toml::Spanned<toml::Value>>,
@@ -836,7 +840,7 @@ pub fn value_settings(
         headline: Option<String>,
         reference: Option<toml::Table>,
     }
-    let source = battlelab_core::analysis::Source::new(path, text);
+    let source = crate::analysis::Source::new(path, text);
     let Some(value) = toml::from_str::<ValueFile>(text).ok().and_then(|f| f.value) else {
         return Ok(ValueSettings::default());
     };
@@ -852,7 +856,7 @@ pub fn value_settings(
         )
     })?;
     let doc: Doc = text.parse().unwrap_or_default();
-    let levers = for_file(path, &doc, system).ok_or_else(|| {
+    let levers = for_file(files, path, &doc, system).ok_or_else(|| {
         error(
             "",
             format!("{system} analyses have no settings to price; remove [value]"),
@@ -885,7 +889,7 @@ pub fn value_settings(
                 ".headline",
                 format!(
                     "no headline \"{}\" for {system}; headlines: {}, or all",
-                    battlelab_core::limits::echo(key),
+                    crate::limits::echo(key),
                     all.iter()
                         .map(|h| h.key.as_str())
                         .collect::<Vec<_>>()
@@ -914,10 +918,10 @@ pub fn value_settings(
 /// The runs of `plan` where every `axis=value` holds (`variant=NAME` too); an error names
 /// the axes and values there are.
 pub fn select(
-    plan: &battlelab_core::engine::Plan,
+    plan: &crate::engine::Plan,
     wanted: &[(String, String)],
 ) -> Result<Vec<usize>, String> {
-    use battlelab_core::analysis::AxisValue;
+    use crate::analysis::AxisValue;
     let mut runs: Vec<usize> = (0..plan.runs.len()).collect();
     for (key, value) in wanted {
         let value_at = |r: usize| -> AxisValue {
@@ -937,11 +941,11 @@ pub fn select(
             allowed.extend(plan.axes.iter().cloned());
             return Err(format!(
                 "\"{}\" is not a column of this analysis's runs; allowed: {}",
-                battlelab_core::limits::echo(key),
+                crate::limits::echo(key),
                 allowed.join(", ")
             ));
         };
-        let odds = battlelab_core::rules::parse_odds_ratio(value);
+        let odds = crate::rules::parse_odds_ratio(value);
         let holds = |r: usize| match value_at(r) {
             AxisValue::Odds { larger, smaller } if key != "variant" => {
                 odds.is_some_and(|(l, s)| {
@@ -953,7 +957,7 @@ pub fn select(
         if !(0..plan.runs.len()).any(holds) {
             return Err(format!(
                 "{key}={} is not on the grid; {key} takes: {}",
-                battlelab_core::limits::echo(value),
+                crate::limits::echo(value),
                 all.join(", ")
             ));
         }
@@ -1110,9 +1114,9 @@ mod tests {
 
     #[test]
     fn every_lever_is_a_documented_key_searched_within_its_range() {
-        use battlelab_core::keys::{self, Ty};
+        use crate::keys::{self, Ty};
         let mut priced = 0;
-        for doc in battlelab_core::systems::docs() {
+        for doc in crate::systems::docs() {
             let levers: Vec<&Lever> = of(doc.name).map_or(vec![], |s| s.levers.iter().collect());
             let marked = doc.keys().filter(|k| k.lever.is_some()).count();
             assert_eq!(marked == 0, levers.is_empty(), "{}", doc.name);
@@ -1164,7 +1168,7 @@ mod tests {
 
     #[test]
     fn a_side_lever_names_its_own_side_only() {
-        for doc in battlelab_core::systems::docs() {
+        for doc in crate::systems::docs() {
             for lever in of(doc.name).map_or(&[][..], |s| s.levers) {
                 let Some((side, _)) = lever
                     .name
