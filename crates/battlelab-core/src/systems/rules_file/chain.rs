@@ -162,6 +162,9 @@ pub struct Stepper<'g, 'd> {
     /// battle, by id ([`Stepper::memo`]'s entries name them so).
     afters: Vec<(Vec<i64>, bool)>,
     after_ids: FxHashMap<(Vec<i64>, bool), u32>,
+    /// Reused by a remembered phase: the groups of branches by hash, and the sums of
+    /// their pieces by (group, what the piece leaves).
+    sum_index: (FxHashMap<u64, u32>, FxHashMap<(u32, u32), usize>),
 }
 
 /// Where a round from a state can end: the next state, whether an effect ended the
@@ -463,6 +466,9 @@ struct Remembered {
     /// Whether only a lone branch may take its ways from the memo (a table rolled in its
     /// effects would order many differently).
     lone: bool,
+    /// The slots not in `after`, in order: branches alike in these (from the state on)
+    /// are alike after the phase wherever they take the same way.
+    rest: Vec<usize>,
 }
 
 /// [`Stepper::memo_plan`] for enumerating `game`: every phase that reads a table or
@@ -534,11 +540,13 @@ fn remembered(game: &Game) -> Vec<Option<Remembered>> {
                 || matches!(&phase.kind, PhaseKind::Table(t) if table_results(&game.tables[*t])
                     .iter()
                     .any(|r| game.results[*r].effects.iter().any(|s| matches!(s, Statement::Roll(_)))));
+            let rest = (0..layout.names.len()).filter(|s| after.binary_search(s).is_err()).collect();
             Some(Remembered {
                 key,
                 by_roll,
                 after,
                 lone: rolls_inside || (p == at && p > 0),
+                rest,
             })
         })
         .collect()
@@ -744,6 +752,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
             memo: FxHashMap::default(),
             afters: Vec::new(),
             after_ids: FxHashMap::default(),
+            sum_index: Default::default(),
         }
     }
 
@@ -765,6 +774,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
             memo: FxHashMap::default(),
             afters: Vec::new(),
             after_ids: FxHashMap::default(),
+            sum_index: Default::default(),
         }
     }
 
@@ -1148,23 +1158,35 @@ impl<'g, 'd> Stepper<'g, 'd> {
         // as playing the phase and merging would give them, without a frame per piece.
         let plan = self.memo_plan[p].as_ref().expect("checked");
         let varying = game.layout.state.start;
-        let mut groups: FxHashMap<Vec<i64>, u32> = FxHashMap::default();
+        let (groups, at) = &mut self.sum_index;
+        groups.clear();
+        at.clear();
         let mut group_of = Vec::with_capacity(live.len());
         let mut firsts: Vec<usize> = Vec::new();
         for (i, b) in live.iter().enumerate() {
-            let mut rest = b.frame[varying..].to_vec();
-            for s in &plan.after {
-                rest[*s - varying] = 0;
-            }
+            let hash = {
+                use std::hash::Hasher;
+                let mut h = rustc_hash::FxHasher::default();
+                plan.rest[varying..]
+                    .iter()
+                    .for_each(|s| h.write_i64(b.frame[*s]));
+                h.finish()
+            };
             let next = firsts.len() as u32;
-            let g = *groups.entry(rest).or_insert(next);
+            let g = *groups.entry(hash).or_insert(next);
             if g == next {
                 firsts.push(i);
+            } else if plan.rest[varying..]
+                .iter()
+                .any(|s| b.frame[*s] != live[firsts[g as usize]].frame[*s])
+            {
+                // Two groups with one hash (not met in practice): played instead.
+                live.extend(done);
+                return self.phase_played(p, live);
             }
             group_of.push(g);
         }
         let mut sums: Vec<(u32, u32, u128, u128)> = Vec::new();
-        let mut at: FxHashMap<(u32, u32), usize> = FxHashMap::default();
         for ((b, key), g) in live.iter().zip(&keys).zip(&group_of) {
             for &(id, num, den) in &self.memo[key] {
                 let Some(w) = times((b.num, b.den), (num, den)) else {
