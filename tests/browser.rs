@@ -933,11 +933,11 @@ fn the_derived_tables_are_recomputed_after_an_edit() {
     // several runs, a search or a whole distribution; the edit must move one of its cells
     // and every cell must read as `battlelab run` prints it for the edited file.
     let cases: [(&str, serde_json::Value, &str, &[(u64, usize)]); 7] = [
-        // March: the best request per DRM (table 1), 6 DRMs × 3 requests; a 1 on the
-        // "extra 2" column now costs an SP.
+        // March: the best request per DRM (table 1), 6 DRMs × 3 requests; a 4 on the
+        // "extra 1" column, which never cost an SP (∞, the best), now costs one.
         (
             "march.toml",
-            serde_json::json!({"rules.cells.\"2\".\"1\"": "2*"}),
+            serde_json::json!({"rules.cells.\"1\".\"4\"": "1*"}),
             "exact",
             &[(1, 6 * 3)],
         ),
@@ -948,20 +948,20 @@ fn the_derived_tables_are_recomputed_after_an_edit() {
             "exact",
             &[(2, 6 * 3), (5, 6 * 3)],
         ),
-        // Ratio: "Expectations" (table 3: P(min-score decides) with the rest) and "Value
-        // of reserves" (table 4: 3 policies × 2 per grid point).
+        // Ratio: "Expectations" (table 2: P(min-score decides) with the rest, 8 per grid
+        // point) and "Value of reserves" (table 3: 4 policies × 2 per grid point).
         (
             "ratio_line.toml",
             serde_json::json!({"battle.min_score": 2}),
             "exact",
-            &[(3, 9 * 8), (4, 9 * 3 * 2)],
+            &[(2, 9 * 8), (3, 9 * 4 * 2)],
         ),
         // Ratio, simulated: the same from the simulated counts.
         (
             "ratio_line.toml",
             serde_json::json!({"exact": false, "battle.min_score": 2}),
             "simulated",
-            &[(3, 9 * 8), (4, 9 * 3 * 2)],
+            &[(2, 9 * 8), (3, 9 * 4 * 2)],
         ),
         // Melee: the first phase's exact odds beside each run's ends (table 1).
         (
@@ -970,13 +970,13 @@ fn the_derived_tables_are_recomputed_after_an_edit() {
             "exact",
             &[(1, 4 * 8)],
         ),
-        // A round robin: the score matrix (table 0, 4 × 4) and the point-value hints
-        // (table 1, 4 profiles × 6).
+        // A round robin: the score matrix (table 0, 5 profiles × 5, mirror matches
+        // included) and the point-value hints (table 1, 5 profiles × 6).
         (
             "melee_round_robin.toml",
             serde_json::json!({"profiles.militia.skill": 4}),
-            "simulated",
-            &[(0, 4 * 4), (1, 4 * 6)],
+            "exact",
+            &[(0, 5 * 5), (1, 5 * 6)],
         ),
         // Setup: Gray a minor: the coalitions' spread (table 0), the coalitions compared
         // (table 1, 3 × 2) and the states' expected forces (table 2, 13 × 4).
