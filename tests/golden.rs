@@ -249,13 +249,13 @@ fn live_cells_stand_in_the_tables(stem: &str, report: &Path) {
             } else {
                 plain == "∞"
                     || (number(plain)
-                    && digits(plain) == decimals
-                    && (cell["format"] == "percent") == plain.ends_with('%')
-                    && if cell["format"] == "signed" {
-                        plain.starts_with(['+', '-'])
-                    } else {
-                        !plain.starts_with('+')
-                    })
+                        && digits(plain) == decimals
+                        && (cell["format"] == "percent") == plain.ends_with('%')
+                        && if cell["format"] == "signed" {
+                            plain.starts_with(['+', '-'])
+                        } else {
+                            !plain.starts_with('+')
+                        })
             }
         } else if cell["expected"].is_string() {
             // "7/6 (1.167)": the exact value and the same value at the cell's decimals.
