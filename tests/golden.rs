@@ -238,7 +238,6 @@ fn live_cells_stand_in_the_tables(stem: &str, report: &Path) {
                 .strip_prefix("**")
                 .and_then(|t| t.strip_suffix("**"))
                 .unwrap_or(text);
-            let decimals = at("decimals");
             let digits = |t: &str| {
                 t.split_once('.')
                     .map_or(0, |(_, d)| d.trim_end_matches('%').len())
@@ -249,7 +248,7 @@ fn live_cells_stand_in_the_tables(stem: &str, report: &Path) {
             } else {
                 plain == "∞"
                     || (number(plain)
-                        && digits(plain) == decimals
+                        && digits(plain) == at("decimals")
                         && (cell["format"] == "percent") == plain.ends_with('%')
                         && if cell["format"] == "signed" {
                             plain.starts_with(['+', '-'])
