@@ -931,6 +931,15 @@ fn live_in(verdict: &serde_json::Value, table: u64) -> (usize, bool) {
     (cells, moved)
 }
 
+/// A shipped analysis, an edit, how the page runs it ("exact" or "simulated"), and each
+/// derived table it must recompute (its index in tables.md, its live cells).
+type DerivedCase = (
+    &'static str,
+    serde_json::Value,
+    &'static str,
+    &'static [(u64, usize)],
+);
+
 #[test]
 fn the_derived_tables_are_recomputed_after_an_edit() {
     chromium();
@@ -938,7 +947,7 @@ fn the_derived_tables_are_recomputed_after_an_edit() {
     // Each (analysis, edit, table, its live cells): a table the system derives from
     // several runs, a search or a whole distribution; the edit must move one of its cells
     // and every cell must read as `battlelab run` prints it for the edited file.
-    let cases: [(&str, serde_json::Value, &str, &[(u64, usize)]); 8] = [
+    let cases: [DerivedCase; 8] = [
         // Field battles: "Battle outcomes" of each variant (tables 3 and 5), 28 runs × the
         // 3 results some run reaches, each row rounded to add up to 100 with its †.
         (
