@@ -120,3 +120,33 @@ pub fn derived(study: &D6TableStudy, exact: &[Option<TableExact>]) -> Vec<Derive
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::System;
+
+    #[test]
+    fn the_best_request_is_extra_mp_per_sp_eliminated_by_hand() {
+        let text = "name = \"m\"\nsystem = \"march\"\n[sweep]\nextra = [1, 2, 3]\ndrm = [0]\n";
+        let study = D6TableStudy::parse(std::path::Path::new("m.toml"), text).unwrap();
+        let exact: Vec<_> = (0..study.points.len()).map(|r| study.exact(r)).collect();
+        let derived = derived(&study, &exact);
+        let at = |request| {
+            crate::engine::derived::find(&derived, &best_request_key("base", 0, request)).unwrap()
+        };
+        // Extra 1 (1 1 1 1 1 0) never loses an SP: ∞, the best.
+        assert_eq!(at(0).value, f64::INFINITY);
+        assert!(at(0).best);
+        // Extra 2 (2 2 2 1* 0 0): 7/6 MP per 1/6 SP = 7; extra 3 (3 3 2* 1* 0 0): 9/6 MP
+        // per 2/6 SP = 4.5. Each is the quotient of two doubles (the expectations rounded
+        // once each), so within a few units in the last place; printed "7.00", "4.50".
+        assert!((at(1).value - 7.0).abs() <= 4.0 * f64::EPSILON * 7.0);
+        assert!(!at(1).best);
+        assert!((at(2).value - 4.5).abs() <= 4.0 * f64::EPSILON * 4.5);
+        assert_eq!(
+            format!("{:.2} {:.2}", at(1).value, at(2).value),
+            "7.00 4.50"
+        );
+    }
+}

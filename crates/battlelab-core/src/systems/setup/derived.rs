@@ -147,3 +147,20 @@ pub fn derived(study: &SetupStudy, exact: &[Option<Vec<Vec<f64>>>]) -> Vec<Deriv
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_and_comparisons_by_hand() {
+        // Totals 0, 1, 2 with 1/4, 1/2, 1/4.
+        let d = [0.25, 0.5, 0.25];
+        assert_eq!(quantile(&d, 0.05), 0);
+        assert_eq!(quantile(&d, 0.5), 1);
+        assert_eq!(quantile(&d, 0.95), 2);
+        // P(A > B) against a certain 1: only A = 2 wins; against itself 1/4·1/4 + 1/2·1/4.
+        assert_eq!(p_greater(&d, &[0.0, 1.0]), 0.25);
+        assert_eq!(p_greater(&d, &d), 0.3125);
+    }
+}
