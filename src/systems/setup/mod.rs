@@ -290,9 +290,9 @@ mod tests {
     fn live_rows_follow_the_plans_runs() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("analyses/setup.toml");
         let text = std::fs::read_to_string(&path).unwrap();
-        // The shipped coalitions, and the same file with the coalitions named in the
-        // opposite order of their first states (so a table in name order or state order
-        // would drift from the plan).
+        // The shipped coalitions (North, South, Neutral minors: not in name order), and
+        // the same file with North renamed Zulu (first in the file, last by name), so a
+        // table that sorted its rows would drift from the plan.
         let reordered = text.replace("\"North\"", "\"Zulu\"");
         for text in [text.clone(), reordered] {
             let study = SetupStudy::parse(&path, &text).unwrap();
