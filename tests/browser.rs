@@ -675,8 +675,14 @@ fn the_try_it_panel_simulates_the_command_lines_counts_for_the_same_seed_and_tri
     let compared = assert_shown_equals(&verdict["shown"], &out, "count");
     assert!(compared >= 56 * 2, "{compared}");
     // "Who loses": P(smaller loses), each side's win, SP lost per side and the source,
-    // for all 56 runs, as the CLI prints them for the same seed and trials.
-    assert_eq!(assert_live_equals(&verdict["live"], &out, true), 56 * 6);
+    // and "Battle outcomes": each result some run reaches (the columns after the two
+    // axes), for all 56 runs, as the CLI prints them for the same seed and trials.
+    let reached = common::pages::tables_md(&out)[3][0].len() - 2;
+    assert!(reached >= 3, "{reached}");
+    assert_eq!(
+        assert_live_equals(&verdict["live"], &out, true),
+        56 * 6 + 56 * reached
+    );
     assert!(
         verdict["shown"][0]["trials"]
             .as_str()
@@ -831,8 +837,8 @@ fn d6_table_edited_in_the_panel(
         })
         .count();
     assert!(moved > 0, "{analysis}: the edit changed no cell");
-    // Every table the panel does not recompute (the printed table of each variant, a
-    // march's best request) says so while the edit is in force, and only then.
+    // Every table the panel does not recompute (the printed table of each variant) says
+    // so while the edit is in force, and only then.
     let recomputed: std::collections::BTreeSet<u64> = verdict["live"]
         .as_array()
         .unwrap()
@@ -895,13 +901,14 @@ fn the_d6_tables_outcomes_are_recomputed_in_the_files_format_after_a_cell_edit()
             _ => panic!("a live cell outside the outcomes tables: {cell}"),
         }
     }
-    // March printing fractions: 18 rows × (6 outcomes + 2 expected values).
+    // March printing fractions: 18 rows × (6 outcomes + 2 expected values), and the best
+    // request per DRM (6 DRMs × 3 requests).
     let march = d6_table_edited_in_the_panel(
         dir.path(),
         "march.toml",
         "[tables]\nformat = \"fraction\"\n\n",
         ("2", "4", "2"),
-        18 * 8,
+        18 * 8 + 6 * 3,
     );
     assert!(march["live"]
         .as_array()
@@ -979,12 +986,131 @@ fn live_tables_after_an_edit(
         "{verdict:#}"
     );
     let ms = |k: &str| verdict["timing"][k].as_f64().unwrap_or(f64::NAN);
+    let moved_tables: Vec<u64> = live
+        .iter()
+        .filter(|c| {
+            let at = |k: &str| c[k].as_u64().unwrap() as usize;
+            c["text"].as_str() != Some(before[at("table")][at("row")][at("column")].as_str())
+        })
+        .map(|c| c["table"].as_u64().unwrap())
+        .collect::<std::collections::BTreeSet<u64>>()
+        .into_iter()
+        .collect();
     println!(
         "{analysis}: {cells} live cells ({moved} moved) shown {:.0} ms after the edit ({:.0} ms in the Worker, {kind})",
         ms("last_ms"),
         ms("worker_ms"),
     );
+    let mut verdict = verdict;
+    verdict["moved_tables"] = serde_json::json!(moved_tables);
     (verdict, cells)
+}
+
+/// The live cells of table `table` in a verdict, and whether the edit moved one of them
+/// (`moved_tables`, recorded by [`live_tables_after_an_edit`]).
+fn live_in(verdict: &serde_json::Value, table: u64) -> (usize, bool) {
+    let cells = verdict["live"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["table"] == table)
+        .count();
+    let moved = verdict["moved_tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|t| t == table);
+    (cells, moved)
+}
+
+/// A shipped analysis, an edit, how the page runs it ("exact" or "simulated"), and each
+/// derived table it must recompute (its index in tables.md, its live cells).
+type DerivedCase = (
+    &'static str,
+    serde_json::Value,
+    &'static str,
+    &'static [(u64, usize)],
+);
+
+#[test]
+fn the_derived_tables_are_recomputed_after_an_edit() {
+    chromium();
+    let dir = tempfile::tempdir().unwrap();
+    // Each (analysis, edit, table, its live cells): a table the system derives from
+    // several runs, a search or a whole distribution; the edit must move one of its cells
+    // and every cell must read as `battlelab run` prints it for the edited file.
+    let cases: [DerivedCase; 8] = [
+        // Field battles: "Battle outcomes" of each variant (tables 3 and 5), 28 runs × the
+        // 3 results some run reaches, each row rounded to add up to 100 with its †.
+        (
+            "field_combat.toml",
+            serde_json::json!({"battle.terrain_drm": -1}),
+            "exact",
+            &[(3, 28 * 3), (5, 28 * 3)],
+        ),
+        // March: the best request per DRM (table 1), 6 DRMs × 3 requests; a 4 on the
+        // "extra 1" column, which never cost an SP (∞, the best), now costs one.
+        (
+            "march.toml",
+            serde_json::json!({"rules.cells.\"1\".\"4\"": "1*"}),
+            "exact",
+            &[(1, 6 * 3)],
+        ),
+        // Attrition: the turns study of each variant (tables 2 and 5), 6 turns × 3.
+        (
+            "attrition.toml",
+            serde_json::json!({"turns.drm": 1}),
+            "exact",
+            &[(2, 6 * 3), (5, 6 * 3)],
+        ),
+        // Ratio: "Expectations" (table 2: P(min-score decides) with the rest, 8 per grid
+        // point) and "Value of reserves" (table 3: 4 policies × 2 per grid point).
+        (
+            "ratio_line.toml",
+            serde_json::json!({"battle.min_score": 2}),
+            "exact",
+            &[(2, 9 * 8), (3, 9 * 4 * 2)],
+        ),
+        // Ratio, simulated: the same from the simulated counts.
+        (
+            "ratio_line.toml",
+            serde_json::json!({"exact": false, "battle.min_score": 2}),
+            "simulated",
+            &[(2, 9 * 8), (3, 9 * 4 * 2)],
+        ),
+        // Melee: the first phase's exact odds beside each run's ends (table 1).
+        (
+            "melee_engagement.toml",
+            serde_json::json!({"profiles.spearmen.defense": 5}),
+            "exact",
+            &[(1, 4 * 8)],
+        ),
+        // A round robin: the score matrix (table 0, 5 profiles × 5, mirror matches
+        // included) and the point-value hints (table 1, 5 profiles × 6).
+        (
+            "melee_round_robin.toml",
+            serde_json::json!({"profiles.militia.skill": 4}),
+            "exact",
+            &[(0, 5 * 5), (1, 5 * 6)],
+        ),
+        // Setup: Gray a minor: the coalitions' spread (table 0), the coalitions compared
+        // (table 1, 3 × 2) and the states' expected forces (table 2, 13 × 4).
+        (
+            "setup.toml",
+            serde_json::json!({"state.1.kind": "minor"}),
+            "exact",
+            &[(0, 3 * 7), (1, 3 * 2), (2, 13 * 4)],
+        ),
+    ];
+    for (k, (analysis, edits, kind, tables)) in cases.into_iter().enumerate() {
+        let (verdict, _) =
+            live_tables_after_an_edit(&dir.path().join(k.to_string()), analysis, edits, kind);
+        for &(table, cells) in tables {
+            let (live, moved) = live_in(&verdict, table);
+            assert_eq!(live, cells, "{analysis}: live cells of table {table}");
+            assert!(moved, "{analysis}: the edit moved no cell of table {table}");
+        }
+    }
 }
 
 #[test]
@@ -1043,30 +1169,32 @@ fn the_ratio_melee_setup_and_frontier_tables_are_recomputed_after_an_edit() {
         }
     }
     assert_eq!(dashes, 2 * 3 * 15);
-    // Melee: 4 runs × ("Who wins": 6; "How the engagement ends": 6 ends and the source).
+    // Melee: 4 runs × ("Who wins": 6; "How the engagement ends": 6 ends, the source and
+    // the first phase).
     let (_, cells) = live_tables_after_an_edit(
         dir.path(),
         "melee_engagement.toml",
         serde_json::json!({"profiles.spearmen.defense": 5}),
         "exact",
     );
-    assert_eq!(cells, 4 * (6 + 7));
+    assert_eq!(cells, 4 * (6 + 8));
     let (_, cells) = live_tables_after_an_edit(
         &dir.path().join("simulated"),
         "melee_engagement.toml",
         serde_json::json!({"exact": false, "profiles.spearmen.defense": 5}),
         "simulated",
     );
-    assert_eq!(cells, 4 * (6 + 7));
-    // Setup: a major changes coalition; each coalition's mean land SP (North, South and
-    // the neutral minors).
+    assert_eq!(cells, 4 * (6 + 8));
+    // Setup: a major changes coalition; each coalition's land SP (North, South and the
+    // neutral minors: states, mean, quantiles, least and most), the coalitions compared
+    // (3 × 2) and each state's expected forces (13 × 4).
     let (_, cells) = live_tables_after_an_edit(
         dir.path(),
         "setup.toml",
         serde_json::json!({"state.1.coalition": "South"}),
         "exact",
     );
-    assert_eq!(cells, 3);
+    assert_eq!(cells, 3 * 7 + 3 * 2 + 13 * 4);
     // Frontier, simulated with the command line's seed and trials: every row's three
     // percentages and both means of units eliminated.
     let (verdict, cells) = live_tables_after_an_edit(

@@ -231,6 +231,31 @@ fn live_cells_stand_in_the_tables(stem: &str, report: &Path) {
                 .split_once(" in ")
                 .is_some_and(|(k, n)| k.parse::<u64>().is_ok() && (n == "6" || n == "36"));
             number(text.trim_end_matches('†')) || fraction(text).is_some() || faces
+        } else if cell["derived"].is_string() {
+            // A number derived from several runs: in its format ("0.53", "12.3%",
+            // "+0.125"), "∞" where infinite, in bold where the best of its row.
+            let plain = text
+                .strip_prefix("**")
+                .and_then(|t| t.strip_suffix("**"))
+                .unwrap_or(text);
+            let digits = |t: &str| {
+                t.split_once('.')
+                    .map_or(0, |(_, d)| d.trim_end_matches('%').len())
+            };
+            if cell["format"] == "text" {
+                // Printed by the system itself: three percentages, a verdict, "–".
+                !plain.is_empty()
+            } else {
+                plain == "∞"
+                    || (number(plain)
+                        && digits(plain) == at("decimals")
+                        && (cell["format"] == "percent") == plain.ends_with('%')
+                        && if cell["format"] == "signed" {
+                            plain.starts_with(['+', '-'])
+                        } else {
+                            !plain.starts_with('+')
+                        })
+            }
         } else if cell["expected"].is_string() {
             // "7/6 (1.167)": the exact value and the same value at the cell's decimals.
             let decimals = at("decimals");

@@ -814,6 +814,30 @@ fn the_value_op_prices_an_edited_analysis_as_the_command_line_prices_the_edited_
     }
 }
 
+/// A derived number as the page prints it in its cell's format (`tryit.rs`'s
+/// `liveText`: the system's own text where it gives one, ∞, a percentage, a signed or a
+/// plain number, bold where the best of its row), from the module's `derived`.
+fn print_derived(d: &Value, cell: &Value) -> String {
+    let decimals = cell["decimals"].as_u64().unwrap_or(0) as usize;
+    let text = if let Some(text) = d["text"].as_str() {
+        text.to_string()
+    } else if d["infinite"] == true {
+        "∞".to_string()
+    } else {
+        let v = d["value"].as_f64().expect("a finite derived number");
+        match cell["format"].as_str() {
+            Some("percent") => format!("{:.decimals$}%", v * 100.0),
+            Some("signed") => format!("{v:+.decimals$}"),
+            _ => format!("{v:.decimals$}"),
+        }
+    };
+    if d["best"] == true {
+        format!("**{text}**")
+    } else {
+        text
+    }
+}
+
 #[test]
 fn the_value_op_refuses_with_the_command_lines_words() {
     let (text, files) = analysis(&root().join("analyses/classic_crt.toml"));
@@ -833,4 +857,73 @@ fn the_value_op_refuses_with_the_command_lines_words() {
             .starts_with("--modifier: rules analyses have no setting \"attacker.luck\"; the settings are: attacker.leader"),
         "{error}"
     );
+}
+
+#[test]
+fn every_derived_cell_of_every_shipped_analysis_is_the_modules_derived_number() {
+    // The cells the system derives from several runs (a best request, a survival curve, a
+    // quantile, a difference of means, a fitted rating): the module's `derived`, printed
+    // in the cell's format, is the text `battlelab run` prints in tables.md, key for key,
+    // with the same seed and trials.
+    let trials = 200;
+    let mut compared = BTreeMap::new();
+    for path in common::shipped_analyses() {
+        let name = path.file_name().unwrap().to_str().unwrap().to_string();
+        let out = tempfile::tempdir().unwrap();
+        let report = out.path().join("report");
+        let (code, _, stderr) = common::battlelab(
+            path.parent().unwrap(),
+            &[
+                "run",
+                &name,
+                "--trials",
+                &trials.to_string(),
+                "--quiet",
+                "--out",
+                report.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(code, Some(0), "{name}: {stderr}");
+        let live = live_cells(&report);
+        let cells: Vec<&Value> = live["cells"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["derived"].is_string())
+            .collect();
+        if cells.is_empty() {
+            continue;
+        }
+        let md = common::pages::tables_md(&report);
+        let (text, files) = analysis(&path);
+        let mut run = request("run", &name, &text, &files);
+        run["trials"] = json!(trials);
+        let ours = ok(&run);
+        let derived = ours["derived"].as_array().unwrap();
+        for cell in &cells {
+            let d = derived
+                .iter()
+                .find(|d| d["key"] == cell["derived"])
+                .unwrap_or_else(|| panic!("{name}: {cell} is not among the module's derived"));
+            let at = |k: &str| cell[k].as_u64().unwrap() as usize;
+            assert_eq!(
+                print_derived(d, cell),
+                md[at("table")][at("row")][at("column")],
+                "{name}: {cell}"
+            );
+        }
+        compared.insert(name, cells.len());
+    }
+    // Every system that derives a table: field, march, attrition, ratio, melee, setup.
+    for name in [
+        "field_combat.toml",
+        "march.toml",
+        "attrition.toml",
+        "ratio_line.toml",
+        "melee_engagement.toml",
+        "melee_round_robin.toml",
+        "setup.toml",
+    ] {
+        assert!(compared.contains_key(name), "{name}: {compared:?}");
+    }
 }

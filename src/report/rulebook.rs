@@ -17,6 +17,7 @@ use rust_xlsxwriter::{DocProperties, ExcelDateTime, Format, Workbook, XlsxError}
 use crate::analysis::{TableFormat, TablesOptions};
 use crate::report::ReportError;
 use crate::stats::{rounded_percentages, units_text, RoundedRow};
+use battlelab_core::engine::derived::Derived;
 
 /// The spreadsheet beside `tables.md`.
 pub const XLSX: &str = "tables.xlsx";
@@ -164,6 +165,14 @@ pub enum Live {
     /// A d6 table's expected value by this name, exact: printed "7/6 (1.167)", the
     /// fraction and its value at the cell's decimals.
     Expected(String),
+    /// A number the system derives from several runs or a search
+    /// ([`battlelab_core::engine::derived::Derived`]: a best request, a survival curve's
+    /// mean, a difference of means), by its key, printed in `format` as
+    /// [`derived_cell`] prints it (∞ where infinite, bold where the best of its row).
+    Derived { key: String, format: NumberFormat },
+    /// As [`Live::Derived`], where the system prints the cell's text itself (three
+    /// percentages in one cell, a verdict, "–"): the page prints that text.
+    DerivedText(String),
 }
 
 /// A live cell: where it stands (row and column of its table), the plan's run it reads,
@@ -211,6 +220,18 @@ impl Table {
             return;
         };
         let printable = matches!(
+            (&self.rows[row].get(column), &live),
+            (Some(_), Live::DerivedText(_))
+                | (
+                    Some(_),
+                    Live::Derived {
+                        format: NumberFormat::Percent(_)
+                            | NumberFormat::Decimal(_)
+                            | NumberFormat::Signed(_),
+                        ..
+                    }
+                )
+        ) || matches!(
             (&self.rows[row].get(column), &live),
             (Some(Cell::Text(_)), Live::Source)
                 | (
@@ -419,14 +440,29 @@ impl Rulebook {
                         cell["of"] = serde_json::json!(of);
                     }
                     Live::Expected(name) => cell["expected"] = serde_json::json!(name),
+                    Live::Derived { key, .. } => cell["derived"] = serde_json::json!(key),
+                    Live::DerivedText(key) => {
+                        cell["derived"] = serde_json::json!(key);
+                        cell["format"] = serde_json::json!("text");
+                    }
                 }
-                // A chance prints the response's own text: no format of its own.
-                let printed = (!matches!(c.live, Live::Chance { .. }))
-                    .then_some(&table.rows[c.row][c.column]);
-                if let Some(Cell::Number { format, .. }) = printed {
+                // A chance prints the response's own text: no format of its own. A
+                // derived number prints in its own format (its cell may be an ∞ now).
+                let format = match &c.live {
+                    Live::Chance { .. } | Live::DerivedText(_) => None,
+                    Live::Derived { format, .. } => Some(*format),
+                    _ => match &table.rows[c.row][c.column] {
+                        Cell::Number { format, .. } => Some(*format),
+                        Cell::Text(_) => None,
+                    },
+                };
+                if let Some(format) = format {
                     let (name, decimals) = match format {
-                        NumberFormat::Percent(d) => ("percent", *d),
-                        _ => ("decimal", decimal_places(*format)),
+                        NumberFormat::Percent(d) => ("percent", d),
+                        NumberFormat::Signed(d) if matches!(c.live, Live::Derived { .. }) => {
+                            ("signed", d)
+                        }
+                        _ => ("decimal", decimal_places(format)),
                     };
                     cell["format"] = serde_json::json!(name);
                     cell["decimals"] = serde_json::json!(decimals);
@@ -450,6 +486,32 @@ impl Rulebook {
         })?;
         crate::report::write_bytes(dir, XLSX, &bytes)
     }
+}
+
+/// The cell of a derived number (found by `key` among `derived`) as `tables.md` prints
+/// it in `format` — a percentage ("12.3%"), a plain number ("0.53") or a signed one
+/// ("+0.125"); "∞" where infinite; the system's own text where it prints one; in bold
+/// where it is the best of its row — and as the
+/// report page's panel prints the same number after an edit. A key not among them (never,
+/// where the table and the system agree) prints "—".
+pub fn derived_cell(derived: &[Derived], key: &str, format: NumberFormat) -> Cell {
+    let Some(d) = battlelab_core::engine::derived::find(derived, key) else {
+        return Cell::text("—");
+    };
+    let v = d.value;
+    let text = if let Some(text) = &d.text {
+        text.clone()
+    } else if v == f64::INFINITY {
+        "∞".to_string()
+    } else {
+        match format {
+            NumberFormat::Percent(p) => format!("{:.*}%", p as usize, v * 100.0),
+            NumberFormat::Signed(p) => format!("{v:+.*}", p as usize),
+            _ => format!("{v:.*}", decimal_places(format) as usize),
+        }
+    };
+    let shown = if d.best { format!("**{text}**") } else { text };
+    Cell::number(v, format, shown)
 }
 
 /// The decimals of a plain number's format (a live cell is a percentage or one of these).

@@ -778,7 +778,7 @@ pub const PANEL_JS: &str = r#"
     if(tables.length!==L.tables)return;
     L.cells.forEach(function(c){
       var t=tables[c.table],row=t&&t.tBodies[0]&&t.tBodies[0].rows[c.row],td=row&&row.cells[c.column];
-      if(td)live.push({cell:c,td:td,original:td.textContent});
+      if(td)live.push({cell:c,td:td,original:mdText(td)});
     });
     Array.prototype.forEach.call(tables,function(t,i){
       if(L.cells.some(function(c){return c.table===i;}))return;
@@ -791,6 +791,14 @@ pub const PANEL_JS: &str = r#"
     var h=section.querySelector('h2');
     section.insertBefore(liveNote,h?h.nextSibling:section.firstChild);
   })();
+  // A cell's text as tables.md prints it: a cell in bold (a derived table's best) as
+  // **text**; and the same text put back into a cell.
+  function mdText(td){var b=td.querySelector('strong');return b&&b.textContent===td.textContent?'**'+td.textContent+'**':td.textContent;}
+  function setMd(td,t){
+    var m=/^\*\*(.+)\*\*$/.exec(t);
+    td.textContent=m?'':t;
+    if(m)td.appendChild(el('strong',{text:m[1]}));
+  }
   function editing(){return Object.keys(state.edits).length>0||state.seed!==null||state.trials!==null;}
   // x printed with d decimals as Rust's format! does: from its exact decimal expansion,
   // a tie to the even digit (toFixed would round it up).
@@ -806,8 +814,16 @@ pub const PANEL_JS: &str = r#"
     }
     return d>0?digits.slice(0,digits.length-d)+'.'+digits.slice(digits.length-d):digits;
   }
-  function liveText(c,run){
+  function liveText(c,run,ok){
     if(c.source)return run.exact?'exact':'simulated';
+    if(c.derived){
+      // A number the system derives from several runs (the run response's `derived`,
+      // computed by the command line's own code): only printed here.
+      var d=null;(ok.derived||[]).forEach(function(x){if(x.key===c.derived)d=x;});
+      if(!d||(typeof d.text!=='string'&&!d.infinite&&typeof d.value!=='number'))return '—';
+      var t=typeof d.text==='string'?d.text:d.infinite?'∞':c.format==='percent'?fixed(d.value*100,c.decimals)+'%':c.format==='signed'?(d.value<0||Object.is(d.value,-0)?'-':'+')+fixed(Math.abs(d.value),c.decimals):fixed(d.value,c.decimals);
+      return d.best?'**'+t+'**':t;
+    }
     if(c.tenths){
       var k=-1;run.outcomes.forEach(function(o,i){if(o.name===c.tenths)k=i;});
       // A table whose columns are the outcomes its runs reach: when the edited runs reach
@@ -855,9 +871,9 @@ pub const PANEL_JS: &str = r#"
       Object.keys(names).forEach(function(k){reached[k]=JSON.stringify(Object.keys(names[k]).sort());});
     }
     live.forEach(function(x){
-      if(!on){x.td.textContent=x.original;x.td.classList.remove('live-edited');x.td.removeAttribute('title');return;}
+      if(!on){setMd(x.td,x.original);x.td.classList.remove('live-edited');x.td.removeAttribute('title');return;}
       var run=runOf(ok,x.cell);
-      x.td.textContent=run?liveText(x.cell,run):'—';
+      setMd(x.td,run?liveText(x.cell,run,ok):'—');
       x.td.classList.add('live-edited');
       x.td.title=!run?'this run is not in the edited analysis':x.td.textContent==='—'?'the edit changes this table\'s columns: battlelab run on the edited file prints it':'recomputed with the panel\'s edits';
     });
@@ -986,7 +1002,7 @@ pub const PANEL_JS: &str = r#"
     if(panelError.textContent)errors.push({path:null,message:panelError.textContent});
     var over=BL.overflow(limit);
     fails=fails.concat(over);
-    var v={ok:fails.length===0,fails:fails,kind:lastKind,shown:BL.shown(out),live:live.map(function(x){return {table:x.cell.table,row:x.cell.row,column:x.cell.column,text:x.td.textContent,marked:x.td.classList.contains('live-edited')};}),live_chart:liveChart?liveChart.querySelectorAll('svg rect').length:0,static_marked:staticTables.filter(function(n){return !n.hidden;}).length,errors:errors,hash:location.hash,fields:order.length,
+    var v={ok:fails.length===0,fails:fails,kind:lastKind,shown:BL.shown(out),live:live.map(function(x){return {table:x.cell.table,row:x.cell.row,column:x.cell.column,text:mdText(x.td),marked:x.td.classList.contains('live-edited')};}),live_chart:liveChart?liveChart.querySelectorAll('svg rect').length:0,static_marked:staticTables.filter(function(n){return !n.hidden;}).length,errors:errors,hash:location.hash,fields:order.length,
       chart:chartBox.querySelectorAll('svg rect').length,timing:timing,load_ms:performance.getEntriesByType('navigation').map(function(n){return n.loadEventEnd;})[0]||null,
       prices:priced.map(function(p){return Array.prototype.map.call(p.table.tBodies[0].rows,function(r){return Array.prototype.map.call(r.cells,function(c){return c.textContent;});});}),prices_marked:priced.filter(function(p){return !!p.table.querySelector('td.live-edited');}).length,pricing:pricing,
       downloaded:downloaded,page_bytes:document.documentElement.outerHTML.length,module_chars:document.getElementById('bl-module').textContent.length};

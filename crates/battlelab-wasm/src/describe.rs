@@ -23,6 +23,7 @@ pub fn describe(parsed: &Parsed) -> Result<Value, Refusal> {
         .start(0, header.seed)
         .finish()
         .map_err(|_| Refusal::request("the run was stopped"))?
+        .runs
         .iter()
         .map(|r| r.exact)
         .collect();

@@ -5,7 +5,7 @@
 use std::sync::Mutex;
 
 use battlelab_core::analysis::{AxisValue, TablesOptions};
-use battlelab_core::engine::dynamic::{Job, RunResult};
+use battlelab_core::engine::dynamic::{Finished, Job, RunResult};
 use battlelab_core::engine::headline::{Headline, HeadlineKind};
 use battlelab_core::engine::Plan;
 use battlelab_core::exact::Fraction;
@@ -132,13 +132,17 @@ fn results(
     headline: Option<&Headline>,
     printing: &Printing,
 ) -> Result<Value, Refusal> {
-    let runs = job
+    let Finished { runs, derived } = job
         .finish()
         .map_err(|_| Refusal::request("the run was stopped"))?;
     let values: Vec<Value> = runs.iter().map(|r| headline_value(r, headline)).collect();
     Ok(json!({
         "runs": plan.runs.iter().zip(&runs).map(|(key, r)| run_json(key.variant.as_str(), &key.coordinates, r, printing)).collect::<Vec<_>>(),
         "headline": headline.map(|h| json!({"name": h.name, "key": h.key, "values": values})),
+        // The numbers the rulebook tables derive from several runs (a best request, a
+        // survival curve, a difference of means), as the system computes them for
+        // `tables.md`.
+        "derived": derived.iter().map(|d| d.to_json()).collect::<Vec<_>>(),
     }))
 }
 

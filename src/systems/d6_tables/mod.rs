@@ -8,8 +8,9 @@ use std::path::Path;
 
 use crate::analysis::AxisValue;
 use crate::chart::{self, BarGroup};
+use crate::engine::derived::Derived;
 use crate::frame::LongFrame;
-use crate::report::rulebook::{Cell, Live, NumberFormat, Rulebook, Table};
+use crate::report::rulebook::{derived_cell, Cell, Live, NumberFormat, Rulebook, Table};
 use crate::report::{self, Charts, ReportError};
 
 impl crate::pipeline::SystemReport for D6TableStudy {
@@ -19,7 +20,8 @@ impl crate::pipeline::SystemReport for D6TableStudy {
         dir: &Path,
         charts: &Charts,
     ) -> Result<(), ReportError> {
-        write_extras(self, &D6TableResults::of(results), dir, charts)
+        let derived = crate::engine::System::derived(self, &results.counts, &results.exact);
+        write_extras(self, &D6TableResults::of(results), &derived, dir, charts)
     }
 }
 
@@ -28,6 +30,7 @@ impl crate::pipeline::SystemReport for D6TableStudy {
 fn write_extras(
     study: &D6TableStudy,
     results: &D6TableResults,
+    derived: &[Derived],
     dir: &Path,
     charts: &Charts,
 ) -> Result<(), ReportError> {
@@ -93,7 +96,7 @@ fn write_extras(
         report::write_frame(dir, "survival", &mut survival)?;
     }
     draw_charts(study, results, charts)?;
-    rulebook_tables(study, results).write(charts)
+    rulebook_tables(study, results, derived).write(charts)
 }
 
 /// Points of one variant in a slice (every other axis free), in grid order.
@@ -237,7 +240,11 @@ fn draw_charts(
 /// Rulebook tables: per variant, the outcomes at every grid point first (each outcome's
 /// exact chance and the expected values: the answer), then the printed table, a march
 /// study's best request and a turns study's survival.
-fn rulebook_tables(study: &D6TableStudy, results: &D6TableResults) -> Rulebook {
+fn rulebook_tables(
+    study: &D6TableStudy,
+    results: &D6TableResults,
+    derived: &[Derived],
+) -> Rulebook {
     use std::fmt::Write;
     let mut book = Rulebook::new(
         &study.header.name,
@@ -328,53 +335,34 @@ fn rulebook_tables(study: &D6TableStudy, results: &D6TableResults) -> Rulebook {
         if study.header.system == "march" {
             let best_title = format!("Best request per DRM — {name}");
             book.text(&format!("### {best_title}\n\nExpected extra MP per SP eliminated (∞ when no SP is lost); the best request in bold.\n\n"));
-            let drms: Vec<i32> = {
-                let mut d: Vec<i32> = study
-                    .points
-                    .iter()
-                    .filter(|p| p.variant == variant)
-                    .map(|p| p.drm)
-                    .collect();
-                d.sort();
-                d.dedup();
-                d
-            };
             let mut best_table = Table::new(
                 &best_title,
                 ["DRM", "extra 1", "extra 2", "extra 3"]
                     .map(String::from)
                     .to_vec(),
             );
-            for drm in drms {
-                let ratio = |column: usize| {
-                    let dist = table.distribution(column, drm);
-                    let mp = dist.expectation(|i| values[0].1[i]).to_f64();
-                    let sp = dist.expectation(|i| values[1].1[i]).to_f64();
-                    if sp == 0.0 {
-                        f64::INFINITY
-                    } else {
-                        mp / sp
-                    }
-                };
-                let ratios: Vec<f64> = (0..3).map(ratio).collect();
-                let best = ratios.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            // Derived by the core (as the page's panel gets it): expected extra MP per SP
+            // eliminated for each request, the best marked.
+            for drm in derived::drms(study, variant) {
                 let cells: Vec<Cell> =
                     std::iter::once(Cell::text(crate::report::rulebook::signed(drm)))
-                        .chain(ratios.iter().map(|r| {
-                            let text = if r.is_infinite() {
-                                "∞".to_string()
-                            } else {
-                                format!("{r:.2}")
-                            };
-                            let shown = if *r == best {
-                                format!("**{text}**")
-                            } else {
-                                text
-                            };
-                            Cell::number(*r, NumberFormat::Decimal(2), shown)
+                        .chain((0..derived::REQUESTS).map(|request| {
+                            let key = derived::best_request_key(name, drm, request);
+                            derived_cell(derived, &key, NumberFormat::Decimal(2))
                         }))
                         .collect();
                 best_table.row(cells);
+                // The page recomputes a row from its DRM's first grid point's run.
+                let run = study
+                    .points
+                    .iter()
+                    .position(|p| p.variant == variant && p.drm == drm)
+                    .expect("a DRM of the variant's points");
+                for request in 0..derived::REQUESTS {
+                    let key = derived::best_request_key(name, drm, request);
+                    let format = NumberFormat::Decimal(2);
+                    best_table.live(1 + request, run, Live::Derived { key, format });
+                }
             }
             book.table(best_table);
             book.text("\n");
@@ -402,20 +390,33 @@ fn rulebook_tables(study: &D6TableStudy, results: &D6TableResults) -> Rulebook {
                 .map(String::from)
                 .to_vec(),
             );
-            for (turn, d) in result.exact.iter().enumerate().skip(1) {
-                let mean: f64 = d.iter().enumerate().map(|(sp, p)| sp as f64 * p).sum();
-                let half: f64 = d
-                    .iter()
-                    .enumerate()
-                    .filter(|(sp, _)| 2 * sp <= turns.sp as usize)
-                    .map(|(_, p)| p)
-                    .sum();
-                survival.row(vec![
-                    Cell::text(turn.to_string()),
-                    Cell::decimal(mean, 3),
-                    Cell::percent(d[turns.sp as usize], 1),
-                    Cell::percent(half, 1),
-                ]);
+            // Derived by the core (as the page's panel gets it), from the turns run.
+            let run = study.points.len() + variant;
+            let formats = [
+                NumberFormat::Decimal(3),
+                NumberFormat::Percent(1),
+                NumberFormat::Percent(1),
+            ];
+            for turn in 1..result.exact.len() {
+                let cells = std::iter::once(Cell::text(turn.to_string()))
+                    .chain(
+                        derived::Survival::ALL
+                            .iter()
+                            .zip(formats)
+                            .map(|(&what, format)| {
+                                derived_cell(
+                                    derived,
+                                    &derived::survival_key(name, turn, what),
+                                    format,
+                                )
+                            }),
+                    )
+                    .collect();
+                survival.row(cells);
+                for (k, (&what, format)) in derived::Survival::ALL.iter().zip(formats).enumerate() {
+                    let key = derived::survival_key(name, turn, what);
+                    survival.live(1 + k, run, Live::Derived { key, format });
+                }
             }
             book.table(survival);
             book.text("\n");

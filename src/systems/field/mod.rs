@@ -11,13 +11,15 @@ use polars::prelude::*;
 
 use crate::analysis::AxisValue;
 use crate::chart::{self, BarGroup};
+use crate::engine::derived::Derived;
 use crate::frame;
-use crate::report::rulebook::{Cell, Live, Rulebook, Table};
+use crate::report::rulebook::{derived_cell, Cell, Live, NumberFormat, Rulebook, Table};
 use crate::report::{
     draw_pages, frame_error, in_slice, with_side_names, write_frame, Charts, ReportError,
 };
 use crate::stats::count_mean;
 use battlelab_core::systems::field::battle::{BattleDistribution, BattleHistogram, BattleResult};
+use battlelab_core::systems::field::derived as field_derived;
 
 /// Index (0 = A, 1 = B) of the side that is smaller at the start (ties: B, since A is
 /// the larger force on ties).
@@ -109,11 +111,12 @@ impl crate::pipeline::SystemReport for FieldStudy {
         dir: &Path,
         charts: &Charts,
     ) -> Result<(), ReportError> {
+        let derived = crate::engine::System::derived(self, &results.counts, &results.exact);
         let results = FieldResults::of(results);
         let mut expectations = expectations_frame(self, &results).map_err(frame_error(dir))?;
         write_frame(dir, "expectations", &mut expectations)?;
         draw_charts(self, &results, charts)?;
-        rulebook_tables(self, &results).write(charts)
+        rulebook_tables(self, &results, &derived).write(charts)
     }
 }
 
@@ -128,20 +131,14 @@ fn runs_in(analysis: &FieldStudy, variant: usize, slice: &[(usize, AxisValue)]) 
         .collect()
 }
 
-/// Result labels that occur somewhere in the analysis (simulated or exactly possible).
-fn live_results(results: &FieldResults) -> Vec<BattleResult> {
-    BattleResult::ALL
-        .into_iter()
-        .filter(|r| {
-            results.runs.iter().any(|run| {
-                run.histogram.result[r.index()] > 0
-                    || run
-                        .exact
-                        .as_ref()
-                        .is_some_and(|e| e.result[r.index()] > 0.0)
-            })
-        })
-        .collect()
+/// Every run's simulated counts, in plan order.
+fn counts_of(results: &FieldResults) -> Vec<BattleHistogram> {
+    results.runs.iter().map(|r| r.histogram.clone()).collect()
+}
+
+/// Every run's exact distribution where computed, in plan order.
+fn exact_of(results: &FieldResults) -> Vec<Option<BattleDistribution>> {
+    results.runs.iter().map(|r| r.exact.clone()).collect()
 }
 
 fn point_label(analysis: &FieldStudy, run: &Run, axes: &[usize]) -> String {
@@ -313,7 +310,11 @@ fn draw_charts(
 /// mean SP each side loses, exact where enumerated — then the effective CRT of each
 /// variant (odds × modified roll) and battle outcomes per grid point in percentages that
 /// add up to exactly 100. Sides go by the names the file gives them.
-pub fn rulebook_tables(analysis: &FieldStudy, results: &FieldResults) -> Rulebook {
+pub fn rulebook_tables(
+    analysis: &FieldStudy,
+    results: &FieldResults,
+    derived: &[Derived],
+) -> Rulebook {
     use std::fmt::Write;
     let names = side_names(analysis);
     let mut book = Rulebook::new(
@@ -477,7 +478,7 @@ pub fn rulebook_tables(analysis: &FieldStudy, results: &FieldResults) -> Ruleboo
             }
         }
 
-        let live = live_results(results);
+        let live = field_derived::reached(&counts_of(results), &exact_of(results));
         let title = format!("Battle outcomes — {}", variant.name);
         let _ = writeln!(md, "## {title}\n");
         let source = if results.runs.iter().all(|r| r.exact.is_some()) {
@@ -499,26 +500,32 @@ pub fn rulebook_tables(analysis: &FieldStudy, results: &FieldResults) -> Ruleboo
             .chain(live.iter().map(|r| with_side_names(r.label(), &names)))
             .collect();
         let mut outcomes = Table::new(&title, header);
-        for (run, result) in analysis
+        let format = NumberFormat::Percent(analysis.header.tables.decimals);
+        for (index, (run, _)) in analysis
             .runs
             .iter()
             .zip(&results.runs)
-            .filter(|(run, _)| run.variant == variant_index)
+            .enumerate()
+            .filter(|(_, (run, _))| run.variant == variant_index)
         {
-            let p = result
-                .exact
-                .as_ref()
-                .map(|e| e.result)
-                .unwrap_or_else(|| estimated(&result.histogram).result);
-            let shown: Vec<f64> = live.iter().map(|r| p[r.index()]).collect();
-            let row = crate::report::rulebook::percent_row(analysis.header.tables, &shown);
-            moved |= row.moved;
+            // Each run's percentages of the results some run reaches, rounded to add up
+            // to 100 and printed by the core, for this table and the page's panel alike.
+            let keys: Vec<String> = live
+                .iter()
+                .map(|&r| field_derived::outcome_key(index, r, &live))
+                .collect();
             let cells: Vec<Cell> = axes
                 .iter()
                 .map(|&i| Cell::text(run.coordinates[i].to_string()))
-                .chain(row.values)
+                .chain(keys.iter().map(|key| derived_cell(derived, key, format)))
                 .collect();
+            moved |= cells
+                .iter()
+                .any(|c| c.shown().ends_with(crate::report::rulebook::MOVED_MARK));
             outcomes.row(cells);
+            for (k, key) in keys.into_iter().enumerate() {
+                outcomes.live(axes.len() + k, index, Live::DerivedText(key));
+            }
         }
         book.table(outcomes);
         book.text("\n");

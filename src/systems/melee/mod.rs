@@ -8,12 +8,14 @@ use std::path::Path;
 
 use crate::analysis::AxisValue;
 use crate::chart::{self, BarGroup};
+use crate::engine::derived::Derived;
 use crate::frame::LongFrame;
-use crate::report::rulebook::{Cell, Live, NumberFormat, Rulebook, Table};
+use crate::report::rulebook::{derived_cell, Cell, Live, NumberFormat, Rulebook, Table};
 use crate::report::{self, Charts, ReportError};
 use crate::stats::percentages_summing_to_100;
+use battlelab_core::systems::melee::derived as melee_derived;
 use battlelab_core::systems::melee::engagement::{EngagementEnd, PhaseOdds};
-use battlelab_core::systems::melee::ratings::{cost_verdict, elo, mean_score, RoundRobinTable};
+use battlelab_core::systems::melee::ratings::{elo, mean_score, RoundRobinTable};
 
 impl crate::pipeline::SystemReport for MeleeStudy {
     fn extras(
@@ -22,7 +24,8 @@ impl crate::pipeline::SystemReport for MeleeStudy {
         dir: &Path,
         charts: &Charts,
     ) -> Result<(), ReportError> {
-        write_extras(self, &MeleeResults::of(results), dir, charts)
+        let derived = crate::engine::System::derived(self, &results.counts, &results.exact);
+        write_extras(self, &MeleeResults::of(results), &derived, dir, charts)
     }
 }
 
@@ -64,6 +67,7 @@ fn run_label(study: &MeleeStudy, run: &MeleeRun) -> String {
 fn write_extras(
     study: &MeleeStudy,
     results: &MeleeResults,
+    derived: &[Derived],
     dir: &Path,
     charts: &Charts,
 ) -> Result<(), ReportError> {
@@ -243,7 +247,7 @@ fn write_extras(
         )?;
     }
     draw_charts(study, results, round_robin.as_ref(), charts)?;
-    rulebook_tables(study, results, round_robin.as_ref()).write(charts)
+    rulebook_tables(study, results, round_robin.as_ref(), derived).write(charts)
 }
 
 fn draw_charts(
@@ -546,6 +550,7 @@ fn rulebook_tables(
     study: &MeleeStudy,
     results: &MeleeResults,
     round_robin: Option<&RoundRobinTable>,
+    derived: &[Derived],
 ) -> Rulebook {
     let mut book = Rulebook::new(
         &study.header.name,
@@ -587,13 +592,29 @@ fn rulebook_tables(
         let mut header = vec!["A \\ B".to_string()];
         header.extend(study.round_robin.iter().map(|p| p.0.clone()));
         let mut table = Table::new("Round robin", header);
+        // Derived by the core from the pairings' runs (and reprinted by the page's panel
+        // from the same numbers): each score with the run of its pairing.
+        let run_of = |pairing: &dyn Fn((usize, usize)) -> bool| {
+            study
+                .runs
+                .iter()
+                .position(|r| r.pairing.is_some_and(pairing))
+        };
+        let percent = NumberFormat::Percent(1);
         for (i, (name, _)) in study.round_robin.iter().enumerate() {
             let cells: Vec<Cell> = std::iter::once(Cell::text(name.clone()))
-                .chain(rr.score[i].iter().map(|&s| {
-                    Cell::number(s, NumberFormat::Percent(1), format!("{:.1}", s * 100.0))
-                }))
+                .chain(
+                    (0..rr.score[i].len())
+                        .map(|j| derived_cell(derived, &melee_derived::score_key(i, j), percent)),
+                )
                 .collect();
             table.row(cells);
+            for j in 0..rr.score[i].len() {
+                if let Some(run) = run_of(&|p| p == (i, j)) {
+                    let key = melee_derived::score_key(i, j);
+                    table.live(1 + j, run, Live::DerivedText(key));
+                }
+            }
         }
         book.table(table);
         book.text(
@@ -613,28 +634,35 @@ fn rulebook_tables(
             .map(String::from)
             .to_vec(),
         );
-        let hints = hints_of(study, rr);
-        for (i, (name, points)) in study.round_robin.iter().enumerate() {
-            let (suggested, verdict) = match (points, hints[i]) {
-                (Some(p), Some(h)) => (Cell::decimal(h.suggested_points, 0), cost_verdict(*p, &h)),
-                _ => (Cell::text("–"), "–"),
-            };
-            let score = mean_score(rr, i);
-            table.row(vec![
-                Cell::text(name.clone()),
-                Cell::decimal(rr.strength[i], 3),
-                Cell::decimal(elo(rr.strength[i]), 0),
-                Cell::number(
-                    score,
-                    NumberFormat::Percent(1),
-                    format!("{:.1}", score * 100.0),
-                ),
-                points.map_or(Cell::text("–"), |p| {
-                    Cell::number(f64::from(p), NumberFormat::Decimal(0), p.to_string())
-                }),
-                suggested,
-                Cell::text(verdict),
-            ]);
+        // Derived by the core (strength, Elo, mean score, points, suggested points and
+        // verdict, each printed there); the page takes a profile's row with the run of
+        // its first pairing as A.
+        let formats = [
+            NumberFormat::Decimal(3),
+            NumberFormat::Decimal(0),
+            NumberFormat::Percent(1),
+            NumberFormat::Decimal(0),
+            NumberFormat::Decimal(0),
+            NumberFormat::Decimal(0),
+        ];
+        for (i, (name, _)) in study.round_robin.iter().enumerate() {
+            let cells = std::iter::once(Cell::text(name.clone()))
+                .chain(
+                    melee_derived::Hint::ALL
+                        .iter()
+                        .zip(formats)
+                        .map(|(&what, format)| {
+                            derived_cell(derived, &melee_derived::hint_key(i, what), format)
+                        }),
+                )
+                .collect();
+            table.row(cells);
+            if let Some(run) = run_of(&|(a, _)| a == i) {
+                for (k, &what) in melee_derived::Hint::ALL.iter().enumerate() {
+                    let key = melee_derived::hint_key(i, what);
+                    table.live(1 + k, run, Live::DerivedText(key));
+                }
+            }
         }
         book.table(table);
         let exact_runs = results.runs.iter().filter(|r| r.exact.is_some()).count();
@@ -738,27 +766,27 @@ fn rulebook_tables(
     let mut table = Table::new("How the engagement ends", header);
     for (index, (run, r)) in study.runs.iter().zip(&results.runs).enumerate() {
         let s = best_summary(r);
-        let phase = r.phase.as_ref().map_or("–".to_string(), |p| {
-            percent_cells(&[p.a_wins.to_f64(), p.draw.to_f64(), p.b_wins.to_f64()])
-                .iter()
-                .map(|c| c.shown().to_string())
-                .collect::<Vec<_>>()
-                .join(" / ")
-        });
+        let phase = melee_derived::phase_key(index);
         let mut cells = vec![Cell::text(run_label(study, run))];
         cells.extend(percent_cells(&s.ends));
         cells.push(source(r));
-        cells.push(Cell::text(phase));
+        cells.push(derived_cell(derived, &phase, NumberFormat::Decimal(0)));
         if options_vary {
             cells.push(Cell::text(options_of(run)));
         }
         table.row(cells);
         // Every end's percentage and the source are the run's; the first phase's odds
-        // (a separate exact calculation) and the options stay the file's.
+        // (a separate exact calculation) are derived by the core; the options stay the
+        // file's.
         for (k, end) in EngagementEnd::ALL.iter().enumerate() {
             table.live(1 + k, index, Live::Hundred(end.name().to_string()));
         }
         table.live(1 + EngagementEnd::ALL.len(), index, Live::Source);
+        table.live(
+            2 + EngagementEnd::ALL.len(),
+            index,
+            Live::DerivedText(phase),
+        );
     }
     book.table(table);
     book

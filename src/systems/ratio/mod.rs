@@ -7,8 +7,9 @@ use std::path::Path;
 
 use crate::analysis::AxisValue;
 use crate::chart::{self, BarGroup};
+use crate::engine::derived::Derived;
 use crate::frame::LongFrame;
-use crate::report::rulebook::{Cell, Live, NumberFormat, Rulebook, Table};
+use crate::report::rulebook::{derived_cell, Cell, Live, NumberFormat, Rulebook, Table};
 use crate::report::{self, with_side_names, Charts, ReportError};
 use crate::stats::{percentages_summing_to_100, wilson_interval, Z95};
 use battlelab_core::systems::ratio::battle::{ArmyResult, CombatState, ReservePolicy};
@@ -20,7 +21,14 @@ impl crate::pipeline::SystemReport for RatioStudy {
         dir: &Path,
         charts: &Charts,
     ) -> Result<(), ReportError> {
-        write_extras(self, &RatioResults::of(self, results), dir, charts)
+        let derived = crate::engine::System::derived(self, &results.counts, &results.exact);
+        write_extras(
+            self,
+            &RatioResults::of(self, results),
+            &derived,
+            dir,
+            charts,
+        )
     }
 }
 
@@ -29,6 +37,7 @@ impl crate::pipeline::SystemReport for RatioStudy {
 fn write_extras(
     study: &RatioStudy,
     results: &RatioResults,
+    derived: &[Derived],
     dir: &Path,
     charts: &Charts,
 ) -> Result<(), ReportError> {
@@ -142,7 +151,7 @@ fn write_extras(
         )?;
     }
     draw_charts(study, results, charts)?;
-    rulebook_tables(study, results).write(charts)
+    rulebook_tables(study, results, derived).write(charts)
 }
 
 fn combat_label(run: &RatioRun, c: usize) -> String {
@@ -448,10 +457,39 @@ fn mean_of(r: &RatioRunResult, exact: impl Fn(&Summary) -> &[f64], counts: &[u64
     }
 }
 
+/// The five cells "Who wins" and "Expectations" both print of a run: P(A wins), P(B
+/// wins), P(draw), and each side's mean casualty points ([`who_wins_live`] marks them).
+fn who_wins_cells(r: &RatioRunResult) -> [Cell; 5] {
+    let s = best_summary(r);
+    [
+        Cell::percent(s.p_wins(0), 1),
+        Cell::percent(s.p_wins(1), 1),
+        Cell::percent(s.p_draw(), 1),
+        Cell::decimal(mean_of(r, |e| &e.cp[0], &r.histogram.cp[0]), 2),
+        Cell::decimal(mean_of(r, |e| &e.cp[1], &r.histogram.cp[1]), 2),
+    ]
+}
+
+/// Marks the five cells from `at` that "Who wins" and "Expectations" both print of plan
+/// run `run` as live: P(A wins), P(B wins), P(draw) (from the run's outcomes) and each
+/// side's mean casualty points.
+fn who_wins_live(study: &RatioStudy, table: &mut Table, at: usize, run: usize) {
+    let wins = |side: usize| outcomes_where(study, |i| ArmyResult::winner(i) == Some(side));
+    table.live(at, run, wins(0));
+    table.live(at + 1, run, wins(1));
+    table.live(
+        at + 2,
+        run,
+        outcomes_where(study, |i| i % 9 == ArmyResult::DRAW),
+    );
+    table.live(at + 3, run, Live::Mean("cp_a".into()));
+    table.live(at + 4, run, Live::Mean("cp_b".into()));
+}
+
 /// Rulebook tables: per variant, the headline first — each side's chance to win and the
 /// casualty points each takes (exact where the dice are few) — then every battle
 /// outcome, the full expectations and the value of reserves. Sides go by their names.
-fn rulebook_tables(study: &RatioStudy, results: &RatioResults) -> Rulebook {
+fn rulebook_tables(study: &RatioStudy, results: &RatioResults, derived: &[Derived]) -> Rulebook {
     use std::fmt::Write;
     let names = &study.side_names;
     let mut book = Rulebook::new(
@@ -498,9 +536,6 @@ fn rulebook_tables(study: &RatioStudy, results: &RatioResults) -> Rulebook {
             .expect("a run of the study");
         plan_index[i]
     };
-    // The cells the page's panel recomputes from a run's outcomes and metrics.
-    let wins = |side: usize| outcomes_where(study, |i| ArmyResult::winner(i) == Some(side));
-    let draw = || outcomes_where(study, |i| i % 9 == ArmyResult::DRAW);
     for (vi, vname) in study.variants.iter().enumerate() {
         let title = format!("Who wins — {vname}");
         book.text(&format!("## {title}\n\n"));
@@ -519,24 +554,13 @@ fn rulebook_tables(study: &RatioStudy, results: &RatioResults) -> Rulebook {
             .collect();
         let mut table = Table::new(&title, header);
         for (run, r) in runs_of(study, results, vi) {
-            let s = best_summary(r);
             let mut cells = axis_cells(run);
             let at = cells.len();
-            cells.extend([
-                Cell::percent(s.p_wins(0), 1),
-                Cell::percent(s.p_wins(1), 1),
-                Cell::percent(s.p_draw(), 1),
-                Cell::decimal(mean_of(r, |e| &e.cp[0], &r.histogram.cp[0]), 2),
-                Cell::decimal(mean_of(r, |e| &e.cp[1], &r.histogram.cp[1]), 2),
-                source(r),
-            ]);
+            cells.extend(who_wins_cells(r));
+            cells.push(source(r));
             table.row(cells);
             let index = index_of(run);
-            table.live(at, index, wins(0));
-            table.live(at + 1, index, wins(1));
-            table.live(at + 2, index, draw());
-            table.live(at + 3, index, Live::Mean("cp_a".into()));
-            table.live(at + 4, index, Live::Mean("cp_b".into()));
+            who_wins_live(study, &mut table, at, index);
             table.live(at + 5, index, Live::Source);
         }
         book.table(table);
@@ -605,34 +629,37 @@ fn rulebook_tables(study: &RatioStudy, results: &RatioResults) -> Rulebook {
             let s = best_summary(r);
             let mut cells = axis_cells(run);
             let at = cells.len();
+            cells.extend(who_wins_cells(r));
             cells.extend([
-                Cell::percent(s.p_wins(0), 1),
-                Cell::percent(s.p_wins(1), 1),
-                Cell::percent(s.p_draw(), 1),
-                Cell::decimal(mean_of(r, |e| &e.cp[0], &r.histogram.cp[0]), 2),
-                Cell::decimal(mean_of(r, |e| &e.cp[1], &r.histogram.cp[1]), 2),
                 Cell::percent(s.p_exhaustion(), 1),
                 Cell::decimal(
                     mean_of(r, |e| &e.reserves_used, &r.histogram.reserves_used),
                     2,
                 ),
-                Cell::percent(1.0 - s.floor_decided[0], 2),
+                derived_cell(
+                    derived,
+                    &min_score_key(index_of(run)),
+                    NumberFormat::Percent(2),
+                ),
             ]);
             if study.skirmish {
                 cells.push(Cell::percent(s.p_escalation(), 1));
             }
             table.row(cells);
             let index = index_of(run);
-            table.live(at, index, wins(0));
-            table.live(at + 1, index, wins(1));
-            table.live(at + 2, index, draw());
-            table.live(at + 3, index, Live::Mean("cp_a".into()));
-            table.live(at + 4, index, Live::Mean("cp_b".into()));
+            who_wins_live(study, &mut table, at, index);
             table.live(at + 5, index, outcomes_where(study, ArmyResult::exhausts));
             table.live(at + 6, index, Live::Mean("reserves_used".into()));
             // "P(min-score decides)" is 1 − P(no combat decided by the floor): a
-            // distribution's tail, which the run's response does not print; it stays
-            // the file's.
+            // distribution's tail, derived by the core for both the table and the page.
+            table.live(
+                at + 7,
+                index,
+                Live::Derived {
+                    key: min_score_key(index),
+                    format: NumberFormat::Percent(2),
+                },
+            );
             if study.skirmish {
                 table.live(at + 8, index, outcomes_where(study, |i| i >= 9));
             }
@@ -658,15 +685,33 @@ fn rulebook_tables(study: &RatioStudy, results: &RatioResults) -> Rulebook {
                 };
                 let mut cells = axis_cells(run);
                 cells.push(Cell::text(names[*side].clone()));
-                for p in &r.policies {
-                    cells.push(Cell::percent(p.p_win, 1));
-                    cells.push(Cell::number(
-                        p.cp_difference,
-                        NumberFormat::Signed(3),
-                        format!("{:+.3}", p.cp_difference),
-                    ));
-                }
+                // Each policy's numbers come from its own run; the core derives them
+                // for the table and the page's panel alike.
+                let index = index_of(run);
+                let live: Vec<(usize, Live)> = r
+                    .policies
+                    .iter()
+                    .flat_map(|p| {
+                        [
+                            (
+                                reserves_key(index, p.policy, "p_win"),
+                                NumberFormat::Percent(1),
+                            ),
+                            (
+                                reserves_key(index, p.policy, "cp_difference"),
+                                NumberFormat::Signed(3),
+                            ),
+                        ]
+                    })
+                    .map(|(key, format)| {
+                        cells.push(derived_cell(derived, &key, format));
+                        (cells.len() - 1, Live::Derived { key, format })
+                    })
+                    .collect();
                 table.row(cells);
+                for (column, live) in live {
+                    table.live(column, index, live);
+                }
             }
             book.table(table);
         }

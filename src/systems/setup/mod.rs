@@ -7,8 +7,9 @@ use std::path::Path;
 
 use crate::analysis::AxisValue;
 use crate::chart::{self, BarGroup};
+use crate::engine::derived::Derived;
 use crate::frame::LongFrame;
-use crate::report::rulebook::{Cell, Live, Rulebook, Table};
+use crate::report::rulebook::{derived_cell, Cell, Live, NumberFormat, Rulebook, Table};
 use crate::report::{self, Charts, ReportError};
 use battlelab_core::systems::setup::map::{Quantity, StateKind};
 
@@ -19,20 +20,15 @@ impl crate::pipeline::SystemReport for SetupStudy {
         dir: &Path,
         charts: &Charts,
     ) -> Result<(), ReportError> {
-        write_extras(self, &SetupResults::of(self, results), dir, charts)
+        let derived = crate::engine::System::derived(self, &results.counts, &results.exact);
+        write_extras(
+            self,
+            &SetupResults::of(self, results),
+            &derived,
+            dir,
+            charts,
+        )
     }
-}
-
-/// The smallest total whose cumulative probability reaches `q`.
-fn quantile(d: &[f64], q: f64) -> usize {
-    let mut cumulative = 0.0;
-    for (v, p) in d.iter().enumerate() {
-        cumulative += p;
-        if cumulative >= q - 1e-12 {
-            return v;
-        }
-    }
-    d.len().saturating_sub(1)
 }
 
 /// A setup study's own frames (expected forces per coalition and state), charts and
@@ -40,6 +36,7 @@ fn quantile(d: &[f64], q: f64) -> usize {
 fn write_extras(
     study: &SetupStudy,
     results: &SetupResults,
+    derived: &[Derived],
     dir: &Path,
     charts: &Charts,
 ) -> Result<(), ReportError> {
@@ -137,12 +134,12 @@ fn write_extras(
         ],
         &groups,
     )?;
-    rulebook_tables(study, results).write(charts)
+    rulebook_tables(study, results, derived).write(charts)
 }
 
 /// Rulebook tables: the coalitions' land SP first (mean and spread: the answer), which
 /// coalition starts stronger, then each state's expected forces.
-fn rulebook_tables(study: &SetupStudy, results: &SetupResults) -> Rulebook {
+fn rulebook_tables(study: &SetupStudy, results: &SetupResults, derived: &[Derived]) -> Rulebook {
     use std::fmt::Write;
     let mut book = Rulebook::new(
         &study.header.name,
@@ -171,31 +168,29 @@ fn rulebook_tables(study: &SetupStudy, results: &SetupResults) -> Rulebook {
         .map(String::from)
         .to_vec(),
     );
-    let whole = |v: usize| {
-        Cell::number(
-            v as f64,
-            crate::report::rulebook::NumberFormat::Decimal(0),
-            v.to_string(),
-        )
-    };
+    // Every cell but the coalition's name is recomputed by the page's panel: the mean
+    // from the coalition's run (the plan runs one coalition each, in order:
+    // `live_rows_follow_the_plans_runs`), the rest derived by the core.
+    let whole = NumberFormat::Decimal(0);
     for (c, name) in study.coalitions.iter().enumerate() {
         let d = &results.exact[c][0];
-        let min = d.iter().position(|p| *p > 0.0).unwrap_or(0);
-        let max = d.iter().rposition(|p| *p > 0.0).unwrap_or(0);
+        let spread = |what| derived_cell(derived, &derived::spread_key(name, what), whole);
         coalitions.row(vec![
             Cell::text(name.clone()),
-            whole(study.members(c).len()),
+            spread(derived::Spread::States),
             Cell::decimal(crate::stats::distribution_mean(d), 2),
-            whole(quantile(d, 0.05)),
-            whole(quantile(d, 0.5)),
-            whole(quantile(d, 0.95)),
-            whole(min),
-            whole(max),
+            spread(derived::Spread::Low),
+            spread(derived::Spread::Median),
+            spread(derived::Spread::High),
+            spread(derived::Spread::Min),
+            spread(derived::Spread::Max),
         ]);
-        // The mean is the run's (the plan runs one coalition each, in order); the
-        // quantiles, least and most are read off the whole distribution and stay the
-        // file's.
         coalitions.live(2, c, Live::Mean(Quantity::Sp.name().into()));
+        for (k, what) in derived::Spread::ALL.into_iter().enumerate() {
+            let key = derived::spread_key(name, what);
+            let column = if k == 0 { 1 } else { k + 2 };
+            coalitions.live(column, c, Live::Derived { key, format: whole });
+        }
     }
     book.table(coalitions);
     if study.coalitions.len() > 1 {
@@ -206,26 +201,30 @@ fn rulebook_tables(study: &SetupStudy, results: &SetupResults) -> Rulebook {
             .collect();
         let mut table = Table::new(title, header);
         for (i, a) in study.coalitions.iter().enumerate() {
+            let percent = NumberFormat::Percent(1);
             let cells: Vec<Cell> = std::iter::once(Cell::text(a.clone()))
-                .chain((0..study.coalitions.len()).map(|j| {
+                .chain(study.coalitions.iter().enumerate().map(|(j, b)| {
                     if i == j {
-                        return Cell::text("–");
+                        Cell::text("–")
+                    } else {
+                        derived_cell(derived, &derived::stronger_key(a, b), percent)
                     }
-                    let (da, db) = (&results.exact[i][0], &results.exact[j][0]);
-                    let mut cumulative_b = vec![0.0; da.len().max(db.len()) + 1];
-                    for v in 0..cumulative_b.len() - 1 {
-                        cumulative_b[v + 1] = cumulative_b[v] + db.get(v).copied().unwrap_or(0.0);
-                    }
-                    // P(A > B) = Σ_a P(A = a) · P(B < a).
-                    let p: f64 = da
-                        .iter()
-                        .enumerate()
-                        .map(|(v, p)| p * cumulative_b[v.min(cumulative_b.len() - 1)])
-                        .sum();
-                    Cell::percent(p, 1)
                 }))
                 .collect();
             table.row(cells);
+            for (j, b) in study.coalitions.iter().enumerate() {
+                if i != j {
+                    let key = derived::stronger_key(a, b);
+                    table.live(
+                        1 + j,
+                        i,
+                        Live::Derived {
+                            key,
+                            format: percent,
+                        },
+                    );
+                }
+            }
         }
         book.table(table);
     }
@@ -245,13 +244,15 @@ fn rulebook_tables(study: &SetupStudy, results: &SetupResults) -> Rulebook {
         .map(String::from)
         .to_vec(),
     );
+    let quantities = [
+        Quantity::Sp,
+        Quantity::Leaders,
+        Quantity::Nsp,
+        Quantity::Transports,
+    ];
     for s in &study.states {
-        let e = |q: Quantity| {
-            Cell::decimal(
-                s.rows.iter().map(|r| f64::from(r.quantity(q))).sum::<f64>() / 6.0,
-                2,
-            )
-        };
+        let two = NumberFormat::Decimal(2);
+        let e = |q: Quantity| derived_cell(derived, &derived::state_key(&s.name, q), two);
         let kind = match s.kind {
             StateKind::Major => "major",
             StateKind::Minor if s.port => "minor",
@@ -266,7 +267,61 @@ fn rulebook_tables(study: &SetupStudy, results: &SetupResults) -> Rulebook {
             e(Quantity::Nsp),
             e(Quantity::Transports),
         ]);
+        // Read off the file's rows, recomputed with an edit to them; the page takes them
+        // with the state's coalition's run.
+        for (k, &q) in quantities.iter().enumerate() {
+            let key = derived::state_key(&s.name, q);
+            states.live(3 + k, s.coalition, Live::Derived { key, format: two });
+        }
     }
     book.table(states);
     book
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The page reprints a live cell from the run its cell names, found in the run
+    /// response by the plan's coordinates: every live cell of the setup tables must name
+    /// the run of the coalition its row stands for (the coalitions' rows and the plan's
+    /// runs in the same order; a state's row with its own coalition's run).
+    #[test]
+    fn live_rows_follow_the_plans_runs() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("analyses/setup.toml");
+        let text = std::fs::read_to_string(&path).unwrap();
+        // The shipped coalitions (North, South, Neutral minors: not in name order), and
+        // the same file with North renamed Zulu (first in the file, last by name), so a
+        // table that sorted its rows would drift from the plan.
+        let reordered = text.replace("\"North\"", "\"Zulu\"");
+        for text in [text.clone(), reordered] {
+            let study = SetupStudy::parse(&path, &text).unwrap();
+            let plan = crate::engine::System::plan(&study);
+            let control = crate::sim::RunControl::default();
+            let results = crate::engine::driver::run(&study, 1, 1, &control).unwrap();
+            let derived = crate::engine::System::derived(&study, &results.counts, &results.exact);
+            let book = rulebook_tables(&study, &SetupResults::of(&study, &results), &derived);
+            let mut checked = 0;
+            for (t, table) in book.tables().iter().enumerate() {
+                // Where each table names the row's coalition.
+                let named_at = if t + 1 == book.tables().len() { 2 } else { 0 };
+                for cell in &table.live {
+                    let Cell::Text(coalition) = &table.rows[cell.row][named_at] else {
+                        panic!("{}: row {} names no coalition", table.title, cell.row);
+                    };
+                    assert_eq!(
+                        plan.runs[cell.run].coordinates,
+                        [AxisValue::Text(coalition.clone())],
+                        "{}: row {} column {}",
+                        table.title,
+                        cell.row,
+                        cell.column
+                    );
+                    checked += 1;
+                }
+            }
+            // 3 coalitions × 7 cells, 3 × 2 comparisons, 13 states × 4 expectations.
+            assert_eq!(checked, 3 * 7 + 3 * 2 + 13 * 4);
+        }
+    }
 }

@@ -54,8 +54,16 @@ pub trait Job: Send {
     /// done so far.
     fn step(&mut self, units: u64) -> Result<u64, Interrupted>;
     /// Runs what is left, computes the exact results and gives every run's results, in
-    /// plan order.
-    fn finish(self: Box<Self>) -> Result<Vec<RunResult>, Interrupted>;
+    /// plan order, with the numbers the report's tables derive from them.
+    fn finish(self: Box<Self>) -> Result<Finished, Interrupted>;
+}
+
+/// A finished job: every run's results, in plan order, and the numbers the report's
+/// rulebook tables derive from them ([`System::derived`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Finished {
+    pub runs: Vec<RunResult>,
+    pub derived: Vec<super::derived::Derived>,
 }
 
 /// One run's results: what the report's `results` and `distributions` frames hold.
@@ -169,7 +177,7 @@ impl<S: System + Send + 'static> Job for BlockJob<S> {
         Ok(self.done)
     }
 
-    fn finish(mut self: Box<Self>) -> Result<Vec<RunResult>, Interrupted> {
+    fn finish(mut self: Box<Self>) -> Result<Finished, Interrupted> {
         self.step(u64::MAX)?;
         if self.trials == 0 {
             // No block ran, so none finished the counts: finish them empty.
@@ -179,7 +187,8 @@ impl<S: System + Send + 'static> Job for BlockJob<S> {
         }
         let system = &*self.system;
         let exact = driver::exact(system, self.runs, &self.control)?;
-        Ok(self
+        let derived = system.derived(&self.counts, &exact);
+        let runs = self
             .counts
             .iter()
             .zip(&exact)
@@ -196,6 +205,7 @@ impl<S: System + Send + 'static> Job for BlockJob<S> {
                     distributions: system.distributions(run, counts, exact.as_ref()),
                 }
             })
-            .collect())
+            .collect();
+        Ok(Finished { runs, derived })
     }
 }

@@ -10,6 +10,7 @@
 
 pub mod choices;
 pub mod compare;
+pub mod derived;
 pub mod driver;
 pub mod dynamic;
 pub mod expect;
@@ -242,6 +243,19 @@ pub trait System: Sync {
     /// read (exact results turned off, a slower form used): printed by `run` and
     /// `validate` and written into the report.
     fn notices(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// The numbers the report's rulebook tables derive from the plan's results (a best
+    /// choice, a survival curve, a difference of means: [`derived::Derived`]), from every
+    /// run's finished counts and exact results in plan order. The report prints them and
+    /// the WebAssembly module hands them to the page, so both show the same numbers.
+    /// Empty by default: the system's tables print only runs' results as they are.
+    fn derived(
+        &self,
+        _counts: &[Self::Counts],
+        _exact: &[Option<Self::Exact>],
+    ) -> Vec<derived::Derived> {
         Vec::new()
     }
 }

@@ -41,6 +41,7 @@
 //! Percentages add up to exactly 100 per row and move as little as possible from the
 //! exact values; one moved away from its own nearest rounding is marked `†`.
 
+pub mod derived;
 pub mod lookup;
 pub mod one_roll;
 
@@ -778,6 +779,14 @@ impl D6TableStudy {
 impl crate::engine::System for D6TableStudy {
     type Counts = Vec<u64>;
     type Exact = TableExact;
+
+    fn derived(
+        &self,
+        _counts: &[Vec<u64>],
+        exact: &[Option<TableExact>],
+    ) -> Vec<crate::engine::derived::Derived> {
+        derived::derived(self, exact)
+    }
 
     fn header(&self) -> crate::engine::Header<'_> {
         self.header.view()

@@ -106,6 +106,7 @@
 
 pub mod battle;
 pub mod choices;
+pub mod derived;
 pub mod game;
 pub mod one_roll;
 #[doc(hidden)]
@@ -1553,6 +1554,14 @@ pub const MAX_ANALYSIS_GAME_STATES: usize = 16_000_000;
 impl crate::engine::System for FieldStudy {
     type Counts = battle::BattleHistogram;
     type Exact = battle::BattleDistribution;
+
+    fn derived(
+        &self,
+        counts: &[battle::BattleHistogram],
+        exact: &[Option<battle::BattleDistribution>],
+    ) -> Vec<crate::engine::derived::Derived> {
+        derived::derived(self, counts, exact)
+    }
 
     fn header(&self) -> crate::engine::Header<'_> {
         self.header.view()

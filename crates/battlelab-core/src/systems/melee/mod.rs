@@ -52,6 +52,7 @@
 //! profiles = ["spearmen", "swordsmen", "riders"]   # default: every profile
 //! ```
 
+pub mod derived;
 pub mod engagement;
 pub mod one_roll;
 pub mod ratings;
@@ -1074,10 +1075,24 @@ pub struct MeleeResults {
 impl MeleeResults {
     /// The engine's results of a melee study, run by run.
     pub fn of(results: &crate::engine::driver::PlanResults<MeleeStudy>) -> Self {
-        let runs = results
-            .counts
+        Self::of_runs(
+            results.trials,
+            results.seed,
+            &results.counts,
+            &results.exact,
+        )
+    }
+
+    /// The same from every plan run's counts and exact results, in plan order.
+    pub fn of_runs(
+        trials: u64,
+        seed: u64,
+        counts: &[EngagementHistogram],
+        exact: &[Option<(Option<EngagementOdds>, Option<PhaseOdds>)>],
+    ) -> Self {
+        let runs = counts
             .iter()
-            .zip(&results.exact)
+            .zip(exact)
             .map(|(histogram, exact)| {
                 let (exact, phase) = exact.clone().unwrap_or((None, None));
                 MeleeRunResult {
@@ -1087,11 +1102,7 @@ impl MeleeResults {
                 }
             })
             .collect();
-        Self {
-            trials: results.trials,
-            seed: results.seed,
-            runs,
-        }
+        Self { trials, seed, runs }
     }
 }
 
@@ -1122,6 +1133,14 @@ impl crate::engine::System for MeleeStudy {
     /// The whole engagement (where it fits the budget) and the exact first phase (where
     /// it fits the dice limit).
     type Exact = (Option<EngagementOdds>, Option<PhaseOdds>);
+
+    fn derived(
+        &self,
+        counts: &[EngagementHistogram],
+        exact: &[Option<Self::Exact>],
+    ) -> Vec<crate::engine::derived::Derived> {
+        derived::derived(self, &MeleeResults::of_runs(0, 0, counts, exact))
+    }
 
     fn kind(&self) -> String {
         if self.is_round_robin() {

@@ -1583,8 +1583,25 @@ impl RatioResults {
         study: &RatioStudy,
         results: &crate::engine::driver::PlanResults<RatioStudy>,
     ) -> Self {
-        let mut counts = results.counts.iter();
-        let mut exact = results.exact.iter();
+        Self::of_runs(
+            study,
+            results.trials,
+            results.seed,
+            &results.counts,
+            &results.exact,
+        )
+    }
+
+    /// The same from every plan run's counts and exact results, in plan order.
+    pub fn of_runs(
+        study: &RatioStudy,
+        trials: u64,
+        seed: u64,
+        counts: &[RatioHistogram],
+        exact: &[Option<RatioDistribution>],
+    ) -> Self {
+        let mut counts = counts.iter();
+        let mut exact = exact.iter();
         let mut runs = Vec::with_capacity(study.runs.len());
         for run in &study.runs {
             let histogram = counts.next().expect("one count per run");
@@ -1616,11 +1633,73 @@ impl RatioResults {
                 policies,
             });
         }
-        Self {
-            trials: results.trials,
-            seed: results.seed,
-            runs,
+        Self { trials, seed, runs }
+    }
+}
+
+impl RatioRunResult {
+    /// The run's probabilities: exact where enumerated, else simulated.
+    pub fn summary(&self) -> Summary {
+        self.exact
+            .as_ref()
+            .map_or_else(|| summary_simulated(&self.histogram), summary_exact)
+    }
+}
+
+/// The key of a run's "P(min-score decides)" cell: the study run's index in the plan.
+pub fn min_score_key(plan_run: usize) -> String {
+    format!("min_score_decides/{plan_run}")
+}
+
+/// The key of a "value of reserves" cell: the study run's index in the plan, the policy,
+/// and `"p_win"` or `"cp_difference"`.
+pub fn reserves_key(plan_run: usize, policy: ReservePolicy, what: &str) -> String {
+    format!("value_of_reserves/{plan_run}/{}/{what}", policy.name())
+}
+
+impl RatioStudy {
+    /// Each study run's index among the plan's runs (a run comparing policies is followed
+    /// there by one run per other policy).
+    pub fn plan_runs(&self) -> Vec<usize> {
+        (0..self.runs.len())
+            .map(|i| {
+                self.engine_runs
+                    .iter()
+                    .position(|&(run, policy)| run == i && policy.is_none())
+                    .expect("every study run is a plan run")
+            })
+            .collect()
+    }
+
+    /// What the rulebook tables derive from several runs or a distribution's tail, per
+    /// study run: P(min-score decides) (1 − P(no combat decided by the floor)) and, where
+    /// policies are compared, each policy's P(the reserve side wins) and expected CP
+    /// difference.
+    fn derived_values(
+        &self,
+        counts: &[RatioHistogram],
+        exact: &[Option<RatioDistribution>],
+    ) -> Vec<crate::engine::derived::Derived> {
+        use crate::engine::derived::Derived;
+        let results = RatioResults::of_runs(self, 0, 0, counts, exact);
+        let mut out = Vec::new();
+        for (plan_run, r) in self.plan_runs().into_iter().zip(&results.runs) {
+            out.push(Derived::new(
+                min_score_key(plan_run),
+                1.0 - r.summary().floor_decided[0],
+            ));
+            for p in &r.policies {
+                out.push(Derived::new(
+                    reserves_key(plan_run, p.policy, "p_win"),
+                    p.p_win,
+                ));
+                out.push(Derived::new(
+                    reserves_key(plan_run, p.policy, "cp_difference"),
+                    p.cp_difference,
+                ));
+            }
         }
+        out
     }
 }
 
@@ -1639,6 +1718,14 @@ impl RatioStudy {
 impl crate::engine::System for RatioStudy {
     type Counts = RatioHistogram;
     type Exact = RatioDistribution;
+
+    fn derived(
+        &self,
+        counts: &[RatioHistogram],
+        exact: &[Option<RatioDistribution>],
+    ) -> Vec<crate::engine::derived::Derived> {
+        self.derived_values(counts, exact)
+    }
 
     fn kind(&self) -> String {
         if self.skirmish {

@@ -22,6 +22,7 @@
 //! coalition = "Neutral"
 //! ```
 
+pub mod derived;
 pub mod map;
 pub mod one_roll;
 #[doc(hidden)]
@@ -306,6 +307,14 @@ impl crate::engine::System for SetupStudy {
     type Counts = CoalitionCounts;
     /// `[quantity]`: the exact distribution of the coalition's total.
     type Exact = Vec<Vec<f64>>;
+
+    fn derived(
+        &self,
+        _counts: &[CoalitionCounts],
+        exact: &[Option<Vec<Vec<f64>>>],
+    ) -> Vec<crate::engine::derived::Derived> {
+        derived::derived(self, exact)
+    }
 
     fn header(&self) -> crate::engine::Header<'_> {
         self.header.view()
