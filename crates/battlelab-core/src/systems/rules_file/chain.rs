@@ -233,24 +233,7 @@ fn keep(spare: &mut Vec<Vec<i64>>, frame: Vec<i64>) {
 fn groupable(game: &Game, t: &Table) -> bool {
     let (roll, modifier) = (game.layout.roll, game.layout.modifier);
     let mut read = Vec::new();
-    if let Some(m) = &t.modifier {
-        m.slots(&mut read);
-    }
-    if read.contains(&roll) {
-        return false;
-    }
-    match &t.columns {
-        ColumnPick::Odds {
-            attacker, defender, ..
-        } => {
-            attacker.slots(&mut read);
-            defender.slots(&mut read);
-        }
-        ColumnPick::AtLeast { value, .. } | ColumnPick::Index { value } => value.slots(&mut read),
-    }
-    if let Some(shift) = &t.shift {
-        shift.slots(&mut read);
-    }
+    picks_reads(t, &mut read);
     !read.contains(&roll) && !effects_read(game, roll) && !effects_read(game, modifier)
 }
 
@@ -261,20 +244,9 @@ fn table_reads(game: &Game, t: usize, out: &mut Vec<usize>, seen: &mut [bool]) {
         return;
     }
     let table = &game.tables[t];
-    for e in [&table.modifier, &table.row, &table.shift]
-        .into_iter()
-        .flatten()
-    {
-        e.slots(out);
-    }
-    match &table.columns {
-        ColumnPick::Odds {
-            attacker, defender, ..
-        } => {
-            attacker.slots(out);
-            defender.slots(out);
-        }
-        ColumnPick::AtLeast { value, .. } | ColumnPick::Index { value } => value.slots(out),
+    picks_reads(table, out);
+    if let Some(row) = &table.row {
+        row.slots(out);
     }
     for r in table_results(table) {
         statements_reads(game, &game.results[r].effects, out, seen);
