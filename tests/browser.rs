@@ -435,19 +435,6 @@ fn prices_rows(prices: &serde_json::Value) -> Vec<Vec<String>> {
         .collect()
 }
 
-/// The body rows of every table in a Markdown text (`tables.md`, `value --format md`).
-fn md_rows(md: &str) -> Vec<Vec<String>> {
-    md.lines()
-        .filter(|l| l.starts_with("| ") && !l.starts_with("| run |"))
-        .map(|l| {
-            l.trim_matches('|')
-                .split(" | ")
-                .map(|c| c.trim().to_string())
-                .collect()
-        })
-        .collect()
-}
-
 /// A compare, value or equilibrium report `args` writes into `out`, with its scope line.
 fn other_report(args: &[&str], out: &Path) -> PathBuf {
     let mut all: Vec<&str> = args.to_vec();
@@ -558,7 +545,7 @@ fn compare_value_and_equilibrium_pages_recompute_their_analysis_as_the_command_l
     assert_eq!(verdict["prices_marked"], 0, "{verdict:#}");
     assert_eq!(
         prices_rows(&plain_prices),
-        md_rows(&fs::read_to_string(value.join("tables.md")).unwrap())
+        common::markdown_rows(&fs::read_to_string(value.join("tables.md")).unwrap())
     );
     // A DRM edited in the panel (B's argument, the modifier on every die of B): the page
     // reprices, and its prices are `battlelab value`'s on the file it downloads, cell for
@@ -609,7 +596,7 @@ fn compare_value_and_equilibrium_pages_recompute_their_analysis_as_the_command_l
         let shown = prices_rows(&verdict["prices"]);
         assert_eq!(
             shown,
-            md_rows(&md),
+            common::markdown_rows(&md),
             "{name}: the page's prices are the CLI's"
         );
         assert!(shown.len() >= 8, "{name}: {}", shown.len());

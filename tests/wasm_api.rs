@@ -683,19 +683,6 @@ fn cli_value(dir: &Path, file: &str, args: &[&str], format: &str) -> String {
     stdout
 }
 
-/// The rows of every table of a Markdown text (header and rule left out), cells trimmed.
-fn markdown_rows(md: &str) -> Vec<Vec<String>> {
-    md.lines()
-        .filter(|l| l.starts_with("| ") && !l.starts_with("| run |"))
-        .map(|l| {
-            l.trim_matches('|')
-                .split(" | ")
-                .map(|c| c.trim().to_string())
-                .collect()
-        })
-        .collect()
-}
-
 #[test]
 fn the_value_op_prices_an_edited_analysis_as_the_command_line_prices_the_edited_file() {
     // (analysis, the panel's edit, --modifier, trials, whether every arm is exact)
@@ -797,7 +784,7 @@ fn the_value_op_prices_an_edited_analysis_as_the_command_line_prices_the_edited_
             .flat_map(|t| t["rows"].as_array().unwrap().clone())
             .map(|r| serde_json::from_value(r).unwrap())
             .collect();
-        assert_eq!(rows, markdown_rows(&md), "{name}");
+        assert_eq!(rows, common::markdown_rows(&md), "{name}");
         assert!(rows.len() >= 4, "{name}: {}", rows.len());
         // And the edit moved a price: the file as written prices otherwise.
         let mut unedited = request("value", name, &text, &files);

@@ -75,6 +75,20 @@ pub fn stdout(args: &[&str]) -> String {
     String::from_utf8(output.stdout).unwrap()
 }
 
+/// The body rows of every table in a Markdown text (`tables.md`, `value --format md`):
+/// header and rule left out, cells trimmed.
+pub fn markdown_rows(md: &str) -> Vec<Vec<String>> {
+    md.lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| run |"))
+        .map(|l| {
+            l.trim_matches('|')
+                .split(" | ")
+                .map(|c| c.trim().to_string())
+                .collect()
+        })
+        .collect()
+}
+
 /// Fields of one CSV line, honouring RFC 4180 quotes.
 pub fn csv_fields(line: &str) -> Vec<String> {
     let (mut fields, mut field, mut quoted, mut chars) =

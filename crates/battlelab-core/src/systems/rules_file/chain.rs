@@ -263,7 +263,11 @@ fn statements_reads(
     for s in statements {
         match s {
             Statement::Set { value, .. } => value.slots(out),
-            Statement::Lose { amount, .. } => amount.slots(out),
+            // A loss reads what it takes from.
+            Statement::Lose { amount, order } => {
+                amount.slots(out);
+                out.extend(order.iter().copied());
+            }
             Statement::Roll(name) => {
                 if let Some(t) = game.tables.iter().position(|t| t.name == *name) {
                     table_reads(game, t, out, seen);
@@ -282,27 +286,14 @@ fn statements_reads(
 fn unread_after(game: &Game) -> Vec<Vec<usize>> {
     let mut later: Vec<usize> = Vec::new();
     let mut out = vec![Vec::new(); game.phases.len()];
-    for (p, phase) in game.phases.iter().enumerate().rev() {
+    for p in (0..game.phases.len()).rev() {
         out[p] = game
             .layout
             .scratch
             .clone()
             .filter(|s| !later.contains(s))
             .collect();
-        let mut seen = vec![false; game.tables.len()];
-        if let Some(w) = &phase.when {
-            w.slots(&mut later);
-        }
-        match &phase.kind {
-            PhaseKind::Table(t) => table_reads(game, *t, &mut later, &mut seen),
-            PhaseKind::Count(pools) => pools.iter().for_each(|pool| {
-                pool.dice.slots(&mut later);
-                pool.hits_at_most.slots(&mut later);
-            }),
-            PhaseKind::Compare { dice, .. } => dice.iter().for_each(|d| d.slots(&mut later)),
-            PhaseKind::Effects => {}
-        }
-        statements_reads(game, &phase.effects, &mut later, &mut seen);
+        later.extend(phase_reads(game, p));
     }
     out
 }
@@ -326,27 +317,9 @@ fn phase_reads(game: &Game, p: usize) -> Vec<usize> {
         PhaseKind::Effects => {}
     }
     statements_reads(game, &phase.effects, &mut read, &mut seen);
-    // A loss reads what it takes from.
-    let mut writes = Vec::new();
-    statements_writes(
-        game,
-        &phase.effects,
-        &mut writes,
-        &mut vec![false; game.tables.len()],
-    );
-    read.extend(writes.iter().filter(|s| lost_from(game, **s)));
     read.sort_unstable();
     read.dedup();
     read
-}
-
-/// Whether some `lose` in the file takes from `slot` (and so reads it).
-fn lost_from(game: &Game, slot: usize) -> bool {
-    game.results
-        .iter()
-        .flat_map(|r| r.effects.iter())
-        .chain(game.phases.iter().flat_map(|p| p.effects.iter()))
-        .any(|s| matches!(s, Statement::Lose { order, .. } if order.contains(&slot)))
 }
 
 /// The slots `statements` may write, through the tables they roll on.
@@ -491,7 +464,6 @@ fn remembered(game: &Game) -> Vec<Option<Remembered>> {
                 PhaseKind::Effects => {}
             }
             statements_reads(game, &phase.effects, &mut rest, &mut seen);
-            rest.extend(writes.iter().filter(|s| lost_from(game, **s)));
             rest.extend(writes.iter().copied());
             rest.sort_unstable();
             rest.dedup();
