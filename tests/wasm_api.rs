@@ -844,6 +844,19 @@ fn the_value_op_refuses_with_the_command_lines_words() {
             .starts_with("--modifier: rules analyses have no setting \"attacker.luck\"; the settings are: attacker.leader"),
         "{error}"
     );
+    // A request the flags got wrong names no file; an analysis with nothing to price
+    // names itself, as the command line's message does.
+    assert_eq!(error["file"], Value::Null, "{error}");
+    let (text, files) = analysis(&root().join("analyses/setup.toml"));
+    let error = refused(&request("value", "setup.toml", &text, &files));
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("setup.toml: setup analyses have no settings to price or vary"),
+        "{error}"
+    );
+    assert_eq!(error["file"], "setup.toml", "{error}");
 }
 
 #[test]

@@ -86,6 +86,14 @@ impl Refusal {
         }
     }
 
+    /// A refusal of the analysis file `file` as a whole (no one line or key).
+    pub(crate) fn of_file(file: &str, message: impl Into<String>) -> Self {
+        Self {
+            file: Some(file.to_string()),
+            ..Self::request(message)
+        }
+    }
+
     fn to_json(&self) -> Value {
         json!({"error": {
             "message": self.message,

@@ -36,13 +36,16 @@ pub fn value(parsed: &Parsed, request: ValueRequest) -> Result<Value, Refusal> {
     let doc: toml::Table = parsed
         .text
         .parse()
-        .map_err(|e| Refusal::request(format!("{} is not TOML: {e}", parsed.name)))?;
+        .map_err(|e| Refusal::of_file(&parsed.name, format!("{} is not TOML: {e}", parsed.name)))?;
     let levers = levers::for_file(&parsed.files, path, &doc, &system).ok_or_else(|| {
-        Refusal::request(format!(
-            "{}: {system} analyses have no settings to price or vary; value and solve serve {}",
-            parsed.name,
-            levers::served().join(", ")
-        ))
+        Refusal::of_file(
+            &parsed.name,
+            format!(
+                "{}: {system} analyses have no settings to price or vary; value and solve serve {}",
+                parsed.name,
+                levers::served().join(", ")
+            ),
+        )
     })?;
     let plan = parsed.study.plan();
     let spec = levers::value_settings(&parsed.files, path, &parsed.text, &system, &plan)?;

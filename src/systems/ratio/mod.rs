@@ -178,12 +178,6 @@ fn slice(study: &RatioStudy, variant: usize, free: &[usize]) -> Vec<usize> {
     )
 }
 
-fn best_summary(r: &RatioRunResult) -> Summary {
-    r.exact
-        .as_ref()
-        .map_or_else(|| summary_simulated(&r.histogram), summary_exact)
-}
-
 fn draw_charts(
     study: &RatioStudy,
     results: &RatioResults,
@@ -249,7 +243,7 @@ fn draw_charts(
                 groups: runs_in(vi, slice)
                     .into_iter()
                     .map(|r| {
-                        let s = best_summary(&results.runs[r]);
+                        let s = results.runs[r].summary();
                         BarGroup {
                             label: label(r),
                             values: live.iter().map(|&i| s.result[i]).collect(),
@@ -281,9 +275,7 @@ fn draw_charts(
                                             study.runs[r].coordinates[0] == *xv
                                                 && study.runs[r].coordinates[1] == *yv
                                         })
-                                        .map_or(f64::NAN, |&r| {
-                                            best_summary(&results.runs[r]).p_wins(0)
-                                        })
+                                        .map_or(f64::NAN, |&r| results.runs[r].summary().p_wins(0))
                                 })
                                 .collect()
                         })
@@ -312,7 +304,7 @@ fn draw_charts(
                     series: runs_in(vi, slice)
                         .into_iter()
                         .map(|r| {
-                            let s = best_summary(&results.runs[r]);
+                            let s = results.runs[r].summary();
                             (
                                 label(r),
                                 s.cp[side]
@@ -368,7 +360,7 @@ fn draw_charts(
                             AxisValue::Int(x) => x as f64,
                             _ => 0.0,
                         };
-                        (x, best_summary(&results.runs[r]).p_wins(0))
+                        (x, results.runs[r].summary().p_wins(0))
                     })
                     .collect();
                 (vname.clone(), points)
@@ -460,7 +452,7 @@ fn mean_of(r: &RatioRunResult, exact: impl Fn(&Summary) -> &[f64], counts: &[u64
 /// The five cells "Who wins" and "Expectations" both print of a run: P(A wins), P(B
 /// wins), P(draw), and each side's mean casualty points ([`who_wins_live`] marks them).
 fn who_wins_cells(r: &RatioRunResult) -> [Cell; 5] {
-    let s = best_summary(r);
+    let s = r.summary();
     [
         Cell::percent(s.p_wins(0), 1),
         Cell::percent(s.p_wins(1), 1),
@@ -568,7 +560,7 @@ fn rulebook_tables(study: &RatioStudy, results: &RatioResults, derived: &[Derive
     }
     let slots = slots(study);
     let live: Vec<usize> = (0..slots)
-        .filter(|&i| results.runs.iter().any(|r| best_summary(r).result[i] > 0.0))
+        .filter(|&i| results.runs.iter().any(|r| r.summary().result[i] > 0.0))
         .collect();
     for (vi, vname) in study.variants.iter().enumerate() {
         let title = format!("Battle outcomes — {vname}");
@@ -585,7 +577,7 @@ fn rulebook_tables(study: &RatioStudy, results: &RatioResults, derived: &[Derive
             .collect();
         let mut table = Table::new(&title, header);
         for (run, r) in runs_of(study, results, vi) {
-            let s = best_summary(r);
+            let s = r.summary();
             let shown: Vec<f64> = live.iter().map(|&i| s.result[i]).collect();
             let battle = run.combat.battle();
             let mut cells = axis_cells(run);
@@ -626,7 +618,7 @@ fn rulebook_tables(study: &RatioStudy, results: &RatioResults, derived: &[Derive
         }
         let mut table = Table::new(&title, header);
         for (run, r) in runs_of(study, results, vi) {
-            let s = best_summary(r);
+            let s = r.summary();
             let mut cells = axis_cells(run);
             let at = cells.len();
             cells.extend(who_wins_cells(r));
