@@ -165,6 +165,21 @@ pub struct Stepper<'g, 'd> {
     /// Reused by a remembered phase: the groups of branches by hash, and the sums of
     /// their pieces by (group, what the piece leaves).
     sum_index: (FxHashMap<u64, u32>, FxHashMap<(u32, u32), usize>),
+    /// Reused by a remembered phase (PERF: a few allocations a phase were a tenth of a
+    /// field battle's chain).
+    buffers: MemoBuffers,
+}
+
+/// What a remembered phase works in, kept between phases ([`Stepper::phase`]).
+#[derive(Default)]
+struct MemoBuffers {
+    /// Every live branch's memo key, one after another.
+    keys: Vec<i64>,
+    /// Each live branch's group, and each group's first branch.
+    group_of: Vec<u32>,
+    firsts: Vec<usize>,
+    /// The sums of the pieces: (group, what the piece leaves, weight).
+    sums: Vec<(u32, u32, u128, u128)>,
 }
 
 /// Where a round from a state can end: the next state, whether an effect ended the
@@ -697,6 +712,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
             afters: Vec::new(),
             after_ids: FxHashMap::default(),
             sum_index: Default::default(),
+            buffers: MemoBuffers::default(),
         }
     }
 
@@ -719,6 +735,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
             afters: Vec::new(),
             after_ids: FxHashMap::default(),
             sum_index: Default::default(),
+            buffers: MemoBuffers::default(),
         }
     }
 
@@ -895,7 +912,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
         }
         let sums = &table.sums;
         let total: u128 = sums.iter().map(|s| s.1).sum();
-        let mut ways: Vec<(usize, i64, u128)> = Vec::with_capacity(sums.len());
+        let mut ways: Vec<Grouped> = Vec::with_capacity(sums.len());
         for mut b in rolled {
             if self.grouped[t] {
                 let modifier = table.modifier.as_ref().map_or(0, |m| m.eval(&b.frame));
@@ -1030,16 +1047,22 @@ impl<'g, 'd> Stepper<'g, 'd> {
         }
         let plays =
             |b: &Branch| !b.ended && phase.when.as_ref().is_none_or(|w| w.eval(&b.frame) != 0);
-        let (mut live, mut done): (Vec<Branch>, Vec<Branch>) =
-            branches.into_iter().partition(plays);
+        // PERF: most phases are played by every branch; no partition is built then.
+        let (mut live, mut done): (Vec<Branch>, Vec<Branch>) = if branches.iter().all(plays) {
+            (branches, Vec::new())
+        } else {
+            branches.into_iter().partition(plays)
+        };
         // Each live branch's key: the column and modifier where the table reads the state.
-        let mut keys: Vec<Vec<i64>> = Vec::with_capacity(live.len());
+        let mut buffers = std::mem::take(&mut self.buffers);
+        let keys = &mut buffers.keys;
+        keys.clear();
         let mut beyond = 0;
         for b in &mut live {
             b.frame[game.layout.temps.clone()]
                 .iter_mut()
                 .for_each(|v| *v = 0);
-            let mut key = Vec::with_capacity(plan.key.len() + 3);
+            let key = &mut *keys;
             key.push(p as i64);
             if let PhaseKind::Table(t) = &phase.kind {
                 let table = &game.tables[*t];
@@ -1055,17 +1078,19 @@ impl<'g, 'd> Stepper<'g, 'd> {
                 }
             }
             key.extend(plan.key.iter().map(|s| b.frame[*s]));
-            keys.push(key);
         }
+        // Every key has the same length (none where no branch plays the phase).
+        let stride = (keys.len() / live.len().max(1)).max(1);
         // Played branch by branch, branches beyond a table's columns come first, and a
         // table rolled in the effects reorders them so too: there the phase is played
         // unless one branch plays it.
         if live.len() > 1 && (plan.lone || (beyond > 0 && beyond < live.len())) {
+            self.buffers = buffers;
             live.extend(done);
             return self.phase_played(p, live);
         }
         // Every live branch's ways, worked out where the memo has none yet.
-        for (b, key) in live.iter().zip(&keys) {
+        for (b, key) in live.iter().zip(keys.chunks_exact(stride)) {
             if self.memo.contains_key(key) {
                 continue;
             }
@@ -1077,6 +1102,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
             };
             let ways = self.phase_played(p, vec![unit]);
             if self.overflow {
+                self.buffers = buffers;
                 return Vec::new();
             }
             let plan = self.memo_plan[p].as_ref().expect("checked");
@@ -1094,7 +1120,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
                 entries.push((id, w.num, w.den));
                 keep(&mut self.spare, w.frame);
             }
-            self.memo.insert(key.clone(), entries);
+            self.memo.insert(key.to_vec(), entries);
         }
         // PERF: the pieces are summed before any is made. Branches alike but for what the
         // phase sets (its `after` slots) are one group; a group's pieces with the same
@@ -1105,8 +1131,15 @@ impl<'g, 'd> Stepper<'g, 'd> {
         let (groups, at) = &mut self.sum_index;
         groups.clear();
         at.clear();
-        let mut group_of = Vec::with_capacity(live.len());
-        let mut firsts: Vec<usize> = Vec::new();
+        let MemoBuffers {
+            keys,
+            group_of,
+            firsts,
+            sums,
+        } = &mut buffers;
+        group_of.clear();
+        firsts.clear();
+        sums.clear();
         for (i, b) in live.iter().enumerate() {
             let hash = {
                 use std::hash::Hasher;
@@ -1125,22 +1158,28 @@ impl<'g, 'd> Stepper<'g, 'd> {
                 .any(|s| b.frame[*s] != live[firsts[g as usize]].frame[*s])
             {
                 // Two groups with one hash (not met in practice): played instead.
+                self.buffers = buffers;
                 live.extend(done);
                 return self.phase_played(p, live);
             }
             group_of.push(g);
         }
-        let mut sums: Vec<(u32, u32, u128, u128)> = Vec::new();
-        for ((b, key), g) in live.iter().zip(&keys).zip(&group_of) {
+        for ((b, key), g) in live
+            .iter()
+            .zip(keys.chunks_exact(stride))
+            .zip(group_of.iter())
+        {
             for &(id, num, den) in &self.memo[key] {
                 let Some(w) = times((b.num, b.den), (num, den)) else {
                     self.overflow = true;
+                    self.buffers = buffers;
                     return Vec::new();
                 };
                 match at.get(&(*g, id)) {
                     Some(&k) => {
                         let Some(sum) = plus((sums[k].2, sums[k].3), w) else {
                             self.overflow = true;
+                            self.buffers = buffers;
                             return Vec::new();
                         };
                         (sums[k].2, sums[k].3) = sum;
@@ -1153,7 +1192,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
             }
         }
         let mut out = Vec::with_capacity(sums.len() + done.len());
-        for (g, id, num, den) in sums {
+        for &(g, id, num, den) in sums.iter() {
             let first = &live[firsts[g as usize]];
             let mut frame = self.spare.pop().unwrap_or_default();
             frame.clear();
@@ -1169,6 +1208,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
                 ended: *ended,
             });
         }
+        self.buffers = buffers;
         for b in live {
             keep(&mut self.spare, b.frame);
         }
