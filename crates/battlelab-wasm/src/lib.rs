@@ -13,6 +13,7 @@
 //! the page needs, it builds with `cargo` alone (no wasm-bindgen CLI to match to the
 //! crate's version), and the JavaScript side is twenty lines the page owns.
 
+mod answer;
 mod describe;
 mod edit;
 mod run;
@@ -57,6 +58,21 @@ struct Request {
     /// `value`: the headline (`--headline`: a key, or `all`).
     #[serde(default)]
     headline: Option<String>,
+    /// `compare`: the two variants compared (`--variants A,B`).
+    #[serde(default)]
+    variants: Option<String>,
+    /// `compare`: Benjamini–Hochberg rather than Holm (`--fdr`).
+    #[serde(default)]
+    fdr: bool,
+    /// `compare`: the significance level (`--alpha`; 0.05 when absent).
+    #[serde(default)]
+    alpha: Option<f64>,
+    /// `compare`: the most battles to simulate (none: no limit).
+    #[serde(default)]
+    max_battles: Option<u64>,
+    /// `equilibrium`: the payoff (`--payoff`; none: the file's own).
+    #[serde(default)]
+    payoff: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -196,6 +212,21 @@ fn dispatch(request: Request) -> Result<Value, Refusal> {
                 },
             )
         }
+        "compare" => {
+            let parsed = parse(&request)?;
+            answer::compare(
+                &parsed,
+                answer::CompareRequest {
+                    variants: request.variants.clone(),
+                    seed: request.seed,
+                    trials: request.trials,
+                    fdr: request.fdr,
+                    alpha: request.alpha,
+                    max_battles: request.max_battles,
+                },
+            )
+        }
+        "equilibrium" => answer::equilibrium(&parse(&request)?, request.payoff.as_deref()),
         "finish" => run::finish(),
         "download" => {
             let parsed = parse(&request)?;
@@ -207,7 +238,7 @@ fn dispatch(request: Request) -> Result<Value, Refusal> {
             Ok(json!({ "files": files }))
         }
         other => Err(Refusal::request(format!(
-            "unknown op \"{}\"; one of: describe, run, start, step, finish, value, download",
+            "unknown op \"{}\"; one of: describe, run, start, step, finish, value, compare, equilibrium, download",
             battlelab_core::limits::echo(other)
         ))),
     }
