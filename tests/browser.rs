@@ -717,6 +717,13 @@ fn compare_and_equilibrium_pages_recompute_their_answer_as_the_command_line_give
             "solved"
         };
         assert_eq!(verdict["answering"]["kind"], kind, "{verdict:#}");
+        if command[0] == "compare" {
+            // The progress bar was told every battle the comparison simulated.
+            assert_eq!(
+                verdict["answering"]["progress"]["done"], verdict["answering"]["battles"],
+                "{verdict:#}"
+            );
+        }
         eprintln!(
             "{name}: {} answered again {}",
             command[0], verdict["answering"]
@@ -748,6 +755,45 @@ fn compare_and_equilibrium_pages_recompute_their_answer_as_the_command_line_give
             "{name}: the edit moved no cell"
         );
     }
+    // A value page repriced by Monte Carlo (exact results turned off in the panel): the
+    // progress bar is told every battle, and the prices are `battlelab value`'s on the
+    // downloaded file.
+    let file = edited_copy(&dir.path().join("v"), "field_combat.toml", ("", ""), None);
+    let page = other_report(
+        &["value", file.to_str().unwrap(), "--trials", TRIALS],
+        &dir.path().join("value_page"),
+    );
+    let verdict = tryit(
+        &page,
+        serde_json::json!({"type": {"exact": "false"}, "download": true}),
+    );
+    assert_eq!(verdict["pricing"]["kind"], "simulated", "{verdict:#}");
+    let battles = verdict["pricing"]["arms"].as_u64().unwrap()
+        * verdict["pricing"]["trials"].as_u64().unwrap();
+    assert_eq!(
+        verdict["pricing"]["progress"]["done"], battles,
+        "{verdict:#}"
+    );
+    eprintln!("field_combat.toml: value repriced {}", verdict["pricing"]);
+    let saved = dir.path().join("saved_value");
+    fs::create_dir(&saved).unwrap();
+    for (file, text) in verdict["downloaded"].as_object().expect("downloaded") {
+        fs::write(saved.join(file), text.as_str().unwrap()).unwrap();
+    }
+    let (code, md, stderr) = common::battlelab(
+        &saved,
+        &[
+            "value",
+            "field_combat.toml",
+            "--trials",
+            TRIALS,
+            "--format",
+            "md",
+            "--quiet",
+        ],
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(prices_rows(&verdict["prices"]), common::markdown_rows(&md));
 }
 
 #[test]

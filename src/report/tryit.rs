@@ -307,11 +307,22 @@ td.live-edited{background:#fff8c5}
 const WORKER_JS: &str = r#"
 'use strict';
 var mod=null,ex=null,latest=0,enc=new TextEncoder(),dec=new TextDecoder();
+// The call that reports progress (a long `value` or `compare`): its id, its total and
+// when it last told the page.
+var reporting=null;
+function progress(done){
+  var r=reporting,now=performance.now();
+  if(!r||(done<r.total&&now-r.told<50))return;
+  r.told=now;
+  postMessage({type:'progress',id:r.id,done:done,blocks:r.total});
+}
 function imports(m){
   var o={};
   WebAssembly.Module.imports(m).forEach(function(i){
     o[i.module]=o[i.module]||{};
-    if(i.kind==='function')o[i.module][i.name]=function(){throw new Error('the module called '+i.module+'.'+i.name+', which the page does not provide');};
+    if(i.kind!=='function')return;
+    if(i.module==='env'&&i.name==='bl_progress')o.env.bl_progress=progress;
+    else o[i.module][i.name]=function(){throw new Error('the module called '+i.module+'.'+i.name+', which the page does not provide');};
   });
   return o;
 }
@@ -348,7 +359,12 @@ onmessage=async function(e){
   try{
     if(m.type==='load'){await load(m.b64);postMessage({id:m.id,ms:performance.now()-t0});return;}
     if(!m.keep)latest=m.id;
-    if(m.type==='call'){var r=call(m.req);postMessage({id:m.id,resp:r,ms:performance.now()-t0});return;}
+    if(m.type==='call'){
+      reporting=m.total?{id:m.id,total:m.total,told:0}:null;
+      var r=call(m.req);
+      reporting=null;
+      postMessage({id:m.id,resp:r,ms:performance.now()-t0});return;
+    }
     if(m.type==='simulate'){
       var req=Object.assign({},m.req,{op:'start'});
       var s=call(req);
@@ -418,10 +434,12 @@ var BL=(function(){
       self.worker.postMessage(msg);
     });
   };
-  // A request; `keep`: does not supersede a running Monte Carlo job (a download).
-  Engine.prototype.call=function(req,keep){
+  // A request; `keep`: does not supersede a running Monte Carlo job (a download). With
+  // `onprogress` and `total` (the trials it will simulate), the module reports the
+  // trials done while it runs (`onprogress(done, total)`).
+  Engine.prototype.call=function(req,keep,onprogress,total){
     var self=this;
-    return this.ready.then(function(){return self.send({type:'call',req:req,keep:!!keep});});
+    return this.ready.then(function(){return self.send({type:'call',req:req,keep:!!keep,total:onprogress&&total||0},onprogress);});
   };
   // A Monte Carlo job in steps (start, step…, finish); resolves {cancelled:true} when a
   // newer request superseded it.
@@ -929,7 +947,7 @@ pub const PANEL_JS: &str = r#"
   // every arm is exact, else the command line's seeded Monte Carlo when it is at most
   // PAGE_BATTLES battles; each table of the answer gets the module's rows, the text
   // tables.md prints. Without edits, or when an edit is refused, the file's prices.
-  var priced=[],pricedNote=null,pricing={kind:null,ms:null,edit_to_prices_ms:null,arms:null,trials:null},PAGE_BATTLES=2e7;
+  var priced=[],pricedNote=null,pricing={kind:null,ms:null,edit_to_prices_ms:null,arms:null,trials:null,progress:null},PAGE_BATTLES=2e7;
   (function(){
     var section=document.getElementById('tables');
     if(!data.reprice||!section)return;
@@ -953,6 +971,17 @@ pub const PANEL_JS: &str = r#"
     });
     if(pricedNote){pricedNote.hidden=!note;pricedNote.textContent=note||'';}
   }
+  // The progress bar of one long call (a simulated pricing or comparison): `what` is the
+  // status line's text; `record` keeps the last report for the self-test.
+  function showProgress(gen,what,record){
+    record.progress=null;
+    return function(done,total){
+      if(gen!==generation)return;
+      progress.hidden=false;progress.max=total;progress.value=done;
+      record.progress={done:done,total:total};
+      statusLine.textContent=what+': '+done+' of '+total+' battles';
+    };
+  }
   function reprice(gen,t0){
     if(!data.reprice||!priced.length)return null;
     if(!editing()){showPrices(null,null);pricing.kind=null;return null;}
@@ -971,8 +1000,10 @@ pub const PANEL_JS: &str = r#"
         pricing.kind='too large';return null;
       }
       req.exact_only=false;
-      statusLine.textContent=said+'; simulating the prices ('+a.arms+' arms × '+a.trials+' trials, seed '+a.seed+')…';
-      return engine.call(req).then(function(r){
+      var what=said+'; simulating the prices ('+a.arms+' arms × '+a.trials+' trials, seed '+a.seed+')';
+      statusLine.textContent=what+'…';
+      return engine.call(req,false,showProgress(gen,what,pricing),a.arms*a.trials).then(function(r){
+        progress.hidden=true;
         if(gen!==generation)return null;
         if(r.resp.error)return refused(r);
         return {a:r.resp.ok,kind:'simulated'};
@@ -991,7 +1022,7 @@ pub const PANEL_JS: &str = r#"
   // PAGE_BATTLES battles); each section of the page's tables.md gets the module's blocks,
   // the text tables.md prints, only laid out here. Without edits, when an edit is
   // refused, or when the answer has other sections than the page, the file's answer.
-  var answerSections=[],answerNote=null,answering={kind:null,ms:null,edit_to_cells_ms:null,battles:null};
+  var answerSections=[],answerNote=null,answering={kind:null,ms:null,edit_to_cells_ms:null,battles:null,progress:null};
   (function(){
     var section=document.getElementById('tables');
     if(!data.answer||!section)return;
@@ -1049,18 +1080,30 @@ pub const PANEL_JS: &str = r#"
     if(!data.answer||!answerSections.length)return null;
     if(!editing()){showAnswer(null,null);answering.kind=null;return null;}
     var A=data.answer,t1=performance.now(),said=statusLine.textContent;
-    var req=Object.assign(request(A.op),A.op==='compare'?{variants:A.variants.join(','),fdr:!!A.fdr,alpha:A.alpha,max_battles:PAGE_BATTLES,
+    var req=Object.assign(request(A.op),A.op==='compare'?{variants:A.variants.join(','),fdr:!!A.fdr,alpha:A.alpha,max_battles:0,
       trials:state.trials!==null?state.trials:(A.trials===null?undefined:A.trials),seed:state.seed!==null?state.seed:(A.seed===null?undefined:A.seed)}:{payoff:A.payoff===null?undefined:A.payoff});
-    statusLine.textContent=said+(A.op==='compare'?'; comparing the variants…':'; solving the equilibria…');
-    return engine.call(req).then(function(r){
-      if(gen!==generation)return;
-      if(r.resp.error){showAnswer(null,'This page\'s answer not recomputed with the panel\'s edits: '+r.resp.error.message);answering.kind='refused';return;}
+    function refused(r){showAnswer(null,'This page\'s answer not recomputed with the panel\'s edits: '+r.resp.error.message);answering.kind='refused';return null;}
+    // A comparison is first asked how many battles it simulates (max_battles 0: none
+    // simulated), then run with the progress bar where the page simulates that many.
+    var first=A.op==='compare'?engine.call(req).then(function(r){
+      if(gen!==generation)return null;
+      if(r.resp.error)return refused(r);
       var a=r.resp.ok;
-      answering.battles=a.battles===undefined?null:a.battles;
-      if(a.compared===false){
+      answering.battles=a.battles;
+      if(a.battles>PAGE_BATTLES){
         showAnswer(null,'This page\'s comparison not recomputed with the panel\'s edits: it simulates '+a.pairs+' runs × 2 variants × '+a.trials+' trials, '+a.battles+' battles, more than the page simulates; run battlelab compare on the file you download.');
-        answering.kind='too large';return;
+        answering.kind='too large';return null;
       }
+      delete req.max_battles;
+      var what=said+'; comparing the variants ('+a.pairs+' runs × 2 variants × '+a.trials+' trials, seed '+a.seed+')';
+      statusLine.textContent=what+'…';
+      return engine.call(req,false,showProgress(gen,what,answering),a.battles);
+    }):(statusLine.textContent=said+'; solving the equilibria…',engine.call(req));
+    return first.then(function(r){
+      progress.hidden=true;
+      if(!r||gen!==generation)return;
+      if(r.resp.error){refused(r);return;}
+      var a=r.resp.ok;
       var now=performance.now();
       answering.ms=now-t1;answering.edit_to_cells_ms=now-t0;
       var kind=A.op==='compare'?'simulated, '+a.trials+' trials per run and variant, seed '+a.seed:'solved';

@@ -12,7 +12,6 @@ use battlelab_core::comparison::{self, Decision};
 use battlelab_core::engine::compare::Correction;
 use battlelab_core::equilibrium;
 use battlelab_core::pricing::Priceable;
-use battlelab_core::sim::RunControl;
 use serde_json::{json, Value};
 
 use crate::{Parsed, Refusal};
@@ -64,15 +63,9 @@ pub fn compare(parsed: &Parsed, request: CompareRequest) -> Result<Value, Refusa
         alpha,
     };
     let study: &dyn Priceable = &parsed.study;
-    let mut answer = comparison::compare(
-        study,
-        study,
-        &plan,
-        &pairing,
-        decision,
-        &RunControl::default(),
-    )
-    .map_err(|_| Refusal::request("the comparison was stopped"))?;
+    let mut answer =
+        comparison::compare(study, study, &plan, &pairing, decision, &crate::reporting())
+            .map_err(|_| Refusal::request("the comparison was stopped"))?;
     answer.finish();
     let markdown = comparison::markdown(&answer);
     Ok(json!({

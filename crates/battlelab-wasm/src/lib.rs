@@ -141,6 +141,31 @@ impl From<AnalysisError> for Refusal {
     }
 }
 
+/// The controls of one long call (`value` or `compare` simulating): after every block the
+/// trials done so far go to the page's progress bar through the import
+/// `env.bl_progress(done)` (the Worker posts them to the page while the call runs);
+/// natively, nowhere.
+pub(crate) fn reporting() -> battlelab_core::sim::RunControl {
+    battlelab_core::sim::RunControl {
+        on_progress: Some(report_progress),
+        ..Default::default()
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+fn report_progress(done: u64) {
+    #[link(wasm_import_module = "env")]
+    extern "C" {
+        fn bl_progress(done: f64);
+    }
+    // SAFETY: the page's Worker provides `env.bl_progress`, which takes one number and
+    // only posts it to the page.
+    unsafe { bl_progress(done as f64) }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn report_progress(_done: u64) {}
+
 /// An analysis after the edits, parsed: what every op works on.
 pub(crate) struct Parsed {
     /// The analysis's name (its file name, no folder: companion paths are relative to it).
