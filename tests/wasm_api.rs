@@ -958,7 +958,8 @@ fn sections_shown(sections: &Value) -> (Vec<Vec<String>>, Vec<String>) {
 #[test]
 fn the_compare_op_compares_an_edited_files_variants_as_the_command_line_compares_them() {
     // (analysis, the panel's edit, variants, trials, --fdr/--alpha, the test it decides by)
-    let cases: [(&str, Value, &str, u64, &[&str], &str); 3] = [
+    type Case<'a> = (&'a str, Value, &'a str, u64, &'a [&'a str], &'a str);
+    let cases: [Case; 3] = [
         (
             "ratio_min_score.toml",
             json!({"side.b.argument": 0}),
