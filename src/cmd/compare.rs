@@ -4,7 +4,10 @@
 //! The arms of one file, or of two files with the same seed and trials, draw the same dice
 //! block by block, so each cell is decided by the paired test on per-block differences;
 //! otherwise by the independent test; where both arms are exact, exactly. See
-//! `battlelab_core::engine::compare` for the method, which every output names.
+//! `battlelab_core::engine::compare` for the method, which every output names. The
+//! comparison of one plan's arms and its printing are `battlelab_core::comparison`,
+//! which the report page's module runs too; this file adds the thread pool, the progress
+//! bar, report folders compared by their totals, the CSV and the report folder.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
