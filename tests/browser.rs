@@ -629,6 +629,173 @@ fn compare_value_and_equilibrium_pages_recompute_their_analysis_as_the_command_l
     assert!(assert_shown_equals(&verdict["shown"], &cli, "count") > 0);
 }
 
+/// What a compare or equilibrium page shows as its answer (the self-test's `answer`):
+/// every table row and every paragraph of its `tables.md` sections, in order.
+fn answer_shown(answer: &serde_json::Value) -> (Vec<Vec<String>>, Vec<String>) {
+    let (mut rows, mut paragraphs) = (Vec::new(), Vec::new());
+    for section in answer.as_array().expect("the page's answer") {
+        for block in section["blocks"].as_array().unwrap() {
+            if let Some(p) = block["p"].as_str() {
+                paragraphs.push(p.to_string());
+            } else if let Some(r) = block["rows"].as_array() {
+                rows.extend(r.iter().map(|r| serde_json::from_value(r.clone()).unwrap()));
+            }
+        }
+    }
+    (rows, paragraphs)
+}
+
+/// `tables.md`'s sections (from its first `##` heading: what the page's answer holds), as
+/// the page shows them.
+fn md_sections_shown(md: &str) -> (Vec<Vec<String>>, Vec<String>) {
+    let from = md.find("## ").expect("a section");
+    common::markdown_shown(&md[from..])
+}
+
+#[test]
+fn compare_and_equilibrium_pages_recompute_their_answer_as_the_command_line_gives_it() {
+    chromium();
+    let dir = tempfile::tempdir().unwrap();
+    // (analysis, the command and its arguments after the file, the field typed, the value)
+    let cases: [(&str, &[&str], &str, &str); 3] = [
+        (
+            "ratio_min_score.toml",
+            &[
+                "compare",
+                "--variants",
+                "floor 1 (printed),floor 2",
+                "--trials",
+                TRIALS,
+            ],
+            "side.b.argument",
+            "0",
+        ),
+        (
+            "field_combat.toml",
+            &[
+                "compare",
+                "--variants",
+                "printed,DRM cap 3",
+                "--trials",
+                TRIALS,
+                "--fdr",
+            ],
+            "side.a.leader",
+            "2",
+        ),
+        (
+            "field_equilibrium.toml",
+            &["equilibrium"],
+            "side.b.leader",
+            "2",
+        ),
+    ];
+    for (k, (name, command, field, typed)) in cases.into_iter().enumerate() {
+        let file = edited_copy(&dir.path().join(format!("in{k}")), name, ("", ""), None);
+        let mut args: Vec<&str> = vec![command[0], file.to_str().unwrap()];
+        args.extend_from_slice(&command[1..]);
+        let page = other_report(&args, &dir.path().join(format!("page{k}")));
+        // Without edits: the file's answer, unmarked, as tables.md has it.
+        let plain = tryit(&page, serde_json::json!({}));
+        assert_eq!(plain["answer_marked"], 0, "{plain:#}");
+        let md = fs::read_to_string(page.join("tables.md")).unwrap();
+        assert_eq!(
+            answer_shown(&plain["answer"]),
+            md_sections_shown(&md),
+            "{name}"
+        );
+        // A value typed into the panel: the page answers again, and shows what the
+        // command line prints for the file the page downloads, cell for cell.
+        let verdict = tryit(
+            &page,
+            serde_json::json!({"type": {field: typed}, "download": true}),
+        );
+        assert_eq!(verdict["errors"], serde_json::json!([]), "{verdict:#}");
+        let kind = if command[0] == "compare" {
+            "simulated"
+        } else {
+            "solved"
+        };
+        assert_eq!(verdict["answering"]["kind"], kind, "{verdict:#}");
+        if command[0] == "compare" {
+            // The progress bar was told every battle the comparison simulated.
+            assert_eq!(
+                verdict["answering"]["progress"]["done"], verdict["answering"]["battles"],
+                "{verdict:#}"
+            );
+        }
+        eprintln!(
+            "{name}: {} answered again {}",
+            command[0], verdict["answering"]
+        );
+        let saved = dir.path().join(format!("saved{k}"));
+        fs::create_dir(&saved).unwrap();
+        for (file, text) in verdict["downloaded"].as_object().expect("downloaded") {
+            fs::write(saved.join(file), text.as_str().unwrap()).unwrap();
+        }
+        let mut cli_args: Vec<&str> = vec![command[0], name];
+        cli_args.extend_from_slice(&command[1..]);
+        cli_args.extend(["--format", "md", "--quiet"]);
+        let (code, cli_md, stderr) = common::battlelab(&saved, &cli_args);
+        assert_eq!(code, Some(0), "{stderr}");
+        let shown = answer_shown(&verdict["answer"]);
+        assert_eq!(
+            shown,
+            md_sections_shown(&cli_md),
+            "{name}: the page's answer is the CLI's"
+        );
+        assert!(shown.0.len() >= 20, "{name}: {}", shown.0.len());
+        assert!(
+            verdict["answer_marked"].as_u64().unwrap() > 0,
+            "{verdict:#}"
+        );
+        assert_ne!(
+            answer_shown(&plain["answer"]).0,
+            shown.0,
+            "{name}: the edit moved no cell"
+        );
+    }
+    // A value page repriced by Monte Carlo (exact results turned off in the panel): the
+    // progress bar is told every battle, and the prices are `battlelab value`'s on the
+    // downloaded file.
+    let file = edited_copy(&dir.path().join("v"), "field_combat.toml", ("", ""), None);
+    let page = other_report(
+        &["value", file.to_str().unwrap(), "--trials", TRIALS],
+        &dir.path().join("value_page"),
+    );
+    let verdict = tryit(
+        &page,
+        serde_json::json!({"type": {"exact": "false"}, "download": true}),
+    );
+    assert_eq!(verdict["pricing"]["kind"], "simulated", "{verdict:#}");
+    let battles = verdict["pricing"]["arms"].as_u64().unwrap()
+        * verdict["pricing"]["trials"].as_u64().unwrap();
+    assert_eq!(
+        verdict["pricing"]["progress"]["done"], battles,
+        "{verdict:#}"
+    );
+    eprintln!("field_combat.toml: value repriced {}", verdict["pricing"]);
+    let saved = dir.path().join("saved_value");
+    fs::create_dir(&saved).unwrap();
+    for (file, text) in verdict["downloaded"].as_object().expect("downloaded") {
+        fs::write(saved.join(file), text.as_str().unwrap()).unwrap();
+    }
+    let (code, md, stderr) = common::battlelab(
+        &saved,
+        &[
+            "value",
+            "field_combat.toml",
+            "--trials",
+            TRIALS,
+            "--format",
+            "md",
+            "--quiet",
+        ],
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(prices_rows(&verdict["prices"]), common::markdown_rows(&md));
+}
+
 #[test]
 fn the_try_it_panel_simulates_the_command_lines_counts_for_the_same_seed_and_trials() {
     chromium();

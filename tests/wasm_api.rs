@@ -927,3 +927,257 @@ fn every_derived_cell_of_every_shipped_analysis_is_the_modules_derived_number() 
         assert!(compared.contains_key(name), "{name}: {compared:?}");
     }
 }
+
+/// `battlelab <command> FILE args… --format <format>` in `dir`, which must succeed.
+fn cli_answer(dir: &Path, command: &str, file: &str, args: &[&str], format: &str) -> String {
+    let mut all = vec![command, file, "--format", format];
+    all.extend_from_slice(args);
+    let (code, stdout, stderr) = common::battlelab(dir, &all);
+    assert_eq!(code, Some(0), "{all:?}: {stderr}");
+    stdout
+}
+
+/// The analysis the panel downloads for `req` (its op set to `download`), written under
+/// a new folder's `analyses/` (beside `rules/`): that folder's `analyses`.
+fn downloaded_into(req: &Value, name: &str, dir: &Path) -> PathBuf {
+    let mut download = req.clone();
+    download["op"] = json!("download");
+    let files = ok(&download)["files"].clone();
+    let analyses = dir.join("analyses");
+    std::fs::create_dir_all(&analyses).unwrap();
+    std::fs::create_dir_all(dir.join("rules")).unwrap();
+    for (file, text) in files.as_object().unwrap() {
+        std::fs::write(analyses.join(file), text.as_str().unwrap()).unwrap();
+    }
+    assert!(analyses.join(name).is_file(), "{name} downloaded");
+    analyses
+}
+
+/// The table rows and paragraphs of an answer's `sections`, as the page shows them.
+fn sections_shown(sections: &Value) -> (Vec<Vec<String>>, Vec<String>) {
+    let (mut rows, mut paragraphs) = (Vec::new(), Vec::new());
+    for section in sections.as_array().expect("sections") {
+        for block in section["blocks"].as_array().unwrap() {
+            if let Some(p) = block["p"].as_str() {
+                paragraphs.push(p.replace("**", "").replace('`', ""));
+            } else if let Some(r) = block["rows"].as_array() {
+                rows.extend(r.iter().map(|r| serde_json::from_value(r.clone()).unwrap()));
+            }
+        }
+    }
+    (rows, paragraphs)
+}
+
+#[test]
+fn the_compare_op_compares_an_edited_files_variants_as_the_command_line_compares_them() {
+    // (analysis, the panel's edit, variants, trials, --fdr/--alpha, the test it decides by)
+    type Case<'a> = (&'a str, Value, &'a str, u64, &'a [&'a str], &'a str);
+    let cases: [Case; 3] = [
+        (
+            "ratio_min_score.toml",
+            json!({"side.b.argument": 0}),
+            "floor 1 (printed),floor 2",
+            2_000,
+            &[],
+            "exact",
+        ),
+        (
+            "field_combat.toml",
+            json!({"side.a.leader": 2}),
+            "printed,DRM cap 3",
+            2_000,
+            &[],
+            "exact",
+        ),
+        // Simulated: the same seed and trials give the same blocks (three of 2^16
+        // trials, so paired t-tests), the same counts and tests, with the command line's
+        // Benjamini–Hochberg at its α; twelve runs of each variant.
+        (
+            "field_combat.toml",
+            json!({"exact": false, "side.a.leader": 2, "sweep.drm": {"from": -1, "to": 1}}),
+            "printed,DRM cap 3",
+            140_000,
+            &["--fdr", "--alpha", "0.1"],
+            "paired",
+        ),
+    ];
+    for (name, edits, variants, trials, flags, test) in cases {
+        let (text, files) = analysis(&root().join("analyses").join(name));
+        let mut req = request("compare", name, &text, &files);
+        req["edits"] = edits.clone();
+        req["trials"] = json!(trials);
+        req["variants"] = json!(variants);
+        if !flags.is_empty() {
+            req["fdr"] = json!(true);
+            req["alpha"] = json!(0.1);
+        }
+        let ours = ok(&req);
+        assert_eq!(ours["compared"], true, "{name}");
+        assert!(
+            ours["value"]["cells"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|c| c["test"] == test),
+            "{name}: every cell decided by the {test} test"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let analyses = downloaded_into(&req, name, dir.path());
+        let trials_text = trials.to_string();
+        let mut args = vec!["--variants", variants, "--trials", &trials_text, "--quiet"];
+        args.extend_from_slice(flags);
+        let cli: Value =
+            serde_json::from_str(&cli_answer(&analyses, "compare", name, &args, "json")).unwrap();
+        assert_eq!(
+            ours["value"], cli,
+            "{name}: the module's comparison is the CLI's"
+        );
+        let md = cli_answer(&analyses, "compare", name, &args, "md");
+        assert_eq!(ours["markdown"].as_str(), Some(md.as_str()), "{name}");
+        assert_eq!(
+            ours["text"].as_str(),
+            Some(cli_answer(&analyses, "compare", name, &args, "text").as_str()),
+            "{name}"
+        );
+        // What the page writes into its cells and paragraphs is tables.md's.
+        let shown = sections_shown(&ours["sections"]);
+        assert_eq!(shown, common::markdown_shown(&md), "{name}");
+        assert!(shown.0.len() >= 20, "{name}: {} rows", shown.0.len());
+        // And the edit moved the comparison: without the value typed, it compares
+        // otherwise.
+        let mut unedited = req.clone();
+        for key in ["side.a.leader", "side.b.argument"] {
+            unedited["edits"].as_object_mut().unwrap().remove(key);
+        }
+        assert_ne!(
+            sections_shown(&ok(&unedited)["sections"]).0,
+            shown.0,
+            "{name}: the edit moved nothing"
+        );
+    }
+    // Past the page's limit nothing is simulated: the answer says how many battles.
+    let (text, files) = analysis(&root().join("analyses/field_combat.toml"));
+    let mut req = request("compare", "field_combat.toml", &text, &files);
+    req["variants"] = json!("printed,DRM cap 3");
+    req["max_battles"] = json!(20_000_000u64);
+    let too_large = ok(&req);
+    assert_eq!(too_large["compared"], false, "{too_large}");
+    let pairs = too_large["pairs"].as_u64().unwrap();
+    assert_eq!(too_large["battles"], json!(pairs * 2 * 1_000_000));
+    assert!(too_large["sections"].is_null());
+}
+
+#[test]
+fn the_equilibrium_op_solves_an_edited_file_as_the_command_line_solves_it() {
+    let name = "field_equilibrium.toml";
+    let (text, files) = analysis(&root().join("analyses").join(name));
+    for (edits, payoff) in [
+        (json!({"side.b.leader": 2}), None),
+        (json!({"side.a.morale": 1}), Some("sp")),
+    ] {
+        let mut req = request("equilibrium", name, &text, &files);
+        req["edits"] = edits.clone();
+        let mut args = vec!["--quiet"];
+        if let Some(p) = payoff {
+            req["payoff"] = json!(p);
+            args.extend(["--payoff", p]);
+        }
+        let ours = ok(&req);
+        let dir = tempfile::tempdir().unwrap();
+        let analyses = downloaded_into(&req, name, dir.path());
+        let cli: Value =
+            serde_json::from_str(&cli_answer(&analyses, "equilibrium", name, &args, "json"))
+                .unwrap();
+        assert_eq!(
+            ours["value"], cli,
+            "{edits}: the module's equilibria are the CLI's"
+        );
+        let md = cli_answer(&analyses, "equilibrium", name, &args, "md");
+        assert_eq!(ours["markdown"].as_str(), Some(md.as_str()), "{edits}");
+        assert_eq!(
+            ours["text"].as_str(),
+            Some(cli_answer(&analyses, "equilibrium", name, &args, "text").as_str()),
+            "{edits}"
+        );
+        let shown = sections_shown(&ours["sections"]);
+        assert_eq!(shown, common::markdown_shown(&md), "{edits}");
+        // Eight runs (four odds, two variants), seven tactics each.
+        assert_eq!(shown.0.len(), 8 * 7, "{edits}");
+        let mut unedited = req.clone();
+        unedited["edits"] = json!({});
+        assert_ne!(
+            sections_shown(&ok(&unedited)["sections"]),
+            shown,
+            "{edits}: the edit moved nothing"
+        );
+    }
+}
+
+/// The message `battlelab args…` (run in `dir`) exits 2 with, after `error: `.
+fn cli_usage_error(dir: &Path, args: &[&str]) -> String {
+    let (code, _, stderr) = common::battlelab(dir, args);
+    assert_eq!(code, Some(2), "{args:?}: {stderr}");
+    stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("error: "))
+        .expect(&stderr)
+        .to_string()
+}
+
+#[test]
+fn the_compare_and_equilibrium_ops_refuse_with_the_command_lines_words() {
+    let analyses = root().join("analyses");
+    let (text, files) = analysis(&analyses.join("ratio_min_score.toml"));
+    for variants in ["floor 1 (printed),floor 9", "floor 2,floor 2", "floor 2"] {
+        let mut req = request("compare", "ratio_min_score.toml", &text, &files);
+        req["variants"] = json!(variants);
+        req["trials"] = json!(100);
+        assert_eq!(
+            refused(&req)["message"].as_str().unwrap(),
+            cli_usage_error(
+                &analyses,
+                &[
+                    "compare",
+                    "ratio_min_score.toml",
+                    "--variants",
+                    variants,
+                    "--trials",
+                    "100"
+                ]
+            ),
+            "{variants}"
+        );
+    }
+    // A system without simultaneous choices has no equilibrium: the same refusal, naming
+    // the systems that have one.
+    let error = refused(&request(
+        "equilibrium",
+        "ratio_min_score.toml",
+        &text,
+        &files,
+    ));
+    assert_eq!(
+        error["message"].as_str().unwrap(),
+        cli_usage_error(&analyses, &["equilibrium", "ratio_min_score.toml"])
+    );
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("system = \"field\""),
+        "{error}"
+    );
+    // A payoff the system does not read: the system's own words, as the CLI quotes them.
+    let (text, files) = analysis(&analyses.join("field_equilibrium.toml"));
+    let mut req = request("equilibrium", "field_equilibrium.toml", &text, &files);
+    req["payoff"] = json!("glory");
+    let message = refused(&req)["message"].as_str().unwrap().to_string();
+    let cli = cli_usage_error(
+        &analyses,
+        &["equilibrium", "field_equilibrium.toml", "--payoff", "glory"],
+    );
+    assert_eq!(
+        cli,
+        format!("invalid value 'glory' for '--payoff <PAYOFF>': {message}")
+    );
+}

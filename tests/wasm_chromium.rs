@@ -3,8 +3,9 @@
 //! Why this test exists: `tests/wasm_api.rs` holds `call` to the command line natively;
 //! this holds the `.wasm` the build embeds (`report::wasm::MODULE_GZ`, unpacked here) to
 //! `call`. A page under the report's Content-Security-Policy plus `'wasm-unsafe-eval'`
-//! compiles the inlined module with no imports, runs requests through the C ABI and
-//! writes the responses into the page; headless Chromium dumps the page and each response
+//! compiles the inlined module with its one import (`env.bl_progress`, which records the
+//! progress a long call reports), runs requests through the C ABI and writes the
+//! responses (and each one's progress reports) into the page; headless Chromium dumps the page and each response
 //! must equal the native one. The page works synchronously (`new WebAssembly.Module`), so
 //! the dump holds its answers: `--dump-dom` does not wait for promises that are not
 //! timers or loads. It prints the page's timings for the budgets of issue 43 (not
@@ -62,7 +63,9 @@ fn page(module: &[u8], requests: &[Value]) -> String {
   try {{
     const t0 = performance.now();
     const bytes = Uint8Array.from(atob("{module}"), c => c.charCodeAt(0));
-    const instance = new WebAssembly.Instance(new WebAssembly.Module(bytes), {{}});
+    let progress = [];
+    const imports = {{ env: {{ bl_progress: (done) => {{ progress.push(done); }} }} }};
+    const instance = new WebAssembly.Instance(new WebAssembly.Module(bytes), imports);
     const load = performance.now() - t0;
     const m = instance.exports, enc = new TextEncoder(), dec = new TextDecoder();
     const call = (request) => {{
@@ -76,8 +79,9 @@ fn page(module: &[u8], requests: &[Value]) -> String {
     const results = [];
     for (const request of {requests}) {{
       const t = performance.now();
+      progress = [];
       const response = call(JSON.stringify(request));
-      results.push({{ ms: performance.now() - t, response }});
+      results.push({{ ms: performance.now() - t, response, progress }});
     }}
     out.textContent = JSON.stringify({{ load, results }});
   }} catch (e) {{
@@ -142,6 +146,10 @@ fn the_built_module_in_chromium_answers_as_call_does_natively() {
     let analysis = json!({"name": "classic_crt.toml", "text": crt});
     let field = "name = \"field12v8\"\nsystem = \"field\"\nseed = 1815\ntrials = 1_000_000\n\n[side.a]\nsp = 12\nmorale = 2\nleader = 1\ntactic = { mix = { charge = 2, envelop = 1, bombard = 1 } }\n\n[side.b]\nsp = 8\nmorale = 2\nleader = 1\ntactic = { mix = { skirmish = 2, square = 1, refuse = 1 } }\n";
     let field_analysis = json!({"name": "field12v8.toml", "text": field});
+    // The same battle simulated, with a second variant whose DRM is capped at 1.
+    let variants = field.replace("trials = 1_000_000\n", "trials = 1_000_000\nexact = false\n")
+        + "\n[battle]\nterrain_drm = 2\n\n[[variant]]\nname = \"printed\"\n\n[[variant]]\nname = \"DRM cap 1\"\nrules = { drm_cap = 1 }\n";
+    let variants_analysis = json!({"name": "field_variants.toml", "text": variants});
     let requests = vec![
         json!({"op": "describe", "analysis": analysis, "files": files}),
         json!({"op": "run", "analysis": analysis, "files": files}),
@@ -155,6 +163,8 @@ fn the_built_module_in_chromium_answers_as_call_does_natively() {
         json!({"op": "start", "analysis": field_analysis, "trials": 200_000, "seed": 4}),
         json!({"op": "step", "blocks": 2}),
         json!({"op": "finish"}),
+        json!({"op": "compare", "analysis": variants_analysis, "variants": "printed,DRM cap 1",
+               "trials": 140_000}),
     ];
     let dir = tempfile::tempdir().unwrap();
     let html = dir.path().join("module.html");
@@ -180,6 +190,7 @@ fn the_built_module_in_chromium_answers_as_call_does_natively() {
         "start",
         "step 2 blocks",
         "finish",
+        "compare two variants, 2 × 140,000 simulated field battles",
     ];
     println!(
         "module: {} bytes, {} gzipped; compiled and instantiated in {:.0} ms",
@@ -201,4 +212,10 @@ fn the_built_module_in_chromium_answers_as_call_does_natively() {
         .as_str()
         .unwrap()
         .contains("\"error\""));
+    // The comparison told its progress block by block, up to every battle it simulated
+    // (two variants, three blocks of 2^16 and the rest each).
+    let told: Vec<u64> = serde_json::from_value(results[9]["progress"].clone()).unwrap();
+    assert_eq!(told.len(), 6, "{told:?}");
+    assert!(told.windows(2).all(|w| w[0] < w[1]), "{told:?}");
+    assert_eq!(told.last(), Some(&280_000));
 }

@@ -4,7 +4,10 @@
 //! The arms of one file, or of two files with the same seed and trials, draw the same dice
 //! block by block, so each cell is decided by the paired test on per-block differences;
 //! otherwise by the independent test; where both arms are exact, exactly. See
-//! `battlelab_core::engine::compare` for the method, which every output names.
+//! `battlelab_core::engine::compare` for the method, which every output names. The
+//! comparison of one plan's arms and its printing are `battlelab_core::comparison`,
+//! which the report page's module runs too; this file adds the thread pool, the progress
+//! bar, report folders compared by their totals, the CSV and the report folder.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -13,38 +16,18 @@ use anyhow::{bail, Result};
 use serde_json::{json, Value};
 
 use battlelab::analysis::AxisValue;
-use battlelab::engine::compare::{self, Arm, Cell, Correction};
-use battlelab::engine::Plan;
+use battlelab::engine::compare::{self, Arm, Correction};
 use battlelab::progress::ProgressWatcher;
 use battlelab::report::{self, ReportError};
 use battlelab::sim::RunControl;
 use battlelab::systems::Study;
 use battlelab::table::csv_field;
+use battlelab_core::comparison::{
+    self, arm_label, markdown, text, to_json, Comparison, Decision, Pairing, Row,
+};
 
 use super::{emit, interruptible, pool, usage, writing_report};
 use crate::cli::{CompareArgs, Format};
-
-/// One compared run: what tells it apart, and its cells.
-struct Row {
-    run: Vec<(String, String)>,
-    cells: Vec<Cell>,
-}
-
-/// What was compared, and how.
-struct Comparison {
-    a: String,
-    b: String,
-    /// Cells left out of the table: the outcome was 0 in both arms.
-    left_out: usize,
-    paired: bool,
-    tests_note: String,
-    correction: Correction,
-    alpha: f64,
-    rows: Vec<Row>,
-    /// Axis names and per-row axis values, for the heatmaps.
-    axes: Vec<String>,
-    coordinates: Vec<Vec<AxisValue>>,
-}
 
 /// The multiple-comparison correction the command line asks for.
 fn correction(args: &CompareArgs) -> Correction {
@@ -52,6 +35,14 @@ fn correction(args: &CompareArgs) -> Correction {
         Correction::BenjaminiHochberg
     } else {
         Correction::Holm
+    }
+}
+
+/// How the cells are decided: the correction and α the command line asks for.
+fn decision(args: &CompareArgs) -> Decision {
+    Decision {
+        correction: correction(args),
+        alpha: args.alpha,
     }
 }
 
@@ -98,12 +89,9 @@ pub fn compare(args: CompareArgs) -> Result<()> {
                     "with one analysis file, say which two variants: --variants A,B"
                 ));
             };
-            let (a, b) = variants
-                .split_once(',')
-                .map(|(a, b)| (a.trim().to_string(), b.trim().to_string()))
-                .ok_or_else(|| usage("--variants takes two names: --variants A,B"))?;
+            let (a, b) = comparison::variant_names(variants).map_err(usage)?;
             let study = battlelab::systems::load(file)?.study;
-            pool.install(|| variants_of_one(&*study, &a, &b, &args, &control))?
+            pool.install(|| variants_of_one(&study, &a, &b, &args, &control))?
         }
         [first, second] if first.is_dir() && second.is_dir() => {
             if args.variants.is_some() {
@@ -118,33 +106,34 @@ pub fn compare(args: CompareArgs) -> Result<()> {
             let a = battlelab::systems::load(first)?.study;
             let b = battlelab::systems::load(second)?.study;
             let names = (first.display().to_string(), second.display().to_string());
-            pool.install(|| two_studies(&*a, &*b, names, &args, &control))?
+            pool.install(|| two_studies(&a, &b, names, &args, &control))?
         }
         _ => bail!(usage(
             "give one analysis file with --variants A,B, two analysis files, or two report folders"
         )),
     };
     let mut comparison = comparison;
-    // Outcomes that happened in neither arm say nothing: left out of the table and of
-    // the correction's family, and counted.
-    for row in &mut comparison.rows {
-        let before = row.cells.len();
-        row.cells.retain(|cell| !cell.zero_in_both);
-        comparison.left_out += before - row.cells.len();
-    }
-    let (correction, alpha) = (comparison.correction, comparison.alpha);
-    let mut cells: Vec<&mut Cell> = comparison
-        .rows
-        .iter_mut()
-        .flat_map(|r| r.cells.iter_mut())
-        .collect();
-    compare::correct(&mut cells, correction, alpha);
+    // Outcomes that happened in neither arm left out, then the correction.
+    comparison.finish();
     if let Some(out) = &args.out {
-        // One analysis file's variants: the page's panel recomputes its runs.
+        // One analysis file's variants: the page's panel recomputes its runs, and
+        // compares the edited file's variants as this command did.
         let source = match (args.inputs.as_slice(), &args.variants) {
             ([file], Some(_)) => battlelab::toml_input::read_analysis_file(file)
                 .ok()
-                .map(|text| report::tryit::Source::of_report(file, &text, "comparison", "compare")),
+                .map(|text| {
+                    report::tryit::Source::of_compare_report(
+                        file,
+                        &text,
+                        json!({
+                            "variants": [comparison.a, comparison.b],
+                            "trials": args.trials,
+                            "seed": args.seed,
+                            "fdr": args.fdr,
+                            "alpha": args.alpha,
+                        }),
+                    )
+                }),
             _ => None,
         };
         writing_report(out, || {
@@ -159,98 +148,46 @@ pub fn compare(args: CompareArgs) -> Result<()> {
     })
 }
 
-/// Runs every pair of arms with a progress bar; `pairs` are (run in a, run in b).
-fn arms(
-    a: &dyn Study,
-    b: &dyn Study,
-    pairs: &[(usize, usize)],
-    trials: [u64; 2],
-    seeds: [u64; 2],
-    quiet: bool,
+/// Runs every pair of `pairing` with a progress bar (the core's comparison); `plan` is
+/// arm a's.
+// The command line's studies are boxed; the core's comparison takes them as `Priceable`.
+#[allow(clippy::borrowed_box)]
+fn run_pairs(
+    a: &Box<dyn Study>,
+    b: &Box<dyn Study>,
+    plan: &battlelab::engine::Plan,
+    pairing: &Pairing,
+    args: &CompareArgs,
     control: &Arc<RunControl>,
-) -> Result<Vec<(Arm, Arm)>> {
-    let total = pairs.len() as u64 * (trials[0] + trials[1]);
-    let watcher = ProgressWatcher::start(Arc::clone(control), total, quiet);
-    let result = pairs
-        .iter()
-        .map(
-            |&(i, j)| -> Result<(Arm, Arm), battlelab::sim::Interrupted> {
-                // Every block of each run, with its exact results.
-                let all = |t: u64| 0..battlelab::engine::driver::blocks_per_run(t);
-                Ok((
-                    a.arm_blocks(i, all(trials[0]), trials[0], seeds[0], true, control)?,
-                    b.arm_blocks(j, all(trials[1]), trials[1], seeds[1], true, control)?,
-                ))
-            },
-        )
-        .collect::<Result<Vec<_>, _>>();
+) -> Result<Comparison> {
+    let watcher = ProgressWatcher::start(Arc::clone(control), pairing.battles(), args.quiet);
+    let result = comparison::compare(a, b, plan, pairing, decision(args), control);
     watcher.finish();
     Ok(result?)
 }
 
+// The command line's studies are boxed; the core's comparison takes them as `Priceable`.
+#[allow(clippy::borrowed_box)]
 fn variants_of_one(
-    study: &dyn Study,
+    study: &Box<dyn Study>,
     a: &str,
     b: &str,
     args: &CompareArgs,
     control: &Arc<RunControl>,
 ) -> Result<Comparison> {
     let plan = study.plan();
-    let known = plan.variants();
-    if a == b {
-        bail!(usage(format!(
-            "--variants names \"{}\" twice; name two different variants",
-            battlelab::limits::echo(a)
-        )));
-    }
-    for name in [a, b] {
-        if !known.contains(&name) {
-            bail!(usage(format!(
-                "--variants: no variant \"{}\"; the file has: {}",
-                battlelab::limits::echo(name),
-                known.join(", ")
-            )));
-        }
-    }
-    let mut pairs = Vec::new();
-    for (i, run) in plan.runs.iter().enumerate() {
-        if run.variant != a {
-            continue;
-        }
-        if let Some(j) = plan
-            .runs
-            .iter()
-            .position(|r| r.variant == b && r.coordinates == run.coordinates)
-        {
-            pairs.push((i, j));
-        }
-    }
     let header = study.header();
     let trials = args.trials.unwrap_or(header.trials);
     let seed = args.seed.unwrap_or(header.seed);
-    let arms = arms(
-        study,
-        study,
-        &pairs,
-        [trials; 2],
-        [seed; 2],
-        args.quiet,
-        control,
-    )?;
-    Ok(build(
-        a.to_string(),
-        b.to_string(),
-        true,
-        &plan,
-        &pairs,
-        arms,
-        args,
-    ))
+    let pairing = comparison::variants_of_one(&plan, a, b, trials, seed).map_err(usage)?;
+    run_pairs(study, study, &plan, &pairing, args, control)
 }
 
+// The command line's studies are boxed; the core's comparison takes them as `Priceable`.
+#[allow(clippy::borrowed_box)]
 fn two_studies(
-    a: &dyn Study,
-    b: &dyn Study,
+    a: &Box<dyn Study>,
+    b: &Box<dyn Study>,
     names: (String, String),
     args: &CompareArgs,
     control: &Arc<RunControl>,
@@ -286,9 +223,15 @@ fn two_studies(
     let seeds = [args.seed.unwrap_or(ha.seed), args.seed.unwrap_or(hb.seed)];
     // Pairing holds only when both arms draw the same dice in the same blocks.
     let paired = trials[0] == trials[1] && seeds[0] == seeds[1];
-    let pairs: Vec<(usize, usize)> = (0..pa.runs.len()).map(|k| (k, k)).collect();
-    let arms = arms(a, b, &pairs, trials, seeds, args.quiet, control)?;
-    let mut c = build(names.0, names.1, paired, &pa, &pairs, arms, args);
+    let pairing = Pairing {
+        a: names.0,
+        b: names.1,
+        pairs: (0..pa.runs.len()).map(|k| (k, k)).collect(),
+        trials,
+        seeds,
+        paired,
+    };
+    let mut c = run_pairs(a, b, &pa, &pairing, args, control)?;
     if !paired {
         c.tests_note = format!(
             "independent arms: seeds {} and {}, trials {} and {} differ, so the dice are not shared",
@@ -352,7 +295,7 @@ fn two_reports(
     if same {
         let (sa, sb) = (load(a, &ma)?, load(b, &mb)?);
         let names = (a.display().to_string(), b.display().to_string());
-        let mut c = two_studies(&*sa, &*sb, names, args, control)?;
+        let mut c = two_studies(&sa, &sb, names, args, control)?;
         c.tests_note = format!(
             "paired: both reports have seed {}, {} trials and the same blocks, so their analyses were re-run block by block",
             ma["seed"], ma["trials"]
@@ -536,259 +479,13 @@ fn read_results(dir: &Path) -> Result<Totals> {
     })
 }
 
-fn build(
-    a: String,
-    b: String,
-    paired: bool,
-    plan: &Plan,
-    pairs: &[(usize, usize)],
-    arms: Vec<(Arm, Arm)>,
-    args: &CompareArgs,
-) -> Comparison {
-    let mut rows = Vec::new();
-    let mut coordinates = Vec::new();
-    for (&(i, _), (arm_a, arm_b)) in pairs.iter().zip(&arms) {
-        let key = &plan.runs[i];
-        rows.push(Row {
-            run: plan.describe(i),
-            cells: compare::compare_arms(arm_a, arm_b, paired),
-        });
-        coordinates.push(key.coordinates.clone());
-    }
-    Comparison {
-        a,
-        b,
-        left_out: 0,
-        paired,
-        tests_note: if paired {
-            "both arms draw the same dice in the same blocks".into()
-        } else {
-            "independent arms".into()
-        },
-        correction: correction(args),
-        alpha: args.alpha,
-        rows,
-        axes: plan.axes.clone(),
-        coordinates,
-    }
-}
-
-fn run_label(run: &[(String, String)]) -> String {
-    if run.is_empty() {
-        "(the one run)".into()
-    } else {
-        run.iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
-}
-
-fn tests_used(c: &Comparison) -> Vec<&'static str> {
-    let mut tests = Vec::new();
-    for cell in c.rows.iter().flat_map(|r| &r.cells) {
-        if !tests.contains(&cell.test.name()) {
-            tests.push(cell.test.name());
-        }
-    }
-    tests
-}
-
-/// The summary: which cells moved, largest first, or "no significant change".
-fn summary(c: &Comparison) -> String {
-    let mut moved: Vec<(&Row, &Cell)> = c
-        .rows
-        .iter()
-        .flat_map(|r| r.cells.iter().map(move |cell| (r, cell)))
-        .filter(|(_, cell)| cell.significant)
-        .collect();
-    if moved.is_empty() {
-        return format!(
-            "no significant change ({} cells compared, {} at α = {})",
-            c.rows.iter().map(|r| r.cells.len()).sum::<usize>(),
-            c.correction.name(),
-            c.alpha
-        );
-    }
-    moved.sort_by(|x, y| {
-        let size = |cell: &Cell| cell.exact_diff.unwrap_or(cell.diff).abs();
-        size(y.1).total_cmp(&size(x.1))
-    });
-    let mut text = format!("{} cell(s) moved, largest first:\n", moved.len());
-    for (row, cell) in moved {
-        text += &if let Some(exact) = cell.exact_diff {
-            format!(
-                "  {}: {} {} exactly (simulated {:.4} in {} → {:.4} in {})\n",
-                run_label(&row.run),
-                cell.outcome,
-                signed(exact),
-                cell.p_a,
-                c.a,
-                cell.p_b,
-                c.b
-            )
-        } else {
-            format!(
-                "  {}: {} {:.4} in {} → {:.4} in {} ({}, 95% CI [{}, {}])\n",
-                run_label(&row.run),
-                cell.outcome,
-                cell.p_a,
-                c.a,
-                cell.p_b,
-                c.b,
-                signed(cell.diff),
-                signed(cell.ci_low),
-                signed(cell.ci_high)
-            )
-        };
-    }
-    text.trim_end().to_string()
-}
-
-/// A signed difference to 4 places; one too small to show there but not zero in
-/// scientific notation, so that a flagged cell never reads +0.0000.
-fn signed(v: f64) -> String {
-    if v != 0.0 && v.abs() < 0.000_05 {
-        format!("{v:+.1e}")
-    } else {
-        format!("{v:+.4}")
-    }
-}
-
-fn opt(v: Option<f64>) -> String {
-    v.map_or("–".into(), |v| {
-        if v != 0.0 && v.abs() < 0.000_05 {
-            format!("{v:.1e}")
-        } else {
-            format!("{v:.4}")
-        }
-    })
-}
-
-/// An arm's name for a column heading: a file or folder by its last part, at most 24
-/// characters (the full names head the output).
-fn arm_label(name: &str) -> String {
-    let path = Path::new(name);
-    let short = if name.contains(['/', '\\']) || name.ends_with(".toml") {
-        path.file_stem()
-            .or_else(|| path.file_name())
-            .map_or(name.to_string(), |s| s.to_string_lossy().into_owned())
-    } else {
-        name.to_string()
-    };
-    if short.chars().count() > 24 {
-        short.chars().take(23).collect::<String>() + "…"
-    } else {
-        short
-    }
-}
-
-/// The three headings naming the arms: `P(printed)`, `P(cap 3)`, `cap 3 − printed`.
-fn arm_headings(c: &Comparison) -> [String; 3] {
-    let (a, b) = (arm_label(&c.a), arm_label(&c.b));
-    [format!("P({a})"), format!("P({b})"), format!("{b} − {a}")]
-}
-
-/// The line that says what the table leaves out.
-fn left_out_note(c: &Comparison) -> String {
-    match c.left_out {
-        0 => String::new(),
-        n => format!(
-            "{n} cell(s) left out: outcomes that happened in neither arm (and are exactly 0 where exact).\n"
-        ),
-    }
-}
-
-fn text(c: &Comparison) -> String {
-    let mut t = format!(
-        "compare: {} against {}; each outcome's P in either, and the difference {} − {}\n",
-        c.a, c.b, c.b, c.a
-    );
-    t += &format!(
-        "method: {}; {}; correction {} at α = {}\n",
-        tests_used(c).join(" / "),
-        c.tests_note,
-        c.correction.name(),
-        c.alpha
-    );
-    t += &left_out_note(c);
-    t += "\n";
-    let [pa, pb, diff] = arm_headings(c);
-    let (wa, wb, wd) = (
-        pa.chars().count().max(8),
-        pb.chars().count().max(8),
-        diff.chars().count().max(9),
-    );
-    t += &format!(
-        "{:<28} {:<22} {:>wa$} {:>wb$} {:>wd$} {:>21} {:>9} {:>9} {:>4} {:>8}\n",
-        "run", "outcome", pa, pb, diff, "95% interval", "exact", "p", "sig", "var ratio"
-    );
-    for row in &c.rows {
-        for cell in &row.cells {
-            t += &format!(
-                "{:<28} {:<22} {:>wa$.4} {:>wb$.4} {:>wd$} {:>21} {:>9} {:>9} {:>4} {:>8}\n",
-                run_label(&row.run),
-                cell.outcome,
-                cell.p_a,
-                cell.p_b,
-                signed(cell.diff),
-                format!("[{}, {}]", signed(cell.ci_low), signed(cell.ci_high)),
-                opt(cell.exact_diff),
-                cell.p_value.map_or("–".into(), |p| format!("{p:.2e}")),
-                if cell.significant { "yes" } else { "no" },
-                opt(cell.variance_ratio)
-            );
-        }
-    }
-    t + "\n" + &summary(c) + "\n"
-}
-
-fn markdown(c: &Comparison) -> String {
-    let mut t = format!("## {} against {}\n\n", c.a, c.b);
-    t += &format!(
-        "Method: {}; {}; correction {} at α = {}. Differences are {} − {}.\n\n",
-        tests_used(c).join(" / "),
-        c.tests_note,
-        c.correction.name(),
-        c.alpha,
-        c.b,
-        c.a
-    );
-    let left_out = left_out_note(c);
-    if !left_out.is_empty() {
-        t += &format!("{left_out}\n");
-    }
-    let [pa, pb, diff] = arm_headings(c).map(|h| h.replace('|', "\\|"));
-    t += &format!("| run | outcome | {pa} | {pb} | {diff} | 95% interval | exact | p | significant | variance ratio |\n");
-    t += "|---|---|---:|---:|---:|---|---:|---:|---|---:|\n";
-    for row in &c.rows {
-        for cell in &row.cells {
-            t += &format!(
-                "| {} | {} | {:.4} | {:.4} | {} | [{}, {}] | {} | {} | {} | {} |\n",
-                run_label(&row.run),
-                cell.outcome,
-                cell.p_a,
-                cell.p_b,
-                signed(cell.diff),
-                signed(cell.ci_low),
-                signed(cell.ci_high),
-                opt(cell.exact_diff),
-                cell.p_value.map_or("–".into(), |p| format!("{p:.2e}")),
-                if cell.significant { "yes" } else { "no" },
-                opt(cell.variance_ratio)
-            );
-        }
-    }
-    t + "\n" + &summary(c).replace("\n  ", "\n- ") + "\n"
-}
-
 fn csv(c: &Comparison) -> String {
     let mut t = String::new();
     for a in &c.axes {
         t += &csv_field(a);
         t.push(',');
     }
-    let [pa, pb, diff] = arm_headings(c);
+    let [pa, pb, diff] = c.arm_headings();
     t += &format!(
         "outcome,{},{},{},ci_low,ci_high,exact_diff,p_value,significant,variance_ratio,trials_unpaired,test\n",
         csv_field(&pa),
@@ -822,51 +519,6 @@ fn csv(c: &Comparison) -> String {
         }
     }
     t
-}
-
-fn to_json(c: &Comparison) -> Value {
-    let cells: Vec<Value> = c
-        .rows
-        .iter()
-        .flat_map(|row| {
-            let run: serde_json::Map<String, Value> = row
-                .run
-                .iter()
-                .map(|(k, v)| (k.clone(), Value::String(v.clone())))
-                .collect();
-            row.cells.iter().map(move |cell| {
-                json!({
-                    "run": run,
-                    "outcome": cell.outcome,
-                    "p_a": cell.p_a,
-                    "p_b": cell.p_b,
-                    "diff": cell.diff,
-                    "ci_low": cell.ci_low,
-                    "ci_high": cell.ci_high,
-                    "exact_diff": cell.exact_diff,
-                    "p_value": cell.p_value,
-                    "significant": cell.significant,
-                    "variance_ratio": cell.variance_ratio,
-                    "trials_unpaired": cell.trials_unpaired,
-                    "test": cell.test.key(),
-                })
-            })
-        })
-        .collect();
-    json!({
-        "a": c.a,
-        "b": c.b,
-        "left_out": c.left_out,
-        "method": {
-            "test": tests_used(c).join(" / "),
-            "pairing": c.tests_note,
-            "correction": c.correction.name(),
-            "alpha": c.alpha,
-            "paired": c.paired,
-        },
-        "cells": cells,
-        "summary": summary(c),
-    })
 }
 
 /// The compare report folder: `compare.csv`, a difference heatmap per outcome over the

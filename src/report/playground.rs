@@ -36,6 +36,7 @@ pub fn example() -> Source {
         live: None,
         scope: None,
         reprice: None,
+        answer: None,
     }
 }
 

@@ -43,8 +43,9 @@ pub const MODULE_ELEMENT: &str = "<script type=\"application/octet-stream\" id=\
 /// and script, WebAssembly compiled from the page's own bytes, a worker from a Blob URL.
 pub const CSP_WITH_WASM: &str = "default-src 'none'; img-src 'self' file:; style-src 'unsafe-inline'; script-src 'unsafe-inline' 'wasm-unsafe-eval'; worker-src blob:; base-uri 'none'; form-action 'none'";
 
-/// The most battles (arms × trials) the page simulates to reprice a value page whose
-/// arms are not all exact (the script's `PAGE_BATTLES`), in words.
+/// The most battles the page simulates to reprice a value page whose arms are not all
+/// exact (arms × trials) or to compare two variants again (pairs × 2 × trials): the
+/// script's `PAGE_BATTLES`, in words.
 const PAGE_BATTLES_TEXT: &str = "20 million";
 
 /// The analysis a page recomputes: its file name (as messages name it), its text, and the
@@ -65,6 +66,12 @@ pub struct Source {
     /// "headline", "trials", "seed"}`): the panel reprices the edited file with the
     /// module's `value` op and rewrites the page's price tables.
     pub reprice: Option<serde_json::Value>,
+    /// On a `battlelab compare --variants` or `battlelab equilibrium` page, the module's
+    /// op that answers the page's question again and what the command was asked
+    /// (`{"op": "compare", "variants", "trials", "seed", "fdr", "alpha"}` or `{"op":
+    /// "equilibrium", "payoff"}`): the panel asks it of the edited file and rewrites the
+    /// page's answer (its `tables.md` sections) with the text the command prints.
+    pub answer: Option<serde_json::Value>,
 }
 
 impl Source {
@@ -81,19 +88,41 @@ impl Source {
             live: None,
             scope: None,
             reprice: None,
+            answer: None,
         }
     }
 
-    /// [`Source::of`] for a report of another kind than a run's (`kind`: "comparison",
-    /// "pricing", "equilibrium"; `command`: the subcommand that wrote it): the panel
-    /// recomputes the analysis's runs, and says that the page's own `kind` is the command
-    /// line's, of the file as written.
-    pub fn of_report(analysis_path: &Path, analysis_text: &str, kind: &str, command: &str) -> Self {
-        let name = analysis_path
-            .file_name()
-            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    /// [`Source::of`] for a `battlelab compare FILE --variants A,B` page: the panel
+    /// recomputes the runs and compares the edited file's two variants as the command did
+    /// (`asked`: `{"variants": [A, B], "trials", "seed", "fdr", "alpha"}`), rewriting the
+    /// page's comparison.
+    pub fn of_compare_report(
+        analysis_path: &Path,
+        analysis_text: &str,
+        asked: serde_json::Value,
+    ) -> Self {
+        let name = file_name(analysis_path);
+        let mut answer = asked;
+        answer["op"] = "compare".into();
         Self {
-            scope: Some(format!("This panel recomputes the runs of {name} with your changes: every variant's odds. This page's {kind} is the command line's, of the file as written: run battlelab {command} on the file you download to see it with your changes.")),
+            scope: Some(format!("This panel recomputes the runs of {name} with your changes: every variant's odds, and this page's comparison (its table and summary), as battlelab compare compares the edited file's two variants with the same seed, trials and correction, where that is at most {PAGE_BATTLES_TEXT} battles (beyond that, run battlelab compare on the file you download).")),
+            answer: Some(answer),
+            ..Self::of(analysis_path, analysis_text)
+        }
+    }
+
+    /// [`Source::of`] for a `battlelab equilibrium` page: the panel recomputes the runs and
+    /// solves the edited file's games for the payoff the command was given (`payoff`:
+    /// `--payoff`, or none for the file's own), rewriting the page's equilibria.
+    pub fn of_equilibrium_report(
+        analysis_path: &Path,
+        analysis_text: &str,
+        payoff: Option<&str>,
+    ) -> Self {
+        let name = file_name(analysis_path);
+        Self {
+            scope: Some(format!("This panel recomputes the runs of {name} with your changes: every variant's odds, and this page's equilibria (each run's value, both sides' mixes and shortfalls), as battlelab equilibrium solves the edited file for the same payoff.")),
+            answer: Some(serde_json::json!({"op": "equilibrium", "payoff": payoff})),
             ..Self::of(analysis_path, analysis_text)
         }
     }
@@ -106,9 +135,7 @@ impl Source {
         analysis_text: &str,
         asked: serde_json::Value,
     ) -> Self {
-        let name = analysis_path
-            .file_name()
-            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        let name = file_name(analysis_path);
         Self {
             scope: Some(format!("This panel recomputes the runs of {name} with your changes: every variant's odds, and this page's prices (the tables of the answer), as battlelab value prices the edited file with the same modifiers, seed and trials. Exact prices are recomputed at once; Monte Carlo ones with the command line's seed and trials, where that is at most {} battles (beyond that, run battlelab value on the file you download).", PAGE_BATTLES_TEXT)),
             reprice: Some(asked),
@@ -130,8 +157,16 @@ impl Source {
             "companion_key": companion_key(&self.analysis_text),
             "live": self.live,
             "reprice": self.reprice,
+            "answer": self.answer,
         })
     }
+}
+
+/// The analysis's file name (no folder), as the scope line names it.
+fn file_name(analysis_path: &Path) -> String {
+    analysis_path
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
 }
 
 /// The analysis key that names a companion file (`rules`), where the analysis's system
@@ -272,11 +307,22 @@ td.live-edited{background:#fff8c5}
 const WORKER_JS: &str = r#"
 'use strict';
 var mod=null,ex=null,latest=0,enc=new TextEncoder(),dec=new TextDecoder();
+// The call that reports progress (a long `value` or `compare`): its id, its total and
+// when it last told the page.
+var reporting=null;
+function progress(done){
+  var r=reporting,now=performance.now();
+  if(!r||(done<r.total&&now-r.told<50))return;
+  r.told=now;
+  postMessage({type:'progress',id:r.id,done:done,blocks:r.total});
+}
 function imports(m){
   var o={};
   WebAssembly.Module.imports(m).forEach(function(i){
     o[i.module]=o[i.module]||{};
-    if(i.kind==='function')o[i.module][i.name]=function(){throw new Error('the module called '+i.module+'.'+i.name+', which the page does not provide');};
+    if(i.kind!=='function')return;
+    if(i.module==='env'&&i.name==='bl_progress')o.env.bl_progress=progress;
+    else o[i.module][i.name]=function(){throw new Error('the module called '+i.module+'.'+i.name+', which the page does not provide');};
   });
   return o;
 }
@@ -313,7 +359,12 @@ onmessage=async function(e){
   try{
     if(m.type==='load'){await load(m.b64);postMessage({id:m.id,ms:performance.now()-t0});return;}
     if(!m.keep)latest=m.id;
-    if(m.type==='call'){var r=call(m.req);postMessage({id:m.id,resp:r,ms:performance.now()-t0});return;}
+    if(m.type==='call'){
+      reporting=m.total?{id:m.id,total:m.total,told:0}:null;
+      var r=call(m.req);
+      reporting=null;
+      postMessage({id:m.id,resp:r,ms:performance.now()-t0});return;
+    }
     if(m.type==='simulate'){
       var req=Object.assign({},m.req,{op:'start'});
       var s=call(req);
@@ -383,10 +434,12 @@ var BL=(function(){
       self.worker.postMessage(msg);
     });
   };
-  // A request; `keep`: does not supersede a running Monte Carlo job (a download).
-  Engine.prototype.call=function(req,keep){
+  // A request; `keep`: does not supersede a running Monte Carlo job (a download). With
+  // `onprogress` and `total` (the trials it will simulate), the module reports the
+  // trials done while it runs (`onprogress(done, total)`).
+  Engine.prototype.call=function(req,keep,onprogress,total){
     var self=this;
-    return this.ready.then(function(){return self.send({type:'call',req:req,keep:!!keep});});
+    return this.ready.then(function(){return self.send({type:'call',req:req,keep:!!keep,total:onprogress&&total||0},onprogress);});
   };
   // A Monte Carlo job in steps (start, step…, finish); resolves {cancelled:true} when a
   // newer request superseded it.
@@ -894,7 +947,7 @@ pub const PANEL_JS: &str = r#"
   // every arm is exact, else the command line's seeded Monte Carlo when it is at most
   // PAGE_BATTLES battles; each table of the answer gets the module's rows, the text
   // tables.md prints. Without edits, or when an edit is refused, the file's prices.
-  var priced=[],pricedNote=null,pricing={kind:null,ms:null,edit_to_prices_ms:null,arms:null,trials:null},PAGE_BATTLES=2e7;
+  var priced=[],pricedNote=null,pricing={kind:null,ms:null,edit_to_prices_ms:null,arms:null,trials:null,progress:null},PAGE_BATTLES=2e7;
   (function(){
     var section=document.getElementById('tables');
     if(!data.reprice||!section)return;
@@ -918,6 +971,17 @@ pub const PANEL_JS: &str = r#"
     });
     if(pricedNote){pricedNote.hidden=!note;pricedNote.textContent=note||'';}
   }
+  // The progress bar of one long call (a simulated pricing or comparison): `what` is the
+  // status line's text; `record` keeps the last report for the self-test.
+  function showProgress(gen,what,record){
+    record.progress=null;
+    return function(done,total){
+      if(gen!==generation)return;
+      progress.hidden=false;progress.max=total;progress.value=done;
+      record.progress={done:done,total:total};
+      statusLine.textContent=what+': '+done+' of '+total+' battles';
+    };
+  }
   function reprice(gen,t0){
     if(!data.reprice||!priced.length)return null;
     if(!editing()){showPrices(null,null);pricing.kind=null;return null;}
@@ -936,8 +1000,10 @@ pub const PANEL_JS: &str = r#"
         pricing.kind='too large';return null;
       }
       req.exact_only=false;
-      statusLine.textContent=said+'; simulating the prices ('+a.arms+' arms × '+a.trials+' trials, seed '+a.seed+')…';
-      return engine.call(req).then(function(r){
+      var what=said+'; simulating the prices ('+a.arms+' arms × '+a.trials+' trials, seed '+a.seed+')';
+      statusLine.textContent=what+'…';
+      return engine.call(req,false,showProgress(gen,what,pricing),a.arms*a.trials).then(function(r){
+        progress.hidden=true;
         if(gen!==generation)return null;
         if(r.resp.error)return refused(r);
         return {a:r.resp.ok,kind:'simulated'};
@@ -948,6 +1014,102 @@ pub const PANEL_JS: &str = r#"
       pricing.kind=x.kind;pricing.ms=now-t1;pricing.edit_to_prices_ms=now-t0;
       showPrices(x.a,'With the panel\'s edits: the prices below are recomputed ('+x.kind+', '+x.a.trials+' trials per run and arm, seed '+x.a.seed+'), as battlelab value prints them for the edited file. Reset returns the file\'s prices.');
       statusLine.textContent=said+'; prices '+x.kind+' in '+Math.round(pricing.ms)+' ms';
+    });
+  }
+  // A compare or equilibrium page's answer (data.answer: the module's op and what the
+  // command was asked). With edits in force the module answers the edited file with the
+  // command line's code (a comparison with its seed and trials, when that is at most
+  // PAGE_BATTLES battles); each section of the page's tables.md gets the module's blocks,
+  // the text tables.md prints, only laid out here. Without edits, when an edit is
+  // refused, or when the answer has other sections than the page, the file's answer.
+  var answerSections=[],answerNote=null,answering={kind:null,ms:null,edit_to_cells_ms:null,battles:null,progress:null};
+  (function(){
+    var section=document.getElementById('tables');
+    if(!data.answer||!section)return;
+    Array.prototype.forEach.call(section.querySelectorAll('details.section'),function(d){
+      var body=d.querySelector('.body'),title=d.querySelector('summary');
+      if(body)answerSections.push({title:title?title.textContent:null,body:body,original:body.cloneNode(true)});
+    });
+    answerNote=el('p',{'class':'live-note',role:'status',hidden:true});
+    var h=section.querySelector('h2');
+    section.insertBefore(answerNote,h?h.nextSibling:section.firstChild);
+  })();
+  // Markdown's inline `code` and **bold**, as the page renders tables.md.
+  function inline(t){
+    var out=[],rest=t,m;
+    while(rest.length){
+      if((m=/^`([^`]*)`/.exec(rest))){out.push(el('code',{text:m[1]}));rest=rest.slice(m[0].length);continue;}
+      if((m=/^\*\*(.+?)\*\*/.exec(rest))){out.push(el('strong',{},inline(m[1])));rest=rest.slice(m[0].length);continue;}
+      var k=rest.slice(1).search(/[`*]/),n=k<0?rest.length:k+1;
+      out.push(rest.slice(0,n));rest=rest.slice(n);
+    }
+    return out;
+  }
+  // A section's body from the module's blocks: each table keeps the page's head (its
+  // columns and their alignment), with the answer's rows.
+  function answerBody(s,blocks){
+    var heads=s.original.querySelectorAll('table'),k=0,body=el('div',{'class':'body'});
+    blocks.forEach(function(b){
+      if(typeof b.p==='string'){body.appendChild(el('p',{'class':'live-edited'},inline(b.p)));return;}
+      if(typeof b.h==='string'){body.appendChild(el('h4',{},inline(b.h)));return;}
+      var head=heads[Math.min(k,heads.length-1)],ths=head?head.querySelectorAll('thead th'):[];k++;
+      var tbody=el('tbody');
+      b.rows.forEach(function(r){tbody.appendChild(el('tr',{},r.map(function(c,i){
+        var align=ths[i]?ths[i].getAttribute('class'):null;
+        return el('td',{'class':(align?align+' ':'')+'live-edited'},inline(c));
+      })));});
+      body.appendChild(el('div',{'class':'scroll'},[el('table',{},[head&&head.tHead?head.tHead.cloneNode(true):null,tbody])]));
+    });
+    return body;
+  }
+  function showAnswer(sections,note){
+    // The page's sections are the `##` ones: the answer's first (what precedes them) is
+    // the page's title and header, left as the file's.
+    var ours=sections?sections.slice(1):null;
+    var fits=!!ours&&ours.length===answerSections.length&&ours.every(function(x,i){return x.title===answerSections[i].title;});
+    answerSections.forEach(function(s,i){
+      var fresh=fits?answerBody(s,ours[i].blocks):s.original.cloneNode(true);
+      s.body.parentNode.replaceChild(fresh,s.body);
+      s.body=fresh;
+    });
+    if(sections&&!fits)note='This page\'s answer not recomputed with the panel\'s edits: the edited file gives other sections ('+(ours?ours.length:0)+' rather than '+answerSections.length+'); run battlelab '+data.answer.op+' on the file you download.';
+    if(answerNote){answerNote.hidden=!note;answerNote.textContent=note||'';}
+    return fits;
+  }
+  function reanswer(gen,t0){
+    if(!data.answer||!answerSections.length)return null;
+    if(!editing()){showAnswer(null,null);answering.kind=null;return null;}
+    var A=data.answer,t1=performance.now(),said=statusLine.textContent;
+    var req=Object.assign(request(A.op),A.op==='compare'?{variants:A.variants.join(','),fdr:!!A.fdr,alpha:A.alpha,max_battles:0,
+      trials:state.trials!==null?state.trials:(A.trials===null?undefined:A.trials),seed:state.seed!==null?state.seed:(A.seed===null?undefined:A.seed)}:{payoff:A.payoff===null?undefined:A.payoff});
+    function refused(r){showAnswer(null,'This page\'s answer not recomputed with the panel\'s edits: '+r.resp.error.message);answering.kind='refused';return null;}
+    // A comparison is first asked how many battles it simulates (max_battles 0: none
+    // simulated), then run with the progress bar where the page simulates that many.
+    var first=A.op==='compare'?engine.call(req).then(function(r){
+      if(gen!==generation)return null;
+      if(r.resp.error)return refused(r);
+      var a=r.resp.ok;
+      answering.battles=a.battles;
+      if(a.battles>PAGE_BATTLES){
+        showAnswer(null,'This page\'s comparison not recomputed with the panel\'s edits: it simulates '+a.pairs+' runs × 2 variants × '+a.trials+' trials, '+a.battles+' battles, more than the page simulates; run battlelab compare on the file you download.');
+        answering.kind='too large';return null;
+      }
+      delete req.max_battles;
+      var what=said+'; comparing the variants ('+a.pairs+' runs × 2 variants × '+a.trials+' trials, seed '+a.seed+')';
+      statusLine.textContent=what+'…';
+      return engine.call(req,false,showProgress(gen,what,answering),a.battles);
+    }):(statusLine.textContent=said+'; solving the equilibria…',engine.call(req));
+    return first.then(function(r){
+      progress.hidden=true;
+      if(!r||gen!==generation)return;
+      if(r.resp.error){refused(r);return;}
+      var a=r.resp.ok;
+      var now=performance.now();
+      answering.ms=now-t1;answering.edit_to_cells_ms=now-t0;
+      var kind=A.op==='compare'?'simulated, '+a.trials+' trials per run and variant, seed '+a.seed:'solved';
+      if(showAnswer(a.sections,'With the panel\'s edits: the tables below are recomputed ('+kind+'), as battlelab '+A.op+' prints them for the edited file. Reset returns the file\'s answer.'))answering.kind=A.op==='compare'?'simulated':'solved';
+      else answering.kind='other sections';
+      statusLine.textContent=said+'; '+A.op+' recomputed in '+Math.round(answering.ms)+' ms';
     });
   }
   function recompute(){
@@ -985,7 +1147,7 @@ pub const PANEL_JS: &str = r#"
       progress.hidden=true;
       statusLine.textContent=(x.kind==='exact'?'exact':'simulated')+', recomputed in '+Math.round(timing.last_ms)+' ms';
       if(timing.first_result_ms===null)timing.first_result_ms=performance.now();
-      return reprice(gen,t0);
+      return Promise.resolve(reprice(gen,t0)).then(function(){return reanswer(gen,t0);});
     }).catch(function(e){
       if(gen===generation){panelError.textContent=String(e&&e.message||e);progress.hidden=true;}
     }).then(function(){if(gen===generation)busy=false;});
@@ -1005,6 +1167,9 @@ pub const PANEL_JS: &str = r#"
     var v={ok:fails.length===0,fails:fails,kind:lastKind,shown:BL.shown(out),live:live.map(function(x){return {table:x.cell.table,row:x.cell.row,column:x.cell.column,text:mdText(x.td),marked:x.td.classList.contains('live-edited')};}),live_chart:liveChart?liveChart.querySelectorAll('svg rect').length:0,static_marked:staticTables.filter(function(n){return !n.hidden;}).length,errors:errors,hash:location.hash,fields:order.length,
       chart:chartBox.querySelectorAll('svg rect').length,timing:timing,load_ms:performance.getEntriesByType('navigation').map(function(n){return n.loadEventEnd;})[0]||null,
       prices:priced.map(function(p){return Array.prototype.map.call(p.table.tBodies[0].rows,function(r){return Array.prototype.map.call(r.cells,function(c){return c.textContent;});});}),prices_marked:priced.filter(function(p){return !!p.table.querySelector('td.live-edited');}).length,pricing:pricing,
+      answer:answerSections.map(function(s){return {title:s.title,blocks:Array.prototype.map.call(s.body.children,function(c){
+        return c.tagName==='P'?{p:c.textContent}:c.tagName==='H4'?{h:c.textContent}:{rows:Array.prototype.map.call(c.querySelectorAll('tbody tr'),function(r){return Array.prototype.map.call(r.cells,function(td){return td.textContent;});})};
+      })};}),answer_marked:answerSections.filter(function(s){return !!s.body.querySelector('.live-edited');}).length,answering:answering,
       downloaded:downloaded,page_bytes:document.documentElement.outerHTML.length,module_chars:document.getElementById('bl-module').textContent.length};
     var pre=el('pre',{id:'tryit-selftest',text:'TRYIT '+JSON.stringify(v)});
     document.body.appendChild(pre);

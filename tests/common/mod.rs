@@ -89,6 +89,43 @@ pub fn markdown_rows(md: &str) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// What a Markdown text (`tables.md`, `--format md`) shows, as the report page lays it
+/// out: each table's body rows (its head and rule left out, cells trimmed) and each
+/// paragraph's text (its lines joined by a space, `**` and backticks dropped), in order.
+pub fn markdown_shown(md: &str) -> (Vec<Vec<String>>, Vec<String>) {
+    let (mut rows, mut paragraphs) = (Vec::new(), Vec::new());
+    let (mut in_table, mut paragraph) = (0usize, Vec::<&str>::new());
+    let flush = |paragraph: &mut Vec<&str>, paragraphs: &mut Vec<String>| {
+        if !paragraph.is_empty() {
+            paragraphs.push(paragraph.join(" ").replace("**", "").replace('`', ""));
+            paragraph.clear();
+        }
+    };
+    for line in md.lines().map(str::trim) {
+        if line.starts_with('|') {
+            flush(&mut paragraph, &mut paragraphs);
+            in_table += 1;
+            if in_table > 2 {
+                rows.push(
+                    line.trim_matches('|')
+                        .split(" | ")
+                        .map(|c| c.trim().replace("\\|", "|"))
+                        .collect(),
+                );
+            }
+            continue;
+        }
+        in_table = 0;
+        if line.is_empty() || line.starts_with('#') {
+            flush(&mut paragraph, &mut paragraphs);
+        } else {
+            paragraph.push(line);
+        }
+    }
+    flush(&mut paragraph, &mut paragraphs);
+    (rows, paragraphs)
+}
+
 /// Fields of one CSV line, honouring RFC 4180 quotes.
 pub fn csv_fields(line: &str) -> Vec<String> {
     let (mut fields, mut field, mut quoted, mut chars) =

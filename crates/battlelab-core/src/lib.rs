@@ -12,8 +12,10 @@
 //! reports on top.
 
 pub mod analysis;
+pub mod comparison;
 pub mod dice;
 pub mod engine;
+pub mod equilibrium;
 pub mod exact;
 pub mod files;
 pub mod header;

@@ -33,9 +33,22 @@ pub struct RunControl {
     /// While running to a precision: the widest interval half-width still open (f64
     /// bits; 0 for none), for the progress bar.
     pub widest: AtomicU64,
+    /// Told the trials done so far after every block a run counts ([`RunControl::add_done`]):
+    /// the report page's progress bar, where no watcher thread can read `trials_done`
+    /// while the module computes. `None` on the command line.
+    pub on_progress: Option<fn(u64)>,
 }
 
 impl RunControl {
+    /// Counts `trials` more trials done, and tells [`RunControl::on_progress`].
+    #[inline]
+    pub fn add_done(&self, trials: u64) {
+        let done = self.trials_done.fetch_add(trials, Ordering::Relaxed) + trials;
+        if let Some(tell) = self.on_progress {
+            tell(done);
+        }
+    }
+
     /// Records the widest half-width still open (see [`RunControl::widest`]).
     pub fn set_widest(&self, half_width: f64) {
         self.widest.store(half_width.to_bits(), Ordering::Relaxed);
@@ -102,7 +115,7 @@ where
             let n = block_trials(trials, index);
             let mut dice = DiceStream::for_block(seed, index);
             block(&mut dice, n, &mut histogram);
-            control.trials_done.fetch_add(n, Ordering::Relaxed);
+            control.add_done(n);
             Ok(histogram)
         })
         .try_reduce(&empty, |mut left, right| {

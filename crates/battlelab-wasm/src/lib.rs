@@ -13,6 +13,7 @@
 //! the page needs, it builds with `cargo` alone (no wasm-bindgen CLI to match to the
 //! crate's version), and the JavaScript side is twenty lines the page owns.
 
+mod answer;
 mod describe;
 mod edit;
 mod run;
@@ -57,6 +58,21 @@ struct Request {
     /// `value`: the headline (`--headline`: a key, or `all`).
     #[serde(default)]
     headline: Option<String>,
+    /// `compare`: the two variants compared (`--variants A,B`).
+    #[serde(default)]
+    variants: Option<String>,
+    /// `compare`: Benjamini–Hochberg rather than Holm (`--fdr`).
+    #[serde(default)]
+    fdr: bool,
+    /// `compare`: the significance level (`--alpha`; 0.05 when absent).
+    #[serde(default)]
+    alpha: Option<f64>,
+    /// `compare`: the most battles to simulate (none: no limit).
+    #[serde(default)]
+    max_battles: Option<u64>,
+    /// `equilibrium`: the payoff (`--payoff`; none: the file's own).
+    #[serde(default)]
+    payoff: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -133,6 +149,31 @@ impl From<AnalysisError> for Refusal {
     }
 }
 
+/// The controls of one long call (`value` or `compare` simulating): after every block the
+/// trials done so far go to the page's progress bar through the import
+/// `env.bl_progress(done)` (the Worker posts them to the page while the call runs);
+/// natively, nowhere.
+pub(crate) fn reporting() -> battlelab_core::sim::RunControl {
+    battlelab_core::sim::RunControl {
+        on_progress: Some(report_progress),
+        ..Default::default()
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+fn report_progress(done: u64) {
+    #[link(wasm_import_module = "env")]
+    extern "C" {
+        fn bl_progress(done: f64);
+    }
+    // SAFETY: the page's Worker provides `env.bl_progress`, which takes one number and
+    // only posts it to the page.
+    unsafe { bl_progress(done as f64) }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn report_progress(_done: u64) {}
+
 /// An analysis after the edits, parsed: what every op works on.
 pub(crate) struct Parsed {
     /// The analysis's name (its file name, no folder: companion paths are relative to it).
@@ -204,6 +245,21 @@ fn dispatch(request: Request) -> Result<Value, Refusal> {
                 },
             )
         }
+        "compare" => {
+            let parsed = parse(&request)?;
+            answer::compare(
+                &parsed,
+                answer::CompareRequest {
+                    variants: request.variants.clone(),
+                    seed: request.seed,
+                    trials: request.trials,
+                    fdr: request.fdr,
+                    alpha: request.alpha,
+                    max_battles: request.max_battles,
+                },
+            )
+        }
+        "equilibrium" => answer::equilibrium(&parse(&request)?, request.payoff.as_deref()),
         "finish" => run::finish(),
         "download" => {
             let parsed = parse(&request)?;
@@ -215,7 +271,7 @@ fn dispatch(request: Request) -> Result<Value, Refusal> {
             Ok(json!({ "files": files }))
         }
         other => Err(Refusal::request(format!(
-            "unknown op \"{}\"; one of: describe, run, start, step, finish, value, download",
+            "unknown op \"{}\"; one of: describe, run, start, step, finish, value, compare, equilibrium, download",
             battlelab_core::limits::echo(other)
         ))),
     }

@@ -12,7 +12,6 @@ use std::path::Path;
 
 use battlelab_core::levers;
 use battlelab_core::pricing::{self, Analysis, Asked, Priceable, ValueError};
-use battlelab_core::sim::RunControl;
 use serde_json::{json, Value};
 
 use crate::{Parsed, Refusal};
@@ -79,7 +78,7 @@ pub fn value(parsed: &Parsed, request: ValueRequest) -> Result<Value, Refusal> {
         .map(|(m, why)| json!({"name": m, "why": why}))
         .collect();
     let valuation = prepared
-        .evaluate(!request.exact_only, &RunControl::default())
+        .evaluate(!request.exact_only, &crate::reporting())
         .map_err(|_| Refusal::request("the valuation was stopped"))?;
     if request.exact_only && !valuation.exact {
         return Ok(json!({

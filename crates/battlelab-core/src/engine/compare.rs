@@ -144,9 +144,7 @@ pub fn arm_blocks<S: System>(
             let mut dice = DiceStream::for_block(seed, block);
             system.simulate(run, &mut dice, n, &mut counts);
             system.finish(run, &mut counts);
-            control
-                .trials_done
-                .fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+            control.add_done(n);
             // Outcomes are named the same in every block (the run's own list).
             let outcomes = system.outcomes(run, &counts, None);
             let by_name = names

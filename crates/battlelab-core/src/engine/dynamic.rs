@@ -42,6 +42,9 @@ pub trait AnyStudy: Send + Sync {
         with_exact: bool,
         control: &RunControl,
     ) -> Result<super::compare::Arm, Interrupted>;
+    /// The choices both sides make at once each round, where the system has them
+    /// ([`System::simultaneous_choices`]): what `equilibrium` solves.
+    fn simultaneous_choices(&self) -> Option<&dyn super::choices::SimultaneousChoices>;
 }
 
 /// A plan being run in steps.
@@ -108,6 +111,10 @@ impl<S: System + Send + 'static> AnyStudy for S {
         control: &RunControl,
     ) -> Result<super::compare::Arm, Interrupted> {
         super::compare::arm_blocks(self, run, blocks, trials, seed, with_exact, control)
+    }
+
+    fn simultaneous_choices(&self) -> Option<&dyn super::choices::SimultaneousChoices> {
+        System::simultaneous_choices(self)
     }
 
     fn start(self: Arc<Self>, trials: u64, seed: u64) -> Box<dyn Job> {
