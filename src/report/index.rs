@@ -45,6 +45,8 @@ use std::fmt::Write as _;
 use std::fs;
 use std::path::Path;
 
+use battlelab_core::markdown::cells;
+
 use crate::engine::compare::{Arm, MetricTrack};
 use crate::engine::driver::PlanResults;
 use crate::engine::expect::{self, RunNames, Target};
@@ -444,30 +446,6 @@ pub fn markdown_to_html(md: &str, id_prefix: &str) -> (String, Vec<(String, Stri
         html.push_str("</div></details>\n");
     }
     (html, sections)
-}
-
-/// The cells of a pipe-table row: split on `|` not escaped as `\|`, outer pipes dropped.
-fn cells(row: &str) -> Vec<String> {
-    let inner = row.trim().trim_start_matches('|');
-    let inner = inner
-        .strip_suffix('|')
-        .filter(|s| !s.ends_with('\\'))
-        .unwrap_or(inner);
-    let mut out = Vec::new();
-    let mut cell = String::new();
-    let mut chars = inner.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' if chars.peek() == Some(&'|') => {
-                cell.push('|');
-                chars.next();
-            }
-            '|' => out.push(std::mem::take(&mut cell).trim().to_string()),
-            c => cell.push(c),
-        }
-    }
-    out.push(cell.trim().to_string());
-    out
 }
 
 /// A pipe table, in a box that scrolls sideways on a narrow screen.

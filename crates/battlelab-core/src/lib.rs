@@ -23,6 +23,7 @@ pub mod interrupt;
 pub mod keys;
 pub mod levers;
 pub mod limits;
+pub mod markdown;
 pub mod matrix_game;
 pub mod one_roll;
 pub mod pricing;

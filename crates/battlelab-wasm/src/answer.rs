@@ -11,6 +11,7 @@
 use battlelab_core::comparison::{self, Decision};
 use battlelab_core::engine::compare::Correction;
 use battlelab_core::equilibrium;
+use battlelab_core::markdown::cells;
 use battlelab_core::pricing::Priceable;
 use serde_json::{json, Value};
 
@@ -167,30 +168,6 @@ pub fn sections(markdown: &str) -> Value {
     }
     flush(&mut sections, &mut paragraph, &mut table);
     Value::Array(sections)
-}
-
-/// The cells of a pipe-table row: split on `|` not escaped as `\|`, outer pipes dropped.
-fn cells(row: &str) -> Vec<String> {
-    let inner = row.trim().trim_start_matches('|');
-    let inner = inner
-        .strip_suffix('|')
-        .filter(|s| !s.ends_with('\\'))
-        .unwrap_or(inner);
-    let mut out = Vec::new();
-    let mut cell = String::new();
-    let mut chars = inner.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' if chars.peek() == Some(&'|') => {
-                cell.push('|');
-                chars.next();
-            }
-            '|' => out.push(std::mem::take(&mut cell).trim().to_string()),
-            c => cell.push(c),
-        }
-    }
-    out.push(cell.trim().to_string());
-    out
 }
 
 #[cfg(test)]
