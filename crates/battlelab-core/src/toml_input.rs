@@ -256,7 +256,7 @@ pub fn describe_error(file: &str, text: &str, error: &toml::de::Error) -> Analys
                 file: file.to_string(),
                 line: None,
                 field: missing.trim_matches('`').to_string(),
-                message: "missing: add it at the top of the file, above the first [table]".into(),
+                message: "missing: the file needs it, as a key above the first [table] or as its own [table] or [[table]]".into(),
             };
         }
     }
@@ -510,7 +510,7 @@ mod tests {
         let e = error_of("name = \"x\"\n");
         assert_eq!(
             e,
-            "f.toml: field `side`: missing: add it at the top of the file, above the first [table]"
+            "f.toml: field `side`: missing: the file needs it, as a key above the first [table] or as its own [table] or [[table]]"
         );
     }
 
