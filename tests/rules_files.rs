@@ -138,6 +138,36 @@ fn solve_finds_the_armies_that_win_half_the_time() {
     assert!(stdout.contains("6 = 0.506203 (exact)"), "{stdout}");
 }
 
+/// --from and --to at i64's extremes: 2^64 candidates, refused at once (their count once
+/// wrapped to 0 and the search stepped through them all).
+#[test]
+fn solve_refuses_a_range_of_i64s_extremes_at_once() {
+    let output = assert_cmd::Command::cargo_bin("battlelab")
+        .unwrap()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args([
+            "solve",
+            "analyses/risk.toml",
+            "--vary",
+            "attacker.armies",
+            "--target",
+            "attacker wins >= 0.5",
+            "--from",
+            &i64::MIN.to_string(),
+            "--to",
+            &i64::MAX.to_string(),
+        ])
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("18446744073709551616 candidates from -9223372036854775808 to 9223372036854775807; at most 1001"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn compare_and_check_read_rules_analyses() {
     let dir = tempfile::tempdir().unwrap();

@@ -127,10 +127,11 @@ pub fn solve(args: SolveArgs) -> Result<()> {
     if from > to {
         bail!(usage(format!("--from {from} is above --to {to}")));
     }
-    if to - from + 1 > MAX_CANDIDATES {
+    // Counted in 128 bits: --from and --to may be any whole numbers (i64's extremes too).
+    let candidates = i128::from(to) - i128::from(from) + 1;
+    if candidates > i128::from(MAX_CANDIDATES) {
         bail!(usage(format!(
-            "{} candidates from {from} to {to}; at most {MAX_CANDIDATES}: narrow --from/--to",
-            to - from + 1
+            "{candidates} candidates from {from} to {to}; at most {MAX_CANDIDATES}: narrow --from/--to"
         )));
     }
     let wanted: Vec<(String, String)> = args

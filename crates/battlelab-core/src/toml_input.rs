@@ -225,6 +225,17 @@ fn key_at(text: &str, offset: usize) -> Option<String> {
     find(document.get_ref(), offset, "")
 }
 
+/// Whether byte `offset` lies in a top-level key's plain value (not a table): where serde
+/// points for a key missing from the top-level table itself.
+fn starts_with_a_top_level_value(text: &str, offset: usize) -> bool {
+    DeTable::parse(text).is_ok_and(|document| {
+        document.get_ref().iter().any(|(key, value)| {
+            (key.span().contains(&offset) || value.span().contains(&offset))
+                && !matches!(value.get_ref(), DeValue::Table(_))
+        })
+    })
+}
+
 /// An error from the TOML parser or from serde while reading `file`, in a designer's
 /// words: the line (and column for syntax errors), the key where one can be named, and
 /// what is allowed; quoted values are cut to [`limits::MAX_ECHO_CHARS`].
@@ -236,6 +247,19 @@ pub fn describe_error(file: &str, text: &str, error: &toml::de::Error) -> Analys
             message,
         };
     };
+    // A key missing from the file's top level: the parser points at the whole file, so
+    // the key at its start (a plain value, such as `name = …`) is not at fault; the
+    // missing key is the field, and no line holds it.
+    if let Some(missing) = message.strip_prefix("missing key ") {
+        if starts_with_a_top_level_value(text, span.start) {
+            return AnalysisError::Invalid {
+                file: file.to_string(),
+                line: None,
+                field: missing.trim_matches('`').to_string(),
+                message: "missing: the file needs it, as a key above the first [table] or as its own [table] or [[table]]".into(),
+            };
+        }
+    }
     let line = line_of(text, span.start);
     // An unknown key is named in the message; the field is the table that holds it.
     let key_at = key_at(text, span.start).map(|field| {
@@ -369,6 +393,16 @@ fn friendly(message: &str) -> String {
             return format!("expected {}, got {}", type_name(expected), found(got));
         }
     }
+    // serde reads a struct from a list, field by field: a list given for a table is
+    // refused by its length, which must not name the parser's struct.
+    if let Some((_, expected)) = message
+        .strip_prefix("invalid length ")
+        .and_then(|rest| rest.split_once(", expected "))
+    {
+        if expected.starts_with("struct ") {
+            return "expected a table, got a list".into();
+        }
+    }
     if let Some(rest) = message.strip_prefix("unknown field ") {
         if let Some((key, allowed)) = rest.split_once(", expected ") {
             let allowed = allowed_list(allowed);
@@ -457,6 +491,10 @@ mod tests {
         let e = error_of(text);
         assert!(e.contains("expected a table"), "{e}");
         assert!(!e.contains("struct"), "{e}");
+        let text = "[side]\na = []\n";
+        let e = error_of(text);
+        assert!(e.contains("expected a table, got a list"), "{e}");
+        assert!(!e.contains("struct"), "{e}");
     }
 
     #[test]
@@ -468,6 +506,12 @@ mod tests {
         );
         let e = error_of("[side.a]\nmorale = 1\n");
         assert!(e.contains("missing key `sp`"), "{e}");
+        // A key missing from the top level is the field, not the file's first key.
+        let e = error_of("name = \"x\"\n");
+        assert_eq!(
+            e,
+            "f.toml: field `side`: missing: the file needs it, as a key above the first [table] or as its own [table] or [[table]]"
+        );
     }
 
     #[test]

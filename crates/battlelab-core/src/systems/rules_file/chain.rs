@@ -1644,7 +1644,7 @@ impl std::fmt::Display for TooLarge {
         match self {
             TooLarge::States => write!(f, "more than {MAX_STATES} reachable states"),
             TooLarge::Transitions => write!(f, "more than {MAX_TRANSITIONS} transitions"),
-            TooLarge::Weights => f.write_str("a round's dice give weights beyond 128 bits"),
+            TooLarge::Weights => f.write_str("a round whose dice give weights beyond 128 bits"),
         }
     }
 }

@@ -776,12 +776,11 @@ impl Node {
                         r.iter().map(|x| x.1).max().unwrap_or(0),
                     ),
                     Func::Clamp => {
-                        let lo = r[1].0;
-                        let hi = r[2].1.max(lo);
-                        (
-                            r[0].0.max(lo).min(hi),
-                            r[0].1.max(lo).min(hi).max(r[0].0.max(lo).min(hi)),
-                        )
+                        // clamp(v, lo, hi) is min(max(v, lo), max(hi, lo)): each bound
+                        // from the same bound of its parts, whatever lo and hi can be
+                        // (a lowest that can pass the highest wins, as eval has it).
+                        let ((vl, vh), (ll, lh), (hl, hh)) = (r[0], r[1], r[2]);
+                        (vl.max(ll).min(hl.max(ll)), vh.max(lh).min(hh.max(lh)))
                     }
                     Func::Abs => {
                         let (lo, hi) = r[0];
@@ -1085,6 +1084,53 @@ mod tests {
         assert_eq!(r("min(3, attacker.strength - 1)"), (-1, 3));
         assert_eq!(r("terrain * -2"), (-4, 0));
         assert_eq!(r("attacker.strength >= 3"), (0, 1));
+        // A clamp whose lowest can pass its highest reads as eval does: the lowest wins.
+        assert_eq!(r("clamp(0, attacker.strength, 0)"), (0, 30));
+        assert_eq!(
+            r("clamp(5, -attacker.strength, -defender.strength)"),
+            (-30, 0)
+        );
+    }
+
+    /// Every value a random tree takes, on frames whose slots stay in their ranges (the
+    /// corners and points between), lies within the range the tree claims: the checks
+    /// that cap a pool's dice or a metric's values read these ranges.
+    #[test]
+    fn ranges_hold_every_value_of_random_trees() {
+        struct Ranges([(i64, i64); 4]);
+        impl Scope for Ranges {
+            fn slot(&self, _: &str) -> Option<(usize, (i64, i64))> {
+                None
+            }
+            fn names(&self) -> Vec<String> {
+                Vec::new()
+            }
+            fn range(&self, slot: usize) -> (i64, i64) {
+                self.0[slot]
+            }
+        }
+        let ranges = Ranges([(-3, 5), (0, 10), (-10, -2), (0, 0)]);
+        let points = |(lo, hi): (i64, i64)| [lo, hi, (lo + hi) / 2, lo + 1, hi - 1];
+        let mut frames = Vec::new();
+        for a in points(ranges.0[0]) {
+            for b in points(ranges.0[1]) {
+                for c in points(ranges.0[2]) {
+                    frames.push([a, b, c, 0]);
+                }
+            }
+        }
+        let mut state = 11u64;
+        for _ in 0..4000 {
+            let node = random_node(&mut state, 5);
+            let (lo, hi) = node.range(&ranges);
+            for frame in &frames {
+                let v = node.eval(frame);
+                assert!(
+                    lo <= v && v <= hi,
+                    "{node:?} on {frame:?} is {v}, outside its range {lo} to {hi}"
+                );
+            }
+        }
     }
 
     /// A random tree of depth at most `depth` over slots 0..4 (a fixed generator: the
