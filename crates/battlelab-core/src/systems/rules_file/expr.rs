@@ -401,11 +401,18 @@ pub fn parse(text: &str, scope: &dyn Scope) -> Result<Expr, ExprError> {
             "unexpected `{shown}` after a complete expression"
         )));
     }
-    if depth(&expr) > 64 {
-        return Err(ExprError("an expression nested more than 64 deep".into()));
+    // The checks walk the tree recursively: its depth is bounded. A sum or product of
+    // n terms is n deep, so the bound leaves room for long sums of modifiers.
+    if depth(&expr) > MAX_DEPTH {
+        return Err(ExprError(format!(
+            "an expression nested more than {MAX_DEPTH} deep (a sum of more than {MAX_DEPTH} terms counts as that deep): put part of it in a scratch value"
+        )));
     }
     Ok(Expr::new(expr))
 }
+
+/// The deepest expression tree a file may write ([`parse`]).
+const MAX_DEPTH: usize = 256;
 
 fn depth(e: &Node) -> usize {
     match e {
@@ -1223,6 +1230,21 @@ mod tests {
         let expr = Expr::new(wide.clone());
         assert_eq!(expr.way, Way::Tree);
         assert_eq!(expr.eval(&[]), wide.eval(&[]));
+    }
+
+    #[test]
+    fn a_long_sum_is_read_and_a_deeper_tree_refused() {
+        // A modifier of 100 terms: 1 + 2 + … + 100.
+        let sum: Vec<String> = (1..=100).map(|k| k.to_string()).collect();
+        assert_eq!(eval(&sum.join(" + "), &[]), 5050);
+        let deep = format!("{}1", "-".repeat(MAX_DEPTH + 1));
+        let error = parse(&deep, &scope()).unwrap_err().0;
+        assert!(
+            error.starts_with("an expression nested more than 256 deep"),
+            "{error}"
+        );
+        let within = format!("{}1", "-".repeat(MAX_DEPTH - 1));
+        assert_eq!(parse(&within, &scope()).unwrap().eval(&[]), -1);
     }
 
     #[test]
