@@ -229,6 +229,19 @@ fn plus(a: (u128, u128), b: (u128, u128)) -> Option<(u128, u128)> {
     Some((exact_div(num, g), exact_div(den, g)))
 }
 
+/// The branches that play a phase (`plays`), and those that skip it, each in order.
+/// PERF: most phases are played by every branch; no partition is built then.
+fn partition_playing(
+    branches: Vec<Branch>,
+    plays: impl Fn(&Branch) -> bool,
+) -> (Vec<Branch>, Vec<Branch>) {
+    if branches.iter().all(&plays) {
+        (branches, Vec::new())
+    } else {
+        branches.into_iter().partition(plays)
+    }
+}
+
 /// The most frames a stepper keeps for reuse.
 const SPARE_FRAMES: usize = 1024;
 
@@ -1047,12 +1060,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
         }
         let plays =
             |b: &Branch| !b.ended && phase.when.as_ref().is_none_or(|w| w.eval(&b.frame) != 0);
-        // PERF: most phases are played by every branch; no partition is built then.
-        let (mut live, mut done): (Vec<Branch>, Vec<Branch>) = if branches.iter().all(plays) {
-            (branches, Vec::new())
-        } else {
-            branches.into_iter().partition(plays)
-        };
+        let (mut live, mut done) = partition_playing(branches, plays);
         // Each live branch's key: the column and modifier where the table reads the state.
         let mut buffers = std::mem::take(&mut self.buffers);
         let keys = &mut buffers.keys;
@@ -1102,7 +1110,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
             };
             let ways = self.phase_played(p, vec![unit]);
             if self.overflow {
-                self.buffers = buffers;
+                // The chain is not built: nothing is kept.
                 return Vec::new();
             }
             let plan = self.memo_plan[p].as_ref().expect("checked");
@@ -1172,14 +1180,12 @@ impl<'g, 'd> Stepper<'g, 'd> {
             for &(id, num, den) in &self.memo[key] {
                 let Some(w) = times((b.num, b.den), (num, den)) else {
                     self.overflow = true;
-                    self.buffers = buffers;
                     return Vec::new();
                 };
                 match at.get(&(*g, id)) {
                     Some(&k) => {
                         let Some(sum) = plus((sums[k].2, sums[k].3), w) else {
                             self.overflow = true;
-                            self.buffers = buffers;
                             return Vec::new();
                         };
                         (sums[k].2, sums[k].3) = sum;
@@ -1251,12 +1257,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
         // Branches already ended skip the rest of the round.
         let plays =
             |b: &Branch| !b.ended && phase.when.as_ref().is_none_or(|w| w.eval(&b.frame) != 0);
-        // PERF: most phases are played by every branch; no partition is built then.
-        let (mut live, done): (Vec<Branch>, Vec<Branch>) = if branches.iter().all(plays) {
-            (branches, Vec::new())
-        } else {
-            branches.into_iter().partition(plays)
-        };
+        let (mut live, done) = partition_playing(branches, plays);
         live = match &phase.kind {
             PhaseKind::Table(t) => self.table(*t, live),
             PhaseKind::Count(pools) => {
