@@ -168,6 +168,14 @@ pub struct Stepper<'g, 'd> {
     /// Reused by a remembered phase (PERF: a few allocations a phase were a tenth of a
     /// field battle's chain).
     buffers: MemoBuffers,
+    /// Per table, enumerating: whether it is looked up in place
+    /// ([`Stepper::look_up_in_place`]): no dice, and no result that rolls on a table.
+    in_place: Vec<bool>,
+    /// Each branch's column, reused by [`Stepper::look_up_in_place`].
+    columns: Vec<Result<usize, usize>>,
+    /// Per table: whether its column (or shift) reads the modifier, and so is read
+    /// again once the modifier is set.
+    column_reads_modifier: Vec<bool>,
 }
 
 /// What a remembered phase works in, kept between phases ([`Stepper::phase`]).
@@ -726,6 +734,36 @@ impl<'g, 'd> Stepper<'g, 'd> {
             after_ids: FxHashMap::default(),
             sum_index: Default::default(),
             buffers: MemoBuffers::default(),
+            in_place: {
+                let rolls = rolls_of(game);
+                game.tables
+                    .iter()
+                    .map(|t| t.dice == 0 && table_results(t).iter().all(|r| !rolls[*r]))
+                    .collect()
+            },
+            columns: Vec::new(),
+            column_reads_modifier: game
+                .tables
+                .iter()
+                .map(|t| {
+                    let mut read = Vec::new();
+                    if let Some(shift) = &t.shift {
+                        shift.slots(&mut read);
+                    }
+                    match &t.columns {
+                        ColumnPick::Odds {
+                            attacker, defender, ..
+                        } => {
+                            attacker.slots(&mut read);
+                            defender.slots(&mut read);
+                        }
+                        ColumnPick::AtLeast { value, .. } | ColumnPick::Index { value } => {
+                            value.slots(&mut read)
+                        }
+                    }
+                    read.contains(&game.layout.modifier)
+                })
+                .collect(),
         }
     }
 
@@ -749,6 +787,9 @@ impl<'g, 'd> Stepper<'g, 'd> {
             after_ids: FxHashMap::default(),
             sum_index: Default::default(),
             buffers: MemoBuffers::default(),
+            in_place: vec![false; game.tables.len()],
+            columns: Vec::new(),
+            column_reads_modifier: vec![true; game.tables.len()],
         }
     }
 
@@ -853,7 +894,9 @@ impl<'g, 'd> Stepper<'g, 'd> {
                         .iter()
                         .position(|t| t.name == *name)
                         .expect("checked when the file was read");
-                    branches = self.table(t, branches);
+                    if !(self.in_place[t] && self.look_up_in_place(t, &mut branches)) {
+                        branches = self.table(t, branches);
+                    }
                 }
                 other => branches.iter_mut().for_each(|b| self.effect(other, b)),
             }
@@ -862,6 +905,39 @@ impl<'g, 'd> Stepper<'g, 'd> {
             }
         }
         branches
+    }
+
+    /// PERF: table `t` (no dice, no result that rolls on a table) looked up by each
+    /// branch in place, where every branch reads a column or every one is beyond the
+    /// columns: the results [`Stepper::table_enumerated`] gives, in its order, with no
+    /// branch made or moved (it puts the branches beyond the columns first). `false`, and
+    /// nothing changed, where some are beyond and some are not.
+    fn look_up_in_place(&mut self, t: usize, branches: &mut [Branch]) -> bool {
+        let game = self.game;
+        let table = &game.tables[t];
+        let mut columns = std::mem::take(&mut self.columns);
+        columns.clear();
+        columns.extend(branches.iter().map(|b| column_of(table, &b.frame)));
+        let beyond = columns.iter().filter(|c| c.is_err()).count();
+        if beyond == 0 || beyond == columns.len() {
+            let sum = table.sums[0].0;
+            for (b, column) in branches.iter_mut().zip(&columns) {
+                let result = match *column {
+                    Err(result) => result,
+                    Ok(_) => {
+                        let modifier = table.modifier.as_ref().map_or(0, |m| m.eval(&b.frame));
+                        b.frame[game.layout.modifier] = modifier;
+                        b.frame[game.layout.roll] = sum;
+                        result_in(game, table, &b.frame, modifier, *column)
+                    }
+                };
+                for s in &game.results[result].effects {
+                    self.effect(s, b);
+                }
+            }
+        }
+        self.columns = columns;
+        beyond == 0 || beyond == branches.len()
     }
 
     /// Rolls on table `t` and applies the result, branch by branch: each branch's roll
@@ -920,17 +996,21 @@ impl<'g, 'd> Stepper<'g, 'd> {
         for b in branches {
             match column_of(table, &b.frame) {
                 Err(result) => self.apply(result, b, &mut out),
-                Ok(_) => rolled.push(b),
+                Ok(column) => rolled.push((b, column)),
             }
         }
         let sums = &table.sums;
         let total: u128 = sums.iter().map(|s| s.1).sum();
         let mut ways: Vec<Grouped> = Vec::with_capacity(sums.len());
-        for mut b in rolled {
+        for (mut b, column) in rolled {
             if self.grouped[t] {
                 let modifier = table.modifier.as_ref().map_or(0, |m| m.eval(&b.frame));
                 b.frame[modifier_slot] = modifier;
-                let column = column_of(table, &b.frame);
+                let column = if self.column_reads_modifier[t] {
+                    column_of(table, &b.frame)
+                } else {
+                    Ok(column)
+                };
                 let key = (t, column.unwrap_or(usize::MAX), modifier);
                 match self.read_rows.get(&key).filter(|_| self.row_free[t]) {
                     Some(known) => {
@@ -1703,6 +1783,7 @@ impl Chain {
         let mut stepper = Stepper::enumerating(game, compare);
         if !group {
             stepper.grouped.iter_mut().for_each(|g| *g = false);
+            stepper.in_place.iter_mut().for_each(|x| *x = false);
         }
         if !remember {
             stepper.memo_plan.iter_mut().for_each(|m| *m = None);
@@ -2228,7 +2309,7 @@ name = "fewer"
             }
         };
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-        let (mut grouped_tables, mut remembered_phases) = (0, 0);
+        let (mut grouped_tables, mut remembered_phases, mut in_place) = (0, 0, 0);
         let mut studies: Vec<(String, crate::systems::rules_file::RulesStudy)> = Vec::new();
         for name in ["classic_crt", "risk", "dice_pool"] {
             let path = root.join(format!("analyses/{name}.toml"));
@@ -2246,11 +2327,13 @@ name = "fewer"
                 let stepper = Stepper::enumerating(g, compare);
                 grouped_tables += stepper.grouped.iter().filter(|x| **x).count();
                 remembered_phases += stepper.memo_plan.iter().flatten().count();
+                in_place += stepper.in_place.iter().filter(|x| **x).count();
                 same(g, compare, &run.base, &format!("{name} run {r}"));
             }
         }
         assert!(grouped_tables > 0, "some shipped table is grouped");
         assert!(remembered_phases > 0, "some shipped phase is remembered");
+        assert!(in_place > 0, "some shipped table is looked up in place");
         // And field battles, whose tables all group, whose tactics are chosen late and
         // whose tactical matrix and CRT are remembered; some policies give a tactic no
         // weight, one side withdraws (a round in parentheses ends the battle).

@@ -223,6 +223,9 @@ pub struct Game {
     /// same way (the chain steps it once: `chain::Chain::build`).
     pub round_read: bool,
     pub end: Option<Expr>,
+    /// The line of `battle.end` in the file (else of `[battle]`, else 1), where a battle
+    /// that can go on for ever is reported.
+    pub end_line: usize,
     /// (name, condition; `None` for the last, which takes the rest).
     pub outcomes: Vec<(String, Option<Expr>)>,
     /// (name, value, range).
@@ -1082,6 +1085,12 @@ impl Builder<'_> {
             ),
             None => None,
         };
+        let end_line = match battle {
+            Some(b) => self
+                .source
+                .line_of(b.get_ref().end.as_ref().map_or(b.span(), |e| e.span())),
+            None => 1,
+        };
         if end.is_none() && round_limit.is_none() {
             let at = battle.map(|b| b.span()).unwrap_or(0..0);
             return Err(self.source.error_at(Some(self.source.line_of(at)), "battle", "a battle needs an end: give battle.end (a condition checked before each round) or battle.round_limit (1 for a single roll)"));
@@ -1222,6 +1231,7 @@ impl Builder<'_> {
             remembered_by,
             round_read: reads_round,
             end,
+            end_line,
             outcomes,
             metrics,
             layout,

@@ -987,8 +987,10 @@ impl RulesStudy {
                                 })
                                 .map(|((n, _, _), v)| format!("{n} = {v}"))
                                 .collect();
-                            let (key, field) = &rules_keys[v];
-                            return Err(source.error(key, field, format!("in the rules file \"{}\", a battle can go on for ever{at}: from the state {}, no round leads to its end; add an end condition or battle.round_limit", key.get_ref().trim(), state.join(", "))));
+                            // Reported in the rules file, at its end condition: the
+                            // analysis's settings (named) are what reach the state.
+                            let rules = Source::new(&variant.rules_path, &g.text);
+                            return Err(rules.error_at(Some(g.end_line), if g.end.is_some() { "battle.end" } else { "battle" }, format!("with the settings of {}{}{at}, a battle can go on for ever: from the state {}, no round leads to its end; make battle.end reachable from there, or give battle.round_limit", path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned()), if variants.len() > 1 { format!(" (variant \"{}\")", variant.name) } else { String::new() }, state.join(", "))));
                         }
                         if self_exact_off(&header, &chain) {
                             let notice = format!("{}: the battle can return to an earlier state, so exact results are off (a round limit, or counters that only go one way, make it exact)", variant.name);
