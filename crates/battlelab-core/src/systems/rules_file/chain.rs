@@ -1570,9 +1570,13 @@ pub fn column_of(t: &Table, frame: &[i64]) -> Result<usize, usize> {
                 i128::from(attacker.eval(frame).max(0)),
                 i128::from(defender.eval(frame).max(0)),
             );
-            // a : d against p : q, compared as a·q against p·d (a defender of 0: above all).
+            // a : d against p : q, compared as a·q against p·d. A defender of 0 (0 against
+            // 0 too) is above every column, whatever the rounding: rounding down reads
+            // the last, up or to the nearest reads beyond it.
             let at_or_over = |&(p, q): &(u32, u32)| a * i128::from(q) >= i128::from(p) * d;
-            if *nearest {
+            if d == 0 && (*nearest || *round_up) {
+                n
+            } else if *nearest {
                 // Under the first ratio or over the last: the edges. Between: one column
                 // up for each midpoint of two neighbours reached (halfway reads higher).
                 let (p0, q0) = ratios[0];
@@ -2290,6 +2294,32 @@ name = "fewer"
         let mut f = frame(&g, [&[1, 0], &[1, 0]]);
         f[g.slot("rounds").unwrap()] = 2; // 5:4
         assert_eq!(column_of(&g.tables[0], &f), Ok(1));
+    }
+
+    #[test]
+    fn a_defender_of_0_is_above_every_column_whatever_the_rounding() {
+        // Rounding down reads the last column; up or to the nearest, beyond it (here an
+        // automatic `match`) — 0 against 0 as much as 3 against 0.
+        for (round, beyond) in [("down", Ok(1)), ("up", Err(0)), ("nearest", Err(0))] {
+            let text = PENNIES.replace(
+                "columns = { index = \"b.coin\", labels = [\"heads\", \"tails\"] }",
+                &format!("columns = {{ odds = [\"rounds\", \"rounds - a.coin\"], round = \"{round}\", labels = [\"1:1\", \"3:2\"], above = \"match\" }}"),
+            )
+            .replace("heads = \"match miss\"\ntails = \"miss match\"", "\"1:1\" = \"match miss\"\n\"3:2\" = \"miss match\"");
+            let g = game(&text);
+            let t = &g.tables[0];
+            let (rounds, coin) = (g.slot("rounds").unwrap(), g.slot("a.coin").unwrap());
+            let mut f = frame(&g, [&[1, 0], &[1, 0]]);
+            for attacker in [0, 3] {
+                f[rounds] = attacker;
+                f[coin] = attacker;
+                assert_eq!(column_of(t, &f), beyond, "{attacker}:0, rounding {round}");
+            }
+            // And 3:3 reads 1:1 in each.
+            f[rounds] = 3;
+            f[coin] = 0;
+            assert_eq!(column_of(t, &f), Ok(0), "3:3, rounding {round}");
+        }
     }
 
     #[test]

@@ -274,7 +274,7 @@ struct DeclSpec {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ChoiceSpec {
-    options: Vec<String>,
+    options: Spanned<Vec<String>>,
     means: Option<String>,
 }
 
@@ -1364,13 +1364,21 @@ impl Builder<'_> {
             {
                 return Err(self.err(spec, &field, format!("a choice's name is lowercase letters, digits and _, not a side's key or a reserved word; got \"{name}\"")));
             }
-            let options = &spec.get_ref().options;
+            let options_at = &spec.get_ref().options;
+            let options = options_at.get_ref();
             if options.is_empty() || options.len() > MAX_OPTIONS {
-                return Err(self.err(spec, format!("{field}.options"), format!("a choice lists 1 to {MAX_OPTIONS} options, e.g. options = [\"charge\", \"withdraw\"]")));
+                return Err(self.err(options_at, format!("{field}.options"), format!("a choice lists 1 to {MAX_OPTIONS} options, e.g. options = [\"charge\", \"withdraw\"]")));
             }
             for (i, o) in options.iter().enumerate() {
-                if !is_identifier(o) || o == "uniform" || options[..i].contains(o) {
-                    return Err(self.err(spec, format!("{field}.options"), format!("each option is a new name of lowercase letters, digits and _ (not \"uniform\": that is a policy); got \"{o}\"")));
+                if options[..i].contains(o) {
+                    return Err(self.err(
+                        options_at,
+                        format!("{field}.options"),
+                        format!("\"{o}\" is listed twice: each option once"),
+                    ));
+                }
+                if !is_identifier(o) || o == "uniform" {
+                    return Err(self.err(options_at, format!("{field}.options"), format!("each option is a name of lowercase letters, digits and _ (not \"uniform\": that is a policy); got \"{o}\"")));
                 }
             }
             out.push((
