@@ -167,3 +167,54 @@ fn the_dice_pool_equals_its_oracle_with_and_without_retreat() {
         }
     }
 }
+
+/// Twenty units of each type a side, and no round limit: a round's weights outgrow 128
+/// bits (60 dice a side), so there are no exact results — but whether the battle always
+/// ends is still checked, on the same chain with every way weighing 1, and the battle is
+/// simulated by the step interpreter rather than refused.
+#[test]
+fn a_pool_too_heavy_for_exact_is_checked_to_end_and_simulated() {
+    use battlelab_core::systems::rules_file::Form;
+    let s = study(
+        "system = \"rules\"\nrules = \"../rules/dice_pool.toml\"\ntrials = 10\n\
+         [sides.attacker]\ninfantry = 20\nartillery = 20\ntank = 20\n\
+         [sides.defender]\ninfantry = 20\nartillery = 20\ntank = 20\n",
+    );
+    assert!(
+        matches!(&s.runs[0].form, Form::Steps(why) if why.contains("128 bits")),
+        "{:?}",
+        s.runs[0].form
+    );
+    assert!(
+        s.notices.iter().any(|n| n.contains("step interpreter")),
+        "{:?}",
+        s.notices
+    );
+    // The same weights in a battle that cannot end: refused at the rules file's end.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("volley.rules.toml"),
+        "name = \"Volleys\"\nsides = [\"attacker\", \"defender\"]\n\
+         [counters]\nstrength = { min = 0, max = 40 }\n\
+         [scratch]\nhits = { min = 0, max = 40 }\n\
+         [battle]\nend = \"attacker.strength == 0 or defender.strength == 0\"\n\
+         [[phases]]\nname = \"volley\"\neffects = []\n\
+         [[phases.count]]\ninto = \"hits\"\ndice = \"attacker.strength\"\nhits_at_most = \"3\"\n\
+         [[phases.count]]\ninto = \"hits\"\ndice = \"defender.strength\"\nhits_at_most = \"3\"\n\
+         [[outcomes]]\nname = \"attacker wins\"\nwhen = \"defender.strength == 0\"\n\
+         [[outcomes]]\nname = \"no decision\"\n",
+    )
+    .unwrap();
+    let analysis = dir.path().join("volley.toml");
+    let text = "system = \"rules\"\nrules = \"volley.rules.toml\"\ntrials = 10\n\
+                [sides.attacker]\nstrength = 40\n[sides.defender]\nstrength = 40\n";
+    let e = RulesStudy::parse(&analysis, text).expect_err("a battle that cannot end");
+    let rules = dir.path().join("volley.rules.toml");
+    assert!(
+        e.to_string().contains(&format!(
+            "{}, line 8: field `battle.end`: with the settings of volley.toml, a battle can go on for ever",
+            rules.display()
+        )),
+        "{e}"
+    );
+}

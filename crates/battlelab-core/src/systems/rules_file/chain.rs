@@ -176,6 +176,9 @@ pub struct Stepper<'g, 'd> {
     /// Per table: whether its column (or shift) reads the modifier, and so is read
     /// again once the modifier is set.
     column_reads_modifier: Vec<bool>,
+    /// Enumerating where only which way leads where matters ([`Chain::build_unweighted`]):
+    /// every way that can happen weighs 1 (so no weight outgrows 128 bits).
+    unit: bool,
 }
 
 /// What a remembered phase works in, kept between phases ([`Stepper::phase`]).
@@ -702,6 +705,22 @@ fn hit_ways(n: i64, faces: u32, at_most: i64) -> Option<(Vec<u128>, u128)> {
     Some((ways, f.checked_pow(n)?))
 }
 
+/// The hit counts `n` dice of `faces` faces can give, hitting at or under `at_most`, each
+/// weighing 1 (one way over 1: [`Chain::build_unweighted`]).
+fn hit_counts(n: i64, faces: u32, at_most: i64) -> (Vec<u128>, u128) {
+    let n = n.max(0) as usize;
+    let counts = if at_most <= 0 {
+        0..=0
+    } else if at_most >= i64::from(faces) {
+        n..=n
+    } else {
+        0..=n
+    };
+    let mut ways = vec![0; n + 1];
+    ways[counts].iter_mut().for_each(|w| *w = 1);
+    (ways, 1)
+}
+
 impl<'g, 'd> Stepper<'g, 'd> {
     pub fn enumerating(game: &'g Game, compare: &'g CompareCache) -> Self {
         Self {
@@ -764,6 +783,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
                     read.contains(&game.layout.modifier)
                 })
                 .collect(),
+            unit: false,
         }
     }
 
@@ -790,6 +810,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
             in_place: vec![false; game.tables.len()],
             columns: Vec::new(),
             column_reads_modifier: vec![true; game.tables.len()],
+            unit: false,
         }
     }
 
@@ -825,6 +846,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
                 for (slot, v) in assign {
                     next.frame[*slot] = *v;
                 }
+                let (ways, total) = if self.unit { (&1, 1) } else { (ways, total) };
                 match (b.num.checked_mul(*ways), b.den.checked_mul(total)) {
                     (Some(n), Some(d)) => {
                         let g = gcd(n, d);
@@ -1048,6 +1070,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
                 }
             }
             for &(result, sum, w) in &ways {
+                let (w, total) = if self.unit { (1, 1) } else { (w, total) };
                 let Some(piece) = fork(&b, w, total, &mut self.spare) else {
                     self.overflow = true;
                     return Vec::new();
@@ -1091,8 +1114,12 @@ impl<'g, 'd> Stepper<'g, 'd> {
                             if *x == 0 {
                                 continue;
                             }
-                            let Some(mut piece) = fork(b, *x as u128, total, &mut self.spare)
-                            else {
+                            let (x, total) = if self.unit {
+                                (1, 1)
+                            } else {
+                                (*x as u128, total)
+                            };
+                            let Some(mut piece) = fork(b, x, total, &mut self.spare) else {
                                 self.overflow = true;
                                 return Vec::new();
                             };
@@ -1341,6 +1368,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
         live = match &phase.kind {
             PhaseKind::Table(t) => self.table(*t, live),
             PhaseKind::Count(pools) => {
+                let unit = self.unit;
                 for pool in pools {
                     let faces = pool.faces;
                     let overflow = std::cell::Cell::new(false);
@@ -1351,7 +1379,12 @@ impl<'g, 'd> Stepper<'g, 'd> {
                             .clamp(0, crate::systems::rules_file::game::MAX_POOL_DICE);
                         let at_most = pool.hits_at_most.eval(&b.frame);
                         let base = b.frame[pool.into];
-                        match hit_ways(n, faces, at_most) {
+                        let counted = if unit {
+                            Some(hit_counts(n, faces, at_most))
+                        } else {
+                            hit_ways(n, faces, at_most)
+                        };
+                        match counted {
                             Some((ways, total)) => (
                                 ways.iter()
                                     .enumerate()
@@ -1753,7 +1786,19 @@ pub fn over(game: &Game, frame: &[i64], ended: bool) -> bool {
 impl Chain {
     /// Builds the chain from the frame `base` (parameters and start counters).
     pub fn build(game: &Game, compare: &CompareCache, base: &[i64]) -> Result<Chain, TooLarge> {
-        Self::build_with(game, compare, base, true, true)
+        Self::build_with(game, compare, base, true, true, false)
+    }
+
+    /// The chain's states and which way leads where, every way that can happen weighing
+    /// 1 — whether the battle always ends ([`Chain::endless`]) where its weights would
+    /// outgrow 128 bits ([`TooLarge::Weights`]) and [`Chain::build`] gives up. Its
+    /// weights are no probabilities.
+    pub fn build_unweighted(
+        game: &Game,
+        compare: &CompareCache,
+        base: &[i64],
+    ) -> Result<Chain, TooLarge> {
+        Self::build_with(game, compare, base, true, true, true)
     }
 
     /// [`Chain::build`], with a table's rolls grouped by result where they can be
@@ -1766,6 +1811,7 @@ impl Chain {
         base: &[i64],
         group: bool,
         remember: bool,
+        unit: bool,
     ) -> Result<Chain, TooLarge> {
         // PERF: the run's parameters and policies folded into the rules' expressions.
         let folded = game.folded(base);
@@ -1785,6 +1831,7 @@ impl Chain {
         start_key.push(i64::from(start_over));
         index.insert(start_key, 0);
         let mut stepper = Stepper::enumerating(game, compare);
+        stepper.unit = unit;
         if !group {
             stepper.grouped.iter_mut().for_each(|g| *g = false);
             stepper.in_place.iter_mut().for_each(|x| *x = false);
@@ -2328,9 +2375,9 @@ name = "fewer"
         // transitions (so the walk, and every simulated count, is unchanged), whether
         // rolls are grouped by result and phases remembered or not.
         let same = |g: &Game, compare: &CompareCache, base: &[i64], what: &str| {
-            let a = Chain::build_with(g, compare, base, true, true).unwrap();
+            let a = Chain::build_with(g, compare, base, true, true, false).unwrap();
             for (group, remember) in [(false, false), (true, false), (false, true)] {
-                let b = Chain::build_with(g, compare, base, group, remember).unwrap();
+                let b = Chain::build_with(g, compare, base, group, remember, false).unwrap();
                 let how = format!("{what}, grouped {group}, remembered {remember}");
                 assert_eq!(a.states, b.states, "{how}");
                 assert_eq!(a.terminal, b.terminal, "{how}");

@@ -52,7 +52,7 @@ use crate::analysis::{self, AnalysisError, AxisValue, Source, SweepAxis};
 use crate::engine::headline::{Headline, Match};
 use crate::header::{analysis_file, variant_table, AnalysisHeader};
 use crate::keys::{self, key, KeyDoc, SystemDoc, Ty, ValueDoc, REQUIRED};
-use crate::systems::rules_file::chain::{Chain, CompareCache};
+use crate::systems::rules_file::chain::{Chain, CompareCache, TooLarge};
 use crate::systems::rules_file::game::Game;
 use crate::systems::rules_file::kernel::{RulesCounts, Walk};
 
@@ -973,24 +973,28 @@ impl RulesStudy {
                     }
                 }
                 base[g.layout.cap] = g.cap_of(&base);
+                // A battle that can go on for ever: reported in the rules file, at its
+                // end condition, naming the analysis's settings that reach the state.
+                let endless = |chain: &Chain| {
+                    let s = chain.endless()?;
+                    let at = analysis::describe_point(&axes, &coordinates, None);
+                    // The counters (and the round, where remembered) of the state.
+                    let state: Vec<String> = g.layout.names[g.layout.state.clone()]
+                        .iter()
+                        .zip(&chain.states[s])
+                        .filter(|((_, slot, _), _)| {
+                            *slot != g.layout.outcome
+                                && (*slot != g.layout.round || g.rounds_remembered > 0)
+                        })
+                        .map(|((n, _, _), v)| format!("{n} = {v}"))
+                        .collect();
+                    let rules = Source::new(&variant.rules_path, &g.text);
+                    Some(rules.error_at(Some(g.end_line), if g.end.is_some() { "battle.end" } else { "battle" }, format!("with the settings of {}{}{at}, a battle can go on for ever: from the state {}, no round leads to its end; make battle.end reachable from there, or give battle.round_limit", path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned()), if variants.len() > 1 { format!(" (variant \"{}\")", variant.name) } else { String::new() }, state.join(", "))))
+                };
                 let form = match Chain::build(g, &variant.compare, &base) {
                     Ok(chain) => {
-                        if let Some(s) = chain.endless() {
-                            let at = analysis::describe_point(&axes, &coordinates, None);
-                            // The counters (and the round, where remembered) of the state.
-                            let state: Vec<String> = g.layout.names[g.layout.state.clone()]
-                                .iter()
-                                .zip(&chain.states[s])
-                                .filter(|((_, slot, _), _)| {
-                                    *slot != g.layout.outcome
-                                        && (*slot != g.layout.round || g.rounds_remembered > 0)
-                                })
-                                .map(|((n, _, _), v)| format!("{n} = {v}"))
-                                .collect();
-                            // Reported in the rules file, at its end condition: the
-                            // analysis's settings (named) are what reach the state.
-                            let rules = Source::new(&variant.rules_path, &g.text);
-                            return Err(rules.error_at(Some(g.end_line), if g.end.is_some() { "battle.end" } else { "battle" }, format!("with the settings of {}{}{at}, a battle can go on for ever: from the state {}, no round leads to its end; make battle.end reachable from there, or give battle.round_limit", path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned()), if variants.len() > 1 { format!(" (variant \"{}\")", variant.name) } else { String::new() }, state.join(", "))));
+                        if let Some(e) = endless(&chain) {
+                            return Err(e);
                         }
                         if self_exact_off(&header, &chain) {
                             let notice = format!("{}: the battle can return to an earlier state, so exact results are off (a round limit, or counters that only go one way, make it exact)", variant.name);
@@ -1004,9 +1008,24 @@ impl RulesStudy {
                         }
                     }
                     Err(why) => {
-                        if g.round_limit.is_none() {
+                        // Weights past 128 bits: whether the battle ends is read from
+                        // the same chain with every way weighing 1.
+                        let unchecked = match (&g.round_limit, &why) {
+                            (Some(_), _) => None,
+                            (None, TooLarge::Weights) => {
+                                match Chain::build_unweighted(g, &variant.compare, &base) {
+                                    Ok(chain) => match endless(&chain) {
+                                        Some(e) => return Err(e),
+                                        None => None,
+                                    },
+                                    Err(larger) => Some(larger),
+                                }
+                            }
+                            (None, _) => Some(why.clone()),
+                        };
+                        if let Some(larger) = unchecked {
                             let (key, field) = &rules_keys[v];
-                            return Err(source.error(key, field, format!("the battle of \"{}\" has {why}, too many to check that it ends: set battle.round_limit in the rules file", key.get_ref().trim())));
+                            return Err(source.error(key, field, format!("the battle of \"{}\" has {larger}, too many to check that it ends: set battle.round_limit in the rules file", key.get_ref().trim())));
                         }
                         let notice = format!("{}: the battle's chain has {why}: exact results are off and the step interpreter plays each battle", variant.name);
                         if !notices.contains(&notice) {
