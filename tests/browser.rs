@@ -991,8 +991,19 @@ fn d6_table_edited_in_the_panel(
         })
         .count();
     assert!(moved > 0, "{analysis}: the edit changed no cell");
-    // Every table the panel does not recompute (the printed table of each variant) says
-    // so while the edit is in force, and only then.
+    // The printed table of each variant (the d6 table as the file gives it, with the
+    // edited cell) is reprinted as the command line prints it for the downloaded file,
+    // and the edit moved one of its cells.
+    let printed = assert_printed_equals(&verdict, &cli, true);
+    assert!(printed > 0, "{verdict:#}");
+    assert!(
+        printed_rows(&verdict)
+            .iter()
+            .any(|(table, rows)| *rows != before[*table]),
+        "{analysis}: the edit changed no printed cell"
+    );
+    // Every other table the panel does not recompute says so while the edit is in
+    // force, and only then.
     let recomputed: std::collections::BTreeSet<u64> = verdict["live"]
         .as_array()
         .unwrap()
@@ -1001,12 +1012,13 @@ fn d6_table_edited_in_the_panel(
         .collect();
     assert_eq!(
         verdict["static_marked"].as_u64().unwrap() as usize,
-        before.len() - recomputed.len(),
+        before.len() - recomputed.len() - printed,
         "{verdict:#}"
     );
-    // Reset: the file's numbers again, unmarked.
+    // Reset: the file's numbers and tables again, unmarked.
     let plain = tryit(&report, serde_json::json!({}));
     assert_eq!(assert_live_equals(&plain["live"], &report, false), cells);
+    assert_eq!(assert_printed_equals(&plain, &report, false), printed);
     assert_eq!(plain["static_marked"], 0, "{plain:#}");
     let ms = |k: &str| verdict["timing"][k].as_f64().unwrap_or(f64::NAN);
     println!(
@@ -1134,9 +1146,12 @@ fn live_tables_after_an_edit(
     assert!(moved > 0, "{analysis}: the edit changed no live cell");
     let recomputed: std::collections::BTreeSet<u64> =
         live.iter().map(|c| c["table"].as_u64().unwrap()).collect();
+    // Tables printed from the rules as read are reprinted as the command line prints
+    // them for the downloaded file; every other table says it is the file's.
+    let printed = assert_printed_equals(&verdict, &cli, true);
     assert_eq!(
         verdict["static_marked"].as_u64().unwrap() as usize,
-        before.len() - recomputed.len(),
+        before.len() - recomputed.len() - printed,
         "{verdict:#}"
     );
     let ms = |k: &str| verdict["timing"][k].as_f64().unwrap_or(f64::NAN);
@@ -1399,7 +1414,11 @@ fn assert_printed_equals(verdict: &serde_json::Value, report: &Path, marked: boo
         assert_eq!(p["marked"], marked, "{p}");
         assert_eq!(p["differs"], false, "{p}");
         if let Some(note) = p["note"].as_str() {
-            assert!(md.lines().any(|l| l == note), "{note:?} in {}", report.display());
+            assert!(
+                md.lines().any(|l| l == note),
+                "{note:?} in {}",
+                report.display()
+            );
         }
     }
     printed_rows(verdict).len()
@@ -1437,7 +1456,11 @@ fn the_printed_rules_tables_are_reprinted_after_a_cell_and_a_drm_edit() {
     );
     // The CRT as printed, as modified, and its result codes: each the command line's for
     // the downloaded files, marked; no table of the page says it is the file's.
-    assert_eq!(assert_printed_equals(&verdict, &cli, true), 3, "{verdict:#}");
+    assert_eq!(
+        assert_printed_equals(&verdict, &cli, true),
+        3,
+        "{verdict:#}"
+    );
     assert_eq!(verdict["static_marked"], 0, "{verdict:#}");
     assert_eq!(verdict["printing"]["reprinted"], 3, "{verdict:#}");
     assert_eq!(verdict["printing"]["extra"], 0, "{verdict:#}");
@@ -1445,7 +1468,10 @@ fn the_printed_rules_tables_are_reprinted_after_a_cell_and_a_drm_edit() {
     // The edits moved the page's tables: the printed cell, and the ‡ marks.
     let before = common::pages::tables_md(&report);
     let after = printed_rows(&verdict);
-    assert_eq!((before[0][2][2].as_str(), after[0].1[2][2].as_str()), ("AR", "EX"));
+    assert_eq!(
+        (before[0][2][2].as_str(), after[0].1[2][2].as_str()),
+        ("AR", "EX")
+    );
     let marks = |rows: &[Vec<String>]| -> Vec<(usize, usize)> {
         let mut at = Vec::new();
         for (r, row) in rows.iter().enumerate() {
@@ -1487,9 +1513,7 @@ fn the_printed_rules_tables_are_reprinted_after_a_cell_and_a_drm_edit() {
     // reprinted.
     let open = format!(
         "#tryit={}",
-        encode(
-            &serde_json::json!({"edits": {"sweep.\"attacker.leader\"": [0, 2]}}).to_string()
-        )
+        encode(&serde_json::json!({"edits": {"sweep.\"attacker.leader\"": [0, 2]}}).to_string())
     );
     let split = tryit(&report, serde_json::json!({ "open": open }));
     assert_eq!(split["errors"], serde_json::json!([]), "{split:#}");

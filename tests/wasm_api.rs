@@ -1215,7 +1215,11 @@ fn md_tables(md: &str) -> Vec<MdTable> {
                 j += 1;
             }
         }
-        tables.push((header, rows, (!paragraph.is_empty()).then(|| paragraph.join(" "))));
+        tables.push((
+            header,
+            rows,
+            (!paragraph.is_empty()).then(|| paragraph.join(" ")),
+        ));
     }
     tables
 }
@@ -1289,7 +1293,10 @@ fn the_printed_rules_tables_are_the_command_lines_tables_md_for_the_edited_file(
         let ours = printed_of(&response);
         let md = cli_tables_md(&req, name);
         let theirs = md_tables(&md);
-        let what = format!("{name} with {:?}", edits.iter().map(|e| e.0).collect::<Vec<_>>());
+        let what = format!(
+            "{name} with {:?}",
+            edits.iter().map(|e| e.0).collect::<Vec<_>>()
+        );
         // Every table but the last ("How the battle ends", recomputed from the runs).
         assert_eq!(ours.len() + 1, theirs.len(), "{what}: {md}");
         for (k, (a, b)) in ours.iter().zip(&theirs).enumerate() {
@@ -1323,7 +1330,10 @@ fn the_printed_rules_tables_are_the_command_lines_tables_md_for_the_edited_file(
     assert_eq!(edited[0].1[2][2], "EX");
     assert!(!differing(&plain[1], &edited[1]).is_empty());
     // The DRM moved the ‡ marks of the table as modified, not the printed table.
-    assert_eq!(plain[0], drm_moved[0], "a DRM does not move the printed table");
+    assert_eq!(
+        plain[0], drm_moved[0],
+        "a DRM does not move the printed table"
+    );
     let marks = |t: &MdTable| -> Vec<(usize, usize)> {
         let mut at = Vec::new();
         for (r, row) in t.1.iter().enumerate() {
@@ -1339,4 +1349,79 @@ fn the_printed_rules_tables_are_the_command_lines_tables_md_for_the_edited_file(
     assert_ne!(marks(&plain[1]), marks(&drm_moved[1]), "the ‡ moved");
     // Swept over two DRMs: two tables as modified where there was one.
     assert_eq!(split.len(), plain.len() + 1);
+}
+
+/// The pipe tables of a `tables.md` each under the `##` heading it stands under.
+fn md_tables_under_headings(md: &str) -> Vec<(String, Vec<String>, Vec<Vec<String>>)> {
+    let mut out = Vec::new();
+    let mut heading = String::new();
+    let mut lines = md.lines().peekable();
+    while let Some(line) = lines.next() {
+        if let Some(h) = line.strip_prefix("## ") {
+            heading = h.trim().to_string();
+        } else if line.starts_with('|') {
+            let header = battlelab_core::markdown::cells(line);
+            lines.next();
+            let mut rows = Vec::new();
+            while let Some(row) = lines.next_if(|l| l.starts_with('|')) {
+                rows.push(battlelab_core::markdown::cells(row));
+            }
+            out.push((heading.clone(), header, rows));
+        }
+    }
+    out
+}
+
+#[test]
+fn a_built_in_systems_table_as_the_file_gives_it_is_the_command_lines_after_a_cell_edit() {
+    // A d6 table and the naval engagement's table, a cell edited in the analysis
+    // (`rules.cells`): the module's printed table of each variant is the table
+    // `tables.md` prints under its heading for the downloaded file, and the edit moved it.
+    let cases = [
+        ("storm.toml", "rules.cells.d6.\"3\"", "S", "3"),
+        ("naval.toml", "rules.cells.\"3-2\".\"2\"", "SS", "2"),
+        (
+            "naval_engagement.toml",
+            "rules.cells.\"3-2\".\"2\"",
+            "SS",
+            "2",
+        ),
+    ];
+    for (name, path, code, roll) in cases {
+        let (text, files) = analysis(&root().join("analyses").join(name));
+        let mut req = request("run", name, &text, &files);
+        req["exact_only"] = json!(true);
+        let before = ok(&req)["printed"].clone();
+        req["edits"] = json!({ path: code });
+        let response = ok(&req);
+        let printed = response["printed"].as_array().expect("printed");
+        assert!(!printed.is_empty(), "{name}");
+        let md = cli_tables_md(&req, name);
+        let theirs = md_tables_under_headings(&md);
+        for t in printed {
+            let title = t["title"].as_str().unwrap();
+            let (_, header, rows) = theirs
+                .iter()
+                .find(|(h, ..)| h == title)
+                .unwrap_or_else(|| panic!("{name}: no table under \"## {title}\" in {md}"));
+            assert_eq!(t["header"], json!(header), "{name}: {title}");
+            assert_eq!(t["rows"], json!(rows), "{name}: {title}");
+            assert_eq!(t["key"], t["title"], "{name}");
+        }
+        // The edited cell reads the new code in the edited variant's table (the first).
+        let row = printed[0]["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r[0] == roll)
+            .unwrap();
+        assert!(
+            row.as_array().unwrap().iter().any(|c| c == code),
+            "{name}: {row}"
+        );
+        assert_ne!(
+            response["printed"], before,
+            "{name}: the edit moved the table"
+        );
+    }
 }

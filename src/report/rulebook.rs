@@ -18,7 +18,7 @@ use crate::analysis::{TableFormat, TablesOptions};
 use crate::report::ReportError;
 use crate::stats::{rounded_percentages, units_text, RoundedRow};
 use battlelab_core::engine::derived::Derived;
-use battlelab_core::engine::printed::{Block, Printed};
+use battlelab_core::engine::printed::{Block, Printed, PrintedTable};
 
 /// The spreadsheet beside `tables.md`.
 pub const XLSX: &str = "tables.xlsx";
@@ -362,22 +362,29 @@ impl Rulebook {
     /// Appends the tables printed from the rules as read, with the text around them, as
     /// the core built them ([`battlelab_core::engine::System::printed`]); each table keeps
     /// its key for the page.
+    /// Appends one table printed from the rules as read (a built-in system's table as
+    /// the file gives it, [`battlelab_core::engine::System::printed`]), keeping its key.
+    pub fn printed_table(&mut self, t: &PrintedTable) {
+        let mut table = Table::new(&t.title, t.header.clone());
+        for row in &t.rows {
+            table.row(row.iter().cloned().map(Cell::Text).collect());
+        }
+        table.printed = Some(PrintedKey {
+            key: t.key.clone(),
+            note: t.note.clone(),
+        });
+        self.table(table);
+    }
+
     pub fn printed(&mut self, printed: &Printed) {
         let mut tables = printed.tables().into_iter();
         for block in &printed.blocks {
             match block {
                 Block::Text(md) | Block::Note(md) => self.text(md),
                 Block::Table(_) => {
-                    let Some(t) = tables.next() else { continue };
-                    let mut table = Table::new(&t.title, t.header);
-                    for row in t.rows {
-                        table.row(row.into_iter().map(Cell::Text).collect());
+                    if let Some(t) = tables.next() {
+                        self.printed_table(&t);
                     }
-                    table.printed = Some(PrintedKey {
-                        key: t.key,
-                        note: t.note,
-                    });
-                    self.table(table);
                 }
             }
         }

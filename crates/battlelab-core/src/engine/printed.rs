@@ -85,6 +85,18 @@ impl Printed {
         }));
     }
 
+    /// Appends a table printed as a Markdown pipe table (a d6 table's grid): its header
+    /// and rows cut by [`crate::markdown::cells`].
+    pub fn pipe_table(&mut self, title: impl Into<String>, md: &str) {
+        let mut lines = md.lines().filter(|l| l.trim_start().starts_with('|'));
+        let header = lines.next().map(crate::markdown::cells).unwrap_or_default();
+        let rows = lines
+            .filter(|l| !l.contains("---"))
+            .map(crate::markdown::cells)
+            .collect();
+        self.table(title, header, rows);
+    }
+
     /// Appends the paragraph under the last table (Markdown as printed, blank lines
     /// included).
     pub fn note(&mut self, md: impl Into<String>) {
