@@ -1373,9 +1373,9 @@ fn md_tables_under_headings(md: &str) -> Vec<(String, Vec<String>, Vec<Vec<Strin
 }
 
 #[test]
-fn a_built_in_systems_table_as_the_file_gives_it_is_the_command_lines_after_a_cell_edit() {
-    // A d6 table and the naval engagement's table, a cell edited in the analysis
-    // (`rules.cells`): the module's printed table of each variant is the table
+fn a_built_in_systems_printed_table_is_the_command_lines_after_a_cell_edit() {
+    // A d6 table, the naval engagement's table and the field CRT, a cell edited in the
+    // analysis (`rules.cells`, `rules.crt_cells`): the module's printed table of each variant is the table
     // `tables.md` prints under its heading for the downloaded file, and the edit moved it.
     let cases = [
         ("storm.toml", "rules.cells.d6.\"3\"", "S", "3"),
@@ -1386,13 +1386,31 @@ fn a_built_in_systems_table_as_the_file_gives_it_is_the_command_lines_after_a_ce
             "SS",
             "2",
         ),
+        // The field CRT: a row per odds column, the edited cell marked `*`.
+        (
+            "field_combat.toml",
+            "rules.crt_cells.\"3:2\".\"8\"",
+            "1/1",
+            "3:2",
+        ),
+        // …printed in 36ths: a last row of each modified roll's chance at net DRM 0.
+        (
+            "field_combat.toml",
+            "rules.crt_cells.\"3:2\".\"8\"",
+            "1/1",
+            "chance at net DRM 0",
+        ),
     ];
-    for (name, path, code, roll) in cases {
+    for (k, (name, path, code, roll)) in cases.into_iter().enumerate() {
         let (text, files) = analysis(&root().join("analyses").join(name));
         let mut req = request("run", name, &text, &files);
         req["exact_only"] = json!(true);
+        let in36 = k == cases.len() - 1;
+        if in36 {
+            req["edits"] = json!({"tables.format": "in36"});
+        }
         let before = ok(&req)["printed"].clone();
-        req["edits"] = json!({ path: code });
+        req["edits"][path] = json!(code);
         let response = ok(&req);
         let printed = response["printed"].as_array().expect("printed");
         assert!(!printed.is_empty(), "{name}");
@@ -1408,6 +1426,18 @@ fn a_built_in_systems_table_as_the_file_gives_it_is_the_command_lines_after_a_ce
             assert_eq!(t["rows"], json!(rows), "{name}: {title}");
             assert_eq!(t["key"], t["title"], "{name}");
         }
+        if in36 {
+            let last = printed[0]["rows"].as_array().unwrap().last().unwrap().clone();
+            assert_eq!(last[0], roll, "{last}");
+            assert!(
+                last.as_array().unwrap()[1..]
+                    .iter()
+                    .all(|c| c.as_str().unwrap().ends_with(" in 36")),
+                "{last}"
+            );
+            assert_ne!(response["printed"], before, "{name}: the edit moved the table");
+            continue;
+        }
         // The edited cell reads the new code in the edited variant's table (the first).
         let row = printed[0]["rows"]
             .as_array()
@@ -1416,7 +1446,10 @@ fn a_built_in_systems_table_as_the_file_gives_it_is_the_command_lines_after_a_ce
             .find(|r| r[0] == roll)
             .unwrap();
         assert!(
-            row.as_array().unwrap().iter().any(|c| c == code),
+            row.as_array()
+                .unwrap()
+                .iter()
+                .any(|c| c == code || *c == format!("{code}*")),
             "{name}: {row}"
         );
         assert_ne!(

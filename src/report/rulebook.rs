@@ -289,6 +289,21 @@ impl Table {
         }
     }
 
+    /// A table printed from the rules as read, built by the core
+    /// ([`battlelab_core::engine::System::printed`]): every cell text, its key kept for
+    /// the page.
+    pub fn from_printed(t: &PrintedTable) -> Self {
+        let mut table = Self::new(&t.title, t.header.clone());
+        for row in &t.rows {
+            table.row(row.iter().cloned().map(Cell::Text).collect());
+        }
+        table.printed = Some(PrintedKey {
+            key: t.key.clone(),
+            note: t.note.clone(),
+        });
+        table
+    }
+
     /// A table already printed as a Markdown pipe table (a printed rules table): every
     /// cell text.
     pub fn from_markdown(title: impl Into<String>, md: &str) -> Self {
@@ -365,15 +380,7 @@ impl Rulebook {
     /// Appends one table printed from the rules as read (a built-in system's table as
     /// the file gives it, [`battlelab_core::engine::System::printed`]), keeping its key.
     pub fn printed_table(&mut self, t: &PrintedTable) {
-        let mut table = Table::new(&t.title, t.header.clone());
-        for row in &t.rows {
-            table.row(row.iter().cloned().map(Cell::Text).collect());
-        }
-        table.printed = Some(PrintedKey {
-            key: t.key.clone(),
-            note: t.note.clone(),
-        });
-        self.table(table);
+        self.table(Table::from_printed(t));
     }
 
     pub fn printed(&mut self, printed: &Printed) {
