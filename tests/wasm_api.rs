@@ -1427,7 +1427,12 @@ fn a_built_in_systems_printed_table_is_the_command_lines_after_a_cell_edit() {
             assert_eq!(t["key"], t["title"], "{name}");
         }
         if in36 {
-            let last = printed[0]["rows"].as_array().unwrap().last().unwrap().clone();
+            let last = printed[0]["rows"]
+                .as_array()
+                .unwrap()
+                .last()
+                .unwrap()
+                .clone();
             assert_eq!(last[0], roll, "{last}");
             assert!(
                 last.as_array().unwrap()[1..]
@@ -1435,7 +1440,10 @@ fn a_built_in_systems_printed_table_is_the_command_lines_after_a_cell_edit() {
                     .all(|c| c.as_str().unwrap().ends_with(" in 36")),
                 "{last}"
             );
-            assert_ne!(response["printed"], before, "{name}: the edit moved the table");
+            assert_ne!(
+                response["printed"], before,
+                "{name}: the edit moved the table"
+            );
             continue;
         }
         // The edited cell reads the new code in the edited variant's table (the first).
