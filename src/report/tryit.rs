@@ -55,8 +55,10 @@ pub struct Source {
     pub analysis_name: String,
     pub analysis_text: String,
     pub files: Vec<(String, String)>,
-    /// The cells of the page's rulebook tables the panel recomputes, and the runs (variant
-    /// and coordinates, in the plan's order) they read: `{"tables", "cells", "runs"}`.
+    /// The cells of the page's rulebook tables the panel recomputes, the runs (variant
+    /// and coordinates, in the plan's order) they read, and the tables printed from the
+    /// rules as read that it reprints (each table's index, key and the line under it):
+    /// `{"tables", "cells", "runs", "printed"}`.
     pub live: Option<serde_json::Value>,
     /// What the panel recomputes where the page is not a run's report (a compare, value
     /// or equilibrium report): shown under the panel's heading, as text. `None` on a
@@ -821,11 +823,11 @@ pub const PANEL_JS: &str = r#"
   // force they are recomputed from the panel's results, printed as the command line
   // prints them, and marked; the charts section opens with the panel's chart. Without
   // edits, or when an edit is refused, the page shows the file's numbers again.
-  // Tables with no recomputed cell (a printed rules table, a study the panel does not
-  // recompute) stay the file's: with edits in force each says so above it.
   // Tables printed from the rules as read (data.live.printed: a rules file's tables as
-  // printed and as modified, its result codes) are reprinted after an edit from the run
-  // response's `printed` (the command line's text for the edited file), matched by key.
+  // printed and as modified, its result codes; a built-in system's CRT or d6 table as the
+  // file gives it) are reprinted after an edit from the run response's `printed` (the
+  // command line's text for the edited file), matched by key. Any other table with no
+  // recomputed cell stays the file's: with edits in force it says so above it.
   var live=[],liveNote=null,liveChart=null,staticTables=[],printedTables=[];
   var printing={reprinted:null,differ:null,extra:null,edit_to_tables_ms:null},editStart=null;
   (function(){
@@ -990,7 +992,7 @@ pub const PANEL_JS: &str = r#"
     printing.reprinted=ok?reprinted:null;printing.differ=ok?differ:null;printing.extra=ok?extra:null;
     if(ok&&editStart!==null)printing.edit_to_tables_ms=performance.now()-editStart;
     if(!ok||!printedTables.length)return '';
-    return ', the '+reprinted+' rules tables reprinted as battlelab run prints them for the edited file'+(differ?' ('+differ+' it prints differently: marked)':'')+(extra?' (it prints '+extra+' tables more, not shown here: battlelab run on the downloaded file prints them)':'');
+    return ', and the '+reprinted+' printed tables are reprinted as battlelab run prints them for the edited file'+(differ?'; it prints '+differ+' of this page\'s tables differently (each says so above it)':'')+(extra?'; it prints '+extra+' more tables this page does not show (battlelab run on the downloaded file prints them)':'');
   }
   // A value page's prices (data.reprice: what `battlelab value` was asked). With edits in
   // force the module reprices the edited file with the CLI's pricing: exact at once where
