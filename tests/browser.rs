@@ -991,8 +991,19 @@ fn d6_table_edited_in_the_panel(
         })
         .count();
     assert!(moved > 0, "{analysis}: the edit changed no cell");
-    // Every table the panel does not recompute (the printed table of each variant) says
-    // so while the edit is in force, and only then.
+    // The printed table of each variant (the d6 table as the file gives it, with the
+    // edited cell) is reprinted as the command line prints it for the downloaded file,
+    // and the edit moved one of its cells.
+    let printed = assert_printed_equals(&verdict, &cli, true);
+    assert!(printed > 0, "{verdict:#}");
+    assert!(
+        printed_rows(&verdict)
+            .iter()
+            .any(|(table, rows)| *rows != before[*table]),
+        "{analysis}: the edit changed no printed cell"
+    );
+    // Every other table the panel does not recompute says so while the edit is in
+    // force, and only then.
     let recomputed: std::collections::BTreeSet<u64> = verdict["live"]
         .as_array()
         .unwrap()
@@ -1001,12 +1012,13 @@ fn d6_table_edited_in_the_panel(
         .collect();
     assert_eq!(
         verdict["static_marked"].as_u64().unwrap() as usize,
-        before.len() - recomputed.len(),
+        before.len() - recomputed.len() - printed,
         "{verdict:#}"
     );
-    // Reset: the file's numbers again, unmarked.
+    // Reset: the file's numbers and tables again, unmarked.
     let plain = tryit(&report, serde_json::json!({}));
     assert_eq!(assert_live_equals(&plain["live"], &report, false), cells);
+    assert_eq!(assert_printed_equals(&plain, &report, false), printed);
     assert_eq!(plain["static_marked"], 0, "{plain:#}");
     let ms = |k: &str| verdict["timing"][k].as_f64().unwrap_or(f64::NAN);
     println!(
@@ -1134,9 +1146,12 @@ fn live_tables_after_an_edit(
     assert!(moved > 0, "{analysis}: the edit changed no live cell");
     let recomputed: std::collections::BTreeSet<u64> =
         live.iter().map(|c| c["table"].as_u64().unwrap()).collect();
+    // Tables printed from the rules as read are reprinted as the command line prints
+    // them for the downloaded file; every other table says it is the file's.
+    let printed = assert_printed_equals(&verdict, &cli, true);
     assert_eq!(
         verdict["static_marked"].as_u64().unwrap() as usize,
-        before.len() - recomputed.len(),
+        before.len() - recomputed.len() - printed,
         "{verdict:#}"
     );
     let ms = |k: &str| verdict["timing"][k].as_f64().unwrap_or(f64::NAN);
@@ -1366,4 +1381,146 @@ fn the_ratio_melee_setup_and_frontier_tables_are_recomputed_after_an_edit() {
             .filter(|c| c["column"] == 2)
             .count()
     );
+}
+
+/// The page's reprinted rules tables (the self-test's `printed`): each `(table, rows)`.
+fn printed_rows(verdict: &serde_json::Value) -> Vec<(usize, Vec<Vec<String>>)> {
+    verdict["printed"]
+        .as_array()
+        .expect("printed tables")
+        .iter()
+        .map(|p| {
+            (
+                p["table"].as_u64().unwrap() as usize,
+                serde_json::from_value(p["rows"].clone()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// Holds every reprinted rules table of the page equal, cell for cell, to the same table
+/// of `report`'s `tables.md` (and the paragraph under it to a line of it), each marked
+/// as recomputed or not as `marked` says; returns the tables compared.
+fn assert_printed_equals(verdict: &serde_json::Value, report: &Path, marked: bool) -> usize {
+    let tables = common::pages::tables_md(report);
+    let md = fs::read_to_string(report.join("tables.md")).unwrap();
+    for (p, (table, rows)) in verdict["printed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(printed_rows(verdict))
+    {
+        assert_eq!(rows, tables[table], "table {table} of {}", report.display());
+        assert_eq!(p["marked"], marked, "{p}");
+        assert_eq!(p["differs"], false, "{p}");
+        if let Some(note) = p["note"].as_str() {
+            assert!(
+                md.lines().any(|l| l == note),
+                "{note:?} in {}",
+                report.display()
+            );
+        }
+    }
+    printed_rows(verdict).len()
+}
+
+#[test]
+fn the_printed_rules_tables_are_reprinted_after_a_cell_and_a_drm_edit() {
+    chromium();
+    let dir = tempfile::tempdir().unwrap();
+    let file = edited_copy(
+        &dir.path().join("file"),
+        "classic_crt.toml",
+        ("", ""),
+        Some(("classic_crt.toml", ("", ""))),
+    );
+    let report = report_of(&file, TRIALS, &dir.path().join("report"));
+    // Typed into the panel: the CRT's 1:1 column at roll 3 (AR → EX), and the attacker's
+    // leader (a DRM: 1 → 2); then "download".
+    let cell = "rules:tables.crt.cells.\"1:1\"";
+    let verdict = tryit(
+        &report,
+        serde_json::json!({"type": {cell: [null, null, "EX"], "sides.attacker.leader": "2"}, "download": true}),
+    );
+    assert_eq!(verdict["errors"], serde_json::json!([]), "{verdict:#}");
+    assert_eq!(verdict["kind"], "exact", "{verdict:#}");
+    let saved = dir.path().join("downloaded");
+    fs::create_dir(&saved).unwrap();
+    for (name, text) in verdict["downloaded"].as_object().expect("downloaded files") {
+        fs::write(saved.join(name), text.as_str().unwrap()).unwrap();
+    }
+    let cli = report_of(
+        &saved.join("classic_crt.toml"),
+        TRIALS,
+        &dir.path().join("cli"),
+    );
+    // The CRT as printed, as modified, and its result codes: each the command line's for
+    // the downloaded files, marked; no table of the page says it is the file's.
+    assert_eq!(
+        assert_printed_equals(&verdict, &cli, true),
+        3,
+        "{verdict:#}"
+    );
+    assert_eq!(verdict["static_marked"], 0, "{verdict:#}");
+    assert_eq!(verdict["printing"]["reprinted"], 3, "{verdict:#}");
+    assert_eq!(verdict["printing"]["extra"], 0, "{verdict:#}");
+    assert_eq!(assert_live_equals(&verdict["live"], &cli, true), 36 * 5);
+    // The edits moved the page's tables: the printed cell, and the ‡ marks.
+    let before = common::pages::tables_md(&report);
+    let after = printed_rows(&verdict);
+    assert_eq!(
+        (before[0][2][2].as_str(), after[0].1[2][2].as_str()),
+        ("AR", "EX")
+    );
+    let marks = |rows: &[Vec<String>]| -> Vec<(usize, usize)> {
+        let mut at = Vec::new();
+        for (r, row) in rows.iter().enumerate() {
+            for (c, text) in row.iter().enumerate() {
+                if text.ends_with('‡') {
+                    at.push((r, c));
+                }
+            }
+        }
+        at
+    };
+    assert_ne!(marks(&before[1]), marks(&after[1].1), "the ‡ moved");
+    // The paragraph under the table as modified names the runs as the edited file's.
+    let runs = verdict["printed"][1]["note"].as_str().unwrap();
+    assert!(runs.starts_with("Runs: "), "{runs}");
+    let ms = |v: &serde_json::Value| v.as_f64().unwrap_or(f64::NAN);
+    println!(
+        "classic_crt: 3 rules tables reprinted {:.0} ms after the recompute began (the panel waits 250 ms after a keystroke first); runs recomputed in {:.0} ms ({:.0} ms in the Worker)",
+        ms(&verdict["printing"]["edit_to_tables_ms"]),
+        ms(&verdict["timing"]["last_ms"]),
+        ms(&verdict["timing"]["worker_ms"]),
+    );
+    // Reset: the file's tables, unmarked.
+    let plain = tryit(
+        &report,
+        serde_json::json!({"type": {"sides.attacker.leader": "2"}, "reset": true}),
+    );
+    assert_eq!(assert_printed_equals(&plain, &report, false), 3);
+    // A refused edit: the file's tables, unmarked.
+    let bad = tryit(
+        &report,
+        serde_json::json!({"type": {"sides.attacker.leader": "7"}}),
+    );
+    assert_eq!(bad["errors"].as_array().unwrap().len(), 1, "{bad:#}");
+    assert_eq!(assert_printed_equals(&bad, &report, false), 3);
+    // The leader swept over 0 and 2: the runs read the rolls two ways, so the command line
+    // prints two tables as modified where the page has one. That one keeps the file's
+    // rows under a note saying the edited file prints it differently; the others are
+    // reprinted.
+    let open = format!(
+        "#tryit={}",
+        encode(&serde_json::json!({"edits": {"sweep.\"attacker.leader\"": [0, 2]}}).to_string())
+    );
+    let split = tryit(&report, serde_json::json!({ "open": open }));
+    assert_eq!(split["errors"], serde_json::json!([]), "{split:#}");
+    let printed = split["printed"].as_array().unwrap();
+    let differs: Vec<bool> = printed.iter().map(|p| p["differs"] == true).collect();
+    assert_eq!(differs, [false, true, false], "{split:#}");
+    assert_eq!(printed[1]["marked"], false);
+    assert_eq!(printed_rows(&split)[1].1, before[1], "the file's rows");
+    assert_eq!(split["printing"]["extra"], 2, "{split:#}");
 }

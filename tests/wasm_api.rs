@@ -1181,3 +1181,288 @@ fn the_compare_and_equilibrium_ops_refuse_with_the_command_lines_words() {
         format!("invalid value 'glory' for '--payoff <PAYOFF>': {message}")
     );
 }
+
+/// The pipe tables of a `tables.md`, in order: each its header, its rows (cut by
+/// `battlelab_core::markdown::cells`, as the page's reader cuts them) and the paragraph
+/// printed right under it (blank lines between skipped, its lines joined by spaces, as
+/// the page shows it), if one is.
+type MdTable = (Vec<String>, Vec<Vec<String>>, Option<String>);
+fn md_tables(md: &str) -> Vec<MdTable> {
+    let mut tables: Vec<MdTable> = Vec::new();
+    let lines: Vec<&str> = md.lines().collect();
+    let mut i = 0;
+    while i < lines.len() {
+        if !lines[i].starts_with('|') {
+            i += 1;
+            continue;
+        }
+        let header = battlelab_core::markdown::cells(lines[i]);
+        // The rule under the header.
+        i += 2;
+        let mut rows = Vec::new();
+        while i < lines.len() && lines[i].starts_with('|') {
+            rows.push(battlelab_core::markdown::cells(lines[i]));
+            i += 1;
+        }
+        let mut j = i;
+        while j < lines.len() && lines[j].trim().is_empty() {
+            j += 1;
+        }
+        let mut paragraph = Vec::new();
+        if j < lines.len() && !lines[j].starts_with('#') && !lines[j].starts_with('|') {
+            while j < lines.len() && !lines[j].trim().is_empty() && !lines[j].starts_with('|') {
+                paragraph.push(lines[j].trim());
+                j += 1;
+            }
+        }
+        tables.push((
+            header,
+            rows,
+            (!paragraph.is_empty()).then(|| paragraph.join(" ")),
+        ));
+    }
+    tables
+}
+
+/// The module's `printed` tables of a run response, as `(header, rows, note)`.
+fn printed_of(response: &Value) -> Vec<MdTable> {
+    response["printed"]
+        .as_array()
+        .expect("printed")
+        .iter()
+        .map(|t| {
+            (
+                serde_json::from_value(t["header"].clone()).unwrap(),
+                serde_json::from_value(t["rows"].clone()).unwrap(),
+                t["note"].as_str().map(str::to_string),
+            )
+        })
+        .collect()
+}
+
+/// `battlelab run` on the files the module downloads for `req`: its `tables.md`.
+fn cli_tables_md(req: &Value, name: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let analyses = downloaded_into(req, name, dir.path());
+    let report = dir.path().join("report");
+    let (code, _, stderr) = common::battlelab(
+        &analyses,
+        &[
+            "run",
+            name,
+            "--trials",
+            "100",
+            "--quiet",
+            "--out",
+            report.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, Some(0), "{name}: {stderr}");
+    std::fs::read_to_string(report.join("tables.md")).unwrap()
+}
+
+#[test]
+fn the_printed_rules_tables_are_the_command_lines_tables_md_for_the_edited_file() {
+    // Every shipped rules-file analysis, as written and edited (a cell of its first
+    // table, a DRM), in the module and in `battlelab run` on the downloaded files: the
+    // module's printed tables are the tables `tables.md` prints before "How the battle
+    // ends", cell for cell, with the paragraph under each (edges, "Runs: …").
+    let crt_cell = ("rules:tables.crt.cells.\"1:1\"", json!("AR AR EX AE AE AE"));
+    let drm = ("sides.attacker.leader", json!(2));
+    // A DRM swept over two values: the runs read the rows two ways, so the table as
+    // modified splits into two (other titles, another number of tables).
+    let split = ("sweep.\"attacker.leader\"", json!([0, 2]));
+    let cases: Vec<(&str, Vec<(&str, Value)>)> = vec![
+        ("classic_crt.toml", vec![]),
+        ("classic_crt.toml", vec![crt_cell.clone()]),
+        ("classic_crt.toml", vec![drm.clone()]),
+        ("classic_crt.toml", vec![crt_cell.clone(), drm.clone()]),
+        ("classic_crt.toml", vec![split.clone()]),
+        ("dice_pool.toml", vec![]),
+        ("risk.toml", vec![]),
+    ];
+    let mut seen: Vec<Vec<MdTable>> = Vec::new();
+    for (name, edits) in &cases {
+        let (text, files) = analysis(&root().join("analyses").join(name));
+        let mut req = request("run", name, &text, &files);
+        req["exact_only"] = json!(true);
+        for (path, value) in edits {
+            req["edits"][*path] = value.clone();
+        }
+        let response = ok(&req);
+        let ours = printed_of(&response);
+        let md = cli_tables_md(&req, name);
+        let theirs = md_tables(&md);
+        let what = format!(
+            "{name} with {:?}",
+            edits.iter().map(|e| e.0).collect::<Vec<_>>()
+        );
+        // Every table but the last ("How the battle ends", recomputed from the runs).
+        assert_eq!(ours.len() + 1, theirs.len(), "{what}: {md}");
+        for (k, (a, b)) in ours.iter().zip(&theirs).enumerate() {
+            assert_eq!(a, b, "{what}: table {k}");
+        }
+        // Keys are unique: the page finds each table by its key.
+        let keys: std::collections::BTreeSet<&str> = response["printed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["key"].as_str().unwrap())
+            .collect();
+        assert_eq!(keys.len(), ours.len(), "{what}");
+        seen.push(ours);
+    }
+    let (plain, edited, drm_moved, split) = (&seen[0], &seen[1], &seen[2], &seen[4]);
+    // The cell edit moved the printed CRT's 1:1 column at roll 3 (AR → EX), no other
+    // printed cell, and the table as modified (which reads the edited cells).
+    let differing = |a: &MdTable, b: &MdTable| -> Vec<(usize, usize)> {
+        let mut at = Vec::new();
+        for (r, (x, y)) in a.1.iter().zip(&b.1).enumerate() {
+            for (c, (p, q)) in x.iter().zip(y).enumerate() {
+                if p != q {
+                    at.push((r, c));
+                }
+            }
+        }
+        at
+    };
+    assert_eq!(differing(&plain[0], &edited[0]), [(2, 2)]);
+    assert_eq!(edited[0].1[2][2], "EX");
+    assert!(!differing(&plain[1], &edited[1]).is_empty());
+    // The DRM moved the ‡ marks of the table as modified, not the printed table.
+    assert_eq!(
+        plain[0], drm_moved[0],
+        "a DRM does not move the printed table"
+    );
+    let marks = |t: &MdTable| -> Vec<(usize, usize)> {
+        let mut at = Vec::new();
+        for (r, row) in t.1.iter().enumerate() {
+            for (c, cell) in row.iter().enumerate() {
+                if cell.ends_with('‡') {
+                    at.push((r, c));
+                }
+            }
+        }
+        at
+    };
+    assert!(!marks(&plain[1]).is_empty());
+    assert_ne!(marks(&plain[1]), marks(&drm_moved[1]), "the ‡ moved");
+    // Swept over two DRMs: two tables as modified where there was one.
+    assert_eq!(split.len(), plain.len() + 1);
+}
+
+/// The pipe tables of a `tables.md` each under the `##` heading it stands under.
+fn md_tables_under_headings(md: &str) -> Vec<(String, Vec<String>, Vec<Vec<String>>)> {
+    let mut out = Vec::new();
+    let mut heading = String::new();
+    let mut lines = md.lines().peekable();
+    while let Some(line) = lines.next() {
+        if let Some(h) = line.strip_prefix("## ") {
+            heading = h.trim().to_string();
+        } else if line.starts_with('|') {
+            let header = battlelab_core::markdown::cells(line);
+            lines.next();
+            let mut rows = Vec::new();
+            while let Some(row) = lines.next_if(|l| l.starts_with('|')) {
+                rows.push(battlelab_core::markdown::cells(row));
+            }
+            out.push((heading.clone(), header, rows));
+        }
+    }
+    out
+}
+
+#[test]
+fn a_built_in_systems_printed_table_is_the_command_lines_after_a_cell_edit() {
+    // A d6 table, the naval engagement's table and the field CRT, a cell edited in the
+    // analysis (`rules.cells`, `rules.crt_cells`): the module's printed table of each variant is the table
+    // `tables.md` prints under its heading for the downloaded file, and the edit moved it.
+    let cases = [
+        ("storm.toml", "rules.cells.d6.\"3\"", "S", "3"),
+        ("naval.toml", "rules.cells.\"3-2\".\"2\"", "SS", "2"),
+        (
+            "naval_engagement.toml",
+            "rules.cells.\"3-2\".\"2\"",
+            "SS",
+            "2",
+        ),
+        // The field CRT: a row per odds column, the edited cell marked `*`.
+        (
+            "field_combat.toml",
+            "rules.crt_cells.\"3:2\".\"8\"",
+            "1/1",
+            "3:2",
+        ),
+        // …printed in 36ths: a last row of each modified roll's chance at net DRM 0.
+        (
+            "field_combat.toml",
+            "rules.crt_cells.\"3:2\".\"8\"",
+            "1/1",
+            "chance at net DRM 0",
+        ),
+    ];
+    for (k, (name, path, code, roll)) in cases.into_iter().enumerate() {
+        let (text, files) = analysis(&root().join("analyses").join(name));
+        let mut req = request("run", name, &text, &files);
+        req["exact_only"] = json!(true);
+        let in36 = k == cases.len() - 1;
+        if in36 {
+            req["edits"] = json!({"tables.format": "in36"});
+        }
+        let before = ok(&req)["printed"].clone();
+        req["edits"][path] = json!(code);
+        let response = ok(&req);
+        let printed = response["printed"].as_array().expect("printed");
+        assert!(!printed.is_empty(), "{name}");
+        let md = cli_tables_md(&req, name);
+        let theirs = md_tables_under_headings(&md);
+        for t in printed {
+            let title = t["title"].as_str().unwrap();
+            let (_, header, rows) = theirs
+                .iter()
+                .find(|(h, ..)| h == title)
+                .unwrap_or_else(|| panic!("{name}: no table under \"## {title}\" in {md}"));
+            assert_eq!(t["header"], json!(header), "{name}: {title}");
+            assert_eq!(t["rows"], json!(rows), "{name}: {title}");
+            assert_eq!(t["key"], t["title"], "{name}");
+        }
+        if in36 {
+            let last = printed[0]["rows"]
+                .as_array()
+                .unwrap()
+                .last()
+                .unwrap()
+                .clone();
+            assert_eq!(last[0], roll, "{last}");
+            assert!(
+                last.as_array().unwrap()[1..]
+                    .iter()
+                    .all(|c| c.as_str().unwrap().ends_with(" in 36")),
+                "{last}"
+            );
+            assert_ne!(
+                response["printed"], before,
+                "{name}: the edit moved the table"
+            );
+            continue;
+        }
+        // The edited cell reads the new code in the edited variant's table (the first).
+        let row = printed[0]["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r[0] == roll)
+            .unwrap();
+        assert!(
+            row.as_array()
+                .unwrap()
+                .iter()
+                .any(|c| c == code || *c == format!("{code}*")),
+            "{name}: {row}"
+        );
+        assert_ne!(
+            response["printed"], before,
+            "{name}: the edit moved the table"
+        );
+    }
+}

@@ -18,6 +18,7 @@ use crate::analysis::{TableFormat, TablesOptions};
 use crate::report::ReportError;
 use crate::stats::{rounded_percentages, units_text, RoundedRow};
 use battlelab_core::engine::derived::Derived;
+use battlelab_core::engine::printed::{Block, Printed, PrintedTable};
 
 /// The spreadsheet beside `tables.md`.
 pub const XLSX: &str = "tables.xlsx";
@@ -193,6 +194,18 @@ pub struct Table {
     pub header: Vec<String>,
     pub rows: Vec<Vec<Cell>>,
     pub live: Vec<LiveCell>,
+    /// Where the table is printed from the rules as read: its key and the note printed
+    /// under it ([`battlelab_core::engine::printed::PrintedTable`]), by which the page
+    /// reprints it from the module's `printed` after an edit.
+    pub printed: Option<PrintedKey>,
+}
+
+/// How the page finds a table printed from the rules as read among the module's: its
+/// key, and the paragraph under it as the page shows it (to find it and reprint it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PrintedKey {
+    pub key: String,
+    pub note: Option<String>,
 }
 
 impl Table {
@@ -202,6 +215,7 @@ impl Table {
             header,
             rows: Vec::new(),
             live: Vec::new(),
+            printed: None,
         }
     }
 
@@ -275,6 +289,21 @@ impl Table {
         }
     }
 
+    /// A table printed from the rules as read, built by the core
+    /// ([`battlelab_core::engine::System::printed`]): every cell text, its key kept for
+    /// the page.
+    pub fn from_printed(t: &PrintedTable) -> Self {
+        let mut table = Self::new(&t.title, t.header.clone());
+        for row in &t.rows {
+            table.row(row.iter().cloned().map(Cell::Text).collect());
+        }
+        table.printed = Some(PrintedKey {
+            key: t.key.clone(),
+            note: t.note.clone(),
+        });
+        table
+    }
+
     /// A table already printed as a Markdown pipe table (a printed rules table): every
     /// cell text.
     pub fn from_markdown(title: impl Into<String>, md: &str) -> Self {
@@ -294,6 +323,7 @@ impl Table {
             header,
             rows,
             live: Vec::new(),
+            printed: None,
         }
     }
 
@@ -342,6 +372,29 @@ impl Rulebook {
     pub fn table(&mut self, table: Table) {
         self.md.push_str(&table.markdown());
         self.tables.push(table);
+    }
+
+    /// Appends the tables printed from the rules as read, with the text around them, as
+    /// the core built them ([`battlelab_core::engine::System::printed`]); each table keeps
+    /// its key for the page.
+    /// Appends one table printed from the rules as read (a built-in system's table as
+    /// the file gives it, [`battlelab_core::engine::System::printed`]), keeping its key.
+    pub fn printed_table(&mut self, t: &PrintedTable) {
+        self.table(Table::from_printed(t));
+    }
+
+    pub fn printed(&mut self, printed: &Printed) {
+        let mut tables = printed.tables().into_iter();
+        for block in &printed.blocks {
+            match block {
+                Block::Text(md) | Block::Note(md) => self.text(md),
+                Block::Table(_) => {
+                    if let Some(t) = tables.next() {
+                        self.printed_table(&t);
+                    }
+                }
+            }
+        }
     }
 
     pub fn markdown(&self) -> &str {
@@ -416,9 +469,10 @@ impl Rulebook {
 
     /// The live cells of every table, for the report page's panel: `{"tables": n, "cells":
     /// [{table, row, column, run, outcomes | mean | source | tenths (with `of` where the
-    /// table's columns are some of the outcomes) | chance | expected, format, decimals}]}`,
-    /// where
-    /// `table` counts the tables in `tables.md` from 0 and `row` the rows under the header.
+    /// table's columns are some of the outcomes) | chance | expected, format, decimals}],
+    /// "printed": [{table, key, note}]}` (`printed` where some table is printed from the rules as
+    /// read: [`Rulebook::printed`]), where `table` counts the tables in `tables.md` from 0
+    /// and `row` the rows under the header.
     pub fn live_cells(&self) -> serde_json::Value {
         let mut cells = Vec::new();
         for (t, table) in self.tables.iter().enumerate() {
@@ -470,7 +524,22 @@ impl Rulebook {
                 cells.push(cell);
             }
         }
-        serde_json::json!({"tables": self.tables.len(), "cells": cells})
+        // The tables printed from the rules as read: the page reprints them after an
+        // edit from the module's tables of the same key.
+        let printed: Vec<serde_json::Value> = self
+            .tables
+            .iter()
+            .enumerate()
+            .filter_map(|(t, table)| {
+                let printed = table.printed.as_ref()?;
+                Some(serde_json::json!({"table": t, "key": printed.key, "note": printed.note}))
+            })
+            .collect();
+        let mut live = serde_json::json!({"tables": self.tables.len(), "cells": cells});
+        if !printed.is_empty() {
+            live["printed"] = serde_json::json!(printed);
+        }
+        live
     }
 
     /// Writes `tables.md` and `tables.xlsx` into the report folder, and records the live

@@ -55,8 +55,10 @@ pub struct Source {
     pub analysis_name: String,
     pub analysis_text: String,
     pub files: Vec<(String, String)>,
-    /// The cells of the page's rulebook tables the panel recomputes, and the runs (variant
-    /// and coordinates, in the plan's order) they read: `{"tables", "cells", "runs"}`.
+    /// The cells of the page's rulebook tables the panel recomputes, the runs (variant
+    /// and coordinates, in the plan's order) they read, and the tables printed from the
+    /// rules as read that it reprints (each table's index, key and the line under it):
+    /// `{"tables", "cells", "runs", "printed"}`.
     pub live: Option<serde_json::Value>,
     /// What the panel recomputes where the page is not a run's report (a compare, value
     /// or equilibrium report): shown under the panel's heading, as text. `None` on a
@@ -821,9 +823,13 @@ pub const PANEL_JS: &str = r#"
   // force they are recomputed from the panel's results, printed as the command line
   // prints them, and marked; the charts section opens with the panel's chart. Without
   // edits, or when an edit is refused, the page shows the file's numbers again.
-  // Tables with no recomputed cell (a printed rules table, a study the panel does not
-  // recompute) stay the file's: with edits in force each says so above it.
-  var live=[],liveNote=null,liveChart=null,staticTables=[];
+  // Tables printed from the rules as read (data.live.printed: a rules file's tables as
+  // printed and as modified, its result codes; a built-in system's CRT or d6 table as the
+  // file gives it) are reprinted after an edit from the run response's `printed` (the
+  // command line's text for the edited file), matched by key. Any other table with no
+  // recomputed cell stays the file's: with edits in force it says so above it.
+  var live=[],liveNote=null,liveChart=null,staticTables=[],printedTables=[];
+  var printing={reprinted:null,differ:null,extra:null,edit_to_tables_ms:null},editStart=null;
   (function(){
     var L=data.live,section=document.getElementById('tables');
     if(!L||!section)return;
@@ -833,12 +839,23 @@ pub const PANEL_JS: &str = r#"
       var t=tables[c.table],row=t&&t.tBodies[0]&&t.tBodies[0].rows[c.row],td=row&&row.cells[c.column];
       if(td)live.push({cell:c,td:td,original:mdText(td)});
     });
+    var printedAt={};
+    (L.printed||[]).forEach(function(p){printedAt[p.table]=p;});
     Array.prototype.forEach.call(tables,function(t,i){
       if(L.cells.some(function(c){return c.table===i;}))return;
-      var note=el('p',{'class':'live-stale',role:'note',hidden:true,text:'Not recomputed with the panel\'s edits: the file\'s table (battlelab run on the edited file prints it anew).'});
-      var at=t.closest('.scroll')||t;
-      at.parentNode.insertBefore(note,at);
-      staticTables.push(note);
+      var at=t.closest('.scroll')||t,P=printedAt[i];
+      if(P&&t.tBodies[0]){
+        var differs=el('p',{'class':'live-stale',role:'note',hidden:true,text:'The edited file prints this table differently: battlelab run on the downloaded file prints it.'});
+        at.parentNode.insertBefore(differs,at);
+        var after=at.nextElementSibling,note=P.note&&after&&after.tagName==='P'&&after.textContent===P.note?after:null;
+        printedTables.push({index:i,key:P.key,table:t,original:t.tBodies[0].cloneNode(true),differs:differs,note:note,noteText:note?note.textContent:null,
+          header:Array.prototype.map.call(t.querySelectorAll('thead th'),function(th){return th.textContent;}),
+          align:Array.prototype.map.call(t.querySelectorAll('thead th'),function(th){return th.getAttribute('class');})});
+        return;
+      }
+      var stale=el('p',{'class':'live-stale',role:'note',hidden:true,text:'Not recomputed with the panel\'s edits: the file\'s table (battlelab run on the edited file prints it anew).'});
+      at.parentNode.insertBefore(stale,at);
+      staticTables.push(stale);
     });
     liveNote=el('p',{'class':'live-note',role:'status',hidden:true});
     var h=section.querySelector('h2');
@@ -931,9 +948,10 @@ pub const PANEL_JS: &str = r#"
       x.td.title=!run?'this run is not in the edited analysis':x.td.textContent==='—'?'the edit changes this table\'s columns: battlelab run on the edited file prints it':'recomputed with the panel\'s edits';
     });
     staticTables.forEach(function(n){n.hidden=!on;});
+    var reprinted=showPrinted(on?ok:null);
     if(liveNote){
       liveNote.hidden=!on;
-      liveNote.textContent=on?'With the panel\'s edits: the '+live.length+' highlighted cells are recomputed ('+(ok.runs.every(function(r){return r.exact;})?'exact':'simulated')+'); the rest are the file\'s. Reset returns the file\'s numbers.':'';
+      liveNote.textContent=on?'With the panel\'s edits: the '+live.length+' highlighted cells are recomputed ('+(ok.runs.every(function(r){return r.exact;})?'exact':'simulated')+')'+reprinted+'; the rest are the file\'s. Reset returns the file\'s numbers.':'';
     }
     var charts=document.getElementById('charts');
     if(on&&charts){
@@ -941,6 +959,40 @@ pub const PANEL_JS: &str = r#"
       liveChart=el('figure',{'class':'live-chart'},[el('figcaption',{text:'How the battle ends, with the panel\'s edits (the charts below are the file\'s)'}),BL.chart(ok,current&&current.axes)]);
       charts.insertBefore(liveChart,h?h.nextSibling:charts.firstChild);
     }
+  }
+  // The printed tables with the module's (`ok.printed`, null: the file's): a page table
+  // whose key, title and header the edited file prints gets its rows and the note under
+  // it, marked; one the edited file prints otherwise (an edit split the runs into other
+  // groups, or gave a table other columns) keeps the file's text under a note saying so.
+  // Returns the words the live note adds.
+  function showPrinted(ok){
+    var fresh={},matched={},reprinted=0,differ=0;
+    if(ok)(ok.printed||[]).forEach(function(t){fresh[t.key]=t;});
+    printedTables.forEach(function(p){
+      var t=ok?fresh[p.key]:null;
+      var fits=!!t&&JSON.stringify(t.header)===JSON.stringify(p.header)&&(!p.note||typeof t.note==='string');
+      var body;
+      if(fits){
+        matched[p.key]=true;reprinted++;
+        body=el('tbody');
+        t.rows.forEach(function(r){body.appendChild(el('tr',{},r.map(function(c,i){
+          var a=p.align[i];
+          return el('td',{'class':(a?a+' ':'')+'live-edited'},inline(c));
+        })));});
+        if(p.note){p.note.textContent='';inline(t.note).forEach(function(x){p.note.appendChild(typeof x==='string'?document.createTextNode(x):x);});p.note.classList.add('live-edited');}
+      }else{
+        body=p.original.cloneNode(true);
+        if(p.note){p.note.textContent=p.noteText;p.note.classList.remove('live-edited');}
+        if(ok)differ++;
+      }
+      p.table.replaceChild(body,p.table.tBodies[0]);
+      p.differs.hidden=!ok||fits;
+    });
+    var extra=ok?(ok.printed||[]).filter(function(t){return !matched[t.key];}).length:0;
+    printing.reprinted=ok?reprinted:null;printing.differ=ok?differ:null;printing.extra=ok?extra:null;
+    if(ok&&editStart!==null)printing.edit_to_tables_ms=performance.now()-editStart;
+    if(!ok||!printedTables.length)return '';
+    return ', and the '+reprinted+' printed tables are reprinted as battlelab run prints them for the edited file'+(differ?'; it prints '+differ+' of this page\'s tables differently (each says so above it)':'')+(extra?'; it prints '+extra+' more tables this page does not show (battlelab run on the downloaded file prints them)':'');
   }
   // A value page's prices (data.reprice: what `battlelab value` was asked). With edits in
   // force the module reprices the edited file with the CLI's pricing: exact at once where
@@ -1114,6 +1166,7 @@ pub const PANEL_JS: &str = r#"
   }
   function recompute(){
     var gen=++generation,t0=performance.now();
+    editStart=t0;
     busy=true;
     clearErrors();
     statusLine.textContent='checking…';
@@ -1164,7 +1217,8 @@ pub const PANEL_JS: &str = r#"
     if(panelError.textContent)errors.push({path:null,message:panelError.textContent});
     var over=BL.overflow(limit);
     fails=fails.concat(over);
-    var v={ok:fails.length===0,fails:fails,kind:lastKind,shown:BL.shown(out),live:live.map(function(x){return {table:x.cell.table,row:x.cell.row,column:x.cell.column,text:mdText(x.td),marked:x.td.classList.contains('live-edited')};}),live_chart:liveChart?liveChart.querySelectorAll('svg rect').length:0,static_marked:staticTables.filter(function(n){return !n.hidden;}).length,errors:errors,hash:location.hash,fields:order.length,
+    var v={ok:fails.length===0,fails:fails,kind:lastKind,shown:BL.shown(out),live:live.map(function(x){return {table:x.cell.table,row:x.cell.row,column:x.cell.column,text:mdText(x.td),marked:x.td.classList.contains('live-edited')};}),live_chart:liveChart?liveChart.querySelectorAll('svg rect').length:0,static_marked:staticTables.filter(function(n){return !n.hidden;}).length,
+      printed:printedTables.map(function(p){return {table:p.index,key:p.key,rows:Array.prototype.map.call(p.table.tBodies[0].rows,function(r){return Array.prototype.map.call(r.cells,mdText);}),note:p.note?p.note.textContent:null,marked:!!p.table.tBodies[0].querySelector('td.live-edited'),differs:!p.differs.hidden};}),printing:printing,errors:errors,hash:location.hash,fields:order.length,
       chart:chartBox.querySelectorAll('svg rect').length,timing:timing,load_ms:performance.getEntriesByType('navigation').map(function(n){return n.loadEventEnd;})[0]||null,
       prices:priced.map(function(p){return Array.prototype.map.call(p.table.tBodies[0].rows,function(r){return Array.prototype.map.call(r.cells,function(c){return c.textContent;});});}),prices_marked:priced.filter(function(p){return !!p.table.querySelector('td.live-edited');}).length,pricing:pricing,
       answer:answerSections.map(function(s){return {title:s.title,blocks:Array.prototype.map.call(s.body.children,function(c){

@@ -18,9 +18,37 @@ use crate::{Parsed, Refusal};
 /// The job `start` began, until `finish`.
 struct Started {
     job: Box<dyn Job>,
+    shown: Shown,
+}
+
+/// What the response gives besides the runs' results: the plan, the headline, how exact
+/// results print, and the tables printed from the rules as read (the study's, taken when
+/// the job starts).
+struct Shown {
     plan: Plan,
     headline: Option<Headline>,
     printing: Printing,
+    printed: Vec<Value>,
+}
+
+impl Shown {
+    fn of(parsed: &Parsed) -> Self {
+        Self {
+            plan: parsed.study.plan(),
+            headline: crate::describe::headlines(parsed).into_iter().next(),
+            printing: Printing::of(parsed),
+            // The tables `tables.md` prints from the rules as the edited file reads them
+            // (a rules file's tables as printed and as modified), by the command line's
+            // code: the page reprints its own with them.
+            printed: parsed
+                .study
+                .printed()
+                .tables()
+                .iter()
+                .map(|t| t.to_json())
+                .collect(),
+        }
+    }
 }
 
 /// How the analysis's rulebook tables print a run's exact results: its `[tables]`
@@ -81,9 +109,7 @@ pub fn run(
     let (seed, trials) = seed_and_trials(parsed, seed, trials)?;
     let trials = if exact_only { 0 } else { trials };
     let job = parsed.study.clone().start(trials, seed);
-    let plan = parsed.study.plan();
-    let headline = crate::describe::headlines(parsed).into_iter().next();
-    results(job, &plan, headline.as_ref(), &Printing::of(parsed))
+    results(job, &Shown::of(parsed))
 }
 
 /// Starts a Monte Carlo job; `step` runs its blocks, `finish` gives `run`'s answer.
@@ -93,9 +119,7 @@ pub fn start(parsed: &Parsed, seed: Option<u64>, trials: Option<u64>) -> Result<
     let blocks = job.blocks();
     *started() = Some(Started {
         job,
-        plan: parsed.study.plan(),
-        headline: crate::describe::headlines(parsed).into_iter().next(),
-        printing: Printing::of(parsed),
+        shown: Shown::of(parsed),
     });
     Ok(json!({ "blocks": blocks }))
 }
@@ -115,23 +139,14 @@ pub fn step(blocks: u64) -> Result<Value, Refusal> {
 
 /// Runs what is left of the started job and gives every run's results.
 pub fn finish() -> Result<Value, Refusal> {
-    let Started {
-        job,
-        plan,
-        headline,
-        printing,
-    } = started()
+    let Started { job, shown } = started()
         .take()
         .ok_or_else(|| Refusal::request("no job is started: send \"start\" first"))?;
-    results(job, &plan, headline.as_ref(), &printing)
+    results(job, &shown)
 }
 
-fn results(
-    job: Box<dyn Job>,
-    plan: &Plan,
-    headline: Option<&Headline>,
-    printing: &Printing,
-) -> Result<Value, Refusal> {
+fn results(job: Box<dyn Job>, shown: &Shown) -> Result<Value, Refusal> {
+    let (plan, headline, printing) = (&shown.plan, shown.headline.as_ref(), &shown.printing);
     let Finished { runs, derived } = job
         .finish()
         .map_err(|_| Refusal::request("the run was stopped"))?;
@@ -143,6 +158,7 @@ fn results(
         // survival curve, a difference of means), as the system computes them for
         // `tables.md`.
         "derived": derived.iter().map(|d| d.to_json()).collect::<Vec<_>>(),
+        "printed": shown.printed,
     }))
 }
 

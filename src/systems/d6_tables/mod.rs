@@ -266,6 +266,7 @@ fn rulebook_tables(
         report::rulebook::describe(options)
     );
     book.text(&md);
+    let tables_as_given = battlelab_core::engine::System::printed(study).tables();
     for (variant, (name, table)) in study.variants.iter().enumerate() {
         let t = table.table();
         let title = format!("Outcomes per grid point — {name}");
@@ -369,7 +370,12 @@ fn rulebook_tables(
         }
         let printed = format!("The {} table — {name}", t.name);
         book.text(&format!("## {printed}\n\n"));
-        book.table(Table::from_markdown(&printed, &t.markdown()));
+        // The table as the file gives it, from the core (`System::printed`): the page
+        // reprints it after an edit to its cells.
+        match tables_as_given.iter().find(|t| t.title == printed) {
+            Some(t) => book.printed_table(t),
+            None => book.table(Table::from_markdown(&printed, &t.markdown())),
+        }
         book.text("\n");
         if let (Some(turns), Some(result)) = (study.turns, results.turns.get(variant)) {
             let turns_title = format!(

@@ -415,6 +415,7 @@ pub fn rulebook_tables(
         book.table(table);
         book.text("\n");
     }
+    let crts = battlelab_core::engine::System::printed(analysis).tables();
     for (variant_index, variant) in analysis.variants.iter().enumerate() {
         let rules = &variant.rules;
         let title = format!("Combat Results Table — {}", variant.name);
@@ -426,34 +427,22 @@ pub fn rulebook_tables(
             rules.drm_cap, rules.roll_min, rules.roll_max
         );
         book.text(&md);
-        let rolls: Vec<i32> = (rules.roll_min..=rules.roll_max).collect();
-        let header: Vec<String> = std::iter::once("odds".to_string())
-            .chain(rolls.iter().map(ToString::to_string))
-            .collect();
-        let mut crt = Table::new(&title, header);
-        for (odds, column) in rules.odds_columns.iter().enumerate() {
-            let cells = std::iter::once(Cell::text(column.label()))
-                .chain(rolls.iter().map(|&roll| {
-                    let mark = if rules.cell_edit(odds, roll).is_some() {
-                        "*"
-                    } else {
-                        ""
-                    };
-                    Cell::text(format!("{}{mark}", rules.cell(odds, roll)))
-                }))
-                .collect();
-            crt.row(cells);
+        // The CRT as the file gives it, from the core (`System::printed`): the page
+        // reprints it after an edit to its cells. Its chance row (the `in36` format)
+        // keeps its numbers for the spreadsheet, printed as the core prints them.
+        if let Some(printed) = crts.iter().find(|t| t.title == title) {
+            let mut crt = Table::from_printed(printed);
+            if analysis.header.tables.format == crate::analysis::TableFormat::In36 {
+                let ways = roll_ways(rules.roll_min, rules.roll_max);
+                let chances = crate::report::rulebook::exact_row(analysis.header.tables, &ways, 36);
+                if let Some(row) = crt.rows.last_mut() {
+                    *row = std::iter::once(Cell::text("chance at net DRM 0"))
+                        .chain(chances.values)
+                        .collect();
+                }
+            }
+            book.table(crt);
         }
-        if analysis.header.tables.format == crate::analysis::TableFormat::In36 {
-            let ways = roll_ways(rules.roll_min, rules.roll_max);
-            let chances = crate::report::rulebook::exact_row(analysis.header.tables, &ways, 36);
-            crt.row(
-                std::iter::once(Cell::text("chance at net DRM 0"))
-                    .chain(chances.values)
-                    .collect(),
-            );
-        }
-        book.table(crt);
         let mut md = String::new();
         let _ = writeln!(md);
         if !rules.crt_cells.is_empty() {
@@ -538,21 +527,6 @@ pub fn rulebook_tables(
         &names,
     ));
     book
-}
-
-/// Ways in 36 of each modified 2d6 roll `roll_min..=roll_max` at net DRM 0 (the sum
-/// clamped to the printed rolls).
-fn roll_ways(roll_min: i32, roll_max: i32) -> Vec<u64> {
-    let mut ways = vec![0u64; (roll_max - roll_min + 1).max(0) as usize];
-    for first in 1..=6 {
-        for second in 1..=6 {
-            let roll = (first + second).clamp(roll_min, roll_max);
-            if let Some(w) = ways.get_mut((roll - roll_min) as usize) {
-                *w += 1;
-            }
-        }
-    }
-    ways
 }
 
 #[cfg(test)]

@@ -283,11 +283,17 @@ fn rulebook_tables(study: &NavalEngagementStudy, results: &NavalEngagementResult
         book.table(table);
         book.text("\n");
     }
+    let tables_as_given = battlelab_core::engine::System::printed(study).tables();
     for (variant, (vname, naval)) in study.variants.iter().enumerate() {
         let t = naval.table().table();
         let printed = format!("Naval combat table — {vname}");
         book.text(&format!("## {printed}\n\n"));
-        book.table(Table::from_markdown(&printed, &t.markdown()));
+        // The table as the file gives it, from the core (`System::printed`): the page
+        // reprints it after an edit to its cells.
+        match tables_as_given.iter().find(|t| t.title == printed) {
+            Some(t) => book.printed_table(t),
+            None => book.table(Table::from_markdown(&printed, &t.markdown())),
+        }
         let title = format!("Engagements — {vname}");
         book.text(&format!("## {title}\n\n"));
         let header: Vec<String> = study

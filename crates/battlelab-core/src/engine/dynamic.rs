@@ -45,6 +45,8 @@ pub trait AnyStudy: Send + Sync {
     /// The choices both sides make at once each round, where the system has them
     /// ([`System::simultaneous_choices`]): what `equilibrium` solves.
     fn simultaneous_choices(&self) -> Option<&dyn super::choices::SimultaneousChoices>;
+    /// The tables the report prints from the rules as read ([`System::printed`]).
+    fn printed(&self) -> super::printed::Printed;
 }
 
 /// A plan being run in steps.
@@ -115,6 +117,10 @@ impl<S: System + Send + 'static> AnyStudy for S {
 
     fn simultaneous_choices(&self) -> Option<&dyn super::choices::SimultaneousChoices> {
         System::simultaneous_choices(self)
+    }
+
+    fn printed(&self) -> super::printed::Printed {
+        System::printed(self)
     }
 
     fn start(self: Arc<Self>, trials: u64, seed: u64) -> Box<dyn Job> {

@@ -15,6 +15,7 @@ pub mod driver;
 pub mod dynamic;
 pub mod expect;
 pub mod headline;
+pub mod printed;
 pub mod shard;
 
 use crate::analysis::AxisValue;
@@ -257,5 +258,14 @@ pub trait System: Sync {
         _exact: &[Option<Self::Exact>],
     ) -> Vec<derived::Derived> {
         Vec::new()
+    }
+
+    /// The tables the report prints from the rules as the analysis reads them, not from
+    /// results (a rules file's tables as printed and as modified: [`printed::Printed`]),
+    /// with the text around them. The report writes them into `tables.md` and the
+    /// WebAssembly module hands them to the page, so an edit in the panel reprints them
+    /// as the command line does. Empty by default.
+    fn printed(&self) -> printed::Printed {
+        printed::Printed::default()
     }
 }

@@ -780,6 +780,17 @@ impl crate::engine::System for D6TableStudy {
     type Counts = Vec<u64>;
     type Exact = TableExact;
 
+    /// Each variant's table as the file gives it (its cells edited by `rules.cells`), as
+    /// `tables.md` prints it: "The <table> table — <variant>".
+    fn printed(&self) -> crate::engine::printed::Printed {
+        let mut printed = crate::engine::printed::Printed::default();
+        for (name, table) in &self.variants {
+            let t = table.table();
+            printed.pipe_table(format!("The {} table — {name}", t.name), &t.markdown());
+        }
+        printed
+    }
+
     fn derived(
         &self,
         _counts: &[Vec<u64>],

@@ -1555,6 +1555,52 @@ impl crate::engine::System for FieldStudy {
     type Counts = battle::BattleHistogram;
     type Exact = battle::BattleDistribution;
 
+    /// Each variant's effective CRT as `tables.md` prints it ("Combat Results Table —
+    /// <variant>"): a row per odds column, a column per modified roll, `L/S` results, `*`
+    /// where `rules.crt_cells` edited a cell; in the `in36` format a last row of the
+    /// chance of each modified roll at net DRM 0.
+    fn printed(&self) -> crate::engine::printed::Printed {
+        let mut printed = crate::engine::printed::Printed::default();
+        for variant in &self.variants {
+            let rules = &variant.rules;
+            let rolls: Vec<i32> = (rules.roll_min..=rules.roll_max).collect();
+            let header: Vec<String> = std::iter::once("odds".to_string())
+                .chain(rolls.iter().map(ToString::to_string))
+                .collect();
+            let mut rows: Vec<Vec<String>> = rules
+                .odds_columns
+                .iter()
+                .enumerate()
+                .map(|(odds, column)| {
+                    std::iter::once(column.label())
+                        .chain(rolls.iter().map(|&roll| {
+                            let mark = if rules.cell_edit(odds, roll).is_some() {
+                                "*"
+                            } else {
+                                ""
+                            };
+                            format!("{}{mark}", rules.cell(odds, roll))
+                        }))
+                        .collect()
+                })
+                .collect();
+            if self.header.tables.format == TableFormat::In36 {
+                let ways = roll_ways(rules.roll_min, rules.roll_max);
+                rows.push(
+                    std::iter::once("chance at net DRM 0".to_string())
+                        .chain(self.header.tables.print_chances(&ways, 36).texts)
+                        .collect(),
+                );
+            }
+            printed.table(
+                format!("Combat Results Table — {}", variant.name),
+                header,
+                rows,
+            );
+        }
+        printed
+    }
+
     fn derived(
         &self,
         counts: &[battle::BattleHistogram],
@@ -1744,4 +1790,19 @@ impl FieldResults {
                 .collect(),
         }
     }
+}
+
+/// The ways (in 36) each modified roll of `roll_min..=roll_max` is read at net DRM 0:
+/// 2d6 clamped to the printed rows.
+pub fn roll_ways(roll_min: i32, roll_max: i32) -> Vec<u64> {
+    let mut ways = vec![0u64; (roll_max - roll_min + 1).max(0) as usize];
+    for first in 1..=6 {
+        for second in 1..=6 {
+            let roll = (first + second).clamp(roll_min, roll_max);
+            if let Some(w) = ways.get_mut((roll - roll_min) as usize) {
+                *w += 1;
+            }
+        }
+    }
+    ways
 }

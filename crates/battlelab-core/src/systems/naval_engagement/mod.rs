@@ -377,6 +377,19 @@ impl crate::engine::System for NavalEngagementStudy {
     type Counts = EngagementHistogram;
     type Exact = EngagementDistribution;
 
+    /// Each variant's naval combat table (its cells edited by `rules.cells`), as
+    /// `tables.md` prints it: "Naval combat table — <variant>".
+    fn printed(&self) -> crate::engine::printed::Printed {
+        let mut printed = crate::engine::printed::Printed::default();
+        for (name, naval) in &self.variants {
+            printed.pipe_table(
+                format!("Naval combat table — {name}"),
+                &naval.table().table().markdown(),
+            );
+        }
+        printed
+    }
+
     fn header(&self) -> crate::engine::Header<'_> {
         self.header.view()
     }

@@ -36,6 +36,7 @@ pub mod expr;
 pub mod game;
 pub mod kernel;
 pub mod one_roll;
+pub mod printed;
 #[doc(hidden)]
 pub mod scenarios;
 
@@ -1174,6 +1175,10 @@ pub fn fraction_text(p: &BigRational) -> Option<String> {
 impl crate::engine::System for RulesStudy {
     type Counts = RulesCounts;
     type Exact = RulesExact;
+
+    fn printed(&self) -> crate::engine::printed::Printed {
+        printed::printed(self)
+    }
 
     fn header(&self) -> crate::engine::Header<'_> {
         self.header.view()
