@@ -781,7 +781,7 @@ impl crate::engine::System for D6TableStudy {
     type Exact = TableExact;
 
     /// Each variant's table as the file gives it (its cells edited by `rules.cells`), as
-    /// `tables.md` prints it: "The <table> table — <variant>".
+    /// `tables.md` prints it: "The `<table>` table — `<variant>`".
     fn printed(&self) -> crate::engine::printed::Printed {
         let mut printed = crate::engine::printed::Printed::default();
         for (name, table) in &self.variants {

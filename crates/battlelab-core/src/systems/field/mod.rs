@@ -1555,8 +1555,8 @@ impl crate::engine::System for FieldStudy {
     type Counts = battle::BattleHistogram;
     type Exact = battle::BattleDistribution;
 
-    /// Each variant's effective CRT as `tables.md` prints it ("Combat Results Table —
-    /// <variant>"): a row per odds column, a column per modified roll, `L/S` results, `*`
+    /// Each variant's effective CRT as `tables.md` prints it ("Combat Results Table — `<variant>`"):
+    /// a row per odds column, a column per modified roll, `L/S` results, `*`
     /// where `rules.crt_cells` edited a cell; in the `in36` format a last row of the
     /// chance of each modified roll at net DRM 0.
     fn printed(&self) -> crate::engine::printed::Printed {

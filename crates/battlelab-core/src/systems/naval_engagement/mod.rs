@@ -378,7 +378,7 @@ impl crate::engine::System for NavalEngagementStudy {
     type Exact = EngagementDistribution;
 
     /// Each variant's naval combat table (its cells edited by `rules.cells`), as
-    /// `tables.md` prints it: "Naval combat table — <variant>".
+    /// `tables.md` prints it: "Naval combat table — `<variant>`".
     fn printed(&self) -> crate::engine::printed::Printed {
         let mut printed = crate::engine::printed::Printed::default();
         for (name, naval) in &self.variants {
