@@ -537,18 +537,10 @@ fn remembered(game: &Game) -> Vec<Option<Remembered>> {
 
 /// The slots a table's column, modifier and shift read.
 fn picks_reads(table: &Table, out: &mut Vec<usize>) {
-    for e in [&table.modifier, &table.shift].into_iter().flatten() {
-        e.slots(out);
+    if let Some(modifier) = &table.modifier {
+        modifier.slots(out);
     }
-    match &table.columns {
-        ColumnPick::Odds {
-            attacker, defender, ..
-        } => {
-            attacker.slots(out);
-            defender.slots(out);
-        }
-        ColumnPick::AtLeast { value, .. } | ColumnPick::Index { value } => value.slots(out),
-    }
+    table.column_slots(out);
 }
 
 /// Every result table `t` can give.
@@ -766,20 +758,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
                 .iter()
                 .map(|t| {
                     let mut read = Vec::new();
-                    if let Some(shift) = &t.shift {
-                        shift.slots(&mut read);
-                    }
-                    match &t.columns {
-                        ColumnPick::Odds {
-                            attacker, defender, ..
-                        } => {
-                            attacker.slots(&mut read);
-                            defender.slots(&mut read);
-                        }
-                        ColumnPick::AtLeast { value, .. } | ColumnPick::Index { value } => {
-                            value.slots(&mut read)
-                        }
-                    }
+                    t.column_slots(&mut read);
                     read.contains(&game.layout.modifier)
                 })
                 .collect(),

@@ -125,6 +125,24 @@ pub struct Table {
     pub edited: Vec<(usize, usize)>,
 }
 
+impl Table {
+    /// Every slot its column is picked by: the shift and the column's values.
+    pub fn column_slots(&self, out: &mut Vec<usize>) {
+        if let Some(shift) = &self.shift {
+            shift.slots(out);
+        }
+        match &self.columns {
+            ColumnPick::Odds {
+                attacker, defender, ..
+            } => {
+                attacker.slots(out);
+                defender.slots(out);
+            }
+            ColumnPick::AtLeast { value, .. } | ColumnPick::Index { value } => value.slots(out),
+        }
+    }
+}
+
 /// A result code and its effects.
 #[derive(Clone, Debug)]
 pub struct ResultCode {
@@ -1141,23 +1159,10 @@ impl Builder<'_> {
             }
         }
         for t in &tables {
-            for e in [t.modifier.as_ref(), t.row.as_ref(), t.shift.as_ref()]
-                .into_iter()
-                .flatten()
-            {
+            for e in [t.modifier.as_ref(), t.row.as_ref()].into_iter().flatten() {
                 e.slots(&mut read);
             }
-            match &t.columns {
-                ColumnPick::Odds {
-                    attacker, defender, ..
-                } => {
-                    attacker.slots(&mut read);
-                    defender.slots(&mut read);
-                }
-                ColumnPick::AtLeast { value, .. } | ColumnPick::Index { value } => {
-                    value.slots(&mut read)
-                }
-            }
+            t.column_slots(&mut read);
         }
         for r in &results {
             statement_slots(&r.effects, &mut read);
