@@ -214,6 +214,16 @@ fn selftest(report: &Path, fragment: &str, size: (u32, u32)) -> String {
     verdict
 }
 
+/// Writes the files the page's "download" gave (`verdict["downloaded"]`, name → text) into
+/// a new folder `to`, side by side, and returns it.
+fn save_downloaded(verdict: &serde_json::Value, to: &Path) -> PathBuf {
+    fs::create_dir(to).unwrap();
+    for (name, text) in verdict["downloaded"].as_object().expect("downloaded files") {
+        fs::write(to.join(name), text.as_str().unwrap()).unwrap();
+    }
+    to.to_path_buf()
+}
+
 #[test]
 fn every_report_page_passes_its_self_test_at_phone_width_in_chromium() {
     chromium();
@@ -581,11 +591,7 @@ fn compare_value_and_equilibrium_pages_recompute_their_analysis_as_the_command_l
         assert_eq!(verdict["errors"], serde_json::json!([]), "{verdict:#}");
         assert_eq!(verdict["pricing"]["kind"], "exact", "{verdict:#}");
         eprintln!("{name}: repriced {}", verdict["pricing"]);
-        let saved = dir.path().join(format!("priced_{name}"));
-        fs::create_dir(&saved).unwrap();
-        for (file, text) in verdict["downloaded"].as_object().expect("downloaded") {
-            fs::write(saved.join(file), text.as_str().unwrap()).unwrap();
-        }
+        let saved = save_downloaded(&verdict, &dir.path().join(format!("priced_{name}")));
         let (code, md, stderr) = common::battlelab(
             &saved,
             &[
@@ -728,11 +734,7 @@ fn compare_and_equilibrium_pages_recompute_their_answer_as_the_command_line_give
             "{name}: {} answered again {}",
             command[0], verdict["answering"]
         );
-        let saved = dir.path().join(format!("saved{k}"));
-        fs::create_dir(&saved).unwrap();
-        for (file, text) in verdict["downloaded"].as_object().expect("downloaded") {
-            fs::write(saved.join(file), text.as_str().unwrap()).unwrap();
-        }
+        let saved = save_downloaded(&verdict, &dir.path().join(format!("saved{k}")));
         let mut cli_args: Vec<&str> = vec![command[0], name];
         cli_args.extend_from_slice(&command[1..]);
         cli_args.extend(["--format", "md", "--quiet"]);
@@ -775,11 +777,7 @@ fn compare_and_equilibrium_pages_recompute_their_answer_as_the_command_line_give
         "{verdict:#}"
     );
     eprintln!("field_combat.toml: value repriced {}", verdict["pricing"]);
-    let saved = dir.path().join("saved_value");
-    fs::create_dir(&saved).unwrap();
-    for (file, text) in verdict["downloaded"].as_object().expect("downloaded") {
-        fs::write(saved.join(file), text.as_str().unwrap()).unwrap();
-    }
+    let saved = save_downloaded(&verdict, &dir.path().join("saved_value"));
     let (code, md, stderr) = common::battlelab(
         &saved,
         &[
@@ -1444,11 +1442,7 @@ fn the_printed_rules_tables_are_reprinted_after_a_cell_and_a_drm_edit() {
     );
     assert_eq!(verdict["errors"], serde_json::json!([]), "{verdict:#}");
     assert_eq!(verdict["kind"], "exact", "{verdict:#}");
-    let saved = dir.path().join("downloaded");
-    fs::create_dir(&saved).unwrap();
-    for (name, text) in verdict["downloaded"].as_object().expect("downloaded files") {
-        fs::write(saved.join(name), text.as_str().unwrap()).unwrap();
-    }
+    let saved = save_downloaded(&verdict, &dir.path().join("downloaded"));
     let cli = report_of(
         &saved.join("classic_crt.toml"),
         TRIALS,
