@@ -14,7 +14,7 @@ use battlelab::dice::DiceStream;
 use battlelab_core::engine::System;
 use battlelab_core::systems::field::battle::{FieldCombat, FieldRules, PreparedBattle};
 use battlelab_core::systems::naval_engagement::engagement::EngagementHistogram;
-use battlelab_core::systems::rules_file::chain::{Chain, CompareCache};
+use battlelab_core::systems::rules_file::chain::{Chain, Prepared};
 use battlelab_core::systems::rules_file::scenarios;
 
 use super::{bare_xoshiro, BATCH};
@@ -131,7 +131,7 @@ fn rules_file(c: &mut Criterion) {
     ] {
         let study = make();
         let (game, base) = (study.game(0), &study.runs[0].base);
-        let compare = CompareCache::of(game);
+        let compare = Prepared::of(game);
         group.bench_function(name, |b| {
             b.iter(|| {
                 let chain = Chain::build(game, &compare, base).expect("small");

@@ -6,7 +6,7 @@
 //! `cargo run --release -p battlelab-core --example rules_exact_cost`
 
 use battlelab_core::systems::rules_file::{
-    chain::{Chain, CompareCache},
+    chain::{Chain, Prepared},
     kernel::Walk,
     scenarios, RulesStudy,
 };
@@ -24,7 +24,7 @@ fn main() {
         let s = make();
         let g = s.game(0);
         let base = s.runs[0].base.clone();
-        let cc = CompareCache::of(g);
+        let cc = Prepared::of(g);
         let mut best = [f64::MAX; 5];
         let mut info = String::new();
         for _ in 0..5 {

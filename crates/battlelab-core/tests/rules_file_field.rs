@@ -25,7 +25,7 @@ use battlelab_core::systems::field::battle::{
     BattleDistribution, BattleResult, FieldRules, TacticCell, TACTIC_NAMES,
 };
 use battlelab_core::systems::field::FieldStudy;
-use battlelab_core::systems::rules_file::chain::{Chain, CompareCache};
+use battlelab_core::systems::rules_file::chain::{Chain, Prepared};
 use battlelab_core::systems::rules_file::{RulesExact, RulesStudy};
 use num_traits::ToPrimitive;
 
@@ -665,7 +665,7 @@ fn field_12_v_8_mixed_chain_size_and_timing() {
     };
     // The chain alone (what `parse` spends on this run beyond reading the files).
     let game = rules.game(0);
-    let compare = CompareCache::of(game);
+    let compare = Prepared::of(game);
     let t = Instant::now();
     for _ in 0..repeats {
         std::hint::black_box(Chain::build(game, &compare, &rules.runs[0].base).expect("builds"));

@@ -123,20 +123,10 @@ pub struct Stepper<'g, 'd> {
     /// Set when a weight no longer fits in 128 bits (the chain is then not built).
     pub overflow: bool,
     /// The compare phases' outcome lists, by (phase, dice of each side).
-    compare: &'g CompareCache,
-    /// Per table: whether its rolls may be grouped by result before any effect runs
-    /// (enumerating only; see [`groupable`]).
-    grouped: Vec<bool>,
-    /// Per result: whether its effects roll on another table (and so may branch); the
-    /// others are applied to a branch in place.
-    rolls: Vec<bool>,
-    /// Per phase, enumerating: the scratch slots no later phase reads ([`unread_after`]),
-    /// cleared before the phase's branches are merged. Empty lists when drawing.
-    unread: Vec<Vec<usize>>,
-    /// Per table, enumerating: whether its row reads nothing but the roll and the
-    /// modifier, so a grouped roll's results follow from the column and the modifier
-    /// alone (and are kept in `read_rows`).
-    row_free: Vec<bool>,
+    compare: &'g Prepared,
+    /// How each phase and table is played ([`Plan`]): the prepared game's where
+    /// enumerating, one that reads every roll where drawing.
+    plan: std::borrow::Cow<'g, Plan>,
     /// A grouped table's results by `(table, column, modifier)`: `(result, first sum,
     /// ways)` in the order the rolls first give each result.
     read_rows: FxHashMap<(usize, usize, i64), Vec<Grouped>>,
@@ -145,16 +135,6 @@ pub struct Stepper<'g, 'd> {
     /// Frames of branches merged away or finished, reused by forks (PERF: allocating a
     /// frame per fork was a fifth of building a chain).
     spare: Vec<Vec<i64>>,
-    /// The phase before which the options are chosen: 0 when drawing; enumerating, the
-    /// first phase that reads an option where no phase before it can split a branch (so
-    /// the branches come out in the same order), else 0; the number of phases when no
-    /// phase reads one (the split would change nothing).
-    choices_at: usize,
-    /// Per phase, enumerating: what its ways follow from, where they can be remembered
-    /// (PERF: the field battle's tactical matrix, read with each pair of tactics, is
-    /// worked out once per larger side instead of once a round; its CRT once per column
-    /// and modifier).
-    memo_plan: Vec<Option<Remembered>>,
     /// A remembered phase's ways, by `[phase, column, modifier, its key's values…]`: the
     /// id of what it leaves (in [`Stepper::afters`]) and the weight.
     memo: FxHashMap<Vec<i64>, Vec<(u32, u128, u128)>>,
@@ -168,17 +148,108 @@ pub struct Stepper<'g, 'd> {
     /// Reused by a remembered phase (PERF: a few allocations a phase were a tenth of a
     /// field battle's chain).
     buffers: MemoBuffers,
-    /// Per table, enumerating: whether it is looked up in place
-    /// ([`Stepper::look_up_in_place`]): no dice, and no result that rolls on a table.
-    in_place: Vec<bool>,
     /// Each branch's column, reused by [`Stepper::look_up_in_place`].
     columns: Vec<Result<usize, usize>>,
-    /// Per table: whether its column (or shift) reads the modifier, and so is read
-    /// again once the modifier is set.
-    column_reads_modifier: Vec<bool>,
     /// Enumerating where only which way leads where matters ([`Chain::build_unweighted`]):
     /// every way that can happen weighs 1 (so no weight outgrows 128 bits).
     unit: bool,
+}
+
+/// How enumerating plays each phase and table of a game: what it groups, remembers,
+/// clears and looks up in place. Worked out once per game ([`Prepared`]; PERF: working
+/// it out for every chain built was a twentieth of building a field battle's). It is
+/// read from the game as written, not from a run's folded one ([`Game::folded`]), with
+/// the parameters and policies (the frame below the state) read as the constants they
+/// are in a run: folding only takes reads away, so a plan of the written game is a plan
+/// of every run's (for the shipped analyses and the field and naval scenarios, the
+/// same plan either way: held by a test).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    /// Per table: whether its rolls may be grouped by result before any effect runs
+    /// (see [`groupable`]).
+    pub(crate) grouped: Vec<bool>,
+    /// Per result: whether its effects roll on another table (and so may branch); the
+    /// others are applied to a branch in place.
+    rolls: Vec<bool>,
+    /// Per phase: the scratch slots no later phase reads ([`unread_after`]),
+    /// cleared before the phase's branches are merged.
+    unread: Vec<Vec<usize>>,
+    /// Per table: whether its row reads nothing but the roll and the
+    /// modifier, so a grouped roll's results follow from the column and the modifier
+    /// alone (and are kept in `read_rows`).
+    row_free: Vec<bool>,
+    /// The phase before which the options are chosen: the first phase that reads an option where no phase before it can split a branch (so
+    /// the branches come out in the same order), else 0; the number of phases when no
+    /// phase reads one (the split would change nothing).
+    pub(crate) choices_at: usize,
+    /// Per phase: what its ways follow from, where they can be remembered
+    /// (PERF: the field battle's tactical matrix, read with each pair of tactics, is
+    /// worked out once per larger side instead of once a round; its CRT once per column
+    /// and modifier).
+    pub(crate) memo_plan: Vec<Option<Remembered>>,
+    /// Per table: whether it is looked up in place
+    /// ([`Stepper::look_up_in_place`]): no dice, and no result that rolls on a table.
+    pub(crate) in_place: Vec<bool>,
+    /// Per table: whether its column (or shift) reads the modifier, and so is read
+    /// again once the modifier is set.
+    column_reads_modifier: Vec<bool>,
+}
+
+impl Plan {
+    /// The plan of `game` for enumerating.
+    pub fn of(game: &Game) -> Plan {
+        let rolls = rolls_of(game);
+        let constant = game.layout.state.start;
+        Plan {
+            grouped: game.tables.iter().map(|t| groupable(game, t)).collect(),
+            unread: unread_after(game),
+            row_free: game
+                .tables
+                .iter()
+                .map(|t| {
+                    let mut read = Vec::new();
+                    if let Some(r) = &t.row {
+                        r.slots(&mut read);
+                    }
+                    read.iter().all(|s| {
+                        *s < constant || *s == game.layout.roll || *s == game.layout.modifier
+                    })
+                })
+                .collect(),
+            choices_at: choices_at(game),
+            memo_plan: remembered(game),
+            in_place: game
+                .tables
+                .iter()
+                .map(|t| t.dice == 0 && table_results(t).iter().all(|r| !rolls[*r]))
+                .collect(),
+            column_reads_modifier: game
+                .tables
+                .iter()
+                .map(|t| {
+                    let mut read = Vec::new();
+                    t.column_slots(&mut read);
+                    read.contains(&game.layout.modifier)
+                })
+                .collect(),
+            rolls,
+        }
+    }
+
+    /// Drawing: every phase played as written, the options chosen first, each column
+    /// read again once the modifier is set.
+    fn drawing(game: &Game) -> Plan {
+        Plan {
+            grouped: vec![false; game.tables.len()],
+            rolls: rolls_of(game),
+            unread: vec![Vec::new(); game.phases.len()],
+            row_free: vec![false; game.tables.len()],
+            choices_at: 0,
+            memo_plan: vec![None; game.phases.len()],
+            in_place: vec![false; game.tables.len()],
+            column_reads_modifier: vec![true; game.tables.len()],
+        }
+    }
 }
 
 /// What a remembered phase works in, kept between phases ([`Stepper::phase`]).
@@ -197,11 +268,42 @@ struct MemoBuffers {
 /// battle, and the weight `num / den` ([`Stepper::round`]).
 type Next = (Vec<i64>, bool, u128, u128);
 
-/// `b` with its weight times `ways / total` in lowest terms; `None` past 128 bits. The
+/// A weight `(n, d)` as a round keeps it: as it is while both fit in 64 bits (so that
+/// the product of two such fits in 128), else in lowest terms.
+///
+/// PERF: reducing every product and sum by its greatest common divisor was a tenth of
+/// building a field battle's chain; the weights are reduced once, where a round ends
+/// ([`Stepper::round`]). Every weight stands for the same fraction either way, and where
+/// a product or sum of unreduced weights would pass 128 bits it is taken again from their
+/// lowest terms, so a weight is past 128 bits exactly where the reduced one would be.
+fn settle(n: u128, d: u128) -> (u128, u128) {
+    if (n | d) >> 64 == 0 {
+        (n, d)
+    } else {
+        lowest((n, d))
+    }
+}
+
+/// `(n, d)` in lowest terms.
+fn lowest((n, d): (u128, u128)) -> (u128, u128) {
+    let g = gcd(n, d);
+    (exact_div(n, g), exact_div(d, g))
+}
+
+/// The weight `w` times `ways / total` (unreduced, as they come: a split's ways over its
+/// total); `None` past 128 bits.
+fn scaled(w: (u128, u128), ways: u128, total: u128) -> Option<(u128, u128)> {
+    if let (Some(n), Some(d)) = (w.0.checked_mul(ways), w.1.checked_mul(total)) {
+        return Some(settle(n, d));
+    }
+    let w = lowest(w);
+    Some(lowest((w.0.checked_mul(ways)?, w.1.checked_mul(total)?)))
+}
+
+/// `b` with its weight times `ways / total` ([`scaled`]); `None` past 128 bits. The
 /// frame is copied into one of `spare`'s where there is one.
 fn fork(b: &Branch, ways: u128, total: u128, spare: &mut Vec<Vec<i64>>) -> Option<Branch> {
-    let (n, d) = (b.num.checked_mul(ways)?, b.den.checked_mul(total)?);
-    let g = gcd(n, d);
+    let (num, den) = scaled((b.num, b.den), ways, total)?;
     let frame = match spare.pop() {
         Some(mut frame) => {
             frame.clear();
@@ -212,21 +314,31 @@ fn fork(b: &Branch, ways: u128, total: u128, spare: &mut Vec<Vec<i64>>) -> Optio
     };
     Some(Branch {
         frame,
-        num: exact_div(n, g),
-        den: exact_div(d, g),
+        num,
+        den,
         ended: b.ended,
     })
 }
 
-/// `a × b` in lowest terms; `None` past 128 bits.
+/// `a × b` ([`settle`]); `None` past 128 bits.
 fn times(a: (u128, u128), b: (u128, u128)) -> Option<(u128, u128)> {
-    let (n, d) = (a.0.checked_mul(b.0)?, a.1.checked_mul(b.1)?);
-    let g = gcd(n, d);
-    Some((exact_div(n, g), exact_div(d, g)))
+    if let (Some(n), Some(d)) = (a.0.checked_mul(b.0), a.1.checked_mul(b.1)) {
+        return Some(settle(n, d));
+    }
+    let (a, b) = (lowest(a), lowest(b));
+    Some(lowest((a.0.checked_mul(b.0)?, a.1.checked_mul(b.1)?)))
+}
+
+/// `a + b` ([`settle`]); `None` past 128 bits.
+fn plus(a: (u128, u128), b: (u128, u128)) -> Option<(u128, u128)> {
+    if a.1 == b.1 && (a.0 | b.0 | a.1) >> 64 == 0 {
+        return Some(settle(a.0 + b.0, a.1));
+    }
+    plus_lowest(a, b).or_else(|| plus_lowest(lowest(a), lowest(b)))
 }
 
 /// `a + b` in lowest terms; `None` past 128 bits.
-fn plus(a: (u128, u128), b: (u128, u128)) -> Option<(u128, u128)> {
+fn plus_lowest(a: (u128, u128), b: (u128, u128)) -> Option<(u128, u128)> {
     if a.1 == b.1 {
         let num = a.0.checked_add(b.0)?;
         let g = gcd(num, a.1);
@@ -437,8 +549,8 @@ fn choices_at(game: &Game) -> usize {
 /// How a phase's ways are remembered ([`Stepper::memo`]): a phase whose ways follow from
 /// its scratch values (and, `by_roll`, from its table's column and modifier, which may
 /// read the state), that writes nothing of the state.
-#[derive(Clone, Debug)]
-struct Remembered {
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Remembered {
     /// The scratch slots the phase reads or writes (besides its condition, and the
     /// table's column and modifier where `by_roll`).
     key: Vec<usize>,
@@ -588,18 +700,22 @@ fn effects_read(game: &Game, slot: usize) -> bool {
     read.contains(&slot)
 }
 
-/// For each compare phase, the distribution of pairs won for every count of dice:
-/// `(won by side 0, won by side 1) → ways`, over `faces^(n0 + n1)`.
-#[derive(Clone, Debug, Default)]
-pub struct CompareCache {
+/// What building a game's chains reads of the game, worked out once per game: for each
+/// compare phase, the distribution of pairs won for every count of dice (`(won by side
+/// 0, won by side 1) → ways`, over `faces^(n0 + n1)`), and how enumerating plays each
+/// phase and table ([`Plan`]).
+#[derive(Clone, Debug)]
+pub struct Prepared {
     lists: HashMap<(usize, i64, i64), PairsWon>,
+    pub plan: Plan,
 }
 
 /// Pairs won by each side with their ways, and the ways in all.
 type PairsWon = (Vec<((i64, i64), u128)>, u128);
 
-impl CompareCache {
-    /// Every compare phase's lists, for every count of dice its expressions can give.
+impl Prepared {
+    /// Every compare phase's lists, for every count of dice its expressions can give,
+    /// and the plan.
     pub fn of(game: &Game) -> Self {
         let mut lists = HashMap::new();
         let scope = RangeOf(game);
@@ -616,7 +732,10 @@ impl CompareCache {
                 }
             }
         }
-        Self { lists }
+        Self {
+            lists,
+            plan: Plan::of(game),
+        }
     }
 }
 
@@ -714,81 +833,42 @@ fn hit_counts(n: i64, faces: u32, at_most: i64) -> (Vec<u128>, u128) {
 }
 
 impl<'g, 'd> Stepper<'g, 'd> {
-    pub fn enumerating(game: &'g Game, compare: &'g CompareCache) -> Self {
+    pub fn enumerating(game: &'g Game, prepared: &'g Prepared) -> Self {
         Self {
             game,
             dice: None,
             overflow: false,
-            compare,
-            grouped: game.tables.iter().map(|t| groupable(game, t)).collect(),
-            rolls: rolls_of(game),
-            unread: unread_after(game),
-            row_free: game
-                .tables
-                .iter()
-                .map(|t| {
-                    let mut read = Vec::new();
-                    if let Some(r) = &t.row {
-                        r.slots(&mut read);
-                    }
-                    read.iter()
-                        .all(|s| *s == game.layout.roll || *s == game.layout.modifier)
-                })
-                .collect(),
+            compare: prepared,
+            plan: std::borrow::Cow::Borrowed(&prepared.plan),
             read_rows: FxHashMap::default(),
             index: MergeIndex::default(),
             spare: Vec::new(),
-            choices_at: choices_at(game),
-            memo_plan: remembered(game),
             memo: FxHashMap::default(),
             afters: Vec::new(),
             after_ids: FxHashMap::default(),
             sum_index: Default::default(),
             buffers: MemoBuffers::default(),
-            in_place: {
-                let rolls = rolls_of(game);
-                game.tables
-                    .iter()
-                    .map(|t| t.dice == 0 && table_results(t).iter().all(|r| !rolls[*r]))
-                    .collect()
-            },
             columns: Vec::new(),
-            column_reads_modifier: game
-                .tables
-                .iter()
-                .map(|t| {
-                    let mut read = Vec::new();
-                    t.column_slots(&mut read);
-                    read.contains(&game.layout.modifier)
-                })
-                .collect(),
             unit: false,
         }
     }
 
-    pub fn drawing(game: &'g Game, compare: &'g CompareCache, dice: &'d mut DiceStream) -> Self {
+    pub fn drawing(game: &'g Game, prepared: &'g Prepared, dice: &'d mut DiceStream) -> Self {
         Self {
             game,
             dice: Some(dice),
             overflow: false,
-            compare,
-            grouped: vec![false; game.tables.len()],
-            rolls: rolls_of(game),
-            unread: vec![Vec::new(); game.phases.len()],
-            row_free: vec![false; game.tables.len()],
+            compare: prepared,
+            plan: std::borrow::Cow::Owned(Plan::drawing(game)),
             read_rows: FxHashMap::default(),
             index: MergeIndex::default(),
             spare: Vec::new(),
-            choices_at: 0,
-            memo_plan: vec![None; game.phases.len()],
             memo: FxHashMap::default(),
             afters: Vec::new(),
             after_ids: FxHashMap::default(),
             sum_index: Default::default(),
             buffers: MemoBuffers::default(),
-            in_place: vec![false; game.tables.len()],
             columns: Vec::new(),
-            column_reads_modifier: vec![true; game.tables.len()],
             unit: false,
         }
     }
@@ -826,13 +906,9 @@ impl<'g, 'd> Stepper<'g, 'd> {
                     next.frame[*slot] = *v;
                 }
                 let (ways, total) = if self.unit { (&1, 1) } else { (ways, total) };
-                match (b.num.checked_mul(*ways), b.den.checked_mul(total)) {
-                    (Some(n), Some(d)) => {
-                        let g = gcd(n, d);
-                        next.num = exact_div(n, g);
-                        next.den = exact_div(d, g);
-                    }
-                    _ => {
+                match scaled((b.num, b.den), *ways, total) {
+                    Some((num, den)) => (next.num, next.den) = (num, den),
+                    None => {
                         self.overflow = true;
                         return Vec::new();
                     }
@@ -874,7 +950,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
     /// Applies result `r`'s effects to `b`, and appends what comes of it to `out`.
     fn apply(&mut self, r: usize, mut b: Branch, out: &mut Vec<Branch>) {
         let game = self.game;
-        if self.rolls[r] {
+        if self.plan.rolls[r] {
             let applied = self.statements(&game.results[r].effects, vec![b]);
             out.extend(applied);
         } else {
@@ -895,8 +971,15 @@ impl<'g, 'd> Stepper<'g, 'd> {
                         .iter()
                         .position(|t| t.name == *name)
                         .expect("checked when the file was read");
-                    if !(self.in_place[t] && self.look_up_in_place(t, &mut branches)) {
+                    if !(self.plan.in_place[t] && self.look_up_in_place(t, &mut branches)) {
                         branches = self.table(t, branches);
+                    }
+                }
+                // PERF: the commonest statement, read once for every branch.
+                Statement::Set { target, value } => {
+                    let (lo, hi) = self.game.layout.names[*target].2;
+                    for b in branches.iter_mut() {
+                        b.frame[*target] = value.eval(&b.frame).clamp(lo, hi);
                     }
                 }
                 other => branches.iter_mut().for_each(|b| self.effect(other, b)),
@@ -1004,16 +1087,16 @@ impl<'g, 'd> Stepper<'g, 'd> {
         let total: u128 = sums.iter().map(|s| s.1).sum();
         let mut ways: Vec<Grouped> = Vec::with_capacity(sums.len());
         for (mut b, column) in rolled {
-            if self.grouped[t] {
+            if self.plan.grouped[t] {
                 let modifier = table.modifier.as_ref().map_or(0, |m| m.eval(&b.frame));
                 b.frame[modifier_slot] = modifier;
-                let column = if self.column_reads_modifier[t] {
+                let column = if self.plan.column_reads_modifier[t] {
                     column_of(table, &b.frame)
                 } else {
                     Ok(column)
                 };
                 let key = (t, column.unwrap_or(usize::MAX), modifier);
-                match self.read_rows.get(&key).filter(|_| self.row_free[t]) {
+                match self.read_rows.get(&key).filter(|_| self.plan.row_free[t]) {
                     Some(known) => {
                         ways.clear();
                         ways.extend_from_slice(known);
@@ -1028,7 +1111,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
                                 None => ways.push((result, *sum, *w)),
                             }
                         }
-                        if self.row_free[t] {
+                        if self.plan.row_free[t] {
                             self.read_rows.insert(key, ways.clone());
                         }
                     }
@@ -1133,15 +1216,15 @@ impl<'g, 'd> Stepper<'g, 'd> {
     /// cleared and the branches merged. Where the phase's ways follow from a few values
     /// ([`Remembered`]), they are worked out once and taken from [`Stepper::memo`].
     fn phase(&mut self, p: usize, branches: Vec<Branch>) -> Vec<Branch> {
-        if self.memo_plan[p].is_none() {
+        if self.plan.memo_plan[p].is_none() {
             return self.phase_played(p, branches);
         }
         let game = self.game;
         let phase = &game.phases[p];
-        let plan = self.memo_plan[p].as_ref().expect("checked");
+        let plan = self.plan.memo_plan[p].as_ref().expect("checked");
         // The options chosen in this phase: a lone branch only (more would come out
         // branch by branch, where playing them puts those that skip the phase last).
-        if p == self.choices_at && p > 0 && !matches!(&branches[..], [b] if !b.ended) {
+        if p == self.plan.choices_at && p > 0 && !matches!(&branches[..], [b] if !b.ended) {
             return self.phase_played(p, branches);
         }
         let plays =
@@ -1199,7 +1282,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
                 // The chain is not built: nothing is kept.
                 return Vec::new();
             }
-            let plan = self.memo_plan[p].as_ref().expect("checked");
+            let plan = self.plan.memo_plan[p].as_ref().expect("checked");
             let mut entries = Vec::with_capacity(ways.len());
             for w in ways {
                 let after: Vec<i64> = plan.after.iter().map(|s| w.frame[*s]).collect();
@@ -1220,7 +1303,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
         // phase sets (its `after` slots) are one group; a group's pieces with the same
         // values after the phase are one branch, in the order the pieces first come —
         // as playing the phase and merging would give them, without a frame per piece.
-        let plan = self.memo_plan[p].as_ref().expect("checked");
+        let plan = self.plan.memo_plan[p].as_ref().expect("checked");
         let varying = game.layout.state.start;
         let (groups, at) = &mut self.sum_index;
         groups.clear();
@@ -1310,7 +1393,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
         // What the rest of the round never reads is cleared (the live branches' already
         // is), and the branches merged.
         for b in &mut done {
-            for s in &self.unread[p] {
+            for s in &self.plan.unread[p] {
                 b.frame[*s] = 0;
             }
         }
@@ -1330,7 +1413,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
         let game = self.game;
         let phase = &game.phases[p];
         let temps = game.layout.temps.clone();
-        if p == self.choices_at && p > 0 {
+        if p == self.plan.choices_at && p > 0 {
             branches = self.choose(branches);
             if self.overflow {
                 return Vec::new();
@@ -1423,7 +1506,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
             // PERF: what the rest of the round never reads cleared, so more merge.
             let mut cleared = false;
             for b in &mut branches {
-                for s in &self.unread[p] {
+                for s in &self.plan.unread[p] {
                     cleared |= b.frame[*s] != 0;
                     b.frame[*s] = 0;
                 }
@@ -1450,8 +1533,29 @@ impl<'g, 'd> Stepper<'g, 'd> {
     }
 
     /// Every way one round from `state` (the state slots' values) can go, merged by the
-    /// state it ends in: `(next state, ended, num, den)`. Drawing: one way.
+    /// state it ends in: `(next state, ended, num, den)`, each weight in lowest terms.
+    /// Drawing: one way.
     pub fn round(&mut self, start_frame: &[i64]) -> Vec<Next> {
+        let mut ways = Ways::default();
+        self.round_into(start_frame, &mut ways);
+        let width = self.game.layout.state.len();
+        ways.ends
+            .iter()
+            .enumerate()
+            .map(|(i, &(ended, num, den))| {
+                (
+                    ways.states[i * width..(i + 1) * width].to_vec(),
+                    ended,
+                    num,
+                    den,
+                )
+            })
+            .collect()
+    }
+
+    /// [`Stepper::round`], the ways appended to `out` (nothing where a weight is past
+    /// 128 bits: [`Stepper::overflow`]).
+    pub fn round_into(&mut self, start_frame: &[i64], out: &mut Ways) {
         let game = self.game;
         let temps = game.layout.temps.clone();
         let mut branches = vec![Branch {
@@ -1467,33 +1571,44 @@ impl<'g, 'd> Stepper<'g, 'd> {
         // Each side chooses: one branch per option its policy weighs (enumerating, with
         // the policy's exact weight), or one option drawn. Enumerating, the split waits
         // for the first phase that reads a choice ([`choices_at`]).
-        if self.choices_at == 0 {
+        if self.plan.choices_at == 0 {
             branches = self.choose(branches);
             if self.overflow {
-                return Vec::new();
+                return;
             }
         }
         for p in 0..game.phases.len() {
             branches = self.phase(p, branches);
             if self.overflow {
-                return Vec::new();
+                return;
             }
         }
         // The round ends: the round number advances, the temporaries are cleared.
         let state = game.layout.state.clone();
         let round = game.layout.round;
-        let mut out: Vec<Next> = Vec::with_capacity(branches.len());
         for mut b in branches {
             b.frame[temps.clone()].iter_mut().for_each(|v| *v = 0);
             let cap = b.frame[game.layout.cap];
             if cap > 0 {
                 b.frame[round] = (b.frame[round] + 1).min(cap);
             }
-            out.push((b.frame[state.clone()].to_vec(), b.ended, b.num, b.den));
+            let (num, den) = lowest((b.num, b.den));
+            out.states.extend_from_slice(&b.frame[state.clone()]);
+            out.ends.push((b.ended, num, den));
             keep(&mut self.spare, b.frame);
         }
-        out
     }
+}
+
+/// Where rounds can end ([`Stepper::round_into`]), one way after another: each next
+/// state's values (as many as the state slots, one state after another in `states`), and
+/// in `ends` whether an effect ended the battle and the weight `num / den`, in lowest
+/// terms. PERF: one buffer for every way of every round stepped (a vector per way was a
+/// twentieth of building a field battle's chain).
+#[derive(Default)]
+pub struct Ways {
+    pub states: Vec<i64>,
+    pub ends: Vec<(bool, u128, u128)>,
 }
 
 /// A grouped roll's result: `(result, the first sum giving it, ways)`.
@@ -1728,6 +1843,47 @@ pub struct Chain {
     pub totals: Vec<u128>,
 }
 
+/// The chain's states found by their values and end flag, with no copy of either kept
+/// (PERF: a copy per state was a twentieth of building a field battle's chain): the map
+/// holds a hash's latest state, and `same[id]` the state before it with the same hash.
+#[derive(Default)]
+struct StateIndex {
+    heads: FxHashMap<u64, u32>,
+    same: Vec<u32>,
+}
+
+impl StateIndex {
+    const NONE: u32 = u32::MAX;
+
+    fn hash(state: &[i64], terminal: bool) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = rustc_hash::FxHasher::default();
+        state.hash(&mut h);
+        terminal.hash(&mut h);
+        h.finish()
+    }
+
+    /// The state of `chain` with these values and end flag, if it has one.
+    fn find(&self, chain: &Chain, hash: u64, state: &[i64], terminal: bool) -> Option<u32> {
+        let mut at = self.heads.get(&hash).copied().unwrap_or(Self::NONE);
+        while at != Self::NONE {
+            let i = at as usize;
+            if chain.terminal[i] == terminal && chain.states[i] == state {
+                return Some(at);
+            }
+            at = self.same[i];
+        }
+        None
+    }
+
+    /// Adds state `id` (the next one), of hash `hash`.
+    fn insert(&mut self, hash: u64, id: u32) {
+        debug_assert_eq!(id as usize, self.same.len());
+        self.same
+            .push(self.heads.insert(hash, id).unwrap_or(Self::NONE));
+    }
+}
+
 /// Why a chain was not built.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TooLarge {
@@ -1753,10 +1909,15 @@ pub fn frame_of(game: &Game, base: &[i64], state: &[i64]) -> Vec<i64> {
     frame
 }
 
+/// Whether the battle is over in `frame` but for the round limit: an effect ended it
+/// (`ended`), or `battle.end` holds.
+fn ends(game: &Game, frame: &[i64], ended: bool) -> bool {
+    ended || game.end.as_ref().is_some_and(|e| e.eval(frame) != 0)
+}
+
 /// Whether the battle is over in `frame` after a round (or at the start).
 pub fn over(game: &Game, frame: &[i64], ended: bool) -> bool {
-    ended
-        || game.end.as_ref().is_some_and(|e| e.eval(frame) != 0)
+    ends(game, frame, ended)
         || game
             .round_limit_of(frame)
             .is_some_and(|l| frame[game.layout.round] >= l)
@@ -1764,7 +1925,7 @@ pub fn over(game: &Game, frame: &[i64], ended: bool) -> bool {
 
 impl Chain {
     /// Builds the chain from the frame `base` (parameters and start counters).
-    pub fn build(game: &Game, compare: &CompareCache, base: &[i64]) -> Result<Chain, TooLarge> {
+    pub fn build(game: &Game, compare: &Prepared, base: &[i64]) -> Result<Chain, TooLarge> {
         Self::build_with(game, compare, base, true, true, false)
     }
 
@@ -1774,7 +1935,7 @@ impl Chain {
     /// weights are no probabilities.
     pub fn build_unweighted(
         game: &Game,
-        compare: &CompareCache,
+        compare: &Prepared,
         base: &[i64],
     ) -> Result<Chain, TooLarge> {
         Self::build_with(game, compare, base, true, true, true)
@@ -1786,7 +1947,7 @@ impl Chain {
     /// state for state, either way (held by a test).
     fn build_with(
         game: &Game,
-        compare: &CompareCache,
+        compare: &Prepared,
         base: &[i64],
         group: bool,
         remember: bool,
@@ -1797,7 +1958,7 @@ impl Chain {
         let game = &folded;
         let start: Vec<i64> = base[game.layout.state.clone()].to_vec();
         // A state's values, then 1 where the battle is over in it.
-        let mut index: FxHashMap<Vec<i64>, u32> = FxHashMap::default();
+        let mut index = StateIndex::default();
         let start_over = over(game, base, false);
         let mut chain = Chain {
             states: vec![start.clone()],
@@ -1806,18 +1967,31 @@ impl Chain {
             edges: Vec::new(),
             totals: Vec::new(),
         };
-        let mut start_key = start;
-        start_key.push(i64::from(start_over));
-        index.insert(start_key, 0);
+        index.insert(StateIndex::hash(&chain.states[0], start_over), 0);
         let mut stepper = Stepper::enumerating(game, compare);
         stepper.unit = unit;
         if !group {
-            stepper.grouped.iter_mut().for_each(|g| *g = false);
-            stepper.in_place.iter_mut().for_each(|x| *x = false);
+            stepper
+                .plan
+                .to_mut()
+                .grouped
+                .iter_mut()
+                .for_each(|g| *g = false);
+            stepper
+                .plan
+                .to_mut()
+                .in_place
+                .iter_mut()
+                .for_each(|x| *x = false);
         }
         if !remember {
-            stepper.memo_plan.iter_mut().for_each(|m| *m = None);
-            stepper.choices_at = 0;
+            stepper
+                .plan
+                .to_mut()
+                .memo_plan
+                .iter_mut()
+                .for_each(|m| *m = None);
+            stepper.plan.to_mut().choices_at = 0;
         }
         // Where no rule reads the round, a round from a state goes the same way whatever
         // its round (but the round it leads to): it is stepped once per state with the
@@ -1827,7 +2001,21 @@ impl Chain {
         let cap = base[game.layout.cap];
         // PERF: one frame and one state buffer reused for every state (allocating them
         // per state and per next state was a fifth of building a field battle's chain).
-        let mut stepped: FxHashMap<Vec<i64>, Vec<Next>> = FxHashMap::default();
+        // The ways of every round stepped are kept in one buffer (`stepped` holds each
+        // stepped state's range of it) where rounds are stepped once per state; else the
+        // buffer holds one round's.
+        let mut stepped: FxHashMap<Vec<i64>, (usize, usize)> = FxHashMap::default();
+        let mut ways = Ways::default();
+        let width = game.layout.state.len();
+        // Where neither the rounds nor the end read the round, whether a way ends the
+        // battle but for the round limit is read once per way kept (`None`: not yet).
+        let end_reads_round = game.end.as_ref().is_some_and(|e| {
+            let mut read = Vec::new();
+            e.slots(&mut read);
+            read.contains(&game.layout.round)
+        });
+        let mut ends_now: Vec<Option<bool>> = Vec::new();
+        let limit = game.round_limit_of(base);
         let mut frame = base.to_vec();
         let mut key: Vec<i64> = Vec::new();
         let mut edges: Vec<(u32, u128)> = Vec::new();
@@ -1849,65 +2037,76 @@ impl Chain {
                 key[r] = 0;
                 next_round = (cap > 0).then(|| (r, (round + 1).min(cap)));
             }
-            let fresh;
-            let next: &[Next] = match (round_at, stepped.get(&key)) {
-                (Some(_), Some(next)) => next,
+            let (from, to) = match (round_at, stepped.get(&key)) {
+                (Some(_), Some(&range)) => range,
                 _ => {
+                    if round_at.is_none() {
+                        ways.states.clear();
+                        ways.ends.clear();
+                        ends_now.clear();
+                    }
+                    let from = ways.ends.len();
                     frame[states.clone()].copy_from_slice(&key);
-                    let next = stepper.round(&frame);
+                    stepper.round_into(&frame, &mut ways);
                     if stepper.overflow {
                         return Err(TooLarge::Weights);
                     }
+                    ends_now.resize(ways.ends.len(), None);
                     if round_at.is_some() {
-                        &*stepped.entry(key.clone()).or_insert(next)
-                    } else {
-                        fresh = next;
-                        &fresh
+                        stepped.insert(key.clone(), (from, ways.ends.len()));
                     }
+                    (from, ways.ends.len())
                 }
             };
-            let den = next.iter().fold(1u128, |acc, n| {
-                acc.checked_div(gcd(acc, n.3))
-                    .and_then(|x| x.checked_mul(n.3))
-                    .unwrap_or(0)
+            let den = ways.ends[from..to].iter().fold(1u128, |acc, n| {
+                exact_div(acc, gcd(acc, n.2)).checked_mul(n.2).unwrap_or(0)
             });
             if den == 0 {
                 return Err(TooLarge::Weights);
             }
             edges.clear();
-            for (state, ended, num, d) in next {
+            for w in from..to {
+                let (ended, num, d) = ways.ends[w];
                 key.clear();
-                key.extend_from_slice(state);
+                key.extend_from_slice(&ways.states[w * width..(w + 1) * width]);
                 if let Some((r, round)) = next_round {
                     key[r] = round;
                 }
                 frame[states.clone()].copy_from_slice(&key);
-                let terminal = over(game, &frame, *ended);
-                key.push(i64::from(terminal));
-                let id = match index.get(&key) {
-                    Some(&id) => id,
+                let terminal = if round_at.is_some() && !end_reads_round {
+                    // The same whatever the round, but for the limit.
+                    let now = *ends_now[w].get_or_insert_with(|| ends(game, &frame, ended));
+                    now || limit.is_some_and(|l| frame[game.layout.round] >= l)
+                } else {
+                    over(game, &frame, ended)
+                };
+                let hash = StateIndex::hash(&key, terminal);
+                let id = match index.find(&chain, hash, &key, terminal) {
+                    Some(id) => id,
                     None => {
                         if chain.states.len() >= MAX_STATES {
                             return Err(TooLarge::States);
                         }
                         let id = chain.states.len() as u32;
-                        chain.states.push(key[..key.len() - 1].to_vec());
+                        chain.states.push(key.clone());
                         chain.terminal.push(terminal);
-                        index.insert(key.clone(), id);
+                        index.insert(hash, id);
                         id
                     }
                 };
-                let ways = num.checked_mul(den / d).ok_or(TooLarge::Weights)?;
+                let weight = num
+                    .checked_mul(exact_div(den, d))
+                    .ok_or(TooLarge::Weights)?;
                 match edges.iter_mut().find(|e| e.0 == id) {
-                    Some(e) => e.1 += ways,
-                    None => edges.push((id, ways)),
+                    Some(e) => e.1 += weight,
+                    None => edges.push((id, weight)),
                 }
             }
             // Lowest terms, so draws use the fewest bits.
             let g = edges.iter().fold(den, |g, e| gcd(g, e.1));
-            edges.iter_mut().for_each(|e| e.1 /= g);
+            edges.iter_mut().for_each(|e| e.1 = exact_div(e.1, g));
             edges.sort_unstable_by_key(|e| e.0);
-            chain.totals.push(den / g);
+            chain.totals.push(exact_div(den, g));
             chain.edges.extend_from_slice(&edges);
             if chain.edges.len() > MAX_TRANSITIONS {
                 return Err(TooLarge::Transitions);
@@ -2230,7 +2429,7 @@ name = "fewer"
     #[test]
     fn a_round_weighs_each_sides_options_exactly_and_draws_them() {
         let g = game(PENNIES);
-        let compare = CompareCache::of(&g);
+        let compare = Prepared::of(&g);
         // a: heads 3, tails 1; b: heads 1, tails 4.
         let base = frame(&g, [&[3, 1], &[1, 4]]);
         let mut stepper = Stepper::enumerating(&g, &compare);
@@ -2288,7 +2487,7 @@ name = "fewer"
     #[test]
     fn a_fixed_policy_is_one_branch_and_a_weightless_option_none() {
         let g = game(PENNIES);
-        let compare = CompareCache::of(&g);
+        let compare = Prepared::of(&g);
         let base = frame(&g, [&[0, 1], &[0, 7]]);
         let next = Stepper::enumerating(&g, &compare).round(&base);
         assert_eq!(next.len(), 1);
@@ -2353,7 +2552,7 @@ name = "fewer"
         // Every shipped rules analysis: the same states in the same order, the same
         // transitions (so the walk, and every simulated count, is unchanged), whether
         // rolls are grouped by result and phases remembered or not.
-        let same = |g: &Game, compare: &CompareCache, base: &[i64], what: &str| {
+        let same = |g: &Game, compare: &Prepared, base: &[i64], what: &str| {
             let a = Chain::build_with(g, compare, base, true, true, false).unwrap();
             for (group, remember) in [(false, false), (true, false), (false, true)] {
                 let b = Chain::build_with(g, compare, base, group, remember, false).unwrap();
@@ -2381,10 +2580,17 @@ name = "fewer"
                 let variant = &study.variants[run.variant];
                 let (g, compare) = (&variant.game, &variant.compare);
                 let stepper = Stepper::enumerating(g, compare);
-                grouped_tables += stepper.grouped.iter().filter(|x| **x).count();
-                remembered_phases += stepper.memo_plan.iter().flatten().count();
-                in_place += stepper.in_place.iter().filter(|x| **x).count();
+                grouped_tables += stepper.plan.grouped.iter().filter(|x| **x).count();
+                remembered_phases += stepper.plan.memo_plan.iter().flatten().count();
+                in_place += stepper.plan.in_place.iter().filter(|x| **x).count();
                 same(g, compare, &run.base, &format!("{name} run {r}"));
+                // The plan of the file as written is the run's (nothing is lost by
+                // working it out once per game).
+                assert_eq!(
+                    compare.plan,
+                    Plan::of(&g.folded(&run.base)),
+                    "{name} run {r}: the plan of the folded game"
+                );
             }
         }
         assert!(grouped_tables > 0, "some shipped table is grouped");
@@ -2406,14 +2612,14 @@ name = "fewer"
             let study = crate::systems::rules_file::RulesStudy::parse(&path, &text).unwrap();
             let variant = &study.variants[0];
             let stepper = Stepper::enumerating(&variant.game, &variant.compare);
-            assert!(stepper.grouped.iter().all(|g| *g));
+            assert!(stepper.plan.grouped.iter().all(|g| *g));
             assert!(
-                stepper.choices_at > 0,
+                stepper.plan.choices_at > 0,
                 "the tactics are chosen at the matrix"
             );
-            assert!(stepper.memo_plan[1].is_some() && stepper.memo_plan[2].is_some());
+            assert!(stepper.plan.memo_plan[1].is_some() && stepper.plan.memo_plan[2].is_some());
             assert!(
-                stepper.memo_plan[2].as_ref().unwrap().by_roll,
+                stepper.plan.memo_plan[2].as_ref().unwrap().by_roll,
                 "the CRT by column and modifier"
             );
             same(&variant.game, &variant.compare, &study.runs[0].base, &text);

@@ -482,10 +482,23 @@ enum Op {
     If,
     /// `if(condition, then, otherwise)` of three slots, pushed.
     IfSlots(u32, u32, u32),
+    /// `top = top op if(frame[c], frame[t], frame[e])`: a binary operation whose right
+    /// side is an `if` of three slots.
+    BinIfSlots(BinOp, u32, u32, u32),
+    /// `top = min(top, frame[slot])`, `max(top, frame[slot])`, and with a number.
+    MinSlot(u32),
+    MaxSlot(u32),
+    MinInt(i64),
+    MaxInt(i64),
+    /// `top = clamp(top, lo, hi)` of two numbers.
+    ClampInts(i64, i64),
 }
 
 /// The deepest stack an expression's code may use; deeper ones walk the tree.
 const STACK: usize = 16;
+/// The stack of code that needs no deeper one (PERF: most expressions; zeroing a
+/// sixteen-word stack was a tenth of running one).
+const SHALLOW: usize = 4;
 
 /// An expression, names resolved to slots of the evaluation frame: its tree (which the
 /// checks read) and the same tree laid out as flat postfix code, which is what
@@ -507,6 +520,12 @@ pub struct Expr {
 enum Way {
     Int(i64),
     Slot(usize),
+    /// `frame[a] op frame[b]`, `frame[a] op value`, `if(frame[c], frame[t], frame[e])`.
+    SlotSlot(usize, BinOp, usize),
+    SlotInt(usize, BinOp, i64),
+    IfSlots(usize, usize, usize),
+    /// Code whose stack is at most [`SHALLOW`] deep.
+    Shallow,
     Code,
     /// Code deeper than [`STACK`]: the tree is walked.
     Tree,
@@ -530,13 +549,27 @@ impl Expr {
                 Op::Bin(_) | Op::Min2 | Op::Max2 => depth -= 1,
                 Op::Min(n) | Op::Max(n) => depth -= *n as usize - 1,
                 Op::Clamp | Op::If => depth -= 2,
-                Op::BinSlot(..) | Op::BinInt(..) | Op::Neg | Op::Not | Op::Abs => {}
+                Op::BinSlot(..)
+                | Op::BinInt(..)
+                | Op::BinIfSlots(..)
+                | Op::MinSlot(_)
+                | Op::MaxSlot(_)
+                | Op::MinInt(_)
+                | Op::MaxInt(_)
+                | Op::ClampInts(..)
+                | Op::Neg
+                | Op::Not
+                | Op::Abs => {}
             }
             deepest = deepest.max(depth);
         }
         let way = match code[..] {
             [Op::Int(v)] => Way::Int(v),
             [Op::Slot(s)] => Way::Slot(s as usize),
+            [Op::Slot(a), Op::BinSlot(op, b)] => Way::SlotSlot(a as usize, op, b as usize),
+            [Op::Slot(a), Op::BinInt(op, v)] => Way::SlotInt(a as usize, op, v),
+            [Op::IfSlots(c, t, e)] => Way::IfSlots(c as usize, t as usize, e as usize),
+            _ if deepest <= SHALLOW => Way::Shallow,
             _ if deepest <= STACK => Way::Code,
             _ => Way::Tree,
         };
@@ -560,15 +593,20 @@ impl Expr {
         match self.way {
             Way::Int(v) => v,
             Way::Slot(s) => frame[s],
-            Way::Code => self.run(frame),
+            Way::SlotSlot(a, op, b) => apply(op, frame[a], frame[b]),
+            Way::SlotInt(a, op, v) => apply(op, frame[a], v),
+            Way::IfSlots(c, t, e) => frame[if truth(frame[c]) { t } else { e }],
+            Way::Shallow => self.run::<SHALLOW>(frame),
+            Way::Code => self.run::<STACK>(frame),
             Way::Tree => self.node.eval(frame),
         }
     }
 
-    /// Runs the expression's code on `frame`.
+    /// Runs the expression's code on `frame`, with a stack of `N` (at least the code's
+    /// deepest).
     #[inline(never)]
-    fn run(&self, frame: &[i64]) -> i64 {
-        let mut stack = [0i64; STACK];
+    fn run<const N: usize>(&self, frame: &[i64]) -> i64 {
+        let mut stack = [0i64; N];
         let mut top = 0usize; // the number of values on the stack
         for op in self.code.iter() {
             match *op {
@@ -593,6 +631,15 @@ impl Expr {
                     stack[top] = frame[if truth(frame[c as usize]) { t } else { e } as usize];
                     top += 1;
                 }
+                Op::BinIfSlots(op, c, t, e) => {
+                    let x = frame[if truth(frame[c as usize]) { t } else { e } as usize];
+                    stack[top - 1] = apply(op, stack[top - 1], x);
+                }
+                Op::MinSlot(s) => stack[top - 1] = stack[top - 1].min(frame[s as usize]),
+                Op::MaxSlot(s) => stack[top - 1] = stack[top - 1].max(frame[s as usize]),
+                Op::MinInt(v) => stack[top - 1] = stack[top - 1].min(v),
+                Op::MaxInt(v) => stack[top - 1] = stack[top - 1].max(v),
+                Op::ClampInts(lo, hi) => stack[top - 1] = stack[top - 1].max(lo).min(hi.max(lo)),
                 Op::Min2 => {
                     top -= 1;
                     stack[top - 1] = stack[top - 1].min(stack[top]);
@@ -645,6 +692,14 @@ impl Expr {
     }
 }
 
+/// The three slots of an `if` whose arguments are all slots.
+fn if_slots(args: &[Node]) -> [u32; 3] {
+    std::array::from_fn(|k| match args[k] {
+        Node::Slot(s) => s as u32,
+        _ => unreachable!("matched as slots"),
+    })
+}
+
 /// Lays `node` out as postfix code. Every operand is computed (an `if`'s two sides, an
 /// `and`'s right side): no expression has effects or can fail, so the value is the tree's.
 fn compile(node: &Node, code: &mut Vec<Op>) {
@@ -661,9 +716,13 @@ fn compile(node: &Node, code: &mut Vec<Op>) {
         }
         Node::Binary(op, a, b) => {
             compile(a, code);
-            match **b {
-                Node::Slot(s) => code.push(Op::BinSlot(*op, s as u32)),
-                Node::Int(v) => code.push(Op::BinInt(*op, v)),
+            match &**b {
+                Node::Slot(s) => code.push(Op::BinSlot(*op, *s as u32)),
+                Node::Int(v) => code.push(Op::BinInt(*op, *v)),
+                Node::Call(Func::If, args) if args.iter().all(|a| matches!(a, Node::Slot(_))) => {
+                    let [c, t, e] = if_slots(args);
+                    code.push(Op::BinIfSlots(*op, c, t, e));
+                }
                 _ => {
                     compile(b, code);
                     code.push(Op::Bin(*op));
@@ -671,11 +730,29 @@ fn compile(node: &Node, code: &mut Vec<Op>) {
             }
         }
         Node::Call(Func::If, args) if args.iter().all(|a| matches!(a, Node::Slot(_))) => {
-            let slot = |k: usize| match args[k] {
-                Node::Slot(s) => s as u32,
-                _ => unreachable!("matched as slots"),
+            let [c, t, e] = if_slots(args);
+            code.push(Op::IfSlots(c, t, e));
+        }
+        // `clamp` between two numbers: one step on the value.
+        Node::Call(Func::Clamp, args) if matches!(args[..], [_, Node::Int(_), Node::Int(_)]) => {
+            let (Node::Int(lo), Node::Int(hi)) = (&args[1], &args[2]) else {
+                unreachable!("matched as numbers")
             };
-            code.push(Op::IfSlots(slot(0), slot(1), slot(2)));
+            compile(&args[0], code);
+            code.push(Op::ClampInts(*lo, *hi));
+        }
+        // `min`/`max` of two whose second is a slot or a number: one step on the first.
+        Node::Call(func @ (Func::Min | Func::Max), args)
+            if args.len() == 2 && matches!(args[1], Node::Slot(_) | Node::Int(_)) =>
+        {
+            compile(&args[0], code);
+            code.push(match (func, &args[1]) {
+                (Func::Min, Node::Slot(s)) => Op::MinSlot(*s as u32),
+                (Func::Max, Node::Slot(s)) => Op::MaxSlot(*s as u32),
+                (Func::Min, Node::Int(v)) => Op::MinInt(*v),
+                (_, Node::Int(v)) => Op::MaxInt(*v),
+                (_, _) => unreachable!("matched as a slot or a number"),
+            });
         }
         Node::Call(func, args) => {
             args.iter().for_each(|a| compile(a, code));
@@ -838,6 +915,9 @@ impl Node {
                     // `and`/`or` decided by their left side read no right side.
                     (BinOp::And, Some(x), None) if !truth(x) => Node::Int(0),
                     (BinOp::Or, Some(x), None) if truth(x) => Node::Int(1),
+                    // Adding or taking away 0 (a DRM the run sets to 0) changes nothing.
+                    (BinOp::Add, Some(0), None) => b,
+                    (BinOp::Add | BinOp::Sub, None, Some(0)) => a,
                     _ => Node::Binary(*op, Box::new(a), Box::new(b)),
                 }
             }

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::dice::{lanes, DiceStream, DiceWord};
 use crate::sim::Histogram;
-use crate::systems::rules_file::chain::{self, below, Chain, CompareCache, Stepper};
+use crate::systems::rules_file::chain::{self, below, Chain, Prepared, Stepper};
 use crate::systems::rules_file::game::Game;
 
 /// Counts of one run: battles by outcome, by each metric's value (from the metric's
@@ -492,7 +492,7 @@ impl Walk {
 /// battles whose chain is too large to build; they have a round limit, so each ends).
 pub fn interpret_many(
     game: &Game,
-    compare: &CompareCache,
+    compare: &Prepared,
     base: &[i64],
     dice: &mut DiceStream,
     n: u64,

@@ -53,7 +53,7 @@ use crate::analysis::{self, AnalysisError, AxisValue, Source, SweepAxis};
 use crate::engine::headline::{Headline, Match};
 use crate::header::{analysis_file, variant_table, AnalysisHeader};
 use crate::keys::{self, key, KeyDoc, SystemDoc, Ty, ValueDoc, REQUIRED};
-use crate::systems::rules_file::chain::{Chain, CompareCache, TooLarge};
+use crate::systems::rules_file::chain::{Chain, Prepared, TooLarge};
 use crate::systems::rules_file::game::Game;
 use crate::systems::rules_file::kernel::{RulesCounts, Walk};
 
@@ -78,7 +78,7 @@ pub struct RulesVariant {
     /// The rules file as the analysis names it.
     pub rules_path: PathBuf,
     pub game: Arc<Game>,
-    pub compare: Arc<CompareCache>,
+    pub compare: Arc<Prepared>,
 }
 
 /// One run: a variant at a grid point, its start and how it is simulated.
@@ -802,7 +802,7 @@ impl RulesStudy {
                 settings.retain(|s| s.0 != name);
                 settings.push((name, value));
             }
-            let compare = Arc::new(CompareCache::of(&vgame));
+            let compare = Arc::new(Prepared::of(&vgame));
             variants.push((
                 RulesVariant {
                     name: heading.name.clone(),
@@ -815,7 +815,7 @@ impl RulesStudy {
         }
         if variants.is_empty() {
             rules_keys.push((&spec.rules, "rules".into()));
-            let compare = Arc::new(CompareCache::of(&game));
+            let compare = Arc::new(Prepared::of(&game));
             variants.push((
                 RulesVariant {
                     name: "base".into(),
