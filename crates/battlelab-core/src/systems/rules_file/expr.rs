@@ -939,6 +939,17 @@ impl Node {
         }
     }
 
+    /// Whether the expression reads a slot below `fixed`.
+    pub fn reads_below(&self, fixed: usize) -> bool {
+        match self {
+            Node::Int(_) => false,
+            Node::Slot(s) => *s < fixed,
+            Node::Neg(x) | Node::Not(x) => x.reads_below(fixed),
+            Node::Binary(_, a, b) => a.reads_below(fixed) || b.reads_below(fixed),
+            Node::Call(_, args) => args.iter().any(|a| a.reads_below(fixed)),
+        }
+    }
+
     /// Every slot the expression reads.
     pub fn slots(&self, out: &mut Vec<usize>) {
         match self {

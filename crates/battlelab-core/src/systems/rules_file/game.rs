@@ -557,7 +557,12 @@ impl Game {
     /// [`Expr::folded`]). Steps the same chain, faster.
     pub fn folded(&self, base: &[i64]) -> Game {
         let fixed = self.layout.state.start;
-        let fold = |e: &mut Expr| *e = e.folded(base, fixed);
+        // PERF: an expression that reads no parameter or policy is left as it is.
+        let fold = |e: &mut Expr| {
+            if e.node().reads_below(fixed) {
+                *e = e.folded(base, fixed)
+            }
+        };
         let statements = |list: &mut Vec<Statement>| {
             for st in list.iter_mut() {
                 match st {
