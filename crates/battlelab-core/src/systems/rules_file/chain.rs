@@ -2027,6 +2027,7 @@ impl Chain {
         let mut frame = base.to_vec();
         let mut key: Vec<i64> = Vec::new();
         let mut edges: Vec<(u32, u128)> = Vec::new();
+        let mut sums: Vec<(u32, (u128, u128))> = Vec::new();
         let states = game.layout.state.clone();
         let mut s = 0;
         while s < chain.states.len() {
@@ -2066,13 +2067,14 @@ impl Chain {
                     (from, ways.ends.len())
                 }
             };
-            let den = ways.ends[from..to].iter().fold(1u128, |acc, n| {
-                exact_div(acc, gcd(acc, n.2)).checked_mul(n.2).unwrap_or(0)
+            // The ways over one denominator, where one fits 128 bits; else each next
+            // state's weight is summed as a fraction first (the same transitions: in
+            // lowest terms they are the same whatever the denominator).
+            let common = ways.ends[from..to].iter().try_fold(1u128, |acc, n| {
+                exact_div(acc, gcd(acc, n.2)).checked_mul(n.2)
             });
-            if den == 0 {
-                return Err(TooLarge::Weights);
-            }
             edges.clear();
+            sums.clear();
             for w in from..to {
                 let (ended, num, d) = ways.ends[w];
                 key.clear();
@@ -2102,14 +2104,41 @@ impl Chain {
                         id
                     }
                 };
-                let weight = num
-                    .checked_mul(exact_div(den, d))
-                    .ok_or(TooLarge::Weights)?;
-                match edges.iter_mut().find(|e| e.0 == id) {
-                    Some(e) => e.1 += weight,
-                    None => edges.push((id, weight)),
+                if let Some(den) = common {
+                    let weight = num
+                        .checked_mul(exact_div(den, d))
+                        .ok_or(TooLarge::Weights)?;
+                    match edges.iter_mut().find(|e| e.0 == id) {
+                        Some(e) => e.1 += weight,
+                        None => edges.push((id, weight)),
+                    }
+                    continue;
+                }
+                match sums.iter_mut().find(|e| e.0 == id) {
+                    Some(e) => e.1 = plus(e.1, (num, d)).ok_or(TooLarge::Weights)?,
+                    None => sums.push((id, (num, d))),
                 }
             }
+            let den = match common {
+                Some(den) => den,
+                None => {
+                    // Over the sums' least common denominator.
+                    sums.iter_mut().for_each(|e| e.1 = lowest(e.1));
+                    let den = sums
+                        .iter()
+                        .try_fold(1u128, |acc, e| {
+                            exact_div(acc, gcd(acc, e.1 .1)).checked_mul(e.1 .1)
+                        })
+                        .ok_or(TooLarge::Weights)?;
+                    for &(id, (num, d)) in &sums {
+                        let weight = num
+                            .checked_mul(exact_div(den, d))
+                            .ok_or(TooLarge::Weights)?;
+                        edges.push((id, weight));
+                    }
+                    den
+                }
+            };
             // Lowest terms, so draws use the fewest bits.
             let g = edges.iter().fold(den, |g, e| gcd(g, e.1));
             edges.iter_mut().for_each(|e| e.1 = exact_div(e.1, g));
