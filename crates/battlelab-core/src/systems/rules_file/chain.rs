@@ -2075,8 +2075,10 @@ impl Chain {
             });
             edges.clear();
             sums.clear();
-            for w in from..to {
-                let (ended, num, d) = ways.ends[w];
+            let known = ends_now[from..to].iter_mut();
+            for (w, (&(ended, num, d), known)) in
+                (from..).zip(ways.ends[from..to].iter().zip(known))
+            {
                 key.clear();
                 key.extend_from_slice(&ways.states[w * width..(w + 1) * width]);
                 if let Some((r, round)) = next_round {
@@ -2085,7 +2087,7 @@ impl Chain {
                 frame[states.clone()].copy_from_slice(&key);
                 let terminal = if round_at.is_some() && !end_reads_round {
                     // The same whatever the round, but for the limit.
-                    let now = *ends_now[w].get_or_insert_with(|| ends(game, &frame, ended));
+                    let now = *known.get_or_insert_with(|| ends(game, &frame, ended));
                     now || limit.is_some_and(|l| frame[game.layout.round] >= l)
                 } else {
                     over(game, &frame, ended)
