@@ -2393,6 +2393,62 @@ name = "fewer"
     }
 
     #[test]
+    fn weights_left_unreduced_are_the_same_fractions_and_overflow_as_reduced_ones_would() {
+        // The arithmetic every weight took before weights were left unreduced: operands
+        // in lowest terms, the result reduced.
+        let times_reduced = |a, b| {
+            let (a, b) = (lowest(a), lowest(b));
+            Some(lowest((a.0.checked_mul(b.0)?, a.1.checked_mul(b.1)?)))
+        };
+        let scaled_reduced = |w, ways: u128, total: u128| {
+            let w = lowest(w);
+            Some(lowest((w.0.checked_mul(ways)?, w.1.checked_mul(total)?)))
+        };
+        let plus_reduced = |a, b| plus_lowest(lowest(a), lowest(b));
+        let mut x: u128 = 0x2545_F491_4F6C_DD1D_9E37_79B9_7F4A_7C15;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        // Weights at most 1, small, near 64 bits and past them, each in lowest terms and,
+        // where both parts stay below 2^64, times a common factor (as kept unreduced).
+        let mut weights = Vec::new();
+        for _ in 0..120 {
+            let bits = [6, 20, 40, 63, 64, 90, 127][(next() % 7) as usize];
+            let d = (next() >> (128 - bits)).max(1);
+            let w = lowest((next() % (d + 1), d));
+            weights.push(w);
+            let k = next() % 1000 + 2;
+            if let (Some(n), Some(d)) = (w.0.checked_mul(k), w.1.checked_mul(k)) {
+                if (n | d) >> 64 == 0 {
+                    weights.push((n, d));
+                }
+            }
+        }
+        let (mut overflowed, mut unreduced) = (0, 0);
+        for a in &weights {
+            for b in &weights {
+                let same = |got: Option<(u128, u128)>, want: Option<(u128, u128)>, what: &str| {
+                    assert_eq!(got.map(lowest), want, "{what} of {a:?} and {b:?}");
+                };
+                same(times(*a, *b), times_reduced(*a, *b), "times");
+                same(plus(*a, *b), plus_reduced(*a, *b), "plus");
+                same(
+                    scaled(*a, b.0.max(1), b.1),
+                    scaled_reduced(*a, b.0.max(1), b.1),
+                    "scaled",
+                );
+                overflowed += usize::from(times_reduced(*a, *b).is_none());
+                unreduced += usize::from(times(*a, *b).is_some_and(|w| w != lowest(w)));
+            }
+        }
+        // Both ways are met: products past 128 bits, and products left unreduced.
+        assert!(overflowed > 0 && unreduced > 0, "{overflowed} {unreduced}");
+    }
+
+    #[test]
     fn what_the_rest_of_a_round_never_reads_is_cleared_after_each_phase() {
         let (_, text) = crate::systems::rules_file::BUILT_IN
             .iter()
