@@ -80,6 +80,11 @@ fn gcd_u64(a: u64, b: u64) -> u64 {
     }
 }
 
+/// The least common multiple of two nonzero numbers; `None` past 128 bits.
+fn lcm(a: u128, b: u128) -> Option<u128> {
+    exact_div(a, gcd(a, b)).checked_mul(b)
+}
+
 /// `a / b` for `b` dividing `a` (a gcd), in one word where `a` fits in one (PERF: a
 /// 128-bit division is a library call).
 fn exact_div(a: u128, b: u128) -> u128 {
@@ -122,7 +127,8 @@ pub struct Stepper<'g, 'd> {
     dice: Option<&'d mut DiceStream>,
     /// Set when a weight no longer fits in 128 bits (the chain is then not built).
     pub overflow: bool,
-    /// The compare phases' outcome lists, by (phase, dice of each side).
+    /// What the game's chains are built with ([`Prepared`]): here, the compare phases'
+    /// outcome lists, by (phase, dice of each side).
     compare: &'g Prepared,
     /// How each phase and table is played ([`Plan`]): the prepared game's where
     /// enumerating, one that reads every roll where drawing.
@@ -1969,7 +1975,7 @@ impl Chain {
         let mut index = StateIndex::default();
         let start_over = over(game, base, false);
         let mut chain = Chain {
-            states: vec![start.clone()],
+            states: vec![start],
             terminal: vec![start_over],
             offsets: vec![0],
             edges: Vec::new(),
@@ -2070,9 +2076,9 @@ impl Chain {
             // The ways over one denominator, where one fits 128 bits; else each next
             // state's weight is summed as a fraction first (the same transitions: in
             // lowest terms they are the same whatever the denominator).
-            let common = ways.ends[from..to].iter().try_fold(1u128, |acc, n| {
-                exact_div(acc, gcd(acc, n.2)).checked_mul(n.2)
-            });
+            let common = ways.ends[from..to]
+                .iter()
+                .try_fold(1u128, |acc, n| lcm(acc, n.2));
             edges.clear();
             sums.clear();
             let known = ends_now[from..to].iter_mut();
@@ -2128,9 +2134,7 @@ impl Chain {
                     sums.iter_mut().for_each(|e| e.1 = lowest(e.1));
                     let den = sums
                         .iter()
-                        .try_fold(1u128, |acc, e| {
-                            exact_div(acc, gcd(acc, e.1 .1)).checked_mul(e.1 .1)
-                        })
+                        .try_fold(1u128, |acc, e| lcm(acc, e.1 .1))
                         .ok_or(TooLarge::Weights)?;
                     for &(id, (num, d)) in &sums {
                         let weight = num
