@@ -516,7 +516,12 @@ pub struct Expr {
 }
 
 /// How an expression is evaluated: the commonest shapes without running any code.
-#[derive(Clone, Copy, Debug, PartialEq)]
+///
+/// PERF: running code dispatches once per step on a jump the processor cannot foresee
+/// (the next step's kind); in a field battle's chain those mispredicted jumps cost more
+/// than the steps themselves. The shapes below are read straight from the frame: a
+/// call site evaluating one expression over many branches takes the same path each time.
+#[derive(Clone, Debug, PartialEq)]
 enum Way {
     Int(i64),
     Slot(usize),
@@ -524,11 +529,121 @@ enum Way {
     SlotSlot(usize, BinOp, usize),
     SlotInt(usize, BinOp, i64),
     IfSlots(usize, usize, usize),
+    /// `min(frame[a], frame[b])`, `max(frame[a], frame[b])`.
+    MinSlots(usize, usize),
+    MaxSlots(usize, usize),
+    /// `frame[a] op leaf`: a slot's value changed by another slot or an `if` of slots.
+    SlotLeaf(usize, BinOp, Leaf),
+    /// `frame[a] op min(leaf, frame[s])` (`max` where the flag is set): "what is lost
+    /// is at most what is left".
+    SlotBounded(usize, BinOp, Leaf, usize, bool),
+    /// Comparisons of slots with numbers joined by `or` (`Any`) or `and` (`All`), each
+    /// a range test (an end condition: `a.sp == 0 or b.morale <= 0 or …`).
+    Any(Box<[InRange]>),
+    All(Box<[InRange]>),
     /// Code whose stack is at most [`SHALLOW`] deep.
     Shallow,
     Code,
     /// Code deeper than [`STACK`]: the tree is walked.
     Tree,
+}
+
+/// A value read straight from the frame: a slot, or an `if` of three slots.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Leaf {
+    Slot(usize),
+    If(usize, usize, usize),
+}
+
+impl Leaf {
+    #[inline]
+    fn of(self, frame: &[i64]) -> i64 {
+        match self {
+            Leaf::Slot(s) => frame[s],
+            Leaf::If(c, t, e) => frame[if truth(frame[c]) { t } else { e }],
+        }
+    }
+}
+
+/// One comparison of a slot with a number as a range: true where `lo <= frame[slot] <=
+/// hi` is `inside` (`!=` is the outside of a one-value range; an empty range is never
+/// met).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct InRange {
+    slot: usize,
+    lo: i64,
+    hi: i64,
+    inside: bool,
+}
+
+impl InRange {
+    /// `node` as a range test, where it is a slot compared with a number (either side),
+    /// a bare slot (true where not 0) or `not` of one.
+    fn of(node: &Node) -> Option<InRange> {
+        let test = |slot: usize, op: BinOp, v: i64| {
+            let (lo, hi, inside) = match op {
+                BinOp::Eq => (v, v, true),
+                BinOp::Ne => (v, v, false),
+                BinOp::Lt => match v.checked_sub(1) {
+                    Some(h) => (i64::MIN, h, true),
+                    None => (i64::MAX, i64::MIN, true),
+                },
+                BinOp::Le => (i64::MIN, v, true),
+                BinOp::Gt => match v.checked_add(1) {
+                    Some(l) => (l, i64::MAX, true),
+                    None => (i64::MAX, i64::MIN, true),
+                },
+                BinOp::Ge => (v, i64::MAX, true),
+                _ => return None,
+            };
+            Some(InRange {
+                slot,
+                lo,
+                hi,
+                inside,
+            })
+        };
+        // `v op x` read as `x op' v`.
+        let mirrored = |op: BinOp| match op {
+            BinOp::Lt => BinOp::Gt,
+            BinOp::Le => BinOp::Ge,
+            BinOp::Gt => BinOp::Lt,
+            BinOp::Ge => BinOp::Le,
+            other => other,
+        };
+        match node {
+            Node::Slot(s) => test(*s, BinOp::Ne, 0),
+            Node::Not(x) => match &**x {
+                Node::Slot(s) => test(*s, BinOp::Eq, 0),
+                _ => None,
+            },
+            Node::Binary(op, a, b) => match (&**a, &**b) {
+                (Node::Slot(s), Node::Int(v)) => test(*s, *op, *v),
+                (Node::Int(v), Node::Slot(s)) => test(*s, mirrored(*op), *v),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    #[inline]
+    fn met(&self, frame: &[i64]) -> bool {
+        let x = frame[self.slot];
+        ((self.lo <= x) & (x <= self.hi)) == self.inside
+    }
+}
+
+/// The range tests joined by `join` (`and` or `or`) in `node`, at least two, where every
+/// operand of the chain is one.
+fn range_chain(node: &Node, join: BinOp) -> Option<Box<[InRange]>> {
+    fn walk(node: &Node, join: BinOp, out: &mut Vec<InRange>) -> bool {
+        match node {
+            Node::Binary(op, a, b) if *op == join => walk(a, join, out) && walk(b, join, out),
+            other => InRange::of(other).map(|t| out.push(t)).is_some(),
+        }
+    }
+    let mut tests = Vec::new();
+    (walk(node, join, &mut tests) && tests.len() >= 2).then(|| tests.into_boxed_slice())
 }
 
 impl fmt::Debug for Expr {
@@ -563,12 +678,33 @@ impl Expr {
             }
             deepest = deepest.max(depth);
         }
+        let (any, all) = (
+            range_chain(&node, BinOp::Or),
+            range_chain(&node, BinOp::And),
+        );
+        let leaf_if = |c: u32, t: u32, e: u32| Leaf::If(c as usize, t as usize, e as usize);
         let way = match code[..] {
             [Op::Int(v)] => Way::Int(v),
             [Op::Slot(s)] => Way::Slot(s as usize),
             [Op::Slot(a), Op::BinSlot(op, b)] => Way::SlotSlot(a as usize, op, b as usize),
             [Op::Slot(a), Op::BinInt(op, v)] => Way::SlotInt(a as usize, op, v),
             [Op::IfSlots(c, t, e)] => Way::IfSlots(c as usize, t as usize, e as usize),
+            [Op::Slot(a), Op::MinSlot(b)] => Way::MinSlots(a as usize, b as usize),
+            [Op::Slot(a), Op::MaxSlot(b)] => Way::MaxSlots(a as usize, b as usize),
+            [Op::Slot(a), Op::BinIfSlots(op, c, t, e)] => {
+                Way::SlotLeaf(a as usize, op, leaf_if(c, t, e))
+            }
+            [Op::Slot(a), Op::Slot(b), bound @ (Op::MinSlot(s) | Op::MaxSlot(s)), Op::Bin(op)] => {
+                let max = matches!(bound, Op::MaxSlot(_));
+                Way::SlotBounded(a as usize, op, Leaf::Slot(b as usize), s as usize, max)
+            }
+            [Op::Slot(a), Op::IfSlots(c, t, e), bound @ (Op::MinSlot(s) | Op::MaxSlot(s)), Op::Bin(op)] =>
+            {
+                let max = matches!(bound, Op::MaxSlot(_));
+                Way::SlotBounded(a as usize, op, leaf_if(c, t, e), s as usize, max)
+            }
+            _ if any.is_some() => Way::Any(any.expect("matched")),
+            _ if all.is_some() => Way::All(all.expect("matched")),
             _ if deepest <= SHALLOW => Way::Shallow,
             _ if deepest <= STACK => Way::Code,
             _ => Way::Tree,
@@ -596,6 +732,15 @@ impl Expr {
             Way::SlotSlot(a, op, b) => apply(op, frame[a], frame[b]),
             Way::SlotInt(a, op, v) => apply(op, frame[a], v),
             Way::IfSlots(c, t, e) => frame[if truth(frame[c]) { t } else { e }],
+            Way::MinSlots(a, b) => frame[a].min(frame[b]),
+            Way::MaxSlots(a, b) => frame[a].max(frame[b]),
+            Way::SlotLeaf(a, op, leaf) => apply(op, frame[a], leaf.of(frame)),
+            Way::SlotBounded(a, op, leaf, s, max) => {
+                let (x, y) = (leaf.of(frame), frame[s]);
+                apply(op, frame[a], if max { x.max(y) } else { x.min(y) })
+            }
+            Way::Any(ref tests) => i64::from(tests.iter().any(|t| t.met(frame))),
+            Way::All(ref tests) => i64::from(tests.iter().all(|t| t.met(frame))),
             Way::Shallow => self.run::<SHALLOW>(frame),
             Way::Code => self.run::<STACK>(frame),
             Way::Tree => self.node.eval(frame),
@@ -1321,6 +1466,110 @@ mod tests {
         let expr = Expr::new(wide.clone());
         assert_eq!(expr.way, Way::Tree);
         assert_eq!(expr.eval(&[]), wide.eval(&[]));
+    }
+
+    /// The shapes read straight from the frame ([`Way`]) give what the tree does, on
+    /// every operation and comparison, with numbers at the edges of 64 bits.
+    #[test]
+    fn shapes_read_from_the_frame_give_what_the_tree_does() {
+        const OPS: [BinOp; 13] = [
+            BinOp::Add,
+            BinOp::Sub,
+            BinOp::Mul,
+            BinOp::Div,
+            BinOp::Rem,
+            BinOp::Eq,
+            BinOp::Ne,
+            BinOp::Lt,
+            BinOp::Le,
+            BinOp::Gt,
+            BinOp::Ge,
+            BinOp::And,
+            BinOp::Or,
+        ];
+        const VALUES: [i64; 8] = [i64::MIN, -3, -1, 0, 1, 2, 5, i64::MAX];
+        let slot = |s: usize| Box::new(Node::Slot(s));
+        let call = |f: Func, args: Vec<Node>| Node::Call(f, args);
+        let if_slots = || call(Func::If, vec![Node::Slot(1), Node::Slot(2), Node::Slot(3)]);
+        let mut cases: Vec<(Node, &str)> = Vec::new();
+        for op in OPS {
+            cases.push((call(Func::Min, vec![Node::Slot(0), Node::Slot(1)]), "min"));
+            cases.push((call(Func::Max, vec![Node::Slot(2), Node::Slot(0)]), "max"));
+            cases.push((Node::Binary(op, slot(0), Box::new(if_slots())), "leaf"));
+            for (f, name) in [(Func::Min, "bounded"), (Func::Max, "bounded")] {
+                for inner in [Node::Slot(1), if_slots()] {
+                    let bound = call(f, vec![inner, Node::Slot(3)]);
+                    cases.push((Node::Binary(op, slot(0), Box::new(bound)), name));
+                }
+            }
+        }
+        // Chains of comparisons with numbers (either side), bare slots and `not`.
+        let mut state = 5u64;
+        let mut next = |n: u64| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) % n
+        };
+        for _ in 0..400 {
+            let join = if next(2) == 0 { BinOp::Or } else { BinOp::And };
+            let mut chain: Option<Node> = None;
+            for _ in 0..2 + next(4) {
+                let s = next(4) as usize;
+                let test = match next(8) {
+                    0 => Node::Slot(s),
+                    1 => Node::Not(slot(s)),
+                    k => {
+                        let op = OPS[5 + next(6) as usize];
+                        let v = Box::new(Node::Int(VALUES[next(8) as usize]));
+                        if k % 2 == 0 {
+                            Node::Binary(op, slot(s), v)
+                        } else {
+                            Node::Binary(op, v, slot(s))
+                        }
+                    }
+                };
+                chain = Some(match chain {
+                    None => test,
+                    Some(c) if next(2) == 0 => Node::Binary(join, Box::new(c), Box::new(test)),
+                    Some(c) => Node::Binary(join, Box::new(test), Box::new(c)),
+                });
+            }
+            let name = if join == BinOp::Or { "any" } else { "all" };
+            cases.push((chain.expect("two tests or more"), name));
+        }
+        for (node, shape) in cases {
+            let expr = Expr::new(node.clone());
+            let read = match expr.way {
+                Way::MinSlots(..) => "min",
+                Way::MaxSlots(..) => "max",
+                Way::SlotLeaf(..) => "leaf",
+                Way::SlotBounded(..) => "bounded",
+                Way::Any(_) => "any",
+                Way::All(_) => "all",
+                // `a and b` of two slots: the shape of two slots, as good.
+                Way::SlotSlot(..)
+                    if matches!(node, Node::Binary(_, ref a, ref b)
+                    if matches!((&**a, &**b), (Node::Slot(_), Node::Slot(_)))) =>
+                {
+                    shape
+                }
+                _ => "code",
+            };
+            assert_eq!(read, shape, "{node:?} is read as {:?}", expr.way);
+            for a in VALUES {
+                for b in VALUES {
+                    for c in [0, 1, -1, i64::MAX] {
+                        let frame = [a, b, c, b.wrapping_add(c)];
+                        assert_eq!(
+                            expr.eval(&frame),
+                            node.eval(&frame),
+                            "{node:?} on {frame:?}"
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]
