@@ -156,6 +156,9 @@ pub struct Stepper<'g, 'd> {
     buffers: MemoBuffers,
     /// Each branch's column, reused by [`Stepper::look_up_in_place`].
     columns: Vec<Result<usize, usize>>,
+    /// Lists of branches emptied, reused by the phases (PERF: a list or two allocated
+    /// per phase were a twentieth of building a field battle's chain).
+    lists: Vec<Vec<Branch>>,
     /// Enumerating where only which way leads where matters ([`Chain::build_unweighted`]):
     /// every way that can happen weighs 1 (so no weight outgrows 128 bits).
     unit: bool,
@@ -361,13 +364,39 @@ fn plus_lowest(a: (u128, u128), b: (u128, u128)) -> Option<(u128, u128)> {
 /// The branches that play a phase (`plays`), and those that skip it, each in order.
 /// PERF: most phases are played by every branch; no partition is built then.
 fn partition_playing(
-    branches: Vec<Branch>,
+    mut branches: Vec<Branch>,
     plays: impl Fn(&Branch) -> bool,
+    lists: &mut Vec<Vec<Branch>>,
 ) -> (Vec<Branch>, Vec<Branch>) {
     if branches.iter().all(&plays) {
         (branches, Vec::new())
     } else {
-        branches.into_iter().partition(plays)
+        let (mut live, mut done) = (take_list(lists), take_list(lists));
+        for b in branches.drain(..) {
+            if plays(&b) {
+                live.push(b);
+            } else {
+                done.push(b);
+            }
+        }
+        give_list(lists, branches);
+        (live, done)
+    }
+}
+
+/// The most lists of branches a stepper keeps for reuse.
+const SPARE_LISTS: usize = 64;
+
+/// An empty list of branches, reused where one was kept.
+fn take_list(lists: &mut Vec<Vec<Branch>>) -> Vec<Branch> {
+    lists.pop().unwrap_or_default()
+}
+
+/// Keeps the emptied `list` for reuse, up to [`SPARE_LISTS`].
+fn give_list(lists: &mut Vec<Vec<Branch>>, list: Vec<Branch>) {
+    debug_assert!(list.is_empty());
+    if list.capacity() > 0 && lists.len() < SPARE_LISTS {
+        lists.push(list);
     }
 }
 
@@ -855,6 +884,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
             sum_index: Default::default(),
             buffers: MemoBuffers::default(),
             columns: Vec::new(),
+            lists: Vec::new(),
             unit: false,
         }
     }
@@ -875,6 +905,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
             sum_index: Default::default(),
             buffers: MemoBuffers::default(),
             columns: Vec::new(),
+            lists: Vec::new(),
             unit: false,
         }
     }
@@ -1235,7 +1266,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
         }
         let plays =
             |b: &Branch| !b.ended && phase.when.as_ref().is_none_or(|w| w.eval(&b.frame) != 0);
-        let (mut live, mut done) = partition_playing(branches, plays);
+        let (mut live, mut done) = partition_playing(branches, plays, &mut self.lists);
         // Each live branch's key: the column and modifier where the table reads the state.
         let mut buffers = std::mem::take(&mut self.buffers);
         let keys = &mut buffers.keys;
@@ -1372,7 +1403,8 @@ impl<'g, 'd> Stepper<'g, 'd> {
                 }
             }
         }
-        let mut out = Vec::with_capacity(sums.len() + done.len());
+        let mut out = take_list(&mut self.lists);
+        out.reserve(sums.len() + done.len());
         for &(g, id, num, den) in sums.iter() {
             let first = &live[firsts[g as usize]];
             let mut frame = self.spare.pop().unwrap_or_default();
@@ -1390,9 +1422,10 @@ impl<'g, 'd> Stepper<'g, 'd> {
             });
         }
         self.buffers = buffers;
-        for b in live {
+        for b in live.drain(..) {
             keep(&mut self.spare, b.frame);
         }
+        give_list(&mut self.lists, live);
         if done.is_empty() {
             return out;
         }
@@ -1403,13 +1436,15 @@ impl<'g, 'd> Stepper<'g, 'd> {
                 b.frame[*s] = 0;
             }
         }
-        out.extend(done);
+        out.append(&mut done);
+        give_list(&mut self.lists, done);
         merge(
             out,
             Some(&game.layout.temps),
             game.layout.state.start,
             &mut self.index,
             &mut self.spare,
+            &mut self.lists,
             &mut self.overflow,
         )
     }
@@ -1432,7 +1467,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
         // Branches already ended skip the rest of the round.
         let plays =
             |b: &Branch| !b.ended && phase.when.as_ref().is_none_or(|w| w.eval(&b.frame) != 0);
-        let (mut live, done) = partition_playing(branches, plays);
+        let (mut live, mut done) = partition_playing(branches, plays, &mut self.lists);
         live = match &phase.kind {
             PhaseKind::Table(t) => self.table(*t, live),
             PhaseKind::Count(pools) => {
@@ -1477,6 +1512,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
                             game.layout.state.start,
                             &mut self.index,
                             &mut self.spare,
+                            &mut self.lists,
                             &mut self.overflow,
                         );
                     }
@@ -1507,7 +1543,8 @@ impl<'g, 'd> Stepper<'g, 'd> {
             return Vec::new();
         }
         branches = live;
-        branches.extend(done);
+        branches.append(&mut done);
+        give_list(&mut self.lists, done);
         if self.dice.is_none() {
             // PERF: what the rest of the round never reads cleared, so more merge.
             let mut cleared = false;
@@ -1532,6 +1569,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
                     game.layout.state.start,
                     &mut self.index,
                     &mut self.spare,
+                    &mut self.lists,
                     &mut self.overflow,
                 );
             } else {
@@ -1572,12 +1610,16 @@ impl<'g, 'd> Stepper<'g, 'd> {
     pub fn round_into(&mut self, start_frame: &[i64], out: &mut Ways) {
         let game = self.game;
         let temps = game.layout.temps.clone();
-        let mut branches = vec![Branch {
-            frame: start_frame.to_vec(),
+        let mut frame = self.spare.pop().unwrap_or_default();
+        frame.clear();
+        frame.extend_from_slice(start_frame);
+        let mut branches = take_list(&mut self.lists);
+        branches.push(Branch {
+            frame,
             num: 1,
             den: 1,
             ended: false,
-        }];
+        });
         // What the round works with starts at 0 (a frame may carry a finished round's).
         branches[0].frame[game.layout.scratch.clone()]
             .iter_mut()
@@ -1600,7 +1642,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
         // The round ends: the round number advances, the temporaries are cleared.
         let state = game.layout.state.clone();
         let round = game.layout.round;
-        for mut b in branches {
+        for mut b in branches.drain(..) {
             b.frame[temps.clone()].iter_mut().for_each(|v| *v = 0);
             let cap = b.frame[game.layout.cap];
             if cap > 0 {
@@ -1611,6 +1653,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
             out.ends.push((b.ended, num, den));
             keep(&mut self.spare, b.frame);
         }
+        give_list(&mut self.lists, branches);
     }
 }
 
@@ -1641,6 +1684,7 @@ fn merge(
     varying: usize,
     (heads, same): &mut MergeIndex,
     spare: &mut Vec<Vec<i64>>,
+    lists: &mut Vec<Vec<Branch>>,
     overflow: &mut bool,
 ) -> Vec<Branch> {
     // PERF: hashing whole frames with SipHash was a quarter of building a field battle's
@@ -1656,8 +1700,9 @@ fn merge(
     }
     heads.clear();
     same.clear();
-    let mut out: Vec<Branch> = Vec::with_capacity(branches.len());
-    for mut b in branches {
+    let mut out: Vec<Branch> = take_list(lists);
+    out.reserve(branches.len());
+    for mut b in branches.drain(..) {
         if let Some(temps) = clear {
             b.frame[temps.clone()].iter_mut().for_each(|v| *v = 0);
         }
@@ -1692,6 +1737,7 @@ fn merge(
             }
         }
     }
+    give_list(lists, branches);
     out
 }
 
@@ -1848,13 +1894,62 @@ fn result_in(
 #[derive(Clone, Debug)]
 pub struct Chain {
     /// State slots' values of each state.
-    pub states: Vec<Vec<i64>>,
+    pub states: States,
     pub terminal: Vec<bool>,
     /// Transitions of state `s`: `edges[offsets[s]..offsets[s + 1]]` as (next, ways), ways
     /// over `totals[s]`.
     pub offsets: Vec<usize>,
     pub edges: Vec<(u32, u128)>,
     pub totals: Vec<u128>,
+}
+
+/// The values of a chain's states, one state after another in one buffer (PERF: a
+/// vector per state was a twentieth of building a field battle's chain, allocated and
+/// freed). `states[s]` is state `s`'s values.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct States {
+    values: Vec<i64>,
+    width: usize,
+    len: usize,
+}
+
+impl States {
+    /// No states, each of `width` values.
+    pub fn new(width: usize) -> Self {
+        Self {
+            values: Vec::new(),
+            width,
+            len: 0,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Adds a state (`values` as many as the width).
+    pub fn push(&mut self, values: &[i64]) {
+        debug_assert_eq!(values.len(), self.width);
+        self.values.extend_from_slice(values);
+        self.len += 1;
+    }
+
+    /// Each state's values, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &[i64]> {
+        (0..self.len).map(move |s| &self[s])
+    }
+}
+
+impl std::ops::Index<usize> for States {
+    type Output = [i64];
+
+    fn index(&self, s: usize) -> &[i64] {
+        &self.values[s * self.width..(s + 1) * self.width]
+    }
 }
 
 /// The chain's states found by their values and end flag, with no copy of either kept
@@ -1882,7 +1977,7 @@ impl StateIndex {
         let mut at = self.heads.get(&hash).copied().unwrap_or(Self::NONE);
         while at != Self::NONE {
             let i = at as usize;
-            if chain.terminal[i] == terminal && chain.states[i] == state {
+            if chain.terminal[i] == terminal && &chain.states[i] == state {
                 return Some(at);
             }
             at = self.same[i];
@@ -1975,12 +2070,13 @@ impl Chain {
         let mut index = StateIndex::default();
         let start_over = over(game, base, false);
         let mut chain = Chain {
-            states: vec![start],
+            states: States::new(start.len()),
             terminal: vec![start_over],
             offsets: vec![0],
             edges: Vec::new(),
             totals: Vec::new(),
         };
+        chain.states.push(&start);
         index.insert(StateIndex::hash(&chain.states[0], start_over), 0);
         let mut stepper = Stepper::enumerating(game, compare);
         stepper.unit = unit;
@@ -2106,7 +2202,7 @@ impl Chain {
                             return Err(TooLarge::States);
                         }
                         let id = chain.states.len() as u32;
-                        chain.states.push(key.clone());
+                        chain.states.push(&key);
                         chain.terminal.push(terminal);
                         index.insert(hash, id);
                         id

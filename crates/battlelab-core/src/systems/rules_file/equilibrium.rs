@@ -147,7 +147,7 @@ fn solve(payoff: &OutcomePayoff, run: usize) -> ChoiceEquilibrium {
         .iter()
         .zip(&chain.terminal)
         .enumerate()
-        .map(|(i, (s, t))| ((s.as_slice(), *t), i))
+        .map(|(i, (s, t))| ((s, *t), i))
         .collect();
     let wanted: Vec<usize> = payoff
         .outcomes

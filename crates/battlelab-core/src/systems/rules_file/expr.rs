@@ -724,7 +724,7 @@ impl Expr {
     /// The value of the expression on `frame` (every slot it names is in it: the
     /// parser resolved them). Saturating arithmetic; `x / 0` and `x % 0` are 0. The same
     /// value as the tree's [`Node::eval`] (held by a test).
-    #[inline]
+    #[inline(always)]
     pub fn eval(&self, frame: &[i64]) -> i64 {
         match self.way {
             Way::Int(v) => v,
