@@ -29,6 +29,8 @@ use crate::systems::rules_file::game::{ColumnPick, Edge, Game, PhaseKind, Table}
 pub const MAX_STATES: usize = 250_000;
 /// The most transitions a chain may hold.
 pub const MAX_TRANSITIONS: usize = 8_000_000;
+/// The ways and states a chain's buffers have room for before they grow.
+const ROOM: usize = 1024;
 
 /// One way a round can go so far: the frame, its weight `num / den`, and whether an
 /// effect ended the battle.
@@ -371,7 +373,8 @@ fn partition_playing(
     if branches.iter().all(&plays) {
         (branches, Vec::new())
     } else {
-        let (mut live, mut done) = (take_list(lists), take_list(lists));
+        let n = branches.len();
+        let (mut live, mut done) = (take_list(lists, n), take_list(lists, n));
         for b in branches.drain(..) {
             if plays(&b) {
                 live.push(b);
@@ -387,9 +390,13 @@ fn partition_playing(
 /// The most lists of branches a stepper keeps for reuse.
 const SPARE_LISTS: usize = 64;
 
-/// An empty list of branches, reused where one was kept.
-fn take_list(lists: &mut Vec<Vec<Branch>>) -> Vec<Branch> {
-    lists.pop().unwrap_or_default()
+/// An empty list of branches with room for `n`: one kept, where it has the room (else a
+/// new one: growing a kept list would copy its old room).
+fn take_list(lists: &mut Vec<Vec<Branch>>, n: usize) -> Vec<Branch> {
+    match lists.pop() {
+        Some(list) if list.capacity() >= n => list,
+        _ => Vec::with_capacity(n.max(8)),
+    }
 }
 
 /// Keeps the emptied `list` for reuse, up to [`SPARE_LISTS`].
@@ -1403,8 +1410,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
                 }
             }
         }
-        let mut out = take_list(&mut self.lists);
-        out.reserve(sums.len() + done.len());
+        let mut out = take_list(&mut self.lists, sums.len() + done.len());
         for &(g, id, num, den) in sums.iter() {
             let first = &live[firsts[g as usize]];
             let mut frame = self.spare.pop().unwrap_or_default();
@@ -1613,7 +1619,7 @@ impl<'g, 'd> Stepper<'g, 'd> {
         let mut frame = self.spare.pop().unwrap_or_default();
         frame.clear();
         frame.extend_from_slice(start_frame);
-        let mut branches = take_list(&mut self.lists);
+        let mut branches = take_list(&mut self.lists, 1);
         branches.push(Branch {
             frame,
             num: 1,
@@ -1700,8 +1706,7 @@ fn merge(
     }
     heads.clear();
     same.clear();
-    let mut out: Vec<Branch> = take_list(lists);
-    out.reserve(branches.len());
+    let mut out: Vec<Branch> = take_list(lists, branches.len());
     for mut b in branches.drain(..) {
         if let Some(temps) = clear {
             b.frame[temps.clone()].iter_mut().for_each(|v| *v = 0);
@@ -2115,8 +2120,15 @@ impl Chain {
         // stepped state's range of it) where rounds are stepped once per state; else the
         // buffer holds one round's.
         let mut stepped: FxHashMap<Vec<i64>, (usize, usize)> = FxHashMap::default();
-        let mut ways = Ways::default();
         let width = game.layout.state.len();
+        // PERF: room from the start for the ways of a few hundred rounds and the states
+        // and transitions they find (grown by doubling from nothing, the buffers were
+        // copied over and over: a twentieth of building a field battle's chain).
+        let mut ways = Ways::default();
+        ways.states.reserve(ROOM * width);
+        ways.ends.reserve(ROOM);
+        chain.states.values.reserve(ROOM * width);
+        chain.edges.reserve(ROOM);
         // Where neither the rounds nor the end read the round, whether a way ends the
         // battle but for the round limit is read once per way kept (`None`: not yet).
         let end_reads_round = game.end.as_ref().is_some_and(|e| {
