@@ -17,6 +17,7 @@
 //! `/` rounds toward minus infinity and `x / 0` is 0 (so no expression can fail).
 
 use std::fmt;
+use std::sync::Arc;
 
 /// An expression's tree, names resolved to slots of the evaluation frame: what the
 /// checks read (its range, its slots) and what folding rewrites.
@@ -507,10 +508,14 @@ const SHALLOW: usize = 4;
 /// PERF: evaluating the flat code takes about a third of the steps of walking the tree
 /// (no pointer chasing, no recursion, a slot or number operand folded into its
 /// operation); building a rules file's exact chain evaluates hundreds of thousands.
+///
+/// The tree and the code are shared between copies (PERF: a run's rules are a copy of the
+/// file's with its parameters folded in, and copying every expression's tree and code
+/// was most of making that copy).
 #[derive(Clone, PartialEq)]
 pub struct Expr {
-    node: Node,
-    code: Box<[Op]>,
+    node: Arc<Node>,
+    code: Arc<[Op]>,
     /// How [`Expr::eval`] finds the value.
     way: Way,
 }
@@ -539,8 +544,8 @@ enum Way {
     SlotBounded(usize, BinOp, Leaf, usize, bool),
     /// Comparisons of slots with numbers joined by `or` (`Any`) or `and` (`All`), each
     /// a range test (an end condition: `a.sp == 0 or b.morale <= 0 or …`).
-    Any(Box<[InRange]>),
-    All(Box<[InRange]>),
+    Any(Arc<[InRange]>),
+    All(Arc<[InRange]>),
     /// Code whose stack is at most [`SHALLOW`] deep.
     Shallow,
     Code,
@@ -635,7 +640,7 @@ impl InRange {
 
 /// The range tests joined by `join` (`and` or `or`) in `node`, at least two, where every
 /// operand of the chain is one.
-fn range_chain(node: &Node, join: BinOp) -> Option<Box<[InRange]>> {
+fn range_chain(node: &Node, join: BinOp) -> Option<Arc<[InRange]>> {
     fn walk(node: &Node, join: BinOp, out: &mut Vec<InRange>) -> bool {
         match node {
             Node::Binary(op, a, b) if *op == join => walk(a, join, out) && walk(b, join, out),
@@ -643,7 +648,7 @@ fn range_chain(node: &Node, join: BinOp) -> Option<Box<[InRange]>> {
         }
     }
     let mut tests = Vec::new();
-    (walk(node, join, &mut tests) && tests.len() >= 2).then(|| tests.into_boxed_slice())
+    (walk(node, join, &mut tests) && tests.len() >= 2).then(|| tests.into())
 }
 
 impl fmt::Debug for Expr {
@@ -710,8 +715,8 @@ impl Expr {
             _ => Way::Tree,
         };
         Self {
-            node,
-            code: code.into_boxed_slice(),
+            node: Arc::new(node),
+            code: code.into(),
             way,
         }
     }
@@ -1238,7 +1243,7 @@ pub fn statement(text: &str, scope: &dyn EffectScope) -> Result<Statement, ExprE
                 BinOp::Sub
             },
             Box::new(Node::Slot(target)),
-            Box::new(value.node),
+            Box::new(Arc::unwrap_or_clone(value.node)),
         )),
         _ => value,
     };
