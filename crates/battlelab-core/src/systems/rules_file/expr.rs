@@ -683,10 +683,6 @@ impl Expr {
             }
             deepest = deepest.max(depth);
         }
-        let (any, all) = (
-            range_chain(&node, BinOp::Or),
-            range_chain(&node, BinOp::And),
-        );
         let leaf_if = |c: u32, t: u32, e: u32| Leaf::If(c as usize, t as usize, e as usize);
         let way = match code[..] {
             [Op::Int(v)] => Way::Int(v),
@@ -708,11 +704,16 @@ impl Expr {
                 let max = matches!(bound, Op::MaxSlot(_));
                 Way::SlotBounded(a as usize, op, leaf_if(c, t, e), s as usize, max)
             }
-            _ if any.is_some() => Way::Any(any.expect("matched")),
-            _ if all.is_some() => Way::All(all.expect("matched")),
-            _ if deepest <= SHALLOW => Way::Shallow,
-            _ if deepest <= STACK => Way::Code,
-            _ => Way::Tree,
+            _ => range_chain(&node, BinOp::Or)
+                .map(Way::Any)
+                .or_else(|| range_chain(&node, BinOp::And).map(Way::All))
+                .unwrap_or(if deepest <= SHALLOW {
+                    Way::Shallow
+                } else if deepest <= STACK {
+                    Way::Code
+                } else {
+                    Way::Tree
+                }),
         };
         Self {
             node: Arc::new(node),
@@ -1381,6 +1382,23 @@ mod tests {
         }
     }
 
+    /// Every binary operation, for the generated trees.
+    const OPS: [BinOp; 13] = [
+        BinOp::Add,
+        BinOp::Sub,
+        BinOp::Mul,
+        BinOp::Div,
+        BinOp::Rem,
+        BinOp::Eq,
+        BinOp::Ne,
+        BinOp::Lt,
+        BinOp::Le,
+        BinOp::Gt,
+        BinOp::Ge,
+        BinOp::And,
+        BinOp::Or,
+    ];
+
     /// A random tree of depth at most `depth` over slots 0..4 (a fixed generator: the
     /// same trees every run).
     fn random_node(state: &mut u64, depth: usize) -> Node {
@@ -1398,21 +1416,6 @@ mod tests {
                 Node::Slot(next(4) as usize)
             };
         }
-        const OPS: [BinOp; 13] = [
-            BinOp::Add,
-            BinOp::Sub,
-            BinOp::Mul,
-            BinOp::Div,
-            BinOp::Rem,
-            BinOp::Eq,
-            BinOp::Ne,
-            BinOp::Lt,
-            BinOp::Le,
-            BinOp::Gt,
-            BinOp::Ge,
-            BinOp::And,
-            BinOp::Or,
-        ];
         match next(5) {
             0 => Node::Neg(Box::new(random_node(state, depth - 1))),
             1 => Node::Not(Box::new(random_node(state, depth - 1))),
@@ -1477,21 +1480,6 @@ mod tests {
     /// every operation and comparison, with numbers at the edges of 64 bits.
     #[test]
     fn shapes_read_from_the_frame_give_what_the_tree_does() {
-        const OPS: [BinOp; 13] = [
-            BinOp::Add,
-            BinOp::Sub,
-            BinOp::Mul,
-            BinOp::Div,
-            BinOp::Rem,
-            BinOp::Eq,
-            BinOp::Ne,
-            BinOp::Lt,
-            BinOp::Le,
-            BinOp::Gt,
-            BinOp::Ge,
-            BinOp::And,
-            BinOp::Or,
-        ];
         const VALUES: [i64; 8] = [i64::MIN, -3, -1, 0, 1, 2, 5, i64::MAX];
         let slot = |s: usize| Box::new(Node::Slot(s));
         let call = |f: Func, args: Vec<Node>| Node::Call(f, args);
